@@ -1,0 +1,7 @@
+# Third-party dependencies, all from Debian bookworm packages (scripts/install-deps).
+# PUBLIC: what public headers expose (Abseil status, Boost.JSON). Everything else is PRIVATE.
+find_package(absl CONFIG REQUIRED)
+# Boost 1.81 is the first Debian Boost with Boost.JSON; 1.74 (the default) lacks it.
+find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS json program_options)
+find_package(ZLIB REQUIRED)
+find_package(Threads REQUIRED)

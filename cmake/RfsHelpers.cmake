@@ -1,0 +1,37 @@
+# rfs_add_layer(<layer> [DEPENDS <rfs targets>...] [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
+#
+# One library per layer: rfs_<layer>, aliased rfs::<layer>, with sources from lib/<layer>/ and
+# headers from include/rfs/<layer>/. A layer without compiled sources yet is an INTERFACE target
+# that only forwards its dependencies, so the target graph is complete from the start while
+# folders hold only code that works.
+function(rfs_add_layer layer)
+  cmake_parse_arguments(ARG "" "" "DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  set(target rfs_${layer})
+  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/${layer}/*.cpp)
+  if(sources)
+    add_library(${target} STATIC ${sources})
+    target_include_directories(${target}
+      PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
+      PRIVATE ${PROJECT_SOURCE_DIR}/lib)
+    target_link_libraries(${target} PUBLIC ${ARG_DEPENDS} ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target}
+      INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+    target_link_libraries(${target} INTERFACE ${ARG_DEPENDS} ${ARG_PUBLIC_LIBS})
+  endif()
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${layer} OUTPUT_NAME rfs_${layer})
+  add_library(rfs::${layer} ALIAS ${target})
+  set_property(GLOBAL APPEND PROPERTY RFS_LAYER_TARGETS ${target})
+endfunction()
+
+# rfs_add_test(<name> SOURCES ... LIBS ...): one Catch2 executable, its cases discovered by ctest.
+function(rfs_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE rfs_test_main ${ARG_LIBS})
+  target_precompile_headers(${name} REUSE_FROM rfs_test_main)
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 600
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endfunction()

@@ -1,0 +1,9 @@
+// Umbrella header: every public rfs header. Embedders may include narrower headers instead.
+#pragma once
+
+#include "rfs/core/byte_reader.hpp"
+#include "rfs/core/clock.hpp"
+#include "rfs/core/crc32.hpp"
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
