@@ -1,9 +1,9 @@
 #include "rfs/core/crc32.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <limits>
+
+#include <zlib.h>
 
 namespace rfs::core {
 

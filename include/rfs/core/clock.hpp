@@ -1,8 +1,8 @@
 // IClock: the time source for leases, backoff and progress reporting.
 //
-// Code that waits or compares times takes an IClock& so tests can substitute FakeClock and run
-// lease expiry or exponential backoff deterministically, without sleeping. Implementations are
-// thread-safe.
+// Code that waits or compares times takes an IClock& so tests can substitute
+// FakeClock and run lease expiry or exponential backoff deterministically,
+// without sleeping. Implementations are thread-safe.
 #pragma once
 
 #include <chrono>
@@ -16,7 +16,8 @@ class IClock {
   using Duration = std::chrono::nanoseconds;
 
   virtual ~IClock() = default;
-  /// Wall-clock time (leases are compared with the coordination store's wall clock).
+  /// Wall-clock time (leases are compared with the coordination store's wall
+  /// clock).
   virtual TimePoint Now() const = 0;
   /// Blocks the calling thread for `duration` (a fake clock advances instead).
   virtual void SleepFor(Duration duration) = 0;
@@ -34,11 +35,13 @@ class SystemClock final : public IClock {
   static SystemClock& Instance();
 };
 
-/// A clock that only moves when told to. SleepFor advances it by the requested duration
-/// (so code under test that sleeps never blocks) and records the total slept time.
+/// A clock that only moves when told to. SleepFor advances it by the requested
+/// duration (so code under test that sleeps never blocks) and records the total
+/// slept time.
 class FakeClock final : public IClock {
  public:
-  explicit FakeClock(TimePoint start = TimePoint{} + std::chrono::hours(24 * 365 * 50))
+  explicit FakeClock(TimePoint start = TimePoint{} +
+                                       std::chrono::hours(24 * 365 * 50))
       : now_(start) {}
 
   TimePoint Now() const override {

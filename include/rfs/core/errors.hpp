@@ -1,35 +1,43 @@
 // Error constructors shared by every reader of untrusted bytes.
 //
-// rfs chooses absl::StatusCode by what the caller does next (see README "Error model"):
+// rfs chooses absl::StatusCode by what the caller does next (see README "Error
+// model"):
 //   NotFound          a blob, snapshot or index that is not there
-//   DataLoss          corrupt or truncated input: bad magic, checksum mismatch, read past the end
-//   Unimplemented     a format, codec or version rfs does not read (yet)
-//   InvalidArgument   bad configuration or arguments from the caller
-//   Unavailable / DeadlineExceeded / ResourceExhausted   transient; worth retrying
-//   Aborted / FailedPrecondition                         a lease was lost or has expired
-// Messages always name the source (blob, file, segment) and, for bytes, the offset.
+//   DataLoss          corrupt or truncated input: bad magic, checksum mismatch,
+//   read past the end Unimplemented     a format, codec or version rfs does not
+//   read (yet) InvalidArgument   bad configuration or arguments from the caller
+//   Unavailable / DeadlineExceeded / ResourceExhausted   transient; worth
+//   retrying Aborted / FailedPrecondition                         a lease was
+//   lost or has expired
+// Messages always name the source (blob, file, segment) and, for bytes, the
+// offset.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include "absl/status/status.h"
 #include "rfs/core/str_cat.hpp"
+
+#include "absl/status/status.h"
 
 namespace rfs::core {
 
 /// Corrupt or truncated bytes in `source` at byte `offset`.
-inline absl::Status DataLossAt(std::string_view source, uint64_t offset, std::string_view what) {
+inline absl::Status DataLossAt(std::string_view source, uint64_t offset,
+                               std::string_view what) {
   return absl::DataLossError(StrCat(source, ": ", what, " at offset ", offset));
 }
 
-/// A format feature of `source` that rfs does not support, e.g. an unknown codec version.
-inline absl::Status UnsupportedIn(std::string_view source, std::string_view what) {
+/// A format feature of `source` that rfs does not support, e.g. an unknown
+/// codec version.
+inline absl::Status UnsupportedIn(std::string_view source,
+                                  std::string_view what) {
   return absl::UnimplementedError(StrCat(source, ": unsupported ", what));
 }
 
 /// Prefixes the message of a non-OK status with `context`, keeping its code.
-inline absl::Status WithContext(const absl::Status& status, std::string_view context) {
+inline absl::Status WithContext(const absl::Status& status,
+                                std::string_view context) {
   if (status.ok()) return status;
   return absl::Status(status.code(), StrCat(context, ": ", status.message()));
 }

@@ -1,8 +1,9 @@
-// StrCat for error messages: concatenates strings, string views, characters and numbers.
+// StrCat for error messages: concatenates strings, string views, characters and
+// numbers.
 //
-// Debian's Abseil is built with its own absl::string_view (not std::string_view), so
-// absl::StrCat does not accept std::string_view; rfs code uses std::string_view throughout and
-// builds messages with this instead.
+// Debian's Abseil is built with its own absl::string_view (not
+// std::string_view), so absl::StrCat does not accept std::string_view; rfs code
+// uses std::string_view throughout and builds messages with this instead.
 #pragma once
 
 #include <concepts>
@@ -16,20 +17,30 @@ namespace rfs::core {
 
 namespace detail {
 
-inline void AppendPiece(std::string& out, std::string_view piece) { out.append(piece); }
+inline void AppendPiece(std::string& out, std::string_view piece) {
+  out.append(piece);
+}
 inline void AppendPiece(std::string& out, absl::string_view piece) {
   out.append(piece.data(), piece.size());
 }
-inline void AppendPiece(std::string& out, const char* piece) { out.append(piece); }
-inline void AppendPiece(std::string& out, const std::string& piece) { out.append(piece); }
+inline void AppendPiece(std::string& out, const char* piece) {
+  out.append(piece);
+}
+inline void AppendPiece(std::string& out, const std::string& piece) {
+  out.append(piece);
+}
 inline void AppendPiece(std::string& out, char piece) { out.push_back(piece); }
 template <typename T>
-  requires(std::integral<T> && !std::same_as<T, char> && !std::same_as<T, bool>)
-void AppendPiece(std::string& out, T piece) {
+requires(std::integral<T> && !std::same_as<T, char> &&
+         !std::same_as<T, bool>) void AppendPiece(std::string& out, T piece) {
   out.append(std::to_string(piece));
 }
-inline void AppendPiece(std::string& out, bool piece) { out.append(piece ? "true" : "false"); }
-inline void AppendPiece(std::string& out, double piece) { out.append(std::to_string(piece)); }
+inline void AppendPiece(std::string& out, bool piece) {
+  out.append(piece ? "true" : "false");
+}
+inline void AppendPiece(std::string& out, double piece) {
+  out.append(std::to_string(piece));
+}
 
 }  // namespace detail
 
@@ -40,7 +51,10 @@ std::string StrCat(const Pieces&... pieces) {
   return out;
 }
 
-/// std::string_view -> absl::string_view (the two are distinct types in Debian's Abseil).
-inline absl::string_view ToAbsl(std::string_view s) { return {s.data(), s.size()}; }
+/// std::string_view -> absl::string_view (the two are distinct types in
+/// Debian's Abseil).
+inline absl::string_view ToAbsl(std::string_view s) {
+  return {s.data(), s.size()};
+}
 
 }  // namespace rfs::core

@@ -1,8 +1,8 @@
 #include "rfs/core/crc32.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <string_view>
+
+#include <catch2/catch.hpp>
 
 namespace {
 std::span<const uint8_t> AsBytes(std::string_view s) {
@@ -21,5 +21,6 @@ TEST_CASE("CRC-32 accumulates across pieces", "[core]") {
   crc.Update(AsBytes("1234"));
   crc.Update(AsBytes("56789"));
   CHECK(crc.value() == 0xCBF43926u);
-  CHECK(rfs::core::Crc32(AsBytes("56789"), rfs::core::Crc32(AsBytes("1234"))) == 0xCBF43926u);
+  CHECK(rfs::core::Crc32(AsBytes("56789"), rfs::core::Crc32(AsBytes("1234"))) ==
+        0xCBF43926u);
 }

@@ -1,0 +1,126 @@
+// Positional reads over files and blobs, and named sets of them.
+//
+// IRandomAccessFile is one readable byte sequence (a local file, a snapshot
+// blob, a Lucene file assembled from several `.partN` blobs or held inline in
+// shard metadata). IDirectory is a named set of such files: a plain Lucene
+// index folder, or a shard of a snapshot viewed as the Lucene directory it was
+// taken from. The Lucene reader works on IDirectory, so it reads snapshot blobs
+// in place without restoring files.
+//
+// Thread safety: every method of both interfaces may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rfs::core {
+
+class IRandomAccessFile {
+ public:
+  virtual ~IRandomAccessFile() = default;
+
+  /// The name used in errors (a path, blob name or Lucene file name).
+  virtual const std::string& name() const = 0;
+  virtual uint64_t size() const = 0;
+
+  /// Fills `out` with the bytes at [offset, offset + out.size()). A range past
+  /// the end is DataLoss naming the file and offset; I/O failures are
+  /// Unavailable or Internal.
+  virtual absl::Status ReadAt(uint64_t offset,
+                              std::span<uint8_t> out) const = 0;
+
+  /// The whole content as one contiguous view when it is already in memory
+  /// (memory-mapped or inline); std::nullopt otherwise. The view lives as long
+  /// as this object.
+  virtual std::optional<std::span<const uint8_t>> ContiguousView() const {
+    return std::nullopt;
+  }
+};
+
+/// Reads [offset, offset + length) of `file` into a new buffer
+/// (bounds-checked).
+absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file,
+                                               uint64_t offset,
+                                               uint64_t length);
+
+/// A file whose bytes live in memory (owned). Useful for inline content and for
+/// tests.
+class MemoryFile final : public IRandomAccessFile {
+ public:
+  MemoryFile(std::string name, std::vector<uint8_t> bytes)
+      : name_(std::move(name)), bytes_(std::move(bytes)) {}
+  const std::string& name() const override { return name_; }
+  uint64_t size() const override { return bytes_.size(); }
+  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override;
+  std::optional<std::span<const uint8_t>> ContiguousView() const override {
+    return bytes_;
+  }
+
+ private:
+  std::string name_;
+  std::vector<uint8_t> bytes_;
+};
+
+/// A read-only memory-mapped local file. Open() fails with NotFound when the
+/// file is missing.
+class MappedFile final : public IRandomAccessFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(
+      const std::string& path, std::string display_name = "");
+  ~MappedFile() override;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::string& name() const override { return name_; }
+  uint64_t size() const override { return size_; }
+  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override;
+  std::optional<std::span<const uint8_t>> ContiguousView() const override {
+    return std::span<const uint8_t>(data_, size_);
+  }
+
+ private:
+  MappedFile(std::string name, const uint8_t* data, uint64_t size)
+      : name_(std::move(name)), data_(data), size_(size) {}
+  std::string name_;
+  const uint8_t* data_;
+  uint64_t size_;
+};
+
+/// A named set of files.
+class IDirectory {
+ public:
+  virtual ~IDirectory() = default;
+  /// A description for errors, e.g. "index posts shard 0 of snapshot s1".
+  virtual const std::string& description() const = 0;
+  /// The names of all files, sorted.
+  virtual std::vector<std::string> ListFiles() const = 0;
+  /// Opens a file; NotFound when there is no such file.
+  virtual absl::StatusOr<std::shared_ptr<const IRandomAccessFile>> OpenFile(
+      std::string_view name) const = 0;
+};
+
+/// A local folder, each file memory-mapped on open. Open() fails with NotFound
+/// when the folder does not exist.
+class LocalDirectory final : public IDirectory {
+ public:
+  static absl::StatusOr<std::unique_ptr<LocalDirectory>> Open(
+      const std::string& path);
+  const std::string& description() const override { return path_; }
+  std::vector<std::string> ListFiles() const override;
+  absl::StatusOr<std::shared_ptr<const IRandomAccessFile>> OpenFile(
+      std::string_view name) const override;
+
+ private:
+  explicit LocalDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace rfs::core
