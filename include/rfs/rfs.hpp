@@ -5,6 +5,7 @@
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/clock.hpp"
+#include "rfs/core/codec_util.hpp"
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/random_access.hpp"
