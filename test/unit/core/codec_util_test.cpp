@@ -28,9 +28,10 @@ std::vector<uint8_t> MakeFile(std::string_view codec, int32_t version,
   out.push_back('a');
   out.insert(out.end(), payload.begin(), payload.end());
   PutBe32(out, rfs::core::kFooterMagic);
-  PutBe32(out, 0);
-  PutBe32(out, 0);
-  PutBe32(out, rfs::core::Crc32(out));
+  PutBe32(out, 0);  // algorithm id
+  const uint32_t crc = rfs::core::Crc32(out);
+  PutBe32(out, 0);  // high half of the checksum
+  PutBe32(out, crc);
   return out;
 }
 
