@@ -7,13 +7,10 @@
 namespace rfs::core {
 namespace {
 
-constexpr char kStandard[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-constexpr char kUrl[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr char kStandard[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr char kUrl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-std::string Encode(std::span<const uint8_t> bytes, const char* alphabet,
-                   bool pad) {
+std::string Encode(std::span<const uint8_t> bytes, const char* alphabet, bool pad) {
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
@@ -49,18 +46,13 @@ constexpr auto kDecode = MakeDecodeTable();
 
 }  // namespace
 
-std::string Base64Encode(std::span<const uint8_t> bytes) {
-  return Encode(bytes, kStandard, true);
-}
-std::string Base64UrlEncode(std::span<const uint8_t> bytes) {
-  return Encode(bytes, kUrl, false);
-}
+std::string Base64Encode(std::span<const uint8_t> bytes) { return Encode(bytes, kStandard, true); }
+std::string Base64UrlEncode(std::span<const uint8_t> bytes) { return Encode(bytes, kUrl, false); }
 
 absl::StatusOr<std::vector<uint8_t>> Base64Decode(std::string_view text) {
   while (!text.empty() && text.back() == '=') text.remove_suffix(1);
   if (text.size() % 4 == 1) {
-    return absl::InvalidArgumentError(
-        StrCat("base64 text of impossible length ", text.size()));
+    return absl::InvalidArgumentError(StrCat("base64 text of impossible length ", text.size()));
   }
   std::vector<uint8_t> out;
   out.reserve(text.size() * 3 / 4);
@@ -68,9 +60,7 @@ absl::StatusOr<std::vector<uint8_t>> Base64Decode(std::string_view text) {
   int bits = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const int8_t v = kDecode[static_cast<uint8_t>(text[i])];
-    if (v < 0)
-      return absl::InvalidArgumentError(
-          StrCat("invalid base64 character at ", i));
+    if (v < 0) return absl::InvalidArgumentError(StrCat("invalid base64 character at ", i));
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {

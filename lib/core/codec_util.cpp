@@ -5,40 +5,35 @@
 
 namespace rfs::core {
 
-absl::StatusOr<CodecHeader> ReadCodecHeader(ByteReader& in,
-                                            std::string_view expected_codec,
-                                            int32_t min_version,
-                                            int32_t max_version) {
+absl::StatusOr<CodecHeader> ReadCodecHeader(ByteReader& in, std::string_view expected_codec,
+                                            int32_t min_version, int32_t max_version) {
   const size_t start = in.position();
   auto magic = in.ReadBeU32();
   if (!magic.ok()) return magic.status();
   if (*magic != kCodecMagic) {
-    return in.ErrorAt(start, StrCat("codec header magic mismatch (found 0x",
-                                    *magic, ", expected 0x3FD76C17)"));
+    return in.ErrorAt(
+        start, StrCat("codec header magic mismatch (found 0x", *magic, ", expected 0x3FD76C17)"));
   }
   const size_t name_at = in.position();
   auto name = in.ReadString();
   if (!name.ok()) return name.status();
   if (!expected_codec.empty() && *name != expected_codec) {
-    return in.ErrorAt(name_at,
-                      StrCat("codec mismatch: expected '", expected_codec,
-                             "', found '", *name, "'"));
+    return in.ErrorAt(
+        name_at, StrCat("codec mismatch: expected '", expected_codec, "', found '", *name, "'"));
   }
   auto version = in.ReadBeU32();
   if (!version.ok()) return version.status();
   const auto signed_version = static_cast<int32_t>(*version);
   if (signed_version < min_version || signed_version > max_version) {
-    return absl::UnimplementedError(StrCat(
-        in.source(), ": unsupported version ", signed_version, " of codec '",
-        *name, "' (supported ", min_version, "..", max_version, ")"));
+    return absl::UnimplementedError(StrCat(in.source(), ": unsupported version ", signed_version,
+                                           " of codec '", *name, "' (supported ", min_version, "..",
+                                           max_version, ")"));
   }
   return CodecHeader{std::string(*name), signed_version};
 }
 
-absl::StatusOr<IndexHeader> ReadIndexHeader(ByteReader& in,
-                                            std::string_view expected_codec,
-                                            int32_t min_version,
-                                            int32_t max_version) {
+absl::StatusOr<IndexHeader> ReadIndexHeader(ByteReader& in, std::string_view expected_codec,
+                                            int32_t min_version, int32_t max_version) {
   auto header = ReadCodecHeader(in, expected_codec, min_version, max_version);
   if (!header.ok()) return header.status();
   IndexHeader out;
@@ -58,19 +53,16 @@ absl::StatusOr<uint32_t> ReadFooterChecksum(std::span<const uint8_t> file,
                                             std::string_view source) {
   if (file.size() < kFooterLength) {
     return DataLossAt(source, 0,
-                      StrCat("file of ", file.size(),
-                             " bytes is too short for a codec footer"));
+                      StrCat("file of ", file.size(), " bytes is too short for a codec footer"));
   }
   const size_t footer_at = file.size() - kFooterLength;
   ByteReader in(file, source);
   (void)in.Seek(footer_at);
   const uint32_t magic = in.ReadBeU32().value();
-  if (magic != kFooterMagic)
-    return in.ErrorAt(footer_at, "codec footer magic mismatch");
+  if (magic != kFooterMagic) return in.ErrorAt(footer_at, "codec footer magic mismatch");
   const uint32_t algorithm = in.ReadBeU32().value();
   if (algorithm != 0) {
-    return in.ErrorAt(footer_at + 4,
-                      StrCat("unknown checksum algorithm ", algorithm));
+    return in.ErrorAt(footer_at + 4, StrCat("unknown checksum algorithm ", algorithm));
   }
   const uint64_t checksum = in.ReadBeU64().value();
   if ((checksum >> 32) != 0) {
@@ -79,15 +71,13 @@ absl::StatusOr<uint32_t> ReadFooterChecksum(std::span<const uint8_t> file,
   return static_cast<uint32_t>(checksum);
 }
 
-absl::StatusOr<uint32_t> VerifyFooter(std::span<const uint8_t> file,
-                                      std::string_view source) {
+absl::StatusOr<uint32_t> VerifyFooter(std::span<const uint8_t> file, std::string_view source) {
   auto stored = ReadFooterChecksum(file, source);
   if (!stored.ok()) return stored.status();
   const uint32_t actual = Crc32(file.first(file.size() - 8));
   if (actual != *stored) {
     return DataLossAt(source, file.size() - 8,
-                      StrCat("checksum mismatch (stored ", *stored,
-                             ", computed ", actual, ")"));
+                      StrCat("checksum mismatch (stored ", *stored, ", computed ", actual, ")"));
   }
   return actual;
 }

@@ -16,32 +16,26 @@
 namespace rfs::core {
 namespace {
 
-absl::Status CheckRange(const std::string& name, uint64_t size, uint64_t offset,
-                        uint64_t length) {
+absl::Status CheckRange(const std::string& name, uint64_t size, uint64_t offset, uint64_t length) {
   if (offset > size || length > size - offset) {
-    return DataLossAt(
-        name, offset,
-        StrCat("read of ", length, " bytes past the end (size ", size, ")"));
+    return DataLossAt(name, offset,
+                      StrCat("read of ", length, " bytes past the end (size ", size, ")"));
   }
   return absl::OkStatus();
 }
 
-absl::Status ErrnoStatus(int err, std::string_view what,
-                         std::string_view path) {
+absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
   std::string message = StrCat(what, " ", path, ": ", std::strerror(err));
   if (err == ENOENT || err == ENOTDIR) return absl::NotFoundError(message);
-  if (err == EACCES || err == EPERM)
-    return absl::PermissionDeniedError(message);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
   return absl::UnavailableError(message);
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file,
-                                               uint64_t offset,
+absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file, uint64_t offset,
                                                uint64_t length) {
-  if (auto status = CheckRange(file.name(), file.size(), offset, length);
-      !status.ok()) {
+  if (auto status = CheckRange(file.name(), file.size(), offset, length); !status.ok()) {
     return status;
   }
   std::vector<uint8_t> out(length);
@@ -50,16 +44,15 @@ absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file,
 }
 
 absl::Status MemoryFile::ReadAt(uint64_t offset, std::span<uint8_t> out) const {
-  if (auto status = CheckRange(name_, bytes_.size(), offset, out.size());
-      !status.ok()) {
+  if (auto status = CheckRange(name_, bytes_.size(), offset, out.size()); !status.ok()) {
     return status;
   }
   if (!out.empty()) std::memcpy(out.data(), bytes_.data() + offset, out.size());
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
-    const std::string& path, std::string display_name) {
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path,
+                                                             std::string display_name) {
   if (display_name.empty()) display_name = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
@@ -85,8 +78,7 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
     data = static_cast<const uint8_t*>(mapped);
   }
   ::close(fd);  // The mapping stays valid without the descriptor.
-  return std::unique_ptr<MappedFile>(
-      new MappedFile(std::move(display_name), data, size));
+  return std::unique_ptr<MappedFile>(new MappedFile(std::move(display_name), data, size));
 }
 
 MappedFile::~MappedFile() {
@@ -94,14 +86,12 @@ MappedFile::~MappedFile() {
 }
 
 absl::Status MappedFile::ReadAt(uint64_t offset, std::span<uint8_t> out) const {
-  if (auto status = CheckRange(name_, size_, offset, out.size()); !status.ok())
-    return status;
+  if (auto status = CheckRange(name_, size_, offset, out.size()); !status.ok()) return status;
   if (!out.empty()) std::memcpy(out.data(), data_ + offset, out.size());
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<LocalDirectory>> LocalDirectory::Open(
-    const std::string& path) {
+absl::StatusOr<std::unique_ptr<LocalDirectory>> LocalDirectory::Open(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) {
     return absl::NotFoundError(StrCat("not a directory: ", path));
@@ -113,19 +103,16 @@ std::vector<std::string> LocalDirectory::ListFiles() const {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(path_, ec)) {
-    if (entry.is_regular_file(ec))
-      names.push_back(entry.path().filename().string());
+    if (entry.is_regular_file(ec)) names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());
   return names;
 }
 
-absl::StatusOr<std::shared_ptr<const IRandomAccessFile>>
-LocalDirectory::OpenFile(std::string_view name) const {
-  if (name.empty() || name.find('/') != std::string_view::npos || name == "." ||
-      name == "..") {
-    return absl::InvalidArgumentError(
-        StrCat("invalid file name '", name, "' in ", path_));
+absl::StatusOr<std::shared_ptr<const IRandomAccessFile>> LocalDirectory::OpenFile(
+    std::string_view name) const {
+  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..") {
+    return absl::InvalidArgumentError(StrCat("invalid file name '", name, "' in ", path_));
   }
   auto file = MappedFile::Open(StrCat(path_, "/", name), std::string(name));
   if (!file.ok()) return file.status();

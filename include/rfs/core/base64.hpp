@@ -18,8 +18,8 @@ std::string Base64Encode(std::span<const uint8_t> bytes);
 /// URL-safe alphabet (-_), no padding.
 std::string Base64UrlEncode(std::span<const uint8_t> bytes);
 inline std::string Base64UrlEncode(std::string_view text) {
-  return Base64UrlEncode(std::span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return Base64UrlEncode(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 /// Decodes either alphabet, with or without padding. InvalidArgument on any
 /// other character or an impossible length.

@@ -31,10 +31,10 @@ enum class ByteOrder { kBig, kLittle };
 
 // Fails the enclosing read when fewer than n bytes remain. Local to this
 // header.
-#define RFS_CORE_CHECK_AVAILABLE_(n)                                           \
-  if ((n) > remaining()) [[unlikely]] {                                        \
-    return ErrorAt(pos_, StrCat("read of ", (n), " bytes past the end (size ", \
-                                data_.size(), ")"));                           \
+#define RFS_CORE_CHECK_AVAILABLE_(n)                                                          \
+  if ((n) > remaining()) [[unlikely]] {                                                       \
+    return ErrorAt(pos_,                                                                      \
+                   StrCat("read of ", (n), " bytes past the end (size ", data_.size(), ")")); \
   }
 
 class ByteReader {
@@ -42,8 +42,7 @@ class ByteReader {
   /// Views `data`, naming it `source` in errors. `base_offset` is the offset of
   /// data[0] within the named source, so a reader over a slice still reports
   /// file offsets.
-  ByteReader(std::span<const uint8_t> data, std::string_view source,
-             uint64_t base_offset = 0)
+  ByteReader(std::span<const uint8_t> data, std::string_view source, uint64_t base_offset = 0)
       : data_(data), source_(source), base_offset_(base_offset) {}
 
   size_t position() const { return pos_; }
@@ -56,17 +55,15 @@ class ByteReader {
   std::span<const uint8_t> data() const { return data_; }
 
   /// A DataLoss error at the cursor (or at `position`), naming the source.
-  absl::Status Error(std::string_view what) const {
-    return ErrorAt(pos_, what);
-  }
+  absl::Status Error(std::string_view what) const { return ErrorAt(pos_, what); }
   absl::Status ErrorAt(size_t position, std::string_view what) const {
     return DataLossAt(source_, base_offset_ + position, what);
   }
 
   absl::Status Seek(size_t position) {
     if (position > data_.size()) {
-      return ErrorAt(pos_, StrCat("seek to ", position,
-                                  " beyond the end (size ", data_.size(), ")"));
+      return ErrorAt(pos_,
+                     StrCat("seek to ", position, " beyond the end (size ", data_.size(), ")"));
     }
     pos_ = position;
     return absl::OkStatus();
@@ -90,33 +87,15 @@ class ByteReader {
     return out;
   }
 
-  absl::StatusOr<uint16_t> ReadU16(ByteOrder order) {
-    return ReadFixed<uint16_t>(order);
-  }
-  absl::StatusOr<uint32_t> ReadU32(ByteOrder order) {
-    return ReadFixed<uint32_t>(order);
-  }
-  absl::StatusOr<uint64_t> ReadU64(ByteOrder order) {
-    return ReadFixed<uint64_t>(order);
-  }
-  absl::StatusOr<uint16_t> ReadBeU16() {
-    return ReadFixed<uint16_t>(ByteOrder::kBig);
-  }
-  absl::StatusOr<uint32_t> ReadBeU32() {
-    return ReadFixed<uint32_t>(ByteOrder::kBig);
-  }
-  absl::StatusOr<uint64_t> ReadBeU64() {
-    return ReadFixed<uint64_t>(ByteOrder::kBig);
-  }
-  absl::StatusOr<uint16_t> ReadLeU16() {
-    return ReadFixed<uint16_t>(ByteOrder::kLittle);
-  }
-  absl::StatusOr<uint32_t> ReadLeU32() {
-    return ReadFixed<uint32_t>(ByteOrder::kLittle);
-  }
-  absl::StatusOr<uint64_t> ReadLeU64() {
-    return ReadFixed<uint64_t>(ByteOrder::kLittle);
-  }
+  absl::StatusOr<uint16_t> ReadU16(ByteOrder order) { return ReadFixed<uint16_t>(order); }
+  absl::StatusOr<uint32_t> ReadU32(ByteOrder order) { return ReadFixed<uint32_t>(order); }
+  absl::StatusOr<uint64_t> ReadU64(ByteOrder order) { return ReadFixed<uint64_t>(order); }
+  absl::StatusOr<uint16_t> ReadBeU16() { return ReadFixed<uint16_t>(ByteOrder::kBig); }
+  absl::StatusOr<uint32_t> ReadBeU32() { return ReadFixed<uint32_t>(ByteOrder::kBig); }
+  absl::StatusOr<uint64_t> ReadBeU64() { return ReadFixed<uint64_t>(ByteOrder::kBig); }
+  absl::StatusOr<uint16_t> ReadLeU16() { return ReadFixed<uint16_t>(ByteOrder::kLittle); }
+  absl::StatusOr<uint32_t> ReadLeU32() { return ReadFixed<uint32_t>(ByteOrder::kLittle); }
+  absl::StatusOr<uint64_t> ReadLeU64() { return ReadFixed<uint64_t>(ByteOrder::kLittle); }
 
   /// Lucene VInt: 1-5 bytes; the fifth byte may carry only the top 4 bits.
   absl::StatusOr<uint32_t> ReadVInt() {
@@ -125,8 +104,7 @@ class ByteReader {
     for (int shift = 0; shift < 35; shift += 7) {
       if (pos_ >= data_.size()) return ErrorAt(start, "truncated VInt");
       const uint8_t b = data_[pos_++];
-      if (shift == 28 && (b & 0xF0) != 0)
-        return ErrorAt(start, "invalid VInt (too many bits)");
+      if (shift == 28 && (b & 0xF0) != 0) return ErrorAt(start, "invalid VInt (too many bits)");
       value |= static_cast<uint32_t>(b & 0x7F) << shift;
       if ((b & 0x80) == 0) return value;
     }
@@ -134,9 +112,7 @@ class ByteReader {
   }
 
   /// Lucene VLong: 1-9 bytes, never negative (readVLong(false)).
-  absl::StatusOr<uint64_t> ReadVLong() {
-    return ReadVLongImpl(/*allow_negative=*/false);
-  }
+  absl::StatusOr<uint64_t> ReadVLong() { return ReadVLongImpl(/*allow_negative=*/false); }
 
   /// Lucene ZInt / ZLong: zig-zag encoded VInt / VLong (ZLong may use 10
   /// bytes).
@@ -158,12 +134,10 @@ class ByteReader {
     auto length = ReadVInt();
     if (!length.ok()) return length.status();
     if (*length > remaining()) {
-      return ErrorAt(start,
-                     StrCat("string of ", *length, " bytes runs past the end (",
-                            remaining(), " left)"));
+      return ErrorAt(start, StrCat("string of ", *length, " bytes runs past the end (", remaining(),
+                                   " left)"));
     }
-    std::string_view out(reinterpret_cast<const char*>(data_.data() + pos_),
-                         *length);
+    std::string_view out(reinterpret_cast<const char*>(data_.data() + pos_), *length);
     pos_ += *length;
     return out;
   }

@@ -40,8 +40,7 @@ class SystemClock final : public IClock {
 /// slept time.
 class FakeClock final : public IClock {
  public:
-  explicit FakeClock(TimePoint start = TimePoint{} +
-                                       std::chrono::hours(24 * 365 * 50))
+  explicit FakeClock(TimePoint start = TimePoint{} + std::chrono::hours(24 * 365 * 50))
       : now_(start) {}
 
   TimePoint Now() const override {

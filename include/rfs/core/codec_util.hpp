@@ -39,26 +39,20 @@ struct IndexHeader {
 /// name must match; the version must lie in [min_version, max_version]. A wrong
 /// magic or name is DataLoss; a version out of range is Unimplemented naming
 /// the codec and version.
-absl::StatusOr<CodecHeader> ReadCodecHeader(ByteReader& in,
-                                            std::string_view expected_codec,
-                                            int32_t min_version,
-                                            int32_t max_version);
+absl::StatusOr<CodecHeader> ReadCodecHeader(ByteReader& in, std::string_view expected_codec,
+                                            int32_t min_version, int32_t max_version);
 
 /// Reads an index header (codec header, 16-byte id, suffix) at the cursor.
-absl::StatusOr<IndexHeader> ReadIndexHeader(ByteReader& in,
-                                            std::string_view expected_codec,
-                                            int32_t min_version,
-                                            int32_t max_version);
+absl::StatusOr<IndexHeader> ReadIndexHeader(ByteReader& in, std::string_view expected_codec,
+                                            int32_t min_version, int32_t max_version);
 
 /// Checks the footer of a whole file: magic, algorithm id 0, zero high bits,
 /// and that the stored CRC-32 equals the CRC of the bytes before it. Returns
 /// the checksum. DataLoss names `source` and the offset of the bad field.
-absl::StatusOr<uint32_t> VerifyFooter(std::span<const uint8_t> file,
-                                      std::string_view source);
+absl::StatusOr<uint32_t> VerifyFooter(std::span<const uint8_t> file, std::string_view source);
 
 /// Reads the footer's stored checksum without recomputing the CRC (structure
 /// still checked).
-absl::StatusOr<uint32_t> ReadFooterChecksum(std::span<const uint8_t> file,
-                                            std::string_view source);
+absl::StatusOr<uint32_t> ReadFooterChecksum(std::span<const uint8_t> file, std::string_view source);
 
 }  // namespace rfs::core

@@ -23,21 +23,18 @@
 namespace rfs::core {
 
 /// Corrupt or truncated bytes in `source` at byte `offset`.
-inline absl::Status DataLossAt(std::string_view source, uint64_t offset,
-                               std::string_view what) {
+inline absl::Status DataLossAt(std::string_view source, uint64_t offset, std::string_view what) {
   return absl::DataLossError(StrCat(source, ": ", what, " at offset ", offset));
 }
 
 /// A format feature of `source` that rfs does not support, e.g. an unknown
 /// codec version.
-inline absl::Status UnsupportedIn(std::string_view source,
-                                  std::string_view what) {
+inline absl::Status UnsupportedIn(std::string_view source, std::string_view what) {
   return absl::UnimplementedError(StrCat(source, ": unsupported ", what));
 }
 
 /// Prefixes the message of a non-OK status with `context`, keeping its code.
-inline absl::Status WithContext(const absl::Status& status,
-                                std::string_view context) {
+inline absl::Status WithContext(const absl::Status& status, std::string_view context) {
   if (status.ok()) return status;
   return absl::Status(status.code(), StrCat(context, ": ", status.message()));
 }

@@ -34,21 +34,17 @@ class IRandomAccessFile {
   /// Fills `out` with the bytes at [offset, offset + out.size()). A range past
   /// the end is DataLoss naming the file and offset; I/O failures are
   /// Unavailable or Internal.
-  virtual absl::Status ReadAt(uint64_t offset,
-                              std::span<uint8_t> out) const = 0;
+  virtual absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const = 0;
 
   /// The whole content as one contiguous view when it is already in memory
   /// (memory-mapped or inline); std::nullopt otherwise. The view lives as long
   /// as this object.
-  virtual std::optional<std::span<const uint8_t>> ContiguousView() const {
-    return std::nullopt;
-  }
+  virtual std::optional<std::span<const uint8_t>> ContiguousView() const { return std::nullopt; }
 };
 
 /// Reads [offset, offset + length) of `file` into a new buffer
 /// (bounds-checked).
-absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file,
-                                               uint64_t offset,
+absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file, uint64_t offset,
                                                uint64_t length);
 
 /// A file whose bytes live in memory (owned). Useful for inline content and for
@@ -60,9 +56,7 @@ class MemoryFile final : public IRandomAccessFile {
   const std::string& name() const override { return name_; }
   uint64_t size() const override { return bytes_.size(); }
   absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override;
-  std::optional<std::span<const uint8_t>> ContiguousView() const override {
-    return bytes_;
-  }
+  std::optional<std::span<const uint8_t>> ContiguousView() const override { return bytes_; }
 
  private:
   std::string name_;
@@ -73,8 +67,8 @@ class MemoryFile final : public IRandomAccessFile {
 /// file is missing.
 class MappedFile final : public IRandomAccessFile {
  public:
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(
-      const std::string& path, std::string display_name = "");
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path,
+                                                          std::string display_name = "");
   ~MappedFile() override;
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -111,8 +105,7 @@ class IDirectory {
 /// when the folder does not exist.
 class LocalDirectory final : public IDirectory {
  public:
-  static absl::StatusOr<std::unique_ptr<LocalDirectory>> Open(
-      const std::string& path);
+  static absl::StatusOr<std::unique_ptr<LocalDirectory>> Open(const std::string& path);
   const std::string& description() const override { return path_; }
   std::vector<std::string> ListFiles() const override;
   absl::StatusOr<std::shared_ptr<const IRandomAccessFile>> OpenFile(

@@ -24,9 +24,8 @@
 /// `RFS_ASSIGN_OR_RETURN(auto x, MakeX());` evaluates an absl::StatusOr<T>,
 /// returns its status when not OK, and otherwise moves the value into the
 /// declaration on the left.
-#define RFS_ASSIGN_OR_RETURN(lhs, rexpr)                                       \
-  RFS_ASSIGN_OR_RETURN_IMPL_(RFS_STATUS_CONCAT_(rfs_statusor_, __LINE__), lhs, \
-                             rexpr)
+#define RFS_ASSIGN_OR_RETURN(lhs, rexpr) \
+  RFS_ASSIGN_OR_RETURN_IMPL_(RFS_STATUS_CONCAT_(rfs_statusor_, __LINE__), lhs, rexpr)
 
 #define RFS_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \
   auto statusor = (rexpr);                               \

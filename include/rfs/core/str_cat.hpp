@@ -17,30 +17,20 @@ namespace rfs::core {
 
 namespace detail {
 
-inline void AppendPiece(std::string& out, std::string_view piece) {
-  out.append(piece);
-}
+inline void AppendPiece(std::string& out, std::string_view piece) { out.append(piece); }
 inline void AppendPiece(std::string& out, absl::string_view piece) {
   out.append(piece.data(), piece.size());
 }
-inline void AppendPiece(std::string& out, const char* piece) {
-  out.append(piece);
-}
-inline void AppendPiece(std::string& out, const std::string& piece) {
-  out.append(piece);
-}
+inline void AppendPiece(std::string& out, const char* piece) { out.append(piece); }
+inline void AppendPiece(std::string& out, const std::string& piece) { out.append(piece); }
 inline void AppendPiece(std::string& out, char piece) { out.push_back(piece); }
 template <typename T>
 requires(std::integral<T> && !std::same_as<T, char> &&
          !std::same_as<T, bool>) void AppendPiece(std::string& out, T piece) {
   out.append(std::to_string(piece));
 }
-inline void AppendPiece(std::string& out, bool piece) {
-  out.append(piece ? "true" : "false");
-}
-inline void AppendPiece(std::string& out, double piece) {
-  out.append(std::to_string(piece));
-}
+inline void AppendPiece(std::string& out, bool piece) { out.append(piece ? "true" : "false"); }
+inline void AppendPiece(std::string& out, double piece) { out.append(std::to_string(piece)); }
 
 }  // namespace detail
 
@@ -53,8 +43,6 @@ std::string StrCat(const Pieces&... pieces) {
 
 /// std::string_view -> absl::string_view (the two are distinct types in
 /// Debian's Abseil).
-inline absl::string_view ToAbsl(std::string_view s) {
-  return {s.data(), s.size()};
-}
+inline absl::string_view ToAbsl(std::string_view s) { return {s.data(), s.size()}; }
 
 }  // namespace rfs::core

@@ -1,4 +1,5 @@
-// A consumer of the installed rfs package: exits 0 only if the library works as linked.
+// A consumer of the installed rfs package: exits 0 only if the library works as
+// linked.
 #include <cstdio>
 #include <vector>
 

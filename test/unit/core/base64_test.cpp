@@ -8,9 +8,7 @@ namespace {
 std::span<const uint8_t> AsBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
-std::string AsString(const std::vector<uint8_t>& v) {
-  return {v.begin(), v.end()};
-}
+std::string AsString(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
 }  // namespace
 
 TEST_CASE("base64 follows RFC 4648 test vectors", "[core]") {
@@ -31,12 +29,10 @@ TEST_CASE("URL-safe base64 has no padding and -_ digits", "[core]") {
   CHECK(rfs::core::Base64UrlEncode(std::string_view("posts")) == "cG9zdHM");
 }
 
-TEST_CASE("base64 decoding accepts both alphabets and rejects garbage",
-          "[core]") {
+TEST_CASE("base64 decoding accepts both alphabets and rejects garbage", "[core]") {
   CHECK(AsString(rfs::core::Base64Decode("Zm9vYmE=").value()) == "fooba");
   CHECK(AsString(rfs::core::Base64Decode("Zm9vYmE").value()) == "fooba");
-  CHECK(rfs::core::Base64Decode("-_-_").value() ==
-        std::vector<uint8_t>{0xFB, 0xFF, 0xBF});
+  CHECK(rfs::core::Base64Decode("-_-_").value() == std::vector<uint8_t>{0xFB, 0xFF, 0xBF});
   CHECK(absl::IsInvalidArgument(rfs::core::Base64Decode("Zm9v!").status()));
   CHECK(absl::IsInvalidArgument(rfs::core::Base64Decode("Zm9vY").status()));
 }

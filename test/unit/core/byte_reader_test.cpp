@@ -20,8 +20,7 @@ std::vector<uint8_t> Bytes(std::initializer_list<int> values) {
 }  // namespace
 
 TEST_CASE("fixed-width integers in both byte orders", "[core]") {
-  const auto data = Bytes(
-      {0x3F, 0xD7, 0x6C, 0x17, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08});
+  const auto data = Bytes({0x3F, 0xD7, 0x6C, 0x17, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08});
   ByteReader reader(data, "test.bin");
   CHECK(reader.ReadBeU32().value() == 0x3FD76C17u);
   CHECK(reader.ReadLeU16().value() == 0x0201u);
@@ -33,8 +32,7 @@ TEST_CASE("fixed-width integers in both byte orders", "[core]") {
   CHECK(again.at_end());
 }
 
-TEST_CASE("a read past the end is DataLoss naming the source and offset",
-          "[core]") {
+TEST_CASE("a read past the end is DataLoss naming the source and offset", "[core]") {
   const auto data = Bytes({1, 2, 3, 4, 5, 6});
   ByteReader reader(data, "_0.fdt", /*base_offset=*/100);
   REQUIRE(reader.Skip(4).ok());
@@ -61,8 +59,7 @@ TEST_CASE("VInt and VLong decode Lucene's little-endian groups", "[core]") {
   CHECK(reader.ReadVInt().value() == 128u);
   CHECK(reader.ReadVInt().value() == 0xFFFFFFFFu);
 
-  const auto big =
-      Bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F});
+  const auto big = Bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F});
   ByteReader vlong(big, "v");
   CHECK(vlong.ReadVLong().value() == 0x7FFFFFFFFFFFFFFFull);
 }
@@ -74,8 +71,7 @@ TEST_CASE("malformed variable-length integers are rejected", "[core]") {
     auto v = reader.ReadVInt();
     REQUIRE_FALSE(v.ok());
     CHECK(absl::IsDataLoss(v.status()));
-    CHECK(std::string(v.status().message()).find("offset 0") !=
-          std::string::npos);
+    CHECK(std::string(v.status().message()).find("offset 0") != std::string::npos);
   }
   SECTION("truncated VInt names where it started") {
     const auto data = Bytes({0x01, 0x80, 0x80});
@@ -83,13 +79,11 @@ TEST_CASE("malformed variable-length integers are rejected", "[core]") {
     REQUIRE(reader.ReadByte().ok());
     auto v = reader.ReadVInt();
     REQUIRE_FALSE(v.ok());
-    CHECK(
-        std::string(v.status().message()).find("truncated VInt at offset 11") !=
-        std::string::npos);
+    CHECK(std::string(v.status().message()).find("truncated VInt at offset 11") !=
+          std::string::npos);
   }
   SECTION("VLong with a continuation bit on the ninth byte") {
-    const auto data =
-        Bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x80, 0x01});
+    const auto data = Bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x80, 0x01});
     ByteReader reader(data, "bad");
     CHECK_FALSE(reader.ReadVLong().ok());
   }
@@ -97,8 +91,7 @@ TEST_CASE("malformed variable-length integers are rejected", "[core]") {
 
 TEST_CASE("ZInt and ZLong undo zig-zag encoding", "[core]") {
   // zig-zag: 0->0, 1->-1, 2->1, 3->-2; 0xFFFFFFFF -> INT32_MIN.
-  const auto data =
-      Bytes({0x00, 0x01, 0x02, 0x03, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F});
+  const auto data = Bytes({0x00, 0x01, 0x02, 0x03, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F});
   ByteReader reader(data, "z");
   CHECK(reader.ReadZInt().value() == 0);
   CHECK(reader.ReadZInt().value() == -1);
@@ -107,8 +100,7 @@ TEST_CASE("ZInt and ZLong undo zig-zag encoding", "[core]") {
   CHECK(reader.ReadZInt().value() == INT32_MIN);
 
   // A ZLong of INT64_MIN needs all ten bytes (zig-zag value 2^64 - 1).
-  const auto min =
-      Bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01});
+  const auto min = Bytes({0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01});
   ByteReader zlong(min, "z");
   CHECK(zlong.ReadZLong().value() == INT64_MIN);
 }
@@ -119,8 +111,6 @@ TEST_CASE("Lucene strings are a VInt length and UTF-8 bytes", "[core]") {
   CHECK(reader.ReadString().value() == "h\xC3\xA9lo");
   auto truncated = reader.ReadString();
   REQUIRE_FALSE(truncated.ok());
-  CHECK(std::string(truncated.status().message()).find("segments_3") !=
-        std::string::npos);
-  CHECK(std::string(truncated.status().message()).find("offset 6") !=
-        std::string::npos);
+  CHECK(std::string(truncated.status().message()).find("segments_3") != std::string::npos);
+  CHECK(std::string(truncated.status().message()).find("offset 6") != std::string::npos);
 }

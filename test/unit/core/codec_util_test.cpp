@@ -10,14 +10,12 @@
 namespace {
 
 void PutBe32(std::vector<uint8_t>& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8)
-    out.push_back(static_cast<uint8_t>(v >> shift));
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
 }
 
 // A minimal Lucene-style file: index header, payload, footer with a correct
 // CRC.
-std::vector<uint8_t> MakeFile(std::string_view codec, int32_t version,
-                              std::string_view payload) {
+std::vector<uint8_t> MakeFile(std::string_view codec, int32_t version, std::string_view payload) {
   std::vector<uint8_t> out;
   PutBe32(out, rfs::core::kCodecMagic);
   out.push_back(static_cast<uint8_t>(codec.size()));
@@ -49,35 +47,28 @@ TEST_CASE("index header and footer of a well-formed file", "[core]") {
         rfs::core::ReadFooterChecksum(file, "_0.si").value());
 }
 
-TEST_CASE("codec mismatches and unsupported versions are told apart",
-          "[core]") {
+TEST_CASE("codec mismatches and unsupported versions are told apart", "[core]") {
   const auto file = MakeFile("Lucene90SegmentInfo", 7, "x");
   rfs::core::ByteReader wrong_name(file, "_0.si");
-  auto mismatch =
-      rfs::core::ReadCodecHeader(wrong_name, "Lucene86SegmentInfo", 0, 10);
+  auto mismatch = rfs::core::ReadCodecHeader(wrong_name, "Lucene86SegmentInfo", 0, 10);
   CHECK(absl::IsDataLoss(mismatch.status()));
   rfs::core::ByteReader newer(file, "_0.si");
-  auto unsupported =
-      rfs::core::ReadCodecHeader(newer, "Lucene90SegmentInfo", 0, 1);
+  auto unsupported = rfs::core::ReadCodecHeader(newer, "Lucene90SegmentInfo", 0, 1);
   CHECK(absl::IsUnimplemented(unsupported.status()));
   const std::string message(unsupported.status().message());
   CHECK(message.find("version 7") != std::string::npos);
   CHECK(message.find("Lucene90SegmentInfo") != std::string::npos);
 }
 
-TEST_CASE("a flipped byte fails the footer checksum with the offset",
-          "[core]") {
+TEST_CASE("a flipped byte fails the footer checksum with the offset", "[core]") {
   auto file = MakeFile("X", 1, "hello world");
   file[20] ^= 0x40;
   auto status = rfs::core::VerifyFooter(file, "blob").status();
   CHECK(absl::IsDataLoss(status));
-  CHECK(std::string(status.message()).find("checksum mismatch") !=
+  CHECK(std::string(status.message()).find("checksum mismatch") != std::string::npos);
+  CHECK(std::string(status.message()).find("offset " + std::to_string(file.size() - 8)) !=
         std::string::npos);
-  CHECK(std::string(status.message())
-            .find("offset " + std::to_string(file.size() - 8)) !=
-        std::string::npos);
-  CHECK(absl::IsDataLoss(
-      rfs::core::VerifyFooter(std::span(file).first(10), "blob").status()));
+  CHECK(absl::IsDataLoss(rfs::core::VerifyFooter(std::span(file).first(10), "blob").status()));
   file[file.size() - 16] ^= 1;  // footer magic
   CHECK(absl::IsDataLoss(rfs::core::ReadFooterChecksum(file, "blob").status()));
 }

@@ -21,6 +21,5 @@ TEST_CASE("CRC-32 accumulates across pieces", "[core]") {
   crc.Update(AsBytes("1234"));
   crc.Update(AsBytes("56789"));
   CHECK(crc.value() == 0xCBF43926u);
-  CHECK(rfs::core::Crc32(AsBytes("56789"), rfs::core::Crc32(AsBytes("1234"))) ==
-        0xCBF43926u);
+  CHECK(rfs::core::Crc32(AsBytes("56789"), rfs::core::Crc32(AsBytes("1234"))) == 0xCBF43926u);
 }

@@ -9,8 +9,8 @@
 namespace {
 
 std::filesystem::path MakeTempDir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("rfs-random-access-" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("rfs-random-access-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -18,8 +18,7 @@ std::filesystem::path MakeTempDir() {
 
 }  // namespace
 
-TEST_CASE("MemoryFile reads in range and rejects reads past the end",
-          "[core]") {
+TEST_CASE("MemoryFile reads in range and rejects reads past the end", "[core]") {
   rfs::core::MemoryFile file("inline.si", {1, 2, 3, 4, 5});
   std::vector<uint8_t> out(2);
   REQUIRE(file.ReadAt(3, out).ok());
@@ -43,8 +42,7 @@ TEST_CASE("LocalDirectory lists and maps files", "[core]") {
   auto opened = rfs::core::LocalDirectory::Open(dir.string());
   REQUIRE(opened.ok());
   auto& directory = **opened;
-  CHECK(directory.ListFiles() ==
-        std::vector<std::string>{"_0.si", "segments_1"});
+  CHECK(directory.ListFiles() == std::vector<std::string>{"_0.si", "segments_1"});
 
   auto file = directory.OpenFile("segments_1");
   REQUIRE(file.ok());
@@ -60,7 +58,6 @@ TEST_CASE("LocalDirectory lists and maps files", "[core]") {
 
   CHECK(absl::IsNotFound(directory.OpenFile("missing").status()));
   CHECK(absl::IsInvalidArgument(directory.OpenFile("../etc").status()));
-  CHECK(absl::IsNotFound(
-      rfs::core::LocalDirectory::Open((dir / "nope").string()).status()));
+  CHECK(absl::IsNotFound(rfs::core::LocalDirectory::Open((dir / "nope").string()).status()));
   std::filesystem::remove_all(dir);
 }

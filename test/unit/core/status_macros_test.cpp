@@ -37,12 +37,10 @@ TEST_CASE("error helpers keep codes and add context", "[core]") {
   CHECK(loss.message() == "indices/x/0/__a: bad magic at offset 42");
   auto wrapped = rfs::core::WithContext(loss, "shard 0");
   CHECK(absl::IsDataLoss(wrapped));
-  CHECK(wrapped.message() ==
-        "shard 0: indices/x/0/__a: bad magic at offset 42");
+  CHECK(wrapped.message() == "shard 0: indices/x/0/__a: bad magic at offset 42");
   CHECK(rfs::core::WithContext(absl::OkStatus(), "x").ok());
   CHECK(rfs::core::IsRetryable(absl::UnavailableError("x")));
   CHECK(rfs::core::IsRetryable(absl::ResourceExhaustedError("429")));
   CHECK_FALSE(rfs::core::IsRetryable(absl::DataLossError("x")));
-  CHECK(absl::IsUnimplemented(
-      rfs::core::UnsupportedIn("_0.si", "codec Lucene99SegmentInfo")));
+  CHECK(absl::IsUnimplemented(rfs::core::UnsupportedIn("_0.si", "codec Lucene99SegmentInfo")));
 }
