@@ -8,6 +8,7 @@
 #include "rfs/core/codec_util.hpp"
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/http.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
