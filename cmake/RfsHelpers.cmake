@@ -32,6 +32,6 @@ function(rfs_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE rfs_test_main ${ARG_LIBS})
   target_precompile_headers(${name} REUSE_FROM rfs_test_main)
-  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 600
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 600 SKIP_REGULAR_EXPRESSION "RFS-SKIPPED:"
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()
