@@ -1,0 +1,123 @@
+// Every live Elasticsearch/OpenSearch document of one shard's Lucene index
+// (FORMATS.md C.13 and D).
+//
+// ShardReader opens the commit (segments_N) of an IDirectory: a plain Lucene
+// folder or a snapshot shard viewed as one. Segments are ordered by name (see
+// segment_infos.hpp) and every document gets a shard-global cursor: the sum of
+// maxDoc of the segments before its own plus its doc id. A DocumentCursor
+// pulls the live documents in cursor order, skipping hard- and soft-deleted
+// docs and nested child docs (no stored `_id`/`_uid`); it can start at any
+// cursor, so an interrupted migration resumes exactly where it stopped.
+//
+// Per document: `_id` (Uid-decoded, D.2) or `_uid` "type#id" (ES 5, D.3),
+// `_routing`, and the `_source` bytes as stored (D.5; `_recovery_source`
+// when `_source` is missing). Documents without any source are counted and
+// surfaced (Document::has_source == false) unless the options skip them.
+//
+// Thread-safety: a ShardReader is immutable after Open and may be shared by
+// threads, each opening its own DocumentCursor. A DocumentCursor is not
+// thread-safe: one per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rfs/core/random_access.hpp"
+#include "rfs/lucene/segment_infos.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::lucene {
+
+/// The content type of a `_source`, detected from its first bytes (D.5).
+enum class SourceFormat : uint8_t { kNone, kJson, kSmile, kCbor, kYaml };
+
+struct ShardReaderOptions {
+  /// The commit to read, e.g. "segments_5"; empty for the newest.
+  std::string segments_file;
+  /// Skip (but still count) live documents that have no `_source` nor
+  /// `_recovery_source`. When false they are returned with has_source false.
+  bool skip_documents_without_source = false;
+  /// Return SMILE/CBOR/YAML sources as they are instead of failing the read
+  /// with Unimplemented.
+  bool pass_through_non_json_source = false;
+};
+
+struct Document {
+  std::string id;
+  std::optional<std::string> type;     ///< from `_uid` (ES 5) only
+  std::optional<std::string> routing;  ///< `_routing`
+  /// `_source` bytes; valid until the next call on the cursor.
+  std::span<const uint8_t> source;
+  bool has_source = false;
+  bool from_recovery_source = false;  ///< source came from _recovery_source
+  SourceFormat source_format = SourceFormat::kNone;
+  /// Shard-global document number (segment base + doc id).
+  uint64_t cursor = 0;
+};
+
+struct ReaderStats {
+  uint64_t docs_emitted = 0;
+  uint64_t deleted_skipped = 0;  ///< hard or soft deleted
+  uint64_t nested_skipped = 0;   ///< live docs without stored _id/_uid
+  uint64_t no_source_docs = 0;   ///< live docs with an id but no source
+  uint64_t source_bytes = 0;     ///< total bytes of emitted sources
+};
+
+class ShardReader;
+
+class DocumentCursor {
+ public:
+  ~DocumentCursor();
+
+  /// The next live document, std::nullopt at the end of the shard.
+  absl::StatusOr<std::optional<Document>> Next();
+  /// Same, filling `doc` in place (reusing its string buffers). Returns
+  /// false at the end of the shard.
+  absl::StatusOr<bool> Next(Document& doc);
+
+  /// Positions the cursor so the next document returned is the first live
+  /// one with cursor >= `cursor` (past the end: the cursor is exhausted).
+  absl::Status SeekTo(uint64_t cursor);
+  /// The cursor the next call starts from.
+  uint64_t position() const;
+  const ReaderStats& stats() const;
+
+ private:
+  friend class ShardReader;
+  struct Impl;
+  explicit DocumentCursor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class ShardReader {
+ public:
+  /// Reads segments_N and every `.si`. Per-segment files are opened lazily by
+  /// cursors.
+  static absl::StatusOr<std::unique_ptr<ShardReader>> Open(
+      std::shared_ptr<const core::IDirectory> dir, ShardReaderOptions options = {});
+  ~ShardReader();
+
+  const SegmentInfos& segment_infos() const;
+  /// Segments in cursor order.
+  const std::vector<SegmentCommitInfo>& segments() const;
+  /// The cursor of doc 0 of segments()[i].
+  uint64_t segment_base(size_t i) const;
+  /// One past the largest cursor (sum of maxDoc).
+  uint64_t max_cursor() const;
+
+  /// A cursor positioned at `cursor` (see DocumentCursor::SeekTo).
+  absl::StatusOr<std::unique_ptr<DocumentCursor>> OpenAt(uint64_t cursor = 0) const;
+
+ private:
+  friend class DocumentCursor;
+  struct State;
+  explicit ShardReader(std::shared_ptr<const State> state);
+  std::shared_ptr<const State> state_;
+};
+
+}  // namespace rfs::lucene

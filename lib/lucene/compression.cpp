@@ -1,0 +1,141 @@
+#include <cstring>
+
+#include <zlib.h>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "lucene/compression_internal.hpp"
+
+namespace rfs::lucene::internal {
+
+using core::StrCat;
+
+// LZ4 block format (FORMATS.md C.8.1; Lucene util/compress/LZ4.java): token
+// (literal length << 4 | match length - 4), extension bytes while 255,
+// literals, 2-byte LE offset, match. Lucene's decoder stops right after the
+// literals or after a match once the expected length is reached.
+absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t history_start,
+                           size_t out_pos, size_t out_len) {
+  const std::span<const uint8_t> src = in.data();
+  const uint8_t* const ibase = src.data();
+  const uint8_t* ip = ibase + in.position();
+  const uint8_t* const iend = ibase + src.size();
+  uint8_t* const hist = buf.data() + history_start;
+  uint8_t* op = buf.data() + out_pos;
+  uint8_t* const oend = op + out_len;
+  uint8_t* const cap = buf.data() + buf.size();
+  auto fail = [&](const uint8_t* at, std::string_view what) {
+    return in.ErrorAt(static_cast<size_t>(at - ibase), StrCat("corrupt LZ4 block: ", what));
+  };
+  for (;;) {
+    const uint8_t* const seq = ip;
+    if (ip >= iend) return fail(ip, "truncated");
+    const uint8_t token = *ip++;
+    size_t lit = token >> 4;
+    if (lit == 15) {
+      uint8_t b;
+      do {
+        if (ip >= iend) return fail(seq, "truncated literal length");
+        b = *ip++;
+        lit += b;
+      } while (b == 255 && lit < (size_t{1} << 31));
+    }
+    if (lit > static_cast<size_t>(iend - ip)) {
+      return fail(seq, "literals run past the input");
+    }
+    if (lit > static_cast<size_t>(oend - op)) {
+      return fail(seq, "literals overflow the expected length");
+    }
+    if (lit <= 16 && iend - ip >= 16 && cap - op >= 16) {
+      std::memcpy(op, ip, 16);
+    } else {
+      std::memcpy(op, ip, lit);
+    }
+    op += lit;
+    ip += lit;
+    if (op == oend) break;
+    if (iend - ip < 2) return fail(ip, "truncated match offset");
+    const size_t offset = size_t{ip[0]} | (size_t{ip[1]} << 8);
+    ip += 2;
+    if (offset == 0 || offset > static_cast<size_t>(op - hist)) {
+      return fail(ip - 2, StrCat("match offset ", offset, " out of range"));
+    }
+    size_t mlen = token & 15;
+    if (mlen == 15) {
+      uint8_t b;
+      do {
+        if (ip >= iend) return fail(seq, "truncated match length");
+        b = *ip++;
+        mlen += b;
+      } while (b == 255 && mlen < (size_t{1} << 31));
+    }
+    mlen += 4;
+    if (mlen > static_cast<size_t>(oend - op)) {
+      return fail(seq, "match overflows the expected length");
+    }
+    const uint8_t* m = op - offset;
+    uint8_t* const mend = op + mlen;
+    if (offset >= 16 && cap - mend >= 16) {
+      // Non-overlapping 16-byte steps (each source step is already written).
+      do {
+        std::memcpy(op, m, 16);
+        op += 16;
+        m += 16;
+      } while (op < mend);
+    } else if (offset >= mlen) {
+      std::memcpy(op, m, mlen);
+    } else {
+      for (uint8_t* d = op; d < mend; ++d) *d = *m++;
+    }
+    op = mend;
+    if (op == oend) break;
+  }
+  return in.Seek(static_cast<size_t>(ip - ibase));
+}
+
+struct Inflater::State {
+  z_stream stream{};
+  bool ready = false;
+};
+
+Inflater::Inflater() : state_(std::make_unique<State>()) {
+  state_->ready = inflateInit2(&state_->stream, -15) == Z_OK;
+}
+
+Inflater::~Inflater() {
+  if (state_->ready) inflateEnd(&state_->stream);
+}
+
+absl::Status Inflater::Inflate(std::span<const uint8_t> compressed, std::span<uint8_t> out,
+                               std::span<const uint8_t> dictionary, std::string_view source,
+                               uint64_t offset) {
+  if (!state_->ready) {
+    return absl::ResourceExhaustedError("zlib inflateInit2 failed");
+  }
+  z_stream& zs = state_->stream;
+  if (inflateReset(&zs) != Z_OK) {
+    return absl::InternalError("zlib inflateReset failed");
+  }
+  if (!dictionary.empty() &&
+      inflateSetDictionary(&zs, dictionary.data(), static_cast<uInt>(dictionary.size())) != Z_OK) {
+    return absl::InternalError("zlib inflateSetDictionary failed");
+  }
+  zs.next_in = const_cast<Bytef*>(compressed.data());
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&zs, Z_FINISH);
+  if (rc == Z_STREAM_END && zs.avail_out == 0) return absl::OkStatus();
+  if (rc == Z_STREAM_END) {
+    return core::DataLossAt(source, offset,
+                            StrCat("DEFLATE block inflated to ", out.size() - zs.avail_out,
+                                   " bytes, expected ", out.size()));
+  }
+  return core::DataLossAt(source, offset,
+                          StrCat("corrupt DEFLATE block (zlib ", rc,
+                                 zs.msg != nullptr ? StrCat(": ", zs.msg) : std::string(),
+                                 zs.avail_out == 0 ? ", longer than expected" : "", ")"));
+}
+
+}  // namespace rfs::lucene::internal

@@ -1,0 +1,200 @@
+#include <algorithm>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "lucene/format_util_internal.hpp"
+
+namespace rfs::lucene::internal {
+
+using core::ByteOrder;
+using core::ByteReader;
+using core::StrCat;
+
+std::string Base36(int64_t value) {
+  if (value <= 0) return "0";
+  std::string out;
+  auto v = static_cast<uint64_t>(value);
+  while (v > 0) {
+    const int digit = static_cast<int>(v % 36);
+    out.push_back(static_cast<char>(digit < 10 ? '0' + digit : 'a' + digit - 10));
+    v /= 36;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+int64_t ParseBase36(std::string_view text) {
+  if (text.empty() || text.size() > 12) return -1;
+  int64_t value = 0;
+  for (char c : text) {
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'z') {
+      digit = c - 'a' + 10;
+    } else {
+      return -1;
+    }
+    value = value * 36 + digit;
+  }
+  return value;
+}
+
+std::string SegmentFileName(std::string_view segment, std::string_view suffix,
+                            std::string_view ext) {
+  std::string out(segment);
+  if (!suffix.empty()) out.append("_").append(suffix);
+  if (!ext.empty()) out.append(".").append(ext);
+  return out;
+}
+
+std::string FileNameFromGeneration(std::string_view base, std::string_view ext, int64_t gen) {
+  if (gen <= 0) return StrCat(base, ext);
+  return StrCat(base, "_", Base36(gen), ext);
+}
+
+absl::StatusOr<FileBytes> FileBytes::Read(std::shared_ptr<const core::IRandomAccessFile> file) {
+  FileBytes out;
+  if (auto view = file->ContiguousView(); view.has_value()) {
+    out.view_ = *view;
+  } else {
+    RFS_ASSIGN_OR_RETURN(out.owned_, core::ReadRange(*file, 0, file->size()));
+    out.view_ = out.owned_;
+  }
+  out.file_ = std::move(file);
+  return out;
+}
+
+absl::StatusOr<FileBytes> FileBytes::Open(const core::IDirectory& dir, std::string_view name) {
+  auto file = dir.OpenFile(name);
+  if (!file.ok()) {
+    return core::WithContext(file.status(), StrCat(dir.description()));
+  }
+  return Read(std::move(file).value());
+}
+
+absl::Status CheckCount(const ByteReader& in, int64_t count, size_t min_bytes_each,
+                        std::string_view what) {
+  if (count < 0 ||
+      static_cast<uint64_t>(count) * std::max<size_t>(min_bytes_each, 1) > in.remaining()) {
+    return in.Error(StrCat("invalid ", what, " count ", count));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::StatusOr<int64_t> ReadCount(ByteReader& in, ByteOrder order, bool int_count) {
+  if (int_count) {
+    RFS_ASSIGN_OR_RETURN(uint32_t raw, in.ReadU32(order));
+    return static_cast<int32_t>(raw);
+  }
+  RFS_ASSIGN_OR_RETURN(uint32_t raw, in.ReadVInt());
+  return static_cast<int32_t>(raw);
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, std::string>> ReadStringMap(ByteReader& in,
+                                                                 ByteOrder count_order,
+                                                                 bool int_count) {
+  RFS_ASSIGN_OR_RETURN(int64_t count, ReadCount(in, count_order, int_count));
+  RFS_RETURN_IF_ERROR(CheckCount(in, count, 2, "map entry"));
+  std::map<std::string, std::string> out;
+  for (int64_t i = 0; i < count; ++i) {
+    RFS_ASSIGN_OR_RETURN(std::string_view key, in.ReadString());
+    RFS_ASSIGN_OR_RETURN(std::string_view value, in.ReadString());
+    out.insert_or_assign(std::string(key), std::string(value));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> ReadStringSet(ByteReader& in, ByteOrder count_order,
+                                                       bool int_count) {
+  RFS_ASSIGN_OR_RETURN(int64_t count, ReadCount(in, count_order, int_count));
+  RFS_RETURN_IF_ERROR(CheckCount(in, count, 1, "set entry"));
+  std::vector<std::string> out;
+  out.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
+    RFS_ASSIGN_OR_RETURN(std::string_view item, in.ReadString());
+    out.emplace_back(item);
+  }
+  return out;
+}
+
+absl::StatusOr<core::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpec& spec,
+                                                 const SegmentId* expected_id,
+                                                 std::string_view expected_suffix, bool verify_crc,
+                                                 size_t* which) {
+  const size_t start = in.position();
+  // Peek at the header without judging it, so the verdict can depend on
+  // whether the name is known (FORMATS.md C.1: dispatch on codec names).
+  ByteReader peek_in = in;
+  auto peek = core::ReadCodecHeader(peek_in, "", INT32_MIN, INT32_MAX);
+  size_t index = spec.names.size();
+  if (peek.ok()) {
+    for (size_t i = 0; i < spec.names.size(); ++i) {
+      if (peek->codec == spec.names[i]) index = i;
+    }
+    for (auto legacy : spec.legacy_names) {
+      if (peek->codec == legacy) {
+        return absl::UnimplementedError(StrCat(in.source(), ": unsupported codec '", peek->codec,
+                                               "' version ", peek->version,
+                                               " (an older Lucene format)"));
+      }
+    }
+    if (index < spec.names.size() &&
+        (peek->version < spec.min_version || peek->version > spec.max_version)) {
+      return absl::UnimplementedError(StrCat(in.source(), ": unsupported version ", peek->version,
+                                             " of codec '", peek->codec, "' (supported ",
+                                             spec.min_version, "..", spec.max_version, ")"));
+    }
+  }
+  if (verify_crc) {
+    RFS_RETURN_IF_ERROR(core::VerifyFooter(in.data(), in.source()).status());
+  } else {
+    RFS_RETURN_IF_ERROR(core::ReadFooterChecksum(in.data(), in.source()).status());
+  }
+  if (!peek.ok()) return peek.status();
+  if (index == spec.names.size()) {
+    std::string expected;
+    for (auto name : spec.names) {
+      if (!expected.empty()) expected.append("|");
+      expected.append(name);
+    }
+    return absl::UnimplementedError(StrCat(in.source(), ": unsupported codec '", peek->codec,
+                                           "' version ", peek->version, " (expected ", expected,
+                                           ")"));
+  }
+  RFS_ASSIGN_OR_RETURN(
+      core::IndexHeader header,
+      core::ReadIndexHeader(in, spec.names[index], spec.min_version, spec.max_version));
+  if (expected_id != nullptr && header.id != *expected_id) {
+    return in.ErrorAt(start, StrCat("segment id mismatch (file has ", HexId(header.id),
+                                    ", expected ", HexId(*expected_id), ")"));
+  }
+  if (header.suffix != expected_suffix) {
+    return in.ErrorAt(start, StrCat("header suffix mismatch (file has '", header.suffix,
+                                    "', expected '", expected_suffix, "')"));
+  }
+  if (which != nullptr) *which = index;
+  return header;
+}
+
+absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name) {
+  return core::VerifyFooter(bytes, name).status();
+}
+
+std::string HexId(const SegmentId& id) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : id) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+}  // namespace rfs::lucene::internal

@@ -1,0 +1,287 @@
+// ShardReader / DocumentCursor (FORMATS.md C.13, D.1-D.7).
+#include "rfs/lucene/shard_reader.hpp"
+
+#include <algorithm>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/compound.hpp"
+#include "rfs/lucene/field_infos.hpp"
+#include "rfs/lucene/live_docs.hpp"
+#include "rfs/lucene/uid.hpp"
+
+#include "lucene/stored_fields_internal.hpp"
+
+namespace rfs::lucene {
+
+using core::StrCat;
+
+struct ShardReader::State {
+  std::shared_ptr<const core::IDirectory> dir;
+  ShardReaderOptions options;
+  SegmentInfos infos;
+  std::vector<uint64_t> bases;  // segments + 1 entries
+};
+
+namespace {
+
+SourceFormat DetectFormat(std::span<const uint8_t> s) {
+  if (s.size() >= 3 && s[0] == 0x3A && s[1] == 0x29 && s[2] == 0x0A) {
+    return SourceFormat::kSmile;  // SMILE header ":)\n"
+  }
+  if (s.size() >= 3 && s[0] == 0xD9 && s[1] == 0xD9 && s[2] == 0xF7) {
+    return SourceFormat::kCbor;  // self-described CBOR tag
+  }
+  if (!s.empty() && s[0] >= 0xA0 && s[0] <= 0xBF) {
+    return SourceFormat::kCbor;  // CBOR major type 5 (map)
+  }
+  if (s.size() >= 3 && s[0] == '-' && s[1] == '-' && s[2] == '-') {
+    return SourceFormat::kYaml;
+  }
+  return SourceFormat::kJson;
+}
+
+const char* FormatName(SourceFormat f) {
+  switch (f) {
+    case SourceFormat::kSmile:
+      return "SMILE";
+    case SourceFormat::kCbor:
+      return "CBOR";
+    case SourceFormat::kYaml:
+      return "YAML";
+    default:
+      return "JSON";
+  }
+}
+
+}  // namespace
+
+struct DocumentCursor::Impl {
+  std::shared_ptr<const ShardReader::State> state;
+  ReaderStats stats;
+  size_t segment = 0;  // index into state->infos.segments
+  int32_t doc = 0;     // next doc id within the segment
+
+  // The open segment.
+  bool open = false;
+  std::shared_ptr<const core::IDirectory> segment_dir;
+  LiveDocs live;
+  std::unique_ptr<internal::ChunkCursor> chunks;
+  int32_t id_field = -1, uid_field = -1, routing_field = -1, source_field = -1,
+          recovery_source_field = -1;
+  std::string uid_scratch;
+
+  const SegmentCommitInfo& seg() const { return state->infos.segments[segment]; }
+
+  absl::Status OpenSegment() {
+    const SegmentCommitInfo& s = seg();
+    std::shared_ptr<const core::IDirectory> dir = state->dir;
+    if (s.info.is_compound) {
+      RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state->dir, s.name, s.id));
+      dir = std::move(compound);
+    }
+    RFS_ASSIGN_OR_RETURN(FieldInfos fields, ReadFieldInfos(*state->dir, *dir, s));
+    RFS_ASSIGN_OR_RETURN(live, ReadLiveDocs(*state->dir, *dir, s, fields));
+    auto number = [&](std::string_view name) {
+      const FieldInfo* f = fields.ByName(name);
+      return f == nullptr ? -1 : f->number;
+    };
+    id_field = number("_id");
+    uid_field = number("_uid");
+    routing_field = number("_routing");
+    source_field = number("_source");
+    recovery_source_field = number("_recovery_source");
+    chunks.reset();
+    if (live.CountLive() > 0) {
+      RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(*dir, s));
+    }
+    segment_dir = std::move(dir);
+    open = true;
+    return absl::OkStatus();
+  }
+
+  void CloseSegment() {
+    open = false;
+    chunks.reset();
+    segment_dir.reset();
+    live = LiveDocs();
+    ++segment;
+    doc = 0;
+  }
+
+  // Fills `out` from doc `d` of the open segment. Returns false for a doc
+  // without a stored id (nested child).
+  absl::StatusOr<bool> Extract(int32_t d, Document& out) {
+    RFS_ASSIGN_OR_RETURN(const internal::DecodedChunk* chunk, chunks->ChunkFor(d));
+    const int32_t index = d - chunk->doc_base;
+    bool has_id = false;
+    bool has_routing = false;
+    bool bad_id = false;
+    std::span<const uint8_t> source, recovery;
+    bool has_source = false, has_recovery = false;
+    bool has_type = false;
+    const bool ok = internal::ParseFields(chunk->doc_bytes(index), chunk->num_fields[index],
+                                          chunks->format().order, [&](const StoredField& f) {
+                                            const int32_t n = f.number;
+                                            if (n == id_field) {
+                                              if (f.type == StoredFieldType::kBytes) {
+                                                bad_id = !DecodeUid(f.bytes, out.id).ok();
+                                              } else {
+                                                out.id.assign(f.string_value());
+                                              }
+                                              has_id = true;
+                                            } else if (n == uid_field) {
+                                              uid_scratch.assign(f.string_value());
+                                              std::string type;
+                                              bad_id = !SplitUid(uid_scratch, type, out.id).ok();
+                                              out.type = std::move(type);
+                                              has_type = true;
+                                              has_id = true;
+                                            } else if (n == routing_field) {
+                                              if (!out.routing.has_value()) out.routing.emplace();
+                                              out.routing->assign(f.string_value());
+                                              has_routing = true;
+                                            } else if (n == source_field) {
+                                              source = f.bytes;
+                                              has_source = true;
+                                            } else if (n == recovery_source_field) {
+                                              recovery = f.bytes;
+                                              has_recovery = true;
+                                            }
+                                            return true;
+                                          });
+    if (!ok) {
+      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
+                              StrCat("malformed stored fields of doc ", d, " of segment ",
+                                     seg().name, " in the chunk at this offset"));
+    }
+    if (bad_id) {
+      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
+                              StrCat("invalid _id/_uid of doc ", d, " of segment ", seg().name));
+    }
+    if (!has_id) return false;
+    if (!has_type) out.type.reset();
+    if (!has_routing) out.routing.reset();
+    out.from_recovery_source = false;
+    if (!has_source && has_recovery) {
+      source = recovery;
+      has_source = true;
+      out.from_recovery_source = true;
+    }
+    out.has_source = has_source;
+    out.source = has_source ? source : std::span<const uint8_t>();
+    out.source_format = has_source ? DetectFormat(source) : SourceFormat::kNone;
+    return true;
+  }
+
+  absl::StatusOr<bool> Next(Document& out) {
+    const auto& segments = state->infos.segments;
+    while (segment < segments.size()) {
+      if (!open) {
+        RFS_RETURN_IF_ERROR(OpenSegment());
+      }
+      const int32_t max_doc = seg().max_doc();
+      while (doc < max_doc) {
+        const int32_t d = doc++;
+        if (!live.IsLive(d)) {
+          ++stats.deleted_skipped;
+          continue;
+        }
+        RFS_ASSIGN_OR_RETURN(bool has_id, Extract(d, out));
+        if (!has_id) {
+          ++stats.nested_skipped;
+          continue;
+        }
+        if (!out.has_source) {
+          ++stats.no_source_docs;
+          if (state->options.skip_documents_without_source) continue;
+        } else if (out.source_format != SourceFormat::kJson &&
+                   !state->options.pass_through_non_json_source) {
+          return absl::UnimplementedError(StrCat("segment ", seg().name, " doc ", d, " (_id ",
+                                                 out.id, "): ", FormatName(out.source_format),
+                                                 " _source is not supported yet"));
+        }
+        out.cursor = state->bases[segment] + static_cast<uint64_t>(d);
+        ++stats.docs_emitted;
+        stats.source_bytes += out.source.size();
+        return true;
+      }
+      CloseSegment();
+    }
+    return false;
+  }
+
+  void Seek(uint64_t cursor) {
+    const auto& bases = state->bases;
+    // First segment whose range ends after `cursor`.
+    size_t i = 0;
+    while (i + 1 < bases.size() && bases[i + 1] <= cursor) ++i;
+    const bool reopen = !open || i != segment;
+    if (reopen && open) {
+      open = false;
+      chunks.reset();
+      segment_dir.reset();
+    }
+    segment = i;
+    doc = i < state->infos.segments.size() ? static_cast<int32_t>(cursor - bases[i]) : 0;
+  }
+};
+
+DocumentCursor::DocumentCursor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DocumentCursor::~DocumentCursor() = default;
+
+absl::StatusOr<std::optional<Document>> DocumentCursor::Next() {
+  Document doc;
+  RFS_ASSIGN_OR_RETURN(bool more, impl_->Next(doc));
+  if (!more) return std::optional<Document>();
+  return std::optional<Document>(std::move(doc));
+}
+
+absl::StatusOr<bool> DocumentCursor::Next(Document& doc) { return impl_->Next(doc); }
+
+absl::Status DocumentCursor::SeekTo(uint64_t cursor) {
+  impl_->Seek(cursor);
+  return absl::OkStatus();
+}
+
+uint64_t DocumentCursor::position() const {
+  if (impl_->segment >= impl_->state->infos.segments.size()) {
+    return impl_->state->bases.back();
+  }
+  return impl_->state->bases[impl_->segment] + static_cast<uint64_t>(impl_->doc);
+}
+
+const ReaderStats& DocumentCursor::stats() const { return impl_->stats; }
+
+ShardReader::ShardReader(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+ShardReader::~ShardReader() = default;
+
+absl::StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(
+    std::shared_ptr<const core::IDirectory> dir, ShardReaderOptions options) {
+  auto state = std::make_shared<State>();
+  RFS_ASSIGN_OR_RETURN(state->infos, ReadSegmentInfos(*dir, options.segments_file));
+  state->dir = std::move(dir);
+  state->options = std::move(options);
+  state->bases.push_back(0);
+  for (const auto& seg : state->infos.segments) {
+    state->bases.push_back(state->bases.back() + static_cast<uint64_t>(seg.max_doc()));
+  }
+  return std::unique_ptr<ShardReader>(new ShardReader(std::move(state)));
+}
+
+const SegmentInfos& ShardReader::segment_infos() const { return state_->infos; }
+const std::vector<SegmentCommitInfo>& ShardReader::segments() const {
+  return state_->infos.segments;
+}
+uint64_t ShardReader::segment_base(size_t i) const { return state_->bases[i]; }
+uint64_t ShardReader::max_cursor() const { return state_->bases.back(); }
+
+absl::StatusOr<std::unique_ptr<DocumentCursor>> ShardReader::OpenAt(uint64_t cursor) const {
+  auto impl = std::make_unique<DocumentCursor::Impl>();
+  impl->state = state_;
+  impl->Seek(cursor);
+  return std::unique_ptr<DocumentCursor>(new DocumentCursor(std::move(impl)));
+}
+
+}  // namespace rfs::lucene

@@ -1,0 +1,567 @@
+// Stored fields: formats, chunk decoding and sequential chunk access
+// (FORMATS.md C.7, C.8; Lucene CompressingStoredFieldsReader.java,
+// Lucene90CompressingStoredFieldsReader.java, StoredFieldsInts.java,
+// LZ4WithPresetDictCompressionMode.java,
+// DeflateWithPresetDictCompressionMode.java).
+#include "rfs/lucene/stored_fields.hpp"
+
+#include <algorithm>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "lucene/format_util_internal.hpp"
+#include "lucene/stored_fields_internal.hpp"
+
+namespace rfs::lucene {
+namespace internal {
+
+using core::ByteOrder;
+using core::ByteReader;
+using core::StrCat;
+
+namespace {
+
+constexpr std::string_view kFdtNames[] = {
+    "Lucene50StoredFieldsFastData", "Lucene50StoredFieldsHighData", "Lucene87StoredFieldsFastData",
+    "Lucene87StoredFieldsHighData", "Lucene90StoredFieldsFastData", "Lucene90StoredFieldsHighData"};
+// Lucene 4.x stored fields (Lucene40StoredFieldsFormat, and
+// Lucene41StoredFields written by CompressingStoredFieldsFormat in 4.x).
+constexpr std::string_view kFdtLegacyNames[] = {
+    "Lucene40StoredFieldsData", "Lucene41StoredFieldsFastData", "Lucene41StoredFieldsHighData"};
+constexpr std::string_view kFdmNames[] = {"Lucene85FieldsIndexMeta", "Lucene90FieldsIndexMeta"};
+
+// CompressingStoredFieldsWriter (8.x): VERSION_META = 3 moved chunkSize and
+// the fields index to `.fdm`; VERSION_NUM_DIRTY_DOCS = 4 added the dirty bit.
+constexpr int32_t kVersionMeta = 3;
+constexpr int32_t kVersionDirtyBit = 4;
+// Upper bound on a chunk's decoded size: Lucene stores lengths as ints.
+constexpr uint64_t kMaxChunkBytes = 0x7FFFFFFF;
+// Window read at a time when the `.fdt` is not contiguous in memory.
+constexpr size_t kMinWindow = size_t{1} << 20;
+
+absl::StatusOr<int32_t> ReadPositiveVInt(ByteReader& in, std::string_view what, uint32_t max) {
+  const size_t at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadVInt());
+  if (v > max) return in.ErrorAt(at, StrCat("invalid ", what, " ", v));
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32_t version,
+                                                   std::string_view file) {
+  StoredFieldsFormat f;
+  f.codec = std::string(codec);
+  f.version = version;
+  int32_t min_version = 0, max_version = 0;
+  if (codec == kFdtNames[0] || codec == kFdtNames[1]) {
+    f.compression = codec == kFdtNames[0] ? Compression::kLz4 : Compression::kDeflate;
+    min_version = 0;
+    max_version = kVersionDirtyBit;
+  } else if (codec == kFdtNames[2] || codec == kFdtNames[3]) {
+    f.compression =
+        codec == kFdtNames[2] ? Compression::kLz4WithDict : Compression::kDeflateWithDict;
+    min_version = kVersionMeta;
+    max_version = kVersionDirtyBit;
+  } else if (codec == kFdtNames[4] || codec == kFdtNames[5]) {
+    f.compression =
+        codec == kFdtNames[4] ? Compression::kLz4WithDict : Compression::kDeflateWithDict;
+    f.order = ByteOrder::kLittle;
+    f.lucene90_ints = true;
+    // Lucene90CompressingStoredFieldsWriter: VERSION_START = VERSION_CURRENT
+    // = 1.
+    min_version = 1;
+    max_version = 1;
+  } else {
+    return absl::UnimplementedError(
+        StrCat(file, ": unsupported stored fields codec '", codec, "'"));
+  }
+  if (version < min_version || version > max_version) {
+    return absl::UnimplementedError(StrCat(file, ": unsupported version ", version, " of codec '",
+                                           codec, "' (supported ", min_version, "..", max_version,
+                                           ")"));
+  }
+  f.token_dirty_bit = f.lucene90_ints || version >= kVersionDirtyBit;
+  return f;
+}
+
+absl::Status ChunkDecoder::ReadInts(ByteReader& in, int32_t count, std::vector<uint32_t>& out,
+                                    size_t out_offset) {
+  uint32_t* values = out.data() + out_offset;
+  const size_t at = in.position();
+  if (format_.lucene90_ints) {
+    // StoredFieldsInts: u8 bpv in {0, 8, 16, 32}; full blocks of 128 values
+    // as LE longs, values of a block interleaved across the longs.
+    RFS_ASSIGN_OR_RETURN(uint8_t bpv, in.ReadByte());
+    if (bpv == 0) {
+      RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadVInt());
+      std::fill(values, values + count, v);
+      return absl::OkStatus();
+    }
+    if (bpv != 8 && bpv != 16 && bpv != 32) {
+      return in.ErrorAt(at, StrCat("invalid bits per value ", int{bpv}));
+    }
+    const int per_long = 64 / bpv;
+    const int longs = 128 / per_long;
+    const uint64_t mask = bpv == 32 ? 0xFFFFFFFFu : (uint64_t{1} << bpv) - 1;
+    int32_t k = 0;
+    for (; k + 128 <= count; k += 128) {
+      RFS_ASSIGN_OR_RETURN(auto block, in.ReadBytes(size_t(longs) * 8));
+      for (int i = 0; i < longs; ++i) {
+        uint64_t l;
+        std::memcpy(&l, block.data() + i * 8, 8);
+        if constexpr (std::endian::native == std::endian::big) {
+          l = __builtin_bswap64(l);
+        }
+        for (int j = 0; j < per_long; ++j) {
+          // Value k + i + j*longs sits in the j-th field from the top.
+          values[k + i + j * longs] = static_cast<uint32_t>((l >> (64 - bpv * (j + 1))) & mask);
+        }
+      }
+    }
+    for (; k < count; ++k) {
+      if (bpv == 8) {
+        RFS_ASSIGN_OR_RETURN(values[k], in.ReadByte());
+      } else if (bpv == 16) {
+        RFS_ASSIGN_OR_RETURN(values[k], in.ReadLeU16());
+      } else {
+        RFS_ASSIGN_OR_RETURN(values[k], in.ReadLeU32());
+      }
+    }
+    return absl::OkStatus();
+  }
+  // Lucene <= 8 saveInts: VInt bpv; 0 -> one VInt for all; else PackedInts
+  // PACKED, big-endian bit stream of ceil(count * bpv / 8) bytes.
+  RFS_ASSIGN_OR_RETURN(uint32_t bpv, in.ReadVInt());
+  if (bpv == 0) {
+    RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadVInt());
+    std::fill(values, values + count, v);
+    return absl::OkStatus();
+  }
+  if (bpv > 32) return in.ErrorAt(at, StrCat("invalid bits per value ", bpv));
+  const uint64_t nbytes = (uint64_t(count) * bpv + 7) / 8;
+  RFS_ASSIGN_OR_RETURN(auto packed, in.ReadBytes(nbytes));
+  const uint64_t mask = (uint64_t{1} << bpv) - 1;
+  uint64_t acc = 0;
+  uint32_t bits = 0;
+  size_t bi = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    while (bits < bpv) {
+      acc = (acc << 8) | packed[bi++];
+      bits += 8;
+    }
+    values[i] = static_cast<uint32_t>((acc >> (bits - bpv)) & mask);
+    bits -= bpv;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t capacity,
+                                           size_t pos, size_t len) {
+  const std::span<uint8_t> buf(base, capacity);
+  switch (format_.compression) {
+    case Compression::kLz4:
+      return Lz4Decompress(in, buf, pos, pos, len);
+    case Compression::kDeflate: {
+      const size_t at = in.position();
+      RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+      if (clen == 0) {
+        if (len != 0) {
+          return in.ErrorAt(at, StrCat("empty DEFLATE block, expected ", len, " bytes"));
+        }
+        return absl::OkStatus();
+      }
+      const uint64_t offset = in.source_offset();
+      RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(clen));
+      return inflater_.Inflate(compressed, buf.subspan(pos, len), {}, in.source(), offset);
+    }
+    case Compression::kLz4WithDict:
+    case Compression::kDeflateWithDict:
+      break;
+  }
+  // Preset-dictionary modes (C.8.2 / C.8.3): VInt dictLength, VInt
+  // blockLength, then the dictionary and ceil((len - dict) / block) blocks,
+  // each compressed against the dictionary only.
+  const size_t at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint32_t dict_len, in.ReadVInt());
+  RFS_ASSIGN_OR_RETURN(uint32_t block_len, in.ReadVInt());
+  if (dict_len > len || (len > dict_len && block_len == 0)) {
+    return in.ErrorAt(at, StrCat("invalid dictionary/block lengths ", dict_len, "/", block_len,
+                                 " for ", len, " bytes"));
+  }
+  const size_t rest = len - dict_len;
+  const size_t num_blocks = rest == 0 ? 0 : (rest + block_len - 1) / block_len;
+  if (num_blocks > in.remaining()) {
+    return in.ErrorAt(at, StrCat("invalid block count ", num_blocks));
+  }
+  uint8_t* const dict = base + pos;
+  if (format_.compression == Compression::kDeflateWithDict) {
+    const size_t dict_at = in.position();
+    RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+    if (clen == 0) {
+      if (dict_len != 0) return in.ErrorAt(dict_at, "missing dictionary");
+    } else {
+      const uint64_t offset = in.source_offset();
+      RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(clen));
+      RFS_RETURN_IF_ERROR(inflater_.Inflate(compressed, std::span<uint8_t>(dict, dict_len), {},
+                                            in.source(), offset));
+    }
+    for (size_t i = 0; i < num_blocks; ++i) {
+      const size_t block_at = in.position();
+      const size_t start = dict_len + i * block_len;
+      const size_t n = std::min<size_t>(block_len, len - start);
+      RFS_ASSIGN_OR_RETURN(uint32_t blen, in.ReadVInt());
+      if (blen == 0) return in.ErrorAt(block_at, "empty DEFLATE block");
+      const uint64_t offset = in.source_offset();
+      RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(blen));
+      RFS_RETURN_IF_ERROR(inflater_.Inflate(compressed, std::span<uint8_t>(dict + start, n),
+                                            std::span<const uint8_t>(dict, dict_len), in.source(),
+                                            offset));
+    }
+    return absl::OkStatus();
+  }
+  // LZ4: compressed lengths of the dictionary and of every block first.
+  RFS_ASSIGN_OR_RETURN(uint32_t dict_clen, in.ReadVInt());
+  lengths_.resize(num_blocks);
+  for (size_t i = 0; i < num_blocks; ++i) {
+    RFS_ASSIGN_OR_RETURN(lengths_[i], in.ReadVInt());
+  }
+  auto decode_exact = [&](uint32_t clen, std::span<uint8_t> out_buf, size_t history, size_t out_pos,
+                          size_t n) -> absl::Status {
+    const uint64_t offset = in.source_offset();
+    RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(clen));
+    ByteReader sub(compressed, in.source(), offset);
+    RFS_RETURN_IF_ERROR(Lz4Decompress(sub, out_buf, history, out_pos, n));
+    if (!sub.at_end()) {
+      return sub.Error(
+          StrCat("LZ4 block ends ", sub.remaining(), " bytes before its stored length"));
+    }
+    return absl::OkStatus();
+  };
+  RFS_RETURN_IF_ERROR(decode_exact(dict_clen, buf, pos, pos, dict_len));
+  if (num_blocks > 1) {
+    // Blocks after the first cannot be decoded in place (their history must
+    // be the dictionary alone), so they go through [dict | block] scratch.
+    scratch_.resize(std::max<size_t>(scratch_.size(), size_t{dict_len} + block_len + kLz4Slack));
+    std::memcpy(scratch_.data(), dict, dict_len);
+  }
+  for (size_t i = 0; i < num_blocks; ++i) {
+    const size_t start = dict_len + i * block_len;
+    const size_t n = std::min<size_t>(block_len, len - start);
+    if (i == 0) {
+      RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
+    } else {
+      RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], scratch_, 0, dict_len, n));
+      std::memcpy(dict + start, scratch_.data() + dict_len, n);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::SkipBlock(ByteReader& in, size_t len) {
+  switch (format_.compression) {
+    case Compression::kLz4:
+      // No stored length: decoding is the only way to find the end.
+      scratch_.resize(std::max(scratch_.size(), len + kLz4Slack));
+      return Lz4Decompress(in, scratch_, 0, 0, len);
+    case Compression::kDeflate: {
+      RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+      return in.Skip(clen);
+    }
+    case Compression::kLz4WithDict:
+    case Compression::kDeflateWithDict:
+      break;
+  }
+  const size_t at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint32_t dict_len, in.ReadVInt());
+  RFS_ASSIGN_OR_RETURN(uint32_t block_len, in.ReadVInt());
+  if (dict_len > len || (len > dict_len && block_len == 0)) {
+    return in.ErrorAt(at, StrCat("invalid dictionary/block lengths ", dict_len, "/", block_len,
+                                 " for ", len, " bytes"));
+  }
+  const size_t rest = len - dict_len;
+  const size_t num_blocks = rest == 0 ? 0 : (rest + block_len - 1) / block_len;
+  if (num_blocks > in.remaining()) {
+    return in.ErrorAt(at, StrCat("invalid block count ", num_blocks));
+  }
+  if (format_.compression == Compression::kDeflateWithDict) {
+    for (size_t i = 0; i <= num_blocks; ++i) {
+      RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+      RFS_RETURN_IF_ERROR(in.Skip(clen));
+    }
+    return absl::OkStatus();
+  }
+  uint64_t skip = 0;
+  for (size_t i = 0; i <= num_blocks; ++i) {
+    RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+    skip += clen;
+  }
+  if (skip > in.remaining()) return in.Error("compressed blocks run past the end");
+  return in.Skip(skip);
+}
+
+absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want_doc,
+                                  DecodedChunk& out) {
+  const size_t start = in.position();
+  out.file_offset = in.source_offset();
+  out.decompressed = false;
+  RFS_ASSIGN_OR_RETURN(uint32_t doc_base, in.ReadVInt());
+  RFS_ASSIGN_OR_RETURN(uint32_t token, in.ReadVInt());
+  const uint32_t chunk_docs = token >> (format_.token_dirty_bit ? 2 : 1);
+  if (doc_base > 0x7FFFFFFF || chunk_docs == 0 ||
+      chunk_docs > static_cast<uint32_t>(std::max(max_docs, 0))) {
+    return in.ErrorAt(start, StrCat("invalid chunk header (docBase ", doc_base, ", chunkDocs ",
+                                    chunk_docs, ", ", max_docs, " docs left)"));
+  }
+  out.doc_base = static_cast<int32_t>(doc_base);
+  out.chunk_docs = static_cast<int32_t>(chunk_docs);
+  out.sliced = (token & 1) != 0;
+  out.num_fields.resize(chunk_docs);
+  out.offsets.resize(chunk_docs + 1);
+  out.offsets[0] = 0;
+  if (chunk_docs == 1) {
+    RFS_ASSIGN_OR_RETURN(out.num_fields[0], in.ReadVInt());
+    RFS_ASSIGN_OR_RETURN(out.offsets[1], in.ReadVInt());
+  } else {
+    RFS_RETURN_IF_ERROR(ReadInts(in, out.chunk_docs, out.num_fields, 0));
+    RFS_RETURN_IF_ERROR(ReadInts(in, out.chunk_docs, out.offsets, 1));
+  }
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < chunk_docs; ++i) {
+    total += out.offsets[i + 1];
+    if (total > kMaxChunkBytes) {
+      return in.ErrorAt(start, "chunk length overflows");
+    }
+    out.offsets[i + 1] = static_cast<uint32_t>(total);
+  }
+  out.total = total;
+  const bool decompress =
+      want_doc < 0 || (want_doc >= out.doc_base && want_doc - out.doc_base < out.chunk_docs);
+  const size_t chunk_size = static_cast<size_t>(format_.chunk_size);
+  if (out.sliced && chunk_size == 0) {
+    return in.ErrorAt(start, "sliced chunk without a chunk size");
+  }
+  if (decompress) {
+    // Cap the allocation by what the input could possibly expand to (LZ4 and
+    // DEFLATE both stay well under 1:1100), so corrupt lengths cannot demand
+    // gigabytes.
+    if (total > (in.remaining() + 64) * 1100) {
+      return in.ErrorAt(
+          start, StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
+    }
+    if (out.data.size() < total + kLz4Slack) {
+      out.data.resize(total + kLz4Slack);
+    }
+    if (out.sliced) {
+      for (size_t pos = 0; pos < total; pos += chunk_size) {
+        RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), pos,
+                                            std::min(chunk_size, total - pos)));
+      }
+    } else {
+      RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), 0, total));
+    }
+    out.decompressed = true;
+  } else if (out.sliced) {
+    for (size_t pos = 0; pos < total; pos += chunk_size) {
+      RFS_RETURN_IF_ERROR(SkipBlock(in, std::min(chunk_size, total - pos)));
+    }
+  } else {
+    RFS_RETURN_IF_ERROR(SkipBlock(in, total));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDirectory& segment_dir,
+                                                               const SegmentCommitInfo& segment) {
+  const std::string fdt_name = SegmentFileName(segment.name, "", "fdt");
+  auto file_or = segment_dir.OpenFile(fdt_name);
+  if (!file_or.ok()) {
+    return core::WithContext(file_or.status(), StrCat("segment ", segment.name));
+  }
+  std::shared_ptr<const core::IRandomAccessFile> file = std::move(file_or).value();
+  const uint64_t size = file->size();
+  // The header (and chunkSize for old versions) sits in the first bytes; the
+  // footer structure is checked without hashing the whole data file, as
+  // Lucene's reader does (CodecUtil.retrieveChecksum).
+  std::vector<uint8_t> head;
+  std::span<const uint8_t> head_view;
+  auto view = file->ContiguousView();
+  if (view.has_value()) {
+    head_view = *view;
+  } else {
+    if (size < core::kFooterLength) {
+      return core::DataLossAt(fdt_name, 0, "file too short");
+    }
+    const uint64_t head_len = std::min<uint64_t>(size - core::kFooterLength, 512);
+    RFS_ASSIGN_OR_RETURN(head, core::ReadRange(*file, 0, head_len));
+    RFS_ASSIGN_OR_RETURN(auto footer,
+                         core::ReadRange(*file, size - core::kFooterLength, core::kFooterLength));
+    head.insert(head.end(), footer.begin(), footer.end());
+    head_view = head;
+  }
+  ByteReader in(head_view, file->name());
+  auto header =
+      ReadFileHeader(in, {kFdtNames, 0, kVersionDirtyBit, kFdtLegacyNames}, &segment.id, "", false);
+  if (!header.ok()) {
+    return core::WithContext(header.status(), StrCat("segment ", segment.name));
+  }
+  auto format_or = FormatForHeader(header->header.codec, header->header.version, file->name());
+  if (!format_or.ok()) {
+    return core::WithContext(format_or.status(), StrCat("segment ", segment.name));
+  }
+  StoredFieldsFormat format = std::move(format_or).value();
+  if (format.lucene90_ints || format.version >= kVersionMeta) {
+    const std::string fdm_name = SegmentFileName(segment.name, "", "fdm");
+    RFS_ASSIGN_OR_RETURN(FileBytes fdm, FileBytes::Open(segment_dir, fdm_name));
+    ByteReader meta = fdm.Reader();
+    RFS_RETURN_IF_ERROR(
+        ReadFileHeader(meta, {kFdmNames, 0, format.version}, &segment.id, "", true).status());
+    RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(meta, "chunk size", 1u << 30));
+    if (!format.lucene90_ints) {
+      RFS_RETURN_IF_ERROR(ReadPositiveVInt(meta, "packed ints version", 2).status());
+    }
+  } else {
+    RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(in, "chunk size", 1u << 30));
+    RFS_RETURN_IF_ERROR(ReadPositiveVInt(in, "packed ints version", 2).status());
+  }
+  if (format.chunk_size <= 0) {
+    return core::DataLossAt(file->name(), in.position(), "chunk size 0");
+  }
+  const uint64_t data_start = in.position();
+  if (size < data_start + core::kFooterLength) {
+    return core::DataLossAt(file->name(), data_start, "file too short");
+  }
+  auto cursor = std::unique_ptr<ChunkCursor>(
+      new ChunkCursor(file, format, segment.max_doc(), data_start, size - core::kFooterLength));
+  if (view.has_value()) {
+    cursor->view_ = view->first(size - core::kFooterLength);
+    cursor->contiguous_ = true;
+  }
+  return cursor;
+}
+
+absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
+  if (next_doc_ >= max_doc_) {
+    return core::DataLossAt(file_->name(), next_offset_,
+                            "no chunk left for the requested document");
+  }
+  const int32_t left = max_doc_ - next_doc_;
+  if (contiguous_) {
+    ByteReader in(view_, file_->name());
+    RFS_RETURN_IF_ERROR(in.Seek(next_offset_));
+    RFS_RETURN_IF_ERROR(decoder_.Decode(in, left, want_doc, chunk_));
+    next_offset_ = in.position();
+  } else {
+    size_t want = std::max(kMinWindow, window_.size());
+    for (;;) {
+      const uint64_t end = std::min<uint64_t>(data_end_, next_offset_ + want);
+      if (next_offset_ < window_start_ || end > window_start_ + window_.size()) {
+        RFS_ASSIGN_OR_RETURN(window_, core::ReadRange(*file_, next_offset_, end - next_offset_));
+        window_start_ = next_offset_;
+      }
+      ByteReader in(window_, file_->name(), window_start_);
+      RFS_RETURN_IF_ERROR(in.Seek(next_offset_ - window_start_));
+      absl::Status status = decoder_.Decode(in, left, want_doc, chunk_);
+      if (status.ok()) {
+        next_offset_ = window_start_ + in.position();
+        break;
+      }
+      // A chunk larger than the window: retry with a bigger one until the
+      // window reaches the end of the data, then the error is real.
+      if (!absl::IsDataLoss(status) || window_start_ + window_.size() >= data_end_) {
+        return status;
+      }
+      want *= 2;
+    }
+  }
+  if (chunk_.doc_base != next_doc_) {
+    return core::DataLossAt(file_->name(), chunk_.file_offset,
+                            StrCat("chunk docBase ", chunk_.doc_base, ", expected ", next_doc_));
+  }
+  next_doc_ += chunk_.chunk_docs;
+  have_chunk_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
+  if (doc < 0 || doc >= max_doc_) {
+    return absl::OutOfRangeError(
+        StrCat(file_->name(), ": doc ", doc, " out of range [0, ", max_doc_, ")"));
+  }
+  if (have_chunk_ && doc < chunk_.doc_base) {
+    next_offset_ = data_start_;
+    next_doc_ = 0;
+    have_chunk_ = false;
+  }
+  while (!have_chunk_ || doc >= chunk_.doc_base + chunk_.chunk_docs) {
+    RFS_RETURN_IF_ERROR(DecodeNext(doc));
+  }
+  if (!chunk_.decompressed) {
+    // Only possible when a previous call skipped this chunk: re-read it.
+    next_offset_ = chunk_.file_offset;
+    next_doc_ = chunk_.doc_base;
+    RFS_RETURN_IF_ERROR(DecodeNext(doc));
+  }
+  return &chunk_;
+}
+
+absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
+                                       const StoredFieldsFormat& format, int32_t max_doc) {
+  ChunkDecoder decoder(format);
+  DecodedChunk chunk;
+  ByteReader in(body, "fuzz.fdt");
+  int32_t next = 0;
+  while (next < max_doc) {
+    RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, -1, chunk));
+    if (chunk.doc_base != next) return in.Error("docBase mismatch");
+    for (int32_t i = 0; i < chunk.chunk_docs; ++i) {
+      size_t n = 0;
+      if (!ParseFields(chunk.doc_bytes(i), chunk.num_fields[i], format.order,
+                       [&](const StoredField&) {
+                         ++n;
+                         return true;
+                       })) {
+        return in.Error("malformed document");
+      }
+    }
+    next += chunk.chunk_docs;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+StoredFieldsReader::StoredFieldsReader(std::unique_ptr<internal::ChunkCursor> cursor)
+    : cursor_(std::move(cursor)) {}
+StoredFieldsReader::~StoredFieldsReader() = default;
+
+absl::StatusOr<std::unique_ptr<StoredFieldsReader>> StoredFieldsReader::Open(
+    const core::IDirectory& segment_dir, const SegmentCommitInfo& segment) {
+  RFS_ASSIGN_OR_RETURN(auto cursor, internal::ChunkCursor::Open(segment_dir, segment));
+  return std::unique_ptr<StoredFieldsReader>(new StoredFieldsReader(std::move(cursor)));
+}
+
+int32_t StoredFieldsReader::max_doc() const { return cursor_->max_doc(); }
+const std::string& StoredFieldsReader::format_name() const { return cursor_->format().codec; }
+int32_t StoredFieldsReader::format_version() const { return cursor_->format().version; }
+int32_t StoredFieldsReader::chunk_size() const { return cursor_->format().chunk_size; }
+
+absl::Status StoredFieldsReader::Document(int32_t doc, std::vector<StoredField>& fields) {
+  RFS_ASSIGN_OR_RETURN(const internal::DecodedChunk* chunk, cursor_->ChunkFor(doc));
+  fields.clear();
+  const int32_t index = doc - chunk->doc_base;
+  if (!internal::ParseFields(chunk->doc_bytes(index), chunk->num_fields[index],
+                             cursor_->format().order, [&](const StoredField& f) {
+                               fields.push_back(f);
+                               return true;
+                             })) {
+    return core::DataLossAt(
+        cursor_->file_name(), chunk->file_offset,
+        core::StrCat("malformed stored fields of doc ", doc, " in the chunk at this offset"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::lucene

@@ -1,0 +1,320 @@
+// Internal stored-fields machinery (FORMATS.md C.7-C.8): the format
+// description read from `.fdt`/`.fdm` headers, the chunk decoder, the
+// sequential chunk cursor over a `.fdt`, and the per-document field parser.
+//
+// Hot path: ChunkCursor decodes a whole chunk once into reused buffers; each
+// document is then a slice of the decoded bytes. No per-document allocation.
+//
+// Internal to rfs::lucene. Not thread-safe (one cursor per thread).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rfs/core/byte_reader.hpp"
+#include "rfs/core/random_access.hpp"
+#include "rfs/lucene/segment_infos.hpp"
+#include "rfs/lucene/stored_fields.hpp"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lucene/compression_internal.hpp"
+
+namespace rfs::lucene::internal {
+
+enum class Compression {
+  kLz4,             // Lucene50 BEST_SPEED: LZ4, no stored length
+  kDeflate,         // Lucene50 BEST_COMPRESSION: VInt length + raw DEFLATE
+  kLz4WithDict,     // Lucene87/90 BEST_SPEED (C.8.2)
+  kDeflateWithDict  // Lucene87/90 BEST_COMPRESSION (C.8.3)
+};
+
+struct StoredFieldsFormat {
+  std::string codec;  ///< .fdt header codec name
+  int32_t version = 0;
+  Compression compression = Compression::kLz4;
+  /// Byte order of fixed-width parts of numeric fields (C.7.4).
+  core::ByteOrder order = core::ByteOrder::kBig;
+  /// Lucene90: StoredFieldsInts (C.7.3) instead of PackedInts.
+  bool lucene90_ints = false;
+  /// v4 and Lucene90: chunk token carries a dirty bit (docs = token >>> 2).
+  bool token_dirty_bit = false;
+  int32_t chunk_size = 0;
+};
+
+/// Maps a `.fdt` header codec name and version to a format (chunk_size left
+/// 0). Unimplemented for unknown names or versions.
+absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32_t version,
+                                                   std::string_view file);
+
+/// One decoded chunk. `data` has slack past `total` for the LZ4 decoder.
+struct DecodedChunk {
+  int32_t doc_base = 0;
+  int32_t chunk_docs = 0;
+  bool sliced = false;
+  uint64_t file_offset = 0;  ///< where the chunk starts in the .fdt
+  std::vector<uint32_t> num_fields;
+  std::vector<uint32_t> offsets;  ///< chunk_docs + 1 entries
+  std::vector<uint8_t> data;
+  size_t total = 0;
+  bool decompressed = false;
+
+  std::span<const uint8_t> doc_bytes(int32_t index) const {
+    return std::span<const uint8_t>(data.data() + offsets[index],
+                                    offsets[index + 1] - offsets[index]);
+  }
+};
+
+/// Decodes chunks of one format. Holds scratch buffers and an Inflater.
+class ChunkDecoder {
+ public:
+  explicit ChunkDecoder(const StoredFieldsFormat& format) : format_(format) {}
+
+  /// Decodes the chunk at `in`'s cursor and advances past it. The payload
+  /// is decompressed when `want_doc` < 0 or lies in the chunk; otherwise it
+  /// is skipped (decoded into scratch only when the format stores no
+  /// compressed length). `max_docs` bounds chunk_docs (docs left in the
+  /// segment).
+  absl::Status Decode(core::ByteReader& in, int32_t max_docs, int32_t want_doc, DecodedChunk& out);
+
+  const StoredFieldsFormat& format() const { return format_; }
+
+ private:
+  absl::Status ReadInts(core::ByteReader& in, int32_t count, std::vector<uint32_t>& out,
+                        size_t out_offset);
+  absl::Status DecompressBlock(core::ByteReader& in, uint8_t* dst_base, size_t dst_capacity,
+                               size_t pos, size_t len);
+  absl::Status SkipBlock(core::ByteReader& in, size_t len);
+
+  StoredFieldsFormat format_;
+  Inflater inflater_;
+  std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> dict_scratch_;
+  std::vector<uint32_t> lengths_;
+};
+
+/// Sequential access to the chunks of one segment's `.fdt`.
+class ChunkCursor {
+ public:
+  /// Opens `<seg>.fdt` (+ `.fdm` when the version keeps chunkSize there) in
+  /// `segment_dir`, checking headers against the segment id.
+  static absl::StatusOr<std::unique_ptr<ChunkCursor>> Open(const core::IDirectory& segment_dir,
+                                                           const SegmentCommitInfo& segment);
+
+  const StoredFieldsFormat& format() const { return decoder_.format(); }
+  int32_t max_doc() const { return max_doc_; }
+  const std::string& file_name() const { return file_->name(); }
+
+  /// Makes the chunk holding `doc` current (decompressed) and returns it.
+  /// Forward moves skip chunks without decompressing when possible; a
+  /// backward move restarts from the first chunk.
+  absl::StatusOr<const DecodedChunk*> ChunkFor(int32_t doc);
+
+ private:
+  ChunkCursor(std::shared_ptr<const core::IRandomAccessFile> file, const StoredFieldsFormat& format,
+              int32_t max_doc, uint64_t data_start, uint64_t data_end)
+      : file_(std::move(file)),
+        decoder_(format),
+        max_doc_(max_doc),
+        data_start_(data_start),
+        data_end_(data_end),
+        next_offset_(data_start) {}
+
+  absl::Status DecodeNext(int32_t want_doc);
+
+  std::shared_ptr<const core::IRandomAccessFile> file_;
+  std::span<const uint8_t> view_;  // whole file when contiguous
+  bool contiguous_ = false;
+  std::vector<uint8_t> window_;  // otherwise a window of the file
+  uint64_t window_start_ = 0;
+  ChunkDecoder decoder_;
+  int32_t max_doc_;
+  uint64_t data_start_;
+  uint64_t data_end_;  // start of the footer
+  uint64_t next_offset_;
+  int32_t next_doc_ = 0;
+  DecodedChunk chunk_;
+  bool have_chunk_ = false;
+};
+
+/// Parses `num_fields` serialized fields (C.7.4) of one document. Calls
+/// `visit(const StoredField&)` for each; the visitor returns false to stop.
+/// Returns false on malformed bytes (the caller reports DataLoss with the
+/// chunk's file offset).
+template <typename Visitor>
+bool ParseFields(std::span<const uint8_t> bytes, uint32_t num_fields, core::ByteOrder order,
+                 Visitor&& visit);
+
+/// The fuzz entry: decodes every chunk of a `.fdt` body given the format,
+/// checking doc bases and visiting each document's fields.
+absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
+                                       const StoredFieldsFormat& format, int32_t max_doc);
+
+// ---- implementation of ParseFields ----
+
+namespace detail {
+
+struct FastReader {
+  const uint8_t* p;
+  const uint8_t* end;
+
+  bool Byte(uint8_t& v) {
+    if (p >= end) return false;
+    v = *p++;
+    return true;
+  }
+  bool VLong(uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 63; shift += 7) {
+      if (p >= end) return false;
+      const uint8_t b = *p++;
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool VInt(uint32_t& v) {
+    uint64_t wide;
+    if (!VLong(wide) || wide > 0xFFFFFFFFu) return false;
+    v = static_cast<uint32_t>(wide);
+    return true;
+  }
+  template <typename T>
+  bool Fixed(T& v, core::ByteOrder order) {
+    if (static_cast<size_t>(end - p) < sizeof(T)) return false;
+    T raw;
+    std::memcpy(&raw, p, sizeof(T));
+    p += sizeof(T);
+    if (order == core::ByteOrder::kBig) {
+      if constexpr (sizeof(T) == 2) raw = __builtin_bswap16(raw);
+      if constexpr (sizeof(T) == 4) raw = __builtin_bswap32(raw);
+      if constexpr (sizeof(T) == 8) raw = __builtin_bswap64(raw);
+    }
+    v = raw;
+    return true;
+  }
+};
+
+}  // namespace detail
+
+template <typename Visitor>
+bool ParseFields(std::span<const uint8_t> bytes, uint32_t num_fields, core::ByteOrder order,
+                 Visitor&& visit) {
+  detail::FastReader in{bytes.data(), bytes.data() + bytes.size()};
+  StoredField field;
+  for (uint32_t i = 0; i < num_fields; ++i) {
+    uint64_t info;
+    if (!in.VLong(info)) return false;
+    // infoAndBits = fieldNumber << TYPE_BITS(3) | type
+    // (Lucene90CompressingStoredFieldsWriter.java).
+    const uint64_t number = info >> 3;
+    const auto type = static_cast<uint8_t>(info & 7);
+    if (number > 0x7FFFFFFF) return false;
+    field.number = static_cast<int32_t>(number);
+    field.long_value = 0;
+    field.double_value = 0;
+    field.bytes = {};
+    switch (type) {
+      case 0:    // STRING
+      case 1: {  // BYTE_ARR
+        uint32_t len;
+        if (!in.VInt(len) || len > static_cast<size_t>(in.end - in.p)) {
+          return false;
+        }
+        field.type = type == 0 ? StoredFieldType::kString : StoredFieldType::kBytes;
+        field.bytes = std::span<const uint8_t>(in.p, len);
+        in.p += len;
+        break;
+      }
+      case 2: {  // INT: ZInt
+        uint32_t raw;
+        if (!in.VInt(raw)) return false;
+        field.type = StoredFieldType::kInt;
+        field.long_value = static_cast<int32_t>((raw >> 1) ^ (~(raw & 1) + 1));
+        break;
+      }
+      case 3: {  // FLOAT: ZFloat
+        uint8_t b;
+        if (!in.Byte(b)) return false;
+        uint32_t bits;
+        field.type = StoredFieldType::kFloat;
+        if (b == 0xFF) {
+          if (!in.Fixed(bits, order)) return false;
+        } else if (b & 0x80) {
+          field.double_value = static_cast<int>(b & 0x7F) - 1;
+          break;
+        } else {
+          uint16_t mid;
+          uint8_t low;
+          if (!in.Fixed(mid, order) || !in.Byte(low)) return false;
+          bits = uint32_t{b} << 24 | uint32_t{mid} << 8 | low;
+        }
+        float f;
+        std::memcpy(&f, &bits, 4);
+        field.double_value = f;
+        break;
+      }
+      case 4: {  // LONG: TLong
+        uint8_t h;
+        if (!in.Byte(h)) return false;
+        uint64_t bits = h & 0x1F;
+        if (h & 0x20) {
+          uint64_t more;
+          if (!in.VLong(more)) return false;
+          bits |= more << 5;
+        }
+        int64_t v = static_cast<int64_t>((bits >> 1) ^ (~(bits & 1) + 1));
+        // SECOND_ENCODING 0x40, HOUR_ENCODING 0x80, DAY_ENCODING 0xC0.
+        static constexpr int64_t kMultiplier[] = {1, 1000, 3600000, 86400000};
+        field.type = StoredFieldType::kLong;
+        field.long_value = static_cast<int64_t>(static_cast<uint64_t>(v) *
+                                                static_cast<uint64_t>(kMultiplier[h >> 6]));
+        break;
+      }
+      case 5: {  // DOUBLE: ZDouble
+        uint8_t b;
+        if (!in.Byte(b)) return false;
+        field.type = StoredFieldType::kDouble;
+        if (b == 0xFF) {
+          uint64_t bits;
+          if (!in.Fixed(bits, order)) return false;
+          double d;
+          std::memcpy(&d, &bits, 8);
+          field.double_value = d;
+        } else if (b == 0xFE) {
+          uint32_t bits;
+          if (!in.Fixed(bits, order)) return false;
+          float f;
+          std::memcpy(&f, &bits, 4);
+          field.double_value = f;
+        } else if (b & 0x80) {
+          field.double_value = static_cast<int>(b & 0x7F) - 1;
+        } else {
+          uint32_t mid32;
+          uint16_t mid16;
+          uint8_t low;
+          if (!in.Fixed(mid32, order) || !in.Fixed(mid16, order) || !in.Byte(low)) {
+            return false;
+          }
+          const uint64_t bits =
+              uint64_t{b} << 56 | uint64_t{mid32} << 24 | uint64_t{mid16} << 8 | low;
+          double d;
+          std::memcpy(&d, &bits, 8);
+          field.double_value = d;
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+    if (!visit(static_cast<const StoredField&>(field))) return true;
+  }
+  // A document's length covers exactly its fields.
+  return in.p == in.end;
+}
+
+}  // namespace rfs::lucene::internal
