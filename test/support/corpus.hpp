@@ -26,3 +26,14 @@ inline std::optional<std::filesystem::path> CorpusRoot(std::string_view test_nam
 }
 
 }  // namespace rfs::test
+
+namespace rfs::test {
+
+/// A path inside the corpus, or std::nullopt (after the RFS-SKIPPED line) when it is absent.
+inline std::optional<std::filesystem::path> CorpusPath(std::string_view relative) {
+  auto root = CorpusRoot(relative);
+  if (!root) return std::nullopt;
+  return *root / relative;
+}
+
+}  // namespace rfs::test

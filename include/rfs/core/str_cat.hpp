@@ -29,6 +29,12 @@ requires(std::integral<T> && !std::same_as<T, char> &&
          !std::same_as<T, bool>) void AppendPiece(std::string& out, T piece) {
   out.append(std::to_string(piece));
 }
+// Other string-view types (e.g. boost::json keys) convert through std::string_view.
+template <typename T>
+requires(std::is_convertible_v<const T&, std::string_view> && !std::is_pointer_v<T> &&
+         !std::is_array_v<T>) void AppendPiece(std::string& out, const T& piece) {
+  out.append(static_cast<std::string_view>(piece));
+}
 inline void AppendPiece(std::string& out, bool piece) { out.append(piece ? "true" : "false"); }
 inline void AppendPiece(std::string& out, double piece) { out.append(std::to_string(piece)); }
 

@@ -1,0 +1,93 @@
+// SnapshotRepository: reads a snapshot repository's metadata, from the repository index down to
+// each shard's file list, for every layout Elasticsearch 1.x-9.x and OpenSearch 1.x-3.x write.
+//
+// Only what the repository index references counts: blobs left over from deleted or failed
+// snapshots are never read. The layout is detected once at Open() (FORMATS.md A.1, A.8, A.9):
+//   ES 1.x   root `index` JSON; `snapshot-<name>`, `metadata-<name>`, folders named by index
+//   ES 2.x   root `index` JSON; `snap-<name>.dat`, `meta-<name>.dat`, folders named by index
+//   ES 5.x+  `index-N` (+ `index.latest`), UUID names, `index_metadata_lookup` (7.9+),
+//            OpenSearch `shard_path_type` with shard folders listed in `snapshot_shard_paths/`.
+//
+// Thread safety: after Open(), all methods are const and may be called concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rfs/core/random_access.hpp"
+#include "rfs/snapshot/models.hpp"
+#include "rfs/snapshot/source_repo.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::snapshot {
+
+struct ShardFilesOptions {
+  /// Verify each Lucene file's footer CRC-32 against the snapshot's checksum when it is opened
+  /// (reads the whole file once). Off by default: the Lucene reader checks what it reads.
+  bool verify_checksums = false;
+};
+
+class SnapshotRepository {
+ public:
+  /// Reads the repository index. NotFound when `repo` holds no repository index; DataLoss when
+  /// it is corrupt; Unimplemented for a layout rfs does not read.
+  static absl::StatusOr<std::unique_ptr<SnapshotRepository>> Open(
+      std::shared_ptr<const ISourceRepo> repo);
+
+  RepositoryLayout layout() const { return layout_; }
+  /// The generation N of the `index-N` read (-1 for ES 1.x/2.x layouts).
+  int64_t generation() const { return generation_; }
+  const ISourceRepo& repo() const { return *repo_; }
+  const std::vector<SnapshotEntry>& snapshots() const { return snapshots_; }
+  const std::vector<IndexEntry>& indices() const { return indices_; }
+
+  /// The snapshot with this name; NotFound listing the names present otherwise.
+  absl::StatusOr<const SnapshotEntry*> FindSnapshot(std::string_view name) const;
+  /// The newest snapshot (by start time when known, else the last listed).
+  absl::StatusOr<const SnapshotEntry*> LatestSnapshot() const;
+  /// Names of the indices in `snapshot`, sorted.
+  std::vector<std::string> IndicesIn(const SnapshotEntry& snapshot) const;
+  absl::StatusOr<const IndexEntry*> FindIndex(std::string_view name) const;
+
+  absl::StatusOr<SnapshotInfo> ReadSnapshotInfo(const SnapshotEntry& snapshot) const;
+  absl::StatusOr<GlobalMetadata> ReadGlobalMetadata(const SnapshotEntry& snapshot) const;
+  absl::StatusOr<IndexMetadata> ReadIndexMetadata(const SnapshotEntry& snapshot,
+                                                  std::string_view index) const;
+  /// The shard's file list. NotFound when the snapshot holds no data for that shard (e.g. a
+  /// failed shard of a PARTIAL snapshot); Unimplemented for OpenSearch shallow (remote-store)
+  /// snapshots, which hold no Lucene files.
+  absl::StatusOr<ShardSnapshot> ReadShardSnapshot(const SnapshotEntry& snapshot,
+                                                  std::string_view index, int shard) const;
+  /// The folder holding the shard's blobs ("indices/<id>/<shard>" or an OpenSearch hashed path).
+  absl::StatusOr<std::string> ShardFolder(const IndexEntry& index, int shard) const;
+
+  /// The shard's Lucene files, each readable in place whether stored in one blob, split into
+  /// `.partN` blobs, or inline (`v__`). The directory keeps the repository alive.
+  absl::StatusOr<std::shared_ptr<const core::IDirectory>> OpenShardFiles(
+      const SnapshotEntry& snapshot, std::string_view index, int shard,
+      ShardFilesOptions options = {}) const;
+
+  /// The product and version that wrote `snapshot`, from the repository index and SnapshotInfo.
+  absl::StatusOr<SourceVersion> DetectSourceVersion(const SnapshotEntry& snapshot) const;
+
+ private:
+  SnapshotRepository() = default;
+  absl::Status LoadModern();
+  absl::Status LoadLegacy();
+  std::string SnapshotBlobName(const SnapshotEntry& snapshot) const;
+  std::string GlobalMetadataBlobName(const SnapshotEntry& snapshot) const;
+  absl::StatusOr<std::string> IndexMetadataBlobName(const SnapshotEntry& snapshot,
+                                                    const IndexEntry& index) const;
+
+  std::shared_ptr<const ISourceRepo> repo_;
+  RepositoryLayout layout_ = RepositoryLayout::kModern;
+  int64_t generation_ = -1;
+  std::vector<SnapshotEntry> snapshots_;
+  std::vector<IndexEntry> indices_;
+  boost::json::object index_metadata_identifiers_;
+};
+
+}  // namespace rfs::snapshot

@@ -1,0 +1,70 @@
+// ISourceRepo: the blob store that holds a snapshot repository.
+//
+// A repository is a tree of named blobs (a file-system folder, an S3 prefix, ...). Paths are
+// relative to the repository root and use '/' separators ("index-3",
+// "indices/<id>/0/snap-<uuid>.dat"). Blobs are opened as core::IRandomAccessFile, so every read
+// is positional: a local implementation memory-maps, a remote one issues ranged GETs and may
+// cache ranges locally behind the same interface. Nothing is ever copied out of the repository
+// to read it.
+//
+// Thread safety: every method may be called concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rfs/core/random_access.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::snapshot {
+
+class ISourceRepo {
+ public:
+  virtual ~ISourceRepo() = default;
+
+  /// Where the repository lives, for messages (a path or URI).
+  virtual const std::string& description() const = 0;
+
+  /// Names of the blobs directly inside `dir` ("" for the root), sorted. A missing folder is an
+  /// empty list, as in an object store.
+  virtual absl::StatusOr<std::vector<std::string>> ListBlobs(std::string_view dir) const = 0;
+
+  /// Names of the child folders of `dir`, sorted.
+  virtual absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view dir) const = 0;
+
+  /// Opens a blob for positional reads. NotFound when it does not exist.
+  virtual absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
+      std::string_view path) const = 0;
+
+  /// Size of a blob in bytes. NotFound when it does not exist.
+  virtual absl::StatusOr<uint64_t> BlobSize(std::string_view path) const = 0;
+
+  /// Reads a whole blob into memory (for small metadata blobs). Refuses blobs larger than
+  /// `max_bytes` with ResourceExhausted.
+  absl::StatusOr<std::vector<uint8_t>> ReadBlob(std::string_view path,
+                                                uint64_t max_bytes = 1ull << 30) const;
+};
+
+/// A repository in a local folder (an Elasticsearch `fs` repository). Blobs are memory-mapped.
+class FileSystemRepo final : public ISourceRepo {
+ public:
+  /// Fails with NotFound when `root` is not a folder.
+  static absl::StatusOr<std::shared_ptr<FileSystemRepo>> Open(std::string root);
+
+  const std::string& description() const override { return root_; }
+  absl::StatusOr<std::vector<std::string>> ListBlobs(std::string_view dir) const override;
+  absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view dir) const override;
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
+      std::string_view path) const override;
+  absl::StatusOr<uint64_t> BlobSize(std::string_view path) const override;
+
+ private:
+  explicit FileSystemRepo(std::string root) : root_(std::move(root)) {}
+  absl::StatusOr<std::string> Resolve(std::string_view path) const;
+  std::string root_;
+};
+
+}  // namespace rfs::snapshot

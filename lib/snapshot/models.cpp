@@ -1,0 +1,114 @@
+#include "rfs/snapshot/models.hpp"
+
+#include <charconv>
+
+#include "rfs/core/str_cat.hpp"
+
+namespace rfs::snapshot {
+
+using core::StrCat;
+
+const char* LayoutName(RepositoryLayout layout) {
+  switch (layout) {
+    case RepositoryLayout::kEs1:
+      return "Elasticsearch 1.x";
+    case RepositoryLayout::kEs2:
+      return "Elasticsearch 2.x";
+    case RepositoryLayout::kModern:
+      return "Elasticsearch 5.x+/OpenSearch";
+  }
+  return "unknown";
+}
+
+std::string SourceVersion::ToString() const {
+  const char* prefix = product == Product::kElasticsearch ? "ES"
+                       : product == Product::kOpenSearch  ? "OS"
+                                                          : nullptr;
+  if (prefix == nullptr) return "unknown";
+  if (minor < 0) return StrCat(prefix, " ", major, ".x");
+  if (patch < 0) return StrCat(prefix, " ", major, ".", minor);
+  return StrCat(prefix, " ", major, ".", minor, ".", patch);
+}
+
+namespace {
+
+// OpenSearch sets this bit in its Version ids to tell them from Elasticsearch's
+// (OpenSearch org/opensearch/Version.java, MASK).
+constexpr int64_t kOpenSearchMask = 0x08000000;
+// From ES 8.10 the ids written are IndexVersion ids, no longer derived from the release
+// number. Releases whose id is known from real repositories (../shared corpus PROVENANCE):
+struct IndexVersionRelease {
+  int64_t id;
+  int major, minor;
+};
+constexpr IndexVersionRelease kIndexVersionReleases[] = {
+    {8505000, 8, 14},
+    {9009000, 9, 0},
+};
+constexpr int64_t kFirstIndexVersionId = 8500000;
+
+}  // namespace
+
+SourceVersion SourceVersion::FromVersionId(int64_t id) {
+  SourceVersion v;
+  if (id <= 0) return v;
+  if ((id & kOpenSearchMask) != 0) {
+    id ^= kOpenSearchMask;
+    v.product = Product::kOpenSearch;
+  } else {
+    v.product = Product::kElasticsearch;
+    if (id >= kFirstIndexVersionId) {
+      for (const auto& release : kIndexVersionReleases) {
+        if (release.id == id) {
+          v.major = release.major;
+          v.minor = release.minor;
+          v.patch = -1;
+          return v;
+        }
+      }
+      v.major = static_cast<int>(id / 1000000);
+      v.minor = -1;
+      return v;
+    }
+  }
+  v.major = static_cast<int>(id / 1000000);
+  v.minor = static_cast<int>(id / 10000 % 100);
+  v.patch = static_cast<int>(id / 100 % 100);
+  return v;
+}
+
+std::optional<SourceVersion> SourceVersion::Parse(Product product, std::string_view text) {
+  SourceVersion v;
+  v.product = product;
+  int* parts[] = {&v.major, &v.minor, &v.patch};
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  for (int i = 0; i < 3; ++i) {
+    auto [next, ec] = std::from_chars(p, end, *parts[i]);
+    if (ec != std::errc()) return std::nullopt;
+    p = next;
+    if (i < 2) {
+      if (p == end || *p != '.') return std::nullopt;
+      ++p;
+    }
+  }
+  return v;
+}
+
+uint64_t FileInfo::number_of_parts() const {
+  if (length == 0 || !part_size || *part_size == 0) return 1;
+  return (length + *part_size - 1) / *part_size;
+}
+
+std::string FileInfo::PartName(uint64_t i) const {
+  if (number_of_parts() == 1) return name;
+  return StrCat(name, ".part", i);
+}
+
+uint64_t ShardSnapshot::total_file_bytes() const {
+  uint64_t total = 0;
+  for (const auto& f : files) total += f.length;
+  return total;
+}
+
+}  // namespace rfs::snapshot

@@ -1,0 +1,565 @@
+#include "rfs/snapshot/repository.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/byte_reader.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/snapshot/blob_envelope.hpp"
+
+#include "snapshot/json_access_internal.hpp"
+#include "snapshot/shard_directory_internal.hpp"
+
+namespace rfs::snapshot {
+
+using core::StrCat;
+namespace json = boost::json;
+using internal::Find;
+using internal::OptInt;
+using internal::OptString;
+
+namespace {
+
+// Codec names of ChecksumBlobStoreFormat envelopes (ES BlobStoreRepository).
+constexpr std::string_view kSnapshotCodec = "snapshot";
+constexpr std::string_view kGlobalMetadataCodec = "metadata";
+constexpr std::string_view kIndexMetadataCodec = "index-metadata";
+
+// SnapshotState byte values in index-N (ES snapshots/SnapshotState.java).
+std::string StateName(int64_t state) {
+  switch (state) {
+    case 0:
+      return "IN_PROGRESS";
+    case 1:
+      return "SUCCESS";
+    case 2:
+      return "FAILED";
+    case 3:
+      return "PARTIAL";
+    case 4:
+      return "INCOMPATIBLE";
+  }
+  return StrCat("UNKNOWN(", state, ")");
+}
+
+std::optional<int64_t> ParseDecimal(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+absl::StatusOr<json::value> ReadJsonBlob(const ISourceRepo& repo, std::string_view path,
+                                         std::string_view codec) {
+  RFS_ASSIGN_OR_RETURN(auto bytes, repo.ReadBlob(path));
+  return DecodeMetadataBlob(bytes, path, codec);
+}
+
+// Settings are written flat ("index.number_of_shards"), but accept nested objects too.
+void FlattenSettings(const json::object& in, const std::string& prefix, json::object& out) {
+  for (const auto& [key, value] : in) {
+    std::string name = prefix.empty() ? std::string(key) : StrCat(prefix, ".", key);
+    if (value.is_object()) {
+      FlattenSettings(value.get_object(), name, out);
+    } else if (value.is_string()) {
+      out[name] = value;
+    } else if (value.is_array()) {
+      out[name] = value;
+    } else {
+      out[name] = json::serialize(value);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
+    std::shared_ptr<const ISourceRepo> repo) {
+  std::unique_ptr<SnapshotRepository> out(new SnapshotRepository());
+  out->repo_ = std::move(repo);
+  RFS_ASSIGN_OR_RETURN(auto root_blobs, out->repo_->ListBlobs(""));
+  const bool has_generations = std::any_of(root_blobs.begin(), root_blobs.end(), [](auto& b) {
+    return b == "index.latest" || (b.starts_with("index-") && ParseDecimal(b.substr(6)));
+  });
+  const bool has_legacy_index =
+      std::find(root_blobs.begin(), root_blobs.end(), "index") != root_blobs.end();
+  if (has_generations) {
+    out->layout_ = RepositoryLayout::kModern;
+    RFS_RETURN_IF_ERROR(out->LoadModern());
+  } else if (has_legacy_index) {
+    const bool es2 = std::any_of(root_blobs.begin(), root_blobs.end(), [](auto& b) {
+      return b.starts_with("snap-") && b.ends_with(".dat");
+    });
+    out->layout_ = es2 ? RepositoryLayout::kEs2 : RepositoryLayout::kEs1;
+    RFS_RETURN_IF_ERROR(out->LoadLegacy());
+  } else {
+    return absl::NotFoundError(StrCat("no snapshot repository index (index-N, index.latest or ",
+                                      "index) in ", out->repo_->description()));
+  }
+  return out;
+}
+
+absl::Status SnapshotRepository::LoadModern() {
+  // The newest generation: the largest index-N listed, cross-checked with index.latest.
+  RFS_ASSIGN_OR_RETURN(auto root_blobs, repo_->ListBlobs(""));
+  int64_t listed = -1;
+  for (const auto& blob : root_blobs) {
+    if (!blob.starts_with("index-")) continue;
+    if (auto n = ParseDecimal(std::string_view(blob).substr(6))) listed = std::max(listed, *n);
+  }
+  int64_t latest = -1;
+  if (auto bytes = repo_->ReadBlob("index.latest", 64); bytes.ok()) {
+    core::ByteReader in(*bytes, "index.latest");
+    if (bytes->size() != 8) return in.ErrorAt(0, "index.latest must hold 8 bytes");
+    latest = static_cast<int64_t>(in.ReadBeU64().value());
+  }
+  // ES prefers the listing; index.latest serves stores that cannot list (A.1).
+  generation_ = listed >= 0 ? listed : latest;
+  if (generation_ < 0) {
+    return absl::NotFoundError(StrCat("no index-N blob in ", repo_->description()));
+  }
+  const std::string index_blob = StrCat("index-", generation_);
+  RFS_ASSIGN_OR_RETURN(auto bytes, repo_->ReadBlob(index_blob));
+  RFS_ASSIGN_OR_RETURN(auto root_value, DecodeXContent(bytes, index_blob));
+  RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(root_value, index_blob, "(root)"));
+
+  if (const auto* snapshots = Find(*root, "snapshots"); snapshots && snapshots->is_array()) {
+    for (const auto& item : snapshots->get_array()) {
+      if (!item.is_object()) return internal::FieldError(index_blob, "snapshots[]", "an object");
+      const auto& s = item.get_object();
+      SnapshotEntry entry;
+      RFS_ASSIGN_OR_RETURN(entry.name, internal::RequireString(s, "name", index_blob));
+      // Repositories from before ES 5 have no UUIDs: uuid == name (A.8).
+      entry.uuid = OptString(s, "uuid").value_or(entry.name);
+      if (auto state = OptInt(s, "state")) entry.state = StateName(*state);
+      entry.version = OptString(s, "version");
+      entry.index_version = OptInt(s, "index_version");
+      entry.start_time_millis = OptInt(s, "start_time_millis").value_or(0);
+      if (const auto* lookup = Find(s, "index_metadata_lookup"); lookup && lookup->is_object()) {
+        for (const auto& [id, ident] : lookup->get_object()) {
+          if (ident.is_string()) {
+            entry.index_metadata_lookup[std::string(id)] =
+                internal::ToStdString(ident.get_string());
+          }
+        }
+      }
+      snapshots_.push_back(std::move(entry));
+    }
+  }
+  if (const auto* indices = Find(*root, "indices"); indices && indices->is_object()) {
+    for (const auto& [name, value] : indices->get_object()) {
+      if (!value.is_object()) return internal::FieldError(index_blob, name, "an object");
+      const auto& i = value.get_object();
+      IndexEntry entry;
+      entry.name = std::string(name);
+      RFS_ASSIGN_OR_RETURN(entry.id, internal::RequireString(i, "id", index_blob));
+      if (const auto* snaps = Find(i, "snapshots"); snaps && snaps->is_array()) {
+        for (const auto& s : snaps->get_array()) {
+          // Before ES 5.4.1 entries were {"name", "uuid"} objects (A.2).
+          if (s.is_string()) {
+            entry.snapshot_uuids.push_back(internal::ToStdString(s.get_string()));
+          } else if (s.is_object()) {
+            auto uuid = OptString(s.get_object(), "uuid");
+            if (!uuid) uuid = OptString(s.get_object(), "name");
+            if (uuid) entry.snapshot_uuids.push_back(*uuid);
+          }
+        }
+      }
+      if (const auto* gens = Find(i, "shard_generations"); gens && gens->is_array()) {
+        for (const auto& g : gens->get_array()) {
+          if (g.is_string()) {
+            entry.shard_generations.push_back(internal::ToStdString(g.get_string()));
+          } else {
+            entry.shard_generations.push_back(std::nullopt);
+          }
+        }
+      }
+      entry.shard_path_type = static_cast<int>(OptInt(i, "shard_path_type").value_or(0));
+      indices_.push_back(std::move(entry));
+    }
+  }
+  if (const auto* idents = Find(*root, "index_metadata_identifiers");
+      idents && idents->is_object()) {
+    index_metadata_identifiers_ = idents->get_object();
+  }
+  std::sort(indices_.begin(), indices_.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return absl::OkStatus();
+}
+
+absl::Status SnapshotRepository::LoadLegacy() {
+  RFS_ASSIGN_OR_RETURN(auto bytes, repo_->ReadBlob("index"));
+  RFS_ASSIGN_OR_RETURN(auto root_value, DecodeXContent(bytes, "index"));
+  RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(root_value, "index", "(root)"));
+  const auto* names = Find(*root, "snapshots");
+  if (names == nullptr || !names->is_array()) {
+    return internal::FieldError("index", "snapshots", "an array");
+  }
+  std::map<std::string, IndexEntry> indices;
+  for (const auto& n : names->get_array()) {
+    if (!n.is_string()) return internal::FieldError("index", "snapshots[]", "a string");
+    SnapshotEntry entry;
+    entry.name = internal::ToStdString(n.get_string());
+    entry.uuid = entry.name;
+    // Legacy repository indices list names only: the rest comes from each SnapshotInfo.
+    RFS_ASSIGN_OR_RETURN(auto info, ReadSnapshotInfo(entry));
+    entry.state = info.state;
+    entry.start_time_millis = info.start_time;
+    for (const auto& index : info.indices) {
+      auto& ie = indices[index];
+      ie.name = index;
+      ie.id = index;  // ES 1.x/2.x index folders are named by index
+      ie.snapshot_uuids.push_back(entry.uuid);
+    }
+    snapshots_.push_back(std::move(entry));
+  }
+  for (auto& [name, entry] : indices) indices_.push_back(std::move(entry));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const SnapshotEntry*> SnapshotRepository::FindSnapshot(std::string_view name) const {
+  std::string known;
+  for (const auto& s : snapshots_) {
+    if (s.name == name) return &s;
+    known += known.empty() ? s.name : StrCat(", ", s.name);
+  }
+  return absl::NotFoundError(StrCat("snapshot '", name, "' not found in ", repo_->description(),
+                                    " (snapshots: ", known.empty() ? "none" : known, ")"));
+}
+
+absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const {
+  if (snapshots_.empty()) {
+    return absl::NotFoundError(StrCat("repository ", repo_->description(), " holds no snapshot"));
+  }
+  const SnapshotEntry* best = &snapshots_.back();
+  const bool have_times = std::all_of(snapshots_.begin(), snapshots_.end(),
+                                      [](const auto& s) { return s.start_time_millis > 0; });
+  if (have_times) {
+    for (const auto& s : snapshots_) {
+      if (s.start_time_millis > best->start_time_millis) best = &s;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> SnapshotRepository::IndicesIn(const SnapshotEntry& snapshot) const {
+  std::vector<std::string> out;
+  for (const auto& index : indices_) {
+    if (std::find(index.snapshot_uuids.begin(), index.snapshot_uuids.end(), snapshot.uuid) !=
+        index.snapshot_uuids.end()) {
+      out.push_back(index.name);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<const IndexEntry*> SnapshotRepository::FindIndex(std::string_view name) const {
+  for (const auto& index : indices_) {
+    if (index.name == name) return &index;
+  }
+  return absl::NotFoundError(StrCat("index '", name, "' not found in ", repo_->description()));
+}
+
+std::string SnapshotRepository::SnapshotBlobName(const SnapshotEntry& snapshot) const {
+  switch (layout_) {
+    case RepositoryLayout::kEs1:
+      return StrCat("snapshot-", snapshot.name);
+    case RepositoryLayout::kEs2:
+      return StrCat("snap-", snapshot.name, ".dat");
+    case RepositoryLayout::kModern:
+      break;
+  }
+  return StrCat("snap-", snapshot.uuid, ".dat");
+}
+
+std::string SnapshotRepository::GlobalMetadataBlobName(const SnapshotEntry& snapshot) const {
+  switch (layout_) {
+    case RepositoryLayout::kEs1:
+      return StrCat("metadata-", snapshot.name);
+    case RepositoryLayout::kEs2:
+      return StrCat("meta-", snapshot.name, ".dat");
+    case RepositoryLayout::kModern:
+      break;
+  }
+  return StrCat("meta-", snapshot.uuid, ".dat");
+}
+
+absl::StatusOr<std::string> SnapshotRepository::IndexMetadataBlobName(
+    const SnapshotEntry& snapshot, const IndexEntry& index) const {
+  switch (layout_) {
+    case RepositoryLayout::kEs1:
+      return StrCat("indices/", index.id, "/snapshot-", snapshot.name);
+    case RepositoryLayout::kEs2:
+      return StrCat("indices/", index.id, "/meta-", snapshot.name, ".dat");
+    case RepositoryLayout::kModern:
+      break;
+  }
+  // ES 7.9+: snapshot -> metadata identifier -> blob id (IndexMetaDataGenerations, A.2).
+  if (auto it = snapshot.index_metadata_lookup.find(index.id);
+      it != snapshot.index_metadata_lookup.end()) {
+    const auto* blob_id = Find(index_metadata_identifiers_, it->second);
+    if (blob_id == nullptr || !blob_id->is_string()) {
+      return absl::DataLossError(StrCat("index-", generation_, ": index_metadata_identifiers has ",
+                                        "no blob for '", it->second, "' (index ", index.name,
+                                        ", snapshot ", snapshot.name, ")"));
+    }
+    return StrCat("indices/", index.id, "/meta-", internal::ToStdString(blob_id->get_string()),
+                  ".dat");
+  }
+  return StrCat("indices/", index.id, "/meta-", snapshot.uuid, ".dat");
+}
+
+absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
+    const SnapshotEntry& snapshot) const {
+  const std::string blob = SnapshotBlobName(snapshot);
+  RFS_ASSIGN_OR_RETURN(auto value, ReadJsonBlob(*repo_, blob, kSnapshotCodec));
+  RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
+  RFS_ASSIGN_OR_RETURN(auto* s, internal::RequireObjectField(*root, "snapshot", blob));
+  SnapshotInfo info;
+  RFS_ASSIGN_OR_RETURN(info.name, internal::RequireString(*s, "name", blob));
+  info.uuid = OptString(*s, "uuid").value_or(info.name);
+  info.version_id = OptInt(*s, "version_id").value_or(0);
+  info.source_version = SourceVersion::FromVersionId(info.version_id);
+  info.state = OptString(*s, "state").value_or("");
+  info.reason = OptString(*s, "reason").value_or("");
+  if (const auto* v = Find(*s, "include_global_state"); v && v->is_bool()) {
+    info.include_global_state = v->get_bool();
+  }
+  info.start_time = OptInt(*s, "start_time").value_or(0);
+  info.end_time = OptInt(*s, "end_time").value_or(0);
+  info.total_shards = static_cast<int>(OptInt(*s, "total_shards").value_or(0));
+  info.successful_shards = static_cast<int>(OptInt(*s, "successful_shards").value_or(0));
+  auto strings = [](const json::value* v, std::vector<std::string>& out) {
+    if (v == nullptr || !v->is_array()) return;
+    for (const auto& item : v->get_array()) {
+      if (item.is_string()) out.push_back(internal::ToStdString(item.get_string()));
+    }
+  };
+  strings(Find(*s, "indices"), info.indices);
+  strings(Find(*s, "data_streams"), info.data_streams);
+  if (const auto* failures = Find(*s, "failures"); failures && failures->is_array()) {
+    for (const auto& f : failures->get_array()) {
+      if (!f.is_object()) continue;
+      const auto& fo = f.get_object();
+      ShardFailure failure;
+      failure.index = OptString(fo, "index").value_or("");
+      failure.shard = static_cast<int>(OptInt(fo, "shard_id").value_or(-1));
+      failure.reason = OptString(fo, "reason").value_or("");
+      failure.status = OptString(fo, "status").value_or("");
+      info.failures.push_back(std::move(failure));
+    }
+  }
+  return info;
+}
+
+absl::StatusOr<GlobalMetadata> SnapshotRepository::ReadGlobalMetadata(
+    const SnapshotEntry& snapshot) const {
+  const std::string blob = GlobalMetadataBlobName(snapshot);
+  RFS_ASSIGN_OR_RETURN(auto value, ReadJsonBlob(*repo_, blob, kGlobalMetadataCodec));
+  RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
+  RFS_ASSIGN_OR_RETURN(auto* meta, internal::RequireObjectField(*root, "meta-data", blob));
+  GlobalMetadata out;
+  out.raw = *meta;
+  if (const auto* t = Find(*meta, "templates"); t && t->is_object()) {
+    out.legacy_templates = t->get_object();
+  }
+  // Composable templates are wrapped twice: {"component_template": {"component_template": {...}}}
+  // (ES ComponentTemplateMetadata / ComposableIndexTemplateMetadata).
+  auto unwrap = [&](std::string_view key, json::object& into) {
+    const auto* outer = Find(*meta, key);
+    if (outer == nullptr || !outer->is_object()) return;
+    const auto* inner = Find(outer->get_object(), key);
+    if (inner != nullptr && inner->is_object()) into = inner->get_object();
+  };
+  unwrap("component_template", out.component_templates);
+  unwrap("index_template", out.index_templates);
+  return out;
+}
+
+absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
+    const SnapshotEntry& snapshot, std::string_view index_name) const {
+  RFS_ASSIGN_OR_RETURN(const IndexEntry* index, FindIndex(index_name));
+  RFS_ASSIGN_OR_RETURN(const std::string blob, IndexMetadataBlobName(snapshot, *index));
+  RFS_ASSIGN_OR_RETURN(auto value, ReadJsonBlob(*repo_, blob, kIndexMetadataCodec));
+  RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
+  if (root->size() != 1) {
+    return absl::DataLossError(StrCat(blob, ": index metadata must have one key, the index name"));
+  }
+  const auto& [name, body] = *root->begin();
+  RFS_ASSIGN_OR_RETURN(auto* m, internal::RequireObject(body, blob, name));
+  IndexMetadata out;
+  out.name = std::string(name);
+  out.raw = *m;
+  out.state = OptString(*m, "state").value_or("open");
+  if (const auto* settings = Find(*m, "settings"); settings && settings->is_object()) {
+    FlattenSettings(settings->get_object(), "", out.settings);
+  }
+  const auto shards = OptInt(out.settings, "index.number_of_shards");
+  if (!shards || *shards <= 0 || *shards > 100000) {
+    return internal::FieldError(blob, "settings.index.number_of_shards", "a positive integer");
+  }
+  out.number_of_shards = static_cast<int>(*shards);
+  out.number_of_replicas =
+      static_cast<int>(OptInt(out.settings, "index.number_of_replicas").value_or(0));
+  out.version_created = OptInt(out.settings, "index.version.created").value_or(0);
+
+  // Mappings: an array of single-key objects {type: mapping}, or compressed binary entries
+  // (CompressedXContent, base64 in our JSON form of SMILE binaries) (A.5).
+  if (const auto* mappings = Find(*m, "mappings")) {
+    auto add = [&](const json::value& entry) -> absl::Status {
+      if (entry.is_object()) {
+        for (const auto& [type, mapping] : entry.get_object()) out.mappings[type] = mapping;
+        return absl::OkStatus();
+      }
+      if (entry.is_string()) {
+        const auto& text = entry.get_string();
+        auto raw = core::Base64Decode(std::string_view(text.data(), text.size()));
+        if (!raw.ok()) return absl::DataLossError(StrCat(blob, ": bad compressed mapping"));
+        RFS_ASSIGN_OR_RETURN(auto decoded, DecodeXContent(*raw, StrCat(blob, " (mapping)")));
+        if (!decoded.is_object()) return internal::FieldError(blob, "mappings[]", "an object");
+        for (const auto& [type, mapping] : decoded.get_object()) out.mappings[type] = mapping;
+        return absl::OkStatus();
+      }
+      return internal::FieldError(blob, "mappings[]", "an object or compressed mapping");
+    };
+    if (mappings->is_array()) {
+      for (const auto& entry : mappings->get_array()) RFS_RETURN_IF_ERROR(add(entry));
+    } else if (mappings->is_object()) {
+      RFS_RETURN_IF_ERROR(add(*mappings));
+    }
+  }
+  if (const auto* aliases = Find(*m, "aliases"); aliases && aliases->is_object()) {
+    out.aliases = aliases->get_object();
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> SnapshotRepository::ShardFolder(const IndexEntry& index,
+                                                            int shard) const {
+  if (index.shard_path_type == 0) return StrCat("indices/", index.id, "/", shard);
+  // Hashed shard paths (OpenSearch 2.17+): read the companion listing rather than recompute
+  // the hash (A.9). Its name starts with snapshot_path_<indexId>.
+  const std::string prefix = StrCat("snapshot_path_", index.id, ".");
+  RFS_ASSIGN_OR_RETURN(auto blobs, repo_->ListBlobs("snapshot_shard_paths"));
+  for (const auto& blob : blobs) {
+    if (!blob.starts_with(prefix)) continue;
+    const std::string path = StrCat("snapshot_shard_paths/", blob);
+    RFS_ASSIGN_OR_RETURN(auto bytes, repo_->ReadBlob(path));
+    RFS_ASSIGN_OR_RETURN(auto value, DecodeXContent(bytes, path));
+    RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, path, "(root)"));
+    const auto* paths = Find(*root, "paths");
+    if (paths == nullptr || !paths->is_array() || shard < 0 ||
+        static_cast<size_t>(shard) >= paths->get_array().size() ||
+        !paths->get_array()[shard].is_string()) {
+      return internal::FieldError(path, StrCat("paths[", shard, "]"), "a string");
+    }
+    std::string folder = internal::ToStdString(paths->get_array()[shard].get_string());
+    while (!folder.empty() && folder.back() == '/') folder.pop_back();
+    return folder;
+  }
+  return absl::UnimplementedError(StrCat("index ", index.name, " uses OpenSearch shard path type ",
+                                         index.shard_path_type, " but no snapshot_shard_paths/",
+                                         prefix, "* blob lists its shard folders"));
+}
+
+absl::StatusOr<ShardSnapshot> SnapshotRepository::ReadShardSnapshot(const SnapshotEntry& snapshot,
+                                                                    std::string_view index_name,
+                                                                    int shard) const {
+  RFS_ASSIGN_OR_RETURN(const IndexEntry* index, FindIndex(index_name));
+  RFS_ASSIGN_OR_RETURN(const std::string folder, ShardFolder(*index, shard));
+  std::string blob;
+  switch (layout_) {
+    case RepositoryLayout::kEs1:
+      blob = StrCat(folder, "/snapshot-", snapshot.name);
+      break;
+    case RepositoryLayout::kEs2:
+      blob = StrCat(folder, "/snap-", snapshot.name, ".dat");
+      break;
+    case RepositoryLayout::kModern:
+      blob = StrCat(folder, "/snap-", snapshot.uuid, ".dat");
+      break;
+  }
+  auto bytes = repo_->ReadBlob(blob);
+  if (!bytes.ok()) {
+    if (absl::IsNotFound(bytes.status())) {
+      auto shallow = repo_->BlobSize(StrCat(folder, "/shallow-snap-", snapshot.uuid, ".dat"));
+      if (shallow.ok()) {
+        return absl::UnimplementedError(
+            StrCat("shard ", shard, " of index ", index_name, " in snapshot ", snapshot.name,
+                   " is an OpenSearch shallow (remote-store) snapshot without Lucene files"));
+      }
+      return absl::NotFoundError(StrCat("snapshot ", snapshot.name, " holds no data for shard ",
+                                        shard, " of index ", index_name, " (", blob,
+                                        " not found)"));
+    }
+    return bytes.status();
+  }
+  RFS_ASSIGN_OR_RETURN(auto value, DecodeMetadataBlob(*bytes, blob, kSnapshotCodec));
+  RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
+  ShardSnapshot out;
+  out.snapshot_name = OptString(*root, "name").value_or(snapshot.name);
+  out.index_version = OptInt(*root, "index_version").value_or(0);
+  const auto* files = Find(*root, "files");
+  if (files == nullptr || !files->is_array()) {
+    return internal::FieldError(blob, "files", "an array");
+  }
+  for (const auto& f : files->get_array()) {
+    RFS_ASSIGN_OR_RETURN(auto* fo, internal::RequireObject(f, blob, "files[]"));
+    FileInfo info;
+    RFS_ASSIGN_OR_RETURN(info.name, internal::RequireString(*fo, "name", blob));
+    RFS_ASSIGN_OR_RETURN(info.physical_name, internal::RequireString(*fo, "physical_name", blob));
+    RFS_ASSIGN_OR_RETURN(auto length, internal::RequireInt(*fo, "length", blob));
+    if (length < 0) return internal::FieldError(blob, "files[].length", "non-negative");
+    info.length = static_cast<uint64_t>(length);
+    info.checksum = OptString(*fo, "checksum").value_or("");
+    if (auto part_size = OptInt(*fo, "part_size"); part_size && *part_size > 0) {
+      info.part_size = static_cast<uint64_t>(*part_size);
+    }
+    info.written_by = OptString(*fo, "written_by").value_or("");
+    if (auto hash = OptString(*fo, "meta_hash"); hash && !hash->empty()) {
+      auto raw = core::Base64Decode(*hash);
+      if (!raw.ok()) {
+        return absl::DataLossError(
+            StrCat(blob, ": meta_hash of ", info.physical_name, " is not base64"));
+      }
+      info.meta_hash = std::move(raw).value();
+    }
+    if (info.name.empty() || info.name.find('/') != std::string::npos ||
+        info.physical_name.find('/') != std::string::npos) {
+      return absl::DataLossError(StrCat(blob, ": invalid file name '", info.name, "'"));
+    }
+    out.files.push_back(std::move(info));
+  }
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<const core::IDirectory>> SnapshotRepository::OpenShardFiles(
+    const SnapshotEntry& snapshot, std::string_view index, int shard,
+    ShardFilesOptions options) const {
+  RFS_ASSIGN_OR_RETURN(const IndexEntry* entry, FindIndex(index));
+  RFS_ASSIGN_OR_RETURN(auto shard_snapshot, ReadShardSnapshot(snapshot, index, shard));
+  RFS_ASSIGN_OR_RETURN(auto folder, ShardFolder(*entry, shard));
+  return internal::MakeShardDirectory(
+      repo_, std::move(folder), std::move(shard_snapshot),
+      StrCat("index ", index, " shard ", shard, " of snapshot ", snapshot.name), options);
+}
+
+absl::StatusOr<SourceVersion> SnapshotRepository::DetectSourceVersion(
+    const SnapshotEntry& snapshot) const {
+  RFS_ASSIGN_OR_RETURN(auto info, ReadSnapshotInfo(snapshot));
+  SourceVersion version = info.source_version;
+  // ES 8.10+ writes IndexVersion ids; the index-N entry's numeric index_version says the same,
+  // and its `version` string is a placeholder ("8.11.0") then, so it is not used.
+  if (version.product == SourceVersion::Product::kUnknown && snapshot.version) {
+    if (auto parsed =
+            SourceVersion::Parse(SourceVersion::Product::kElasticsearch, *snapshot.version)) {
+      version = *parsed;
+    }
+  }
+  return version;
+}
+
+}  // namespace rfs::snapshot

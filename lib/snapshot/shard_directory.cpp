@@ -1,0 +1,175 @@
+#include <algorithm>
+#include <map>
+
+#include "rfs/core/codec_util.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "snapshot/shard_directory_internal.hpp"
+
+namespace rfs::snapshot::internal {
+
+using core::StrCat;
+
+absl::StatusOr<uint64_t> ParseBase36(std::string_view text) {
+  if (text.empty() || text.size() > 13) {
+    return absl::InvalidArgumentError(StrCat("bad base36 checksum '", text, "'"));
+  }
+  uint64_t value = 0;
+  for (char c : text) {
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'z') {
+      digit = c - 'a' + 10;
+    } else {
+      return absl::InvalidArgumentError(StrCat("bad base36 checksum '", text, "'"));
+    }
+    value = value * 36 + static_cast<uint64_t>(digit);
+  }
+  return value;
+}
+
+namespace {
+
+// A Lucene file made of one or more blobs laid end to end. Errors name the Lucene file and the
+// blob that failed.
+class PartsFile final : public core::IRandomAccessFile {
+ public:
+  PartsFile(std::string name, std::vector<std::shared_ptr<const core::IRandomAccessFile>> parts)
+      : name_(std::move(name)), parts_(std::move(parts)) {
+    starts_.reserve(parts_.size());
+    for (const auto& part : parts_) {
+      starts_.push_back(size_);
+      size_ += part->size();
+    }
+  }
+
+  const std::string& name() const override { return name_; }
+  uint64_t size() const override { return size_; }
+
+  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+    if (offset > size_ || out.size() > size_ - offset) {
+      return core::DataLossAt(
+          name_, offset, StrCat("read of ", out.size(), " bytes past the end (size ", size_, ")"));
+    }
+    // First part holding `offset`.
+    size_t i = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin() - 1;
+    size_t done = 0;
+    while (done < out.size()) {
+      const uint64_t in_part = offset + done - starts_[i];
+      const uint64_t n = std::min<uint64_t>(out.size() - done, parts_[i]->size() - in_part);
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(parts_[i]->ReadAt(in_part, out.subspan(done, n)), name_));
+      done += n;
+      ++i;
+    }
+    return absl::OkStatus();
+  }
+
+  std::optional<std::span<const uint8_t>> ContiguousView() const override {
+    if (parts_.size() == 1) return parts_[0]->ContiguousView();
+    if (parts_.empty()) return std::span<const uint8_t>();
+    return std::nullopt;
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::shared_ptr<const core::IRandomAccessFile>> parts_;
+  std::vector<uint64_t> starts_;
+  uint64_t size_ = 0;
+};
+
+class ShardDirectory final : public core::IDirectory {
+ public:
+  ShardDirectory(std::shared_ptr<const ISourceRepo> repo, std::string folder, ShardSnapshot shard,
+                 std::string description, ShardFilesOptions options)
+      : repo_(std::move(repo)),
+        folder_(std::move(folder)),
+        description_(std::move(description)),
+        options_(options) {
+    for (auto& file : shard.files) {
+      std::string name = file.physical_name;
+      files_.emplace(std::move(name), std::move(file));
+    }
+  }
+
+  const std::string& description() const override { return description_; }
+
+  std::vector<std::string> ListFiles() const override {
+    std::vector<std::string> names;
+    names.reserve(files_.size());
+    for (const auto& [name, info] : files_) names.push_back(name);
+    return names;
+  }
+
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenFile(
+      std::string_view name) const override {
+    auto it = files_.find(std::string(name));
+    if (it == files_.end()) {
+      return absl::NotFoundError(StrCat("Lucene file ", name, " is not in ", description_));
+    }
+    const FileInfo& info = it->second;
+    std::shared_ptr<const core::IRandomAccessFile> file;
+    if (info.is_virtual()) {
+      // Virtual blobs: the content is the meta_hash itself (A.6).
+      file = std::make_shared<core::MemoryFile>(info.physical_name, info.meta_hash);
+    } else {
+      std::vector<std::shared_ptr<const core::IRandomAccessFile>> parts;
+      const uint64_t count = info.number_of_parts();
+      parts.reserve(count);
+      for (uint64_t i = 0; i < count; ++i) {
+        RFS_ASSIGN_OR_RETURN(auto part, repo_->OpenBlob(StrCat(folder_, "/", info.PartName(i))));
+        parts.push_back(std::move(part));
+      }
+      file = std::make_shared<PartsFile>(
+          StrCat(info.physical_name, " (", folder_, "/", info.name, ")"), std::move(parts));
+    }
+    if (file->size() != info.length) {
+      return absl::DataLossError(StrCat(file->name(), " in ", description_, " holds ", file->size(),
+                                        " bytes but the snapshot lists ", info.length));
+    }
+    if (options_.verify_checksums) RFS_RETURN_IF_ERROR(Verify(*file, info));
+    return file;
+  }
+
+ private:
+  absl::Status Verify(const core::IRandomAccessFile& file, const FileInfo& info) const {
+    auto expected = ParseBase36(info.checksum);
+    if (!expected.ok()) {
+      return absl::DataLossError(StrCat(file.name(), ": ", expected.status().message()));
+    }
+    std::vector<uint8_t> buffer;
+    std::span<const uint8_t> bytes;
+    if (auto view = file.ContiguousView()) {
+      bytes = *view;
+    } else {
+      RFS_ASSIGN_OR_RETURN(buffer, core::ReadRange(file, 0, file.size()));
+      bytes = buffer;
+    }
+    RFS_ASSIGN_OR_RETURN(const uint32_t actual, core::VerifyFooter(bytes, file.name()));
+    if (actual != *expected) {
+      return core::DataLossAt(file.name(), file.size() - 8,
+                              StrCat("footer checksum ", actual,
+                                     " differs from the snapshot's checksum ", info.checksum));
+    }
+    return absl::OkStatus();
+  }
+
+  std::shared_ptr<const ISourceRepo> repo_;
+  std::string folder_;
+  std::string description_;
+  ShardFilesOptions options_;
+  std::map<std::string, FileInfo> files_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const core::IDirectory>> MakeShardDirectory(
+    std::shared_ptr<const ISourceRepo> repo, std::string folder, ShardSnapshot shard,
+    std::string description, ShardFilesOptions options) {
+  return std::make_shared<ShardDirectory>(std::move(repo), std::move(folder), std::move(shard),
+                                          std::move(description), options);
+}
+
+}  // namespace rfs::snapshot::internal

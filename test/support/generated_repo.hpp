@@ -1,0 +1,54 @@
+// Snapshot repositories written at test time by the real-Lucene fixture generator
+// (test/fixtures, Java against Debian's Lucene 8.8.1). Each distinct option list is generated
+// once into the build tree and reused; a lock file keeps parallel ctest processes from
+// generating the same repository twice.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace rfs::test {
+
+struct GeneratedRepo {
+  std::filesystem::path dir;  // holds repo/, expected.json, expected-docs.ndjson
+  std::filesystem::path repo() const { return dir / "repo"; }
+  std::filesystem::path expected() const { return dir / "expected.json"; }
+};
+
+/// Generates (or reuses) a repository for `args` (generator options, e.g. "--docs 100").
+/// Returns nullopt after an RFS-SKIPPED line when the generator could not be built here.
+inline std::optional<GeneratedRepo> Generate(const std::string& args) {
+  const std::string generator = RFS_GENERATE_SNAPSHOT;
+  if (generator.empty()) {
+    std::cout << "RFS-SKIPPED: the Java fixture generator is unavailable (no JDK or Lucene jars)"
+              << std::endl;
+    return std::nullopt;
+  }
+  const auto base = std::filesystem::path(RFS_BINARY_DIR) / "generated";
+  std::filesystem::create_directories(base);
+  const GeneratedRepo out{base / std::to_string(std::hash<std::string>{}(args))};
+  const int lock = ::open((out.dir.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  if (!std::filesystem::exists(out.expected())) {
+    std::filesystem::remove_all(out.dir);
+    const std::string command = generator + " --out '" + out.dir.string() + "' " + args + " > '" +
+                                out.dir.string() + ".log' 2>&1";
+    if (std::system(command.c_str()) != 0) {
+      std::cerr << "fixture generator failed: " << command << std::endl;
+      if (lock >= 0) ::close(lock);
+      return std::nullopt;
+    }
+  }
+  if (lock >= 0) ::close(lock);
+  return out;
+}
+
+}  // namespace rfs::test
