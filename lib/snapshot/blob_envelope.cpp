@@ -15,7 +15,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/smile.hpp"
 
-#include "compression_internal.hpp"
+#include "snapshot/compression_internal.hpp"
 
 namespace rfs::snapshot {
 namespace {

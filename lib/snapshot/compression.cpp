@@ -12,7 +12,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "compression_internal.hpp"
+#include "snapshot/compression_internal.hpp"
 
 namespace rfs::snapshot::internal {
 namespace {

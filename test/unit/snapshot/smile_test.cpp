@@ -106,29 +106,19 @@ class Smile {
     }
     return *this;
   }
-  Smile& Float(float f) {
-    const uint32_t bits = std::bit_cast<uint32_t>(f);
-    bytes_.push_back(0x28);
-    bytes_.push_back((bits >> 28) & 0x0F);
-    for (int shift = 21; shift >= 0; shift -= 7) {
-      bytes_.push_back((bits >> shift) & 0x7F);
-    }
-    return *this;
-  }
-  Smile& Double(double d) {
-    const uint64_t bits = std::bit_cast<uint64_t>(d);
-    bytes_.push_back(0x29);
-    bytes_.push_back((bits >> 63) & 0x01);
-    for (int shift = 56; shift >= 0; shift -= 7) {
-      bytes_.push_back((bits >> shift) & 0x7F);
-    }
-    return *this;
-  }
+  // 0x28 / 0x29: 5 or 10 bytes of 7 bits, most significant first.
+  Smile& Float(float f) { return Packed(0x28, std::bit_cast<uint32_t>(f), 5); }
+  Smile& Double(double d) { return Packed(0x29, std::bit_cast<uint64_t>(d), 10); }
 
   const std::vector<uint8_t>& bytes() const { return bytes_; }
   size_t size() const { return bytes_.size(); }
 
  private:
+  Smile& Packed(uint8_t token, uint64_t bits, int groups) {
+    bytes_.push_back(token);
+    for (int k = groups - 1; k >= 0; --k) bytes_.push_back((bits >> (7 * k)) & 0x7F);
+    return *this;
+  }
   static uint64_t ZigZag(int64_t v) {
     return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
   }
@@ -633,4 +623,14 @@ TEST_CASE("every truncation of a SMILE document is DataLoss", "[snapshot][smile]
     CHECK(absl::IsDataLoss(result.status()));
     CHECK(std::string(result.status().message()).find("at offset 10") != std::string::npos);
   }
+}
+
+TEST_CASE("back-references cannot amplify the output without bound", "[snapshot][smile]") {
+  // One 60,000-byte long name (0x34), then 2,000 one-byte references to it:
+  // 120 MB of keys from 68 kB of input.
+  Smile smile(kSharedNames);
+  smile.Raw({0xF8, 0xFA}).Key(std::string(60000, 'n')).Raw({0x21, 0xFB});
+  for (int i = 0; i < 2000; ++i) smile.Raw({0xFA, 0x40, 0x21, 0xFB});
+  smile.Raw({0xF9});
+  ExpectDataLoss(smile.bytes(), {"back-references expand beyond the size limit"});
 }
