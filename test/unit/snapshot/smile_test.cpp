@@ -55,36 +55,10 @@ class Smile {
     bytes_.push_back(0x25);
     return VInt(ZigZag(v));
   }
-  // A value string in the shortest token that fits.
-  Smile& Str(std::string_view text) {
-    const bool ascii = std::all_of(text.begin(), text.end(),
-                                   [](char c) { return static_cast<uint8_t>(c) < 0x80; });
-    if (text.empty()) return Raw({0x20});
-    if (ascii && text.size() <= 64) {
-      bytes_.push_back(static_cast<uint8_t>(0x40 + text.size() - 1));
-    } else if (!ascii && text.size() >= 2 && text.size() <= 65) {
-      bytes_.push_back(static_cast<uint8_t>(0x80 + text.size() - 2));
-    } else {
-      bytes_.push_back(ascii ? 0xE0 : 0xE4);
-      return Bytes(text).Raw({0xFC});
-    }
-    return Bytes(text);
-  }
-  // A key in the shortest non-reference token that fits.
-  Smile& Key(std::string_view name) {
-    const bool ascii = std::all_of(name.begin(), name.end(),
-                                   [](char c) { return static_cast<uint8_t>(c) < 0x80; });
-    if (name.empty()) return Raw({0x20});
-    if (ascii && name.size() <= 64) {
-      bytes_.push_back(static_cast<uint8_t>(0x80 + name.size() - 1));
-    } else if (!ascii && name.size() >= 2 && name.size() <= 57) {
-      bytes_.push_back(static_cast<uint8_t>(0xC0 + name.size() - 2));
-    } else {
-      bytes_.push_back(0x34);
-      return Bytes(name).Raw({0xFC});
-    }
-    return Bytes(name);
-  }
+  // A value string in the shortest token that fits (B.2).
+  Smile& Str(std::string_view text) { return Text(text, {0x40, 0x80, 65, 0xE0, 0xE4}); }
+  // A key in the shortest non-reference token that fits (B.4).
+  Smile& Key(std::string_view name) { return Text(name, {0x80, 0xC0, 57, 0x34, 0x34}); }
   // B.5: 7 bytes in 8 groups of 7 bits; a tail of r bytes in r + 1 groups,
   // the last holding r bits.
   Smile& SevenBit(std::vector<uint8_t> raw) {
@@ -114,6 +88,30 @@ class Smile {
   size_t size() const { return bytes_.size(); }
 
  private:
+  // Value and key tokens differ only in these bases and limits: tiny/short
+  // ASCII of 1..64 bytes, tiny/short Unicode of 2..unicode_max bytes, else a
+  // long form ended by 0xFC.
+  struct TextTokens {
+    uint8_t ascii_base;
+    uint8_t unicode_base;
+    size_t unicode_max;
+    uint8_t long_ascii;
+    uint8_t long_unicode;
+  };
+  Smile& Text(std::string_view text, const TextTokens& tokens) {
+    const bool ascii = std::all_of(text.begin(), text.end(),
+                                   [](char c) { return static_cast<uint8_t>(c) < 0x80; });
+    if (text.empty()) return Raw({0x20});
+    if (ascii && text.size() <= 64) {
+      bytes_.push_back(static_cast<uint8_t>(tokens.ascii_base + text.size() - 1));
+    } else if (!ascii && text.size() >= 2 && text.size() <= tokens.unicode_max) {
+      bytes_.push_back(static_cast<uint8_t>(tokens.unicode_base + text.size() - 2));
+    } else {
+      bytes_.push_back(ascii ? tokens.long_ascii : tokens.long_unicode);
+      return Bytes(text).Raw({0xFC});
+    }
+    return Bytes(text);
+  }
   Smile& Packed(uint8_t token, uint64_t bits, int groups) {
     bytes_.push_back(token);
     for (int k = groups - 1; k >= 0; --k) bytes_.push_back((bits >> (7 * k)) & 0x7F);
