@@ -1,0 +1,36 @@
+#include "rfs/lucene/snapshot_shard.hpp"
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+namespace rfs::lucene {
+
+absl::StatusOr<std::unique_ptr<ShardReader>> OpenSnapshotShard(
+    const snapshot::SnapshotRepository& repository, const snapshot::SnapshotEntry& snapshot,
+    std::string_view index, int shard, ShardReaderOptions options) {
+  const std::string context =
+      core::StrCat("index ", index, " shard ", shard, " of snapshot ", snapshot.name);
+  auto directory = repository.OpenShardFiles(snapshot, index, shard);
+  if (!directory.ok()) return core::WithContext(directory.status(), context);
+  // A snapshot lists exactly one commit; open that one rather than the newest by name (A.6).
+  if (options.segments_file.empty()) {
+    for (const auto& name : (*directory)->ListFiles()) {
+      if (name.starts_with("segments_")) options.segments_file = name;
+    }
+  }
+  auto reader = ShardReader::Open(*std::move(directory), std::move(options));
+  if (!reader.ok()) return core::WithContext(reader.status(), context);
+  return reader;
+}
+
+std::optional<std::string> IndexMappingType(const snapshot::IndexMetadata& index) {
+  // Version ids below 7.0.0 (7000099) are typed indices; OpenSearch ids carry bit 0x08000000.
+  constexpr int64_t kOpenSearchMask = 0x08000000;
+  const bool typed = index.version_created > 0 && (index.version_created & kOpenSearchMask) == 0 &&
+                     index.version_created < 7000000;
+  if (!typed || index.mappings.size() != 1) return std::nullopt;
+  return std::string(index.mappings.begin()->key());
+}
+
+}  // namespace rfs::lucene
