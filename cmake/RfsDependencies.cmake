@@ -4,4 +4,6 @@ find_package(absl CONFIG REQUIRED)
 # Boost 1.81 is the first Debian Boost with Boost.JSON; 1.74 (the default) lacks it.
 find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS json program_options)
 find_package(ZLIB REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(OpenSSL REQUIRED)
 find_package(Threads REQUIRED)

@@ -1,9 +1,20 @@
 #include "rfs/core/codec_util.hpp"
 
+#include <cstdio>
+
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/str_cat.hpp"
 
 namespace rfs::core {
+namespace {
+
+std::string Hex32(uint32_t value) {
+  char buffer[9];
+  std::snprintf(buffer, sizeof(buffer), "%08X", value);
+  return buffer;
+}
+
+}  // namespace
 
 absl::StatusOr<CodecHeader> ReadCodecHeader(ByteReader& in, std::string_view expected_codec,
                                             int32_t min_version, int32_t max_version) {
@@ -11,8 +22,8 @@ absl::StatusOr<CodecHeader> ReadCodecHeader(ByteReader& in, std::string_view exp
   auto magic = in.ReadBeU32();
   if (!magic.ok()) return magic.status();
   if (*magic != kCodecMagic) {
-    return in.ErrorAt(
-        start, StrCat("codec header magic mismatch (found 0x", *magic, ", expected 0x3FD76C17)"));
+    return in.ErrorAt(start, StrCat("codec header magic mismatch (found 0x", Hex32(*magic),
+                                    ", expected 0x3FD76C17)"));
   }
   const size_t name_at = in.position();
   auto name = in.ReadString();

@@ -1,0 +1,274 @@
+// lucene_extract_bench: single-threaded extraction of every live document (`_id` and `_source`)
+// from a generated shard, by rfs and by real Java Lucene 8.8.1, for BEST_SPEED and
+// BEST_COMPRESSION, and the peak memory of extracting a single 50 MB document.
+//
+//   lucene_extract_bench [--docs N] [--doc-size BYTES] [--rounds R] [--huge-doc-mb MB]
+//                        [--skip-java] [--data-dir DIR]
+//
+// Shards come from the real-Lucene fixture generator (test/fixtures) and are cached in the data
+// dir. rfs reads each shard twice: in place from the snapshot's blobs, and from a plain Lucene
+// folder restored from them, which is also what Java Lucene reads. Each measurement is the best
+// of R rounds (Java's rounds also warm its JIT). Goal: >= 3x Java Lucene's docs/s on BEST_SPEED;
+// a single 50 MB document under 256 MB peak RSS.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "rfs/core/random_access.hpp"
+#include "rfs/lucene/shard_reader.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/snapshot/repository.hpp"
+#include "rfs/snapshot/source_repo.hpp"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  long docs = 1000000;
+  long doc_size = 1000;
+  int rounds = 3;
+  long huge_doc_mb = 50;
+  bool skip_java = false;
+  fs::path data_dir = RFS_BENCH_DATA_DIR;
+};
+
+struct Result {
+  uint64_t docs = 0;
+  uint64_t source_bytes = 0;
+  double seconds = 0;
+  double docs_per_second() const { return seconds > 0 ? docs / seconds : 0; }
+  double mb_per_second() const { return seconds > 0 ? source_bytes / seconds / 1e6 : 0; }
+};
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "lucene_extract_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+fs::path Generate(const Options& options, const std::string& name, const std::string& args) {
+  const fs::path dir = options.data_dir / name;
+  if (fs::exists(dir / "expected.json")) return dir;
+  fs::remove_all(dir);
+  fs::create_directories(options.data_dir);
+  const std::string command = std::string(RFS_GENERATE_SNAPSHOT) + " --out '" + dir.string() +
+                              "' --write-docs false --templates false " + args;
+  std::fprintf(stderr, "generating %s ...\n", name.c_str());
+  if (std::system(command.c_str()) != 0) Fail("generator failed: " + command);
+  return dir;
+}
+
+std::shared_ptr<const rfs::core::IDirectory> SnapshotShard(
+    const fs::path& dir, std::unique_ptr<rfs::snapshot::SnapshotRepository>& keep,
+    const rfs::snapshot::SnapshotEntry** snapshot) {
+  auto repo = rfs::snapshot::FileSystemRepo::Open((dir / "repo").string());
+  if (!repo.ok()) Fail(std::string(repo.status().message()));
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
+  if (!repository.ok()) Fail(std::string(repository.status().message()));
+  keep = std::move(repository).value();
+  auto latest = keep->LatestSnapshot();
+  if (!latest.ok()) Fail(std::string(latest.status().message()));
+  *snapshot = *latest;
+  auto files = keep->OpenShardFiles(**latest, "index-0", 0);
+  if (!files.ok()) Fail(std::string(files.status().message()));
+  return *files;
+}
+
+// Restores the shard's Lucene files into a plain folder (for Java Lucene and the plain-folder
+// measurement).
+fs::path Restore(const fs::path& dir) {
+  const fs::path out = dir / "lucene";
+  if (fs::exists(out / ".complete")) return out;
+  fs::remove_all(out);
+  fs::create_directories(out);
+  std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
+  const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
+  auto files = SnapshotShard(dir, keep, &snapshot);
+  for (const auto& name : files->ListFiles()) {
+    auto file = files->OpenFile(name);
+    if (!file.ok()) Fail(std::string(file.status().message()));
+    std::ofstream stream(out / name, std::ios::binary);
+    std::vector<uint8_t> buffer(1 << 20);
+    for (uint64_t offset = 0; offset < (*file)->size(); offset += buffer.size()) {
+      const size_t n = std::min<uint64_t>(buffer.size(), (*file)->size() - offset);
+      if (!(*file)->ReadAt(offset, std::span(buffer).first(n)).ok()) Fail("read " + name);
+      stream.write(reinterpret_cast<const char*>(buffer.data()), n);
+    }
+  }
+  std::ofstream(out / ".complete") << "ok";
+  return out;
+}
+
+Result ReadAll(std::shared_ptr<const rfs::core::IDirectory> directory, std::string segments) {
+  rfs::lucene::ShardReaderOptions options;
+  options.segments_file = std::move(segments);
+  options.pass_through_non_json_source = true;
+  const auto start = std::chrono::steady_clock::now();
+  auto reader = rfs::lucene::ShardReader::Open(std::move(directory), options);
+  if (!reader.ok()) Fail(std::string(reader.status().message()));
+  auto cursor = (*reader)->OpenAt(0);
+  if (!cursor.ok()) Fail(std::string(cursor.status().message()));
+  Result result;
+  rfs::lucene::Document doc;
+  while (true) {
+    auto more = (*cursor)->Next(doc);
+    if (!more.ok()) Fail(std::string(more.status().message()));
+    if (!*more) break;
+    ++result.docs;
+    result.source_bytes += doc.source.size();
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::string CommitName(const rfs::core::IDirectory& directory) {
+  std::string out;
+  for (const auto& name : directory.ListFiles()) {
+    if (name.starts_with("segments_")) out = name;
+  }
+  return out;
+}
+
+template <typename F>
+Result Best(int rounds, F run) {
+  Result best;
+  for (int i = 0; i < rounds; ++i) {
+    Result r = run();
+    if (best.seconds == 0 || r.seconds < best.seconds) best = r;
+  }
+  return best;
+}
+
+Result RunJava(const fs::path& lucene_dir, int rounds) {
+  const std::string command = std::string(RFS_JAVA) + " -cp '" + RFS_BENCH_CLASSPATH +
+                              "' rfs.bench.LuceneReadBench '" + lucene_dir.string() + "' " +
+                              std::to_string(rounds);
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) Fail("cannot run java");
+  Result best;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    Result r;
+    unsigned long long docs = 0, bytes = 0;
+    if (std::sscanf(line, "docs=%llu source_bytes=%llu seconds=%lf", &docs, &bytes, &r.seconds) ==
+        3) {
+      r.docs = docs;
+      r.source_bytes = bytes;
+      if (best.seconds == 0 || r.seconds < best.seconds) best = r;
+    }
+  }
+  if (::pclose(pipe) != 0) Fail("java baseline failed: " + command);
+  return best;
+}
+
+void Print(const char* what, const Result& r) {
+  std::printf("  %-34s %9llu docs %8.2f s %11.0f docs/s %8.1f MB/s\n", what,
+              static_cast<unsigned long long>(r.docs), r.seconds, r.docs_per_second(),
+              r.mb_per_second());
+}
+
+// Peak RSS (MiB) of a child process that extracts every document of `dir`'s shard.
+double PeakRssOfExtraction(const fs::path& dir) {
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
+    const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
+    auto files = SnapshotShard(dir, keep, &snapshot);
+    const std::string commit = CommitName(*files);
+    Result r = ReadAll(files, commit);
+    std::_Exit(r.docs > 0 ? 0 : 3);
+  }
+  int status = 0;
+  struct rusage usage {};
+  if (::wait4(child, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    Fail("the memory measurement child failed");
+  }
+  return usage.ru_maxrss / 1024.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) Fail("missing value for " + arg);
+      return argv[++i];
+    };
+    if (arg == "--docs") {
+      options.docs = std::stol(next());
+    } else if (arg == "--doc-size") {
+      options.doc_size = std::stol(next());
+    } else if (arg == "--rounds") {
+      options.rounds = std::stoi(next());
+    } else if (arg == "--huge-doc-mb") {
+      options.huge_doc_mb = std::stol(next());
+    } else if (arg == "--skip-java") {
+      options.skip_java = true;
+    } else if (arg == "--data-dir") {
+      options.data_dir = next();
+    } else {
+      std::printf(
+          "usage: %s [--docs N] [--doc-size BYTES] [--rounds R] [--huge-doc-mb MB] "
+          "[--skip-java] [--data-dir DIR]\n",
+          argv[0]);
+      return arg == "--help" ? 0 : 2;
+    }
+  }
+  std::printf("lucene_extract_bench: %ld docs of ~%ld bytes, one shard, 10 segments, best of %d\n",
+              options.docs, options.doc_size, options.rounds);
+  for (const char* codec : {"best_speed", "best_compression"}) {
+    const std::string name = std::string(codec) + "-" + std::to_string(options.docs) + "x" +
+                             std::to_string(options.doc_size);
+    const fs::path dir =
+        Generate(options, name,
+                 "--docs " + std::to_string(options.docs) + " --doc-size " +
+                     std::to_string(options.doc_size) + " --segments 10 --codec " + codec);
+    const fs::path lucene_dir = Restore(dir);
+    std::printf("%s:\n", codec);
+
+    std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
+    const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
+    auto in_place = SnapshotShard(dir, keep, &snapshot);
+    const std::string commit = CommitName(*in_place);
+    const Result ours_snapshot = Best(options.rounds, [&] { return ReadAll(in_place, commit); });
+    Print("rfs, in place from snapshot blobs", ours_snapshot);
+    auto plain = rfs::core::LocalDirectory::Open(lucene_dir.string());
+    if (!plain.ok()) Fail(std::string(plain.status().message()));
+    std::shared_ptr<const rfs::core::IDirectory> plain_dir = std::move(plain).value();
+    const Result ours_plain = Best(options.rounds, [&] { return ReadAll(plain_dir, commit); });
+    Print("rfs, plain Lucene folder", ours_plain);
+    if (!options.skip_java) {
+      const Result java = RunJava(lucene_dir, options.rounds + 2);
+      Print("Java Lucene 8.8.1, plain folder", java);
+      if (java.docs != ours_plain.docs || java.source_bytes != ours_plain.source_bytes) {
+        Fail("rfs and Java Lucene disagree on the documents");
+      }
+      std::printf("  ratio rfs/Java (docs/s): %.2fx plain folder, %.2fx in place\n",
+                  ours_plain.docs_per_second() / java.docs_per_second(),
+                  ours_snapshot.docs_per_second() / java.docs_per_second());
+    }
+  }
+  if (options.huge_doc_mb > 0) {
+    const long bytes = options.huge_doc_mb * 1024 * 1024;
+    const fs::path dir =
+        Generate(options, "huge-" + std::to_string(options.huge_doc_mb) + "mb",
+                 "--docs 20 --doc-size 500 --huge-doc-bytes " + std::to_string(bytes));
+    const double rss = PeakRssOfExtraction(dir);
+    std::printf(
+        "memory: extracting a shard with one %ld MB document peaks at %.1f MiB RSS "
+        "(goal < 256 MiB)\n",
+        options.huge_doc_mb, rss);
+  }
+  return 0;
+}
