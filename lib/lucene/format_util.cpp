@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -181,6 +182,35 @@ absl::StatusOr<core::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpe
   }
   if (which != nullptr) *which = index;
   return header;
+}
+
+absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file) {
+  if (auto view = file.ContiguousView(); view.has_value()) {
+    return core::VerifyFooter(*view, file.name()).status();
+  }
+  const uint64_t size = file.size();
+  if (size < core::kFooterLength) {
+    return core::DataLossAt(file.name(), 0, "file too short for a codec footer");
+  }
+  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer,
+                       core::ReadRange(file, size - core::kFooterLength, core::kFooterLength));
+  RFS_ASSIGN_OR_RETURN(uint32_t stored, core::ReadFooterChecksum(footer, file.name()));
+  core::Crc32Accumulator crc;
+  std::vector<uint8_t> buf;
+  const uint64_t end = size - 8;  // the CRC covers everything before its field
+  for (uint64_t at = 0; at < end;) {
+    const uint64_t n = std::min<uint64_t>(end - at, uint64_t{1} << 20);
+    buf.resize(n);
+    RFS_RETURN_IF_ERROR(file.ReadAt(at, buf));
+    crc.Update(buf);
+    at += n;
+  }
+  if (crc.value() != stored) {
+    return core::DataLossAt(
+        file.name(), end,
+        StrCat("checksum mismatch (stored ", stored, ", computed ", crc.value(), ")"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name) {

@@ -89,6 +89,10 @@ absl::StatusOr<core::IndexHeader> ReadFileHeader(core::ByteReader& in, const Hea
                                                  std::string_view expected_suffix, bool verify_crc,
                                                  size_t* which = nullptr);
 
+/// Verifies the footer and CRC-32 of a whole file, reading it in pieces when
+/// it has no contiguous view.
+absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file);
+
 /// Verifies the footer and CRC of a whole file (FORMATS.md C.1).
 absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name);
 

@@ -94,7 +94,8 @@ struct DocumentCursor::Impl {
     recovery_source_field = number("_recovery_source");
     chunks.reset();
     if (live.CountLive() > 0) {
-      RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(*dir, s));
+      RFS_ASSIGN_OR_RETURN(chunks,
+                           internal::ChunkCursor::Open(*dir, s, state->options.verify_checksums));
     }
     segment_dir = std::move(dir);
     open = true;

@@ -374,7 +374,8 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
 }
 
 absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDirectory& segment_dir,
-                                                               const SegmentCommitInfo& segment) {
+                                                               const SegmentCommitInfo& segment,
+                                                               bool verify_checksum) {
   const std::string fdt_name = SegmentFileName(segment.name, "", "fdt");
   auto file_or = segment_dir.OpenFile(fdt_name);
   if (!file_or.ok()) {
@@ -412,6 +413,11 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
     return core::WithContext(format_or.status(), StrCat("segment ", segment.name));
   }
   StoredFieldsFormat format = std::move(format_or).value();
+  if (verify_checksum) {
+    if (auto status = VerifyFileChecksum(*file); !status.ok()) {
+      return core::WithContext(status, StrCat("segment ", segment.name));
+    }
+  }
   if (format.lucene90_ints || format.version >= kVersionMeta) {
     const std::string fdm_name = SegmentFileName(segment.name, "", "fdm");
     RFS_ASSIGN_OR_RETURN(FileBytes fdm, FileBytes::Open(segment_dir, fdm_name));
@@ -538,8 +544,9 @@ StoredFieldsReader::StoredFieldsReader(std::unique_ptr<internal::ChunkCursor> cu
 StoredFieldsReader::~StoredFieldsReader() = default;
 
 absl::StatusOr<std::unique_ptr<StoredFieldsReader>> StoredFieldsReader::Open(
-    const core::IDirectory& segment_dir, const SegmentCommitInfo& segment) {
-  RFS_ASSIGN_OR_RETURN(auto cursor, internal::ChunkCursor::Open(segment_dir, segment));
+    const core::IDirectory& segment_dir, const SegmentCommitInfo& segment, bool verify_checksum) {
+  RFS_ASSIGN_OR_RETURN(auto cursor,
+                       internal::ChunkCursor::Open(segment_dir, segment, verify_checksum));
   return std::unique_ptr<StoredFieldsReader>(new StoredFieldsReader(std::move(cursor)));
 }
 

@@ -102,8 +102,11 @@ class ChunkCursor {
  public:
   /// Opens `<seg>.fdt` (+ `.fdm` when the version keeps chunkSize there) in
   /// `segment_dir`, checking headers against the segment id.
+  /// With `verify_checksum` the CRC-32 of the whole `.fdt` is checked first
+  /// (otherwise only its footer structure, as Lucene's reader does).
   static absl::StatusOr<std::unique_ptr<ChunkCursor>> Open(const core::IDirectory& segment_dir,
-                                                           const SegmentCommitInfo& segment);
+                                                           const SegmentCommitInfo& segment,
+                                                           bool verify_checksum);
 
   const StoredFieldsFormat& format() const { return decoder_.format(); }
   int32_t max_doc() const { return max_doc_; }

@@ -45,6 +45,9 @@ struct ShardReaderOptions {
   /// Return SMILE/CBOR/YAML sources as they are instead of failing the read
   /// with Unimplemented.
   bool pass_through_non_json_source = false;
+  /// Check the CRC-32 of every `.fdt` before reading it (small files are
+  /// always checked). Costs one extra pass over the stored fields data.
+  bool verify_checksums = true;
 };
 
 struct Document {

@@ -58,9 +58,11 @@ class ChunkCursor;
 class StoredFieldsReader {
  public:
   /// Opens the stored fields of `segment` in `segment_dir` (the compound view
-  /// when the segment is compound).
+  /// when the segment is compound). With `verify_checksum` the CRC-32 of the
+  /// whole `.fdt` is checked up front, so flipped bytes anywhere are DataLoss.
   static absl::StatusOr<std::unique_ptr<StoredFieldsReader>> Open(
-      const core::IDirectory& segment_dir, const SegmentCommitInfo& segment);
+      const core::IDirectory& segment_dir, const SegmentCommitInfo& segment,
+      bool verify_checksum = true);
   ~StoredFieldsReader();
 
   int32_t max_doc() const;

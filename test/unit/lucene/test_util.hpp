@@ -7,9 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "rfs/core/random_access.hpp"
 #include "rfs/lucene/stored_fields.hpp"
+
+#include <unistd.h>
 
 namespace rfs::lucene::testing {
 
@@ -81,6 +87,64 @@ inline std::string FormatField(const std::string& name, const StoredField& f) {
       return name + ":double:" + JavaDouble(f.double_value);
   }
   return "";
+}
+
+/// An in-memory IDirectory whose files tests can corrupt.
+class MemoryDirectory final : public core::IDirectory {
+ public:
+  static std::shared_ptr<MemoryDirectory> CopyOf(const std::filesystem::path& path) {
+    auto dir = std::make_shared<MemoryDirectory>();
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (!entry.is_regular_file()) continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      dir->files[entry.path().filename().string()] =
+          std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+    }
+    return dir;
+  }
+  const std::string& description() const override { return description_; }
+  std::vector<std::string> ListFiles() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, bytes] : files) names.push_back(name);
+    return names;
+  }
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenFile(
+      std::string_view name) const override {
+    auto it = files.find(std::string(name));
+    if (it == files.end()) return absl::NotFoundError(std::string(name));
+    return std::shared_ptr<const core::IRandomAccessFile>(
+        std::make_shared<core::MemoryFile>(it->first, it->second));
+  }
+  std::map<std::string, std::vector<uint8_t>> files;
+
+ private:
+  std::string description_ = "memory";
+};
+
+/// The directory of Lucene 8.7 test indices written by WriteLuceneIndex.java
+/// (generated once per build tree), or nullopt after printing RFS-SKIPPED.
+inline std::optional<std::filesystem::path> Lucene8Indexes() {
+#if defined(RFS_JAVA) && defined(RFS_LUCENE_WRITER_JAR) && defined(RFS_LUCENE8_INDEX_DIR)
+  const std::filesystem::path dir = RFS_LUCENE8_INDEX_DIR;
+  if (std::filesystem::exists(dir / "DONE")) return dir;
+  // Write into a private folder, then rename: test processes may race.
+  const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
+  std::filesystem::remove_all(tmp);
+  const std::string command = std::string("'") + RFS_JAVA + "' -cp '" + RFS_LUCENE_WRITER_JAR +
+                              ":" + RFS_LUCENE8_CORE_JAR + "' rfs.lucenetest.WriteLuceneIndex '" +
+                              tmp.string() + "'";
+  if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "DONE")) {
+    std::printf("RFS-SKIPPED: the Lucene 8 index writer failed: %s\n", command.c_str());
+    return std::nullopt;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, dir, ec);
+  if (ec) std::filesystem::remove_all(tmp);  // another process won the race
+  return dir;
+#else
+  std::printf("RFS-SKIPPED: Java or Debian's Lucene 8 jars were not found at configure time\n");
+  return std::nullopt;
+#endif
 }
 
 }  // namespace rfs::lucene::testing

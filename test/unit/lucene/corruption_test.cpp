@@ -1,0 +1,181 @@
+// Corrupt and unsupported input: every flipped or truncated byte of
+// segments_N, .si and .fdt is DataLoss naming the file and an offset (never a
+// crash under ASan/UBSan); unknown codec versions are Unimplemented naming the
+// codec, the version and the segment.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/core/crc32.hpp"
+#include "rfs/lucene/shard_reader.hpp"
+#include "rfs/lucene/uid.hpp"
+
+#include "unit/lucene/test_util.hpp"
+
+namespace {
+
+using rfs::lucene::testing::MemoryDirectory;
+
+std::shared_ptr<MemoryDirectory> Fixture(const std::string& name) {
+  return MemoryDirectory::CopyOf(rfs::lucene::testing::CorpusDir() / "lucene-10.5-fixture-indexes" /
+                                 name);
+}
+
+// Opens the shard and reads every document.
+absl::Status ReadEverything(std::shared_ptr<MemoryDirectory> dir, bool verify = true) {
+  rfs::lucene::ShardReaderOptions options;
+  options.verify_checksums = verify;
+  auto reader = rfs::lucene::ShardReader::Open(dir, options);
+  if (!reader.ok()) return reader.status();
+  // The plain-Lucene fixture has no _id: read raw stored fields instead.
+  for (const auto& seg : (*reader)->segments()) {
+    auto sf = rfs::lucene::StoredFieldsReader::Open(*dir, seg, verify);
+    if (!sf.ok()) return sf.status();
+    std::vector<rfs::lucene::StoredField> fields;
+    for (int32_t d = 0; d < seg.max_doc(); ++d) {
+      if (auto status = (*sf)->Document(d, fields); !status.ok()) return status;
+    }
+  }
+  auto cursor = (*reader)->OpenAt(0);
+  if (!cursor.ok()) return cursor.status();
+  for (;;) {
+    auto doc = (*cursor)->Next();
+    if (!doc.ok()) return doc.status();
+    if (!doc->has_value()) return absl::OkStatus();
+  }
+}
+
+void ExpectDataLoss(const absl::Status& status, const std::string& file) {
+  INFO(status.ToString());
+  REQUIRE_FALSE(status.ok());
+  CHECK(absl::IsDataLoss(status));
+  const std::string message(status.message());
+  CHECK(message.find(file) != std::string::npos);
+  CHECK(message.find("offset") != std::string::npos);
+}
+
+// Rewrites the stored CRC so that only the structure check can catch edits.
+void FixChecksum(std::vector<uint8_t>& bytes) {
+  const uint32_t crc = rfs::core::Crc32(std::span<const uint8_t>(bytes).first(bytes.size() - 8));
+  for (int i = 0; i < 4; ++i) bytes[bytes.size() - 1 - i] = static_cast<uint8_t>(crc >> (8 * i));
+}
+
+}  // namespace
+
+TEST_CASE("Every flipped byte of segments_N, .si and .fdt is DataLoss", "[lucene][corrupt]") {
+  if (!rfs::lucene::testing::HaveCorpus()) return;
+  REQUIRE(ReadEverything(Fixture("stored_fields_index")).ok());
+  for (const std::string file : {"segments_1", "_0.si", "_0.fdt", "_0.fdm", "_0.fnm"}) {
+    const auto pristine = Fixture("stored_fields_index");
+    const size_t size = pristine->files.at(file).size();
+    for (size_t at = 0; at < size; ++at) {
+      auto dir = Fixture("stored_fields_index");
+      dir->files.at(file)[at] ^= 0x5A;
+      INFO(file << " byte " << at);
+      const absl::Status status = ReadEverything(dir);
+      REQUIRE_FALSE(status.ok());
+      // A flip of the header version is an unknown version, not corruption.
+      if (absl::IsUnimplemented(status)) continue;
+      ExpectDataLoss(status, file);
+    }
+  }
+}
+
+TEST_CASE("Every truncation of segments_N, .si and .fdt is DataLoss", "[lucene][corrupt]") {
+  if (!rfs::lucene::testing::HaveCorpus()) return;
+  for (const std::string file : {"segments_1", "_0.si", "_0.fdt"}) {
+    const size_t size = Fixture("stored_fields_index")->files.at(file).size();
+    for (size_t keep = 0; keep < size; ++keep) {
+      auto dir = Fixture("stored_fields_index");
+      dir->files.at(file).resize(keep);
+      INFO(file << " truncated to " << keep);
+      ExpectDataLoss(ReadEverything(dir), file);
+    }
+  }
+}
+
+TEST_CASE("Corrupt .fdt chunks without the CRC check never crash", "[lucene][corrupt]") {
+  if (!rfs::lucene::testing::HaveCorpus()) return;
+  for (const std::string fixture :
+       {"stored_fields_index", "stored_fields_best_compression_index"}) {
+    const size_t size = Fixture(fixture)->files.at("_0.fdt").size();
+    for (size_t at = 0; at < size - 16; ++at) {
+      for (uint8_t mask : {0x01, 0x80, 0xFF}) {
+        auto dir = Fixture(fixture);
+        auto& fdt = dir->files.at("_0.fdt");
+        fdt[at] ^= mask;
+        FixChecksum(fdt);
+        // Either decodes (to other bytes) or reports DataLoss: no crash, no
+        // other error code.
+        const absl::Status status = ReadEverything(dir, /*verify=*/false);
+        INFO(fixture << " byte " << at << " mask " << int{mask} << ": " << status.ToString());
+        CHECK((status.ok() || absl::IsDataLoss(status) || absl::IsUnimplemented(status)));
+      }
+    }
+  }
+}
+
+TEST_CASE("Unknown codec versions are Unimplemented naming codec, version and segment",
+          "[lucene][corrupt]") {
+  if (!rfs::lucene::testing::HaveCorpus()) return;
+  struct Case {
+    std::string file;
+    std::string codec;
+  };
+  for (const Case& c :
+       {Case{"_0.si", "Lucene90SegmentInfo"}, Case{"_0.fdt", "Lucene90StoredFieldsFastData"},
+        Case{"_0.fnm", "Lucene94FieldInfos"}}) {
+    auto dir = Fixture("stored_fields_index");
+    auto& bytes = dir->files.at(c.file);
+    // The BE version follows magic (4), name length (1) and the name.
+    const size_t version_at = 4 + 1 + c.codec.size();
+    bytes[version_at + 3] = 99;
+    FixChecksum(bytes);
+    const absl::Status status = ReadEverything(dir);
+    INFO(status.ToString());
+    CHECK(absl::IsUnimplemented(status));
+    const std::string message(status.message());
+    CHECK(message.find(c.codec) != std::string::npos);
+    CHECK(message.find("99") != std::string::npos);
+    CHECK(message.find("_0") != std::string::npos);
+  }
+  // segments_N format 11 (Lucene main, unreleased).
+  auto dir = Fixture("stored_fields_index");
+  dir->files.at("segments_1")[4 + 1 + 8 + 3] = 11;
+  const absl::Status status = ReadEverything(dir);
+  CHECK(absl::IsUnimplemented(status));
+  CHECK(std::string(status.message()).find("segments") != std::string::npos);
+}
+
+TEST_CASE("Missing files are NotFound naming the segment", "[lucene][corrupt]") {
+  if (!rfs::lucene::testing::HaveCorpus()) return;
+  auto dir = Fixture("stored_fields_index");
+  dir->files.erase("_0.fdt");
+  const absl::Status status = ReadEverything(dir);
+  CHECK(absl::IsNotFound(status));
+  CHECK(std::string(status.message()).find("_0") != std::string::npos);
+  auto none = std::make_shared<MemoryDirectory>();
+  CHECK(absl::IsNotFound(rfs::lucene::ShardReader::Open(none).status()));
+}
+
+TEST_CASE("Uid decoding", "[lucene][uid]") {
+  std::string id;
+  auto decode = [&](std::vector<uint8_t> bytes) {
+    REQUIRE(rfs::lucene::DecodeUid(bytes, id).ok());
+    return id;
+  };
+  // FORMATS.md D.2 examples.
+  CHECK(decode({0xff, 0x63, 0x6f, 0x6d, 0x70, 0x6c, 0x65, 0x78, 0x64, 0x6f, 0x63}) == "complexdoc");
+  CHECK(decode({0xba, 0x77, 0x21, 0x6a, 0x78, 0x1e, 0x75, 0xda, 0x1c}) == "unchangeddoc");
+  CHECK(decode({0xfe, 0x12, 0x34}) == "1234");
+  CHECK(decode({0xfe, 0x12, 0x3f}) == "123");
+  CHECK(decode({0xfe, 0x01}) == "01");
+  CHECK(decode({0xfd, 0xfd, 0x00}) == "_QA");
+  CHECK_FALSE(rfs::lucene::DecodeUid({}, id).ok());
+  CHECK_FALSE(rfs::lucene::DecodeUid(std::vector<uint8_t>{0xfe, 0xa1}, id).ok());
+  std::string type;
+  REQUIRE(rfs::lucene::SplitUid("type1#a#b", type, id).ok());
+  CHECK(type == "type1");
+  CHECK(id == "a#b");
+  CHECK_FALSE(rfs::lucene::SplitUid("nohash", type, id).ok());
+}
