@@ -1,0 +1,108 @@
+// DocumentReindexer: moves a stream of documents into an IDocumentSink in batches, with up to
+// `max_concurrent_batches` in flight, retries, and a progress cursor a restarted worker can
+// resume from.
+//
+// Batches are cut by document count (`--documents-per-bulk-request`, unbounded by default) and
+// by bytes of bulk body (`--documents-size-per-bulk-request`, 10 MiB by default; a single larger
+// document travels alone). A failed batch call with a transient code, and items that fail with
+// 429 or 5xx, are retried with exponential backoff and jitter, resending only the documents
+// still pending. Items that fail in a way no retry fixes (mapper_parsing_exception,
+// strict_dynamic_mapping_exception, illegal_argument_exception, ...: any other 4xx) go to the
+// failed-document sink and do not fail the shard; error types listed in
+// `allowed_exception_types` (`--allowed-doc-exception-types`, e.g. version_conflict_engine_
+// exception) count as success. When retries run out, or a non-transient error occurs, Reindex
+// stops reading, lets in-flight batches finish and returns the error.
+//
+// Progress: a document is acknowledged once the sink accepted it, it was recorded as failed, or
+// its error type is allowed. The progress callback receives the cursor of the last document such
+// that it and every document before it are acknowledged; batches finish out of order, so this
+// trails the newest completed batch. A worker that dies resumes after that cursor and at worst
+// resends documents that were already written, which overwrite themselves (same `_id`).
+//
+// Thread safety: one Reindex call at a time per instance. The callback runs on worker threads,
+// one call at a time. Sink, failed-document sink and clock must outlive the reindexer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rfs/core/clock.hpp"
+#include "rfs/reindex/document_sink.hpp"
+#include "rfs/reindex/failed_document_sink.hpp"
+#include "rfs/reindex/source_document.hpp"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rfs::reindex {
+
+struct RetryOptions {
+  /// Attempts per batch, the first included. Transient failures beyond that fail the shard.
+  int max_attempts = 10;
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{30'000};
+};
+
+struct DocumentReindexerOptions {
+  /// Documents per bulk request; 0 means unbounded (only the byte limit applies).
+  size_t max_docs_per_batch = 0;
+  /// Bytes of bulk body per request.
+  size_t max_bytes_per_batch = size_t{10} << 20;
+  /// Bulk requests in flight (`--max-connections`).
+  size_t max_concurrent_batches = 10;
+  RetryOptions retry;
+  /// Item error types that count as success (`--allowed-doc-exception-types`).
+  std::vector<std::string> allowed_exception_types;
+  /// Seed of the backoff jitter; 0 seeds from std::random_device.
+  uint64_t random_seed = 0;
+};
+
+struct ReindexSummary {
+  /// Documents the sink accepted.
+  uint64_t docs_written = 0;
+  /// Documents whose error type was allowed (counted as success).
+  uint64_t docs_allowed_errors = 0;
+  /// Documents recorded in the failed-document sink.
+  uint64_t docs_failed = 0;
+  /// Bytes of `_source` of every acknowledged document.
+  uint64_t source_bytes = 0;
+  uint64_t batches = 0;
+  /// Sink calls made again after a transient failure.
+  uint64_t retries = 0;
+  /// Cursor of the last document such that it and all before it are acknowledged.
+  std::optional<uint64_t> last_acknowledged_cursor;
+};
+
+/// Called as the acknowledged prefix grows. Returning an error stops the reindex (for example
+/// when the caller's lease was lost); Reindex then returns that error.
+using ProgressCallback = std::function<absl::Status(uint64_t last_acknowledged_cursor)>;
+
+/// Whether an item failure may succeed on retry: 429, 408 and 5xx, plus the error types that
+/// mean "busy" whatever their status (rejected execution, circuit breaking, unavailable shards).
+bool IsRetryableItemFailure(int status, std::string_view error_type);
+
+class DocumentReindexer {
+ public:
+  /// `failed_sink` may be null: permanently failed documents are then only counted (and the
+  /// reindex still succeeds), which suits tests and dry runs.
+  DocumentReindexer(IDocumentSink& sink, IFailedDocumentSink* failed_sink, core::IClock& clock,
+                    DocumentReindexerOptions options = {});
+
+  /// Reads `docs` to the end, writing every document. Cursors must increase along the stream.
+  /// On success every document is acknowledged. On error the summary is lost but the progress
+  /// callback has seen the last safe cursor.
+  absl::StatusOr<ReindexSummary> Reindex(IDocumentStream& docs,
+                                         const ProgressCallback& on_progress = {});
+
+ private:
+  IDocumentSink& sink_;
+  IFailedDocumentSink* failed_sink_;
+  core::IClock& clock_;
+  DocumentReindexerOptions options_;
+};
+
+}  // namespace rfs::reindex

@@ -1,0 +1,101 @@
+// IDocumentSink: where DocumentReindexer delivers batches of documents, and the two sinks rfs
+// ships: OpenSearchBulkSink (`_bulk` into a cluster) and NdjsonDirectorySink (replayable bulk
+// files, the embedded default target).
+//
+// A sink writes a batch and reports, per document, whether it failed; it never retries (the
+// reindexer retries with backoff and decides which failures are permanent). A whole-call error
+// means no document of the batch can be assumed written: transient codes (Unavailable,
+// DeadlineExceeded, ResourceExhausted) are retried, any other code fails the shard. When Write
+// returns, every document not listed as failed is durably accepted by the target.
+//
+// Thread safety: Write may be called concurrently (up to `--max-connections` batches in flight).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rfs/reindex/bulk_format.hpp"
+#include "rfs/reindex/source_document.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::reindex {
+
+/// A document the target did not accept.
+struct ItemFailure {
+  /// Position within the span passed to Write.
+  size_t position = 0;
+  /// HTTP status of the item (429 and 5xx are worth retrying).
+  int status = 0;
+  /// OpenSearch error type, e.g. "mapper_parsing_exception", and its reason.
+  std::string type;
+  std::string reason;
+};
+
+class IDocumentSink {
+ public:
+  virtual ~IDocumentSink() = default;
+  /// Writes `docs` (non-empty, in order). Returns the failed documents (empty when every one was
+  /// accepted) or an error for the whole batch. The pointed-to documents outlive the call.
+  virtual absl::StatusOr<std::vector<ItemFailure>> Write(
+      std::span<const SourceDocument* const> docs) = 0;
+  /// The bulk action options this sink writes with, so failed-document records show the exact
+  /// action that was sent.
+  virtual BulkActionOptions action_options() const { return {}; }
+  /// For messages, e.g. "OpenSearch bulk to https://host:9200".
+  virtual std::string description() const = 0;
+};
+
+class OpenSearchClient;
+
+/// Sends each batch as one `_bulk` request through `client` (which detects the target version
+/// and compression on first use). `include_type` is taken from the target version: Elasticsearch
+/// 5/6 targets get `_type` in each action. The client must outlive the sink.
+class OpenSearchBulkSink final : public IDocumentSink {
+ public:
+  explicit OpenSearchBulkSink(OpenSearchClient& client);
+  absl::StatusOr<std::vector<ItemFailure>> Write(
+      std::span<const SourceDocument* const> docs) override;
+  BulkActionOptions action_options() const override;
+  std::string description() const override;
+
+ private:
+  OpenSearchClient& client_;
+};
+
+struct NdjsonDirectorySinkOptions {
+  /// Root folder; created when missing.
+  std::string directory;
+  /// Shard label used in file paths, e.g. the source shard number.
+  std::string shard = "0";
+  /// fsync files and folders before acknowledging (turn off only for throwaway output).
+  bool sync = true;
+};
+
+/// Writes each batch as bulk-format files, one per target index:
+///   <directory>/<index>/<shard>/<first cursor>-<last cursor>.ndjson
+/// Each file holds action and source lines exactly as OpenSearchBulkSink sends them, so
+/// `curl -H 'Content-Type: application/x-ndjson' --data-binary @file <target>/_bulk` replays it.
+/// A file is written under a temporary name, fsynced, renamed into place and its folder fsynced
+/// before Write returns, so a killed worker never leaves a torn file and an acknowledged batch is
+/// never lost. A batch resent after a crash rewrites the same name (same cursors) or adds a
+/// file whose documents repeat earlier ids, which a replay overwrites in place. Documents whose
+/// index name cannot be a folder name fail with invalid_index_name_exception, as OpenSearch
+/// would reject them.
+class NdjsonDirectorySink final : public IDocumentSink {
+ public:
+  static absl::StatusOr<std::unique_ptr<NdjsonDirectorySink>> Open(
+      NdjsonDirectorySinkOptions options);
+  absl::StatusOr<std::vector<ItemFailure>> Write(
+      std::span<const SourceDocument* const> docs) override;
+  std::string description() const override;
+
+ private:
+  explicit NdjsonDirectorySink(NdjsonDirectorySinkOptions options) : options_(std::move(options)) {}
+  NdjsonDirectorySinkOptions options_;
+};
+
+}  // namespace rfs::reindex

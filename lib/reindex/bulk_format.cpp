@@ -1,0 +1,100 @@
+// Bulk NDJSON serialization. Runs once per document on the hot path, so it works on raw bytes:
+// no JSON parse, two memchr passes over the source, and no allocation beyond growing `out`.
+#include "rfs/reindex/bulk_format.hpp"
+
+#include <cstring>
+
+namespace rfs::reindex {
+namespace {
+
+// JSON string escapes for the control characters (RFC 8259 section 7).
+bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
+}  // namespace
+
+void AppendJsonString(std::string_view value, std::string& out) {
+  out.push_back('"');
+  size_t run_start = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (!NeedsEscape(c)) continue;
+    out.append(value.data() + run_start, i - run_start);
+    run_start = i + 1;
+    switch (c) {
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      case '\b':
+        out.append("\\b");
+        break;
+      case '\f':
+        out.append("\\f");
+        break;
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out.append(escaped, sizeof(escaped));
+      }
+    }
+  }
+  out.append(value.data() + run_start, value.size() - run_start);
+  out.push_back('"');
+}
+
+void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& options,
+                      std::string& out) {
+  out.append(R"({"index":{"_index":)");
+  AppendJsonString(doc.index, out);
+  if (options.include_type) {
+    out.append(R"(,"_type":)");
+    AppendJsonString(doc.type ? *doc.type : std::string_view("_doc"), out);
+  }
+  out.append(R"(,"_id":)");
+  AppendJsonString(doc.id, out);
+  if (doc.routing) {
+    out.append(R"(,"routing":)");
+    AppendJsonString(*doc.routing, out);
+  }
+  out.append("}}\n");
+}
+
+void AppendSourceLine(std::string_view source, std::string& out) {
+  if (source.empty()) {
+    out.append("{}\n");
+    return;
+  }
+  const size_t start = out.size();
+  out.append(source);
+  // Most sources are already one line; memchr finds that at memory speed, so two passes (LF,
+  // then CR) cost far less than a JSON parse would.
+  char* const end = out.data() + out.size();
+  for (const char c : {'\n', '\r'}) {
+    char* p = out.data() + start;
+    while ((p = static_cast<char*>(std::memchr(p, c, static_cast<size_t>(end - p)))) != nullptr) {
+      *p++ = ' ';
+    }
+  }
+  out.push_back('\n');
+}
+
+size_t EstimateBulkBytes(const SourceDocument& doc) {
+  // `{"index":{"_index":"","_id":""}}\n` is 33 bytes; routing and type add their own keys.
+  size_t bytes = 33 + doc.index.size() + doc.id.size() + doc.source.size() + 1;
+  if (doc.routing) bytes += 13 + doc.routing->size();
+  if (doc.type) bytes += 11 + doc.type->size();
+  return bytes;
+}
+
+}  // namespace rfs::reindex

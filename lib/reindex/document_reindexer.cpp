@@ -1,0 +1,326 @@
+// DocumentReindexer (see document_reindexer.hpp).
+//
+// The calling thread reads the stream and cuts batches; `max_concurrent_batches` worker threads
+// each take one batch at a time and drive it through the sink, retrying what is transient. The
+// hand-over queue holds a single batch so that memory stays bounded at (workers + 2) batches
+// while the reader still works ahead. Batch completion is tracked by sequence number so the
+// acknowledged cursor only ever covers a gap-free prefix of the stream.
+#include "rfs/reindex/document_reindexer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/bulk_format.hpp"
+
+namespace rfs::reindex {
+namespace {
+
+using core::StrCat;
+
+struct Batch {
+  uint64_t sequence = 0;
+  std::vector<SourceDocument> docs;
+  size_t bytes = 0;
+};
+
+struct BatchCounts {
+  uint64_t written = 0;
+  uint64_t allowed = 0;
+  uint64_t failed = 0;
+  uint64_t retries = 0;
+};
+
+}  // namespace
+
+bool IsRetryableItemFailure(int status, std::string_view error_type) {
+  if (status == 429 || status == 408 || status >= 500) return true;
+  // Types that mean "busy, try later" even when a version or plugin reports another status.
+  static constexpr std::string_view kBusyTypes[] = {"es_rejected_execution_exception",
+                                                    "rejected_execution_exception",
+                                                    "circuit_breaking_exception",
+                                                    "unavailable_shards_exception",
+                                                    "process_cluster_event_timeout_exception",
+                                                    "no_shard_available_action_exception",
+                                                    "node_not_connected_exception",
+                                                    "node_closed_exception"};
+  return std::find(std::begin(kBusyTypes), std::end(kBusyTypes), error_type) !=
+         std::end(kBusyTypes);
+}
+
+DocumentReindexer::DocumentReindexer(IDocumentSink& sink, IFailedDocumentSink* failed_sink,
+                                     core::IClock& clock, DocumentReindexerOptions options)
+    : sink_(sink), failed_sink_(failed_sink), clock_(clock), options_(std::move(options)) {
+  options_.max_concurrent_batches = std::max<size_t>(1, options_.max_concurrent_batches);
+  options_.retry.max_attempts = std::max(1, options_.retry.max_attempts);
+}
+
+namespace {
+
+// State shared by the reader and the workers of one Reindex call.
+class ReindexRun {
+ public:
+  ReindexRun(IDocumentSink& sink, IFailedDocumentSink* failed_sink, core::IClock& clock,
+             const DocumentReindexerOptions& options, const ProgressCallback& on_progress)
+      : sink_(sink),
+        failed_sink_(failed_sink),
+        clock_(clock),
+        options_(options),
+        on_progress_(on_progress) {}
+
+  absl::StatusOr<ReindexSummary> Run(IDocumentStream& docs) {
+    const uint64_t seed = options_.random_seed != 0 ? options_.random_seed : std::random_device{}();
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < options_.max_concurrent_batches; ++i) {
+      workers.emplace_back([this, seed, i] { WorkerLoop(seed + i * 0x9E3779B97F4A7C15ULL); });
+    }
+    absl::Status read_status = ReadAndSubmit(docs);
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      if (!read_status.ok()) FailLocked(read_status);
+    }
+    work_cv_.notify_all();
+    for (auto& worker : workers) worker.join();
+    std::lock_guard lock(mu_);
+    if (!first_error_.ok()) return first_error_;
+    summary_.last_acknowledged_cursor = acknowledged_cursor_;
+    return summary_;
+  }
+
+ private:
+  absl::Status ReadAndSubmit(IDocumentStream& docs) {
+    Batch batch;
+    uint64_t sequence = 0;
+    std::optional<uint64_t> previous_cursor;
+    while (true) {
+      if (stopped()) return absl::OkStatus();
+      auto next = docs.Next();
+      if (!next.ok()) return next.status();
+      if (!next->has_value()) break;
+      SourceDocument doc = std::move(**next);
+      if (previous_cursor && doc.cursor <= *previous_cursor) {
+        return absl::InvalidArgumentError(
+            StrCat("document cursors must increase: ", doc.cursor, " follows ", *previous_cursor));
+      }
+      previous_cursor = doc.cursor;
+      const size_t bytes = EstimateBulkBytes(doc);
+      const bool full_by_docs =
+          options_.max_docs_per_batch != 0 && batch.docs.size() >= options_.max_docs_per_batch;
+      if (!batch.docs.empty() &&
+          (full_by_docs || batch.bytes + bytes > options_.max_bytes_per_batch)) {
+        batch.sequence = sequence++;
+        Submit(std::move(batch));
+        batch = Batch();
+      }
+      batch.bytes += bytes;
+      batch.docs.push_back(std::move(doc));
+    }
+    if (!batch.docs.empty()) {
+      batch.sequence = sequence++;
+      Submit(std::move(batch));
+    }
+    return absl::OkStatus();
+  }
+
+  void Submit(Batch batch) {
+    std::unique_lock lock(mu_);
+    space_cv_.wait(lock, [&] { return queue_.empty() || !first_error_.ok(); });
+    if (!first_error_.ok()) return;
+    queue_.push_back(std::move(batch));
+    lock.unlock();
+    work_cv_.notify_one();
+  }
+
+  bool stopped() {
+    std::lock_guard lock(mu_);
+    return !first_error_.ok();
+  }
+
+  void FailLocked(const absl::Status& status) {
+    if (first_error_.ok()) first_error_ = status;
+    queue_.clear();
+    space_cv_.notify_all();
+    work_cv_.notify_all();
+  }
+
+  void WorkerLoop(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    while (true) {
+      Batch batch;
+      {
+        std::unique_lock lock(mu_);
+        work_cv_.wait(lock, [&] { return !queue_.empty() || closed_ || !first_error_.ok(); });
+        if (queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      space_cv_.notify_one();
+      BatchCounts counts;
+      absl::Status status = WriteBatch(batch, rng, counts);
+      if (!status.ok()) {
+        std::lock_guard lock(mu_);
+        FailLocked(status);
+        continue;
+      }
+      Complete(batch, counts);
+    }
+  }
+
+  // Drives one batch to completion: every document written, allowed or recorded as failed.
+  absl::Status WriteBatch(const Batch& batch, std::mt19937_64& rng, BatchCounts& counts) {
+    std::vector<const SourceDocument*> pending;
+    pending.reserve(batch.docs.size());
+    for (const auto& doc : batch.docs) pending.push_back(&doc);
+    std::vector<FailedDocument> permanent;
+    for (int attempt = 1; !pending.empty(); ++attempt) {
+      if (attempt > 1) {
+        if (stopped()) return absl::AbortedError("reindex stopped");
+        ++counts.retries;
+      }
+      auto failures = sink_.Write(pending);
+      if (!failures.ok()) {
+        const absl::Status& s = failures.status();
+        if (!core::IsRetryable(s) || attempt >= options_.retry.max_attempts) {
+          return core::WithContext(
+              s, StrCat("batch of ", pending.size(), " documents (cursors ",
+                        pending.front()->cursor, "-", pending.back()->cursor, ") to ",
+                        sink_.description(), " failed after ", attempt, " attempt(s)"));
+        }
+        Backoff(attempt, rng);
+        continue;
+      }
+      std::vector<const SourceDocument*> retry;
+      const ItemFailure* last_retryable = nullptr;
+      for (const ItemFailure& f : *failures) {
+        if (f.position >= pending.size()) {
+          return absl::InternalError(StrCat(sink_.description(), " reported a failure at position ",
+                                            f.position, " of ", pending.size()));
+        }
+        const SourceDocument& doc = *pending[f.position];
+        if (std::find(options_.allowed_exception_types.begin(),
+                      options_.allowed_exception_types.end(),
+                      f.type) != options_.allowed_exception_types.end()) {
+          ++counts.allowed;
+        } else if (IsRetryableItemFailure(f.status, f.type)) {
+          retry.push_back(&doc);
+          last_retryable = &f;
+        } else {
+          permanent.push_back(MakeFailedDocument(doc, f));
+        }
+      }
+      counts.written += pending.size() - failures->size();
+      if (!retry.empty()) {
+        if (attempt >= options_.retry.max_attempts) {
+          return absl::UnavailableError(StrCat(
+              retry.size(), " documents (first id ", retry.front()->id, ") still fail on ",
+              sink_.description(), " after ", attempt, " attempts: HTTP ", last_retryable->status,
+              " ", last_retryable->type, ": ", last_retryable->reason));
+        }
+        Backoff(attempt, rng);
+      }
+      pending = std::move(retry);
+    }
+    if (!permanent.empty()) {
+      counts.failed += permanent.size();
+      if (failed_sink_ != nullptr) {
+        absl::Status recorded = failed_sink_->Record(permanent);
+        if (!recorded.ok()) return core::WithContext(recorded, "recording failed documents");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  FailedDocument MakeFailedDocument(const SourceDocument& doc, const ItemFailure& failure) {
+    FailedDocument out;
+    out.index = doc.index;
+    out.id = doc.id;
+    out.cursor = doc.cursor;
+    out.status = failure.status;
+    out.error_type = failure.type;
+    out.reason = failure.reason;
+    AppendBulkAction(doc, sink_.action_options(), out.action);
+    if (!out.action.empty() && out.action.back() == '\n') out.action.pop_back();
+    AppendSourceLine(doc.source, out.source);
+    out.source.pop_back();
+    return out;
+  }
+
+  // Exponential backoff with "equal jitter": half the step is fixed, half random, so retries
+  // from many workers spread out but never collapse to zero.
+  void Backoff(int attempt, std::mt19937_64& rng) {
+    const double base = static_cast<double>(options_.retry.initial_backoff.count()) *
+                        std::pow(2.0, std::min(attempt - 1, 30));
+    const double capped = std::min(base, static_cast<double>(options_.retry.max_backoff.count()));
+    const double jittered =
+        capped / 2 + std::uniform_real_distribution<double>(0.0, capped / 2)(rng);
+    clock_.SleepFor(std::chrono::microseconds(static_cast<int64_t>(jittered * 1000)));
+  }
+
+  void Complete(const Batch& batch, const BatchCounts& counts) {
+    std::optional<uint64_t> advanced;
+    {
+      std::lock_guard lock(mu_);
+      summary_.docs_written += counts.written;
+      summary_.docs_allowed_errors += counts.allowed;
+      summary_.docs_failed += counts.failed;
+      summary_.retries += counts.retries;
+      summary_.batches += 1;
+      for (const auto& doc : batch.docs) summary_.source_bytes += doc.source.size();
+      completed_[batch.sequence] = batch.docs.back().cursor;
+      while (!completed_.empty() && completed_.begin()->first == next_to_acknowledge_) {
+        acknowledged_cursor_ = completed_.begin()->second;
+        completed_.erase(completed_.begin());
+        ++next_to_acknowledge_;
+        advanced = acknowledged_cursor_;
+      }
+    }
+    if (!advanced || !on_progress_) return;
+    // Report outside mu_ (the callback may do I/O), in cursor order.
+    std::lock_guard progress_lock(progress_mu_);
+    if (reported_ && *reported_ >= *advanced) return;
+    reported_ = advanced;
+    absl::Status status = on_progress_(*advanced);
+    if (!status.ok()) {
+      std::lock_guard lock(mu_);
+      FailLocked(status);
+    }
+  }
+
+  IDocumentSink& sink_;
+  IFailedDocumentSink* failed_sink_;
+  core::IClock& clock_;
+  const DocumentReindexerOptions& options_;
+  const ProgressCallback& on_progress_;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;   // a batch is queued, or the run is closing
+  std::condition_variable space_cv_;  // the queue has room
+  std::deque<Batch> queue_;
+  bool closed_ = false;
+  absl::Status first_error_;
+  ReindexSummary summary_;
+  std::map<uint64_t, uint64_t> completed_;  // sequence -> last cursor, beyond the prefix
+  uint64_t next_to_acknowledge_ = 0;
+  std::optional<uint64_t> acknowledged_cursor_;
+
+  std::mutex progress_mu_;
+  std::optional<uint64_t> reported_;  // guarded by progress_mu_
+};
+
+}  // namespace
+
+absl::StatusOr<ReindexSummary> DocumentReindexer::Reindex(IDocumentStream& docs,
+                                                          const ProgressCallback& on_progress) {
+  ReindexRun run(sink_, failed_sink_, clock_, options_, on_progress);
+  return run.Run(docs);
+}
+
+}  // namespace rfs::reindex

@@ -1,0 +1,106 @@
+// GzipFailedDocumentSink (see failed_document_sink.hpp).
+#include "rfs/reindex/failed_document_sink.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/str_cat.hpp"
+
+#include "reindex/file_util_internal.hpp"
+#include "reindex/gzip_internal.hpp"
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace rfs::reindex {
+namespace {
+
+namespace json = boost::json;
+using core::StrCat;
+
+// The value itself when `text` is JSON, otherwise the text as a JSON string, so a record stays
+// one valid line even for a source that failed because it is not JSON.
+json::value JsonOrString(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(json::string_view(text.data(), text.size()), ec);
+  if (ec) return json::string(json::string_view(text.data(), text.size()));
+  return v;
+}
+
+json::string_view View(std::string_view s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+std::string FailedDocumentToJson(const FailedDocument& doc) {
+  json::object record{{"index", View(doc.index)},
+                      {"id", View(doc.id)},
+                      {"cursor", doc.cursor},
+                      {"status", doc.status},
+                      {"error_type", View(doc.error_type)},
+                      {"reason", View(doc.reason)},
+                      {"action", JsonOrString(doc.action)},
+                      {"source", JsonOrString(doc.source)}};
+  return json::serialize(record);
+}
+
+absl::StatusOr<std::unique_ptr<GzipFailedDocumentSink>> GzipFailedDocumentSink::Open(
+    const std::string& directory, const std::string& file_prefix) {
+  if (absl::Status s = internal::CreateDirectories(directory, /*sync=*/true); !s.ok()) return s;
+  // Unique per process and sink: pid, start time and a counter.
+  static std::atomic<uint64_t> counter{0};
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::string path = StrCat(
+      directory, "/", file_prefix, "-", static_cast<uint64_t>(::getpid()), "-",
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()),
+      "-", counter.fetch_add(1), ".ndjson.gz");
+  return std::unique_ptr<GzipFailedDocumentSink>(new GzipFailedDocumentSink(path));
+}
+
+GzipFailedDocumentSink::~GzipFailedDocumentSink() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+uint64_t GzipFailedDocumentSink::recorded() const {
+  std::lock_guard lock(mu_);
+  return recorded_;
+}
+
+absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs) {
+  if (docs.empty()) return absl::OkStatus();
+  std::string lines;
+  for (const FailedDocument& doc : docs) {
+    lines += FailedDocumentToJson(doc);
+    lines.push_back('\n');
+  }
+  auto member = internal::GzipCompress(lines, /*level=*/6);
+  if (!member.ok()) return member.status();
+
+  std::lock_guard lock(mu_);
+  bool created = false;
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) return internal::ErrnoStatus("open", path_, errno);
+    created = true;
+  }
+  // A member is appended whole or the file is cut back, so a failed append leaves no torn
+  // member in front of the next one.
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  absl::Status status = internal::WriteAll(fd_, *member, path_);
+  if (status.ok() && ::fsync(fd_) != 0) status = internal::ErrnoStatus("fsync", path_, errno);
+  if (!status.ok()) {
+    if (before >= 0 && ::ftruncate(fd_, before) != 0) {
+      // Nothing more to do: the status below already fails the batch.
+    }
+    return status;
+  }
+  if (created) {
+    const std::string parent = std::filesystem::path(path_).parent_path().string();
+    if (absl::Status s = internal::SyncDirectory(parent.empty() ? "." : parent); !s.ok()) return s;
+  }
+  recorded_ += docs.size();
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::reindex

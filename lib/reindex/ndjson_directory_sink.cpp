@@ -1,0 +1,95 @@
+// NdjsonDirectorySink (see document_sink.hpp).
+#include <cstdio>
+#include <map>
+
+#include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/document_sink.hpp"
+
+#include "reindex/file_util_internal.hpp"
+
+namespace rfs::reindex {
+namespace {
+
+using core::StrCat;
+
+// OpenSearch's rules for index names (MetadataCreateIndexService.validateIndexOrAliasName),
+// which also keep every name a safe single folder name.
+std::optional<std::string> InvalidIndexName(std::string_view name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > 255) return "index name is too long";
+  if (name == "." || name == "..") return "must not be '.' or '..'";
+  if (name[0] == '_' || name[0] == '-' || name[0] == '+') {
+    return "must not start with '_', '-', or '+'";
+  }
+  for (unsigned char c : name) {
+    if (c == '\\' || c == '/' || c == '*' || c == '?' || c == '"' || c == '<' || c == '>' ||
+        c == '|' || c == ' ' || c == ',' || c == '#' || c == ':' || c == '\0') {
+      return R"(must not contain the following characters [ , ", *, \, <, |, ,, >, /, ?])";
+    }
+    if (c >= 'A' && c <= 'Z') return "must be lowercase";
+  }
+  return std::nullopt;
+}
+
+std::string CursorName(uint64_t cursor) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%020llu", static_cast<unsigned long long>(cursor));
+  return buffer;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NdjsonDirectorySink>> NdjsonDirectorySink::Open(
+    NdjsonDirectorySinkOptions options) {
+  if (options.directory.empty()) {
+    return absl::InvalidArgumentError("NDJSON sink needs a directory");
+  }
+  if (options.shard.empty() || options.shard == "." || options.shard == ".." ||
+      options.shard.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        StrCat("bad shard label for the NDJSON sink: ", options.shard));
+  }
+  if (absl::Status s = internal::CreateDirectories(options.directory, options.sync); !s.ok()) {
+    return s;
+  }
+  return std::unique_ptr<NdjsonDirectorySink>(new NdjsonDirectorySink(std::move(options)));
+}
+
+std::string NdjsonDirectorySink::description() const {
+  return StrCat("NDJSON directory ", options_.directory);
+}
+
+absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
+    std::span<const SourceDocument* const> docs) {
+  std::vector<ItemFailure> failures;
+  // Group positions by index, keeping stream order within each file.
+  std::map<std::string_view, std::vector<size_t>> by_index;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (auto reason = InvalidIndexName(docs[i]->index)) {
+      failures.push_back({i, 400, "invalid_index_name_exception",
+                          StrCat("Invalid index name [", docs[i]->index, "], ", *reason)});
+      continue;
+    }
+    by_index[docs[i]->index].push_back(i);
+  }
+  for (const auto& [index, positions] : by_index) {
+    const std::string folder = StrCat(options_.directory, "/", index, "/", options_.shard);
+    if (absl::Status s = internal::CreateDirectories(folder, options_.sync); !s.ok()) return s;
+    size_t bytes = 0;
+    for (size_t i : positions) bytes += EstimateBulkBytes(*docs[i]);
+    std::string body;
+    body.reserve(bytes);
+    for (size_t i : positions) {
+      AppendBulkAction(*docs[i], {}, body);
+      AppendSourceLine(docs[i]->source, body);
+    }
+    const std::string path = StrCat(folder, "/", CursorName(docs[positions.front()]->cursor), "-",
+                                    CursorName(docs[positions.back()]->cursor), ".ndjson");
+    if (absl::Status s = internal::WriteFileAtomically(path, body, options_.sync); !s.ok()) {
+      return s;
+    }
+  }
+  return failures;
+}
+
+}  // namespace rfs::reindex

@@ -1,0 +1,394 @@
+// OpenSearchDouble's HTTP server: a blocking Boost.Beast server with one thread per connection
+// (a handful of connections in tests, so threads are simpler than an async server), fault
+// injection, request decoding (path segments, query parameters, gzip bodies, basic auth) and
+// optional TLS. The cluster model lives in opensearch_double_cluster.cpp.
+#include "opensearch_double.hpp"
+
+#include <deque>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <zlib.h>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "opensearch_double_internal.hpp"
+#include <sys/socket.h>
+
+namespace rfs::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using ErrorCode = boost::system::error_code;
+using core::StrCat;
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string UrlDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
+  const size_t question = target.find('?');
+  std::string_view path = target.substr(0, question);
+  while (!path.empty()) {
+    while (path.starts_with('/')) path.remove_prefix(1);
+    if (path.empty()) break;
+    const size_t slash = path.find('/');
+    out.segments.push_back(UrlDecode(path.substr(0, slash)));
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  }
+  if (question == std::string_view::npos) return;
+  std::string_view query = target.substr(question + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string_view part = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const size_t eq = part.find('=');
+    out.params[UrlDecode(part.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : UrlDecode(part.substr(eq + 1));
+  }
+}
+
+// Inflates a gzip body; false on corrupt input.
+bool Gunzip(std::string_view in, std::string& out) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return false;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  char buffer[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof(buffer);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buffer, sizeof(buffer) - z.avail_out);
+    // Concatenated gzip members are one valid body.
+    if (rc == Z_STREAM_END && z.avail_in > 0) rc = inflateReset(&z);
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END;
+}
+
+}  // namespace
+
+struct OpenSearchDouble::Impl {
+  explicit Impl(const OpenSearchDoubleOptions& o)
+      : options(o), cluster(o), faults(o.faults), fault_rng(o.faults.seed) {}
+
+  OpenSearchDoubleOptions options;
+  internal::DoubleCluster cluster;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::optional<ssl::context> tls;
+  uint16_t port = 0;
+  std::thread accept_thread;
+
+  mutable std::mutex mu;  // guards everything below
+  std::vector<std::thread> connection_threads;
+  std::set<int> open_fds;
+  bool stopping = false;
+  FaultOptions faults;
+  std::mt19937_64 fault_rng;
+  uint64_t eligible_requests = 0;
+  DoubleStats counters;
+  std::deque<RecordedRequest> recorded;
+
+  void AcceptLoop() {
+    while (true) {
+      tcp::socket socket(ioc);
+      ErrorCode ec;
+      acceptor.accept(socket, ec);
+      std::lock_guard lock(mu);
+      if (stopping) return;
+      if (ec) continue;
+      ++counters.connections;
+      open_fds.insert(socket.native_handle());
+      connection_threads.emplace_back(
+          [this, s = std::move(socket)]() mutable { ServeConnection(std::move(s)); });
+    }
+  }
+
+  void ServeConnection(tcp::socket socket) {
+    const int fd = socket.native_handle();
+    bool reset = false;
+    if (tls) {
+      ssl::stream<tcp::socket&> stream(socket, *tls);
+      ErrorCode ec;
+      stream.handshake(ssl::stream_base::server, ec);
+      if (!ec) reset = ServeRequests(stream);
+    } else {
+      reset = ServeRequests(socket);
+    }
+    {
+      std::lock_guard lock(mu);
+      open_fds.erase(fd);
+    }
+    ErrorCode ignored;
+    if (reset) {
+      // SO_LINGER 0 makes close() send RST: the client sees "connection reset by peer".
+      socket.set_option(asio::socket_base::linger(true, 0), ignored);
+    }
+    socket.close(ignored);
+  }
+
+  Fault DrawFault(const std::string& target, double& item_failure) {
+    std::lock_guard lock(mu);
+    ++counters.requests;
+    item_failure = 0;
+    if (!faults.path_contains.empty() && target.find(faults.path_contains) == std::string::npos) {
+      return Fault::kNone;
+    }
+    const uint64_t n = ++eligible_requests;
+    Fault fault = Fault::kNone;
+    if (auto it = faults.schedule.find(n); it != faults.schedule.end()) {
+      fault = it->second;
+    } else {
+      double u = std::uniform_real_distribution<double>(0.0, 1.0)(fault_rng);
+      const std::pair<double, Fault> table[] = {
+          {faults.reject_429, Fault::kReject429},
+          {faults.unavailable_503, Fault::kUnavailable503},
+          {faults.reset_before_apply, Fault::kResetBeforeApply},
+          {faults.reset_after_apply, Fault::kResetAfterApply},
+          {faults.slow, Fault::kSlowResponse}};
+      for (const auto& [p, f] : table) {
+        if (u < p) {
+          fault = f;
+          break;
+        }
+        u -= p;
+      }
+    }
+    if (fault == Fault::kItemFailures) item_failure = std::max(faults.item_failure, 0.5);
+    if (fault == Fault::kNone) item_failure = faults.item_failure;
+    if (fault != Fault::kNone) ++counters.faults_injected;
+    return fault;
+  }
+
+  // Serves requests until the client closes, an error, or a reset fault (returns true then).
+  template <typename Stream>
+  bool ServeRequests(Stream& stream) {
+    beast::flat_buffer buffer;
+    while (true) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(options.max_content_length);
+      ErrorCode ec;
+      http::read(stream, buffer, parser, ec);
+      if (ec == http::error::body_limit) {
+        http::response<http::string_body> res{http::status::payload_too_large, 11};
+        res.keep_alive(false);
+        res.prepare_payload();
+        http::write(stream, res, ec);
+        return false;
+      }
+      if (ec) return false;
+      http::request<http::string_body> req = parser.release();
+      const std::string target(req.target());
+      const std::string method(req.method_string());
+
+      RecordedRequest record{method, target, {}, req.body().size()};
+      for (const auto& field : req) {
+        record.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      }
+      const auto encoding = core::FindHeader(record.headers, "content-encoding");
+      {
+        std::lock_guard lock(mu);
+        if (target.find("_bulk") != std::string::npos) ++counters.bulk_requests;
+        if (encoding && *encoding == "gzip") ++counters.gzip_requests;
+        recorded.push_back(record);
+        if (recorded.size() > 1000) recorded.pop_front();
+      }
+
+      double item_failure = 0;
+      const Fault fault = DrawFault(target, item_failure);
+      if (fault == Fault::kResetBeforeApply) return true;
+      if (fault == Fault::kSlowResponse) std::this_thread::sleep_for(faults_slow_delay());
+
+      internal::DoubleResponse response = Dispatch(req, record, fault, item_failure);
+      if (fault == Fault::kResetAfterApply) return true;
+
+      http::response<http::string_body> res{static_cast<http::status>(response.status),
+                                            req.version()};
+      res.set(http::field::content_type, "application/json; charset=UTF-8");
+      for (const auto& [name, value] : response.headers) res.set(name, value);
+      res.keep_alive(req.keep_alive());
+      res.body() = std::move(response.body);
+      res.prepare_payload();
+      http::write(stream, res, ec);
+      if (ec || !req.keep_alive()) return false;
+    }
+  }
+
+  std::chrono::milliseconds faults_slow_delay() {
+    std::lock_guard lock(mu);
+    return faults.slow_delay;
+  }
+
+  internal::DoubleResponse Dispatch(http::request<http::string_body>& req,
+                                    const RecordedRequest& record, Fault fault,
+                                    double item_failure) {
+    if (options.username) {
+      const std::string user_pass = StrCat(*options.username, ":", options.password.value_or(""));
+      const std::string expected =
+          "Basic " + core::Base64Encode(std::span<const uint8_t>(
+                         reinterpret_cast<const uint8_t*>(user_pass.data()), user_pass.size()));
+      if (core::FindHeader(record.headers, "authorization") != expected) {
+        internal::DoubleResponse r = cluster.Error(
+            401, "security_exception",
+            StrCat("missing authentication credentials for REST request [", record.target, "]"));
+        r.headers.emplace_back("WWW-Authenticate", R"(Basic realm="security" charset="UTF-8")");
+        return r;
+      }
+    }
+    if (fault == Fault::kReject429) {
+      return cluster.Error(429, cluster.rejected_execution_type(),
+                           "rejected execution of coordinating operation "
+                           "[coordinating_and_primary_bytes=104857600, replica_bytes=0, "
+                           "all_bytes=104857600, coordinating_operation_bytes=1048576, "
+                           "max_coordinating_and_primary_bytes=104857600]");
+    }
+    if (fault == Fault::kUnavailable503) {
+      return cluster.Error(503, "unavailable_shards_exception",
+                           "[target][0] primary shard is not active Timeout: [1m]");
+    }
+    internal::DoubleRequest request;
+    request.method = record.method;
+    ParseTarget(record.target, request);
+    const auto encoding = core::FindHeader(record.headers, "content-encoding");
+    if (encoding && *encoding == "gzip") {
+      if (!Gunzip(req.body(), request.body)) {
+        return cluster.Error(400, "illegal_argument_exception", "cannot decompress gzip body");
+      }
+    } else {
+      request.body = std::move(req.body());
+    }
+    return cluster.Handle(request, item_failure);
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mu);
+      if (stopping) return;
+      stopping = true;
+      for (int fd : open_fds) ::shutdown(fd, SHUT_RDWR);
+    }
+    // Wake the blocking accept() with a connection of our own.
+    asio::io_context wake_ioc;
+    tcp::socket wake(wake_ioc);
+    ErrorCode ec;
+    wake.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+    if (accept_thread.joinable()) accept_thread.join();
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(mu);
+      threads.swap(connection_threads);
+    }
+    for (auto& t : threads) t.join();
+    acceptor.close(ec);
+  }
+};
+
+absl::StatusOr<std::unique_ptr<OpenSearchDouble>> OpenSearchDouble::Start(
+    OpenSearchDoubleOptions options) {
+  auto impl = std::make_unique<Impl>(options);
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    impl->tls.emplace(ssl::context::tls_server);
+    ErrorCode ec;
+    impl->tls->use_certificate_chain_file(options.tls_cert_file, ec);
+    if (!ec) impl->tls->use_private_key_file(options.tls_key_file, ssl::context::pem, ec);
+    if (ec) return absl::InvalidArgumentError(StrCat("double TLS set-up: ", ec.message()));
+  }
+  ErrorCode ec;
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), options.port);
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return absl::UnavailableError(StrCat("double cannot listen: ", ec.message()));
+  impl->port = impl->acceptor.local_endpoint().port();
+  Impl* raw = impl.get();
+  impl->accept_thread = std::thread([raw] { raw->AcceptLoop(); });
+  return std::unique_ptr<OpenSearchDouble>(new OpenSearchDouble(std::move(impl)));
+}
+
+OpenSearchDouble::OpenSearchDouble(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+OpenSearchDouble::~OpenSearchDouble() { impl_->Stop(); }
+
+uint16_t OpenSearchDouble::port() const { return impl_->port; }
+
+std::string OpenSearchDouble::endpoint() const {
+  return StrCat(impl_->tls ? "https" : "http", "://127.0.0.1:", impl_->port);
+}
+
+void OpenSearchDouble::SetFaults(FaultOptions faults) {
+  std::lock_guard lock(impl_->mu);
+  impl_->fault_rng.seed(faults.seed);
+  impl_->faults = std::move(faults);
+  impl_->eligible_requests = 0;
+}
+
+DoubleStats OpenSearchDouble::stats() const {
+  DoubleStats s;
+  {
+    std::lock_guard lock(impl_->mu);
+    s = impl_->counters;
+  }
+  s.write_operations = impl_->cluster.write_operations();
+  s.bulk_items = impl_->cluster.bulk_items();
+  return s;
+}
+
+std::optional<StoredDocument> OpenSearchDouble::GetDocument(const std::string& index,
+                                                            const std::string& id) const {
+  return impl_->cluster.GetDocument(index, id);
+}
+
+size_t OpenSearchDouble::DocumentCount(const std::string& index) const {
+  return impl_->cluster.DocumentCount(index);
+}
+
+std::vector<std::string> OpenSearchDouble::IndexNames() const {
+  return impl_->cluster.IndexNames();
+}
+
+std::vector<RecordedRequest> OpenSearchDouble::requests() const {
+  std::lock_guard lock(impl_->mu);
+  return {impl_->recorded.begin(), impl_->recorded.end()};
+}
+
+absl::Status OpenSearchDouble::CreateIndex(const std::string& name, const std::string& body_json) {
+  internal::DoubleRequest request;
+  request.method = "PUT";
+  request.segments = {name};
+  request.body = body_json;
+  internal::DoubleResponse r = impl_->cluster.Handle(request, 0);
+  if (r.status != 200) return absl::InvalidArgumentError(StrCat("create index: ", r.body));
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::testing

@@ -1,0 +1,1297 @@
+// The cluster model behind OpenSearchDouble: one request in, one OpenSearch-shaped response out.
+// Response and error shapes follow ../shared/spec/opensearch-api (schemas/_common.yaml
+// ErrorResponseBase/ErrorCause, _core.bulk.yaml BulkResponse/ResponseItem, _core.get.yaml,
+// WriteResponseBase) and the reasons OpenSearch prints for each error type.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <functional>
+
+#include "rfs/core/str_cat.hpp"
+
+#include "opensearch_double_internal.hpp"
+
+namespace rfs::testing::internal {
+namespace {
+
+namespace json = boost::json;
+using core::StrCat;
+
+std::optional<json::value> ParseJson(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(json::string_view(text.data(), text.size()), ec);
+  if (ec) return std::nullopt;
+  return v;
+}
+
+std::string ToJson(const json::value& v) { return json::serialize(v); }
+
+std::string StringOf(std::string_view s) { return std::string(s); }
+
+std::optional<int64_t> ParseInt(const std::string& s) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> IntOf(const json::value* v) {
+  if (v == nullptr) return std::nullopt;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(v->as_uint64());
+  if (v->is_string()) return ParseInt(StringOf(v->as_string()));
+  return std::nullopt;
+}
+
+std::optional<std::string> StringField(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(json::string_view(key.data(), key.size()));
+  if (v == nullptr) return std::nullopt;
+  if (v->is_string()) return StringOf(v->as_string());
+  if (v->is_null()) return std::nullopt;
+  return ToJson(*v);
+}
+
+json::object Shards() { return {{"total", 2}, {"successful", 1}, {"failed", 0}}; }
+
+// Flattens {"index":{"number_of_shards":1}} into {"index.number_of_shards":"1"}, the form
+// OpenSearch stores and prints with flat_settings=true.
+void FlattenSettings(const json::object& in, const std::string& prefix, json::object& out) {
+  for (const auto& [key, value] : in) {
+    std::string name = prefix.empty() ? StringOf(key) : StrCat(prefix, ".", StringOf(key));
+    if (value.is_object()) {
+      FlattenSettings(value.as_object(), name, out);
+    } else if (value.is_string()) {
+      out[name] = value;
+    } else if (value.is_null()) {
+      out.erase(name);
+    } else {
+      out[name] = ToJson(value);
+    }
+  }
+}
+
+json::object NestSettings(const json::object& flat) {
+  json::object out;
+  for (const auto& [key, value] : flat) {
+    std::string_view name(key.data(), key.size());
+    json::object* node = &out;
+    size_t dot;
+    while ((dot = name.find('.')) != std::string_view::npos) {
+      json::value& child = (*node)[json::string_view(name.data(), dot)];
+      if (!child.is_object()) child = json::object();
+      node = &child.as_object();
+      name.remove_prefix(dot + 1);
+    }
+    (*node)[json::string_view(name.data(), name.size())] = value;
+  }
+  return out;
+}
+
+bool GlobMatch(std::string_view pattern, std::string_view text) {
+  if (pattern.empty()) return text.empty();
+  if (pattern[0] == '*') {
+    for (size_t i = 0; i <= text.size(); ++i) {
+      if (GlobMatch(pattern.substr(1), text.substr(i))) return true;
+    }
+    return false;
+  }
+  return !text.empty() && pattern[0] == text[0] && GlobMatch(pattern.substr(1), text.substr(1));
+}
+
+// The object holding "properties"/"dynamic": untyped (7+) or inside a single type (<= 6).
+const json::object* MappingRoot(const json::object& mappings) {
+  if (mappings.contains("properties") || mappings.contains("dynamic")) return &mappings;
+  if (mappings.size() == 1 && mappings.begin()->value().is_object()) {
+    return &mappings.begin()->value().as_object();
+  }
+  return &mappings;
+}
+
+const json::value* FieldValue(const json::object& doc, std::string_view path) {
+  const json::object* node = &doc;
+  while (true) {
+    if (const json::value* direct =
+            node->if_contains(json::string_view(path.data(), path.size()))) {
+      return direct;
+    }
+    const size_t dot = path.find('.');
+    if (dot == std::string_view::npos) return nullptr;
+    const json::value* child = node->if_contains(json::string_view(path.data(), dot));
+    if (child == nullptr || !child->is_object()) return nullptr;
+    node = &child->as_object();
+    path.remove_prefix(dot + 1);
+  }
+}
+
+// Total order for sort and range: numbers before strings; nullopt when incomparable.
+std::optional<int> Compare(const json::value& a, const json::value& b) {
+  auto number = [](const json::value& v) -> std::optional<double> {
+    if (v.is_int64()) return static_cast<double>(v.as_int64());
+    if (v.is_uint64()) return static_cast<double>(v.as_uint64());
+    if (v.is_double()) return v.as_double();
+    return std::nullopt;
+  };
+  auto na = number(a), nb = number(b);
+  if (na && nb) return *na < *nb ? -1 : (*na > *nb ? 1 : 0);
+  if (a.is_string() && b.is_string()) {
+    const int c = StringOf(a.as_string()).compare(StringOf(b.as_string()));
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+  if (na && b.is_string()) {  // "5" vs 5: OpenSearch coerces query values to the field type
+    if (auto parsed = ParseInt(StringOf(b.as_string()))) {
+      return *na < *parsed ? -1 : (*na > *parsed ? 1 : 0);
+    }
+  }
+  if (a.is_bool() && b.is_bool()) return a.as_bool() == b.as_bool() ? 0 : (a.as_bool() ? 1 : -1);
+  return std::nullopt;
+}
+
+bool ValueMatches(const json::value& field, const json::value& wanted) {
+  if (field.is_array()) {
+    for (const auto& element : field.as_array()) {
+      if (ValueMatches(element, wanted)) return true;
+    }
+    return false;
+  }
+  if (field.is_bool() && wanted.is_string()) {
+    return (field.as_bool() ? "true" : "false") == StringOf(wanted.as_string());
+  }
+  auto c = Compare(field, wanted);
+  return c && *c == 0;
+}
+
+struct QueryError {
+  std::string reason;
+};
+
+// Evaluates the query DSL subset against one document. Throws QueryError (caught by the
+// caller, never across the library boundary) for unsupported or malformed queries.
+bool Matches(const json::value& query, const std::string& id, const json::object& doc) {
+  if (!query.is_object() || query.as_object().size() != 1) {
+    throw QueryError{"query must be an object with exactly one clause"};
+  }
+  const auto& [kind_key, body] = *query.as_object().begin();
+  const std::string kind = StringOf(kind_key);
+  if (kind == "match_all") return true;
+  if (kind == "match_none") return false;
+  if (!body.is_object()) throw QueryError{StrCat("[", kind, "] query malformed")};
+  const json::object& b = body.as_object();
+  if (kind == "ids") {
+    const json::value* values = b.if_contains("values");
+    if (values == nullptr || !values->is_array()) throw QueryError{"[ids] requires values"};
+    for (const auto& v : values->as_array()) {
+      if (v.is_string() && StringOf(v.as_string()) == id) return true;
+    }
+    return false;
+  }
+  if (kind == "exists") {
+    auto field = StringField(b, "field");
+    if (!field) throw QueryError{"[exists] requires field"};
+    const json::value* v = FieldValue(doc, *field);
+    return v != nullptr && !v->is_null();
+  }
+  if (kind == "term" || kind == "terms" || kind == "range" || kind == "match") {
+    if (b.empty()) throw QueryError{StrCat("[", kind, "] query malformed, no field")};
+    const auto& [field_key, spec] = *b.begin();
+    const std::string field = StringOf(field_key);
+    const json::value* actual = field == "_id" ? nullptr : FieldValue(doc, std::string_view(field));
+    json::value id_value = json::string(id);
+    if (field == "_id") actual = &id_value;
+    if (kind == "terms") {
+      if (!spec.is_array()) throw QueryError{"[terms] query requires an array"};
+      if (actual == nullptr) return false;
+      for (const auto& v : spec.as_array()) {
+        if (ValueMatches(*actual, v)) return true;
+      }
+      return false;
+    }
+    if (kind == "range") {
+      if (!spec.is_object()) throw QueryError{"[range] query malformed"};
+      if (actual == nullptr || actual->is_null()) return false;
+      for (const auto& [op_key, bound] : spec.as_object()) {
+        const std::string op = StringOf(op_key);
+        auto c = Compare(*actual, bound);
+        if (!c) return false;
+        if ((op == "gt" && !(*c > 0)) || (op == "gte" && !(*c >= 0)) || (op == "lt" && !(*c < 0)) ||
+            (op == "lte" && !(*c <= 0))) {
+          return false;
+        }
+      }
+      return true;
+    }
+    const json::value& wanted =
+        spec.is_object() &&
+                (spec.as_object().contains("value") || spec.as_object().contains("query"))
+            ? (spec.as_object().contains("value") ? spec.as_object().at("value")
+                                                  : spec.as_object().at("query"))
+            : spec;
+    return actual != nullptr && ValueMatches(*actual, wanted);
+  }
+  if (kind == "bool") {
+    auto clauses = [&](std::string_view name) {
+      std::vector<const json::value*> out;
+      if (const json::value* v = b.if_contains(json::string_view(name.data(), name.size()))) {
+        if (v->is_array()) {
+          for (const auto& q : v->as_array()) out.push_back(&q);
+        } else {
+          out.push_back(v);
+        }
+      }
+      return out;
+    };
+    for (const auto* q : clauses("must")) {
+      if (!Matches(*q, id, doc)) return false;
+    }
+    for (const auto* q : clauses("filter")) {
+      if (!Matches(*q, id, doc)) return false;
+    }
+    for (const auto* q : clauses("must_not")) {
+      if (Matches(*q, id, doc)) return false;
+    }
+    auto should = clauses("should");
+    if (!should.empty()) {
+      int64_t minimum = (clauses("must").empty() && clauses("filter").empty()) ? 1 : 0;
+      if (auto m = IntOf(b.if_contains("minimum_should_match"))) minimum = *m;
+      int64_t hits = 0;
+      for (const auto* q : should) hits += Matches(*q, id, doc) ? 1 : 0;
+      return hits >= minimum;
+    }
+    return true;
+  }
+  throw QueryError{StrCat("unknown query [", kind, "]")};
+}
+
+}  // namespace
+
+DoubleCluster::DoubleCluster(const OpenSearchDoubleOptions& options)
+    : options_(options), rng_(options.faults.seed ^ 0x9e3779b97f4a7c15ULL) {
+  major_ =
+      static_cast<int>(ParseInt(options.version.substr(0, options.version.find('.'))).value_or(2));
+}
+
+std::string DoubleCluster::rejected_execution_type() const {
+  return is_elasticsearch() ? "es_rejected_execution_exception" : "rejected_execution_exception";
+}
+
+DoubleResponse DoubleCluster::Error(int status, const std::string& type, const std::string& reason,
+                                    json::object extra) const {
+  json::object cause{{"type", type}, {"reason", reason}};
+  for (const auto& [k, v] : extra) cause[k] = v;
+  json::object error = cause;
+  error["root_cause"] = json::array{cause};
+  return {status, ToJson(json::object{{"error", error}, {"status", status}}), {}};
+}
+
+json::object DoubleCluster::ItemError(const std::string& index, const Index* idx,
+                                      const std::string& type, const std::string& reason) const {
+  json::object e{{"type", type}, {"reason", reason}, {"index", index}};
+  if (idx != nullptr) {
+    e["index_uuid"] = idx->uuid;
+    e["shard"] = "0";
+  }
+  return e;
+}
+
+std::optional<StoredDocument> DoubleCluster::GetDocument(const std::string& index,
+                                                         const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = indices_.find(index);
+  if (it == indices_.end()) return std::nullopt;
+  auto doc = it->second.docs.find(id);
+  if (doc == it->second.docs.end()) return std::nullopt;
+  return doc->second;
+}
+
+size_t DoubleCluster::DocumentCount(const std::string& index) const {
+  std::lock_guard lock(mu_);
+  auto it = indices_.find(index);
+  return it == indices_.end() ? 0 : it->second.docs.size();
+}
+
+std::vector<std::string> DoubleCluster::IndexNames() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, index] : indices_) names.push_back(name);
+  return names;
+}
+
+uint64_t DoubleCluster::write_operations() const {
+  std::lock_guard lock(mu_);
+  return write_operations_;
+}
+
+uint64_t DoubleCluster::bulk_items() const {
+  std::lock_guard lock(mu_);
+  return bulk_items_;
+}
+
+DoubleResponse DoubleCluster::Handle(const DoubleRequest& request,
+                                     double item_failure_probability) {
+  const auto& s = request.segments;
+  const std::string& m = request.method;
+  if (s.empty()) {
+    if (m == "GET" || m == "HEAD") return Info(m == "HEAD");
+  } else if (s[0] == "_cluster" && s.size() == 2 && s[1] == "settings") {
+    if (m == "GET" || m == "PUT") return ClusterSettings(request);
+  } else if (s[0] == "_bulk" && s.size() == 1) {
+    if (m == "POST" || m == "PUT") return Bulk(request, "", "", item_failure_probability);
+  } else if (s[0] == "_refresh" && s.size() == 1) {
+    if (m == "POST" || m == "GET") return Refresh(request);
+  } else if ((s[0] == "_count" || s[0] == "_search") && s.size() == 1) {
+    if (m == "POST" || m == "GET") return SearchOrCount(request, s[0] == "_count");
+  } else if (s[0] == "_template" || s[0] == "_component_template" || s[0] == "_index_template") {
+    return Templates(request, s[0]);
+  } else if (s.size() == 1 && s[0][0] != '_') {
+    return IndexApi(request);
+  } else if (s.size() == 2 && s[1] == "_bulk") {
+    if (m == "POST" || m == "PUT") return Bulk(request, s[0], "", item_failure_probability);
+  } else if (s.size() == 3 && s[2] == "_bulk") {
+    if (m == "POST" || m == "PUT") return Bulk(request, s[0], s[1], item_failure_probability);
+  } else if (s.size() == 2 && s[1] == "_refresh") {
+    if (m == "POST" || m == "GET") return Refresh(request);
+  } else if (s.size() == 2 && (s[1] == "_count" || s[1] == "_search")) {
+    if (m == "POST" || m == "GET") return SearchOrCount(request, s[1] == "_count");
+  } else if ((s.size() == 3 && (s[1] == "_doc" || s[1] == "_create")) ||
+             (s.size() == 2 && s[1] == "_doc")) {
+    return DocumentApi(request);
+  }
+  std::string path;
+  for (const auto& segment : s) path += "/" + segment;
+  if (path.empty()) path = "/";
+  return {400,
+          ToJson(json::object{
+              {"error", StrCat("no handler found for uri [", path, "] and method [", m, "]")},
+              {"status", 400}}),
+          {}};
+}
+
+DoubleResponse DoubleCluster::Info(bool head) {
+  json::object version{{"number", options_.version},
+                       {"build_type", "tar"},
+                       {"build_hash", "0000000000000000000000000000000000000000"},
+                       {"build_date", "2024-01-01T00:00:00.000000Z"},
+                       {"build_snapshot", false},
+                       {"lucene_version", major_ >= 2 ? "9.7.0" : "8.10.1"},
+                       {"minimum_wire_compatibility_version", "7.10.0"},
+                       {"minimum_index_compatibility_version", "7.0.0"}};
+  if (!is_elasticsearch()) version["distribution"] = "opensearch";
+  json::object body{
+      {"name", "double-node-1"},
+      {"cluster_name", "opensearch-double"},
+      {"cluster_uuid", "dOuBlEcLuStErUuId000000"},
+      {"version", version},
+      {"tagline", is_elasticsearch() ? "You Know, for Search"
+                                     : "The OpenSearch Project: https://opensearch.org/"}};
+  DoubleResponse r{200, ToJson(body), {}};
+  if (head) r.body.clear();
+  return r;
+}
+
+DoubleResponse DoubleCluster::ClusterSettings(const DoubleRequest& request) {
+  std::lock_guard lock(mu_);
+  if (request.method == "PUT") {
+    auto body = ParseJson(request.body);
+    if (!body || !body->is_object()) {
+      return Error(400, "parse_exception", "request body is required");
+    }
+    if (const auto* p = body->as_object().if_contains("persistent"); p && p->is_object()) {
+      FlattenSettings(p->as_object(), "", persistent_settings_);
+    }
+    if (const auto* t = body->as_object().if_contains("transient"); t && t->is_object()) {
+      FlattenSettings(t->as_object(), "", transient_settings_);
+    }
+    return {200,
+            ToJson(json::object{{"acknowledged", true},
+                                {"persistent", NestSettings(persistent_settings_)},
+                                {"transient", NestSettings(transient_settings_)}}),
+            {}};
+  }
+  const bool flat =
+      request.params.count("flat_settings") && request.params.at("flat_settings") != "false";
+  const bool defaults =
+      request.params.count("include_defaults") && request.params.at("include_defaults") != "false";
+  auto shape = [&](const json::object& settings) -> json::value {
+    return flat ? json::value(settings) : json::value(NestSettings(settings));
+  };
+  json::object body{{"persistent", shape(persistent_settings_)},
+                    {"transient", shape(transient_settings_)}};
+  if (defaults) {
+    json::object d{{"http.compression", options_.http_compression ? "true" : "false"},
+                   {"http.max_content_length", "100mb"},
+                   {"action.auto_create_index", "true"},
+                   {"cluster.name", "opensearch-double"}};
+    body["defaults"] = shape(d);
+  }
+  return {200, ToJson(body), {}};
+}
+
+DoubleResponse DoubleCluster::Templates(const DoubleRequest& request, const std::string& kind) {
+  std::lock_guard lock(mu_);
+  auto& store = kind == "_template"             ? legacy_templates_
+                : kind == "_component_template" ? component_templates_
+                                                : index_templates_;
+  const std::string name = request.segments.size() > 1 ? request.segments[1] : "";
+  const std::string& m = request.method;
+  auto not_found = [&]() -> DoubleResponse {
+    if (kind == "_template") return {404, "{}", {}};
+    const std::string what =
+        kind == "_component_template" ? "component template" : "index template";
+    return Error(404, "resource_not_found_exception",
+                 StrCat(what, " matching [", name, "] not found"));
+  };
+  if (m == "HEAD") return {store.count(name) ? 200 : 404, "", {}};
+  if (m == "GET") {
+    if (kind == "_template") {
+      json::object out;
+      for (const auto& [n, t] : store) {
+        if (name.empty() || GlobMatch(name, n)) out[n] = t;
+      }
+      if (out.empty() && !name.empty()) return not_found();
+      return {200, ToJson(out), {}};
+    }
+    json::array list;
+    const std::string key = kind == "_component_template" ? "component_template" : "index_template";
+    for (const auto& [n, t] : store) {
+      if (name.empty() || GlobMatch(name, n)) list.push_back(json::object{{"name", n}, {key, t}});
+    }
+    if (list.empty() && !name.empty()) return not_found();
+    return {200,
+            ToJson(json::object{
+                {kind == "_component_template" ? "component_templates" : "index_templates", list}}),
+            {}};
+  }
+  if (m == "DELETE") {
+    if (!store.erase(name)) return not_found();
+    return {200, R"({"acknowledged":true})", {}};
+  }
+  if (m == "PUT" || m == "POST") {
+    if (name.empty()) return Error(400, "illegal_argument_exception", "template name is missing");
+    auto body = ParseJson(request.body);
+    if (!body || !body->is_object()) {
+      return Error(400, "parse_exception", "request body is required");
+    }
+    if (kind == "_index_template") {
+      const json::value* patterns = body->as_object().if_contains("index_patterns");
+      if (patterns == nullptr) {
+        return Error(400, "action_request_validation_exception",
+                     "Validation Failed: 1: index patterns are missing;");
+      }
+      if (const auto* composed = body->as_object().if_contains("composed_of");
+          composed && composed->is_array()) {
+        for (const auto& c : composed->as_array()) {
+          if (!c.is_string() || !component_templates_.count(StringOf(c.as_string()))) {
+            return Error(400, "invalid_index_template_exception",
+                         StrCat("index_template [", name, "] invalid, cause [index template [",
+                                name, "] specifies component templates ", ToJson(*composed),
+                                " that do not exist]"));
+          }
+        }
+      }
+    }
+    if (request.params.count("create") && request.params.at("create") == "true" &&
+        store.count(name)) {
+      return Error(400, "illegal_argument_exception",
+                   StrCat("index template [", name, "] already exists"));
+    }
+    store[name] = *body;
+    return {200, R"({"acknowledged":true})", {}};
+  }
+  return Error(405, "illegal_argument_exception", "method not allowed");
+}
+
+std::optional<std::string> DoubleCluster::InvalidIndexNameReason(const std::string& name) const {
+  // OpenSearch MetadataCreateIndexService.validateIndexOrAliasName.
+  auto invalid = [&](const std::string& why) {
+    return StrCat("Invalid index name [", name, "], ", why);
+  };
+  if (name.empty()) return invalid("must not be empty");
+  if (name.find_first_of("\\/*?\"<>| ,#") != std::string::npos) {
+    return invalid(R"(must not contain the following characters [ , ", *, \, <, |, ,, >, /, ?])");
+  }
+  if (name.find(':') != std::string::npos) return invalid("must not contain ':'");
+  if (name[0] == '_' || name[0] == '-' || name[0] == '+') {
+    return invalid("must not start with '_', '-', or '+'");
+  }
+  if (name == "." || name == "..") return invalid("must not be '.' or '..'");
+  if (name.size() > 255)
+    return invalid("index name is too long, (" + std::to_string(name.size()) + " > 255)");
+  for (char c : name) {
+    if (c >= 'A' && c <= 'Z') return invalid("must be lowercase");
+  }
+  return std::nullopt;
+}
+
+DoubleCluster::Index* DoubleCluster::FindIndex(const std::string& name) {
+  auto it = indices_.find(name);
+  return it == indices_.end() ? nullptr : &it->second;
+}
+
+std::optional<DoubleResponse> DoubleCluster::CreateIndexLocked(const std::string& name,
+                                                               const json::object& body) {
+  if (auto reason = InvalidIndexNameReason(name)) {
+    return Error(400, "invalid_index_name_exception", *reason,
+                 {{"index", name}, {"index_uuid", "_na_"}});
+  }
+  if (const Index* existing = FindIndex(name)) {
+    return Error(400, "resource_already_exists_exception",
+                 StrCat("index [", name, "/", existing->uuid, "] already exists"),
+                 {{"index", name}, {"index_uuid", existing->uuid}});
+  }
+  Index index;
+  index.uuid = StrCat("dbl", std::to_string(next_uuid_++), "uuid");
+  index.settings = {{"index.number_of_shards", "1"}, {"index.number_of_replicas", "1"}};
+  // Templates first (legacy by ascending order, then the highest-priority index template),
+  // the request body last, as OpenSearch merges them.
+  auto apply = [&](const json::object& source) {
+    if (const auto* s = source.if_contains("settings"); s && s->is_object()) {
+      json::object flat;
+      FlattenSettings(s->as_object(), "", flat);
+      for (auto& [k, v] : flat) {
+        std::string key = StringOf(k);
+        if (!key.starts_with("index.")) key = "index." + key;
+        index.settings[key] = v;
+      }
+    }
+    if (const auto* mp = source.if_contains("mappings"); mp && mp->is_object()) {
+      for (const auto& [k, v] : mp->as_object()) index.mappings[k] = v;
+    }
+    if (const auto* a = source.if_contains("aliases"); a && a->is_object()) {
+      for (const auto& [k, v] : a->as_object()) index.aliases[k] = v;
+    }
+  };
+  auto patterns_match = [&](const json::value* patterns) {
+    if (patterns == nullptr) return false;
+    if (patterns->is_string()) return GlobMatch(StringOf(patterns->as_string()), name);
+    if (!patterns->is_array()) return false;
+    for (const auto& p : patterns->as_array()) {
+      if (p.is_string() && GlobMatch(StringOf(p.as_string()), name)) return true;
+    }
+    return false;
+  };
+  const json::object* best = nullptr;
+  int64_t best_priority = -1;
+  for (const auto& [n, t] : index_templates_) {
+    if (t.is_object() && patterns_match(t.as_object().if_contains("index_patterns"))) {
+      const int64_t priority = IntOf(t.as_object().if_contains("priority")).value_or(0);
+      if (priority > best_priority) {
+        best = &t.as_object();
+        best_priority = priority;
+      }
+    }
+  }
+  if (best != nullptr) {
+    if (const auto* composed = best->if_contains("composed_of"); composed && composed->is_array()) {
+      for (const auto& c : composed->as_array()) {
+        auto it = component_templates_.find(StringOf(c.as_string()));
+        if (it != component_templates_.end() && it->second.is_object()) {
+          if (const auto* t = it->second.as_object().if_contains("template"); t && t->is_object()) {
+            apply(t->as_object());
+          }
+        }
+      }
+    }
+    if (const auto* t = best->if_contains("template"); t && t->is_object()) apply(t->as_object());
+  } else {
+    std::vector<std::pair<int64_t, const json::object*>> legacy;
+    for (const auto& [n, t] : legacy_templates_) {
+      if (t.is_object() && (patterns_match(t.as_object().if_contains("index_patterns")) ||
+                            patterns_match(t.as_object().if_contains("template")))) {
+        legacy.emplace_back(IntOf(t.as_object().if_contains("order")).value_or(0), &t.as_object());
+      }
+    }
+    std::stable_sort(legacy.begin(), legacy.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [order, t] : legacy) apply(*t);
+  }
+  apply(body);
+  indices_.emplace(name, std::move(index));
+  return std::nullopt;
+}
+
+absl::StatusOr<DoubleCluster::Index*> DoubleCluster::GetOrAutoCreate(const std::string& name,
+                                                                     DoubleResponse* error) {
+  if (Index* index = FindIndex(name)) return index;
+  if (auto failed = CreateIndexLocked(name, {})) {
+    *error = *failed;
+    return absl::InvalidArgumentError("cannot create index");
+  }
+  return FindIndex(name);
+}
+
+std::vector<std::string> DoubleCluster::ResolveIndices(const std::string& expression) const {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= expression.size()) {
+    size_t comma = expression.find(',', start);
+    if (comma == std::string::npos) comma = expression.size();
+    const std::string part = expression.substr(start, comma - start);
+    start = comma + 1;
+    if (part == "_all" || part.find('*') != std::string::npos) {
+      for (const auto& [name, index] : indices_) {
+        if ((part == "_all" || GlobMatch(part, name)) &&
+            std::find(out.begin(), out.end(), name) == out.end()) {
+          out.push_back(name);
+        }
+      }
+    } else if (!part.empty()) {
+      out.push_back(part);
+    }
+  }
+  return out;
+}
+
+DoubleResponse DoubleCluster::IndexApi(const DoubleRequest& request) {
+  std::lock_guard lock(mu_);
+  const std::string& name = request.segments[0];
+  const std::string& m = request.method;
+  Index* index = FindIndex(name);
+  auto missing = [&] {
+    return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
+                 {{"index", name},
+                  {"resource.type", "index_or_alias"},
+                  {"resource.id", name},
+                  {"index_uuid", "_na_"}});
+  };
+  if (m == "HEAD") return {index != nullptr ? 200 : 404, "", {}};
+  if (m == "GET") {
+    if (index == nullptr) return missing();
+    json::object settings = index->settings;
+    settings["index.uuid"] = index->uuid;
+    settings["index.provided_name"] = name;
+    json::object nested = NestSettings(settings);
+    return {200,
+            ToJson(json::object{{name, json::object{{"aliases", index->aliases},
+                                                    {"mappings", index->mappings},
+                                                    {"settings", nested}}}}),
+            {}};
+  }
+  if (m == "DELETE") {
+    if (index == nullptr) return missing();
+    indices_.erase(name);
+    return {200, R"({"acknowledged":true})", {}};
+  }
+  if (m == "PUT") {
+    json::object body;
+    if (!request.body.empty()) {
+      auto parsed = ParseJson(request.body);
+      if (!parsed || !parsed->is_object()) {
+        return Error(400, "parse_exception", "Failed to parse content to map");
+      }
+      body = parsed->as_object();
+    }
+    if (auto error = CreateIndexLocked(name, body)) return *error;
+    return {200,
+            ToJson(json::object{
+                {"acknowledged", true}, {"shards_acknowledged", true}, {"index", name}}),
+            {}};
+  }
+  return Error(405, "illegal_argument_exception",
+               StrCat("Incorrect HTTP method for uri [/", name, "] and method [", m,
+                      "], allowed: [GET, HEAD, DELETE, PUT]"));
+}
+
+std::optional<std::pair<std::string, std::string>> DoubleCluster::CheckMapping(
+    const Index& index, const json::object& doc, const std::string& id) const {
+  const json::object* root = MappingRoot(index.mappings);
+  // Walks the document against the mapping; `strict` is inherited by inner objects.
+  std::function<std::optional<std::pair<std::string, std::string>>(
+      const json::object&, const json::object*, bool, const std::string&)>
+      walk = [&](const json::object& object, const json::object* mapping, bool strict,
+                 const std::string& path) -> std::optional<std::pair<std::string, std::string>> {
+    if (mapping != nullptr) {
+      if (const auto* dynamic = mapping->if_contains("dynamic")) {
+        strict = (dynamic->is_string() && dynamic->as_string() == "strict");
+      }
+    }
+    const json::object* properties = nullptr;
+    if (mapping != nullptr) {
+      if (const auto* p = mapping->if_contains("properties"); p && p->is_object()) {
+        properties = &p->as_object();
+      }
+    }
+    for (const auto& [key, value] : object) {
+      const std::string field = StringOf(key);
+      const std::string full = path.empty() ? field : StrCat(path, ".", field);
+      const json::value* field_mapping = properties ? properties->if_contains(key) : nullptr;
+      if (field_mapping == nullptr) {
+        if (strict) {
+          return std::make_pair(
+              std::string("strict_dynamic_mapping_exception"),
+              StrCat("mapping set to strict, dynamic introduction of [", field, "] within [",
+                     path.empty() ? "_doc" : path, "] is not allowed"));
+        }
+        continue;
+      }
+      if (!field_mapping->is_object()) continue;
+      const json::object& fm = field_mapping->as_object();
+      const std::string type = StringField(fm, "type").value_or("object");
+      if (value.is_object() && (type == "object" || type == "nested")) {
+        if (auto failure = walk(value.as_object(), &fm, strict, full)) return failure;
+        continue;
+      }
+      const bool numeric = type == "long" || type == "integer" || type == "short" ||
+                           type == "byte" || type == "double" || type == "float";
+      bool bad = false;
+      if (numeric) {
+        bad = !(value.is_number() || value.is_null() || value.is_array() ||
+                (value.is_string() && ParseInt(StringOf(value.as_string()))));
+      } else if (type == "boolean") {
+        bad =
+            !(value.is_bool() || value.is_null() || value.is_array() ||
+              (value.is_string() && (value.as_string() == "true" || value.as_string() == "false")));
+      } else if (type == "object" && !value.is_object() && !value.is_null()) {
+        bad = true;
+      }
+      if (bad) {
+        return std::make_pair(
+            std::string("mapper_parsing_exception"),
+            StrCat("failed to parse field [", full, "] of type [", type, "] in document with id '",
+                   id, "'. Preview of field's value: '",
+                   value.is_string() ? StringOf(value.as_string()) : ToJson(value), "'"));
+      }
+    }
+    return std::nullopt;
+  };
+  return walk(doc, root, false, "");
+}
+
+DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
+    const std::string& op, const std::string& index_name, std::optional<std::string> id,
+    const std::optional<std::string>& routing, std::string_view source,
+    std::optional<int64_t> if_seq_no, std::optional<int64_t> if_primary_term) {
+  WriteResult result;
+  if (op == "delete") {
+    Index* index = FindIndex(index_name);
+    if (index == nullptr) {
+      result.status = 404;
+      result.body = ItemError(index_name, nullptr, "index_not_found_exception",
+                              StrCat("no such index [", index_name, "]"));
+      return result;
+    }
+    auto it = index->docs.find(*id);
+    json::object body{{"_index", index_name}, {"_id", *id}};
+    if (it == index->docs.end()) {
+      body["result"] = "not_found";
+      body["_version"] = 1;
+      result.status = 404;
+    } else {
+      index->deleted_versions[*id] = it->second.version + 1;
+      body["result"] = "deleted";
+      body["_version"] = it->second.version + 1;
+      index->docs.erase(it);
+      result.status = 200;
+    }
+    body["_shards"] = Shards();
+    body["_seq_no"] = index->next_seq_no++;
+    body["_primary_term"] = 1;
+    ++write_operations_;
+    result.body = std::move(body);
+    return result;
+  }
+
+  DoubleResponse create_error;
+  auto index_or = GetOrAutoCreate(index_name, &create_error);
+  if (!index_or.ok()) {
+    result.status = create_error.status;
+    auto parsed = ParseJson(create_error.body);
+    result.body = parsed->as_object()["error"].as_object();
+    result.body.erase("root_cause");
+    return result;
+  }
+  Index& index = **index_or;
+  if (!id) id = StrCat("dbl-auto-", std::to_string(next_auto_id_++));
+
+  auto parsed = ParseJson(source);
+  std::string stored_source(source);
+  if (op == "update") {
+    if (!parsed || !parsed->is_object()) {
+      result.status = 400;
+      result.body = ItemError(index_name, &index, "x_content_parse_exception",
+                              "[1:2] [UpdateRequest] failed to parse object");
+      return result;
+    }
+    const json::object& u = parsed->as_object();
+    auto existing = index.docs.find(*id);
+    const json::value* doc = u.if_contains("doc");
+    if (existing == index.docs.end()) {
+      const bool upsert = u.if_contains("doc_as_upsert") && u.at("doc_as_upsert").is_bool() &&
+                          u.at("doc_as_upsert").as_bool();
+      if (!upsert || doc == nullptr) {
+        result.status = 404;
+        result.body = ItemError(index_name, &index, "document_missing_exception",
+                                StrCat("[", *id, "]: document missing"));
+        return result;
+      }
+      parsed = *doc;
+    } else {
+      auto current = ParseJson(existing->second.source);
+      json::object merged = current && current->is_object() ? current->as_object() : json::object();
+      if (doc != nullptr && doc->is_object()) {
+        for (const auto& [k, v] : doc->as_object()) merged[k] = v;
+      }
+      parsed = json::value(merged);
+    }
+    stored_source = ToJson(*parsed);
+  }
+  if (!parsed) {
+    result.status = 400;
+    result.body = ItemError(index_name, &index, "mapper_parsing_exception", "failed to parse");
+    result.body["caused_by"] = json::object{
+        {"type", "json_parse_exception"},
+        {"reason", "Unexpected character: was expecting a JSON value or a valid closing token"}};
+    return result;
+  }
+  if (!parsed->is_object()) {
+    result.status = 400;
+    result.body = ItemError(index_name, &index, "mapper_parsing_exception", "failed to parse");
+    result.body["caused_by"] = json::object{
+        {"type", "not_x_content_exception"},
+        {"reason",
+         "Compressor detection can only be called on some xcontent bytes or compressed "
+         "xcontent bytes"}};
+    return result;
+  }
+  if (auto failure = CheckMapping(index, parsed->as_object(), *id)) {
+    result.status = 400;
+    result.body = ItemError(index_name, &index, failure->first, failure->second);
+    return result;
+  }
+
+  auto existing = index.docs.find(*id);
+  const bool exists = existing != index.docs.end();
+  if (if_seq_no || if_primary_term) {
+    std::string reason;
+    if (!exists) {
+      reason =
+          StrCat("[", *id, "]: version conflict, required seqNo [", if_seq_no.value_or(-2),
+                 "], primary term [", if_primary_term.value_or(0), "]. but no document was found");
+    } else if (existing->second.seq_no != if_seq_no.value_or(-2) ||
+               existing->second.primary_term != if_primary_term.value_or(0)) {
+      reason = StrCat("[", *id, "]: version conflict, required seqNo [", if_seq_no.value_or(-2),
+                      "], primary term [", if_primary_term.value_or(0),
+                      "]. current document has seqNo [", existing->second.seq_no,
+                      "] and primary term [", existing->second.primary_term, "]");
+    }
+    if (!reason.empty()) {
+      result.status = 409;
+      result.body = ItemError(index_name, &index, "version_conflict_engine_exception", reason);
+      return result;
+    }
+  }
+  if (op == "create" && exists) {
+    result.status = 409;
+    result.body = ItemError(index_name, &index, "version_conflict_engine_exception",
+                            StrCat("[", *id,
+                                   "]: version conflict, document already exists "
+                                   "(current version [",
+                                   existing->second.version, "])"));
+    return result;
+  }
+
+  StoredDocument doc;
+  doc.source = std::move(stored_source);
+  doc.seq_no = index.next_seq_no++;
+  doc.primary_term = 1;
+  doc.routing = routing;
+  if (exists) {
+    doc.version = existing->second.version + 1;
+    doc.writes = existing->second.writes + 1;
+  } else if (auto tomb = index.deleted_versions.find(*id); tomb != index.deleted_versions.end()) {
+    doc.version = tomb->second + 1;
+    index.deleted_versions.erase(tomb);
+  }
+  json::object body{{"_index", index_name},
+                    {"_id", *id},
+                    {"_version", doc.version},
+                    {"result", exists ? "updated" : "created"},
+                    {"_shards", Shards()},
+                    {"_seq_no", doc.seq_no},
+                    {"_primary_term", doc.primary_term}};
+  if (is_elasticsearch() && major_ <= 6) body["_type"] = "_doc";
+  index.docs[*id] = std::move(doc);
+  ++write_operations_;
+  result.status = exists ? 200 : 201;
+  result.body = std::move(body);
+  return result;
+}
+
+DoubleResponse DoubleCluster::Bulk(const DoubleRequest& request, const std::string& path_index,
+                                   const std::string& path_type, double item_failure_probability) {
+  if (options_.discard_bulk) {
+    // Benchmark mode: count action lines (every other non-empty line) and acknowledge them.
+    size_t lines = 0;
+    for (size_t pos = 0; pos < request.body.size();) {
+      const size_t nl = request.body.find('\n', pos);
+      if (nl != pos) ++lines;
+      if (nl == std::string::npos) break;
+      pos = nl + 1;
+    }
+    static constexpr std::string_view kItem = R"({"index":{"_index":"discard","status":201}})";
+    std::string body = R"({"took":1,"errors":false,"items":[)";
+    body.reserve(body.size() + (lines / 2) * (kItem.size() + 1) + 2);
+    for (size_t i = 0; i < lines / 2; ++i) {
+      if (i != 0) body.push_back(',');
+      body.append(kItem);
+    }
+    body.append("]}");
+    std::lock_guard lock(mu_);
+    bulk_items_ += lines / 2;
+    return {200, std::move(body), {}};
+  }
+
+  std::lock_guard lock(mu_);
+  const bool typed_required = is_elasticsearch() && major_ <= 6;
+  const bool type_forbidden =
+      (is_elasticsearch() && major_ >= 8) || (!is_elasticsearch() && major_ >= 2);
+  if (request.body.empty()) {
+    return Error(400, "action_request_validation_exception",
+                 "Validation Failed: 1: no requests added;");
+  }
+  if (request.body.back() != '\n') {
+    return Error(400, "illegal_argument_exception",
+                 "The bulk request must be terminated by a newline [\\n]");
+  }
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  json::array items;
+  bool errors = false;
+  size_t pos = 0;
+  int line_number = 0;
+  auto next_line = [&](std::string_view& line) {
+    while (pos < request.body.size()) {
+      const size_t nl = request.body.find('\n', pos);
+      line = std::string_view(request.body).substr(pos, nl - pos);
+      pos = nl + 1;
+      ++line_number;
+      if (!line.empty()) return true;
+    }
+    return false;
+  };
+  std::string_view line;
+  while (next_line(line)) {
+    const int action_line = line_number;
+    auto action = ParseJson(line);
+    if (!action || !action->is_object() || action->as_object().size() != 1) {
+      return Error(400, "illegal_argument_exception",
+                   StrCat("Malformed action/metadata line [", action_line,
+                          "], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]"));
+    }
+    const auto& [op_key, meta_value] = *action->as_object().begin();
+    const std::string op = StringOf(op_key);
+    if (op != "index" && op != "create" && op != "update" && op != "delete") {
+      return Error(
+          400, "illegal_argument_exception",
+          StrCat("Malformed action/metadata line [", action_line,
+                 "], expected field [create], [delete], [index] or [update] but found [", op, "]"));
+    }
+    if (!meta_value.is_object()) {
+      return Error(400, "illegal_argument_exception",
+                   StrCat("Malformed action/metadata line [", action_line,
+                          "], expected START_OBJECT but found [", ToJson(meta_value), "]"));
+    }
+    const json::object& meta = meta_value.as_object();
+    for (const auto& [key, value] : meta) {
+      static const char* kKnown[] = {"_index",
+                                     "_id",
+                                     "_type",
+                                     "routing",
+                                     "if_seq_no",
+                                     "if_primary_term",
+                                     "version",
+                                     "version_type",
+                                     "pipeline",
+                                     "require_alias",
+                                     "retry_on_conflict",
+                                     "_source"};
+      if (std::find(std::begin(kKnown), std::end(kKnown), StringOf(key)) == std::end(kKnown) ||
+          (key == "_type" && type_forbidden)) {
+        return Error(400, "illegal_argument_exception",
+                     StrCat("Action/metadata line [", action_line,
+                            "] contains an unknown parameter [", StringOf(key), "]"));
+      }
+    }
+    std::string index_name = StringField(meta, "_index").value_or(path_index);
+    if (index_name.empty()) {
+      return Error(400, "action_request_validation_exception",
+                   "Validation Failed: 1: index is missing;");
+    }
+    if (typed_required && !meta.contains("_type") && path_type.empty()) {
+      return Error(400, "action_request_validation_exception",
+                   "Validation Failed: 1: type is missing;");
+    }
+    std::optional<std::string> id = StringField(meta, "_id");
+    std::optional<std::string> routing = StringField(meta, "routing");
+    std::string_view source;
+    if (op != "delete") {
+      if (!next_line(source)) {
+        return Error(400, "illegal_argument_exception",
+                     StrCat("The bulk request must be terminated by a newline [\\n]"));
+      }
+    } else if (!id) {
+      return Error(400, "action_request_validation_exception",
+                   "Validation Failed: 1: id is missing;");
+    }
+    ++bulk_items_;
+    WriteResult result;
+    if (item_failure_probability > 0 && uniform(rng_) < item_failure_probability) {
+      result.status = 429;
+      result.body = ItemError(index_name, FindIndex(index_name), rejected_execution_type(),
+                              "rejected execution of primary operation [coordinating_and_primary_"
+                              "bytes=0, replica_bytes=0, all_bytes=0, primary_operation_bytes=0, "
+                              "max_coordinating_and_primary_bytes=0]");
+    } else {
+      result = ApplyWrite(op, index_name, id, routing, source, IntOf(meta.if_contains("if_seq_no")),
+                          IntOf(meta.if_contains("if_primary_term")));
+    }
+    json::object item;
+    if (result.status >= 300 &&
+        !(op == "delete" && result.status == 404 && result.body.contains("result"))) {
+      errors = true;
+      item = {{"_index", index_name},
+              {"_id", id.value_or("")},
+              {"status", result.status},
+              {"error", result.body}};
+    } else {
+      item = std::move(result.body);
+      item["status"] = result.status;
+    }
+    if (typed_required) item["_type"] = StringField(meta, "_type").value_or(path_type);
+    items.push_back(json::object{{op, std::move(item)}});
+  }
+  return {200, ToJson(json::object{{"took", 1}, {"errors", errors}, {"items", items}}), {}};
+}
+
+DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
+  std::lock_guard lock(mu_);
+  const auto& s = request.segments;
+  const std::string& index_name = s[0];
+  const std::string& m = request.method;
+  const bool create_endpoint = s[1] == "_create";
+  std::optional<std::string> id;
+  if (s.size() == 3) id = s[2];
+  auto param = [&](const std::string& name) -> std::optional<std::string> {
+    auto it = request.params.find(name);
+    if (it == request.params.end()) return std::nullopt;
+    return it->second;
+  };
+  if ((m == "GET" || m == "HEAD") && id && !create_endpoint) {
+    Index* index = FindIndex(index_name);
+    if (index == nullptr) {
+      if (m == "HEAD") return {404, "", {}};
+      return Error(404, "index_not_found_exception", StrCat("no such index [", index_name, "]"),
+                   {{"index", index_name},
+                    {"resource.type", "index_expression"},
+                    {"resource.id", index_name},
+                    {"index_uuid", "_na_"}});
+    }
+    auto it = index->docs.find(*id);
+    if (it == index->docs.end()) {
+      if (m == "HEAD") return {404, "", {}};
+      return {
+          404, ToJson(json::object{{"_index", index_name}, {"_id", *id}, {"found", false}}), {}};
+    }
+    if (m == "HEAD") return {200, "", {}};
+    json::object body{{"_index", index_name},
+                      {"_id", *id},
+                      {"_version", it->second.version},
+                      {"_seq_no", it->second.seq_no},
+                      {"_primary_term", it->second.primary_term},
+                      {"found", true}};
+    if (it->second.routing) body["_routing"] = *it->second.routing;
+    body["_source"] = ParseJson(it->second.source).value_or(json::object());
+    return {200, ToJson(body), {}};
+  }
+  if (m == "DELETE" && id && !create_endpoint) {
+    WriteResult r =
+        ApplyWrite("delete", index_name, id, param("routing"), "", std::nullopt, std::nullopt);
+    if (r.status >= 400 && !r.body.contains("result")) {
+      return Error(r.status, StringOf(r.body["type"].as_string()),
+                   StringOf(r.body["reason"].as_string()));
+    }
+    return {r.status, ToJson(r.body), {}};
+  }
+  if (m == "PUT" || m == "POST") {
+    if (m == "PUT" && !id) {
+      return Error(405, "illegal_argument_exception",
+                   StrCat("Incorrect HTTP method for uri [/", index_name,
+                          "/_doc] and method [PUT], allowed: [POST]"));
+    }
+    auto if_seq_no = param("if_seq_no");
+    auto if_primary_term = param("if_primary_term");
+    if (if_seq_no.has_value() != if_primary_term.has_value()) {
+      return Error(400, "action_request_validation_exception",
+                   if_seq_no ? "Validation Failed: 1: ifSeqNo is set, but primary term is [0];"
+                             : "Validation Failed: 1: ifSeqNo is unassigned, but primary term is "
+                               "set;");
+    }
+    const std::string op =
+        create_endpoint || param("op_type").value_or("index") == "create" ? "create" : "index";
+    if (op == "create" && if_seq_no) {
+      return Error(400, "action_request_validation_exception",
+                   "Validation Failed: 1: create operations do not support compare and set. use "
+                   "index instead;");
+    }
+    std::optional<int64_t> seq = if_seq_no ? ParseInt(*if_seq_no) : std::nullopt;
+    std::optional<int64_t> term = if_primary_term ? ParseInt(*if_primary_term) : std::nullopt;
+    WriteResult r = ApplyWrite(op, index_name, id, param("routing"), request.body, seq, term);
+    if (r.status >= 400) {
+      const std::string type = StringOf(r.body["type"].as_string());
+      const std::string reason = StringOf(r.body["reason"].as_string());
+      json::object extra;
+      for (const auto& [k, v] : r.body) {
+        if (k != "type" && k != "reason") extra[k] = v;
+      }
+      return Error(r.status, type, reason, extra);
+    }
+    if (auto refresh = param("refresh"); refresh && *refresh != "false") {
+      r.body["forced_refresh"] = true;
+    }
+    return {r.status,
+            ToJson(r.body),
+            {{"Location", StrCat("/", index_name, "/_doc/", *r.body["_id"].if_string())}}};
+  }
+  return Error(405, "illegal_argument_exception",
+               StrCat("Incorrect HTTP method for uri and method [", m, "]"));
+}
+
+DoubleResponse DoubleCluster::Refresh(const DoubleRequest& request) {
+  std::lock_guard lock(mu_);
+  if (request.segments.size() == 2) {
+    for (const auto& name : ResolveIndices(request.segments[0])) {
+      if (FindIndex(name) == nullptr) {
+        return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
+                     {{"index", name},
+                      {"resource.type", "index_or_alias"},
+                      {"resource.id", name},
+                      {"index_uuid", "_na_"}});
+      }
+    }
+  }
+  return {200, ToJson(json::object{{"_shards", Shards()}}), {}};
+}
+
+DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool count) {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> names;
+  if (request.segments.size() == 2) {
+    names = ResolveIndices(request.segments[0]);
+    for (const auto& name : names) {
+      if (FindIndex(name) == nullptr) {
+        return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
+                     {{"index", name},
+                      {"resource.type", "index_or_alias"},
+                      {"resource.id", name},
+                      {"index_uuid", "_na_"}});
+      }
+    }
+  } else {
+    for (const auto& [name, index] : indices_) names.push_back(name);
+  }
+  json::object body;
+  if (!request.body.empty()) {
+    auto parsed = ParseJson(request.body);
+    if (!parsed || !parsed->is_object()) {
+      return Error(400, "parsing_exception", "Unknown key for a VALUE_STRING in [query].");
+    }
+    body = parsed->as_object();
+  }
+  json::value query = json::object{{"match_all", json::object()}};
+  if (const auto* q = body.if_contains("query")) query = *q;
+  int64_t size = IntOf(body.if_contains("size")).value_or(10);
+  int64_t from = IntOf(body.if_contains("from")).value_or(0);
+  if (auto it = request.params.find("size"); it != request.params.end()) {
+    size = ParseInt(it->second).value_or(size);
+  }
+  bool seq_no_primary_term = body.contains("seq_no_primary_term") &&
+                             body.at("seq_no_primary_term").is_bool() &&
+                             body.at("seq_no_primary_term").as_bool();
+  if (auto it = request.params.find("seq_no_primary_term"); it != request.params.end()) {
+    seq_no_primary_term = it->second == "true";
+  }
+  const bool version =
+      body.contains("version") && body.at("version").is_bool() && body.at("version").as_bool();
+  const bool with_source =
+      !(body.contains("_source") && body.at("_source").is_bool() && !body.at("_source").as_bool());
+
+  struct Hit {
+    const std::string* index;
+    const std::string* id;
+    const StoredDocument* doc;
+    json::object source;
+  };
+  std::vector<Hit> hits;
+  try {
+    for (const auto& name : names) {
+      const Index& index = indices_.at(name);
+      for (const auto& [id, doc] : index.docs) {
+        auto source = ParseJson(doc.source);
+        json::object object = source && source->is_object() ? source->as_object() : json::object();
+        if (Matches(query, id, object)) hits.push_back({&name, &id, &doc, std::move(object)});
+      }
+    }
+  } catch (const QueryError& e) {
+    return Error(400, "parsing_exception", e.reason);
+  }
+  if (count) {
+    return {200, ToJson(json::object{{"count", hits.size()}, {"_shards", Shards()}}), {}};
+  }
+  if (const auto* sort = body.if_contains("sort")) {
+    std::vector<std::pair<std::string, bool>> keys;  // field, descending
+    auto add_key = [&](const json::value& k) {
+      if (k.is_string()) {
+        keys.emplace_back(StringOf(k.as_string()), false);
+      } else if (k.is_object() && !k.as_object().empty()) {
+        const auto& [field, spec] = *k.as_object().begin();
+        bool desc = false;
+        if (spec.is_string()) desc = spec.as_string() == "desc";
+        if (spec.is_object()) desc = StringField(spec.as_object(), "order").value_or("") == "desc";
+        keys.emplace_back(StringOf(field), desc);
+      }
+    };
+    if (sort->is_array()) {
+      for (const auto& k : sort->as_array()) add_key(k);
+    } else {
+      add_key(*sort);
+    }
+    std::stable_sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+      for (const auto& [field, desc] : keys) {
+        if (field == "_doc") continue;
+        json::value id_a = json::string(*a.id), id_b = json::string(*b.id);
+        const json::value* va = field == "_id" ? &id_a : FieldValue(a.source, field);
+        const json::value* vb = field == "_id" ? &id_b : FieldValue(b.source, field);
+        if (va == nullptr || vb == nullptr) {
+          if (va == vb) continue;
+          return va != nullptr;  // missing values sort last
+        }
+        auto c = Compare(*va, *vb);
+        if (!c || *c == 0) continue;
+        return desc ? *c > 0 : *c < 0;
+      }
+      return false;
+    });
+  }
+  json::array out;
+  for (int64_t i = from; i < static_cast<int64_t>(hits.size()) && i < from + size; ++i) {
+    const Hit& h = hits[static_cast<size_t>(i)];
+    json::object hit{{"_index", *h.index}, {"_id", *h.id}, {"_score", 1.0}};
+    if (version) hit["_version"] = h.doc->version;
+    if (seq_no_primary_term) {
+      hit["_seq_no"] = h.doc->seq_no;
+      hit["_primary_term"] = h.doc->primary_term;
+    }
+    if (h.doc->routing) hit["_routing"] = *h.doc->routing;
+    if (with_source) hit["_source"] = h.source;
+    out.push_back(std::move(hit));
+  }
+  json::object result{
+      {"took", 1},
+      {"timed_out", false},
+      {"_shards",
+       json::object{
+           {"total", names.size()}, {"successful", names.size()}, {"skipped", 0}, {"failed", 0}}},
+      {"hits", json::object{{"total", json::object{{"value", hits.size()}, {"relation", "eq"}}},
+                            {"max_score", hits.empty() ? json::value(nullptr) : json::value(1.0)},
+                            {"hits", out}}}};
+  return {200, ToJson(result), {}};
+}
+
+}  // namespace rfs::testing::internal

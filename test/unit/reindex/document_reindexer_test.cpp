@@ -1,0 +1,425 @@
+#include "rfs/reindex/document_reindexer.hpp"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/reindex/http_transport.hpp"
+#include "rfs/reindex/opensearch_client.hpp"
+
+#include "reindex_test_util.hpp"
+#include "support/opensearch_double.hpp"
+
+namespace rfs::reindex {
+namespace {
+
+using testutil::MakeDocs;
+
+// A sink that records what it receives and fails as a script says. Thread-safe.
+class ScriptedSink final : public IDocumentSink {
+ public:
+  // Called for each Write with the call number (1-based) and the documents; returns the result.
+  using Script = std::function<absl::StatusOr<std::vector<ItemFailure>>(
+      int call, std::span<const SourceDocument* const> docs)>;
+
+  explicit ScriptedSink(Script script = {}) : script_(std::move(script)) {}
+
+  absl::StatusOr<std::vector<ItemFailure>> Write(
+      std::span<const SourceDocument* const> docs) override {
+    const int active = in_flight_.fetch_add(1) + 1;
+    int observed = max_in_flight_.load();
+    while (active > observed && !max_in_flight_.compare_exchange_weak(observed, active)) {
+    }
+    int call;
+    {
+      std::lock_guard lock(mu_);
+      call = ++calls_;
+      batch_sizes_.push_back(docs.size());
+    }
+    // Give other workers a chance to overlap, so the in-flight bound is exercised.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    absl::StatusOr<std::vector<ItemFailure>> result =
+        script_ ? script_(call, docs) : std::vector<ItemFailure>();
+    if (result.ok()) {
+      std::lock_guard lock(mu_);
+      std::set<size_t> failed;
+      for (const auto& f : *result) failed.insert(f.position);
+      for (size_t i = 0; i < docs.size(); ++i) {
+        if (!failed.count(i)) written_[docs[i]->id] += 1;
+      }
+    }
+    in_flight_.fetch_sub(1);
+    return result;
+  }
+  std::string description() const override { return "scripted sink"; }
+
+  std::map<std::string, int> written() const {
+    std::lock_guard lock(mu_);
+    return written_;
+  }
+  std::vector<size_t> batch_sizes() const {
+    std::lock_guard lock(mu_);
+    return batch_sizes_;
+  }
+  int calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  int max_in_flight() const { return max_in_flight_.load(); }
+
+ private:
+  Script script_;
+  mutable std::mutex mu_;
+  int calls_ = 0;
+  std::vector<size_t> batch_sizes_;
+  std::map<std::string, int> written_;
+  std::atomic<int> in_flight_{0};
+  std::atomic<int> max_in_flight_{0};
+};
+
+class RecordingFailedSink final : public IFailedDocumentSink {
+ public:
+  absl::Status Record(std::span<const FailedDocument> docs) override {
+    std::lock_guard lock(mu_);
+    records.insert(records.end(), docs.begin(), docs.end());
+    return absl::OkStatus();
+  }
+  std::mutex mu_;
+  std::vector<FailedDocument> records;
+};
+
+TEST_CASE("IsRetryableItemFailure separates busy from broken", "[reindex][reindexer]") {
+  CHECK(IsRetryableItemFailure(429, "rejected_execution_exception"));
+  CHECK(IsRetryableItemFailure(503, "unavailable_shards_exception"));
+  CHECK(IsRetryableItemFailure(500, "whatever"));
+  CHECK(IsRetryableItemFailure(400, "es_rejected_execution_exception"));
+  CHECK_FALSE(IsRetryableItemFailure(400, "mapper_parsing_exception"));
+  CHECK_FALSE(IsRetryableItemFailure(400, "strict_dynamic_mapping_exception"));
+  CHECK_FALSE(IsRetryableItemFailure(400, "illegal_argument_exception"));
+  CHECK_FALSE(IsRetryableItemFailure(409, "version_conflict_engine_exception"));
+}
+
+TEST_CASE("reindexer batches by document count and by bytes", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  SECTION("by documents") {
+    ScriptedSink sink;
+    DocumentReindexer reindexer(sink, nullptr, clock,
+                                {.max_docs_per_batch = 7, .max_concurrent_batches = 1});
+    VectorDocumentStream docs(MakeDocs(30));
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(sink.batch_sizes() == std::vector<size_t>{7, 7, 7, 7, 2});
+    CHECK(summary->docs_written == 30);
+    CHECK(summary->batches == 5);
+    CHECK(summary->last_acknowledged_cursor == 30u);
+  }
+  SECTION("by bytes, with an oversized document alone") {
+    ScriptedSink sink;
+    auto list = MakeDocs(10, "target", 100);
+    list[4].source = "{\"big\":\"" + std::string(5000, 'y') + "\"}";
+    const size_t limit = 3 * EstimateBulkBytes(list[0]) + 10;
+    DocumentReindexer reindexer(sink, nullptr, clock,
+                                {.max_bytes_per_batch = limit, .max_concurrent_batches = 1});
+    VectorDocumentStream docs(std::move(list));
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(sink.batch_sizes() == std::vector<size_t>{3, 1, 1, 3, 2});
+  }
+}
+
+TEST_CASE("reindexer keeps at most max_concurrent_batches in flight", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  ScriptedSink sink;
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_docs_per_batch = 5, .max_concurrent_batches = 3});
+  VectorDocumentStream docs(MakeDocs(300));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 300);
+  CHECK(sink.max_in_flight() <= 3);
+  CHECK(sink.max_in_flight() >= 2);
+  CHECK(sink.written().size() == 300);
+}
+
+TEST_CASE("reindexer retries only the pending items", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  std::mutex mu;
+  std::vector<std::vector<std::string>> sent;
+  ScriptedSink sink(
+      [&](int call,
+          std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+        std::lock_guard lock(mu);
+        sent.emplace_back();
+        for (const auto* d : docs) sent.back().push_back(d->id);
+        if (call == 1) return absl::UnavailableError("connection reset");
+        if (call == 2) {
+          return std::vector<ItemFailure>{{1, 429, "rejected_execution_exception", "busy"},
+                                          {3, 503, "unavailable_shards_exception", "later"}};
+        }
+        return std::vector<ItemFailure>{};
+      });
+  DocumentReindexer reindexer(sink, nullptr, clock, {.max_concurrent_batches = 1});
+  VectorDocumentStream docs(MakeDocs(5));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  REQUIRE(sent.size() == 3);
+  CHECK(sent[0].size() == 5);
+  CHECK(sent[1].size() == 5);
+  CHECK(sent[2] == std::vector<std::string>{"d1", "d3"});
+  CHECK(summary->docs_written == 5);
+  CHECK(summary->retries == 2);
+  // Backoff grew between attempts: 200ms then 400ms base, each at least half that.
+  CHECK(clock.total_slept() >= std::chrono::milliseconds(300));
+  CHECK(clock.total_slept() <= std::chrono::milliseconds(600));
+}
+
+TEST_CASE("reindexer records permanent failures and counts allowed ones", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  ScriptedSink sink(
+      [](int,
+         std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+        std::vector<ItemFailure> failures;
+        for (size_t i = 0; i < docs.size(); ++i) {
+          if (docs[i]->id == "d2") {
+            failures.push_back({i, 400, "mapper_parsing_exception", "failed to parse field [n]"});
+          }
+          if (docs[i]->id == "d3") {
+            failures.push_back({i, 409, "version_conflict_engine_exception", "exists"});
+          }
+        }
+        return failures;
+      });
+  RecordingFailedSink failed;
+  DocumentReindexer reindexer(sink, &failed, clock,
+                              {.allowed_exception_types = {"version_conflict_engine_exception"}});
+  auto list = MakeDocs(5);
+  list[2].routing = "r7";
+  VectorDocumentStream docs(std::move(list));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 3);
+  CHECK(summary->docs_allowed_errors == 1);
+  CHECK(summary->docs_failed == 1);
+  CHECK(summary->retries == 0);
+  CHECK(summary->last_acknowledged_cursor == 5u);
+  REQUIRE(failed.records.size() == 1);
+  const FailedDocument& f = failed.records[0];
+  CHECK(f.id == "d2");
+  CHECK(f.index == "target");
+  CHECK(f.cursor == 3);
+  CHECK(f.status == 400);
+  CHECK(f.error_type == "mapper_parsing_exception");
+  CHECK(f.action == R"({"index":{"_index":"target","_id":"d2","routing":"r7"}})");
+  CHECK(f.source.find('\n') == std::string::npos);
+}
+
+TEST_CASE("reindexer fails the shard when retries run out", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  SECTION("whole batch keeps failing") {
+    ScriptedSink sink([](int, auto) -> absl::StatusOr<std::vector<ItemFailure>> {
+      return absl::ResourceExhaustedError("HTTP 429");
+    });
+    DocumentReindexer reindexer(sink, nullptr, clock,
+                                {.max_concurrent_batches = 1, .retry = {.max_attempts = 4}});
+    VectorDocumentStream docs(MakeDocs(3));
+    auto summary = reindexer.Reindex(docs);
+    CHECK(absl::IsResourceExhausted(summary.status()));
+    CHECK(summary.status().message().find("after 4 attempt") != std::string::npos);
+    CHECK(sink.calls() == 4);
+  }
+  SECTION("items keep failing") {
+    ScriptedSink sink([](int, auto docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+      return std::vector<ItemFailure>{{0, 429, "rejected_execution_exception", "busy"}};
+    });
+    DocumentReindexer reindexer(sink, nullptr, clock,
+                                {.max_concurrent_batches = 1, .retry = {.max_attempts = 3}});
+    VectorDocumentStream docs(MakeDocs(3));
+    auto summary = reindexer.Reindex(docs);
+    CHECK(absl::IsUnavailable(summary.status()));
+    CHECK(summary.status().message().find("rejected_execution_exception") != std::string::npos);
+  }
+  SECTION("a non-transient error is not retried") {
+    ScriptedSink sink([](int, auto) -> absl::StatusOr<std::vector<ItemFailure>> {
+      return absl::PermissionDeniedError("HTTP 403");
+    });
+    DocumentReindexer reindexer(sink, nullptr, clock, {.max_concurrent_batches = 2});
+    VectorDocumentStream docs(MakeDocs(3));
+    CHECK(absl::IsPermissionDenied(reindexer.Reindex(docs).status()));
+    CHECK(sink.calls() == 1);
+  }
+}
+
+TEST_CASE("reindexer reports a gap-free acknowledged cursor", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  // Batch 2 (cursors 11-20) fails permanently after batches 1 and 3 succeed, so the cursor must
+  // stop at 10 even though 21-30 were written.
+  std::atomic<bool> first_done{false};
+  ScriptedSink sink(
+      [&](int,
+          std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+        if (docs.front()->cursor == 11) {
+          while (!first_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          return absl::InvalidArgumentError("HTTP 400 broken batch");
+        }
+        if (docs.front()->cursor == 1) first_done = true;
+        return std::vector<ItemFailure>{};
+      });
+  std::mutex mu;
+  std::vector<uint64_t> progress;
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_docs_per_batch = 10, .max_concurrent_batches = 3});
+  VectorDocumentStream docs(MakeDocs(30));
+  auto summary = reindexer.Reindex(docs, [&](uint64_t cursor) {
+    std::lock_guard lock(mu);
+    progress.push_back(cursor);
+    return absl::OkStatus();
+  });
+  CHECK(absl::IsInvalidArgument(summary.status()));
+  REQUIRE_FALSE(progress.empty());
+  CHECK(progress.back() == 10);
+  CHECK(std::is_sorted(progress.begin(), progress.end()));
+}
+
+TEST_CASE("reindexer stops when the progress callback fails", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  ScriptedSink sink;
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_docs_per_batch = 2, .max_concurrent_batches = 1});
+  VectorDocumentStream docs(MakeDocs(100));
+  auto summary =
+      reindexer.Reindex(docs, [](uint64_t cursor) { return absl::AbortedError("lease lost"); });
+  CHECK(absl::IsAborted(summary.status()));
+  CHECK(sink.calls() < 50);
+}
+
+TEST_CASE("reindexer rejects cursors that do not increase", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  ScriptedSink sink;
+  DocumentReindexer reindexer(sink, nullptr, clock);
+  auto list = MakeDocs(3);
+  list[2].cursor = 1;
+  VectorDocumentStream docs(std::move(list));
+  CHECK(absl::IsInvalidArgument(reindexer.Reindex(docs).status()));
+}
+
+TEST_CASE("reindexer returns stream errors", "[reindex][reindexer]") {
+  class FailingStream final : public IDocumentStream {
+   public:
+    absl::StatusOr<std::optional<SourceDocument>> Next() override {
+      if (++n_ > 3) return absl::DataLossError("segment _0.fdt: bad checksum");
+      SourceDocument doc;
+      doc.index = "i";
+      doc.id = std::to_string(n_);
+      doc.cursor = n_;
+      doc.source = "{}";
+      return std::optional<SourceDocument>(std::move(doc));
+    }
+
+   private:
+    int n_ = 0;
+  };
+  core::FakeClock clock;
+  ScriptedSink sink;
+  DocumentReindexer reindexer(sink, nullptr, clock);
+  FailingStream stream;
+  CHECK(absl::IsDataLoss(reindexer.Reindex(stream).status()));
+}
+
+TEST_CASE("with 20% injected faults every document arrives exactly once",
+          "[reindex][reindexer][faults]") {
+  testing::FaultOptions faults;
+  faults.reject_429 = 0.05;
+  faults.unavailable_503 = 0.04;
+  faults.reset_before_apply = 0.04;
+  faults.reset_after_apply = 0.04;
+  faults.slow = 0.03;
+  faults.slow_delay = std::chrono::milliseconds(20);
+  faults.item_failure = 0.02;
+  faults.seed = 20240601;
+  // Each kind at least once, whatever the draws: early requests follow this schedule.
+  faults.schedule = {{2, testing::Fault::kResetAfterApply},  {4, testing::Fault::kReject429},
+                     {6, testing::Fault::kResetBeforeApply}, {8, testing::Fault::kUnavailable503},
+                     {10, testing::Fault::kItemFailures},    {12, testing::Fault::kSlowResponse},
+                     {14, testing::Fault::kResetAfterApply}};
+  auto server = testing::OpenSearchDouble::Start({.faults = faults});
+  REQUIRE(server.ok());
+  auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+  REQUIRE(transport.ok());
+  OpenSearchClient client(**transport);
+  OpenSearchBulkSink sink(client);
+  core::FakeClock clock;  // backoff without real sleeping
+  const size_t kDocs = 3000;
+  auto expected = MakeDocs(kDocs, "faulty", 300);
+  DocumentReindexer reindexer(
+      sink, nullptr, clock,
+      {.max_docs_per_batch = 50, .max_concurrent_batches = 4, .retry = {.max_attempts = 30}});
+  VectorDocumentStream docs(expected);
+  std::atomic<uint64_t> last_progress{0};
+  auto summary = reindexer.Reindex(docs, [&](uint64_t cursor) {
+    CHECK(cursor >= last_progress.load());
+    last_progress = cursor;
+    return absl::OkStatus();
+  });
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == kDocs);
+  CHECK(summary->docs_failed == 0);
+  CHECK(summary->retries > 0);
+  CHECK(summary->last_acknowledged_cursor == kDocs);
+  CHECK(last_progress.load() == kDocs);
+
+  const testing::DoubleStats stats = (*server)->stats();
+  CHECK(stats.faults_injected >= 0.1 * stats.bulk_requests);
+  // All documents, one copy each (ids are explicit, so a resent document overwrote itself).
+  REQUIRE((*server)->DocumentCount("faulty") == kDocs);
+  std::string line;
+  for (const auto& doc : expected) {
+    auto stored = (*server)->GetDocument("faulty", doc.id);
+    REQUIRE(stored.has_value());
+    line.clear();
+    AppendSourceLine(doc.source, line);
+    line.pop_back();
+    CHECK(stored->source == line);
+  }
+  // Some documents were written twice because a response was lost after the write applied.
+  CHECK(stats.write_operations > kDocs);
+}
+
+TEST_CASE("reindexer sends unfixable documents to the failed-document sink over HTTP",
+          "[reindex][reindexer]") {
+  auto server = testing::OpenSearchDouble::Start();
+  REQUIRE(server.ok());
+  REQUIRE((*server)
+              ->CreateIndex("strict", R"({"mappings":{"dynamic":"strict","properties":)"
+                                      R"({"n":{"type":"long"},"text":{"type":"text"}}}})")
+              .ok());
+  auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+  REQUIRE(transport.ok());
+  OpenSearchClient client(**transport);
+  OpenSearchBulkSink sink(client);
+  RecordingFailedSink failed;
+  core::FakeClock clock;
+  auto list = MakeDocs(20, "strict");
+  list[3].source = R"({"n":3,"surprise":true})";
+  list[7].source = R"({"n":"seven"})";
+  DocumentReindexer reindexer(sink, &failed, clock, {.max_docs_per_batch = 8});
+  VectorDocumentStream docs(std::move(list));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 18);
+  CHECK(summary->docs_failed == 2);
+  CHECK((*server)->DocumentCount("strict") == 18);
+  REQUIRE(failed.records.size() == 2);
+  std::set<std::string> types;
+  for (const auto& r : failed.records) types.insert(r.error_type);
+  CHECK(types ==
+        std::set<std::string>{"strict_dynamic_mapping_exception", "mapper_parsing_exception"});
+}
+
+}  // namespace
+}  // namespace rfs::reindex

@@ -1,0 +1,85 @@
+#include "rfs/reindex/failed_document_sink.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "reindex/gzip_internal.hpp"
+#include "reindex_test_util.hpp"
+
+namespace rfs::reindex {
+namespace {
+
+namespace json = boost::json;
+
+FailedDocument Failed(std::string id, std::string source) {
+  FailedDocument doc;
+  doc.index = "logs";
+  doc.id = std::move(id);
+  doc.cursor = 42;
+  doc.status = 400;
+  doc.error_type = "mapper_parsing_exception";
+  doc.reason = "failed to parse field [n] of type [long]";
+  doc.action = R"({"index":{"_index":"logs","_id":")" + doc.id + R"("}})";
+  doc.source = std::move(source);
+  return doc;
+}
+
+TEST_CASE("failed-document sink appends durable gzip NDJSON records", "[reindex][failed]") {
+  testutil::TempDir dir;
+  auto sink = GzipFailedDocumentSink::Open(dir.str() + "/failed");
+  REQUIRE(sink.ok());
+  std::vector<FailedDocument> first{Failed("a", R"({"n":"x"})"), Failed("b", "{not json")};
+  REQUIRE((*sink)->Record(first).ok());
+  std::vector<FailedDocument> second{Failed("c", R"({"n":[1]})")};
+  REQUIRE((*sink)->Record(second).ok());
+  CHECK((*sink)->recorded() == 3);
+
+  std::ifstream in((*sink)->path(), std::ios::binary);
+  std::stringstream raw;
+  raw << in.rdbuf();
+  auto text = internal::GzipDecompress(raw.str());
+  REQUIRE(text.ok());
+  std::istringstream lines(*text);
+  std::vector<json::object> records;
+  std::string line;
+  while (std::getline(lines, line)) records.push_back(json::parse(line).as_object());
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].at("index") == "logs");
+  CHECK(records[0].at("id") == "a");
+  CHECK(records[0].at("cursor") == 42);
+  CHECK(records[0].at("status") == 400);
+  CHECK(records[0].at("error_type") == "mapper_parsing_exception");
+  CHECK(records[0].at("reason") == "failed to parse field [n] of type [long]");
+  CHECK(json::serialize(records[0].at("action")) == R"({"index":{"_index":"logs","_id":"a"}})");
+  CHECK(json::serialize(records[0].at("source")) == R"({"n":"x"})");
+  // A source that is not JSON is kept verbatim as a string.
+  CHECK(records[1].at("source") == "{not json");
+  CHECK(records[2].at("id") == "c");
+}
+
+TEST_CASE("failed-document sinks in one folder use distinct files", "[reindex][failed]") {
+  testutil::TempDir dir;
+  auto a = GzipFailedDocumentSink::Open(dir.str());
+  auto b = GzipFailedDocumentSink::Open(dir.str());
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK((*a)->path() != (*b)->path());
+  CHECK((*a)->path().ends_with(".ndjson.gz"));
+}
+
+TEST_CASE("gzip round-trips and rejects corrupt input", "[reindex][failed]") {
+  const std::string text(100000, 'a');
+  auto packed = internal::GzipCompress(text);
+  REQUIRE(packed.ok());
+  CHECK(packed->size() < 1000);
+  auto unpacked = internal::GzipDecompress(*packed);
+  REQUIRE(unpacked.ok());
+  CHECK(*unpacked == text);
+  CHECK(absl::IsDataLoss(internal::GzipDecompress(packed->substr(0, packed->size() / 2)).status()));
+}
+
+}  // namespace
+}  // namespace rfs::reindex
