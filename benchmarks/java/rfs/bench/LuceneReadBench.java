@@ -1,8 +1,11 @@
 // The Java baseline for benchmarks/lucene_extract_bench: real Lucene reads `_id` and `_source`
 // of every live document of a plain Lucene directory, single-threaded, the work rfs does.
 //
-//   java -cp <this jar>:<lucene-core jar> rfs.bench.LuceneReadBench <index dir> <rounds>
+//   java -cp <this jar>:<lucene-core jar> rfs.bench.LuceneReadBench <index dir> <rounds> [mode]
 //
+// mode "document" (default) calls LeafReader.document() per doc, as IndexReader users and the
+// Java migration tool do; mode "sequential" reads through the stored-fields merge instance,
+// Lucene's fastest sequential path (it keeps the decompressed block between documents).
 // Prints one line per round: "docs=<n> source_bytes=<n> seconds=<s>". Liveness follows
 // Elasticsearch: Lucene's live docs plus soft deletes on the __soft_deletes field. Nested
 // child documents (no stored _id) are skipped, as rfs does.
@@ -10,6 +13,8 @@ package rfs.bench;
 
 import java.io.IOException;
 import java.nio.file.Paths;
+import org.apache.lucene.codecs.StoredFieldsReader;
+import org.apache.lucene.index.CodecReader;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.LeafReader;
@@ -51,6 +56,7 @@ public final class LuceneReadBench {
       System.exit(2);
     }
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    boolean sequential = args.length > 2 && args[2].equals("sequential");
     try (FSDirectory dir = FSDirectory.open(Paths.get(args[0]))) {
       for (int round = 0; round < rounds; ++round) {
         long start = System.nanoTime();
@@ -62,10 +68,16 @@ public final class LuceneReadBench {
           for (LeafReaderContext leaf : reader.leaves()) {
             LeafReader leafReader = leaf.reader();
             Bits live = leafReader.getLiveDocs();
+            StoredFieldsReader fields =
+                sequential ? ((CodecReader) leafReader).getFieldsReader().getMergeInstance() : null;
             for (int doc = 0; doc < leafReader.maxDoc(); ++doc) {
               if (live != null && !live.get(doc)) continue;
               visitor.reset();
-              leafReader.document(doc, visitor);
+              if (fields != null) {
+                fields.visitDocument(doc, visitor);
+              } else {
+                leafReader.document(doc, visitor);
+              }
               if (visitor.id == null) continue;
               ++docs;
               if (visitor.source != null) sourceBytes += visitor.source.length;
