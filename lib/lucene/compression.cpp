@@ -15,6 +15,22 @@ using core::StrCat;
 // (literal length << 4 | match length - 4), extension bytes while 255,
 // literals, 2-byte LE offset, match. Lucene's decoder stops right after the
 // literals or after a match once the expected length is reached.
+namespace {
+
+// Adds LZ4 length extension bytes (each 0..255, continuing while 255) to
+// `len`. False when the input ends first.
+inline bool ExtendLength(const uint8_t*& ip, const uint8_t* iend, size_t& len) {
+  uint8_t b;
+  do {
+    if (ip >= iend) return false;
+    b = *ip++;
+    len += b;
+  } while (b == 255 && len < (size_t{1} << 31));
+  return true;
+}
+
+}  // namespace
+
 absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t history_start,
                            size_t out_pos, size_t out_len) {
   const std::span<const uint8_t> src = in.data();
@@ -33,13 +49,8 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
     if (ip >= iend) return fail(ip, "truncated");
     const uint8_t token = *ip++;
     size_t lit = token >> 4;
-    if (lit == 15) {
-      uint8_t b;
-      do {
-        if (ip >= iend) return fail(seq, "truncated literal length");
-        b = *ip++;
-        lit += b;
-      } while (b == 255 && lit < (size_t{1} << 31));
+    if (lit == 15 && !ExtendLength(ip, iend, lit)) {
+      return fail(seq, "truncated literal length");
     }
     if (lit > static_cast<size_t>(iend - ip)) {
       return fail(seq, "literals run past the input");
@@ -62,13 +73,8 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
       return fail(ip - 2, StrCat("match offset ", offset, " out of range"));
     }
     size_t mlen = token & 15;
-    if (mlen == 15) {
-      uint8_t b;
-      do {
-        if (ip >= iend) return fail(seq, "truncated match length");
-        b = *ip++;
-        mlen += b;
-      } while (b == 255 && mlen < (size_t{1} << 31));
+    if (mlen == 15 && !ExtendLength(ip, iend, mlen)) {
+      return fail(seq, "truncated match length");
     }
     mlen += 4;
     if (mlen > static_cast<size_t>(oend - op)) {

@@ -48,6 +48,33 @@ absl::StatusOr<int32_t> ReadPositiveVInt(ByteReader& in, std::string_view what, 
   return static_cast<int32_t>(v);
 }
 
+// The start of a preset-dictionary compression block (C.8.2 / C.8.3): VInt
+// dictLength, VInt blockLength; ceil((len - dict) / block) blocks follow the
+// dictionary.
+struct DictLayout {
+  uint32_t dict_len = 0;
+  uint32_t block_len = 0;
+  size_t num_blocks = 0;
+};
+
+absl::StatusOr<DictLayout> ReadDictLayout(ByteReader& in, size_t len) {
+  const size_t at = in.position();
+  DictLayout out;
+  RFS_ASSIGN_OR_RETURN(out.dict_len, in.ReadVInt());
+  RFS_ASSIGN_OR_RETURN(out.block_len, in.ReadVInt());
+  if (out.dict_len > len || (len > out.dict_len && out.block_len == 0)) {
+    return in.ErrorAt(at, StrCat("invalid dictionary/block lengths ", out.dict_len, "/",
+                                 out.block_len, " for ", len, " bytes"));
+  }
+  const size_t rest = len - out.dict_len;
+  out.num_blocks = rest == 0 ? 0 : (rest + out.block_len - 1) / out.block_len;
+  // Every block takes at least one byte of input.
+  if (out.num_blocks > in.remaining()) {
+    return in.ErrorAt(at, StrCat("invalid block count ", out.num_blocks));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32_t version,
@@ -184,18 +211,10 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
   // Preset-dictionary modes (C.8.2 / C.8.3): VInt dictLength, VInt
   // blockLength, then the dictionary and ceil((len - dict) / block) blocks,
   // each compressed against the dictionary only.
-  const size_t at = in.position();
-  RFS_ASSIGN_OR_RETURN(uint32_t dict_len, in.ReadVInt());
-  RFS_ASSIGN_OR_RETURN(uint32_t block_len, in.ReadVInt());
-  if (dict_len > len || (len > dict_len && block_len == 0)) {
-    return in.ErrorAt(at, StrCat("invalid dictionary/block lengths ", dict_len, "/", block_len,
-                                 " for ", len, " bytes"));
-  }
-  const size_t rest = len - dict_len;
-  const size_t num_blocks = rest == 0 ? 0 : (rest + block_len - 1) / block_len;
-  if (num_blocks > in.remaining()) {
-    return in.ErrorAt(at, StrCat("invalid block count ", num_blocks));
-  }
+  RFS_ASSIGN_OR_RETURN(const DictLayout layout, ReadDictLayout(in, len));
+  const uint32_t dict_len = layout.dict_len;
+  const uint32_t block_len = layout.block_len;
+  const size_t num_blocks = layout.num_blocks;
   uint8_t* const dict = base + pos;
   if (format_.compression == Compression::kDeflateWithDict) {
     const size_t dict_at = in.position();
@@ -274,18 +293,8 @@ absl::Status ChunkDecoder::SkipBlock(ByteReader& in, size_t len) {
     case Compression::kDeflateWithDict:
       break;
   }
-  const size_t at = in.position();
-  RFS_ASSIGN_OR_RETURN(uint32_t dict_len, in.ReadVInt());
-  RFS_ASSIGN_OR_RETURN(uint32_t block_len, in.ReadVInt());
-  if (dict_len > len || (len > dict_len && block_len == 0)) {
-    return in.ErrorAt(at, StrCat("invalid dictionary/block lengths ", dict_len, "/", block_len,
-                                 " for ", len, " bytes"));
-  }
-  const size_t rest = len - dict_len;
-  const size_t num_blocks = rest == 0 ? 0 : (rest + block_len - 1) / block_len;
-  if (num_blocks > in.remaining()) {
-    return in.ErrorAt(at, StrCat("invalid block count ", num_blocks));
-  }
+  RFS_ASSIGN_OR_RETURN(const DictLayout layout, ReadDictLayout(in, len));
+  const size_t num_blocks = layout.num_blocks;
   if (format_.compression == Compression::kDeflateWithDict) {
     for (size_t i = 0; i <= num_blocks; ++i) {
       RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
