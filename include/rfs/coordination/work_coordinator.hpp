@@ -1,0 +1,294 @@
+// IWorkCoordinator: many identical workers, any of which may die at any instant, share a pool of
+// work items (one per shard range to migrate) through a coordination store, so that every item is
+// completed at least once and progress survives deaths.
+//
+// The model is the RFS design's (opensearch-migrations `IWorkCoordinator`): a worker acquires an
+// item under a lease; nobody else may acquire it until the lease expires or the item completes;
+// each acquisition doubles the next lease (initial x 2^exponent), so an item that keeps killing
+// its workers gets ever longer to finish. A worker that cannot finish in time checkpoints early:
+// it creates successor items (the same shard from a later cursor) and completes its item, in three
+// idempotent steps that any later holder of the item finishes if the worker dies part-way.
+//
+// Times. A lease's expiry is a time on the *store's* clock (the SQLite host's, or the OpenSearch
+// cluster's), because workers on different hosts compare it. Each lease also carries the
+// worker-clock deadline by which the holder must stop writing; it is computed conservatively from
+// the uncertainty of the store-time estimate, so that a holder always stops before anyone else can
+// take the item over. A clock guard refuses acquisitions when the worker's clock is more than
+// `max_clock_skew` (15 s) off the store's.
+//
+// Expected alternatives are values, not errors (STYLE 2.4): acquisition returns an AcquireOutcome
+// variant. Errors follow the rfs error model: Aborted/FailedPrecondition mean the caller's lease is
+// lost (stop writing, drop the item), Unavailable/DeadlineExceeded/ResourceExhausted are transient
+// (retry with backoff), InvalidArgument is a caller bug, NotFound a missing item or store.
+//
+// Thread safety: every IWorkCoordinator method may be called concurrently. One instance stands for
+// one worker (one worker id); run several workers by opening several instances, in one process or
+// many. The value types and free functions here are plain values / pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "rfs/core/clock.hpp"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rfs::coordination {
+
+using TimePoint = core::IClock::TimePoint;
+using Duration = core::IClock::Duration;
+
+// ---------------------------------------------------------------------------------------------
+// Work item ids
+// ---------------------------------------------------------------------------------------------
+
+/// The id of the one-time "shard setup" item (the Java tool's name): whoever leases it creates
+/// the shard work items while the other workers wait.
+inline constexpr std::string_view kShardSetupWorkItemId = "shard_setup";
+
+/// The longest id a store accepts (OpenSearch limits `_id` to 512 bytes).
+inline constexpr size_t kMaxWorkItemIdLength = 512;
+
+/// One shard range to migrate: documents of `shard` of `index_name` from shard-global document
+/// number `starting_cursor` on. Its string form, the store's key, is
+/// base64url-without-padding(index name) "__" shard "__" starting cursor (decimal); encoding the
+/// index name keeps the "__" separators unambiguous whatever characters the name holds.
+struct WorkItemId {
+  std::string index_name;
+  uint32_t shard = 0;
+  uint64_t starting_cursor = 0;
+
+  std::string ToString() const;
+  /// InvalidArgument unless `id` is exactly the format ToString() writes.
+  static absl::StatusOr<WorkItemId> Parse(std::string_view id);
+  /// The same shard from a later cursor: the id of a checkpoint successor.
+  WorkItemId WithCursor(uint64_t cursor) const { return {index_name, shard, cursor}; }
+
+  friend bool operator==(const WorkItemId&, const WorkItemId&) = default;
+};
+
+/// OK when `id` can name a work item in every store: 1 to kMaxWorkItemIdLength bytes, none of them
+/// a ',' (successor lists are comma-separated) or a control character.
+absl::Status ValidateWorkItemId(std::string_view id);
+
+// ---------------------------------------------------------------------------------------------
+// Lease policy (RFS design: lease backoff, early checkpoint, clock guard)
+// ---------------------------------------------------------------------------------------------
+
+/// Exponents above this lease no longer (2^10 x the initial lease), as in the Java tool.
+inline constexpr int kMaxLeaseExponent = 10;
+/// No lease is longer than this, whatever the exponent.
+inline constexpr Duration kMaxLeaseDuration = std::chrono::hours(24 * 7);
+/// The clock guard's default tolerance between a worker's clock and the store's.
+inline constexpr Duration kDefaultMaxClockSkew = std::chrono::seconds(15);
+
+/// initial_lease x 2^exponent, the exponent clamped to [0, kMaxLeaseExponent] and the result to
+/// kMaxLeaseDuration.
+Duration LeaseDurationFor(Duration initial_lease, int exponent);
+
+/// How long after acquiring a lease of `lease` the holder should checkpoint (create a successor
+/// from its current cursor and complete): max(0.75 x lease, lease - 4 min 30 s). Long leases keep a
+/// fixed 4.5-minute margin for the checkpoint itself; short ones keep a quarter of the lease.
+Duration EarlyCheckpointDelay(Duration lease);
+
+/// The lease exponent to give a successor of an item leased at `lease_exponent` for `lease`, when
+/// the holder spent `setup_time` of it on setup (downloading and opening the shard) before its
+/// first document: setup under 2.5% of the lease means leases are more than long enough (one less,
+/// never below 0); over 10% means setup eats too much of it (one more); otherwise the same.
+int SuccessorLeaseExponent(int lease_exponent, Duration setup_time, Duration lease);
+
+/// The clock guard: FailedPrecondition when `worker_now` and `store_now` are more than
+/// `tolerance` apart (a worker with a wrong clock would misjudge its lease).
+absl::Status CheckClockSkew(TimePoint worker_now, TimePoint store_now,
+                            Duration tolerance = kDefaultMaxClockSkew);
+
+/// True for the codes that mean "your lease is gone: stop writing and drop the item".
+inline bool IsLeaseLost(const absl::Status& status) {
+  return absl::IsAborted(status) || absl::IsFailedPrecondition(status);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leases, outcomes, item state
+// ---------------------------------------------------------------------------------------------
+
+/// A lease on one work item, as granted to one worker.
+struct Lease {
+  std::string work_item_id;
+  std::string worker_id;
+  /// The exponent this lease was granted at: duration = LeaseDurationFor(initial, exponent).
+  int exponent = 0;
+  Duration duration{0};
+  /// On the store's clock: when the lease began and when others may take the item over.
+  TimePoint acquired_at;
+  TimePoint expires_at;
+  /// On the worker's clock: the conservative start of the lease. The holder must stop writing by
+  /// local_deadline() and should checkpoint at early_checkpoint_at().
+  TimePoint local_start;
+  /// Identifies this grant among all grants of the item (it grows with every acquisition).
+  int64_t generation = 0;
+
+  TimePoint local_deadline() const {
+    return local_start + std::chrono::duration_cast<TimePoint::duration>(duration);
+  }
+  TimePoint early_checkpoint_at() const {
+    return local_start +
+           std::chrono::duration_cast<TimePoint::duration>(EarlyCheckpointDelay(duration));
+  }
+};
+
+/// The worker now holds `lease`.
+struct Acquired {
+  Lease lease;
+};
+/// Every work item is complete: nothing is left to do.
+struct NoAvailableWork {};
+/// The specific item asked for is complete.
+struct AlreadyCompleted {};
+/// Incomplete items exist but other workers hold all of them (or the specific one asked for).
+struct AllLeasedElsewhere {
+  /// The earliest expiry among those leases, on the store's clock.
+  TimePoint earliest_expiry;
+  /// Worker-clock time from now after which that lease has surely expired.
+  Duration retry_after{0};
+};
+using AcquireOutcome =
+    std::variant<Acquired, NoAvailableWork, AlreadyCompleted, AllLeasedElsewhere>;
+
+/// A snapshot of one item's record in the store (for inspection, tests and tools).
+struct WorkItemState {
+  std::string id;
+  /// The exponent the next acquisition will lease at.
+  int next_lease_exponent = 0;
+  /// The worker of the latest grant; empty if never leased or released.
+  std::string lease_holder;
+  /// Store-clock expiry of the latest grant; the epoch if never leased or released.
+  TimePoint lease_expires_at{};
+  int64_t lease_generation = 0;
+  std::optional<TimePoint> completed_at;
+  /// Recorded by step 1 of CreateSuccessorsAndComplete; empty otherwise.
+  std::vector<std::string> successor_ids;
+  int successor_lease_exponent = 0;
+  std::string creator_id;
+
+  bool completed() const { return completed_at.has_value(); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The interface
+// ---------------------------------------------------------------------------------------------
+
+/// The steps of CreateSuccessorsAndComplete, in order (for the test hook below).
+enum class SuccessorStep { kRecordSuccessors, kCreateSuccessors, kCompleteParent };
+
+/// Options every backend takes.
+struct WorkCoordinatorOptions {
+  /// Unique per worker process run (e.g. host + pid + start time); required.
+  std::string worker_id;
+  /// The worker's clock; nullptr means core::SystemClock. Must outlive the coordinator.
+  core::IClock* clock = nullptr;
+  /// The clock guard's tolerance.
+  Duration max_clock_skew = kDefaultMaxClockSkew;
+  /// Called with every lease granted to this worker, including the grants an acquisition takes
+  /// internally to finish another worker's handoff (never for a lease merely handed back again).
+  /// For audit logs and metrics; must be thread-safe and must not call the coordinator.
+  std::function<void(const Lease&)> lease_observer;
+  /// Test hook: called before each step of CreateSuccessorsAndComplete; a non-OK status stops the
+  /// call right there and is returned, as if the worker had died between two steps.
+  std::function<absl::Status(SuccessorStep)> successor_step_hook;
+};
+
+class IWorkCoordinator {
+ public:
+  virtual ~IWorkCoordinator() = default;
+
+  virtual const std::string& worker_id() const = 0;
+
+  /// Creates the store's schema (tables, index with mappings) if missing. Idempotent and safe to
+  /// call from many workers at once; call it before anything else.
+  virtual absl::Status Setup() = 0;
+
+  /// Creates an unassigned, incomplete item whose first lease will be at `lease_exponent`. True if
+  /// this call created it, false if it already existed (left untouched). InvalidArgument for a bad
+  /// id (ValidateWorkItemId).
+  virtual absl::StatusOr<bool> CreateUnassignedWorkItem(std::string_view id,
+                                                        int lease_exponent) = 0;
+
+  /// Leases an incomplete item whose lease has expired (or never began), picked at random among the
+  /// available ones so that concurrent workers rarely collide. The lease lasts
+  /// LeaseDurationFor(initial_lease, the item's exponent), and the item's exponent grows by one.
+  /// An item found with recorded successors (its holder died mid-checkpoint) is handed off first:
+  /// its successors are created and it is completed, then the search goes on.
+  /// Returns Acquired, NoAvailableWork (everything complete) or AllLeasedElsewhere. The clock guard
+  /// may fail it with FailedPrecondition. Blocks for store round trips.
+  virtual absl::StatusOr<AcquireOutcome> AcquireNextWorkItem(Duration initial_lease) = 0;
+
+  /// Leases the item `id`, creating it first if it does not exist (for one-off items such as
+  /// kShardSetupWorkItemId). Returns Acquired (also when this worker already holds a live lease on
+  /// it: that lease again), AlreadyCompleted, or AllLeasedElsewhere with that lease's expiry.
+  virtual absl::StatusOr<AcquireOutcome> AcquireWorkItem(std::string_view id,
+                                                         Duration initial_lease) = 0;
+
+  /// Marks the leased item complete; it is never leased again. Only the holder of `lease` may:
+  /// FailedPrecondition once another grant has replaced it (the lease was lost). A lease that
+  /// merely expired, with nobody having taken the item over, still completes it. Idempotent for
+  /// the holder.
+  virtual absl::Status CompleteWorkItem(const Lease& lease) = 0;
+
+  /// Checkpoints: (1) records `successor_ids` (and their exponent) on the leased item, (2) creates
+  /// them as unassigned items, (3) completes the leased item. Each step is idempotent, so the call
+  /// may be retried after any failure; if the worker dies after step 1, the next worker to acquire
+  /// the item finishes steps 2 and 3. FailedPrecondition if the lease was lost; InvalidArgument if
+  /// the ids are invalid, include the item itself, or differ from successors already recorded.
+  virtual absl::Status CreateSuccessorsAndComplete(const Lease& lease,
+                                                   std::span<const std::string> successor_ids,
+                                                   int successor_lease_exponent) = 0;
+
+  /// Gives the leased item back before its lease ends (e.g. on a graceful shutdown): it becomes
+  /// available at once, and the exponent this lease added is taken back. FailedPrecondition if the
+  /// lease was already lost; OK if the item is already released or complete by this lease.
+  virtual absl::Status ReleaseWorkItem(const Lease& lease) = 0;
+
+  /// The number of items not yet complete, leased or not (the shard-setup item included until it
+  /// completes). Exact: reflects every write acknowledged before the call.
+  virtual absl::StatusOr<int64_t> CountIncompleteWorkItems() = 0;
+
+  /// The item's record, or nullopt if there is no such item.
+  virtual absl::StatusOr<std::optional<WorkItemState>> GetWorkItem(std::string_view id) = 0;
+
+  /// The store's current time, as this worker estimates it (midpoint of the uncertainty interval).
+  virtual absl::StatusOr<TimePoint> StoreNow() = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// One-time setup under its own lease
+// ---------------------------------------------------------------------------------------------
+
+struct OneTimeSetupOptions {
+  /// The lease for the setup item (doubled on every re-acquisition, as for any item).
+  Duration initial_lease = std::chrono::minutes(10);
+  /// Waiting workers poll with exponential backoff from `initial_backoff` up to `max_backoff`,
+  /// never sleeping past the holder's expiry.
+  Duration initial_backoff = std::chrono::milliseconds(500);
+  Duration max_backoff = std::chrono::seconds(30);
+};
+
+/// Runs `setup` exactly once across all workers, under the lease of item `item_id` (normally
+/// kShardSetupWorkItemId): the worker that leases the item runs it and completes the item; the
+/// others wait with backoff on `clock` until the item is complete, and take over if the holder's
+/// lease expires. Returns OK once the item is complete (whoever ran it). If `setup` fails, the
+/// lease is released and its status returned. `setup` receives the lease and must finish before
+/// lease.local_deadline().
+absl::Status RunOneTimeSetup(IWorkCoordinator& coordinator, core::IClock& clock,
+                             std::string_view item_id,
+                             const std::function<absl::Status(const Lease&)>& setup,
+                             const OneTimeSetupOptions& options = {});
+
+}  // namespace rfs::coordination

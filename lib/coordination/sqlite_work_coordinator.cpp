@@ -1,0 +1,334 @@
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "coordination/coordinator_base_internal.hpp"
+
+namespace rfs::coordination {
+namespace {
+
+using core::StrCat;
+using internal::FloorMillis;
+using internal::FromMillis;
+using internal::StoreTime;
+
+// Schema version 1. Times are whole milliseconds since the Unix epoch on the store's clock;
+// `completed_at_ms` is NULL while the item is incomplete; `successors` is comma-separated (ids
+// never hold ','). The partial index serves both "available items" and "incomplete count".
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS work_items (
+  id                 TEXT PRIMARY KEY NOT NULL,
+  next_exponent      INTEGER NOT NULL DEFAULT 0,
+  holder             TEXT NOT NULL DEFAULT '',
+  expiration_ms      INTEGER NOT NULL DEFAULT 0,
+  generation         INTEGER NOT NULL DEFAULT 0,
+  completed_at_ms    INTEGER,
+  successors         TEXT NOT NULL DEFAULT '',
+  successor_exponent INTEGER NOT NULL DEFAULT 0,
+  creator            TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS work_items_incomplete ON work_items (expiration_ms)
+  WHERE completed_at_ms IS NULL;
+)sql";
+
+constexpr const char* kColumns =
+    "id, next_exponent, holder, expiration_ms, generation, completed_at_ms, successors, "
+    "successor_exponent, creator";
+
+// Maps a SQLite result code to the rfs error model: lock contention that outlasted the busy
+// timeout is transient; a corrupt file is data loss; a full disk is resource exhaustion.
+absl::Status SqliteError(sqlite3* db, int rc, std::string_view what) {
+  const std::string message =
+      StrCat("sqlite work coordinator: ", what, ": ", db != nullptr ? sqlite3_errmsg(db) : "", " (",
+             sqlite3_errstr(rc), ")");
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+      return absl::UnavailableError(message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+      return absl::ResourceExhaustedError(message);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return absl::PermissionDeniedError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+std::vector<std::string> SplitIds(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::string JoinIds(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) {
+    if (!out.empty()) out.push_back(',');
+    out.append(id);
+  }
+  return out;
+}
+
+// One prepared statement, reset and cleared on destruction so it can be reused.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  absl::Status status(std::string_view what) const {
+    return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, rc_, what);
+  }
+  void Bind(int index, std::string_view text) {
+    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
+  void BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+  /// True for a row, false when done.
+  absl::StatusOr<bool> Step(std::string_view what) {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return SqliteError(db_, rc, what);
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  std::string Text(int column) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return text != nullptr ? std::string(text, sqlite3_column_bytes(stmt_, column)) : "";
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+WorkItemState ReadRow(const Statement& row) {
+  WorkItemState state;
+  state.id = row.Text(0);
+  state.next_lease_exponent = static_cast<int>(row.Int(1));
+  state.lease_holder = row.Text(2);
+  state.lease_expires_at = FromMillis(row.Int(3));
+  state.lease_generation = row.Int(4);
+  if (!row.IsNull(5)) state.completed_at = FromMillis(row.Int(5));
+  state.successor_ids = SplitIds(row.Text(6));
+  state.successor_lease_exponent = static_cast<int>(row.Int(7));
+  state.creator_id = row.Text(8);
+  return state;
+}
+
+class SqliteCoordinator final : public internal::CoordinatorBase {
+ public:
+  SqliteCoordinator(SqliteWorkCoordinatorOptions options, sqlite3* db)
+      : CoordinatorBase(options),
+        db_(db),
+        store_clock_(options.store_clock != nullptr ? options.store_clock
+                                                    : &core::SystemClock::Instance()),
+        path_(options.path) {}
+  ~SqliteCoordinator() override { sqlite3_close_v2(db_); }
+
+  absl::Status Setup() override {
+    std::lock_guard lock(mu_);
+    RFS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "begin setup"));
+    absl::Status status = Exec(kSchema, "create schema");
+    if (!status.ok()) {
+      Exec("ROLLBACK", "rollback").IgnoreError();
+      return status;
+    }
+    return Exec("COMMIT", "commit setup");
+  }
+
+  absl::StatusOr<int64_t> CountIncompleteWorkItems() override {
+    std::lock_guard lock(mu_);
+    Statement count(db_, "SELECT COUNT(*) FROM work_items WHERE completed_at_ms IS NULL");
+    RFS_RETURN_IF_ERROR(count.status("count"));
+    RFS_ASSIGN_OR_RETURN(bool row, count.Step("count"));
+    return row ? count.Int(0) : 0;
+  }
+
+  absl::StatusOr<std::optional<WorkItemState>> GetWorkItem(std::string_view id) override {
+    std::lock_guard lock(mu_);
+    return Get(id);
+  }
+
+ protected:
+  absl::StatusOr<StoreTime> ReadStoreTime() override {
+    // The SQLite host's clock is exact for every process on it: no uncertainty interval.
+    const TimePoint store = store_clock_->Now();
+    return StoreTime{store, store, clock().Now()};
+  }
+
+  absl::StatusOr<bool> InsertItem(const WorkItemState& state) override {
+    std::lock_guard lock(mu_);
+    // One statement is its own transaction; ON CONFLICT DO NOTHING keeps an existing item as is.
+    Statement insert(db_,
+                     "INSERT INTO work_items (id, next_exponent, creator) VALUES (?1, ?2, ?3) "
+                     "ON CONFLICT (id) DO NOTHING");
+    RFS_RETURN_IF_ERROR(insert.status("insert"));
+    insert.Bind(1, state.id);
+    insert.Bind(2, int64_t{state.next_lease_exponent});
+    insert.Bind(3, state.creator_id);
+    RFS_RETURN_IF_ERROR(insert.Step(StrCat("create '", state.id, "'")).status());
+    return sqlite3_changes(db_) == 1;
+  }
+
+  absl::Status MutateItem(std::string_view id, const internal::ItemMutation& mutation) override {
+    std::lock_guard lock(mu_);
+    return InTransaction([&]() -> absl::Status {
+      RFS_ASSIGN_OR_RETURN(std::optional<WorkItemState> state, Get(id));
+      if (!state) return absl::NotFoundError(StrCat("no work item '", id, "' in ", path_));
+      // Read the time inside the transaction: waiting for the lock must not age the reading.
+      RFS_ASSIGN_OR_RETURN(StoreTime now, ReadStoreTime());
+      RFS_ASSIGN_OR_RETURN(bool write, mutation(*state, now));
+      return write ? Put(*state) : absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<internal::TryOutcome> TryAcquireNext(Duration initial_lease) override {
+    std::lock_guard lock(mu_);
+    internal::TryOutcome outcome = NoAvailableWork{};
+    RFS_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
+      RFS_ASSIGN_OR_RETURN(StoreTime now, ReadCheckedStoreTime());
+      Statement pick(db_, StrCat("SELECT ", kColumns,
+                                 " FROM work_items WHERE completed_at_ms IS NULL AND "
+                                 "expiration_ms < ?1 ORDER BY random() LIMIT 1")
+                              .c_str());
+      RFS_RETURN_IF_ERROR(pick.status("pick"));
+      pick.Bind(1, FloorMillis(now.earliest));
+      RFS_ASSIGN_OR_RETURN(bool found, pick.Step("pick an available item"));
+      if (found) {
+        WorkItemState state = ReadRow(pick);
+        Lease lease = BeginLease(state, now, initial_lease);
+        RFS_RETURN_IF_ERROR(Put(state));
+        outcome = internal::Grant{std::move(lease), std::move(state)};
+        return absl::OkStatus();
+      }
+      Statement summary(db_,
+                        "SELECT COUNT(*), MIN(expiration_ms) FROM work_items "
+                        "WHERE completed_at_ms IS NULL");
+      RFS_RETURN_IF_ERROR(summary.status("summary"));
+      RFS_ASSIGN_OR_RETURN(bool row, summary.Step("summarise incomplete items"));
+      if (row && summary.Int(0) > 0) outcome = LeasedUntil(FromMillis(summary.Int(1)), now);
+      return absl::OkStatus();
+    }));
+    return outcome;
+  }
+
+ private:
+  absl::Status Exec(const char* sql, std::string_view what) {
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    return rc == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, rc, what);
+  }
+
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT. IMMEDIATE takes the write lock before the
+  // first read, so the read-decide-write of `body` is atomic against every other process, and no
+  // transaction can deadlock upgrading a read lock (which DEFERRED transactions can).
+  template <typename Body>
+  absl::Status InTransaction(Body&& body) {
+    RFS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "begin transaction"));
+    absl::Status status = body();
+    if (status.ok()) status = Exec("COMMIT", "commit");
+    if (!status.ok() && !sqlite3_get_autocommit(db_)) Exec("ROLLBACK", "rollback").IgnoreError();
+    return status;
+  }
+
+  absl::StatusOr<std::optional<WorkItemState>> Get(std::string_view id) {
+    Statement get(db_, StrCat("SELECT ", kColumns, " FROM work_items WHERE id = ?1").c_str());
+    RFS_RETURN_IF_ERROR(get.status("get"));
+    get.Bind(1, id);
+    RFS_ASSIGN_OR_RETURN(bool found, get.Step(StrCat("read '", id, "'")));
+    if (!found) return std::nullopt;
+    return ReadRow(get);
+  }
+
+  absl::Status Put(const WorkItemState& state) {
+    Statement put(db_,
+                  "UPDATE work_items SET next_exponent = ?2, holder = ?3, expiration_ms = ?4, "
+                  "generation = ?5, completed_at_ms = ?6, successors = ?7, "
+                  "successor_exponent = ?8 WHERE id = ?1");
+    RFS_RETURN_IF_ERROR(put.status("update"));
+    put.Bind(1, state.id);
+    put.Bind(2, int64_t{state.next_lease_exponent});
+    put.Bind(3, state.lease_holder);
+    put.Bind(4, FloorMillis(state.lease_expires_at));
+    put.Bind(5, state.lease_generation);
+    if (state.completed_at) {
+      put.Bind(6, FloorMillis(*state.completed_at));
+    } else {
+      put.BindNull(6);
+    }
+    put.Bind(7, JoinIds(state.successor_ids));
+    put.Bind(8, int64_t{state.successor_lease_exponent});
+    return put.Step(StrCat("update '", state.id, "'")).status();
+  }
+
+  std::mutex mu_;
+  sqlite3* db_;
+  core::IClock* store_clock_;
+  std::string path_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IWorkCoordinator>> SqliteWorkCoordinator::Open(
+    SqliteWorkCoordinatorOptions options) {
+  RFS_RETURN_IF_ERROR(internal::CoordinatorBase::ValidateOptions(options));
+  if (options.path.empty()) return absl::InvalidArgumentError("sqlite path is required");
+  sqlite3* db = nullptr;
+  // FULLMUTEX is belt and braces: the coordinator serialises its connection anyway.
+  const int rc =
+      sqlite3_open_v2(options.path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  auto fail = [&](int code, std::string_view what) {
+    absl::Status status = SqliteError(db, code, StrCat(what, " ", options.path));
+    sqlite3_close_v2(db);
+    return status;
+  };
+  if (rc != SQLITE_OK) return fail(rc, "open");
+  sqlite3_extended_result_codes(db, 1);
+  const int timeout_ms = static_cast<int>(
+      std::min<int64_t>(options.busy_timeout.count(), std::numeric_limits<int>::max()));
+  if (const int t = sqlite3_busy_timeout(db, timeout_ms); t != SQLITE_OK) {
+    return fail(t, "set busy timeout on");
+  }
+  // WAL: readers never block the writer and a killed writer leaves the database consistent.
+  // synchronous=NORMAL syncs at checkpoints only: a committed transaction survives any process
+  // crash (the concern here), and only an OS crash or power loss can lose the last few.
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
+    if (const int p = sqlite3_exec(db, pragma, nullptr, nullptr, nullptr); p != SQLITE_OK) {
+      return fail(p, StrCat("'", pragma, "' on"));
+    }
+  }
+  return std::unique_ptr<IWorkCoordinator>(new SqliteCoordinator(std::move(options), db));
+}
+
+}  // namespace rfs::coordination

@@ -1,0 +1,318 @@
+// The coordination chaos test: kWorkers chaos_worker processes share one SQLite file holding
+// kItems shard work items; the test SIGKILLs random workers at random moments (mid-transaction,
+// mid-checkpoint, mid-batch) and restarts them until every item is done. Then it checks, from
+// the workers' audit log and the store itself:
+//   - every item (initial and successor) is complete, and nothing else is in the store;
+//   - no two grants of one item overlap in time (store clock), generations only grow;
+//   - every write a worker made for an item fell inside that worker's lease;
+//   - each shard's successor chain is consistent: cursors strictly increase from 0, each link was
+//     checkpointed by a grant whose writes cover exactly the link's range, and the last link's
+//     grant completed the shard at its end cursor.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+
+#include "coordination/temp_dir.hpp"
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace {
+
+using namespace std::chrono_literals;
+using rfs::coordination::WorkItemId;
+
+constexpr int kWorkers = 8;
+constexpr int kIndices = 6;
+constexpr int kShardsPerIndex = 11;       // 66 initial work items.
+constexpr uint64_t kDocsPerShard = 1000;  // As in chaos_worker.cpp.
+constexpr int kLeaseMs = 150;
+
+pid_t Spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  REQUIRE(rc == 0);
+  return pid;
+}
+
+struct Grant {
+  std::string worker;
+  int64_t generation = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+struct Write {
+  std::string event;
+  std::string worker;
+  std::string item;
+  int64_t generation = 0;
+  int64_t at = 0;
+  std::string a;  // WORK: from; CHECKPOINT: successor; COMPLETE: end cursor.
+  std::string b;  // WORK: to.
+};
+
+struct StoredItem {
+  bool completed = false;
+  std::vector<std::string> successors;
+  int64_t generation = 0;
+};
+
+std::map<std::string, StoredItem> ReadStore(const std::string& path) {
+  std::map<std::string, StoredItem> out;
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db,
+                             "SELECT id, completed_at_ms IS NOT NULL, successors, generation "
+                             "FROM work_items",
+                             -1, &stmt, nullptr) == SQLITE_OK);
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    StoredItem item;
+    item.completed = sqlite3_column_int(stmt, 1) != 0;
+    std::stringstream successors(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 2)));
+    for (std::string s; std::getline(successors, s, ',');) item.successors.push_back(s);
+    item.generation = sqlite3_column_int64(stmt, 3);
+    out[reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))] = item;
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through its chain",
+          "[coordination][chaos][slow]") {
+  rfs::coordination::testing::TempDir dir("rfs-chaos");
+  const std::string db = dir.File("work.db");
+  const std::string audit_path = dir.File("audit.log");
+  const auto started = std::chrono::steady_clock::now();
+
+  rfs::coordination::SqliteWorkCoordinatorOptions options;
+  options.worker_id = "chaos-test";
+  options.path = db;
+  auto opened = rfs::coordination::SqliteWorkCoordinator::Open(options);
+  REQUIRE(opened.ok());
+  auto& observer = **opened;
+  REQUIRE(observer.Setup().ok());
+  std::vector<std::string> initial;
+  for (int index = 0; index < kIndices; ++index) {
+    for (uint32_t shard = 0; shard < kShardsPerIndex; ++shard) {
+      initial.push_back(WorkItemId{"index-" + std::to_string(index), shard, 0}.ToString());
+      REQUIRE(*observer.CreateUnassignedWorkItem(initial.back(), 0));
+    }
+  }
+
+  std::mt19937_64 rng(Catch::rngSeed() + 17);
+  int spawned = 0;
+  auto start_worker = [&] {
+    ++spawned;
+    return Spawn({RFS_CHAOS_WORKER, db, audit_path, "w" + std::to_string(spawned),
+                  std::to_string(kLeaseMs), std::to_string(rng())});
+  };
+  std::vector<pid_t> pids(kWorkers);
+  for (auto& pid : pids) pid = start_worker();
+
+  int kills = 0;
+  int lease_exits = 0;
+  bool done = false;
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(2, 40)(rng)));
+    // Reap workers that exited: those that lost a lease (2) are restarted like killed ones.
+    for (auto& pid : pids) {
+      int status = 0;
+      if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) {
+        INFO("worker exit status " << status);
+        REQUIRE(WIFEXITED(status));
+        REQUIRE(WEXITSTATUS(status) != 1);
+        if (WEXITSTATUS(status) == 2) {
+          ++lease_exits;
+          pid = start_worker();
+        } else {
+          pid = 0;  // Found no work left.
+        }
+      }
+    }
+    auto incomplete = observer.CountIncompleteWorkItems();
+    REQUIRE(incomplete.ok());
+    if (*incomplete == 0) {
+      done = true;
+      break;
+    }
+    // Kill one at random and start a fresh worker (a new id, as after a real crash).
+    pid_t& victim = pids[std::uniform_int_distribution<int>(0, kWorkers - 1)(rng)];
+    if (victim > 0) {
+      ::kill(victim, SIGKILL);
+      int status = 0;
+      REQUIRE(waitpid(victim, &status, 0) == victim);
+      ++kills;
+    }
+    victim = start_worker();
+  }
+  // Let the survivors notice there is nothing left, then stop any straggler.
+  for (pid_t pid : pids) {
+    if (pid <= 0) continue;
+    int status = 0;
+    for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  REQUIRE(done);
+  CHECK(kills >= 50);
+  WARN("chaos: " << kills << " SIGKILLs, " << lease_exits << " lease-expiry exits, " << spawned
+                 << " worker processes, "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+                 << " ms");
+
+  // --- The audit log ------------------------------------------------------------------------
+  std::map<std::string, std::vector<Grant>> grants;           // Item -> grants in log order.
+  std::map<std::pair<std::string, int64_t>, Grant> grant_of;  // (item, generation) -> grant.
+  std::vector<Write> writes;
+  std::ifstream audit(audit_path);
+  for (std::string line; std::getline(audit, line);) {
+    std::istringstream in(line);
+    std::string event;
+    in >> event;
+    if (event == "ACQUIRE") {
+      std::string item;
+      Grant g;
+      int exponent = 0;
+      in >> g.worker >> item >> g.generation >> g.start >> g.end >> exponent;
+      REQUIRE(in);
+      grants[item].push_back(g);
+      REQUIRE(grant_of.emplace(std::make_pair(item, g.generation), g).second);
+    } else {
+      Write w;
+      w.event = event;
+      in >> w.worker >> w.item >> w.generation >> w.at >> w.a;
+      if (event == "WORK") in >> w.b;
+      INFO(line);
+      REQUIRE(in);
+      writes.push_back(w);
+    }
+  }
+  const std::map<std::string, StoredItem> store = ReadStore(db);
+
+  // No two grants of an item overlap: each begins after the previous one's expiry.
+  for (auto& [item, list] : grants) {
+    std::sort(list.begin(), list.end(),
+              [](const Grant& a, const Grant& b) { return a.generation < b.generation; });
+    for (size_t i = 1; i < list.size(); ++i) {
+      INFO(item << ": generation " << list[i - 1].generation << " by " << list[i - 1].worker << " ["
+                << list[i - 1].start << ", " << list[i - 1].end << ") and " << list[i].generation
+                << " by " << list[i].worker << " [" << list[i].start << ", " << list[i].end << ")");
+      CHECK(list[i].start > list[i - 1].end);
+    }
+    REQUIRE(store.contains(item));
+    CHECK(list.back().generation <= store.at(item).generation);
+  }
+  // Every write happened inside the writer's own lease.
+  for (const Write& w : writes) {
+    INFO(w.event << " " << w.worker << " " << w.item << " gen " << w.generation << " at " << w.at);
+    auto g = grant_of.find({w.item, w.generation});
+    REQUIRE(g != grant_of.end());
+    CHECK(g->second.worker == w.worker);
+    CHECK(w.at >= g->second.start - 1);
+    CHECK(w.at < g->second.end);
+  }
+
+  // --- The store and the successor chains -------------------------------------------------------
+  std::set<std::string> on_chains;
+  for (const std::string& head : initial) {
+    std::string item = head;
+    uint64_t cursor = 0;
+    while (true) {
+      INFO("chain of " << head << " at " << item);
+      REQUIRE(on_chains.insert(item).second);
+      REQUIRE(store.contains(item));
+      const StoredItem& stored = store.at(item);
+      CHECK(stored.completed);
+      auto id = WorkItemId::Parse(item);
+      REQUIRE(id.ok());
+      CHECK(id->starting_cursor == cursor);
+      // The writes of one grant that ended this link: a CHECKPOINT naming the recorded successor,
+      // or a COMPLETE at the shard's end.
+      REQUIRE(stored.successors.size() <= 1);
+      const std::string successor = stored.successors.empty() ? "" : stored.successors[0];
+      uint64_t end = kDocsPerShard;
+      if (!successor.empty()) {
+        auto next = WorkItemId::Parse(successor);
+        REQUIRE(next.ok());
+        CHECK(next->index_name == id->index_name);
+        CHECK(next->shard == id->shard);
+        end = next->starting_cursor;
+        CHECK(end > cursor);
+      }
+      bool covered = false;
+      for (const Write& w : writes) {
+        const bool closes =
+            w.item == item &&
+            ((w.event == "CHECKPOINT" && w.a == successor && !successor.empty()) ||
+             (w.event == "COMPLETE" && successor.empty() && w.a == std::to_string(kDocsPerShard)));
+        if (!closes) continue;
+        // That grant's batches cover [cursor, end) contiguously.
+        uint64_t at = cursor;
+        for (const Write& b : writes) {
+          if (b.event == "WORK" && b.item == item && b.generation == w.generation &&
+              std::stoull(b.a) == at) {
+            at = std::stoull(b.b);
+          }
+        }
+        covered = covered || at == end;
+      }
+      CHECK(covered);
+      if (successor.empty()) break;
+      item = successor;
+      cursor = end;
+    }
+  }
+  CHECK(on_chains.size() == store.size());  // Nothing in the store off the chains.
+
+  // How often the interesting paths ran: checkpoints, and handoffs that a later holder finished
+  // (the item's last grant is newer than the grant that recorded its successor).
+  int checkpoints = 0;
+  int handoffs = 0;
+  for (const auto& [item, stored] : store) {
+    if (stored.successors.empty()) continue;
+    ++checkpoints;
+    int64_t recorder = 0;
+    for (const Write& w : writes) {
+      if (w.event == "CHECKPOINT" && w.item == item && w.a == stored.successors[0]) {
+        recorder = std::max(recorder, w.generation);
+      }
+    }
+    handoffs += stored.generation > recorder;
+  }
+  size_t acquisitions = 0;
+  for (const auto& [item, list] : grants) acquisitions += list.size();
+  WARN("chaos: " << store.size() << " work items (" << initial.size() << " initial), "
+                 << acquisitions << " grants, " << checkpoints << " checkpoints, " << handoffs
+                 << " handoffs finished by a later holder");
+  CHECK(elapsed < 60s);
+}

@@ -1,0 +1,128 @@
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+
+#include <fstream>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include "rfs/core/errors.hpp"
+
+#include "conformance/work_coordinator_conformance.hpp"
+#include "coordination/temp_dir.hpp"
+
+using namespace std::chrono_literals;
+using rfs::coordination::Acquired;
+using rfs::coordination::IWorkCoordinator;
+using rfs::coordination::SqliteWorkCoordinator;
+using rfs::coordination::SqliteWorkCoordinatorOptions;
+using rfs::coordination::conformance::ConformanceEnv;
+using rfs::coordination::conformance::WorkerSpec;
+using rfs::coordination::testing::TempDir;
+
+namespace {
+
+struct SqliteEnv {
+  TempDir dir{"rfs-sqlite"};
+  rfs::core::FakeClock clock;
+
+  std::unique_ptr<IWorkCoordinator> Open(const WorkerSpec& spec) {
+    SqliteWorkCoordinatorOptions options;
+    options.worker_id = spec.worker_id;
+    options.clock = spec.clock != nullptr ? spec.clock : &clock;
+    options.successor_step_hook = spec.successor_step_hook;
+    options.path = dir.File("work.db");
+    options.store_clock = &clock;
+    auto coordinator = SqliteWorkCoordinator::Open(std::move(options));
+    INFO(coordinator.status().ToString());
+    REQUIRE(coordinator.ok());
+    return *std::move(coordinator);
+  }
+
+  ConformanceEnv conformance() {
+    ConformanceEnv env;
+    env.clock = &clock;
+    env.make_worker = [this](const WorkerSpec& spec) { return Open(spec); };
+    return env;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("SqliteWorkCoordinator passes the IWorkCoordinator conformance suite",
+          "[coordination][sqlite]") {
+  SqliteEnv env;
+  rfs::coordination::conformance::RunWorkCoordinatorConformance(env.conformance());
+}
+
+TEST_CASE("SqliteWorkCoordinator validates its options", "[coordination][sqlite]") {
+  SqliteWorkCoordinatorOptions options;
+  options.path = "/tmp/x.db";
+  CHECK(absl::IsInvalidArgument(SqliteWorkCoordinator::Open(options).status()));
+  options.worker_id = "w";
+  options.path.clear();
+  CHECK(absl::IsInvalidArgument(SqliteWorkCoordinator::Open(options).status()));
+  options.path = "/nonexistent-dir/sub/work.db";
+  CHECK(absl::IsUnavailable(SqliteWorkCoordinator::Open(options).status()));
+}
+
+TEST_CASE("SqliteWorkCoordinator reports a corrupt file as data loss", "[coordination][sqlite]") {
+  TempDir dir;
+  std::ofstream(dir.File("bad.db")) << std::string(4096, 'x');
+  SqliteWorkCoordinatorOptions options;
+  options.worker_id = "w";
+  options.path = dir.File("bad.db");
+  auto opened = SqliteWorkCoordinator::Open(options);
+  absl::Status status = opened.ok() ? (*opened)->Setup() : opened.status();
+  CHECK(absl::IsDataLoss(status));
+}
+
+TEST_CASE("SqliteWorkCoordinator keeps state in the file across instances and uses WAL",
+          "[coordination][sqlite]") {
+  SqliteEnv env;
+  {
+    auto first = env.Open({"w1", nullptr, nullptr});
+    REQUIRE(first->Setup().ok());
+    REQUIRE(first->CreateUnassignedWorkItem("item", 0).ok());
+  }
+  auto second = env.Open({"w2", nullptr, nullptr});
+  REQUIRE(second->Setup().ok());
+  auto count = second->CountIncompleteWorkItems();
+  REQUIRE(count.ok());
+  CHECK(*count == 1);
+  auto outcome = second->AcquireNextWorkItem(1min);
+  REQUIRE(outcome.ok());
+  CHECK(std::holds_alternative<Acquired>(*outcome));
+  CHECK(std::filesystem::exists(env.dir.File("work.db-wal")));
+}
+
+TEST_CASE("SqliteWorkCoordinator reports a lock held past the busy timeout as Unavailable",
+          "[coordination][sqlite]") {
+  SqliteEnv env;
+  auto setup = env.Open({"setup", nullptr, nullptr});
+  REQUIRE(setup->Setup().ok());
+  REQUIRE(setup->CreateUnassignedWorkItem("item", 0).ok());
+  // Another process's long write transaction, played by a raw connection.
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(env.dir.File("work.db").c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  SqliteWorkCoordinatorOptions options;
+  options.worker_id = "impatient";
+  options.clock = &env.clock;
+  options.store_clock = &env.clock;
+  options.path = env.dir.File("work.db");
+  options.busy_timeout = 50ms;
+  auto impatient = SqliteWorkCoordinator::Open(options);
+  REQUIRE(impatient.ok());
+  const auto blocked = (*impatient)->AcquireNextWorkItem(1min);
+  CHECK(absl::IsUnavailable(blocked.status()));
+  CHECK(rfs::core::IsRetryable(blocked.status()));
+  // Reads are not blocked by a writer in WAL mode.
+  auto count = (*impatient)->CountIncompleteWorkItems();
+  REQUIRE(count.ok());
+  CHECK(*count == 1);
+  REQUIRE(sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+  auto after = (*impatient)->AcquireNextWorkItem(1min);
+  REQUIRE(after.ok());
+  CHECK(std::holds_alternative<Acquired>(*after));
+}
