@@ -2,6 +2,7 @@
 // headers instead.
 #pragma once
 
+#include "rfs/core/base36.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/clock.hpp"

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "rfs/core/base36.hpp"
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -13,34 +14,12 @@ using core::ByteOrder;
 using core::ByteReader;
 using core::StrCat;
 
-std::string Base36(int64_t value) {
-  if (value <= 0) return "0";
-  std::string out;
-  auto v = static_cast<uint64_t>(value);
-  while (v > 0) {
-    const int digit = static_cast<int>(v % 36);
-    out.push_back(static_cast<char>(digit < 10 ? '0' + digit : 'a' + digit - 10));
-    v /= 36;
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
+// Generations are never negative; a non-positive one names no file suffix but "0".
+std::string Base36(int64_t value) { return core::ToBase36(value > 0 ? value : 0); }
 
 int64_t ParseBase36(std::string_view text) {
-  if (text.empty() || text.size() > 12) return -1;
-  int64_t value = 0;
-  for (char c : text) {
-    int digit;
-    if (c >= '0' && c <= '9') {
-      digit = c - '0';
-    } else if (c >= 'a' && c <= 'z') {
-      digit = c - 'a' + 10;
-    } else {
-      return -1;
-    }
-    value = value * 36 + digit;
-  }
-  return value;
+  const auto value = core::ParseBase36(text);
+  return value ? static_cast<int64_t>(*value) : -1;
 }
 
 std::string SegmentFileName(std::string_view segment, std::string_view suffix,

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 
+#include "rfs/core/base36.hpp"
 #include "rfs/core/codec_util.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -10,25 +11,6 @@
 namespace rfs::snapshot::internal {
 
 using core::StrCat;
-
-absl::StatusOr<uint64_t> ParseBase36(std::string_view text) {
-  if (text.empty() || text.size() > 13) {
-    return absl::InvalidArgumentError(StrCat("bad base36 checksum '", text, "'"));
-  }
-  uint64_t value = 0;
-  for (char c : text) {
-    int digit;
-    if (c >= '0' && c <= '9') {
-      digit = c - '0';
-    } else if (c >= 'a' && c <= 'z') {
-      digit = c - 'a' + 10;
-    } else {
-      return absl::InvalidArgumentError(StrCat("bad base36 checksum '", text, "'"));
-    }
-    value = value * 36 + static_cast<uint64_t>(digit);
-  }
-  return value;
-}
 
 namespace {
 
@@ -135,9 +117,10 @@ class ShardDirectory final : public core::IDirectory {
 
  private:
   absl::Status Verify(const core::IRandomAccessFile& file, const FileInfo& info) const {
-    auto expected = ParseBase36(info.checksum);
-    if (!expected.ok()) {
-      return absl::DataLossError(StrCat(file.name(), ": ", expected.status().message()));
+    const auto expected = core::ParseBase36(info.checksum);
+    if (!expected) {
+      return absl::DataLossError(
+          StrCat(file.name(), ": bad base36 checksum '", info.checksum, "' in the snapshot"));
     }
     std::vector<uint8_t> buffer;
     std::span<const uint8_t> bytes;

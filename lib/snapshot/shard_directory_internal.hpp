@@ -19,7 +19,4 @@ absl::StatusOr<std::shared_ptr<const core::IDirectory>> MakeShardDirectory(
     std::shared_ptr<const ISourceRepo> repo, std::string folder, ShardSnapshot shard,
     std::string description, ShardFilesOptions options);
 
-/// Parses the base36 checksum string of a FileInfo (Java Long.toString(x, 36)).
-absl::StatusOr<uint64_t> ParseBase36(std::string_view text);
-
 }  // namespace rfs::snapshot::internal

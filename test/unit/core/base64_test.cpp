@@ -36,3 +36,16 @@ TEST_CASE("base64 decoding accepts both alphabets and rejects garbage", "[core]"
   CHECK(absl::IsInvalidArgument(rfs::core::Base64Decode("Zm9v!").status()));
   CHECK(absl::IsInvalidArgument(rfs::core::Base64Decode("Zm9vY").status()));
 }
+
+#include "rfs/core/base36.hpp"
+
+TEST_CASE("base 36 as Java's Long.toString(x, 36)", "[core]") {
+  CHECK(rfs::core::ToBase36(0) == "0");
+  CHECK(rfs::core::ToBase36(10) == "a");
+  CHECK(rfs::core::ToBase36(36) == "10");
+  CHECK(rfs::core::ParseBase36("1wb2pwg") == 4130302624ull);
+  CHECK(rfs::core::ParseBase36(rfs::core::ToBase36(INT64_MAX)) == static_cast<uint64_t>(INT64_MAX));
+  CHECK_FALSE(rfs::core::ParseBase36("").has_value());
+  CHECK_FALSE(rfs::core::ParseBase36("A1").has_value());
+  CHECK_FALSE(rfs::core::ParseBase36("zzzzzzzzzzzzzz").has_value());
+}
