@@ -4,6 +4,7 @@
 // optional TLS. The cluster model lives in opensearch_double_cluster.cpp.
 #include "opensearch_double.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <random>
 #include <set>
@@ -194,10 +195,12 @@ struct OpenSearchDouble::Impl {
   bool ServeRequests(Stream& stream) {
     beast::flat_buffer buffer;
     while (true) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(options.max_content_length);
+      // The header first: in discard mode a bulk body is counted as it streams in, never
+      // stored, so the benchmark server costs little more than the socket reads.
+      http::request_parser<http::empty_body> header_parser;
+      header_parser.body_limit(options.max_content_length);
       ErrorCode ec;
-      http::read(stream, buffer, parser, ec);
+      http::read_header(stream, buffer, header_parser, ec);
       if (ec == http::error::body_limit) {
         http::response<http::string_body> res{http::status::payload_too_large, 11};
         res.keep_alive(false);
@@ -206,7 +209,39 @@ struct OpenSearchDouble::Impl {
         return false;
       }
       if (ec) return false;
-      http::request<http::string_body> req = parser.release();
+      const bool discard = options.discard_bulk &&
+                           header_parser.get().target().find("_bulk") != beast::string_view::npos &&
+                           header_parser.get()[http::field::content_encoding].empty();
+      http::request<http::string_body> req;
+      std::optional<size_t> discarded_actions;
+      if (discard) {
+        http::request_parser<http::buffer_body> parser{std::move(header_parser)};
+        std::vector<char> chunk(1 << 16);
+        size_t newlines = 0;
+        while (!parser.is_done()) {
+          parser.get().body().data = chunk.data();
+          parser.get().body().size = chunk.size();
+          http::read(stream, buffer, parser, ec);
+          if (ec == http::error::need_buffer) ec = {};
+          if (ec) return false;
+          const size_t filled = chunk.size() - parser.get().body().size;
+          newlines += static_cast<size_t>(std::count(chunk.data(), chunk.data() + filled, '\n'));
+        }
+        req = http::request<http::string_body>(std::move(parser.release().base()));
+        discarded_actions = newlines / 2;
+      } else {
+        http::request_parser<http::string_body> parser{std::move(header_parser)};
+        http::read(stream, buffer, parser, ec);
+        if (ec == http::error::body_limit) {
+          http::response<http::string_body> res{http::status::payload_too_large, 11};
+          res.keep_alive(false);
+          res.prepare_payload();
+          http::write(stream, res, ec);
+          return false;
+        }
+        if (ec) return false;
+        req = parser.release();
+      }
       const std::string target(req.target());
       const std::string method(req.method_string());
 
@@ -228,7 +263,8 @@ struct OpenSearchDouble::Impl {
       if (fault == Fault::kResetBeforeApply) return true;
       if (fault == Fault::kSlowResponse) std::this_thread::sleep_for(faults_slow_delay());
 
-      internal::DoubleResponse response = Dispatch(req, record, fault, item_failure);
+      internal::DoubleResponse response =
+          Dispatch(req, record, fault, item_failure, discarded_actions);
       if (fault == Fault::kResetAfterApply) return true;
 
       http::response<http::string_body> res{static_cast<http::status>(response.status),
@@ -249,8 +285,8 @@ struct OpenSearchDouble::Impl {
   }
 
   internal::DoubleResponse Dispatch(http::request<http::string_body>& req,
-                                    const RecordedRequest& record, Fault fault,
-                                    double item_failure) {
+                                    const RecordedRequest& record, Fault fault, double item_failure,
+                                    std::optional<size_t> discarded_actions) {
     if (options.username) {
       const std::string user_pass = StrCat(*options.username, ":", options.password.value_or(""));
       const std::string expected =
@@ -277,6 +313,7 @@ struct OpenSearchDouble::Impl {
     }
     internal::DoubleRequest request;
     request.method = record.method;
+    request.discarded_actions = discarded_actions;
     ParseTarget(record.target, request);
     const auto encoding = core::FindHeader(record.headers, "content-encoding");
     if (encoding && *encoding == "gzip") {

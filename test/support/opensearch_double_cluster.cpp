@@ -920,11 +920,15 @@ DoubleResponse DoubleCluster::Bulk(const DoubleRequest& request, const std::stri
   if (options_.discard_bulk) {
     // Benchmark mode: count action lines (every other non-empty line) and acknowledge them.
     size_t lines = 0;
-    for (size_t pos = 0; pos < request.body.size();) {
-      const size_t nl = request.body.find('\n', pos);
-      if (nl != pos) ++lines;
-      if (nl == std::string::npos) break;
-      pos = nl + 1;
+    if (request.discarded_actions) {
+      lines = *request.discarded_actions * 2;
+    } else {
+      for (size_t pos = 0; pos < request.body.size();) {
+        const size_t nl = request.body.find('\n', pos);
+        if (nl != pos) ++lines;
+        if (nl == std::string::npos) break;
+        pos = nl + 1;
+      }
     }
     static constexpr std::string_view kItem = R"({"index":{"_index":"discard","status":201}})";
     std::string body = R"({"took":1,"errors":false,"items":[)";

@@ -27,6 +27,8 @@ struct DoubleRequest {
   std::vector<std::string> segments;
   std::map<std::string, std::string> params;
   std::string body;  // decompressed
+  /// Set when the server counted a `_bulk` body's actions while discarding it (discard mode).
+  std::optional<size_t> discarded_actions;
 };
 
 struct DoubleResponse {

@@ -308,5 +308,24 @@ TEST_CASE("bulk sink writes typed actions for Elasticsearch 6 targets", "[reinde
   CHECK(absl::IsInvalidArgument(os2.client->Bulk(typed, 1).status()));
 }
 
+TEST_CASE("double in discard mode acknowledges bulk actions unread", "[reindex][client]") {
+  Target t({.discard_bulk = true});
+  std::string body;
+  for (int i = 0; i < 3; ++i) body += "{\"index\":{\"_index\":\"d\",\"_id\":\"1\"}}\n{}\n";
+  auto plain = t.client->Bulk(body, 3);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->errors);
+  CHECK(t.server->stats().bulk_items == 3);
+  CHECK(t.server->DocumentCount("d") == 0);
+  core::HttpRequest request;
+  request.method = "POST";
+  request.target = "/_bulk";
+  request.body = body;
+  auto response = t.transport->Send(request);
+  REQUIRE(response.ok());
+  auto parsed = json::parse(response->body).as_object();
+  CHECK(parsed.at("items").as_array().size() == 3);
+}
+
 }  // namespace
 }  // namespace rfs::reindex
