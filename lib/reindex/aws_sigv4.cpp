@@ -15,6 +15,8 @@
 
 #include "rfs/core/str_cat.hpp"
 
+#include "reindex/encoding_internal.hpp"
+
 namespace rfs::reindex {
 namespace {
 
@@ -64,52 +66,6 @@ std::string CanonicalHeaderValue(std::string_view value) {
   return out;
 }
 
-bool IsUnreserved(unsigned char c) {
-  return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
-}
-
-// AWS UriEncode: every byte except unreserved ones (and '/', when asked) as %XX upper-case hex.
-std::string UriEncode(std::string_view s, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (IsUnreserved(c) || (keep_slash && c == '/')) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xF]);
-    }
-  }
-  return out;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = HexValue(s[i + 1]);
-      const int lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
-}
-
 // Query parameters decoded from the wire form, re-encoded strictly and sorted by name, then
 // value.
 std::string CanonicalQuery(std::string_view query) {
@@ -123,8 +79,8 @@ std::string CanonicalQuery(std::string_view query) {
     std::string_view name = part.substr(0, eq);
     std::string_view value =
         eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1);
-    params.emplace_back(UriEncode(PercentDecode(name), false),
-                        UriEncode(PercentDecode(value), false));
+    params.emplace_back(internal::PercentEncode(internal::PercentDecode(name), false),
+                        internal::PercentEncode(internal::PercentDecode(value), false));
   }
   std::sort(params.begin(), params.end());
   std::string out;
@@ -235,8 +191,8 @@ absl::Status SignSigV4(std::string_view method, std::string_view target, std::st
       question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
   // Services other than S3 encode the (already URL-encoded) path once more.
   const std::string canonical_request = core::StrCat(
-      method, "\n", UriEncode(path.empty() ? "/" : path, true), "\n", CanonicalQuery(query), "\n",
-      canonical_headers, "\n", signed_names, "\n", payload_hash);
+      method, "\n", internal::PercentEncode(path.empty() ? "/" : path, true), "\n",
+      CanonicalQuery(query), "\n", canonical_headers, "\n", signed_names, "\n", payload_hash);
   const std::string scope =
       core::StrCat(date, "/", options.region, "/", options.service, "/aws4_request");
   const std::string string_to_sign =

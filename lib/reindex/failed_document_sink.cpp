@@ -9,6 +9,7 @@
 
 #include "rfs/core/str_cat.hpp"
 
+#include "reindex/encoding_internal.hpp"
 #include "reindex/file_util_internal.hpp"
 #include "reindex/gzip_internal.hpp"
 #include <fcntl.h>
@@ -23,10 +24,8 @@ using core::StrCat;
 // The value itself when `text` is JSON, otherwise the text as a JSON string, so a record stays
 // one valid line even for a source that failed because it is not JSON.
 json::value JsonOrString(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(json::string_view(text.data(), text.size()), ec);
-  if (ec) return json::string(json::string_view(text.data(), text.size()));
-  return v;
+  if (auto v = internal::ParseJson(text)) return *std::move(v);
+  return json::string(json::string_view(text.data(), text.size()));
 }
 
 json::string_view View(std::string_view s) { return {s.data(), s.size()}; }

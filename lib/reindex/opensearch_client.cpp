@@ -3,7 +3,6 @@
 // cluster.yaml; schemas/_core.bulk.yaml, _common.yaml ErrorResponseBase).
 #include "rfs/reindex/opensearch_client.hpp"
 
-#include <cctype>
 #include <charconv>
 
 #include <boost/json.hpp>
@@ -11,6 +10,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/reindex/bulk_format.hpp"
 
+#include "reindex/encoding_internal.hpp"
 #include "reindex/gzip_internal.hpp"
 
 namespace rfs::reindex {
@@ -18,13 +18,7 @@ namespace {
 
 namespace json = boost::json;
 using core::StrCat;
-
-std::optional<json::value> ParseJson(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(json::string_view(text.data(), text.size()), ec);
-  if (ec) return std::nullopt;
-  return v;
-}
+using internal::ParseJson;
 
 std::string Str(const json::string& s) { return std::string(s.data(), s.size()); }
 
@@ -190,18 +184,7 @@ absl::Status StatusFromResponse(const core::HttpResponse& response, std::string_
 }
 
 std::string EncodePathSegment(std::string_view segment) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : segment) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xF]);
-    }
-  }
-  return out;
+  return internal::PercentEncode(segment, /*keep_slash=*/false);
 }
 
 OpenSearchClient::OpenSearchClient(core::IHttpTransport& transport, OpenSearchClientOptions options)
@@ -289,14 +272,17 @@ absl::Status OpenSearchClient::PutClusterSettings(const json::object& body) {
   return StatusFromResponse(*response, "PUT /_cluster/settings");
 }
 
-absl::StatusOr<bool> OpenSearchClient::IndexExists(std::string_view index) {
-  const std::string target = StrCat("/", EncodePathSegment(index));
+absl::StatusOr<bool> OpenSearchClient::Exists(const std::string& target) {
   auto response = Send(JsonRequest("HEAD", target));
   if (!response.ok()) return response.status();
   if (response->status == 404) return false;
   absl::Status status = StatusFromResponse(*response, StrCat("HEAD ", target));
   if (!status.ok()) return status;
   return true;
+}
+
+absl::StatusOr<bool> OpenSearchClient::IndexExists(std::string_view index) {
+  return Exists(StrCat("/", EncodePathSegment(index)));
 }
 
 absl::StatusOr<bool> OpenSearchClient::CreateIndex(std::string_view index,
@@ -314,13 +300,7 @@ absl::StatusOr<bool> OpenSearchClient::CreateIndex(std::string_view index,
 }
 
 absl::StatusOr<bool> OpenSearchClient::TemplateExists(TemplateKind kind, std::string_view name) {
-  const std::string target = StrCat(TemplatePath(kind), EncodePathSegment(name));
-  auto response = Send(JsonRequest("HEAD", target));
-  if (!response.ok()) return response.status();
-  if (response->status == 404) return false;
-  absl::Status status = StatusFromResponse(*response, StrCat("HEAD ", target));
-  if (!status.ok()) return status;
-  return true;
+  return Exists(StrCat(TemplatePath(kind), EncodePathSegment(name)));
 }
 
 absl::Status OpenSearchClient::PutTemplate(TemplateKind kind, std::string_view name,

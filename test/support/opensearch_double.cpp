@@ -14,12 +14,13 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <zlib.h>
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "opensearch_double_internal.hpp"
+#include "reindex/encoding_internal.hpp"
+#include "reindex/gzip_internal.hpp"
 #include <sys/socket.h>
 
 namespace rfs::testing {
@@ -33,26 +34,6 @@ using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using core::StrCat;
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string UrlDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
   const size_t question = target.find('?');
   std::string_view path = target.substr(0, question);
@@ -60,7 +41,7 @@ void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
     while (path.starts_with('/')) path.remove_prefix(1);
     if (path.empty()) break;
     const size_t slash = path.find('/');
-    out.segments.push_back(UrlDecode(path.substr(0, slash)));
+    out.segments.push_back(reindex::internal::PercentDecode(path.substr(0, slash)));
     path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
   }
   if (question == std::string_view::npos) return;
@@ -70,29 +51,9 @@ void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
     std::string_view part = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     const size_t eq = part.find('=');
-    out.params[UrlDecode(part.substr(0, eq))] =
-        eq == std::string_view::npos ? "" : UrlDecode(part.substr(eq + 1));
+    out.params[reindex::internal::PercentDecode(part.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : reindex::internal::PercentDecode(part.substr(eq + 1));
   }
-}
-
-// Inflates a gzip body; false on corrupt input.
-bool Gunzip(std::string_view in, std::string& out) {
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) return false;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  char buffer[1 << 16];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buffer);
-    z.avail_out = sizeof(buffer);
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buffer, sizeof(buffer) - z.avail_out);
-    // Concatenated gzip members are one valid body.
-    if (rc == Z_STREAM_END && z.avail_in > 0) rc = inflateReset(&z);
-  }
-  inflateEnd(&z);
-  return rc == Z_STREAM_END;
 }
 
 }  // namespace
@@ -190,6 +151,19 @@ struct OpenSearchDouble::Impl {
     return fault;
   }
 
+  // Answers 413 when `ec` says the body exceeds http.max_content_length (as OpenSearch does),
+  // then ends the connection either way. Returns false: no reset.
+  template <typename Stream>
+  bool RejectTooLarge(Stream& stream, ErrorCode ec) {
+    if (ec == http::error::body_limit) {
+      http::response<http::string_body> res{http::status::payload_too_large, 11};
+      res.keep_alive(false);
+      res.prepare_payload();
+      http::write(stream, res, ec);
+    }
+    return false;
+  }
+
   // Serves requests until the client closes, an error, or a reset fault (returns true then).
   template <typename Stream>
   bool ServeRequests(Stream& stream) {
@@ -201,14 +175,7 @@ struct OpenSearchDouble::Impl {
       header_parser.body_limit(options.max_content_length);
       ErrorCode ec;
       http::read_header(stream, buffer, header_parser, ec);
-      if (ec == http::error::body_limit) {
-        http::response<http::string_body> res{http::status::payload_too_large, 11};
-        res.keep_alive(false);
-        res.prepare_payload();
-        http::write(stream, res, ec);
-        return false;
-      }
-      if (ec) return false;
+      if (ec) return RejectTooLarge(stream, ec);
       const bool discard = options.discard_bulk &&
                            header_parser.get().target().find("_bulk") != beast::string_view::npos &&
                            header_parser.get()[http::field::content_encoding].empty();
@@ -232,14 +199,7 @@ struct OpenSearchDouble::Impl {
       } else {
         http::request_parser<http::string_body> parser{std::move(header_parser)};
         http::read(stream, buffer, parser, ec);
-        if (ec == http::error::body_limit) {
-          http::response<http::string_body> res{http::status::payload_too_large, 11};
-          res.keep_alive(false);
-          res.prepare_payload();
-          http::write(stream, res, ec);
-          return false;
-        }
-        if (ec) return false;
+        if (ec) return RejectTooLarge(stream, ec);
         req = parser.release();
       }
       const std::string target(req.target());
@@ -317,9 +277,11 @@ struct OpenSearchDouble::Impl {
     ParseTarget(record.target, request);
     const auto encoding = core::FindHeader(record.headers, "content-encoding");
     if (encoding && *encoding == "gzip") {
-      if (!Gunzip(req.body(), request.body)) {
+      auto inflated = reindex::internal::GzipDecompress(req.body());
+      if (!inflated.ok()) {
         return cluster.Error(400, "illegal_argument_exception", "cannot decompress gzip body");
       }
+      request.body = *std::move(inflated);
     } else {
       request.body = std::move(req.body());
     }

@@ -10,19 +10,14 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "opensearch_double_internal.hpp"
+#include "reindex/encoding_internal.hpp"
 
 namespace rfs::testing::internal {
 namespace {
 
 namespace json = boost::json;
 using core::StrCat;
-
-std::optional<json::value> ParseJson(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(json::string_view(text.data(), text.size()), ec);
-  if (ec) return std::nullopt;
-  return v;
-}
+using reindex::internal::ParseJson;
 
 std::string ToJson(const json::value& v) { return json::serialize(v); }
 
@@ -271,6 +266,15 @@ DoubleCluster::DoubleCluster(const OpenSearchDoubleOptions& options)
 
 std::string DoubleCluster::rejected_execution_type() const {
   return is_elasticsearch() ? "es_rejected_execution_exception" : "rejected_execution_exception";
+}
+
+DoubleResponse DoubleCluster::IndexNotFound(const std::string& name,
+                                            const std::string& resource_type) const {
+  return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
+               {{"index", name},
+                {"resource.type", resource_type},
+                {"resource.id", name},
+                {"index_uuid", "_na_"}});
 }
 
 DoubleResponse DoubleCluster::Error(int status, const std::string& type, const std::string& reason,
@@ -645,13 +649,7 @@ DoubleResponse DoubleCluster::IndexApi(const DoubleRequest& request) {
   const std::string& name = request.segments[0];
   const std::string& m = request.method;
   Index* index = FindIndex(name);
-  auto missing = [&] {
-    return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
-                 {{"index", name},
-                  {"resource.type", "index_or_alias"},
-                  {"resource.id", name},
-                  {"index_uuid", "_na_"}});
-  };
+  auto missing = [&] { return IndexNotFound(name, "index_or_alias"); };
   if (m == "HEAD") return {index != nullptr ? 200 : 404, "", {}};
   if (m == "GET") {
     if (index == nullptr) return missing();
@@ -1081,11 +1079,7 @@ DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
     Index* index = FindIndex(index_name);
     if (index == nullptr) {
       if (m == "HEAD") return {404, "", {}};
-      return Error(404, "index_not_found_exception", StrCat("no such index [", index_name, "]"),
-                   {{"index", index_name},
-                    {"resource.type", "index_expression"},
-                    {"resource.id", index_name},
-                    {"index_uuid", "_na_"}});
+      return IndexNotFound(index_name, "index_expression");
     }
     auto it = index->docs.find(*id);
     if (it == index->docs.end()) {
@@ -1162,11 +1156,7 @@ DoubleResponse DoubleCluster::Refresh(const DoubleRequest& request) {
   if (request.segments.size() == 2) {
     for (const auto& name : ResolveIndices(request.segments[0])) {
       if (FindIndex(name) == nullptr) {
-        return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
-                     {{"index", name},
-                      {"resource.type", "index_or_alias"},
-                      {"resource.id", name},
-                      {"index_uuid", "_na_"}});
+        return IndexNotFound(name, "index_or_alias");
       }
     }
   }
@@ -1180,11 +1170,7 @@ DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool c
     names = ResolveIndices(request.segments[0]);
     for (const auto& name : names) {
       if (FindIndex(name) == nullptr) {
-        return Error(404, "index_not_found_exception", StrCat("no such index [", name, "]"),
-                     {{"index", name},
-                      {"resource.type", "index_or_alias"},
-                      {"resource.id", name},
-                      {"index_uuid", "_na_"}});
+        return IndexNotFound(name, "index_or_alias");
       }
     }
   } else {

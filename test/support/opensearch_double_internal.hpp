@@ -48,6 +48,10 @@ class DoubleCluster {
   DoubleResponse Error(int status, const std::string& type, const std::string& reason,
                        boost::json::object extra = {}) const;
 
+  /// 404 index_not_found_exception for `name`; `resource_type` is "index_or_alias" or
+  /// "index_expression", as OpenSearch reports for the API at hand.
+  DoubleResponse IndexNotFound(const std::string& name, const std::string& resource_type) const;
+
   std::optional<StoredDocument> GetDocument(const std::string& index, const std::string& id) const;
   size_t DocumentCount(const std::string& index) const;
   std::vector<std::string> IndexNames() const;

@@ -170,6 +170,8 @@ class OpenSearchClient {
  private:
   absl::StatusOr<core::HttpResponse> Send(core::HttpRequest request);
   absl::Status Detect();
+  /// HEAD `target`: true on 2xx, false on 404.
+  absl::StatusOr<bool> Exists(const std::string& target);
 
   core::IHttpTransport& transport_;
   OpenSearchClientOptions options_;
