@@ -60,6 +60,8 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
     }
     if (lit <= 16 && iend - ip >= 16 && cap - op >= 16) {
       std::memcpy(op, ip, 16);
+    } else if (lit <= 32 && iend - ip >= 32 && cap - op >= 32) {
+      std::memcpy(op, ip, 32);
     } else {
       std::memcpy(op, ip, lit);
     }
@@ -88,6 +90,13 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
         std::memcpy(op, m, 16);
         op += 16;
         m += 16;
+      } while (op < mend);
+    } else if (offset >= 8 && cap - mend >= 8) {
+      // Short offsets (common in text): 8-byte steps never read bytes not yet written.
+      do {
+        std::memcpy(op, m, 8);
+        op += 8;
+        m += 8;
       } while (op < mend);
     } else if (offset >= mlen) {
       std::memcpy(op, m, mlen);
