@@ -16,7 +16,9 @@ using std::chrono::milliseconds;
 
 constexpr int64_t kNanosPerMilli = 1'000'000;
 
-std::string JoinIds(std::span<const std::string> ids) {
+}  // namespace
+
+std::string JoinWorkItemIds(std::span<const std::string> ids) {
   std::string out;
   for (const auto& id : ids) {
     if (!out.empty()) out.push_back(',');
@@ -24,8 +26,6 @@ std::string JoinIds(std::span<const std::string> ids) {
   }
   return out;
 }
-
-}  // namespace
 
 int64_t FloorMillis(TimePoint t) {
   const int64_t nanos = duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -235,8 +235,8 @@ absl::Status CoordinatorBase::RecordSuccessors(const Lease& lease,
         if (!state.successor_ids.empty() || state.completed()) {
           return absl::InvalidArgumentError(
               StrCat("work item '", lease.work_item_id, "' already has successors [",
-                     JoinIds(state.successor_ids), "] (or is complete); cannot record [",
-                     JoinIds(successor_ids), "]"));
+                     JoinWorkItemIds(state.successor_ids), "] (or is complete); cannot record [",
+                     JoinWorkItemIds(successor_ids), "]"));
         }
         state.successor_ids.assign(successor_ids.begin(), successor_ids.end());
         state.successor_lease_exponent = successor_lease_exponent;

@@ -41,6 +41,9 @@ int64_t FloorMillis(TimePoint t);
 int64_t CeilMillis(TimePoint t);
 TimePoint FromMillis(int64_t millis);
 
+/// "a,b,c": how successor lists are stored and shown (ids never hold ',').
+std::string JoinWorkItemIds(std::span<const std::string> ids);
+
 /// What a backend's TryAcquireNext found: a grant (with the item's record after it, which may
 /// carry successors left by a dead holder), or one of the no-grant outcomes.
 struct Grant {

@@ -1,10 +1,13 @@
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -85,22 +88,46 @@ std::vector<std::string> SplitIds(std::string_view text) {
   return out;
 }
 
-std::string JoinIds(const std::vector<std::string>& ids) {
-  std::string out;
-  for (const auto& id : ids) {
-    if (!out.empty()) out.push_back(',');
-    out.append(id);
+// Prepared statements of one connection, prepared on first use and kept: preparing costs more
+// than running these one-row statements. Not thread-safe (the coordinator's mutex guards it).
+class StatementCache {
+ public:
+  explicit StatementCache(sqlite3* db) : db_(db) {}
+  ~StatementCache() {
+    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   }
-  return out;
-}
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
 
-// One prepared statement, reset and cleared on destruction so it can be reused.
+  sqlite3* db() const { return db_; }
+  /// The statement for `sql`, or nullptr with `*rc` set.
+  sqlite3_stmt* Get(const std::string& sql, int* rc) {
+    *rc = SQLITE_OK;
+    auto it = statements_.find(sql);
+    if (it != statements_.end()) return it->second;
+    sqlite3_stmt* stmt = nullptr;
+    *rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (*rc != SQLITE_OK) return nullptr;
+    statements_.emplace(sql, stmt);
+    return stmt;
+  }
+
+ private:
+  sqlite3* db_;
+  std::map<std::string, sqlite3_stmt*> statements_;
+};
+
+// One use of a cached statement; resets it and clears its bindings when done.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  Statement(StatementCache& cache, const std::string& sql)
+      : db_(cache.db()), stmt_(cache.Get(sql, &rc_)) {}
+  ~Statement() {
+    if (stmt_ != nullptr) {
+      sqlite3_reset(stmt_);
+      sqlite3_clear_bindings(stmt_);
+    }
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -112,6 +139,10 @@ class Statement {
   }
   void Bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
   void BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   /// True for a row, false when done.
   absl::StatusOr<bool> Step(std::string_view what) {
     const int rc = sqlite3_step(stmt_);
@@ -128,8 +159,8 @@ class Statement {
 
  private:
   sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
   int rc_ = SQLITE_OK;
+  sqlite3_stmt* stmt_;
 };
 
 WorkItemState ReadRow(const Statement& row) {
@@ -146,15 +177,58 @@ WorkItemState ReadRow(const Statement& row) {
   return state;
 }
 
+// How many of the longest-expired available items an acquisition picks from at random.
+constexpr int64_t kPickWindow = 16;
+
+// Waits for another connection's lock with short, jittered sleeps until `timeout` has passed
+// since the first try. SQLite's own busy_timeout handler sleeps up to 100 ms per try, leaving
+// the lock idle long after its holder commits; coordination transactions last microseconds.
+struct BusyWait {
+  explicit BusyWait(std::chrono::milliseconds t) : timeout(t) {}
+
+  std::chrono::milliseconds timeout;
+  std::chrono::steady_clock::time_point first_try;
+  std::minstd_rand rng{std::random_device{}()};
+
+  static int Handler(void* arg, int tries) {
+    auto* wait = static_cast<BusyWait*>(arg);
+    const auto now = std::chrono::steady_clock::now();
+    if (tries == 0) wait->first_try = now;
+    if (now - wait->first_try >= wait->timeout) return 0;  // Give up: SQLITE_BUSY.
+    const int max_us = std::min(50 << std::min(tries, 6), 2000);
+    std::this_thread::sleep_for(std::chrono::microseconds(
+        std::uniform_int_distribution<int>(max_us / 2, max_us)(wait->rng)));
+    return 1;
+  }
+};
+
 class SqliteCoordinator final : public internal::CoordinatorBase {
  public:
   SqliteCoordinator(SqliteWorkCoordinatorOptions options, sqlite3* db)
       : CoordinatorBase(options),
         db_(db),
+        statements_(db),
         store_clock_(options.store_clock != nullptr ? options.store_clock
                                                     : &core::SystemClock::Instance()),
-        path_(options.path) {}
+        path_(options.path),
+        busy_(options.busy_timeout),
+        rng_(std::random_device{}() ^ std::hash<std::string>{}(options.worker_id)) {}
   ~SqliteCoordinator() override { sqlite3_close_v2(db_); }
+
+  // Connection settings; run once before use.
+  absl::Status Configure() {
+    sqlite3_extended_result_codes(db_, 1);
+    if (const int rc = sqlite3_busy_handler(db_, &BusyWait::Handler, &busy_); rc != SQLITE_OK) {
+      return SqliteError(db_, rc, StrCat("set busy handler on ", path_));
+    }
+    // WAL: readers never block the writer and a killed writer leaves the database consistent.
+    // synchronous=NORMAL syncs at checkpoints only: a committed transaction survives any process
+    // crash (the concern here); only an OS crash or power loss can lose the last few.
+    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
+      RFS_RETURN_IF_ERROR(Exec(pragma, StrCat("'", pragma, "' on ", path_)));
+    }
+    return absl::OkStatus();
+  }
 
   absl::Status Setup() override {
     std::lock_guard lock(mu_);
@@ -169,7 +243,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
 
   absl::StatusOr<int64_t> CountIncompleteWorkItems() override {
     std::lock_guard lock(mu_);
-    Statement count(db_, "SELECT COUNT(*) FROM work_items WHERE completed_at_ms IS NULL");
+    Statement count(statements_, "SELECT COUNT(*) FROM work_items WHERE completed_at_ms IS NULL");
     RFS_RETURN_IF_ERROR(count.status("count"));
     RFS_ASSIGN_OR_RETURN(bool row, count.Step("count"));
     return row ? count.Int(0) : 0;
@@ -190,7 +264,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
   absl::StatusOr<bool> InsertItem(const WorkItemState& state) override {
     std::lock_guard lock(mu_);
     // One statement is its own transaction; ON CONFLICT DO NOTHING keeps an existing item as is.
-    Statement insert(db_,
+    Statement insert(statements_,
                      "INSERT INTO work_items (id, next_exponent, creator) VALUES (?1, ?2, ?3) "
                      "ON CONFLICT (id) DO NOTHING");
     RFS_RETURN_IF_ERROR(insert.status("insert"));
@@ -218,13 +292,23 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     internal::TryOutcome outcome = NoAvailableWork{};
     RFS_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
       RFS_ASSIGN_OR_RETURN(StoreTime now, ReadCheckedStoreTime());
-      Statement pick(db_, StrCat("SELECT ", kColumns,
-                                 " FROM work_items WHERE completed_at_ms IS NULL AND "
-                                 "expiration_ms < ?1 ORDER BY random() LIMIT 1")
-                              .c_str());
+      // Random among the kPickWindow longest-expired available items (the partial index serves
+      // them in expiry order without a scan); if fewer are available, the offset finds none and
+      // the first is taken. Cheap at any table size, unlike ORDER BY random().
+      Statement pick(statements_, StrCat("SELECT ", kColumns,
+                                         " FROM work_items WHERE completed_at_ms IS NULL AND "
+                                         "expiration_ms < ?1 ORDER BY expiration_ms LIMIT 1 "
+                                         "OFFSET ?2"));
       RFS_RETURN_IF_ERROR(pick.status("pick"));
       pick.Bind(1, FloorMillis(now.earliest));
+      pick.Bind(2, RandomOffset());
       RFS_ASSIGN_OR_RETURN(bool found, pick.Step("pick an available item"));
+      if (!found) {
+        pick.Reset();
+        pick.Bind(1, FloorMillis(now.earliest));
+        pick.Bind(2, int64_t{0});
+        RFS_ASSIGN_OR_RETURN(found, pick.Step("pick an available item"));
+      }
       if (found) {
         WorkItemState state = ReadRow(pick);
         Lease lease = BeginLease(state, now, initial_lease);
@@ -232,7 +316,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
         outcome = internal::Grant{std::move(lease), std::move(state)};
         return absl::OkStatus();
       }
-      Statement summary(db_,
+      Statement summary(statements_,
                         "SELECT COUNT(*), MIN(expiration_ms) FROM work_items "
                         "WHERE completed_at_ms IS NULL");
       RFS_RETURN_IF_ERROR(summary.status("summary"));
@@ -262,7 +346,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
   }
 
   absl::StatusOr<std::optional<WorkItemState>> Get(std::string_view id) {
-    Statement get(db_, StrCat("SELECT ", kColumns, " FROM work_items WHERE id = ?1").c_str());
+    Statement get(statements_, StrCat("SELECT ", kColumns, " FROM work_items WHERE id = ?1"));
     RFS_RETURN_IF_ERROR(get.status("get"));
     get.Bind(1, id);
     RFS_ASSIGN_OR_RETURN(bool found, get.Step(StrCat("read '", id, "'")));
@@ -271,7 +355,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
   }
 
   absl::Status Put(const WorkItemState& state) {
-    Statement put(db_,
+    Statement put(statements_,
                   "UPDATE work_items SET next_exponent = ?2, holder = ?3, expiration_ms = ?4, "
                   "generation = ?5, completed_at_ms = ?6, successors = ?7, "
                   "successor_exponent = ?8 WHERE id = ?1");
@@ -286,15 +370,22 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     } else {
       put.BindNull(6);
     }
-    put.Bind(7, JoinIds(state.successor_ids));
+    put.Bind(7, internal::JoinWorkItemIds(state.successor_ids));
     put.Bind(8, int64_t{state.successor_lease_exponent});
     return put.Step(StrCat("update '", state.id, "'")).status();
   }
 
-  std::mutex mu_;
+  int64_t RandomOffset() {
+    return std::uniform_int_distribution<int64_t>(0, kPickWindow - 1)(rng_);
+  }
+
+  std::mutex mu_;  // Guards everything below: one connection, one transaction at a time.
   sqlite3* db_;
+  StatementCache statements_;
   core::IClock* store_clock_;
   std::string path_;
+  BusyWait busy_;
+  std::mt19937_64 rng_;
 };
 
 }  // namespace
@@ -308,27 +399,14 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> SqliteWorkCoordinator::Open(
   const int rc =
       sqlite3_open_v2(options.path.c_str(), &db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
-  auto fail = [&](int code, std::string_view what) {
-    absl::Status status = SqliteError(db, code, StrCat(what, " ", options.path));
+  if (rc != SQLITE_OK) {
+    absl::Status status = SqliteError(db, rc, StrCat("open ", options.path));
     sqlite3_close_v2(db);
     return status;
-  };
-  if (rc != SQLITE_OK) return fail(rc, "open");
-  sqlite3_extended_result_codes(db, 1);
-  const int timeout_ms = static_cast<int>(
-      std::min<int64_t>(options.busy_timeout.count(), std::numeric_limits<int>::max()));
-  if (const int t = sqlite3_busy_timeout(db, timeout_ms); t != SQLITE_OK) {
-    return fail(t, "set busy timeout on");
   }
-  // WAL: readers never block the writer and a killed writer leaves the database consistent.
-  // synchronous=NORMAL syncs at checkpoints only: a committed transaction survives any process
-  // crash (the concern here), and only an OS crash or power loss can lose the last few.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
-    if (const int p = sqlite3_exec(db, pragma, nullptr, nullptr, nullptr); p != SQLITE_OK) {
-      return fail(p, StrCat("'", pragma, "' on"));
-    }
-  }
-  return std::unique_ptr<IWorkCoordinator>(new SqliteCoordinator(std::move(options), db));
+  auto coordinator = std::make_unique<SqliteCoordinator>(std::move(options), db);
+  RFS_RETURN_IF_ERROR(coordinator->Configure());
+  return std::unique_ptr<IWorkCoordinator>(std::move(coordinator));
 }
 
 }  // namespace rfs::coordination

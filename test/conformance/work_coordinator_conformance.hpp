@@ -46,6 +46,22 @@ struct WorkerSpec {
   std::function<absl::Status(SuccessorStep)> successor_step_hook;
 };
 
+/// Copies a spec into a backend's options; the worker's clock defaults to `store_clock`.
+inline void ApplySpec(const WorkerSpec& spec, core::IClock* store_clock,
+                      WorkCoordinatorOptions& options) {
+  options.worker_id = spec.worker_id;
+  options.clock = spec.clock != nullptr ? spec.clock : store_clock;
+  options.successor_step_hook = spec.successor_step_hook;
+}
+
+/// The coordinator a backend's Open returned, failing the test if it returned an error.
+inline std::unique_ptr<IWorkCoordinator> RequireOpened(
+    absl::StatusOr<std::unique_ptr<IWorkCoordinator>> opened) {
+  INFO(opened.status().ToString());
+  REQUIRE(opened.ok());
+  return *std::move(opened);
+}
+
 struct ConformanceEnv {
   /// The store's clock, and every worker's unless a spec says otherwise.
   core::FakeClock* clock = nullptr;

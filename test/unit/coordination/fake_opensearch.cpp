@@ -132,8 +132,9 @@ struct FakeOpenSearch::Store {
   };
   struct Index {
     std::map<std::string, std::string> field_types;
-    std::map<std::string, Doc> docs;        // Real-time state (GET).
-    std::map<std::string, Doc> searchable;  // As of the last refresh (search, count).
+    // Documents are immutable and shared, so a refresh copies pointers, not sources.
+    std::map<std::string, std::shared_ptr<const Doc>> docs;        // Real-time state (GET).
+    std::map<std::string, std::shared_ptr<const Doc>> searchable;  // As of the last refresh.
     int64_t next_seq_no = 0;
   };
   // A request the fake refuses: the response to send and whether the request was malformed.
@@ -466,11 +467,11 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
       }
       return JsonResponse(200, json::object{{"_index", J(index_name)},
                                             {"_id", J(id)},
-                                            {"_version", doc->second.version},
-                                            {"_seq_no", doc->second.seq_no},
+                                            {"_version", doc->second->version},
+                                            {"_seq_no", doc->second->seq_no},
                                             {"_primary_term", kPrimaryTerm},
                                             {"found", true},
-                                            {"_source", doc->second.source}});
+                                            {"_source", doc->second->source}});
     }
     if (request.method != "PUT" && request.method != "POST") {
       return reject(405, "method_not_allowed", request.method);
@@ -489,7 +490,7 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
     if (create_only && existing != index.docs.end()) {
       return conflict(StrCat("[", id,
                              "]: version conflict, document already exists (current version [",
-                             existing->second.version, "])"));
+                             existing->second->version, "])"));
     }
     const bool has_seq = target->params.contains("if_seq_no");
     if (has_seq != target->params.contains("if_primary_term")) {
@@ -508,17 +509,20 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
         return conflict(StrCat("[", id, "]: version conflict, required seqNo [", want_seq,
                                "], primary term [", want_term, "]. but no document was found"));
       }
-      if (existing->second.seq_no != want_seq || want_term != kPrimaryTerm) {
+      if (existing->second->seq_no != want_seq || want_term != kPrimaryTerm) {
         return conflict(StrCat("[", id, "]: version conflict, required seqNo [", want_seq,
                                "], primary term [", want_term, "]. current document has seqNo [",
-                               existing->second.seq_no, "] and primary term [", kPrimaryTerm, "]"));
+                               existing->second->seq_no, "] and primary term [", kPrimaryTerm,
+                               "]"));
       }
     }
     const bool created = existing == index.docs.end();
-    Store::Doc& doc = index.docs[id];
-    doc.source = body.get_object();
-    doc.seq_no = index.next_seq_no++;
-    doc.version = created ? 1 : doc.version + 1;
+    auto written = std::make_shared<Store::Doc>();
+    written->source = body.get_object();
+    written->seq_no = index.next_seq_no++;
+    written->version = created ? 1 : existing->second->version + 1;
+    index.docs[id] = written;
+    const Store::Doc& doc = *written;
     const bool refreshed = refresh_if_asked(index);
     return write_response(id, doc, created, refreshed);
   }
@@ -544,10 +548,13 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
     if (!is_probe) return reject(400, "illegal_argument_exception", "unsupported update");
     auto existing = index.docs.find(id);
     const bool created = existing == index.docs.end();
-    Store::Doc& doc = index.docs[id];
-    doc.source["storeTimeMillis"] = EpochMillis(s.clock->Now());
-    doc.seq_no = index.next_seq_no++;
-    doc.version = created ? 1 : doc.version + 1;
+    auto written = std::make_shared<Store::Doc>();
+    if (!created) written->source = existing->second->source;
+    written->source["storeTimeMillis"] = EpochMillis(s.clock->Now());
+    written->seq_no = index.next_seq_no++;
+    written->version = created ? 1 : existing->second->version + 1;
+    index.docs[id] = written;
+    const Store::Doc& doc = *written;
     const bool refreshed = refresh_if_asked(index);
     HttpResponse r = write_response(id, doc, created, refreshed);
     if (target->params["_source"] == "true") {
@@ -601,9 +608,9 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     for (const auto& [doc_id, doc] : index.searchable) {
       std::string error;
-      const bool m = query == nullptr || s.Matches(index, *query, doc.source, error);
+      const bool m = query == nullptr || s.Matches(index, *query, doc->source, error);
       if (!error.empty()) return reject(400, "parsing_exception", error);
-      if (m) matches.push_back({&doc_id, &doc, random_score ? uniform(s.rng) : 1.0, {}});
+      if (m) matches.push_back({&doc_id, doc.get(), random_score ? uniform(s.rng) : 1.0, {}});
     }
     if (!search) {
       return JsonResponse(200, json::object{{"count", static_cast<int64_t>(matches.size())},

@@ -55,15 +55,11 @@ struct OpenSearchEnv {
 
   std::unique_ptr<IWorkCoordinator> Open(const WorkerSpec& spec) {
     OpenSearchWorkCoordinatorOptions options;
-    options.worker_id = spec.worker_id;
-    options.clock = spec.clock != nullptr ? spec.clock : &clock;
-    options.successor_step_hook = spec.successor_step_hook;
+    rfs::coordination::conformance::ApplySpec(spec, &clock, options);
     options.transport = recorder;
     options.session_name = session_name;
-    auto coordinator = OpenSearchWorkCoordinator::Open(std::move(options));
-    INFO(coordinator.status().ToString());
-    REQUIRE(coordinator.ok());
-    return *std::move(coordinator);
+    return rfs::coordination::conformance::RequireOpened(
+        OpenSearchWorkCoordinator::Open(std::move(options)));
   }
 
   ConformanceEnv conformance() {

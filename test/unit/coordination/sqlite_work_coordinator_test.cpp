@@ -27,15 +27,11 @@ struct SqliteEnv {
 
   std::unique_ptr<IWorkCoordinator> Open(const WorkerSpec& spec) {
     SqliteWorkCoordinatorOptions options;
-    options.worker_id = spec.worker_id;
-    options.clock = spec.clock != nullptr ? spec.clock : &clock;
-    options.successor_step_hook = spec.successor_step_hook;
+    rfs::coordination::conformance::ApplySpec(spec, &clock, options);
     options.path = dir.File("work.db");
     options.store_clock = &clock;
-    auto coordinator = SqliteWorkCoordinator::Open(std::move(options));
-    INFO(coordinator.status().ToString());
-    REQUIRE(coordinator.ok());
-    return *std::move(coordinator);
+    return rfs::coordination::conformance::RequireOpened(
+        SqliteWorkCoordinator::Open(std::move(options)));
   }
 
   ConformanceEnv conformance() {
