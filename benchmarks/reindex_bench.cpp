@@ -1,7 +1,8 @@
 // reindex_bench: bulk throughput of DocumentReindexer, in documents/s and MB/s of `_source`.
 //
 //   reindex_bench [--docs N] [--doc-bytes B] [--batch-mb M] [--connections C] [--rounds R]
-//                 [--targets ndjson,ndjson-nosync,http,http-gzip] [--dir PATH]
+//                 [--targets serialize,serialize-gzip,ndjson,ndjson-nosync,http,http-gzip]
+//                 [--dir PATH]
 //
 // Targets:
 //   ndjson         NdjsonDirectorySink into --dir (fsync per file, as in production)
@@ -10,11 +11,15 @@
 //                  (the OpenSearch test double in discard mode: it reads each body, counts its
 //                  action lines and answers one success item per action)
 //   http-gzip      the same with gzip request bodies
-// The server shares the process and its cores, so the http figures include its cost.
+//   serialize      the client side alone: bulk bodies built as for `_bulk`, then dropped
+//   serialize-gzip the same, gzip-compressed (what a remote target's client pays)
+// The server shares the process and its cores, so the http figures include its cost; the
+// serialize figures bound what a worker sends to a remote cluster.
 //
 // Documents are generated in memory before timing (about B bytes each, one in five
 // pretty-printed over several lines), because the Lucene reader is measured by
 // lucene_extract_bench; only Reindex() is timed. Build in Release without sanitizers.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +36,7 @@
 #include "rfs/reindex/opensearch_client.hpp"
 
 #include "opensearch_double.hpp"
+#include "reindex/gzip_internal.hpp"
 #include <sys/resource.h>
 
 namespace {
@@ -43,7 +49,7 @@ struct Options {
   size_t batch_mb = 10;
   size_t connections = 10;
   int rounds = 3;
-  std::string targets = "ndjson,ndjson-nosync,http,http-gzip";
+  std::string targets = "serialize,serialize-gzip,ndjson,ndjson-nosync,http,http-gzip";
   std::string dir;
 };
 
@@ -77,6 +83,37 @@ std::vector<SourceDocument> GenerateDocs(const Options& options, uint64_t seed) 
   }
   return docs;
 }
+
+// Builds each batch's bulk body exactly as OpenSearchBulkSink does (optionally gzipped), then
+// drops it: the client's cost without a network or a server.
+class SerializeOnlySink final : public rfs::reindex::IDocumentSink {
+ public:
+  explicit SerializeOnlySink(bool gzip) : gzip_(gzip) {}
+  absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> Write(
+      std::span<const SourceDocument* const> docs) override {
+    std::string body;
+    size_t bytes = 0;
+    for (const SourceDocument* doc : docs) bytes += rfs::reindex::EstimateBulkBytes(*doc);
+    body.reserve(bytes);
+    for (const SourceDocument* doc : docs) {
+      rfs::reindex::AppendBulkAction(*doc, {}, body);
+      rfs::reindex::AppendSourceLine(doc->source, body);
+    }
+    if (gzip_) {
+      auto packed = rfs::reindex::internal::GzipCompress(body);
+      if (!packed.ok()) return packed.status();
+      sink_bytes_ += packed->size();
+    } else {
+      sink_bytes_ += body.size();
+    }
+    return std::vector<rfs::reindex::ItemFailure>();
+  }
+  std::string description() const override { return "serialize only"; }
+
+ private:
+  bool gzip_;
+  std::atomic<uint64_t> sink_bytes_{0};
+};
 
 struct Result {
   double seconds = 0;
@@ -165,12 +202,16 @@ int main(int argc, char** argv) {
   auto has = [&](const std::string& target) {
     return ("," + options.targets + ",").find("," + target + ",") != std::string::npos;
   };
-  for (const std::string target : {"ndjson", "ndjson-nosync", "http", "http-gzip"}) {
+  for (const std::string target :
+       {"serialize", "serialize-gzip", "ndjson", "ndjson-nosync", "http", "http-gzip"}) {
     if (!has(target)) continue;
     std::vector<Result> results;
     for (int round = 0; round < options.rounds; ++round) {
       std::vector<SourceDocument> docs = GenerateDocs(options, 42 + round);
-      if (target.starts_with("ndjson")) {
+      if (target.starts_with("serialize")) {
+        SerializeOnlySink sink(target == "serialize-gzip");
+        results.push_back(RunOnce(sink, options, std::move(docs)));
+      } else if (target.starts_with("ndjson")) {
         std::filesystem::remove_all(options.dir);
         auto sink = rfs::reindex::NdjsonDirectorySink::Open(
             {.directory = options.dir, .sync = target == "ndjson"});

@@ -6,4 +6,7 @@ find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS json program_options)
 find_package(ZLIB REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(OpenSSL REQUIRED)
+# libdeflate (fast gzip of bulk bodies) has only a pkg-config file in Debian bookworm (1.14).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 find_package(Threads REQUIRED)

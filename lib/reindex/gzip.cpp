@@ -1,51 +1,91 @@
-// Gzip through zlib's deflate/inflate with the gzip wrapper (windowBits 16 + 15).
-#include <zlib.h>
+// Gzip through libdeflate: whole-buffer compression 2-3x faster than zlib at level 1, which
+// matters because every bulk body is compressed on the hot path.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 
 #include "rfs/core/str_cat.hpp"
 
 #include "reindex/gzip_internal.hpp"
+#include <libdeflate.h>
 
 namespace rfs::reindex::internal {
+namespace {
+
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+using Compressor = std::unique_ptr<libdeflate_compressor, CompressorDeleter>;
+
+// A compressor holds ~1 MB of tables; each worker thread keeps one per level it uses rather
+// than allocating it for every 10 MiB body.
+libdeflate_compressor* CompressorFor(int level) {
+  thread_local Compressor cached;
+  thread_local int cached_level = -1;
+  if (cached_level != level) {
+    cached.reset(libdeflate_alloc_compressor(level));
+    cached_level = cached ? level : -1;
+  }
+  return cached.get();
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
-  z_stream z{};
-  if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    return absl::InternalError("deflateInit2 failed");
+  libdeflate_compressor* compressor = CompressorFor(level);
+  if (compressor == nullptr) {
+    return absl::InternalError(core::StrCat("cannot create a gzip compressor at level ", level));
   }
   std::string out;
-  out.resize(deflateBound(&z, static_cast<uLong>(data.size())));
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) return absl::InternalError(core::StrCat("deflate failed: ", rc));
+  out.resize(libdeflate_gzip_compress_bound(compressor, data.size()));
+  const size_t size =
+      libdeflate_gzip_compress(compressor, data.data(), data.size(), out.data(), out.size());
+  if (size == 0) return absl::InternalError("gzip compression failed");
+  out.resize(size);
   return out;
 }
 
 absl::StatusOr<std::string> GzipDecompress(std::string_view data) {
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) return absl::InternalError("inflateInit2 failed");
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
+  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> decompressor(
+      libdeflate_alloc_decompressor());
+  if (!decompressor) return absl::InternalError("cannot create a gzip decompressor");
   std::string out;
-  char buffer[1 << 16];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buffer);
-    z.avail_out = sizeof(buffer);
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buffer, sizeof(buffer) - z.avail_out);
-    // Concatenated members (appended batches) form one stream.
-    if (rc == Z_STREAM_END && z.avail_in > 0) rc = inflateReset(&z);
-  }
-  inflateEnd(&z);
-  if (rc != Z_STREAM_END) {
-    return absl::DataLossError(
-        core::StrCat("corrupt or truncated gzip data at input offset ", data.size() - z.avail_in));
-  }
+  size_t pos = 0;
+  // One member at a time: files of appended batches are concatenated members.
+  do {
+    const std::string_view rest = data.substr(pos);
+    if (rest.size() < 18) {  // 10-byte header + 8-byte trailer
+      return absl::DataLossError(core::StrCat("truncated gzip member at input offset ", pos));
+    }
+    // ISIZE (the last 4 bytes, little-endian) is the exact size when this is the last member and
+    // a first guess otherwise; grow on demand.
+    const auto* tail = reinterpret_cast<const uint8_t*>(rest.data() + rest.size() - 4);
+    size_t capacity = std::max<size_t>(
+        size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 | size_t{tail[3]} << 24,
+        size_t{1} << 12);
+    const size_t start = out.size();
+    while (true) {
+      out.resize(start + capacity);
+      size_t in_used = 0;
+      size_t out_used = 0;
+      const libdeflate_result result =
+          libdeflate_gzip_decompress_ex(decompressor.get(), rest.data(), rest.size(),
+                                        out.data() + start, capacity, &in_used, &out_used);
+      if (result == LIBDEFLATE_SUCCESS) {
+        out.resize(start + out_used);
+        pos += in_used;
+        break;
+      }
+      if (result != LIBDEFLATE_INSUFFICIENT_SPACE || capacity > (size_t{1} << 34)) {
+        return absl::DataLossError(
+            core::StrCat("corrupt or truncated gzip data in the member at input offset ", pos));
+      }
+      capacity *= 2;
+    }
+  } while (pos < data.size());
   return out;
 }
 

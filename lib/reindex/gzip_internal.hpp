@@ -1,4 +1,4 @@
-// Gzip compression for request bodies and failed-document files (zlib). Not installed.
+// Gzip for request bodies and failed-document files (libdeflate). Not installed.
 // Thread-safe (no shared state).
 #pragma once
 
