@@ -162,30 +162,36 @@ absl::StatusOr<AcquireOutcome> CoordinatorBase::AcquireWorkItem(std::string_view
   if (initial_lease <= Duration::zero()) {
     return absl::InvalidArgumentError("initial lease must be positive");
   }
-  RFS_RETURN_IF_ERROR(InsertItem(NewItem(id, 0)).status());
   AcquireOutcome outcome = NoAvailableWork{};
   WorkItemState granted;
-  RFS_RETURN_IF_ERROR(
-      MutateItem(id, [&](WorkItemState& state, const StoreTime& now) -> absl::StatusOr<bool> {
-        granted = WorkItemState{};  // Only the last attempt counts.
-        RFS_RETURN_IF_ERROR(CheckClock(now));
-        if (state.completed()) {
-          outcome = AlreadyCompleted{};
-          return false;
-        }
-        if (HoldsLiveLease(state, now)) {
-          // This worker already holds a live lease on it (a retried call): that lease again.
-          outcome = Acquired{ResumeLease(state, now, initial_lease)};
-          return false;
-        }
-        if (!IsAvailable(state, now)) {
-          outcome = LeasedUntil(state.lease_expires_at, now);
-          return false;
-        }
-        outcome = Acquired{BeginLease(state, now, initial_lease)};
-        granted = state;
-        return true;
-      }));
+  const ItemMutation acquire = [&](WorkItemState& state,
+                                   const StoreTime& now) -> absl::StatusOr<bool> {
+    granted = WorkItemState{};  // Only the last attempt counts.
+    RFS_RETURN_IF_ERROR(CheckClock(now));
+    if (state.completed()) {
+      outcome = AlreadyCompleted{};
+      return false;
+    }
+    if (HoldsLiveLease(state, now)) {
+      // This worker already holds a live lease on it (a retried call): that lease again.
+      outcome = Acquired{ResumeLease(state, now, initial_lease)};
+      return false;
+    }
+    if (!IsAvailable(state, now)) {
+      outcome = LeasedUntil(state.lease_expires_at, now);
+      return false;
+    }
+    outcome = Acquired{BeginLease(state, now, initial_lease)};
+    granted = state;
+    return true;
+  };
+  absl::Status status = MutateItem(id, acquire);
+  if (absl::IsNotFound(status)) {
+    // First use of this item: create it (if a racing worker did first, fine) and try again.
+    RFS_RETURN_IF_ERROR(InsertItem(NewItem(id, 0)).status());
+    status = MutateItem(id, acquire);
+  }
+  RFS_RETURN_IF_ERROR(status);
   if (!granted.id.empty()) Observe(std::get<Acquired>(outcome).lease);
   if (auto* acquired = std::get_if<Acquired>(&outcome);
       acquired != nullptr && !granted.successor_ids.empty()) {

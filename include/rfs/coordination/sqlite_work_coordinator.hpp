@@ -6,7 +6,10 @@
 // an item as free and both lease it, and no transaction can fail half-way on a lock upgrade. The
 // file is in WAL mode (readers never block the writer, and a process SIGKILLed mid-transaction
 // leaves nothing behind but an uncommitted WAL tail) with a busy timeout, so contended workers
-// wait instead of failing. The file must be on a local file system (WAL needs shared memory).
+// wait (with short jittered sleeps, up to `busy_timeout`) instead of failing. Since acquisitions
+// are serialised anyway, "random" here means random among the 16 longest-expired available
+// items, which an index serves without scanning the table. The file must be on a local file
+// system (WAL needs shared memory).
 //
 // The store's clock is the SQLite host's, which is the workers' host: by default both are
 // core::SystemClock. Tests inject a FakeClock as `store_clock` (and as the worker clock).
