@@ -222,7 +222,8 @@ class IWorkCoordinator {
                                                         int lease_exponent) = 0;
 
   /// Leases an incomplete item whose lease has expired (or never began), picked at random among the
-  /// available ones so that concurrent workers rarely collide. The lease lasts
+  /// available ones (or a backend-defined subset of them) so that concurrent workers rarely
+  /// collide. The lease lasts
   /// LeaseDurationFor(initial_lease, the item's exponent), and the item's exponent grows by one.
   /// An item found with recorded successors (its holder died mid-checkpoint) is handed off first:
   /// its successors are created and it is completed, then the search goes on.
