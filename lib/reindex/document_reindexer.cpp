@@ -8,6 +8,7 @@
 #include "rfs/reindex/document_reindexer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <deque>
@@ -139,13 +140,12 @@ class ReindexRun {
     work_cv_.notify_one();
   }
 
-  bool stopped() {
-    std::lock_guard lock(mu_);
-    return !first_error_.ok();
-  }
+  // Checked once per document, so it reads an atomic rather than taking mu_.
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
 
   void FailLocked(const absl::Status& status) {
     if (first_error_.ok()) first_error_ = status;
+    stopped_.store(true, std::memory_order_relaxed);
     queue_.clear();
     space_cv_.notify_all();
     work_cv_.notify_all();
@@ -306,6 +306,7 @@ class ReindexRun {
   std::deque<Batch> queue_;
   bool closed_ = false;
   absl::Status first_error_;
+  std::atomic<bool> stopped_{false};  // set with first_error_
   ReindexSummary summary_;
   std::map<uint64_t, uint64_t> completed_;  // sequence -> last cursor, beyond the prefix
   uint64_t next_to_acknowledge_ = 0;
