@@ -12,6 +12,7 @@
 
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/lucene/source_json.hpp"
 #include "rfs/snapshot/inspect.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/smile.hpp"
@@ -150,15 +151,15 @@ absl::Status DumpShard(const rfs::snapshot::SnapshotRepository& repository,
     line += ",\"_source\":";
     if (doc.source_format == rfs::lucene::SourceFormat::kJson) {
       AppendOneLine(doc.source, line);
-    } else if (doc.source_format == rfs::lucene::SourceFormat::kSmile) {
-      auto json = rfs::snapshot::DecodeSmile(doc.source, rfs::core::StrCat("_source of ", doc.id));
-      if (!json.ok()) return json.status();
-      line += boost::json::serialize(*json);
-    } else {
+    } else if (auto converted = rfs::lucene::AppendSourceAsJson(
+                   doc.source, doc.source_format, line, rfs::core::StrCat("_source of ", doc.id));
+               absl::IsUnimplemented(converted)) {
       ++totals.unconvertible;
-      std::cerr << "SnapshotInspector: document " << index.name << "/" << doc.id
-                << " has a CBOR or YAML _source, which is not converted yet; not written\n";
+      std::cerr << "SnapshotInspector: document " << index.name << "/" << doc.id << ": "
+                << converted.message() << "; not written\n";
       continue;
+    } else if (!converted.ok()) {
+      return converted;
     }
     line += "}\n";
     ++totals.docs;

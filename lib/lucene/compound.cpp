@@ -57,8 +57,55 @@ class SliceFile final : public core::IRandomAccessFile {
   bool has_view_ = false;
 };
 
+// Lucene 4.x CompoundFileWriter (store/CompoundFileWriter.java, branch_4x):
+// plain codec headers; VERSION_START = 0, VERSION_CHECKSUM = 1 adds footers.
+constexpr std::string_view kLucene4Entries = "CompoundFileWriterEntries";
+constexpr std::string_view kLucene4Data = "CompoundFileWriterData";
+constexpr int32_t kLucene4Checksum = 1;
+
 constexpr std::string_view kEntriesNames[] = {"Lucene50CompoundEntries", "Lucene90CompoundEntries"};
 constexpr std::string_view kDataNames[] = {"Lucene50CompoundData", "Lucene90CompoundData"};
+
+using EntryMap = std::map<std::string, CompoundDirectory::Entry, std::less<>>;
+
+// The entry table after the `.cfe` header: VInt count, then per sub-file its
+// id, offset and length (u64 in `order`). Every entry must lie within
+// [header_len, data_end) of the `.cfs`.
+absl::Status ReadEntryTable(ByteReader& in, ByteOrder order, std::string_view segment,
+                            uint64_t header_len, uint64_t data_end, std::string_view cfs_name,
+                            EntryMap& entries) {
+  const size_t count_at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint32_t count, in.ReadVInt());
+  // An entry takes at least a 1-byte id and two longs.
+  if (static_cast<uint64_t>(count) * 17 > in.remaining()) {
+    return in.ErrorAt(count_at, StrCat("invalid entry count ", count));
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t at = in.position();
+    RFS_ASSIGN_OR_RETURN(std::string_view id, in.ReadString());
+    RFS_ASSIGN_OR_RETURN(uint64_t offset, in.ReadU64(order));
+    RFS_ASSIGN_OR_RETURN(uint64_t length, in.ReadU64(order));
+    if (offset < header_len || offset > data_end || length > data_end - offset) {
+      return in.ErrorAt(at, StrCat("entry '", id, "' [", offset, ", +", length,
+                                   ") lies outside the data of ", cfs_name));
+    }
+    if (!entries.emplace(StrCat(segment, id), CompoundDirectory::Entry{offset, length}).second) {
+      return in.ErrorAt(at, StrCat("duplicate entry '", id, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Checks the footer magic of the `.cfs` (its CRC is not recomputed: the
+// sub-files carry their own).
+absl::Status CheckFooterMagic(const core::IRandomAccessFile& cfs, std::string_view cfs_name) {
+  const uint64_t at = cfs.size() - core::kFooterLength;
+  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer, core::ReadRange(cfs, at, core::kFooterLength));
+  ByteReader fin(footer, cfs_name, at);
+  RFS_ASSIGN_OR_RETURN(uint32_t magic, fin.ReadBeU32());
+  if (magic != core::kFooterMagic) return fin.ErrorAt(0, "codec footer magic mismatch");
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -69,6 +116,13 @@ absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::Open(
   const std::string cfs_name = internal::SegmentFileName(segment, "", "cfs");
   RFS_ASSIGN_OR_RETURN(internal::FileBytes cfe, internal::FileBytes::Open(*dir, cfe_name));
   ByteReader in = cfe.Reader();
+  {
+    ByteReader peek = in;
+    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    if (any.ok() && any->codec == kLucene4Entries) {
+      return OpenLucene4(std::move(dir), segment, cfe.bytes(), cfe_name, cfs_name);
+    }
+  }
   size_t which = 0;
   RFS_ASSIGN_OR_RETURN(
       core::IndexHeader header,
@@ -96,39 +150,55 @@ absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::Open(
   if (cfs_size < header_len + core::kFooterLength) {
     return core::DataLossAt(cfs_name, 0, "compound data file too short");
   }
-  RFS_ASSIGN_OR_RETURN(
-      std::vector<uint8_t> footer,
-      core::ReadRange(*out->cfs_, cfs_size - core::kFooterLength, core::kFooterLength));
-  {
-    ByteReader fin(footer, cfs_name, cfs_size - core::kFooterLength);
-    RFS_ASSIGN_OR_RETURN(uint32_t magic, fin.ReadBeU32());
-    if (magic != core::kFooterMagic) {
-      return fin.ErrorAt(0, "codec footer magic mismatch");
-    }
-  }
+  RFS_RETURN_IF_ERROR(CheckFooterMagic(*out->cfs_, cfs_name));
   const uint64_t data_end = cfs_size - core::kFooterLength;
-
-  const size_t count_at = in.position();
-  RFS_ASSIGN_OR_RETURN(uint32_t count, in.ReadVInt());
-  if (static_cast<uint64_t>(count) * 17 > in.remaining()) {
-    return in.ErrorAt(count_at, StrCat("invalid entry count ", count));
-  }
-  for (uint32_t i = 0; i < count; ++i) {
-    const size_t at = in.position();
-    RFS_ASSIGN_OR_RETURN(std::string_view id, in.ReadString());
-    RFS_ASSIGN_OR_RETURN(uint64_t offset, in.ReadU64(order));
-    RFS_ASSIGN_OR_RETURN(uint64_t length, in.ReadU64(order));
-    if (offset < header_len || offset > data_end || length > data_end - offset) {
-      return in.ErrorAt(at, StrCat("entry '", id, "' [", offset, ", +", length,
-                                   ") lies outside the data of ", cfs_name));
-    }
-    std::string full = StrCat(segment, id);
-    if (!out->entries_.emplace(full, Entry{offset, length}).second) {
-      return in.ErrorAt(at, StrCat("duplicate entry '", id, "'"));
-    }
-  }
+  RFS_RETURN_IF_ERROR(
+      ReadEntryTable(in, order, segment, header_len, data_end, cfs_name, out->entries_));
   if (in.remaining() != core::kFooterLength) {
     return in.Error("unexpected bytes before the footer");
+  }
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::OpenLucene4(
+    std::shared_ptr<const core::IDirectory> dir, std::string_view segment,
+    std::span<const uint8_t> cfe_bytes, const std::string& cfe_name, const std::string& cfs_name) {
+  ByteReader in(cfe_bytes, cfe_name);
+  RFS_ASSIGN_OR_RETURN(core::CodecHeader header,
+                       core::ReadCodecHeader(in, kLucene4Entries, 0, kLucene4Checksum));
+  const bool has_footer = header.version >= kLucene4Checksum;
+  size_t entries_end = cfe_bytes.size();
+  if (has_footer) {
+    RFS_RETURN_IF_ERROR(core::VerifyFooter(cfe_bytes, cfe_name).status());
+    entries_end -= core::kFooterLength;
+  }
+  auto out = std::shared_ptr<CompoundDirectory>(new CompoundDirectory());
+  out->description_ = StrCat(dir->description(), "/", cfs_name);
+  RFS_ASSIGN_OR_RETURN(out->cfs_, dir->OpenFile(cfs_name));
+  const uint64_t cfs_size = out->cfs_->size();
+  // Plain codec header: magic, name length byte, name, version.
+  const uint64_t header_len = 4 + 1 + kLucene4Data.size() + 4;
+  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> head,
+                       core::ReadRange(*out->cfs_, 0, std::min<uint64_t>(header_len, cfs_size)));
+  {
+    ByteReader head_in(head, cfs_name);
+    RFS_RETURN_IF_ERROR(
+        core::ReadCodecHeader(head_in, kLucene4Data, header.version, header.version).status());
+  }
+  uint64_t data_end = cfs_size;
+  if (has_footer) {
+    if (cfs_size < header_len + core::kFooterLength) {
+      return core::DataLossAt(cfs_name, 0, "compound data file too short");
+    }
+    RFS_RETURN_IF_ERROR(CheckFooterMagic(*out->cfs_, cfs_name));
+    data_end -= core::kFooterLength;
+  }
+  // Ids are names with the segment stripped (IndexFileNames.stripSegmentName):
+  // ".fdt", "_Lucene41_0.doc".
+  RFS_RETURN_IF_ERROR(
+      ReadEntryTable(in, ByteOrder::kBig, segment, header_len, data_end, cfs_name, out->entries_));
+  if (in.position() != entries_end) {
+    return in.Error("unexpected bytes after the entries");
   }
   return out;
 }

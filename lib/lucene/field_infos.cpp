@@ -7,6 +7,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/format_util_internal.hpp"
+#include "lucene/lucene4_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -19,8 +20,10 @@ namespace {
 enum Codec : size_t { kLucene50 = 0, kLucene60, kLucene90, kLucene94 };
 constexpr std::string_view kNames[] = {"Lucene50FieldInfos", "Lucene60FieldInfos",
                                        "Lucene90FieldInfos", "Lucene94FieldInfos"};
-constexpr std::string_view kLegacyNames[] = {"Lucene40FieldInfos", "Lucene42FieldInfos",
-                                             "Lucene46FieldInfos"};
+// Lucene 4.0-4.1 field infos; not read. Lucene42/46FieldInfos (4.2-4.10) go
+// to lucene4.cpp.
+constexpr std::string_view kLegacyNames[] = {"Lucene40FieldInfos"};
+constexpr std::string_view kLucene4Names[] = {"Lucene42FieldInfos", "Lucene46FieldInfos"};
 // Highest header version read per codec: Lucene50 1 (safe maps); Lucene60 2
 // (FORMAT_SELECTIVE_INDEXING); Lucene90 0; Lucene94 2
 // (FORMAT_DOCVALUE_SKIPPER).
@@ -131,6 +134,13 @@ absl::StatusOr<FieldInfos> ParseFieldInfos(std::span<const uint8_t> bytes, std::
                                            const std::array<uint8_t, 16>& segment_id,
                                            std::string_view suffix) {
   ByteReader in(bytes, name);
+  {
+    ByteReader peek = in;
+    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    if (any.ok() && (any->codec == kLucene4Names[0] || any->codec == kLucene4Names[1])) {
+      return internal::ParseLucene4FieldInfos(bytes, name);
+    }
+  }
   size_t which = 0;
   RFS_ASSIGN_OR_RETURN(core::IndexHeader header,
                        internal::ReadFileHeader(in, {kNames, 0, 2, kLegacyNames}, &segment_id,

@@ -10,6 +10,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/format_util_internal.hpp"
+#include "lucene/lucene4_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -49,6 +50,8 @@ absl::StatusOr<LiveDocs> ReadHardLiveDocs(const core::IDirectory& index_dir,
                                           const SegmentCommitInfo& segment) {
   const int32_t max_doc = segment.max_doc();
   if (segment.del_gen == -1) return LiveDocs::AllLive(max_doc);
+  // Lucene 4 segments keep deletions in a `.del` BitVector.
+  if (internal::IsLucene4Segment(segment)) return internal::ReadLucene4LiveDocs(index_dir, segment);
   const std::string suffix = internal::Base36(segment.del_gen);
   const std::string name = internal::SegmentFileName(segment.name, suffix, "liv");
   auto status_context = StrCat("segment ", segment.name);

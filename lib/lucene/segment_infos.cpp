@@ -8,6 +8,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/format_util_internal.hpp"
+#include "lucene/lucene4_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -72,8 +73,9 @@ absl::StatusOr<std::array<uint8_t, 16>> ReadId(ByteReader& in) {
 constexpr std::string_view kSiNames[] = {"Lucene50SegmentInfo", "Lucene62SegmentInfo",
                                          "Lucene70SegmentInfo", "Lucene86SegmentInfo",
                                          "Lucene90SegmentInfo"};
-// Lucene 4.x names (Lucene40/46SegmentInfoFormat); not read.
-constexpr std::string_view kSiLegacyNames[] = {"Lucene40SegmentInfo", "Lucene46SegmentInfo"};
+// Lucene 4.x names (Lucene40/46SegmentInfoFormat): plain codec headers, read
+// by lucene4.cpp.
+constexpr std::string_view kSiLucene4Names[] = {"Lucene40SegmentInfo", "Lucene46SegmentInfo"};
 
 absl::Status ParseSegmentInfoBody(ByteReader& in, size_t which, int32_t header_version,
                                   SegmentInfo& out) {
@@ -253,10 +255,19 @@ absl::StatusOr<SegmentInfo> ReadSegmentInfo(const core::IDirectory& dir,
     return core::WithContext(bytes.status(), StrCat("segment ", segment_name));
   }
   ByteReader in = bytes->Reader();
+  {
+    ByteReader peek = in;
+    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    if (any.ok() && (any->codec == kSiLucene4Names[0] || any->codec == kSiLucene4Names[1])) {
+      auto info = internal::ParseLucene4SegmentInfo(bytes->bytes(), file_name);
+      if (!info.ok()) return core::WithContext(info.status(), StrCat("segment ", segment_name));
+      return info;
+    }
+  }
   size_t which = 0;
   // Lucene50: versions 0 (unsafe maps) and 1; Lucene62: 0 and 1 (multi-valued
   // sort); Lucene70/86/90: 0.
-  const HeaderSpec spec{kSiNames, 0, 1, kSiLegacyNames};
+  const HeaderSpec spec{kSiNames, 0, 1};
   auto header = internal::ReadFileHeader(in, spec, &segment_id, "", true, &which);
   if (!header.ok()) {
     return core::WithContext(header.status(), StrCat("segment ", segment_name));
@@ -274,6 +285,10 @@ absl::StatusOr<SegmentInfo> ReadSegmentInfo(const core::IDirectory& dir,
   }
   return out;
 }
+
+namespace {
+absl::StatusOr<SegmentInfos> FinishSegmentInfos(const core::IDirectory& dir, SegmentInfos out);
+}  // namespace
 
 absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
                                               std::string_view segments_file) {
@@ -295,6 +310,18 @@ absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
     return absl::UnimplementedError(StrCat(name, ": unsupported pre-Lucene-4 segments format"));
   }
   static constexpr std::string_view kNames[] = {"segments"};
+  {
+    // Lucene 4.x commits (formats 0..3) have a plain codec header.
+    ByteReader peek = in;
+    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    if (any.ok() && any->codec == kNames[0] && any->version >= internal::kSegments40 &&
+        any->version <= internal::kSegments49) {
+      out.format = any->version;
+      in = peek;
+      RFS_RETURN_IF_ERROR(internal::ParseLucene4SegmentsBody(in, out));
+      return FinishSegmentInfos(dir, std::move(out));
+    }
+  }
   const HeaderSpec spec{kNames, kSegmentsFormatMin, kSegmentsFormatMax};
   const std::string suffix = out.generation >= 0 ? internal::Base36(out.generation) : "";
   RFS_ASSIGN_OR_RETURN(
@@ -305,9 +332,23 @@ absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
   out.format = header.header.version;
   out.id = header.id;
   RFS_RETURN_IF_ERROR(ParseSegmentsBody(in, out));
+  return FinishSegmentInfos(dir, std::move(out));
+}
 
+namespace {
+
+// Reads every segment's .si, checks delete counts and sorts by name.
+absl::StatusOr<SegmentInfos> FinishSegmentInfos(const core::IDirectory& dir, SegmentInfos out) {
+  const std::string& name = out.file_name;
   for (auto& seg : out.segments) {
     RFS_ASSIGN_OR_RETURN(seg.info, ReadSegmentInfo(dir, seg.name, seg.id));
+    if (out.format < 6) {
+      // Lucene 4 commits name no writer version: use the newest segment's.
+      out.written_by = std::max(out.written_by, seg.info.version);
+      if (!out.min_segment_version.has_value() || seg.info.version < *out.min_segment_version) {
+        out.min_segment_version = seg.info.version;
+      }
+    }
     if (static_cast<int64_t>(seg.del_count) + seg.soft_del_count > seg.info.max_doc) {
       return absl::DataLossError(StrCat(name, ": segment ", seg.name, " has ", seg.del_count,
                                         " deletes and ", seg.soft_del_count,
@@ -318,5 +359,7 @@ absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
             [](const SegmentCommitInfo& a, const SegmentCommitInfo& b) { return a.name < b.name; });
   return out;
 }
+
+}  // namespace
 
 }  // namespace rfs::lucene

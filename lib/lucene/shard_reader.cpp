@@ -122,36 +122,38 @@ struct DocumentCursor::Impl {
     std::span<const uint8_t> source, recovery;
     bool has_source = false, has_recovery = false;
     bool has_type = false;
-    const bool ok = internal::ParseFields(chunk->doc_bytes(index), chunk->num_fields[index],
-                                          chunks->format().order, [&](const StoredField& f) {
-                                            const int32_t n = f.number;
-                                            if (n == id_field) {
-                                              if (f.type == StoredFieldType::kBytes) {
-                                                bad_id = !DecodeUid(f.bytes, out.id).ok();
-                                              } else {
-                                                out.id.assign(f.string_value());
-                                              }
-                                              has_id = true;
-                                            } else if (n == uid_field) {
-                                              uid_scratch.assign(f.string_value());
-                                              std::string type;
-                                              bad_id = !SplitUid(uid_scratch, type, out.id).ok();
-                                              out.type = std::move(type);
-                                              has_type = true;
-                                              has_id = true;
-                                            } else if (n == routing_field) {
-                                              if (!out.routing.has_value()) out.routing.emplace();
-                                              out.routing->assign(f.string_value());
-                                              has_routing = true;
-                                            } else if (n == source_field) {
-                                              source = f.bytes;
-                                              has_source = true;
-                                            } else if (n == recovery_source_field) {
-                                              recovery = f.bytes;
-                                              has_recovery = true;
-                                            }
-                                            return true;
-                                          });
+    const bool ok = internal::ParseFields(
+        chunk->doc_bytes(index), chunk->num_fields[index], chunks->format().order,
+        [&](const StoredField& f) {
+          const int32_t n = f.number;
+          if (n == id_field) {
+            if (f.type == StoredFieldType::kBytes) {
+              bad_id = !DecodeUid(f.bytes, out.id).ok();
+            } else {
+              out.id.assign(f.string_value());
+            }
+            has_id = true;
+          } else if (n == uid_field) {
+            uid_scratch.assign(f.string_value());
+            std::string type;
+            bad_id = !SplitUid(uid_scratch, type, out.id).ok();
+            out.type = std::move(type);
+            has_type = true;
+            has_id = true;
+          } else if (n == routing_field) {
+            if (!out.routing.has_value()) out.routing.emplace();
+            out.routing->assign(f.string_value());
+            has_routing = true;
+          } else if (n == source_field) {
+            source = f.bytes;
+            has_source = true;
+          } else if (n == recovery_source_field) {
+            recovery = f.bytes;
+            has_recovery = true;
+          }
+          return true;
+        },
+        chunks->format().lucene4);
     if (!ok) {
       return core::DataLossAt(chunks->file_name(), chunk->file_offset,
                               StrCat("malformed stored fields of doc ", d, " of segment ",

@@ -26,10 +26,18 @@ namespace {
 constexpr std::string_view kFdtNames[] = {
     "Lucene50StoredFieldsFastData", "Lucene50StoredFieldsHighData", "Lucene87StoredFieldsFastData",
     "Lucene87StoredFieldsHighData", "Lucene90StoredFieldsFastData", "Lucene90StoredFieldsHighData"};
-// Lucene 4.x stored fields (Lucene40StoredFieldsFormat, and
-// Lucene41StoredFields written by CompressingStoredFieldsFormat in 4.x).
-constexpr std::string_view kFdtLegacyNames[] = {
-    "Lucene40StoredFieldsData", "Lucene41StoredFieldsFastData", "Lucene41StoredFieldsHighData"};
+// Lucene 4.0 stored fields (Lucene40StoredFieldsFormat, uncompressed); not
+// read.
+constexpr std::string_view kFdtLegacyNames[] = {"Lucene40StoredFieldsData"};
+// Lucene41StoredFieldsFormat = CompressingStoredFieldsFormat("Lucene41StoredFields",
+// FAST, 1 << 14): `.fdt` codec formatName + "Data" with a plain codec header.
+// CompressingStoredFieldsWriter (branch_4x): VERSION_START = 0,
+// VERSION_BIG_CHUNKS = 1 (chunkSize in the header, sliced big chunks),
+// VERSION_CHECKSUM = 2 (footer).
+constexpr std::string_view kFdtLucene41 = "Lucene41StoredFieldsData";
+constexpr int32_t kLucene41BigChunks = 1;
+constexpr int32_t kLucene41Checksum = 2;
+constexpr int32_t kLucene41ChunkSize = 1 << 14;
 constexpr std::string_view kFdmNames[] = {"Lucene85FieldsIndexMeta", "Lucene90FieldsIndexMeta"};
 
 // CompressingStoredFieldsWriter (8.x): VERSION_META = 3 moved chunkSize and
@@ -101,6 +109,11 @@ absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32
     // = 1.
     min_version = 1;
     max_version = 1;
+  } else if (codec == kFdtLucene41) {
+    f.compression = Compression::kLz4;
+    f.lucene4 = true;
+    min_version = 0;
+    max_version = kLucene41Checksum;
   } else {
     return absl::UnimplementedError(
         StrCat(file, ": unsupported stored fields codec '", codec, "'"));
@@ -110,7 +123,7 @@ absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32
                                            codec, "' (supported ", min_version, "..", max_version,
                                            ")"));
   }
-  f.token_dirty_bit = f.lucene90_ints || version >= kVersionDirtyBit;
+  f.token_dirty_bit = !f.lucene4 && (f.lucene90_ints || version >= kVersionDirtyBit);
   return f;
 }
 
@@ -318,7 +331,7 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   out.decompressed = false;
   RFS_ASSIGN_OR_RETURN(uint32_t doc_base, in.ReadVInt());
   RFS_ASSIGN_OR_RETURN(uint32_t token, in.ReadVInt());
-  const uint32_t chunk_docs = token >> (format_.token_dirty_bit ? 2 : 1);
+  const uint32_t chunk_docs = format_.lucene4 ? token : token >> (format_.token_dirty_bit ? 2 : 1);
   if (doc_base > 0x7FFFFFFF || chunk_docs == 0 ||
       chunk_docs > static_cast<uint32_t>(std::max(max_docs, 0))) {
     return in.ErrorAt(start, StrCat("invalid chunk header (docBase ", doc_base, ", chunkDocs ",
@@ -346,6 +359,12 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
     out.offsets[i + 1] = static_cast<uint32_t>(total);
   }
   out.total = total;
+  if (format_.lucene4) {
+    // 4.x stores no sliced bit: CompressingStoredFieldsReader decides by
+    // size (VERSION_BIG_CHUNKS and later).
+    out.sliced = format_.version >= kLucene41BigChunks &&
+                 total >= 2 * static_cast<uint64_t>(format_.chunk_size);
+  }
   const bool decompress =
       want_doc < 0 || (want_doc >= out.doc_base && want_doc - out.doc_base < out.chunk_docs);
   const size_t chunk_size = static_cast<size_t>(format_.chunk_size);
@@ -411,6 +430,13 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
     head.insert(head.end(), footer.begin(), footer.end());
     head_view = head;
   }
+  {
+    ByteReader peek(head_view, file->name());
+    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    if (any.ok() && any->codec == kFdtLucene41) {
+      return OpenLucene4(std::move(file), segment, verify_checksum);
+    }
+  }
   ByteReader in(head_view, file->name());
   auto header =
       ReadFileHeader(in, {kFdtNames, 0, kVersionDirtyBit, kFdtLegacyNames}, &segment.id, "", false);
@@ -452,6 +478,60 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
       new ChunkCursor(file, format, segment.max_doc(), data_start, size - core::kFooterLength));
   if (view.has_value()) {
     cursor->view_ = view->first(size - core::kFooterLength);
+    cursor->contiguous_ = true;
+  }
+  return cursor;
+}
+
+absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::OpenLucene4(
+    std::shared_ptr<const core::IRandomAccessFile> file, const SegmentCommitInfo& segment,
+    bool verify_checksum) {
+  const uint64_t size = file->size();
+  auto view = file->ContiguousView();
+  std::vector<uint8_t> head;
+  std::span<const uint8_t> head_view;
+  if (view.has_value()) {
+    head_view = *view;
+  } else {
+    RFS_ASSIGN_OR_RETURN(head, core::ReadRange(*file, 0, std::min<uint64_t>(size, 512)));
+    head_view = head;
+  }
+  ByteReader in(head_view, file->name());
+  auto header = core::ReadCodecHeader(in, kFdtLucene41, 0, kLucene41Checksum);
+  if (!header.ok()) return core::WithContext(header.status(), StrCat("segment ", segment.name));
+  RFS_ASSIGN_OR_RETURN(StoredFieldsFormat format,
+                       FormatForHeader(header->codec, header->version, file->name()));
+  const bool has_footer = format.version >= kLucene41Checksum;
+  uint64_t data_end = size;
+  if (has_footer) {
+    if (verify_checksum) {
+      if (auto status = VerifyFileChecksum(*file); !status.ok()) {
+        return core::WithContext(status, StrCat("segment ", segment.name));
+      }
+    } else {
+      if (size < core::kFooterLength) return core::DataLossAt(file->name(), 0, "file too short");
+      RFS_ASSIGN_OR_RETURN(auto footer,
+                           core::ReadRange(*file, size - core::kFooterLength, core::kFooterLength));
+      ByteReader fin(footer, file->name(), size - core::kFooterLength);
+      RFS_ASSIGN_OR_RETURN(uint32_t magic, fin.ReadBeU32());
+      if (magic != core::kFooterMagic) return fin.ErrorAt(0, "codec footer magic mismatch");
+    }
+    data_end = size - core::kFooterLength;
+  }
+  if (format.version >= kLucene41BigChunks) {
+    RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(in, "chunk size", 1u << 30));
+    if (format.chunk_size <= 0) return in.Error("chunk size 0");
+  } else {
+    // Version 0 never slices chunks, so the size only has to be positive.
+    format.chunk_size = kLucene41ChunkSize;
+  }
+  RFS_RETURN_IF_ERROR(ReadPositiveVInt(in, "packed ints version", 2).status());
+  const uint64_t data_start = in.position();
+  if (data_end < data_start) return core::DataLossAt(file->name(), data_start, "file too short");
+  auto cursor = std::unique_ptr<ChunkCursor>(
+      new ChunkCursor(file, format, segment.max_doc(), data_start, data_end));
+  if (view.has_value()) {
+    cursor->view_ = view->first(data_end);
     cursor->contiguous_ = true;
   }
   return cursor;
@@ -533,11 +613,13 @@ absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
     if (chunk.doc_base != next) return in.Error("docBase mismatch");
     for (int32_t i = 0; i < chunk.chunk_docs; ++i) {
       size_t n = 0;
-      if (!ParseFields(chunk.doc_bytes(i), chunk.num_fields[i], format.order,
-                       [&](const StoredField&) {
-                         ++n;
-                         return true;
-                       })) {
+      if (!ParseFields(
+              chunk.doc_bytes(i), chunk.num_fields[i], format.order,
+              [&](const StoredField&) {
+                ++n;
+                return true;
+              },
+              format.lucene4)) {
         return in.Error("malformed document");
       }
     }
@@ -568,11 +650,13 @@ absl::Status StoredFieldsReader::Document(int32_t doc, std::vector<StoredField>&
   RFS_ASSIGN_OR_RETURN(const internal::DecodedChunk* chunk, cursor_->ChunkFor(doc));
   fields.clear();
   const int32_t index = doc - chunk->doc_base;
-  if (!internal::ParseFields(chunk->doc_bytes(index), chunk->num_fields[index],
-                             cursor_->format().order, [&](const StoredField& f) {
-                               fields.push_back(f);
-                               return true;
-                             })) {
+  if (!internal::ParseFields(
+          chunk->doc_bytes(index), chunk->num_fields[index], cursor_->format().order,
+          [&](const StoredField& f) {
+            fields.push_back(f);
+            return true;
+          },
+          cursor_->format().lucene4)) {
     return core::DataLossAt(
         cursor_->file_name(), chunk->file_offset,
         core::StrCat("malformed stored fields of doc ", doc, " in the chunk at this offset"));

@@ -43,6 +43,11 @@ struct StoredFieldsFormat {
   bool lucene90_ints = false;
   /// v4 and Lucene90: chunk token carries a dirty bit (docs = token >>> 2).
   bool token_dirty_bit = false;
+  /// Lucene41StoredFields (Lucene 4.x CompressingStoredFieldsFormat): the
+  /// chunk token is the doc count alone, a chunk is sliced when it holds at
+  /// least 2 * chunkSize bytes (version >= 1), and numeric fields are
+  /// fixed-width big-endian (C.7.4 describes the 5.x+ variable encodings).
+  bool lucene4 = false;
   int32_t chunk_size = 0;
 };
 
@@ -128,6 +133,10 @@ class ChunkCursor {
         next_offset_(data_start) {}
 
   absl::Status DecodeNext(int32_t want_doc);
+  // Lucene41StoredFieldsData (plain codec header, optional footer).
+  static absl::StatusOr<std::unique_ptr<ChunkCursor>> OpenLucene4(
+      std::shared_ptr<const core::IRandomAccessFile> file, const SegmentCommitInfo& segment,
+      bool verify_checksum);
 
   std::shared_ptr<const core::IRandomAccessFile> file_;
   std::span<const uint8_t> view_;  // whole file when contiguous
@@ -148,9 +157,11 @@ class ChunkCursor {
 /// `visit(const StoredField&)` for each; the visitor returns false to stop.
 /// Returns false on malformed bytes (the caller reports DataLoss with the
 /// chunk's file offset).
+/// With `fixed_numbers` (Lucene 4.x) numeric values are plain big-endian
+/// ints and longs.
 template <typename Visitor>
 bool ParseFields(std::span<const uint8_t> bytes, uint32_t num_fields, core::ByteOrder order,
-                 Visitor&& visit);
+                 Visitor&& visit, bool fixed_numbers = false);
 
 /// The fuzz entry: decodes every chunk of a `.fdt` body given the format,
 /// checking doc bases and visiting each document's fields.
@@ -206,7 +217,7 @@ struct FastReader {
 
 template <typename Visitor>
 bool ParseFields(std::span<const uint8_t> bytes, uint32_t num_fields, core::ByteOrder order,
-                 Visitor&& visit) {
+                 Visitor&& visit, bool fixed_numbers) {
   detail::FastReader in{bytes.data(), bytes.data() + bytes.size()};
   StoredField field;
   for (uint32_t i = 0; i < num_fields; ++i) {
@@ -221,6 +232,37 @@ bool ParseFields(std::span<const uint8_t> bytes, uint32_t num_fields, core::Byte
     field.long_value = 0;
     field.double_value = 0;
     field.bytes = {};
+    if (fixed_numbers && type >= 2 && type <= 5) {
+      // CompressingStoredFieldsWriter.writeField in 4.x: writeInt for ints
+      // and Float.floatToIntBits, writeLong for longs and doubles.
+      if (type == 2 || type == 3) {
+        uint32_t bits;
+        if (!in.Fixed(bits, core::ByteOrder::kBig)) return false;
+        if (type == 2) {
+          field.type = StoredFieldType::kInt;
+          field.long_value = static_cast<int32_t>(bits);
+        } else {
+          float f;
+          std::memcpy(&f, &bits, 4);
+          field.type = StoredFieldType::kFloat;
+          field.double_value = f;
+        }
+      } else {
+        uint64_t bits;
+        if (!in.Fixed(bits, core::ByteOrder::kBig)) return false;
+        if (type == 4) {
+          field.type = StoredFieldType::kLong;
+          field.long_value = static_cast<int64_t>(bits);
+        } else {
+          double d;
+          std::memcpy(&d, &bits, 8);
+          field.type = StoredFieldType::kDouble;
+          field.double_value = d;
+        }
+      }
+      if (!visit(static_cast<const StoredField&>(field))) return true;
+      continue;
+    }
     switch (type) {
       case 0:    // STRING
       case 1: {  // BYTE_ARR

@@ -1,8 +1,9 @@
 // A compound segment (`<seg>.cfs` + `<seg>.cfe`, FORMATS.md C.4) viewed as an
 // IDirectory of its sub-files.
 //
-// The entry table of the `.cfe` (Lucene50CompoundEntries, big-endian, or
-// Lucene90CompoundEntries, little-endian) maps each sub-file's id (its name
+// The entry table of the `.cfe` (Lucene50CompoundEntries, big-endian,
+// Lucene90CompoundEntries, little-endian, or Lucene 4.x
+// CompoundFileWriterEntries, big-endian) maps each sub-file's id (its name
 // without the segment prefix, e.g. ".fdt") to a slice of the `.cfs`. Files
 // opened from the view are zero-copy slices when the `.cfs` has a contiguous
 // view (mmap or memory), else positional reads into the `.cfs`. Full names
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +52,10 @@ class CompoundDirectory final : public core::IDirectory {
 
  private:
   CompoundDirectory() = default;
+  // Lucene 4.x `.cfe`/`.cfs` (CompoundFileWriterEntries/Data, no segment id).
+  static absl::StatusOr<std::shared_ptr<CompoundDirectory>> OpenLucene4(
+      std::shared_ptr<const core::IDirectory> dir, std::string_view segment,
+      std::span<const uint8_t> cfe_bytes, const std::string& cfe_name, const std::string& cfs_name);
   std::string description_;
   std::shared_ptr<const core::IRandomAccessFile> cfs_;
   std::map<std::string, Entry, std::less<>> entries_;
