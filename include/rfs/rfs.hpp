@@ -1,7 +1,9 @@
-// Umbrella header: every public rfs header. Embedders may include narrower
-// headers instead.
+// Umbrella header: every public rfs header. Embedders may include narrower headers instead.
 #pragma once
 
+#include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/base36.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
@@ -13,3 +15,26 @@
 #include "rfs/core/random_access.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/compound.hpp"
+#include "rfs/lucene/field_infos.hpp"
+#include "rfs/lucene/live_docs.hpp"
+#include "rfs/lucene/segment_infos.hpp"
+#include "rfs/lucene/shard_reader.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/lucene/source_json.hpp"
+#include "rfs/lucene/stored_fields.hpp"
+#include "rfs/lucene/uid.hpp"
+#include "rfs/reindex/aws_sigv4.hpp"
+#include "rfs/reindex/bulk_format.hpp"
+#include "rfs/reindex/document_reindexer.hpp"
+#include "rfs/reindex/document_sink.hpp"
+#include "rfs/reindex/failed_document_sink.hpp"
+#include "rfs/reindex/http_transport.hpp"
+#include "rfs/reindex/opensearch_client.hpp"
+#include "rfs/reindex/source_document.hpp"
+#include "rfs/snapshot/blob_envelope.hpp"
+#include "rfs/snapshot/inspect.hpp"
+#include "rfs/snapshot/models.hpp"
+#include "rfs/snapshot/repository.hpp"
+#include "rfs/snapshot/smile.hpp"
+#include "rfs/snapshot/source_repo.hpp"
