@@ -2,7 +2,8 @@
 // numbers used by stored fields and doc values to names, doc-values types and
 // per-field attributes.
 //
-// Reads Lucene50FieldInfos v0-v1, Lucene60FieldInfos v0-v2 (big-endian),
+// Reads Lucene42FieldInfos v0 and Lucene46FieldInfos v0-v2 (Lucene 4.x),
+// Lucene50FieldInfos v0-v1, Lucene60FieldInfos v0-v2 (big-endian),
 // Lucene90FieldInfos v0 and Lucene94FieldInfos v0-v2 (little-endian). When a
 // segment's field infos generation is > 0 the generation file
 // `_N_<gen>.fnm` (outside any compound file) replaces the segment's own.

@@ -2,8 +2,10 @@
 // per-segment `.si` files it names (C.3).
 //
 // ReadSegmentInfos parses segments_N formats 6..10 (Lucene 6.x-10.x; its
-// fixed-width fields are big-endian in every version) and, for each segment,
-// its `.si` (Lucene50/62/70/86/90 SegmentInfo; byte order chosen by the codec
+// fixed-width fields are big-endian in every version) and 0..3 (Lucene 4.x,
+// Elasticsearch 1.x: no segment ids, all-zero `id`s; `written_by` is the
+// newest segment's version) and, for each segment, its `.si`
+// (Lucene40/46/50/62/70/86/90 SegmentInfo; byte order chosen by the codec
 // name in the file header). Segments are returned sorted by segment name
 // (plain byte-wise string order, as the Java reindexing tool's
 // SegmentNameSorter does) so that shard-global document numbers are stable
@@ -70,7 +72,7 @@ struct SegmentCommitInfo {
 struct SegmentInfos {
   std::string file_name;  ///< "segments_5"
   int64_t generation = 0;
-  int32_t format = 0;  ///< 6..10
+  int32_t format = 0;  ///< 6..10, or 0..3 for Lucene 4.x
   std::array<uint8_t, 16> id{};
   LuceneVersion written_by;  ///< Lucene version that wrote the commit
   std::optional<int32_t> index_created_major;

@@ -3,7 +3,8 @@
 // The Elasticsearch document view (ShardReader) is built on the same
 // machinery.
 //
-// Reads Lucene50StoredFields{Fast,High}Data v0-v4 (LZ4 / DEFLATE, `.fdt`
+// Reads Lucene41StoredFieldsData v0-v2 (Lucene 4.x, LZ4, plain header),
+// Lucene50StoredFields{Fast,High}Data v0-v4 (LZ4 / DEFLATE, `.fdt`
 // only or with a `Lucene85FieldsIndex` `.fdm`), Lucene87StoredFields v3-v4
 // (LZ4 and DEFLATE with preset dictionaries) and Lucene90StoredFields v1
 // (little-endian). Chunks are decoded whole and kept, so reading the

@@ -375,3 +375,25 @@ TEST_CASE("Lucene 4 stored numeric fields are fixed-width big-endian", "[lucene]
         true));
   }
 }
+
+TEST_CASE("The Lucene 4 fuzz seed is a valid commit", "[lucene][lucene4]") {
+  // test/fuzz/seeds/lucene_segment_infos/lucene4_index: BE u16 length, a
+  // format-3 segments_N with one segment, then its Lucene46 .si (v1).
+  std::ifstream in(
+      std::filesystem::path(RFS_SOURCE_DIR) / "test/fuzz/seeds/lucene_segment_infos/lucene4_index",
+      std::ios::binary);
+  const std::vector<uint8_t> seed((std::istreambuf_iterator<char>(in)), {});
+  REQUIRE(seed.size() > 2);
+  const size_t split = size_t{seed[0]} << 8 | seed[1];
+  REQUIRE(split + 2 < seed.size());
+  auto dir = std::make_shared<MemoryDirectory>();
+  dir->files["segments_1"] = std::vector<uint8_t>(seed.begin() + 2, seed.begin() + 2 + split);
+  dir->files["_0.si"] = std::vector<uint8_t>(seed.begin() + 2 + split, seed.end());
+  auto infos = rfs::lucene::ReadSegmentInfos(*dir);
+  INFO(infos.status().ToString());
+  REQUIRE(infos.ok());
+  REQUIRE(infos->segments.size() == 1);
+  CHECK(infos->segments[0].info.max_doc == 3);
+  CHECK_FALSE(infos->segments[0].info.is_compound);
+  CHECK(infos->segments[0].info.files == std::vector<std::string>{"_0.fdt"});
+}
