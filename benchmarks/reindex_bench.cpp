@@ -2,7 +2,7 @@
 //
 //   reindex_bench [--docs N] [--doc-bytes B] [--batch-mb M] [--connections C] [--rounds R]
 //                 [--targets serialize,serialize-gzip,ndjson,ndjson-nosync,http,http-gzip]
-//                 [--dir PATH]
+//                 [--dir PATH] [--snapshot REPOSITORY]
 //
 // Targets:
 //   ndjson         NdjsonDirectorySink into --dir (fsync per file, as in production)
@@ -16,7 +16,9 @@
 // The server shares the process and its cores, so the http figures include its cost; the
 // serialize figures bound what a worker sends to a remote cluster.
 //
-// Documents are generated in memory before timing (about B bytes each, one in five
+// With --snapshot, the documents are the first N of shard 0 of a generated snapshot (e.g.
+// build/release/bench-data/best_speed-1000000x1000/repo from lucene_extract_bench), read before
+// timing. Otherwise they are generated in memory before timing (about B bytes each, one in five
 // pretty-printed over several lines), because the Lucene reader is measured by
 // lucene_extract_bench; only Reindex() is timed. Build in Release without sanitizers.
 #include <atomic>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/http_transport.hpp"
@@ -51,7 +54,43 @@ struct Options {
   int rounds = 3;
   std::string targets = "serialize,serialize-gzip,ndjson,ndjson-nosync,http,http-gzip";
   std::string dir;
+  // A snapshot repository (e.g. one the fixture generator wrote): documents are read from its
+  // first index's shard 0 instead of being generated.
+  std::string snapshot;
 };
+
+// The first `options.docs` live documents of shard 0 of the newest snapshot's first index, read
+// with the Lucene reader (not timed).
+std::vector<SourceDocument> LoadShardDocs(const Options& options) {
+  auto fail = [](const absl::Status& status) {
+    std::fprintf(stderr, "reindex_bench: %s\n", std::string(status.message()).c_str());
+    std::exit(1);
+  };
+  auto repo = rfs::snapshot::FileSystemRepo::Open(options.snapshot);
+  if (!repo.ok()) fail(repo.status());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
+  if (!repository.ok()) fail(repository.status());
+  auto snapshot = (*repository)->LatestSnapshot();
+  if (!snapshot.ok()) fail(snapshot.status());
+  const std::string index = (*repository)->IndicesIn(**snapshot).at(0);
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, 0);
+  if (!reader.ok()) fail(reader.status());
+  auto cursor = (*reader)->OpenAt(0);
+  if (!cursor.ok()) fail(cursor.status());
+  std::vector<SourceDocument> docs;
+  rfs::lucene::Document doc;
+  while (docs.size() < options.docs) {
+    auto more = (*cursor)->Next(doc);
+    if (!more.ok()) fail(more.status());
+    if (!*more) break;
+    docs.push_back(SourceDocument{.index = index,
+                                  .id = doc.id,
+                                  .routing = doc.routing,
+                                  .source = std::string(doc.source.begin(), doc.source.end()),
+                                  .cursor = doc.cursor});
+  }
+  return docs;
+}
 
 // A log-like document of about `bytes` bytes: a few typed fields and a message of random words.
 std::vector<SourceDocument> GenerateDocs(const Options& options, uint64_t seed) {
@@ -185,6 +224,8 @@ int main(int argc, char** argv) {
       options.rounds = std::stoi(value);
     } else if (arg == "--targets") {
       options.targets = value;
+    } else if (arg == "--snapshot") {
+      options.snapshot = value;
     } else if (arg == "--dir") {
       options.dir = value;
     } else {
@@ -199,6 +240,14 @@ int main(int argc, char** argv) {
               options.docs, options.doc_bytes, options.batch_mb, options.connections,
               std::thread::hardware_concurrency());
 
+  std::vector<SourceDocument> shard_docs;
+  if (!options.snapshot.empty()) {
+    shard_docs = LoadShardDocs(options);
+    size_t bytes = 0;
+    for (const auto& doc : shard_docs) bytes += doc.source.size();
+    std::printf("documents from a generated shard: %zu docs, %.1f MB of _source\n",
+                shard_docs.size(), bytes / 1e6);
+  }
   auto has = [&](const std::string& target) {
     return ("," + options.targets + ",").find("," + target + ",") != std::string::npos;
   };
@@ -207,7 +256,8 @@ int main(int argc, char** argv) {
     if (!has(target)) continue;
     std::vector<Result> results;
     for (int round = 0; round < options.rounds; ++round) {
-      std::vector<SourceDocument> docs = GenerateDocs(options, 42 + round);
+      std::vector<SourceDocument> docs =
+          shard_docs.empty() ? GenerateDocs(options, 42 + round) : shard_docs;
       if (target.starts_with("serialize")) {
         SerializeOnlySink sink(target == "serialize-gzip");
         results.push_back(RunOnce(sink, options, std::move(docs)));

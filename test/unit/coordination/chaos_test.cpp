@@ -25,7 +25,7 @@
 
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 
-#include "coordination/temp_dir.hpp"
+#include "support/temp_dir.hpp"
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -103,7 +103,7 @@ std::map<std::string, StoredItem> ReadStore(const std::string& path) {
 
 TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through its chain",
           "[coordination][chaos][slow]") {
-  rfs::coordination::testing::TempDir dir("rfs-chaos");
+  rfs::test::TempDir dir("rfs-chaos");
   const std::string db = dir.File("work.db");
   const std::string audit_path = dir.File("audit.log");
   const auto started = std::chrono::steady_clock::now();

@@ -8,7 +8,7 @@
 #include "rfs/core/errors.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
-#include "coordination/temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace std::chrono_literals;
 using rfs::coordination::Acquired;
@@ -17,7 +17,7 @@ using rfs::coordination::SqliteWorkCoordinator;
 using rfs::coordination::SqliteWorkCoordinatorOptions;
 using rfs::coordination::conformance::ConformanceEnv;
 using rfs::coordination::conformance::WorkerSpec;
-using rfs::coordination::testing::TempDir;
+using rfs::test::TempDir;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Helpers shared by the reindex tests: a temporary folder and document generators.
+// Helpers shared by the reindex tests: document generators (and the shared TempDir).
 #pragma once
 
 #include <atomic>
@@ -8,33 +8,12 @@
 
 #include "rfs/reindex/source_document.hpp"
 
+#include "support/temp_dir.hpp"
 #include <unistd.h>
 
 namespace rfs::reindex::testutil {
 
-/// A fresh folder under the system temp dir, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ =
-        std::filesystem::temp_directory_path() / ("rfs-reindex-test-" + std::to_string(::getpid()) +
-                                                  "-" + std::to_string(counter.fetch_add(1)));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = rfs::test::TempDir;
 
 /// `count` documents in index `index` with ids "d<n>", cursors 1..count, and sources of about
 /// `source_bytes` bytes; every fifth source is pretty-printed over several lines.

@@ -1,4 +1,4 @@
-// TempDir: a fresh directory under the system temp dir, removed with everything in it on
+// TempDir: a fresh folder under the system temp dir, removed with everything in it on
 // destruction. Not thread-safe (one owner).
 #pragma once
 
@@ -9,11 +9,11 @@
 
 #include <unistd.h>
 
-namespace rfs::coordination::testing {
+namespace rfs::test {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix = "rfs-coord") {
+  explicit TempDir(const std::string& prefix = "rfs-test") {
     static std::atomic<int> counter{0};
     std::random_device random;
     path_ = std::filesystem::temp_directory_path() /
@@ -29,10 +29,11 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
   std::string File(const std::string& name) const { return (path_ / name).string(); }
 
  private:
   std::filesystem::path path_;
 };
 
-}  // namespace rfs::coordination::testing
+}  // namespace rfs::test
