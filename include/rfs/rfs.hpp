@@ -10,6 +10,7 @@
 #include "rfs/core/clock.hpp"
 #include "rfs/core/codec_util.hpp"
 #include "rfs/core/crc32.hpp"
+#include "rfs/core/duration.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/http.hpp"
 #include "rfs/core/random_access.hpp"
@@ -38,3 +39,5 @@
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/smile.hpp"
 #include "rfs/snapshot/source_repo.hpp"
+#include "rfs/transform/index_filter.hpp"
+#include "rfs/transform/type_policy.hpp"

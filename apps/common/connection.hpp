@@ -1,0 +1,82 @@
+// Cluster connection options shared by the tools, with the Java tools' names:
+//   --<side>-host, --<side>-username, --<side>-password, --<side>-aws-region,
+//   --<side>-aws-service-signing-name, --<side>-cacert, --<side>-insecure
+// where <side> is "target" (MetadataMigration, DocumentsFromSnapshotMigration) or "source"
+// (CreateSnapshot). AWS credentials for SigV4 come from the environment (AWS_ACCESS_KEY_ID, ...).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "rfs/core/http.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/aws_sigv4.hpp"
+#include "rfs/reindex/http_transport.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::apps {
+
+namespace po = boost::program_options;
+
+/// Adds the connection options for `side` ("target" or "source") to `options`.
+inline void AddConnectionOptions(po::options_description& options, const std::string& side,
+                                 const std::string& what) {
+  auto name = [&](const char* suffix) { return side + "-" + suffix; };
+  options.add_options()(name("host").c_str(), po::value<std::string>(),
+                        (what + " cluster URL, e.g. https://localhost:9200").c_str())(
+      name("username").c_str(), po::value<std::string>(), "basic-auth user name")(
+      name("password").c_str(), po::value<std::string>(), "basic-auth password")(
+      name("aws-region").c_str(), po::value<std::string>(),
+      "sign requests with AWS SigV4 for this region (credentials from AWS_* variables)")(
+      name("aws-service-signing-name").c_str(), po::value<std::string>()->default_value("es"),
+      "SigV4 service name: es (Amazon OpenSearch Service) or aoss (Serverless)")(
+      name("cacert").c_str(), po::value<std::string>(), "PEM file of CA certificates to trust")(
+      name("insecure").c_str(), po::bool_switch(),
+      "skip TLS certificate and host-name verification");
+}
+
+/// Opens a transport to the cluster named by the `side` options. InvalidArgument for bad
+/// combinations (user without password, unreadable CA file, malformed URL).
+inline absl::StatusOr<std::unique_ptr<core::IHttpTransport>> OpenConnection(
+    const po::variables_map& vm, const std::string& side, size_t max_connections = 64) {
+  auto get = [&](const char* suffix) -> std::string {
+    const std::string key = side + "-" + suffix;
+    return vm.count(key) ? vm[key].as<std::string>() : std::string();
+  };
+  reindex::HttpTransportOptions options;
+  options.endpoint = get("host");
+  if (options.endpoint.empty()) {
+    return absl::InvalidArgumentError(core::StrCat("--", side, "-host is required"));
+  }
+  const std::string username = get("username");
+  const std::string password = get("password");
+  if (username.empty() != password.empty()) {
+    return absl::InvalidArgumentError(
+        core::StrCat("--", side, "-username and --", side, "-password must be given together"));
+  }
+  if (!username.empty()) options.basic_auth = reindex::BasicAuth{username, password};
+  options.tls.ca_cert_file = get("cacert");
+  options.tls.insecure = vm.count(side + "-insecure") && vm[side + "-insecure"].as<bool>();
+  if (const std::string region = get("aws-region"); !region.empty()) {
+    if (options.basic_auth) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--", side, "-aws-region (SigV4) and basic-auth credentials are exclusive"));
+    }
+    auto credentials = reindex::AwsCredentialsFromEnvironment();
+    if (!credentials.ok()) return credentials.status();
+    reindex::SigV4Options sigv4;
+    sigv4.region = region;
+    sigv4.service = get("aws-service-signing-name");
+    sigv4.credentials = *std::move(credentials);
+    options.sigv4 = std::move(sigv4);
+  }
+  options.max_idle_connections = max_connections;
+  auto transport = reindex::BeastHttpTransport::Open(std::move(options));
+  if (!transport.ok()) return transport.status();
+  return std::unique_ptr<core::IHttpTransport>(std::move(transport).value());
+}
+
+}  // namespace rfs::apps

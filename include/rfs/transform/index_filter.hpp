@@ -1,0 +1,59 @@
+// Which indices and templates a migration moves: the `--index-allowlist`,
+// `--index-template-allowlist` and `--component-template-allowlist` options of the tools.
+//
+// An allowlist entry is an exact name or `regex:<ECMAScript regex>` matched against the whole
+// name (as Java's Pattern.matches, so the Java tool's lists keep their meaning). Entries may also
+// be given comma-separated in one argument. With an empty allowlist everything except system
+// items is selected; a system item is selected only when an entry names or matches it.
+//
+// System items: indices whose name starts with '.' (Kibana, security, tasks, ...) plus the
+// security plugins' audit and configuration indices; templates with those prefixes and the
+// templates Elasticsearch installs for its own features (apm-, logs-, metrics-, ilm-history-,
+// synthetics-, ...), which a target installs itself.
+//
+// Thread safety: a parsed Allowlist is immutable; Matches may be called concurrently.
+#pragma once
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rfs::transform {
+
+class Allowlist {
+ public:
+  /// An empty allowlist (selects every non-system item).
+  Allowlist() = default;
+  /// InvalidArgument naming the entry for an empty entry or a regex that does not compile.
+  static absl::StatusOr<Allowlist> Parse(const std::vector<std::string>& entries);
+
+  bool empty() const { return names_.empty() && patterns_.empty(); }
+  /// True when an entry names or matches `name`.
+  bool Matches(std::string_view name) const;
+  /// The entries as given, for reports.
+  const std::vector<std::string>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::string> entries_;
+  std::vector<std::string> names_;
+  std::vector<std::shared_ptr<const std::regex>> patterns_;
+};
+
+/// True for indices the tools skip unless an allowlist entry selects them.
+bool IsSystemIndex(std::string_view name);
+/// True for templates the tools skip unless an allowlist entry selects them.
+bool IsSystemTemplate(std::string_view name);
+
+/// The selection rule: allowlist empty -> not a system index; otherwise the allowlist matches.
+inline bool SelectIndex(const Allowlist& allowlist, std::string_view name) {
+  return allowlist.empty() ? !IsSystemIndex(name) : allowlist.Matches(name);
+}
+inline bool SelectTemplate(const Allowlist& allowlist, std::string_view name) {
+  return allowlist.empty() ? !IsSystemTemplate(name) : allowlist.Matches(name);
+}
+
+}  // namespace rfs::transform

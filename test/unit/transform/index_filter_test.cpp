@@ -1,0 +1,51 @@
+#include "rfs/transform/index_filter.hpp"
+#include "rfs/transform/type_policy.hpp"
+
+#include <catch2/catch.hpp>
+
+using rfs::transform::Allowlist;
+
+TEST_CASE("allowlists take names, comma lists and regex: entries", "[transform][allowlist]") {
+  auto list = Allowlist::Parse({"logs-2024,metrics", "regex:posts_\\d{4}_.*"});
+  REQUIRE(list.ok());
+  CHECK(list->entries() ==
+        std::vector<std::string>{"logs-2024", "metrics", "regex:posts_\\d{4}_.*"});
+  CHECK(list->Matches("logs-2024"));
+  CHECK(list->Matches("metrics"));
+  CHECK(list->Matches("posts_2024_01"));
+  CHECK_FALSE(list->Matches("posts_24_01"));
+  CHECK_FALSE(list->Matches("xposts_2024_01"));  // whole-name match, as Pattern.matches
+  CHECK_FALSE(list->Matches("logs"));
+}
+
+TEST_CASE("bad allowlist entries are rejected naming them", "[transform][allowlist]") {
+  auto bad_regex = Allowlist::Parse({"regex:posts_("});
+  REQUIRE_FALSE(bad_regex.ok());
+  CHECK(bad_regex.status().message().find("regex:posts_(") != std::string::npos);
+  CHECK_FALSE(Allowlist::Parse({"a,,b"}).ok());
+}
+
+TEST_CASE("system indices are excluded unless an allowlist selects them",
+          "[transform][allowlist]") {
+  Allowlist none;
+  CHECK(rfs::transform::SelectIndex(none, "posts"));
+  CHECK_FALSE(rfs::transform::SelectIndex(none, ".kibana_1"));
+  CHECK_FALSE(rfs::transform::SelectIndex(none, "searchguard"));
+  auto kibana = Allowlist::Parse({".kibana_1"});
+  REQUIRE(kibana.ok());
+  CHECK(rfs::transform::SelectIndex(*kibana, ".kibana_1"));
+  CHECK_FALSE(rfs::transform::SelectIndex(*kibana, "posts"));
+  CHECK_FALSE(rfs::transform::SelectTemplate(none, "logs-default"));
+  CHECK(rfs::transform::SelectTemplate(none, "posts_index_template"));
+}
+
+TEST_CASE("multi-type policy: union keeps the index, split names one index per type",
+          "[transform][types]") {
+  using rfs::transform::MultiTypePolicy;
+  using rfs::transform::TargetIndexForType;
+  CHECK(*rfs::transform::ParseMultiTypePolicy("SPLIT") == MultiTypePolicy::kSplit);
+  CHECK_FALSE(rfs::transform::ParseMultiTypePolicy("none").ok());
+  CHECK(TargetIndexForType("blog", "post", 2, MultiTypePolicy::kUnion) == "blog");
+  CHECK(TargetIndexForType("blog", "post", 2, MultiTypePolicy::kSplit) == "blog_post");
+  CHECK(TargetIndexForType("blog", "post", 1, MultiTypePolicy::kSplit) == "blog");
+}
