@@ -7,7 +7,9 @@
 // index exists/create/get/delete, legacy/component/index templates, `_bulk` (gzip bodies, per-item
 // results, `errors`), `_refresh`, `_count`, documents with `_seq_no`/`_primary_term`, `if_seq_no`
 // and `op_type=create`, and a `_search` subset (match_all, term(s), ids, range, exists, bool;
-// size/from/sort/seq_no_primary_term). Indices have one shard; documents of indices whose mapping
+// size/from/sort/seq_no_primary_term), and snapshot repositories and snapshots (`/_snapshot`:
+// register/get/delete a repository, create/get/status/delete a snapshot that progresses over
+// polls; see OpenSearchDoubleOptions). Indices have one shard; documents of indices whose mapping
 // says `"dynamic":"strict"` are checked against it, and mapped numeric/boolean fields against
 // their type. Deviations: writes are visible to search at once (as if refreshed), and analysis
 // is exact-match only.
@@ -80,6 +82,14 @@ struct OpenSearchDoubleOptions {
   size_t max_content_length = size_t{100} << 20;
   /// Value of the `http.compression` setting reported in the cluster-settings defaults.
   bool http_compression = true;
+  /// Snapshots (`PUT /_snapshot/<repo>/<snap>` without wait_for_completion) stay IN_PROGRESS
+  /// until they have been observed this many times (GET /_snapshot/<repo>/<snap> or its
+  /// `_status`), their shard and byte counts growing with each observation; 0 completes them at
+  /// once. The double records snapshot metadata only; it writes no repository files.
+  int snapshot_polls_to_complete = 3;
+  /// How every snapshot ends: "SUCCESS", "PARTIAL" (the first shard fails) or "FAILED" (every
+  /// shard fails). Other values are treated as "SUCCESS".
+  std::string snapshot_final_state = "SUCCESS";
   FaultOptions faults;
 };
 

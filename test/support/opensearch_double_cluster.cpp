@@ -345,6 +345,8 @@ DoubleResponse DoubleCluster::Handle(const DoubleRequest& request,
     if (m == "POST" || m == "GET") return SearchOrCount(request, s[0] == "_count");
   } else if (s[0] == "_template" || s[0] == "_component_template" || s[0] == "_index_template") {
     return Templates(request, s[0]);
+  } else if (s[0] == "_snapshot") {
+    return Snapshots(request);
   } else if (s.size() == 1 && s[0][0] != '_') {
     return IndexApi(request);
   } else if (s.size() == 2 && s[1] == "_bulk") {

@@ -37,6 +37,9 @@ struct DoubleResponse {
   core::HttpHeaders headers;
 };
 
+struct SnapshotStore;  // opensearch_double_snapshots.cpp
+class SnapshotApi;
+
 class DoubleCluster {
  public:
   explicit DoubleCluster(const OpenSearchDoubleOptions& options);
@@ -84,6 +87,9 @@ class DoubleCluster {
   DoubleResponse DocumentApi(const DoubleRequest& request);
   DoubleResponse Refresh(const DoubleRequest& request);
   DoubleResponse SearchOrCount(const DoubleRequest& request, bool count);
+  // `/_snapshot/...`: repositories and snapshots (opensearch_double_snapshots.cpp).
+  DoubleResponse Snapshots(const DoubleRequest& request);
+  friend class SnapshotApi;
 
   // REQUIRES: mu_ held.
   Index* FindIndex(const std::string& name);
@@ -118,6 +124,8 @@ class DoubleCluster {
   uint64_t next_uuid_ = 1;
   uint64_t next_auto_id_ = 1;
   std::mt19937_64 rng_;
+  // Created on first use by Snapshots(); guarded by mu_.
+  std::shared_ptr<SnapshotStore> snapshot_store_;
 };
 
 }  // namespace rfs::testing::internal

@@ -19,7 +19,8 @@ void Usage() {
                "opensearch|elasticsearch]\n"
                "  [--user U --password P] [--tls-cert FILE --tls-key FILE] [--discard-bulk]\n"
                "  [--fault-429 P] [--fault-503 P] [--fault-reset P] [--fault-reset-after P]\n"
-               "  [--fault-slow P --slow-ms MS] [--fault-item P] [--fault-path SUBSTRING]\n");
+               "  [--fault-slow P --slow-ms MS] [--fault-item P] [--fault-path SUBSTRING]\n"
+               "  [--snapshot-polls N] [--snapshot-final-state SUCCESS|PARTIAL|FAILED]\n");
 }
 
 }  // namespace
@@ -72,6 +73,14 @@ int main(int argc, char** argv) {
       options.faults.item_failure = std::atof(value.c_str());
     } else if (arg == "--fault-path") {
       options.faults.path_contains = value;
+    } else if (arg == "--snapshot-polls") {
+      options.snapshot_polls_to_complete = std::atoi(value.c_str());
+    } else if (arg == "--snapshot-final-state") {
+      if (value != "SUCCESS" && value != "PARTIAL" && value != "FAILED") {
+        Usage();
+        return 2;
+      }
+      options.snapshot_final_state = value;
     } else {
       Usage();
       return 2;
