@@ -32,6 +32,7 @@
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/reindex/http_transport.hpp"
 #include "rfs/reindex/opensearch_client.hpp"
+#include "rfs/reindex/snapshot_creator.hpp"
 #include "rfs/reindex/source_document.hpp"
 #include "rfs/snapshot/blob_envelope.hpp"
 #include "rfs/snapshot/inspect.hpp"
