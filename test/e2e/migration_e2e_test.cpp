@@ -1,0 +1,393 @@
+// The tools end to end, as separate processes, against the OpenSearch double: MetadataMigration
+// then DocumentsFromSnapshotMigration workers for every repository of ../shared/corpus, with the
+// target's content compared with what the corpus's EXPECTED/PROVENANCE files state; the same under
+// 20% injected target faults; and with workers SIGKILLed mid-shard, whose successors must resume
+// without losing a document.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "support/corpus.hpp"
+#include "support/generated_repo.hpp"
+#include "support/opensearch_double.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+struct ExpectedDoc {
+  json::value source;
+  std::optional<std::string> routing;
+};
+// index -> id -> document
+using ExpectedDocs = std::map<std::string, std::map<std::string, ExpectedDoc>>;
+
+json::value ParseFile(const fs::path& path) { return json::parse(rfs::test::ReadTextFile(path)); }
+
+// The exit codes a worker may end a healthy run with.
+constexpr int kNoWorkLeft = 3;
+constexpr int kAllLeasedElsewhere = 4;
+constexpr int kLeaseHandoff = 2;
+
+struct MigrationRun {
+  rfs::test::TempDir dir{"rfs-e2e"};
+  std::string Out(const std::string& name) const { return dir.File(name + ".out"); }
+  std::string Err(const std::string& name) const { return dir.File(name + ".err"); }
+  std::string Logs(const std::string& name) const {
+    return rfs::test::ReadTextFile(Out(name)) + rfs::test::ReadTextFile(Err(name));
+  }
+};
+
+std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& snapshot,
+                                    const std::string& endpoint, const std::string& coordinator_db,
+                                    const std::string& worker_id,
+                                    const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {RFS_DOCUMENTS_TOOL,
+                                   "--snapshot-local-dir",
+                                   repo,
+                                   "--target-host",
+                                   endpoint,
+                                   "--coordinator-db",
+                                   coordinator_db,
+                                   "--worker-id",
+                                   worker_id,
+                                   "--failed-documents-dir",
+                                   coordinator_db + ".failed"};
+  if (!snapshot.empty()) {
+    args.push_back("--snapshot-name");
+    args.push_back(snapshot);
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Runs workers one after another until one reports that no work is left.
+void RunWorkersToCompletion(MigrationRun& run, const std::string& repo, const std::string& snapshot,
+                            const std::string& endpoint,
+                            const std::vector<std::string>& extra = {}) {
+  const std::string db = run.dir.File("coordination.sqlite");
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    const std::string name = "worker-" + std::to_string(attempt);
+    const int code = rfs::test::RunProcess(WorkerArgs(repo, snapshot, endpoint, db, name, extra),
+                                           run.Out(name), run.Err(name));
+    INFO(run.Logs(name));
+    REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
+    if (code == kNoWorkLeft) return;
+  }
+  FAIL("workers did not finish in 50 runs");
+}
+
+void MigrateMetadata(MigrationRun& run, const std::string& repo, const std::string& snapshot,
+                     const std::string& endpoint) {
+#ifndef RFS_METADATA_TOOL
+  FAIL("the MetadataMigration tool is not part of this build");
+#define RFS_METADATA_TOOL ""
+#endif
+  std::vector<std::string> args = {
+      RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", repo, "--target-host", endpoint,
+      "--output",        "json"};
+  if (!snapshot.empty()) {
+    args.push_back("--snapshot-name");
+    args.push_back(snapshot);
+  }
+  const int code = rfs::test::RunProcess(args, run.Out("metadata"), run.Err("metadata"));
+  INFO(run.Logs("metadata"));
+  REQUIRE(code == 0);
+}
+
+// Every expected document is on the double with the same source and routing, and no index holds
+// anything else.
+void CheckTarget(const rfs::testing::OpenSearchDouble& target, const ExpectedDocs& expected) {
+  for (const auto& [index, docs] : expected) {
+    INFO("index " << index);
+    CHECK(target.DocumentCount(index) == docs.size());
+    for (const auto& [id, doc] : docs) {
+      INFO("document " << id);
+      auto stored = target.GetDocument(index, id);
+      REQUIRE(stored.has_value());
+      CHECK(json::parse(stored->source) == doc.source);
+      CHECK(stored->routing == doc.routing);
+    }
+  }
+  for (const auto& name : target.IndexNames()) {
+    if (name.starts_with(".")) continue;
+    INFO("index on the target: " << name);
+    CHECK(expected.count(name) == 1);
+  }
+}
+
+struct CorpusCase {
+  std::string label;
+  fs::path repo;
+  std::string snapshot;
+  ExpectedDocs expected;
+};
+
+// Every corpus repository with its expected documents (empty when ../shared is absent).
+std::vector<CorpusCase> CorpusCases() {
+  std::vector<CorpusCase> cases;
+  if (auto root = rfs::test::CorpusPath("es-snapshots")) {
+    const auto expected = ParseFile(*root / "EXPECTED.json").as_object();
+    for (const auto& [repo_name, repo_expected] : expected) {
+      CorpusCase c{std::string(repo_name), *root / std::string(repo_name), "", {}};
+      for (const auto& [index, index_expected] : repo_expected.at("indices").as_object()) {
+        auto& docs = c.expected[std::string(index)];
+        for (const auto& [id, doc] : index_expected.at("docs").as_object()) {
+          std::optional<std::string> routing;
+          if (const auto* r = doc.as_object().if_contains("_routing")) {
+            routing = std::string(r->as_string());
+          }
+          docs[std::string(id)] = ExpectedDoc{doc.at("_source"), routing};
+        }
+      }
+      cases.push_back(std::move(c));
+    }
+  }
+  if (auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3")) {
+    for (const char* folder :
+         {"es1_nocomp", "es2_nocomp", "es5_nocomp", "es6_nocomp", "es7_nocomp", "es8_nocomp",
+          "es9_nocomp", "os1_nocomp", "os2_nocomp", "os3_nocomp"}) {
+      // PROVENANCE.md: snapshot_v2 holds documents 1 and 2 of simple_index.
+      CorpusCase c{folder, *root / folder, "snapshot_v2", {}};
+      c.expected["simple_index"]["1"] = ExpectedDoc{json::parse(R"({"value":42})"), std::nullopt};
+      c.expected["simple_index"]["2"] = ExpectedDoc{json::parse(R"({"value":99})"), std::nullopt};
+      cases.push_back(std::move(c));
+    }
+  }
+  if (auto root = rfs::test::CorpusPath(
+          "opensearch-2.11-soft-deletes-multiseg/OS_2_11_Deletes_w_Soft_Multi_Seg")) {
+    CorpusCase c{"OS_2_11_Deletes_w_Soft_Multi_Seg", *root, "", {}};
+    for (int id : {1, 3, 4, 5}) {
+      c.expected["test-index"][std::to_string(id)] = ExpectedDoc{
+          json::parse("{\"field\":\"value " + std::to_string(id) + "\"}"), std::nullopt};
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// The generator's expected-docs.ndjson as ExpectedDocs.
+ExpectedDocs ReadExpectedDocs(const fs::path& path) {
+  ExpectedDocs expected;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto doc = json::parse(line).as_object();
+    std::optional<std::string> routing;
+    if (const auto* r = doc.if_contains("_routing")) routing = std::string(r->as_string());
+    expected[std::string(doc.at("_index").as_string())][std::string(doc.at("_id").as_string())] =
+        ExpectedDoc{doc.at("_source"), routing};
+  }
+  return expected;
+}
+
+}  // namespace
+
+TEST_CASE("every corpus repository migrates into the target: metadata, then documents",
+          "[e2e][corpus]") {
+  auto cases = CorpusCases();
+  if (cases.empty()) return;  // CorpusPath printed RFS-SKIPPED
+  for (const auto& c : cases) {
+    SECTION(c.label) {
+      // The OS 2.11 soft-deletes index holds the one document the matrix test checks; the
+      // corpus's OpenSearch 2.11 and the matrix's OS 2.x are read by the same double.
+      auto target = rfs::testing::OpenSearchDouble::Start();
+      REQUIRE(target.ok());
+      MigrationRun run;
+      MigrateMetadata(run, c.repo.string(), c.snapshot, (*target)->endpoint());
+      for (const auto& [index, docs] : c.expected) {
+        INFO(run.Logs("metadata"));
+        CHECK(rfs::test::ReadTextFile(run.Out("metadata")).find(index) != std::string::npos);
+      }
+      RunWorkersToCompletion(run, c.repo.string(), c.snapshot, (*target)->endpoint());
+      CheckTarget(**target, c.expected);
+    }
+  }
+}
+
+TEST_CASE("corpus repositories migrate completely with 20% of bulk requests failing",
+          "[e2e][corpus][faults]") {
+  auto cases = CorpusCases();
+  if (cases.empty()) return;
+  rfs::testing::FaultOptions faults;
+  faults.reject_429 = 0.05;
+  faults.unavailable_503 = 0.05;
+  faults.reset_before_apply = 0.05;
+  faults.reset_after_apply = 0.05;
+  for (const auto& c : cases) {
+    SECTION(c.label) {
+      auto target = rfs::testing::OpenSearchDouble::Start();
+      REQUIRE(target.ok());
+      MigrationRun run;
+      MigrateMetadata(run, c.repo.string(), c.snapshot, (*target)->endpoint());
+      (*target)->SetFaults(faults);
+      // One document per bulk request, so that even these small repositories meet faults.
+      RunWorkersToCompletion(run, c.repo.string(), c.snapshot, (*target)->endpoint(),
+                             {"--documents-per-bulk-request", "1"});
+      CheckTarget(**target, c.expected);
+    }
+  }
+}
+
+TEST_CASE("a generated repository migrates completely under faults, many bulks per shard",
+          "[e2e][generated][faults]") {
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 3000 --updates 100 --deletes 80 --segments 3 "
+      "--routing-fraction 0.1 --seed 61");
+  if (!generated) return;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  rfs::testing::FaultOptions faults;
+  faults.reject_429 = 0.05;
+  faults.unavailable_503 = 0.05;
+  faults.reset_before_apply = 0.05;
+  faults.reset_after_apply = 0.05;
+  faults.item_failure = 0.02;
+  (*target)->SetFaults(faults);
+  MigrationRun run;
+  RunWorkersToCompletion(run, generated->repo().string(), "", (*target)->endpoint(),
+                         {"--documents-per-bulk-request", "100"});
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  CHECK((*target)->stats().faults_injected > 0);
+}
+
+TEST_CASE("workers SIGKILLed mid-shard lose nothing: successors resume from leases and cursors",
+          "[e2e][generated][kill]") {
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 6000 --doc-size 400 --deletes 100 --segments 4 --seed 62");
+  if (!generated) return;
+  const auto expected = ReadExpectedDocs(generated->dir / "expected-docs.ndjson");
+  // Slow bulk responses keep every worker mid-shard long enough to be killed there.
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  rfs::testing::FaultOptions faults;
+  faults.slow = 0.3;
+  faults.slow_delay = std::chrono::milliseconds(40);
+  (*target)->SetFaults(faults);
+
+  MigrationRun run;
+  const std::string db = run.dir.File("coordination.sqlite");
+  // Short leases so that a killed worker's items come free quickly; small bulks so that the
+  // acknowledged cursor moves often.
+  const std::vector<std::string> extra = {
+      "--initial-lease-duration", "PT2S", "--documents-per-bulk-request", "200",
+      "--max-connections",        "2"};
+  std::mt19937 random(7);
+  int kills = 0;
+  int finished_runs = 0;
+  bool done = false;
+  for (int round = 0; round < 60 && !done; ++round) {
+    // Two concurrent workers; in the first rounds one of them is killed at a random moment.
+    std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+    std::vector<std::string> names;
+    for (int w = 0; w < 2; ++w) {
+      names.push_back("r" + std::to_string(round) + "w" + std::to_string(w));
+      workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+          WorkerArgs(generated->repo().string(), "", (*target)->endpoint(), db, names.back(),
+                     extra),
+          run.Out(names.back()), run.Err(names.back())));
+      REQUIRE(workers.back()->pid() > 0);
+    }
+    if (round < 4) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300 + random() % 700));
+      if (!workers[0]->Exited()) {
+        workers[0]->Kill();
+        ++kills;
+      }
+    }
+    for (size_t w = 0; w < workers.size(); ++w) {
+      const int code = workers[w]->Wait();
+      if (code == 128 + SIGKILL) continue;
+      INFO(run.Logs(names[w]));
+      REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
+      ++finished_runs;
+      if (code == kNoWorkLeft) done = true;
+    }
+    // Everything left may be leased by a killed worker: wait for its lease to run out.
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  REQUIRE(done);
+  CHECK(kills > 0);
+  CheckTarget(**target, expected);
+  // Killed work was redone: some documents were written more than once, none lost.
+  uint64_t rewritten = 0;
+  for (const auto& [index, docs] : expected) {
+    for (const auto& [id, doc] : docs) {
+      auto stored = (*target)->GetDocument(index, id);
+      if (stored && stored->writes > 1) ++rewritten;
+    }
+  }
+  INFO("documents written more than once: " << rewritten << ", kills: " << kills);
+  CHECK(rewritten > 0);
+}
+
+TEST_CASE("the embedded default target: two concurrent workers share one output folder",
+          "[e2e][generated][embedded]") {
+  auto generated =
+      rfs::test::Generate("--indices 2 --shards 3 --docs 2000 --updates 50 --deletes 40 --seed 63");
+  if (!generated) return;
+  MigrationRun run;
+  const std::string out = run.dir.File("out");
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  for (const char* name : {"a", "b"}) {
+    workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+        std::vector<std::string>{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
+                                 generated->repo().string(), "--output-dir", out, "--worker-id",
+                                 name},
+        run.Out(name), run.Err(name)));
+  }
+  std::set<int> codes;
+  for (size_t w = 0; w < workers.size(); ++w) codes.insert(workers[w]->Wait());
+  INFO(run.Logs("a") << run.Logs("b"));
+  // One of them saw the last item complete; the other may have stopped while it was leased.
+  CHECK(codes.count(kNoWorkLeft) == 1);
+  CHECK(fs::exists(out + "/.rfs/coordination.sqlite"));
+  const int check = rfs::test::RunProcess(
+      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
+       "--output-dir", out},
+      run.Out("check"), run.Err("check"));
+  INFO(run.Logs("check"));
+  CHECK(check == 0);
+  // A worker started after everything is done has nothing to do.
+  const int late = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--output-dir", out},
+      run.Out("late"), run.Err("late"));
+  CHECK(late == kNoWorkLeft);
+}
+
+TEST_CASE("DocumentsFromSnapshotMigration reports bad input with its exit codes", "[e2e][cli]") {
+  MigrationRun run;
+  auto code = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), RFS_DOCUMENTS_TOOL);
+    return rfs::test::RunProcess(args, run.Out("cli"), run.Err("cli"));
+  };
+  CHECK(code({"--help"}) == 0);
+  CHECK(rfs::test::ReadTextFile(run.Out("cli")).find("--initial-lease-duration") !=
+        std::string::npos);
+  const std::string out = run.dir.File("out");
+  CHECK(code({"--output-dir", out}) == 64);          // no repository
+  CHECK(code({"--snapshot-local-dir", out}) == 64);  // no target
+  CHECK(code({"--snapshot-local-dir", out, "--output-dir", out, "--initial-lease-duration",
+              "10 minutes"}) == 64);
+  CHECK(code({"--snapshot-local-dir", out, "--output-dir", out, "--index-allowlist", "regex:("}) ==
+        64);
+  CHECK(code({"--repo-uri", "s3://bucket/path", "--output-dir", out}) == 64);
+  CHECK(code({"--snapshot-local-dir", run.dir.File("missing"), "--output-dir", out}) == 5);
+  CHECK(code({"--no-such-option"}) == 64);
+  const std::string errors = rfs::test::ReadTextFile(run.Err("cli"));
+  CHECK(errors.find("'10 minutes' is not an ISO-8601 duration") != std::string::npos);
+  CHECK(errors.find("aws s3 sync") != std::string::npos);
+}

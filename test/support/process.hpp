@@ -1,0 +1,91 @@
+// Child processes for end-to-end tests: start a tool with its output in files, wait for its exit
+// code, or SIGKILL it mid-work.
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rfs::test {
+
+class ChildProcess {
+ public:
+  /// Starts argv[0] with stdout and stderr appended to the given files. pid() is -1 on failure.
+  ChildProcess(const std::vector<std::string>& argv, const std::string& stdout_path,
+               const std::string& stderr_path) {
+    std::vector<char*> args;
+    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~ChildProcess() {
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  /// The exit code, or 128 + signal number when killed; -1 if it never started.
+  int Wait() {
+    if (pid_ <= 0) return -1;
+    if (reaped_) return code_;
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0) {
+    }
+    reaped_ = true;
+    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code_;
+  }
+  /// True once the process has exited (reaps it).
+  bool Exited() {
+    if (reaped_) return true;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    reaped_ = true;
+    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return true;
+  }
+  void Kill() {
+    if (pid_ > 0 && !reaped_) kill(pid_, SIGKILL);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int code_ = -1;
+};
+
+/// Runs argv to completion; returns its exit code.
+inline int RunProcess(const std::vector<std::string>& argv, const std::string& stdout_path,
+                      const std::string& stderr_path) {
+  ChildProcess child(argv, stdout_path, stderr_path);
+  return child.Wait();
+}
+
+inline std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace rfs::test
