@@ -9,4 +9,6 @@ find_package(OpenSSL REQUIRED)
 # libdeflate (fast gzip of bulk bodies) has only a pkg-config file in Debian bookworm (1.14).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
+# libyaml (YAML _source -> JSON) is found through its pkg-config file yaml-0.1.
+pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
 find_package(Threads REQUIRED)

@@ -17,6 +17,8 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/smile.hpp"
 
+#include "lucene/yaml_source_internal.hpp"
+
 namespace rfs::lucene {
 
 using core::ByteReader;
@@ -46,9 +48,11 @@ constexpr uint8_t kHalf = 25, kSingle = 26, kDouble = 27;
 // Self-described CBOR (section 3.4.6), which Jackson may prefix.
 constexpr uint64_t kSelfDescribeTag = 55799;
 
-// Appends `text` as a JSON string, checking it is well-formed UTF-8.
-absl::Status AppendJsonText(std::string_view text, const ByteReader& in, size_t at,
-                            std::string& out) {
+}  // namespace
+
+namespace internal {
+
+bool AppendJsonString(std::string_view text, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
@@ -98,24 +102,24 @@ absl::Status AppendJsonText(std::string_view text, const ByteReader& in, size_t 
     } else if (c >= 0xF0 && c <= 0xF4) {
       extra = 3, cp = c & 0x07, min = 0x10000;
     } else {
-      return in.ErrorAt(at, "invalid UTF-8 in a text string");
+      return false;
     }
-    if (end - p <= extra) return in.ErrorAt(at, "truncated UTF-8 in a text string");
+    if (end - p <= extra) return false;
     for (int i = 1; i <= extra; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return in.ErrorAt(at, "invalid UTF-8 in a text string");
+      if ((p[i] & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (p[i] & 0x3F);
     }
     if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return in.ErrorAt(at, "invalid UTF-8 in a text string");
+      return false;
     }
     out.append(reinterpret_cast<const char*>(p), extra + 1);
     p += extra + 1;
   }
   out.push_back('"');
-  return absl::OkStatus();
+  return true;
 }
 
-void AppendDouble(double d, bool single, std::string& out) {
+void AppendJsonDouble(double d, bool single, std::string& out) {
   if (std::isnan(d)) {
     out += "\"NaN\"";
     return;
@@ -138,6 +142,21 @@ void AppendDouble(double d, bool single, std::string& out) {
   out += text;
   // Keep floats recognisably floating point ("42.0", not "42").
   if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::AppendJsonDouble;
+
+// Appends `text` as a JSON string, checking it is well-formed UTF-8.
+absl::Status AppendJsonText(std::string_view text, const ByteReader& in, size_t at,
+                            std::string& out) {
+  if (!internal::AppendJsonString(text, out)) {
+    return in.ErrorAt(at, "invalid UTF-8 in a text string");
+  }
+  return absl::OkStatus();
 }
 
 // RFC 8949 Appendix D: half-precision to double.
@@ -348,21 +367,21 @@ class CborToJson {
         return absl::OkStatus();
       case kHalf: {
         RFS_ASSIGN_OR_RETURN(uint16_t bits, in_.ReadBeU16());
-        AppendDouble(HalfToDouble(bits), /*single=*/true, out_);
+        AppendJsonDouble(HalfToDouble(bits), /*single=*/true, out_);
         return absl::OkStatus();
       }
       case kSingle: {
         RFS_ASSIGN_OR_RETURN(uint32_t bits, in_.ReadBeU32());
         float f;
         std::memcpy(&f, &bits, 4);
-        AppendDouble(f, true, out_);
+        AppendJsonDouble(f, true, out_);
         return absl::OkStatus();
       }
       case kDouble: {
         RFS_ASSIGN_OR_RETURN(uint64_t bits, in_.ReadBeU64());
         double d;
         std::memcpy(&d, &bits, 8);
-        AppendDouble(d, false, out_);
+        AppendJsonDouble(d, false, out_);
         return absl::OkStatus();
       }
       case kAiIndefinite:
@@ -406,7 +425,7 @@ absl::Status AppendSourceAsJson(std::span<const uint8_t> source, SourceFormat fo
     case SourceFormat::kCbor:
       return AppendCborAsJson(source, what, out);
     case SourceFormat::kYaml:
-      return absl::UnimplementedError(StrCat(what, ": YAML _source is not converted to JSON"));
+      return AppendYamlAsJson(source, what, out);
     case SourceFormat::kNone:
       break;
   }
