@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "opensearch_double.hpp"
 #include <signal.h>
@@ -20,7 +21,8 @@ void Usage() {
                "  [--user U --password P] [--tls-cert FILE --tls-key FILE] [--discard-bulk]\n"
                "  [--fault-429 P] [--fault-503 P] [--fault-reset P] [--fault-reset-after P]\n"
                "  [--fault-slow P --slow-ms MS] [--fault-item P] [--fault-path SUBSTRING]\n"
-               "  [--snapshot-polls N] [--snapshot-final-state SUCCESS|PARTIAL|FAILED]\n");
+               "  [--snapshot-polls N] [--snapshot-final-state SUCCESS|PARTIAL|FAILED]\n"
+               "  [--create-index NAME]... (empty indices created at start-up)\n");
 }
 
 }  // namespace
@@ -28,6 +30,7 @@ void Usage() {
 int main(int argc, char** argv) {
   rfs::testing::OpenSearchDoubleOptions options;
   options.port = 9200;
+  std::vector<std::string> create_indices;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -81,6 +84,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       options.snapshot_final_state = value;
+    } else if (arg == "--create-index") {
+      create_indices.push_back(value);
     } else {
       Usage();
       return 2;
@@ -98,6 +103,13 @@ int main(int argc, char** argv) {
   if (!server.ok()) {
     std::fprintf(stderr, "opensearch-double: %s\n", std::string(server.status().message()).c_str());
     return 1;
+  }
+  for (const auto& index : create_indices) {
+    if (auto created = (*server)->CreateIndex(index, "{}"); !created.ok()) {
+      std::fprintf(stderr, "opensearch-double: --create-index %s: %s\n", index.c_str(),
+                   std::string(created.message()).c_str());
+      return 2;
+    }
   }
   std::printf("opensearch-double %s %s listening on %s\n", options.distribution.c_str(),
               options.version.c_str(), (*server)->endpoint().c_str());

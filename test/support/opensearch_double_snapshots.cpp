@@ -721,10 +721,9 @@ class SnapshotApi {
         t.initializing = 1;
         stage = "INIT";
       }
-      if (!failed) {
-        t.processed_files = static_cast<uint64_t>(static_cast<double>(t.files) * progress);
-        t.processed_bytes = static_cast<uint64_t>(static_cast<double>(t.bytes) * progress);
-      }
+      // A failed shard keeps what it had processed (its copy stops with the failure).
+      t.processed_files = static_cast<uint64_t>(static_cast<double>(t.files) * progress);
+      t.processed_bytes = static_cast<uint64_t>(static_cast<double>(t.bytes) * progress);
       for (Totals* sum : {&all, &per_index[shard.index].first}) {
         sum->files += t.files;
         sum->bytes += t.bytes;

@@ -1,0 +1,301 @@
+// CreateSnapshot: snapshot the SOURCE cluster into a repository rfs can read (a shared file
+// system or S3), as the opensearch-migrations Java tool of the same name does: register the
+// repository, start the snapshot, and wait for it while reporting progress.
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/clock.hpp"
+#include "rfs/core/duration.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/snapshot_creator.hpp"
+
+#include "common/connection.hpp"
+#include "common/options.hpp"
+#include <unistd.h>
+
+namespace {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+using rfs::core::StrCat;
+using rfs::reindex::SnapshotProgress;
+
+constexpr const char* kProgram = "CreateSnapshot";
+constexpr int kUsageExitCode = 64;
+constexpr int kFailureExitCode = 1;
+
+constexpr const char* kUsage =
+    "Usage: CreateSnapshot --snapshot-name NAME --source-host URL\n"
+    "         (--file-system-repo-path PATH | --s3-repo-uri s3://BUCKET/PATH --s3-region R)\n"
+    "         [options]\n"
+    "\n"
+    "Takes a snapshot of the SOURCE cluster that rfs can then migrate from: registers the\n"
+    "snapshot repository on the source (PUT /_snapshot/<repo>: type fs with the path, which must\n"
+    "be listed in the source nodes' path.repo, or type s3, which needs the repository-s3\n"
+    "plugin), starts the snapshot (with the cluster's global state: templates and settings) and\n"
+    "waits until it finishes.\n"
+    "\n"
+    "Exit codes: 0 the snapshot finished SUCCESS (with --no-wait: it was started), 1 it ended\n"
+    "FAILED or PARTIAL (the failed shards are named) or a request failed, 64 usage.\n"
+    "\n"
+    "Progress: on a terminal, one live line (state, shards done/total, bytes, elapsed time);\n"
+    "otherwise one JSON line per poll. Both go to stderr; a summary ends the run on stdout.\n"
+    "Every option can also be set through an RFS_ environment variable, e.g. RFS_SNAPSHOT_NAME\n"
+    "for --snapshot-name.\n";
+
+std::string NowIso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03dZ", text, static_cast<int>(millis));
+  return out;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+double Seconds(std::chrono::milliseconds elapsed) {
+  return std::chrono::duration<double>(elapsed).count();
+}
+
+// Renders snapshot progress: a live line on a terminal, JSON lines otherwise (stderr).
+class ProgressReporter {
+ public:
+  ProgressReporter(std::string repository, std::string snapshot, bool live)
+      : repository_(std::move(repository)), snapshot_(std::move(snapshot)), live_(live) {}
+
+  void OnProgress(const SnapshotProgress& p) {
+    const std::string state(rfs::reindex::SnapshotStateName(p.state));
+    if (live_) {
+      char text[256];
+      std::snprintf(text, sizeof(text), "[%s] %s: %lld/%lld shards%s, %s / %s (%.0f%%), %.1f s",
+                    snapshot_.c_str(), state.c_str(), static_cast<long long>(p.shards_done),
+                    static_cast<long long>(p.shards_total),
+                    p.shards_failed > 0 ? StrCat(" (", p.shards_failed, " failed)").c_str() : "",
+                    HumanBytes(p.bytes_processed).c_str(), HumanBytes(p.bytes_total).c_str(),
+                    100.0 * p.fraction(), Seconds(p.elapsed));
+      std::cerr << "\r\033[K" << text << std::flush;
+      line_open_ = true;
+      return;
+    }
+    json::object line{{"ts", NowIso8601()},
+                      {"event", "snapshot_progress"},
+                      {"repository", repository_},
+                      {"snapshot", snapshot_},
+                      {"poll", p.poll},
+                      {"state", state},
+                      {"cluster_state", p.raw_state},
+                      {"shards_done", p.shards_done},
+                      {"shards_failed", p.shards_failed},
+                      {"shards_total", p.shards_total},
+                      {"bytes_processed", p.bytes_processed},
+                      {"bytes_total", p.bytes_total},
+                      {"files_processed", p.files_processed},
+                      {"files_total", p.files_total},
+                      {"elapsed_ms", static_cast<int64_t>(p.elapsed.count())}};
+    std::cerr << json::serialize(line) << "\n" << std::flush;
+  }
+
+  void Finish() {
+    if (live_ && line_open_) std::cerr << "\n" << std::flush;
+    line_open_ = false;
+  }
+
+ private:
+  const std::string repository_;
+  const std::string snapshot_;
+  const bool live_;
+  bool line_open_ = false;
+};
+
+// Entries of a multitoken option, each possibly a comma list.
+std::vector<std::string> CommaList(const std::vector<std::string>& entries) {
+  std::vector<std::string> out;
+  for (const auto& entry : entries) {
+    size_t start = 0;
+    while (start <= entry.size()) {
+      size_t comma = entry.find(',', start);
+      if (comma == std::string::npos) comma = entry.size();
+      std::string item = entry.substr(start, comma - start);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (!item.empty()) out.push_back(std::move(item));
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  po::options_description options("Options", 100, 50);
+  options.add_options()("help,h", "show this help")("snapshot-name", po::value<std::string>(),
+                                                    "name of the snapshot to create (required)")(
+      "snapshot-repo-name",
+      po::value<std::string>()->default_value(
+          std::string(rfs::reindex::kDefaultSnapshotRepositoryName)),
+      "name under which the repository is registered on the source")(
+      "file-system-repo-path", po::value<std::string>(),
+      "fs repository: a shared folder every source node mounts at this path (listed in their "
+      "path.repo)")("s3-repo-uri", po::value<std::string>(),
+                    "s3 repository: s3://BUCKET or s3://BUCKET/BASE/PATH")(
+      "s3-region", po::value<std::string>(), "AWS region of the bucket (required with S3)")(
+      "s3-endpoint", po::value<std::string>(),
+      "custom S3 endpoint, e.g. http://minio:9000 (optional)")(
+      "s3-role-arn", po::value<std::string>(),
+      "IAM role the source cluster assumes to write to the bucket (optional)");
+  rfs::apps::AddConnectionOptions(options, "source", "source");
+  options.add_options()(
+      "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
+      "indices to snapshot: names and wildcards, space- or comma-separated (default: every "
+      "index); a missing concrete index fails the snapshot")(
+      "max-snapshot-rate-mb-per-node", po::value<int64_t>()->default_value(0),
+      "throttle each node's snapshot writes to this many MB/s (0: the cluster's default)")(
+      "compression-enabled", po::bool_switch(), "compress the repository's metadata files")(
+      "no-wait", po::bool_switch(), "start the snapshot and exit without waiting for it")(
+      "poll-interval", po::value<std::string>()->default_value("PT1S"),
+      "ISO-8601 interval between progress polls")(
+      "timeout", po::value<std::string>(),
+      "ISO-8601 limit on the wait, e.g. PT2H (default: wait as long as it takes)");
+
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::cout << kUsage << "\n" << options << "\n";
+      return 0;
+    }
+  }
+  po::variables_map vm;
+  if (!rfs::apps::ParseOptions(argc, argv, 0, options, vm, kProgram)) return kUsageExitCode;
+  auto usage_error = [&](const std::string& message) {
+    std::cerr << kProgram << ": " << message << "\nTry '" << kProgram << " --help'.\n";
+    return kUsageExitCode;
+  };
+  auto fail = [&](const absl::Status& status) {
+    std::cerr << kProgram << ": " << status.message() << "\n";
+    return kFailureExitCode;
+  };
+  auto text = [&](const char* name) {
+    return vm.count(name) ? vm[name].as<std::string>() : std::string();
+  };
+
+  // --- Options -------------------------------------------------------------------------------
+  const std::string snapshot_name = text("snapshot-name");
+  if (snapshot_name.empty()) return usage_error("--snapshot-name is required");
+  const std::string repository_name = text("snapshot-repo-name");
+  if (repository_name.empty()) return usage_error("--snapshot-repo-name must not be empty");
+
+  rfs::reindex::RepositoryConfig repository;
+  const bool fs = !text("file-system-repo-path").empty();
+  const bool s3 = !text("s3-repo-uri").empty();
+  if (fs == s3) {
+    return usage_error(
+        "give exactly one repository: --file-system-repo-path PATH or --s3-repo-uri s3://BUCKET/"
+        "PATH");
+  }
+  if (fs) {
+    for (const char* s3_only : {"s3-region", "s3-endpoint", "s3-role-arn"}) {
+      if (vm.count(s3_only)) {
+        return usage_error(StrCat("--", s3_only, " applies to --s3-repo-uri only"));
+      }
+    }
+    repository.storage = rfs::reindex::FileSystemRepositoryConfig{text("file-system-repo-path")};
+  } else {
+    if (text("s3-region").empty()) return usage_error("--s3-repo-uri needs --s3-region");
+    repository.storage = rfs::reindex::S3RepositoryConfig{.uri = text("s3-repo-uri"),
+                                                          .region = text("s3-region"),
+                                                          .endpoint = text("s3-endpoint"),
+                                                          .role_arn = text("s3-role-arn")};
+  }
+  const int64_t rate = vm["max-snapshot-rate-mb-per-node"].as<int64_t>();
+  if (rate < 0) return usage_error("--max-snapshot-rate-mb-per-node must not be negative");
+  if (rate > 0) repository.max_snapshot_rate_mb_per_node = rate;
+  repository.compress = vm["compression-enabled"].as<bool>();
+  // Checks the S3 URI and the rest before anything is sent.
+  if (auto body = rfs::reindex::RepositoryBody(repository); !body.ok()) {
+    return usage_error(std::string(body.status().message()));
+  }
+
+  rfs::reindex::SnapshotRequest request;
+  request.name = snapshot_name;
+  if (vm.count("index-allowlist")) {
+    request.indices = CommaList(vm["index-allowlist"].as<std::vector<std::string>>());
+    for (const auto& entry : request.indices) {
+      if (entry.starts_with("regex:")) {
+        return usage_error(StrCat("--index-allowlist ", entry,
+                                  ": a snapshot takes index names and wildcards, not regex:"));
+      }
+    }
+  }
+
+  rfs::reindex::WaitOptions wait;
+  auto interval = rfs::core::ParseIsoDuration(text("poll-interval"));
+  if (!interval.ok()) return usage_error(StrCat("--poll-interval: ", interval.status().message()));
+  if (*interval <= std::chrono::nanoseconds(0))
+    return usage_error("--poll-interval must be positive");
+  wait.poll_interval = std::max(std::chrono::milliseconds(1),
+                                std::chrono::duration_cast<std::chrono::milliseconds>(*interval));
+  if (vm.count("timeout")) {
+    auto timeout = rfs::core::ParseIsoDuration(text("timeout"));
+    if (!timeout.ok()) return usage_error(StrCat("--timeout: ", timeout.status().message()));
+    if (*timeout <= std::chrono::nanoseconds(0)) return usage_error("--timeout must be positive");
+    wait.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
+  }
+
+  auto transport = rfs::apps::OpenConnection(vm, "source", /*max_connections=*/2);
+  if (!transport.ok()) {
+    if (absl::IsInvalidArgument(transport.status())) {
+      return usage_error(std::string(transport.status().message()));
+    }
+    return fail(transport.status());
+  }
+
+  // --- Snapshot ------------------------------------------------------------------------------
+  rfs::reindex::SnapshotCreator creator(**transport, repository_name);
+  if (auto status = creator.RegisterRepository(repository); !status.ok()) return fail(status);
+  if (auto status = creator.StartSnapshot(request); !status.ok()) return fail(status);
+  const std::string qualified = StrCat(repository_name, ":", snapshot_name);
+  if (vm["no-wait"].as<bool>()) {
+    std::cout << "Snapshot " << qualified << " started on " << (*transport)->endpoint()
+              << " (not waiting; follow it with GET /_snapshot/" << repository_name << "/"
+              << snapshot_name << "/_status)\n";
+    return 0;
+  }
+
+  ProgressReporter reporter(repository_name, snapshot_name, isatty(STDERR_FILENO) == 1);
+  wait.on_progress = [&](const SnapshotProgress& p) { reporter.OnProgress(p); };
+  const auto start = std::chrono::steady_clock::now();
+  auto info = creator.WaitForSnapshot(snapshot_name, rfs::core::SystemClock::Instance(), wait);
+  reporter.Finish();
+  if (!info.ok()) return fail(info.status());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  char summary[128];
+  std::snprintf(summary, sizeof(summary), "%zu indices, %lld/%lld shards, in %.1f s",
+                info->indices.size(), static_cast<long long>(info->shards_successful),
+                static_cast<long long>(info->shards_total), seconds);
+  std::cout << "Snapshot " << qualified << " SUCCESS: " << summary << "\n";
+  return 0;
+}
