@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "rfs/core/str_cat.hpp"
 
@@ -532,6 +533,114 @@ DoubleCluster::Index* DoubleCluster::FindIndex(const std::string& name) {
   return it == indices_.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// Index settings OpenSearch 2.x accepts on create (IndexScopedSettings, with the common plugins),
+// as exact keys or prefixes; anything else is an "unknown setting". Private settings are the
+// ones the cluster sets itself (Property.PrivateIndex and IndexScopedSettings.isPrivateSetting).
+bool IsPrivateIndexSetting(std::string_view key) {
+  for (std::string_view prefix : {"index.version.", "index.resize.source.", "index.shrink.source.",
+                                  "index.routing.allocation.initial_recovery."}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  return key == "index.uuid" || key == "index.history.uuid" ||
+         key == "index.verified_before_close" || key == "index.merge.enabled";
+}
+
+bool IsKnownIndexSetting(std::string_view key) {
+  static const std::set<std::string_view> kExact = {"index.number_of_shards",
+                                                    "index.number_of_replicas",
+                                                    "index.number_of_routing_shards",
+                                                    "index.routing_partition_size",
+                                                    "index.refresh_interval",
+                                                    "index.auto_expand_replicas",
+                                                    "index.codec",
+                                                    "index.hidden",
+                                                    "index.priority",
+                                                    "index.creation_date",
+                                                    "index.provided_name",
+                                                    "index.default_pipeline",
+                                                    "index.final_pipeline",
+                                                    "index.gc_deletes",
+                                                    "index.load_fixed_bitset_filters_eagerly",
+                                                    "index.data_path",
+                                                    "index.flush_after_merge",
+                                                    "index.warmer.enabled",
+                                                    "index.check_pending_flush.enabled",
+                                                    "index.replication.type",
+                                                    "index.append_only.enabled",
+                                                    "index.max_result_window",
+                                                    "index.max_inner_result_window",
+                                                    "index.max_rescore_window",
+                                                    "index.max_docvalue_fields_search",
+                                                    "index.max_script_fields",
+                                                    "index.max_ngram_diff",
+                                                    "index.max_shingle_diff",
+                                                    "index.max_refresh_listeners",
+                                                    "index.max_terms_count",
+                                                    "index.max_regex_length",
+                                                    "index.max_slices_per_scroll",
+                                                    "index.max_adjacency_matrix_filters",
+                                                    "index.max_analyzed_offset"};
+  if (kExact.count(key)) return true;
+  // The removed mapping settings are unknown even though index.mapping.* is a known family.
+  if (key == "index.mapping.single_type" || key == "index.mapper.dynamic") return false;
+  for (std::string_view prefix :
+       {"index.analysis.",     "index.routing.",        "index.blocks.",
+        "index.mapping.",      "index.similarity.",     "index.sort.",
+        "index.translog.",     "index.merge.",          "index.search.",
+        "index.indexing.",     "index.store.",          "index.soft_deletes.",
+        "index.unassigned.",   "index.write.",          "index.query.",
+        "index.query_string.", "index.highlight.",      "index.requests.",
+        "index.shard.",        "index.codec.",          "index.queries.",
+        "index.remote_store.", "index.plugins.",        "index.opendistro.",
+        "index.knn",           "index.composite_index", "index.optimize_doc_id_lookup."}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// The error type and reason OpenSearch answers (400) for settings of a create-index body it does
+// not accept: private settings together (MetadataCreateIndexService's validation_exception), else
+// the first unknown one (AbstractScopedSettings.validate). Elasticsearch doubles check private
+// settings only.
+std::optional<std::pair<std::string, std::string>> RejectedIndexSettings(const json::object& body,
+                                                                         bool elasticsearch) {
+  const json::value* settings = body.if_contains("settings");
+  if (settings == nullptr || !settings->is_object()) return std::nullopt;
+  json::object flat;
+  FlattenSettings(settings->as_object(), "", flat);
+  std::string private_errors;
+  int count = 0;
+  for (const auto& [k, v] : flat) {
+    std::string key = StringOf(k);
+    if (!key.starts_with("index.")) key = "index." + key;
+    if (IsPrivateIndexSetting(key)) {
+      private_errors +=
+          StrCat(++count, ": private index setting [", key, "] can not be set explicitly;");
+    }
+  }
+  if (count > 0) {
+    return std::pair<std::string, std::string>("validation_exception",
+                                               StrCat("Validation Failed: ", private_errors));
+  }
+  if (elasticsearch) return std::nullopt;
+  for (const auto& [k, v] : flat) {
+    std::string key = StringOf(k);
+    if (!key.starts_with("index.")) key = "index." + key;
+    if (!IsKnownIndexSetting(key)) {
+      return std::pair<std::string, std::string>(
+          "illegal_argument_exception",
+          StrCat("unknown setting [", key,
+                 "] please check that any required plugins are installed, or check the "
+                 "breaking changes documentation for removed settings"));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<DoubleResponse> DoubleCluster::CreateIndexLocked(const std::string& name,
                                                                const json::object& body) {
   if (auto reason = InvalidIndexNameReason(name)) {
@@ -542,6 +651,34 @@ std::optional<DoubleResponse> DoubleCluster::CreateIndexLocked(const std::string
     return Error(400, "resource_already_exists_exception",
                  StrCat("index [", name, "/", existing->uuid, "] already exists"),
                  {{"index", name}, {"index_uuid", existing->uuid}});
+  }
+  if (auto rejected = RejectedIndexSettings(body, is_elasticsearch())) {
+    return Error(400, rejected->first, rejected->second);
+  }
+  // Typeless clusters reject a mapping nested under a type other than "_doc".
+  if (const auto* mp = body.if_contains("mappings"); mp && mp->is_object() &&
+                                                     mp->as_object().size() == 1 &&
+                                                     (!is_elasticsearch() || major_ >= 7)) {
+    const auto& [type, mapping] = *mp->as_object().begin();
+    static const std::set<std::string_view> kRootParameters = {"properties",
+                                                               "dynamic",
+                                                               "dynamic_templates",
+                                                               "_source",
+                                                               "_meta",
+                                                               "_routing",
+                                                               "date_detection",
+                                                               "numeric_detection",
+                                                               "dynamic_date_formats",
+                                                               "enabled",
+                                                               "_field_names",
+                                                               "_data_stream_timestamp",
+                                                               "_doc"};
+    if (mapping.is_object() && !kRootParameters.count(std::string_view(type))) {
+      return Error(400, "mapper_parsing_exception",
+                   StrCat("Failed to parse mapping [_doc]: Root mapping definition has "
+                          "unsupported parameters:  [",
+                          StringOf(type), " : ", ToJson(mapping), "]"));
+    }
   }
   Index index;
   index.uuid = StrCat("dbl", std::to_string(next_uuid_++), "uuid");
