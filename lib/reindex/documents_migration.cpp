@@ -333,9 +333,11 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   std::mutex progress_mu;
   auto last_event = acquired_at;
   bool lease_expired = false;
+  std::optional<uint64_t> last_acknowledged;
   const ProgressCallback on_progress = [&](uint64_t acknowledged) -> absl::Status {
     const auto now = clock_.Now();
     std::lock_guard lock(progress_mu);
+    last_acknowledged = acknowledged;
     if (now >= lease.local_deadline()) {
       lease_expired = true;
       return absl::AbortedError(
@@ -352,12 +354,42 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     return absl::OkStatus();
   };
 
+  // Hands the rest of the shard, from `next_cursor`, to a successor item and completes this one.
+  auto checkpoint = [&](uint64_t next_cursor) -> absl::StatusOr<ItemResult> {
+    const std::string successor = item.WithCursor(next_cursor).ToString();
+    const int exponent =
+        coordination::SuccessorLeaseExponent(lease.exponent, setup_time, lease.duration);
+    absl::Status handed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
+      return coordinator_.CreateSuccessorsAndComplete(
+          lease, std::span<const std::string>(&successor, 1), exponent);
+    });
+    if (coordination::IsLeaseLost(handed)) {
+      emit(WorkerEvent::Kind::kLeaseLost,
+           [&](WorkerEvent& e) { e.message = std::string(handed.message()); });
+      return ItemResult{ItemResult::Kind::kLeaseLost};
+    }
+    RFS_RETURN_IF_ERROR(handed);
+    emit(WorkerEvent::Kind::kCheckpointed, [&](WorkerEvent& e) {
+      e.cursor = next_cursor;
+      e.docs = stream.docs_read();
+      e.source_bytes = stream.bytes_read();
+      e.message = core::StrCat("successor ", successor, " continues from cursor ", next_cursor);
+    });
+    return ItemResult{ItemResult::Kind::kCheckpointed};
+  };
+
   DocumentReindexer reindexer(*sink, failed_sink_, clock_, options_.reindexer);
   auto reindexed = reindexer.Reindex(stream, on_progress);
   summary_.docs_without_source += stream.without_source();
   summary_.docs_failed += stream.conversion_failures();
   if (!reindexed.ok()) {
     if (stream.read_failed()) return reindexed.status();
+    if (lease_expired && last_acknowledged && *last_acknowledged >= item.starting_cursor) {
+      // The lease ran out mid-batch. Unless another worker has taken the item over, the
+      // acknowledged prefix is kept: the coordinator accepts a checkpoint from an expired lease
+      // that nobody replaced, and refuses it (lease lost) otherwise.
+      if (*last_acknowledged + 1 < base.max_cursor) return checkpoint(*last_acknowledged + 1);
+    }
     if (lease_expired || coordination::IsLeaseLost(reindexed.status())) {
       emit(WorkerEvent::Kind::kLeaseLost,
            [&](WorkerEvent& e) { e.message = std::string(reindexed.status().message()); });
@@ -385,20 +417,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
       // gets a longer one, rather than hand the same item on.
       return ItemResult{ItemResult::Kind::kNoProgress};
     }
-    const std::string successor = item.WithCursor(next_cursor).ToString();
-    const int exponent =
-        coordination::SuccessorLeaseExponent(lease.exponent, setup_time, lease.duration);
-    absl::Status handed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
-      return coordinator_.CreateSuccessorsAndComplete(
-          lease, std::span<const std::string>(&successor, 1), exponent);
-    });
-    if (coordination::IsLeaseLost(handed)) return ItemResult{ItemResult::Kind::kLeaseLost};
-    RFS_RETURN_IF_ERROR(handed);
-    emit(WorkerEvent::Kind::kCheckpointed, fill_counts, [&](WorkerEvent& e) {
-      e.cursor = next_cursor;
-      e.message = core::StrCat("successor ", successor, " continues from cursor ", next_cursor);
-    });
-    return ItemResult{ItemResult::Kind::kCheckpointed};
+    return checkpoint(next_cursor);
   }
   absl::Status completed = RetryTransient(clock_, options_.coordinator_attempts,
                                           [&] { return coordinator_.CompleteWorkItem(lease); });
