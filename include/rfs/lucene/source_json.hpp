@@ -26,10 +26,12 @@
 //    aliases: an alias is the string of its anchor's name, and so it is here
 //    (Elasticsearch indexed that string, and the migrated mappings expect
 //    it; it also rules out "billion laughs" expansion). Inputs Jackson fails
-//    on fail here too: .inf/.nan and sexagesimal floats (Java cannot parse
-//    them: Elasticsearch would not have indexed the document), non-scalar
-//    or alias keys, more than one document. Numbers beyond double range are
-//    the strings "Infinity"/"-Infinity", as for CBOR.
+//    on fail here too (as DataLoss, not a made-up string): .inf/.nan and
+//    sexagesimal floats (Java's parseDouble cannot read them, so
+//    Elasticsearch never indexed them as numbers), non-scalar or alias keys,
+//    and a second document (Elasticsearch rejects data after the root
+//    value). Numbers beyond double range are the strings
+//    "Infinity"/"-Infinity", as Jackson writes them and as for CBOR.
 //
 // Every malformed input is DataLoss naming the source and the byte offset
 // (YAML errors add libyaml's line and column); nothing reads out of bounds,
