@@ -278,8 +278,6 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     (fill(event), ...);
     Emit(std::move(event));
   };
-  emit(WorkerEvent::Kind::kAcquired);
-
   // Index placement: how many mapping types the index has (multi-type policy).
   auto metadata = repository_.ReadIndexMetadata(*snapshot_, item.index_name);
   if (!metadata.ok()) return TagSnapshotRead(metadata.status());
@@ -312,6 +310,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto cursor = (*reader)->OpenAt(item.starting_cursor);
   if (!cursor.ok()) return TagSnapshotRead(cursor.status());
   base.max_cursor = (*reader)->max_cursor();
+  emit(WorkerEvent::Kind::kAcquired);
   const auto setup_time = clock_.Now() - acquired_at;
 
   RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
