@@ -304,14 +304,20 @@ absl::StatusOr<SnapshotProgress> SnapshotCreator::GetProgress(std::string_view s
   progress.shards_done = IntField(shards, "done");
   progress.shards_failed = IntField(shards, "failed");
   if (const json::object* stats = ObjectField(status, "stats")) {
-    const json::object* total = ObjectField(*stats, "total");
-    const json::object* processed = ObjectField(*stats, "processed");
-    // Before 7.4 "processed" did not exist and "total" counted only new files: "incremental".
-    if (total == nullptr) total = ObjectField(*stats, "incremental");
-    progress.bytes_total = Unsigned(IntField(total, "size_in_bytes"));
-    progress.files_total = Unsigned(IntField(total, "file_count"));
-    progress.bytes_processed = Unsigned(IntField(processed, "size_in_bytes"));
-    progress.files_processed = Unsigned(IntField(processed, "file_count"));
+    if (const json::object* total = ObjectField(*stats, "total")) {
+      // Elasticsearch 7.4+ and OpenSearch: {"incremental","processed","total"} objects.
+      const json::object* processed = ObjectField(*stats, "processed");
+      progress.bytes_total = Unsigned(IntField(total, "size_in_bytes"));
+      progress.files_total = Unsigned(IntField(total, "file_count"));
+      progress.bytes_processed = Unsigned(IntField(processed, "size_in_bytes"));
+      progress.files_processed = Unsigned(IntField(processed, "file_count"));
+    } else {
+      // Elasticsearch before 7.4: flat counters of the files this snapshot copies.
+      progress.bytes_total = Unsigned(IntField(stats, "total_size_in_bytes"));
+      progress.files_total = Unsigned(IntField(stats, "number_of_files"));
+      progress.bytes_processed = Unsigned(IntField(stats, "processed_size_in_bytes"));
+      progress.files_processed = Unsigned(IntField(stats, "processed_files"));
+    }
     progress.elapsed = std::chrono::milliseconds(IntField(stats, "time_in_millis"));
   }
   return progress;
@@ -327,6 +333,14 @@ absl::StatusOr<SnapshotInfo> SnapshotCreator::GetSnapshot(std::string_view snaps
   auto parsed = ParseJson(response->body);
   const json::value* list =
       parsed && parsed->is_object() ? parsed->as_object().if_contains("snapshots") : nullptr;
+  if (list == nullptr && parsed && parsed->is_object()) {
+    // Elasticsearch 7.x answers {"responses":[{"repository":..., "snapshots":[...]}]}.
+    if (const json::value* responses = parsed->as_object().if_contains("responses");
+        responses != nullptr && responses->is_array() && responses->as_array().size() == 1 &&
+        responses->as_array()[0].is_object()) {
+      list = responses->as_array()[0].as_object().if_contains("snapshots");
+    }
+  }
   if (list == nullptr || !list->is_array()) {
     return absl::DataLossError(
         StrCat("get snapshot: GET ", target, ": expected {\"snapshots\":[...]}"));

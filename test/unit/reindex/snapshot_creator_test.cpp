@@ -1,5 +1,7 @@
 #include "rfs/reindex/snapshot_creator.hpp"
 
+#include <map>
+
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -86,6 +88,62 @@ class CannedTransport final : public core::IHttpTransport {
   core::HttpResponse response_;
   core::HttpRequest last_;
 };
+
+// Answers by request target (404 for others).
+class ScriptedTransport final : public core::IHttpTransport {
+ public:
+  std::map<std::string, std::string> bodies;
+  absl::StatusOr<core::HttpResponse> Send(const core::HttpRequest& request) override {
+    auto it = bodies.find(request.target);
+    if (it == bodies.end()) return core::HttpResponse{404, {}, "{}"};
+    return core::HttpResponse{200, {}, it->second};
+  }
+  std::string endpoint() const override { return "http://scripted:9200"; }
+};
+
+TEST_CASE("Progress and snapshot info in Elasticsearch 6 and 7 shapes",
+          "[reindex][snapshot_creator]") {
+  ScriptedTransport transport;
+  // Elasticsearch 6.8: flat stats counters.
+  transport.bodies["/_snapshot/repo/s6/_status"] =
+      R"({"snapshots":[{"snapshot":"s6","state":"STARTED","shards_stats":{"done":1,"failed":0,)"
+      R"("total":4},"stats":{"number_of_files":40,"processed_files":10,"total_size_in_bytes":4000,)"
+      R"("processed_size_in_bytes":1000,"time_in_millis":1500}}]})";
+  // Elasticsearch 7.x multi-repository form.
+  transport.bodies["/_snapshot/repo/s7"] =
+      R"({"responses":[{"repository":"repo","snapshots":[{"snapshot":"s7","uuid":"u7",)"
+      R"("state":"PARTIAL","indices":["a","b"],"include_global_state":true,)"
+      R"("shards":{"total":2,"failed":1,"successful":1},)"
+      R"("failures":[{"index":"b","shard_id":0,"reason":"disk full"}]}]}]})";
+  SnapshotCreator creator(transport, "repo");
+  auto progress = creator.GetProgress("s6");
+  REQUIRE(progress.ok());
+  CHECK(progress->state == SnapshotState::kInProgress);
+  CHECK(progress->shards_done == 1);
+  CHECK(progress->shards_total == 4);
+  CHECK(progress->files_total == 40);
+  CHECK(progress->files_processed == 10);
+  CHECK(progress->bytes_total == 4000);
+  CHECK(progress->bytes_processed == 1000);
+  CHECK(progress->fraction() == Approx(0.25));
+  CHECK(progress->elapsed == milliseconds(1500));
+
+  auto info = creator.GetSnapshot("s7");
+  REQUIRE(info.ok());
+  CHECK(info->state == SnapshotState::kPartial);
+  CHECK(info->uuid == "u7");
+  CHECK(info->indices == std::vector<std::string>{"a", "b"});
+  REQUIRE(info->failures.size() == 1);
+  CHECK(info->failures[0].index == "b");
+  CHECK(info->failures[0].shard_id == 0);
+  CHECK(info->failures[0].reason == "disk full");
+
+  transport.bodies["/_snapshot/repo/junk/_status"] = R"({"snapshots":[]})";
+  CHECK(absl::IsDataLoss(creator.GetProgress("junk").status()));
+  transport.bodies["/_snapshot/repo/other"] =
+      R"({"snapshots":[{"snapshot":"else","state":"SUCCESS"}]})";
+  CHECK(absl::IsNotFound(creator.GetSnapshot("other").status()));
+}
 
 TEST_CASE("ParseS3Uri splits bucket and base path", "[reindex][snapshot_creator]") {
   auto plain = ParseS3Uri("s3://my-bucket");
@@ -208,6 +266,62 @@ TEST_CASE("The double rejects bad repository settings as OpenSearch does",
   CHECK(response.status == 404);
   CHECK(source.Json(response).at("error").at("type") == "repository_missing_exception");
   CHECK(source.Json(response).at("error").at("reason") == "[nope] missing");
+}
+
+TEST_CASE("The double lists, reports and deletes snapshots",
+          "[reindex][snapshot_creator][double]") {
+  Source source(Polls(2));
+  source.RegisterFs();
+  auto response =
+      source.Request("POST", "/_snapshot/migration_assistant_repo/one?wait_for_completion=true",
+                     R"({"indices":["orders"],"metadata":{"by":"test"}})");
+  REQUIRE(response.status == 200);
+  auto created = source.Json(response).at("snapshot").as_object();
+  CHECK(created.at("state") == "SUCCESS");
+  CHECK(created.at("metadata").at("by") == "test");
+  CHECK(created.at("shards").at("successful") == 1);
+  response =
+      source.Request("PUT", "/_snapshot/migration_assistant_repo/two", R"({"indices":"logs-*"})");
+  CHECK(source.Json(response).at("accepted") == true);
+
+  // Running snapshots: the repository's `_status` lists only them.
+  response = source.Request("GET", "/_snapshot/migration_assistant_repo/_status");
+  auto running = source.Json(response).at("snapshots").as_array();
+  REQUIRE(running.size() == 1);
+  CHECK(running[0].at("snapshot") == "two");
+  CHECK(running[0].at("state") == "STARTED");
+
+  response = source.Request("GET", "/_snapshot/migration_assistant_repo/_all");
+  auto all = source.Json(response).at("snapshots").as_array();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].at("snapshot") == "one");
+  CHECK(all[1].at("snapshot") == "two");
+  CHECK(all[1].at("state") == "SUCCESS");  // second observation of "two"
+  CHECK(all[1].at("indices").as_array().size() == 2);
+
+  response = source.Request("DELETE", "/_snapshot/migration_assistant_repo/one");
+  CHECK(response.status == 200);
+  response = source.Request("GET", "/_snapshot/migration_assistant_repo/one");
+  CHECK(response.status == 404);
+  CHECK(source.Json(response).at("error").at("reason") ==
+        "[migration_assistant_repo:one] is missing");
+  response =
+      source.Request("GET", "/_snapshot/migration_assistant_repo/one?ignore_unavailable=true");
+  CHECK(source.Json(response).at("snapshots").as_array().empty());
+  response = source.Request("DELETE", "/_snapshot/migration_assistant_repo/one");
+  CHECK(response.status == 404);
+
+  response = source.Request("PUT", "/_snapshot/migration_assistant_repo/three", R"({"indices":7})");
+  CHECK(response.status == 400);
+  CHECK(source.Json(response).at("error").at("reason") ==
+        "malformed indices section, should be an array of strings");
+  response = source.Request("GET", "/_snapshot/migration_assistant_repo/two?bogus=1");
+  CHECK(response.status == 400);
+  response = source.Request("DELETE", "/_snapshot/migration_assistant_repo");
+  CHECK(response.status == 200);
+  response = source.Request("GET", "/_snapshot/migration_assistant_repo/two");
+  CHECK(response.status == 404);
+  CHECK(source.Json(response).at("error").at("type") == "repository_missing_exception");
 }
 
 TEST_CASE("Repository errors map to InvalidArgument with OpenSearch's cause",
