@@ -31,6 +31,7 @@
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/reindex/http_transport.hpp"
+#include "rfs/reindex/metadata_migration.hpp"
 #include "rfs/reindex/opensearch_client.hpp"
 #include "rfs/reindex/snapshot_creator.hpp"
 #include "rfs/reindex/source_document.hpp"
@@ -41,4 +42,5 @@
 #include "rfs/snapshot/smile.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 #include "rfs/transform/index_filter.hpp"
+#include "rfs/transform/metadata_transform.hpp"
 #include "rfs/transform/type_policy.hpp"
