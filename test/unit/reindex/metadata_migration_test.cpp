@@ -488,3 +488,29 @@ TEST_CASE("allowlists select items; composable templates are skipped on an ES 6 
 
 }  // namespace
 }  // namespace rfs::reindex
+
+namespace rfs::reindex {
+namespace {
+
+TEST_CASE("transient target errors are retried", "[reindex][metadata][corpus]") {
+  auto path = rfs::test::CorpusPath("es-snapshots/ES_7_10_Single");
+  if (!path) return;
+  OpenRepo repo(*path);
+  Target target;
+  rfs::testing::FaultOptions faults;
+  faults.path_contains = "posts_2023_02_25";
+  faults.schedule = {{1, rfs::testing::Fault::kUnavailable503},
+                     {2, rfs::testing::Fault::kReject429},
+                     {4, rfs::testing::Fault::kUnavailable503}};
+  target.server->SetFaults(faults);
+  const MetadataReport report =
+      RunMigrator(repo, target.client.get(), Mode(MetadataMode::kMigrate));
+  INFO(report.ToText());
+  CHECK(report.ok());
+  CHECK(target.server->stats().faults_injected == 3);
+  const auto names = target.server->IndexNames();
+  CHECK(std::count(names.begin(), names.end(), "posts_2023_02_25") == 1);
+}
+
+}  // namespace
+}  // namespace rfs::reindex
