@@ -224,8 +224,20 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     // WAL: readers never block the writer and a killed writer leaves the database consistent.
     // synchronous=NORMAL syncs at checkpoints only: a committed transaction survives any process
     // crash (the concern here); only an OS crash or power loss can lose the last few.
+    // Changing the journal mode, and a first read after another process was killed mid-write
+    // (WAL recovery), take locks SQLite does not wait for through the busy handler: retry here
+    // for up to the busy timeout.
+    const auto give_up = std::chrono::steady_clock::now() + busy_.timeout;
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
-      RFS_RETURN_IF_ERROR(Exec(pragma, StrCat("'", pragma, "' on ", path_)));
+      for (int attempt = 0;; ++attempt) {
+        absl::Status status = Exec(pragma, StrCat("'", pragma, "' on ", path_));
+        if (status.ok()) break;
+        if (!absl::IsUnavailable(status) || std::chrono::steady_clock::now() >= give_up) {
+          return status;
+        }
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(std::min(1 << std::min(attempt, 6), 50)));
+      }
     }
     return absl::OkStatus();
   }

@@ -282,7 +282,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto metadata = repository_.ReadIndexMetadata(*snapshot_, item.index_name);
   if (!metadata.ok()) return TagSnapshotRead(metadata.status());
   IndexPlacement placement;
-  placement.type_count = metadata->mappings.size();
+  placement.type_count = transform::CountMappingTypes(metadata->mappings);
   placement.mapping_type = lucene::IndexMappingType(*metadata);
 
   auto shard_snapshot =

@@ -648,7 +648,7 @@ absl::StatusOr<std::vector<TransformedIndex>> TransformIndex(
   }
   const std::string what = StrCat("index [", index.name, "]");
   auto types = CleanTypes(json::value(index.mappings), options, common);
-  const size_t type_count = index.mappings.size();
+  const size_t type_count = CountMappingTypes(index.mappings);
   std::vector<TransformedIndex> out;
   if (options.multi_type_policy == MultiTypePolicy::kSplit && types.size() > 1 &&
       options.target.typeless()) {

@@ -21,6 +21,10 @@ std::string_view ToString(MultiTypePolicy policy) {
   return policy == MultiTypePolicy::kSplit ? "split" : "union";
 }
 
+size_t CountMappingTypes(const boost::json::object& mappings) {
+  return mappings.size() - (mappings.contains("_default_") ? 1 : 0);
+}
+
 std::string TargetIndexForType(std::string_view index, std::string_view type, size_t type_count,
                                MultiTypePolicy policy) {
   if (policy == MultiTypePolicy::kSplit && type_count > 1 && !type.empty()) {

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
+
 #include "absl/status/statusor.h"
 
 namespace rfs::transform {
@@ -25,6 +27,11 @@ enum class MultiTypePolicy { kUnion, kSplit };
 /// "union" or "split" (case-insensitive); InvalidArgument otherwise.
 absl::StatusOr<MultiTypePolicy> ParseMultiTypePolicy(std::string_view text);
 std::string_view ToString(MultiTypePolicy policy);
+
+/// The number of mapping types in an index's mappings (type name -> mapping), not counting
+/// `_default_`, which only seeds new types and holds no documents. Both tools pass this to
+/// TargetIndexForType.
+size_t CountMappingTypes(const boost::json::object& mappings);
 
 /// The target index of a document of `type` in source index `index`, whose mappings hold
 /// `type_count` types (0 or 1: always `index`).

@@ -1,7 +1,9 @@
 #include "rfs/transform/index_filter.hpp"
-#include "rfs/transform/type_policy.hpp"
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
+
+#include "rfs/transform/type_policy.hpp"
 
 using rfs::transform::Allowlist;
 
@@ -48,4 +50,7 @@ TEST_CASE("multi-type policy: union keeps the index, split names one index per t
   CHECK(TargetIndexForType("blog", "post", 2, MultiTypePolicy::kUnion) == "blog");
   CHECK(TargetIndexForType("blog", "post", 2, MultiTypePolicy::kSplit) == "blog_post");
   CHECK(TargetIndexForType("blog", "post", 1, MultiTypePolicy::kSplit) == "blog");
+  // `_default_` holds no documents: an index with it and one type keeps its name.
+  const auto mappings = boost::json::parse(R"({"_default_":{},"post":{}})").as_object();
+  CHECK(rfs::transform::CountMappingTypes(mappings) == 1);
 }
