@@ -442,6 +442,10 @@ absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
       RetryTransient(clock_, options_.coordinator_attempts, [&] { return coordinator_.Setup(); }));
   coordination::OneTimeSetupOptions setup_options;
   setup_options.initial_lease = options_.initial_lease;
+  // Setup takes milliseconds to seconds (one metadata read per index): poll for it briskly so
+  // that workers started together all get work.
+  setup_options.initial_backoff = std::chrono::milliseconds(20);
+  setup_options.max_backoff = std::chrono::seconds(5);
   RFS_RETURN_IF_ERROR(coordination::RunOneTimeSetup(
       coordinator_, clock_, coordination::kShardSetupWorkItemId,
       [&](const Lease&) { return SetupShards(); }, setup_options));
