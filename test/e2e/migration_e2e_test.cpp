@@ -274,12 +274,13 @@ TEST_CASE("workers SIGKILLed mid-shard lose nothing: successors resume from leas
       "--indices 2 --shards 2 --docs 6000 --doc-size 400 --deletes 100 --segments 4 --seed 62");
   if (!generated) return;
   const auto expected = ReadExpectedDocs(generated->dir / "expected-docs.ndjson");
-  // Slow bulk responses keep every worker mid-shard long enough to be killed there.
+  // Every bulk response is slowed down, so that each worker spends a while mid-shard, where it is
+  // killed.
   auto target = rfs::testing::OpenSearchDouble::Start();
   REQUIRE(target.ok());
   rfs::testing::FaultOptions faults;
-  faults.slow = 0.3;
-  faults.slow_delay = std::chrono::milliseconds(40);
+  faults.slow = 1.0;
+  faults.slow_delay = std::chrono::milliseconds(25);
   (*target)->SetFaults(faults);
 
   MigrationRun run;
@@ -306,7 +307,14 @@ TEST_CASE("workers SIGKILLed mid-shard lose nothing: successors resume from leas
       REQUIRE(workers.back()->pid() > 0);
     }
     if (round < 4) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300 + random() % 700));
+      // Kill worker 0 a little after it has leased a shard and started writing it.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (rfs::test::ReadTextFile(run.Err(names[0])).find("\"event\":\"acquired\"") ==
+                 std::string::npos &&
+             !workers[0]->Exited() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 + random() % 200));
       if (!workers[0]->Exited()) {
         workers[0]->Kill();
         ++kills;
