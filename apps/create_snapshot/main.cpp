@@ -17,6 +17,7 @@
 
 #include "common/connection.hpp"
 #include "common/options.hpp"
+#include "common/text.hpp"
 #include <unistd.h>
 
 namespace {
@@ -48,20 +49,6 @@ constexpr const char* kUsage =
     "otherwise one JSON line per poll. Both go to stderr; a summary ends the run on stdout.\n"
     "Every option can also be set through an RFS_ environment variable, e.g. RFS_SNAPSHOT_NAME\n"
     "for --snapshot-name.\n";
-
-std::string NowIso8601() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", text, static_cast<int>(millis));
-  return out;
-}
 
 std::string HumanBytes(uint64_t bytes) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
@@ -100,7 +87,7 @@ class ProgressReporter {
       line_open_ = true;
       return;
     }
-    json::object line{{"ts", NowIso8601()},
+    json::object line{{"ts", rfs::apps::NowIso8601()},
                       {"event", "snapshot_progress"},
                       {"repository", repository_},
                       {"snapshot", snapshot_},
@@ -129,24 +116,6 @@ class ProgressReporter {
   const bool live_;
   bool line_open_ = false;
 };
-
-// Entries of a multitoken option, each possibly a comma list.
-std::vector<std::string> CommaList(const std::vector<std::string>& entries) {
-  std::vector<std::string> out;
-  for (const auto& entry : entries) {
-    size_t start = 0;
-    while (start <= entry.size()) {
-      size_t comma = entry.find(',', start);
-      if (comma == std::string::npos) comma = entry.size();
-      std::string item = entry.substr(start, comma - start);
-      item.erase(0, item.find_first_not_of(" \t"));
-      item.erase(item.find_last_not_of(" \t") + 1);
-      if (!item.empty()) out.push_back(std::move(item));
-      start = comma + 1;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -241,7 +210,7 @@ int main(int argc, char** argv) {
   rfs::reindex::SnapshotRequest request;
   request.name = snapshot_name;
   if (vm.count("index-allowlist")) {
-    request.indices = CommaList(vm["index-allowlist"].as<std::vector<std::string>>());
+    request.indices = rfs::apps::CommaList(vm["index-allowlist"].as<std::vector<std::string>>());
     for (const auto& entry : request.indices) {
       if (entry.starts_with("regex:")) {
         return usage_error(StrCat("--index-allowlist ", entry,

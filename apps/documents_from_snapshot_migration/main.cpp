@@ -27,6 +27,7 @@
 #include "common/connection.hpp"
 #include "common/options.hpp"
 #include "common/repository.hpp"
+#include "common/text.hpp"
 #include <unistd.h>
 
 namespace {
@@ -72,20 +73,6 @@ std::string DefaultWorkerId() {
                            static_cast<uint64_t>(random()) % 1000000);
 }
 
-std::string NowIso8601() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", text, static_cast<int>(millis));
-  return out;
-}
-
 double Megabytes(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 // Renders worker events: a live line on a terminal, JSON lines otherwise.
@@ -99,7 +86,7 @@ class ProgressReporter {
     if (live_) {
       RenderLive(event);
     } else {
-      json::object line{{"ts", NowIso8601()},
+      json::object line{{"ts", rfs::apps::NowIso8601()},
                         {"worker", worker_id_},
                         {"event", std::string(rfs::reindex::ToString(event.kind))}};
       if (!event.work_item.empty()) {
@@ -275,18 +262,8 @@ int main(int argc, char** argv) {
   migration.reindexer.max_bytes_per_batch =
       std::max<size_t>(1, vm["documents-size-per-bulk-request"].as<size_t>());
   if (vm.count("allowed-doc-exception-types")) {
-    for (const auto& entry : vm["allowed-doc-exception-types"].as<std::vector<std::string>>()) {
-      // Comma lists as the Java tool takes them.
-      size_t start = 0;
-      while (start <= entry.size()) {
-        size_t comma = entry.find(',', start);
-        if (comma == std::string::npos) comma = entry.size();
-        if (comma > start) {
-          migration.reindexer.allowed_exception_types.push_back(entry.substr(start, comma - start));
-        }
-        start = comma + 1;
-      }
-    }
+    migration.reindexer.allowed_exception_types =
+        rfs::apps::CommaList(vm["allowed-doc-exception-types"].as<std::vector<std::string>>());
   }
   migration.single_work_item = vm["single-work-item"].as<bool>();
   const std::string worker_id =
