@@ -49,6 +49,8 @@ std::optional<std::string> StringField(const json::object& o, std::string_view k
 
 json::object Shards() { return {{"total", 2}, {"successful", 1}, {"failed", 0}}; }
 
+}  // namespace
+
 // Flattens {"index":{"number_of_shards":1}} into {"index.number_of_shards":"1"}, the form
 // OpenSearch stores and prints with flat_settings=true.
 void FlattenSettings(const json::object& in, const std::string& prefix, json::object& out) {
@@ -82,6 +84,8 @@ json::object NestSettings(const json::object& flat) {
   }
   return out;
 }
+
+namespace {
 
 bool GlobMatch(std::string_view pattern, std::string_view text) {
   if (pattern.empty()) return text.empty();

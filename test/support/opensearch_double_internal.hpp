@@ -21,6 +21,13 @@
 
 namespace rfs::testing::internal {
 
+/// Flattens {"index":{"number_of_shards":1}} into {"index.number_of_shards":"1"} (every value a
+/// string, null removing the key), the form OpenSearch stores and prints with flat_settings.
+void FlattenSettings(const boost::json::object& in, const std::string& prefix,
+                     boost::json::object& out);
+/// The reverse: flat keys back into nested objects.
+boost::json::object NestSettings(const boost::json::object& flat);
+
 struct DoubleRequest {
   std::string method;
   /// Decoded path segments: "/idx/_doc/1" -> {"idx", "_doc", "1"}.

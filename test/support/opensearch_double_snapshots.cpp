@@ -120,37 +120,6 @@ std::optional<bool> BoolOf(const json::value& v) {
   return std::nullopt;
 }
 
-// Settings as OpenSearch keeps them: flat keys, every value a string.
-void FlattenSettings(const json::object& in, const std::string& prefix, json::object& out) {
-  for (const auto& [key, value] : in) {
-    const std::string name = prefix.empty() ? StringOf(key) : StrCat(prefix, ".", StringOf(key));
-    if (value.is_object()) {
-      FlattenSettings(value.as_object(), name, out);
-    } else if (value.is_string()) {
-      out[name] = value;
-    } else if (!value.is_null()) {
-      out[name] = json::serialize(value);
-    }
-  }
-}
-
-json::object NestSettings(const json::object& flat) {
-  json::object out;
-  for (const auto& [key, value] : flat) {
-    std::string_view name(key.data(), key.size());
-    json::object* node = &out;
-    size_t dot;
-    while ((dot = name.find('.')) != std::string_view::npos) {
-      json::value& child = (*node)[json::string_view(name.data(), dot)];
-      if (!child.is_object()) child = json::object();
-      node = &child.as_object();
-      name.remove_prefix(dot + 1);
-    }
-    (*node)[json::string_view(name.data(), name.size())] = value;
-  }
-  return out;
-}
-
 // OpenSearch's ByteSizeValue syntax: "-1", "0" or a number with a unit (b, kb, mb, gb, tb, pb).
 bool IsByteSize(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
