@@ -5,14 +5,50 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
 namespace rfs::apps {
 
 namespace po = boost::program_options;
+
+/// A whole-number option in [min, max]. Boost's own parsing of unsigned types accepts "-1" and
+/// wraps it to a huge value, so counts, sizes, shards and cursors use this type instead.
+template <typename T, uint64_t Min = 0, uint64_t Max = std::numeric_limits<T>::max()>
+struct Bounded {
+  T value{};
+  friend std::ostream& operator<<(std::ostream& out, const Bounded& b) { return out << b.value; }
+};
+
+template <typename T, uint64_t Min, uint64_t Max>
+void validate(boost::any& out, const std::vector<std::string>& values, Bounded<T, Min, Max>*, int) {
+  po::validators::check_first_occurrence(out);
+  const std::string& text = po::validators::get_single_string(values);
+  uint64_t parsed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || parsed < Min ||
+      parsed > Max) {
+    throw po::validation_error(po::validation_error::invalid_option_value, "", text);
+  }
+  out = boost::any(Bounded<T, Min, Max>{static_cast<T>(parsed)});
+}
+
+/// Option value types: counts and sizes (>= 0), shard numbers, and TCP ports (1-65535).
+using Count = Bounded<uint64_t>;
+using ShardNumber = Bounded<int, 0, 1u << 30>;
+using Port = Bounded<uint16_t, 1, 65535>;
+
+/// The value of a Bounded option with a default (or given) value.
+template <typename B>
+auto Get(const po::variables_map& vm, const char* name) {
+  return vm[name].as<B>().value;
+}
 
 /// "RFS_SNAPSHOT_LOCAL_DIR" -> "snapshot-local-dir" when that option exists, else "".
 inline std::string EnvironmentToOption(const po::options_description& options,

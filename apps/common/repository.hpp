@@ -38,7 +38,8 @@ inline absl::StatusOr<std::string> RepositoryFolder(const po::variables_map& vm)
     folder = vm[name].as<std::string>();
   }
   if (given == 0) {
-    return absl::InvalidArgumentError("--snapshot-local-dir (or --repo-uri) is required");
+    return absl::InvalidArgumentError(
+        "the snapshot repository is missing: give --snapshot-local-dir DIR (or --repo-uri URI)");
   }
   if (given > 1) {
     return absl::InvalidArgumentError(

@@ -4,8 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <iostream>
 #include <string>
 #include <vector>
+
+#include <boost/json.hpp>
+
+#include "absl/status/status.h"
+#include <unistd.h>
 
 namespace rfs::apps {
 
@@ -22,6 +28,23 @@ inline std::string NowIso8601() {
   char out[48];
   std::snprintf(out, sizeof(out), "%s.%03dZ", text, static_cast<int>(millis));
   return out;
+}
+
+/// Prints the error that ends a run on stderr and returns `exit_code`: "<program>: message" on a
+/// terminal, else one JSON line like the progress events, so log pipelines parse every line.
+inline int ReportFailure(const char* program, const absl::Status& status, int exit_code) {
+  if (isatty(STDERR_FILENO) == 1) {
+    std::cerr << program << ": " << status.message() << "\n";
+  } else {
+    boost::json::object line{{"ts", NowIso8601()},
+                             {"event", "error"},
+                             {"code", absl::StatusCodeToString(status.code())},
+                             {"exit_code", exit_code},
+                             {"message", std::string(status.message())}};
+    std::cerr << boost::json::serialize(line) << "\n";
+  }
+  std::cerr << std::flush;
+  return exit_code;
 }
 
 /// The entries of a multitoken option, each possibly a comma list (as the Java tools take them),

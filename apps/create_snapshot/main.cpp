@@ -163,8 +163,7 @@ int main(int argc, char** argv) {
     return kUsageExitCode;
   };
   auto fail = [&](const absl::Status& status) {
-    std::cerr << kProgram << ": " << status.message() << "\n";
-    return kFailureExitCode;
+    return rfs::apps::ReportFailure(kProgram, status, kFailureExitCode);
   };
   auto text = [&](const char* name) {
     return vm.count(name) ? vm[name].as<std::string>() : std::string();

@@ -59,7 +59,9 @@ constexpr const char* kUsage =
     "\n"
     "Exit codes: 0 one item done (--single-work-item), 2 the lease ran out and a successor item\n"
     "was handed on (run again), 3 no work left, 4 the remaining work is leased by other workers\n"
-    "(run again later), 5 the snapshot cannot be read, 1 other failures, 64 usage.\n"
+    "(run again later), 5 the snapshot cannot be read, 6 some documents could not be migrated\n"
+    "(rejected by the target or without _source; they are in the failed-documents folder, and\n"
+    "this code wins over 0/2/3/4), 1 other failures, 64 usage.\n"
     "\n"
     "Progress: on a terminal, a live line; otherwise one JSON line per event, on stderr. A\n"
     "summary ends the run on stdout. Every option can also be set through an RFS_ environment\n"
@@ -165,8 +167,7 @@ class ProgressReporter {
 };
 
 int Fail(const absl::Status& status, int code) {
-  std::cerr << kProgram << ": " << status.message() << "\n";
-  return code;
+  return rfs::apps::ReportFailure(kProgram, status, code);
 }
 
 }  // namespace
@@ -198,16 +199,19 @@ int main(int argc, char** argv) {
       "multi-type-behavior", po::value<std::string>()->default_value("union"),
       "for ES <= 6 indices with several mapping types: union (one index) or split "
       "(<index>_<type> per type); must match MetadataMigration's")(
-      "max-shard-size-bytes", po::value<uint64_t>()->default_value(uint64_t{80} << 30),
+      "max-shard-size-bytes", po::value<rfs::apps::Count>()->default_value({uint64_t{80} << 30}),
       "a shard whose snapshot files are larger stops the worker with an error (it is never "
       "skipped silently)")(
       "initial-lease-duration", po::value<std::string>()->default_value("PT10M"),
       "ISO-8601 lease of a work item's first attempt; each new attempt doubles it")(
-      "max-connections", po::value<size_t>()->default_value(10), "bulk requests in flight at once")(
-      "documents-per-bulk-request", po::value<size_t>()->default_value(0),
-      "documents per bulk request (0: no limit but the size)")(
-      "documents-size-per-bulk-request", po::value<size_t>()->default_value(size_t{10} << 20),
-      "bytes of documents per bulk request (a larger document travels alone)")(
+      "max-connections", po::value<rfs::apps::Count>()->default_value({10}),
+      "bulk requests in flight at once")("documents-per-bulk-request",
+                                         po::value<rfs::apps::Count>()->default_value({0}),
+                                         "documents per bulk request (0: no limit but the size)")(
+      "documents-size-per-bulk-request",
+      po::value<rfs::apps::Count>()->default_value({uint64_t{10} << 20}),
+      "bytes of documents per bulk request (0: no limit but the document count; a larger "
+      "document travels alone)")(
       "allowed-doc-exception-types", po::value<std::vector<std::string>>()->multitoken(),
       "bulk item error types that count as success, e.g. version_conflict_engine_exception")(
       "failed-documents-dir", po::value<std::string>(),
@@ -249,7 +253,7 @@ int main(int argc, char** argv) {
   auto policy = rfs::transform::ParseMultiTypePolicy(vm["multi-type-behavior"].as<std::string>());
   if (!policy.ok()) return usage_error(policy.status());
   migration.multi_type_policy = *policy;
-  migration.max_shard_size_bytes = vm["max-shard-size-bytes"].as<uint64_t>();
+  migration.max_shard_size_bytes = rfs::apps::Get<rfs::apps::Count>(vm, "max-shard-size-bytes");
   auto lease = rfs::core::ParseIsoDuration(vm["initial-lease-duration"].as<std::string>());
   if (!lease.ok()) return usage_error(lease.status());
   if (*lease <= std::chrono::nanoseconds(0)) {
@@ -257,10 +261,11 @@ int main(int argc, char** argv) {
   }
   migration.initial_lease = *lease;
   migration.reindexer.max_concurrent_batches =
-      std::max<size_t>(1, vm["max-connections"].as<size_t>());
-  migration.reindexer.max_docs_per_batch = vm["documents-per-bulk-request"].as<size_t>();
+      std::max<size_t>(1, rfs::apps::Get<rfs::apps::Count>(vm, "max-connections"));
+  migration.reindexer.max_docs_per_batch =
+      rfs::apps::Get<rfs::apps::Count>(vm, "documents-per-bulk-request");
   migration.reindexer.max_bytes_per_batch =
-      std::max<size_t>(1, vm["documents-size-per-bulk-request"].as<size_t>());
+      rfs::apps::Get<rfs::apps::Count>(vm, "documents-size-per-bulk-request");
   if (vm.count("allowed-doc-exception-types")) {
     migration.reindexer.allowed_exception_types =
         rfs::apps::CommaList(vm["allowed-doc-exception-types"].as<std::vector<std::string>>());
@@ -271,33 +276,6 @@ int main(int argc, char** argv) {
 
   ProgressReporter reporter(worker_id, isatty(STDERR_FILENO) == 1);
   migration.on_event = [&](const WorkerEvent& event) { reporter.OnEvent(event); };
-
-  // --- Snapshot ------------------------------------------------------------------------------
-  auto repository = rfs::apps::OpenRepository(*folder);
-  if (!repository.ok())
-    return Fail(repository.status(), rfs::reindex::kSnapshotReadFailureExitCode);
-  if (vm.count("source-version")) {
-    const auto* snapshot =
-        migration.snapshot_name.empty()
-            ? (*repository)->LatestSnapshot().value_or(nullptr)
-            : (*repository)->FindSnapshot(migration.snapshot_name).value_or(nullptr);
-    if (snapshot != nullptr) {
-      auto detected = (*repository)->DetectSourceVersion(*snapshot);
-      std::string given = vm["source-version"].as<std::string>();
-      if (detected.ok()) {
-        // "ES_7_10" and "ES 7.10" name the same version; compare product and major.
-        std::string normalized = given;
-        for (char& c : normalized) c = c == '_' ? ' ' : c;
-        const std::string expected_prefix = detected->ToString().substr(0, 4);
-        if (!normalized.starts_with(expected_prefix.substr(0, 3)) ||
-            normalized.find(std::to_string(detected->major)) == std::string::npos) {
-          std::cerr << kProgram << ": warning: --source-version " << given
-                    << " differs from the snapshot's " << detected->ToString()
-                    << "; reading by what the snapshot's files say\n";
-        }
-      }
-    }
-  }
 
   // --- Target and coordination ----------------------------------------------------------------
   std::unique_ptr<rfs::core::IHttpTransport> target_transport;
@@ -372,33 +350,68 @@ int main(int argc, char** argv) {
     return std::shared_ptr<rfs::reindex::IDocumentSink>(std::move(*sink));
   };
 
+  // --- Snapshot ------------------------------------------------------------------------------
+  auto repository = rfs::apps::OpenRepository(*folder);
+  if (!repository.ok())
+    return Fail(repository.status(), rfs::reindex::kSnapshotReadFailureExitCode);
+  if (vm.count("source-version")) {
+    const auto* snapshot =
+        migration.snapshot_name.empty()
+            ? (*repository)->LatestSnapshot().value_or(nullptr)
+            : (*repository)->FindSnapshot(migration.snapshot_name).value_or(nullptr);
+    if (snapshot != nullptr) {
+      auto detected = (*repository)->DetectSourceVersion(*snapshot);
+      std::string given = vm["source-version"].as<std::string>();
+      if (detected.ok()) {
+        // "ES_7_10" and "ES 7.10" name the same version; compare product and major.
+        std::string normalized = given;
+        for (char& c : normalized) c = c == '_' ? ' ' : c;
+        const std::string expected_prefix = detected->ToString().substr(0, 4);
+        if (!normalized.starts_with(expected_prefix.substr(0, 3)) ||
+            normalized.find(std::to_string(detected->major)) == std::string::npos) {
+          std::cerr << kProgram << ": warning: --source-version " << given
+                    << " differs from the snapshot's " << detected->ToString()
+                    << "; reading by what the snapshot's files say\n";
+        }
+      }
+    }
+  }
+
   // --- Run -----------------------------------------------------------------------------------
   rfs::core::SystemClock clock;
   rfs::reindex::DocumentMigrationWorker worker(**repository, *coordinator, sinks,
                                                failed_sink->get(), clock, migration);
-  auto summary = worker.Run();
+  auto result = worker.Run();
   reporter.Finish();
-  if (!summary.ok()) {
-    return Fail(summary.status(), rfs::reindex::IsSnapshotReadFailure(summary.status())
-                                      ? rfs::reindex::kSnapshotReadFailureExitCode
-                                      : kFailureExitCode);
-  }
-  const double seconds = std::chrono::duration<double>(summary->elapsed).count();
-  const uint64_t docs = summary->docs_written + summary->docs_allowed_errors;
-  const uint64_t failed = summary->docs_failed + summary->docs_without_source;
+  const rfs::reindex::WorkerSummary& summary = worker.summary();
+  const double seconds = std::chrono::duration<double>(summary.elapsed).count();
+  const uint64_t docs = summary.docs_written + summary.docs_allowed_errors;
+  const uint64_t failed = summary.docs_failed + summary.docs_without_source;
+  const std::string outcome =
+      result.ok() ? std::string(rfs::reindex::ToString(summary.outcome)) : "error";
   std::printf(
       "%s %s: %s; %llu docs, %.1f MB of _source, %llu failed docs, %.1f s, %.1f MB/s; "
       "items: %llu completed, %llu handed on, %llu lost\n",
-      kProgram, worker_id.c_str(), std::string(rfs::reindex::ToString(summary->outcome)).c_str(),
-      static_cast<unsigned long long>(docs), Megabytes(summary->source_bytes),
-      static_cast<unsigned long long>(failed), seconds,
-      seconds > 0 ? Megabytes(summary->source_bytes) / seconds : 0.0,
-      static_cast<unsigned long long>(summary->items_completed),
-      static_cast<unsigned long long>(summary->items_checkpointed),
-      static_cast<unsigned long long>(summary->items_lost));
+      kProgram, worker_id.c_str(), outcome.c_str(), static_cast<unsigned long long>(docs),
+      Megabytes(summary.source_bytes), static_cast<unsigned long long>(failed), seconds,
+      seconds > 0 ? Megabytes(summary.source_bytes) / seconds : 0.0,
+      static_cast<unsigned long long>(summary.items_completed),
+      static_cast<unsigned long long>(summary.items_checkpointed),
+      static_cast<unsigned long long>(summary.items_lost));
   if (failed > 0) {
-    std::printf("%s: %llu documents could not be migrated; see %s\n", kProgram,
-                static_cast<unsigned long long>(failed), (*failed_sink)->path().c_str());
+    std::printf(
+        "%s: %llu documents could not be migrated (%llu rejected by the target, %llu "
+        "without _source); they are in %s\n",
+        kProgram, static_cast<unsigned long long>(failed),
+        static_cast<unsigned long long>(summary.docs_failed),
+        static_cast<unsigned long long>(summary.docs_without_source),
+        (*failed_sink)->path().c_str());
   }
-  return rfs::reindex::ExitCode(summary->outcome);
+  std::fflush(stdout);
+  if (!result.ok()) {
+    return Fail(result.status(), rfs::reindex::IsSnapshotReadFailure(result.status())
+                                     ? rfs::reindex::kSnapshotReadFailureExitCode
+                                     : kFailureExitCode);
+  }
+  return rfs::reindex::ExitCode(summary);
 }

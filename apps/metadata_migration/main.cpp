@@ -178,6 +178,9 @@ int main(int argc, char** argv) {
     return Usage(rfs::core::StrCat("--target-version: ", target_version.status().message()));
   }
   migration.assumed_target_version = *target_version;
+  // The repository first: it is what every command reads.
+  auto folder = rfs::apps::RepositoryFolder(vm);
+  if (!folder.ok()) return Usage(std::string(folder.status().message()));
   const bool has_target = vm.count("target-host") > 0;
   if (!has_target && vm.count("output-dir"))
     migration.output_dir = vm["output-dir"].as<std::string>();
@@ -186,9 +189,6 @@ int main(int argc, char** argv) {
         "migrate needs a target: --target-host URL, or --output-dir DIR for the "
         "embedded default");
   }
-
-  auto folder = rfs::apps::RepositoryFolder(vm);
-  if (!folder.ok()) return Usage(std::string(folder.status().message()));
 
   std::unique_ptr<rfs::core::IHttpTransport> transport;
   std::unique_ptr<rfs::reindex::OpenSearchClient> client;

@@ -181,8 +181,8 @@ int Docs(int argc, char** argv) {
       "folder of the snapshot repository (an `fs` repository)")(
       "snapshot-name", po::value<std::string>()->required(), "snapshot to read")(
       "index", po::value<std::string>(), "only this index (default: every index)")(
-      "shard", po::value<int>(), "only this shard (default: every shard)")(
-      "from-cursor", po::value<uint64_t>()->default_value(0),
+      "shard", po::value<rfs::apps::ShardNumber>(), "only this shard (default: every shard)")(
+      "from-cursor", po::value<rfs::apps::Count>()->default_value({0}),
       "start at this shard-global document number (needs --index and --shard)");
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
@@ -192,7 +192,7 @@ int Docs(int argc, char** argv) {
   }
   po::variables_map vm;
   if (!rfs::apps::ParseOptions(argc, argv, 1, options, vm, "SnapshotInspector docs")) return 64;
-  const uint64_t from_cursor = vm["from-cursor"].as<uint64_t>();
+  const uint64_t from_cursor = rfs::apps::Get<rfs::apps::Count>(vm, "from-cursor");
   if (from_cursor > 0 && (!vm.count("index") || !vm.count("shard"))) {
     std::cerr << "SnapshotInspector docs: --from-cursor needs --index and --shard\n";
     return 64;
@@ -215,7 +215,14 @@ int Docs(int argc, char** argv) {
     }
     int first = 0;
     int last = meta->number_of_shards - 1;
-    if (vm.count("shard")) first = last = vm["shard"].as<int>();
+    if (vm.count("shard")) {
+      first = last = rfs::apps::Get<rfs::apps::ShardNumber>(vm, "shard");
+      if (first >= meta->number_of_shards) {
+        std::cerr << "SnapshotInspector docs: --shard " << first << " is out of range: index "
+                  << name << " has " << meta->number_of_shards << " shard(s)\n";
+        return 64;
+      }
+    }
     for (int shard = first; shard <= last; ++shard) {
       auto status = DumpShard(*repository, **snapshot, *meta, shard, from_cursor, totals);
       if (!status.ok()) {

@@ -33,6 +33,17 @@ absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) 
 
 }  // namespace
 
+const char* FileTypeName(unsigned mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
+  return "a special file";
+}
+
 absl::StatusOr<std::vector<uint8_t>> ReadRange(const IRandomAccessFile& file, uint64_t offset,
                                                uint64_t length) {
   if (auto status = CheckRange(file.name(), file.size(), offset, length); !status.ok()) {
@@ -54,7 +65,9 @@ absl::Status MemoryFile::ReadAt(uint64_t offset, std::span<uint8_t> out) const {
 absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path,
                                                              std::string display_name) {
   if (display_name.empty()) display_name = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; the flag
+  // changes nothing for the regular files accepted below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -64,7 +77,8 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& 
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(StrCat("not a regular file: ", path));
+    return absl::FailedPreconditionError(
+        StrCat(path, " is ", FileTypeName(st.st_mode), ", not a regular file"));
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const uint8_t* data = nullptr;

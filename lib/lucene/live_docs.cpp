@@ -460,10 +460,12 @@ absl::Status ApplySoftDeletes(const core::IDirectory& index_dir,
   auto data = FileBytes::Open(dir, data_name);
   if (!data.ok()) return core::WithContext(data.status(), context);
   ByteReader data_in = data->Reader();
+  // The whole .dvd is checksummed before one bit of it decides liveness: a damaged byte here
+  // would silently resurrect a deleted document or drop a live one.
   auto data_header = internal::ReadFileHeader(
       data_in,
       {std::span<const std::string_view>(&kDataNames[which], 1), 0, kMaxMetaVersion[which]},
-      &segment.id, segment_suffix, false);
+      &segment.id, segment_suffix, /*verify_crc=*/true);
   if (!data_header.ok()) return core::WithContext(data_header.status(), context);
   const uint64_t limit = data->bytes().size() - core::kFooterLength;
   if (dwf->offset < 0 || dwf->length < 0 || static_cast<uint64_t>(dwf->offset) > limit ||

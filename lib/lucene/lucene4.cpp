@@ -163,7 +163,6 @@ absl::Status ParseLucene4SegmentsBody(ByteReader& in, SegmentInfos& out) {
     }
     if (format >= kSegments49) {
       RFS_ASSIGN_OR_RETURN(seg.field_infos_files, ReadStringSet(in, ByteOrder::kBig, true));
-      const size_t dv_at = in.position();
       RFS_ASSIGN_OR_RETURN(int32_t num_dv, ReadBeInt(in));
       RFS_RETURN_IF_ERROR(CheckCount(in, num_dv, 8, "doc-values update field"));
       for (int32_t j = 0; j < num_dv; ++j) {

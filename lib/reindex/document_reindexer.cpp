@@ -116,7 +116,8 @@ class ReindexRun {
       const bool full_by_docs =
           options_.max_docs_per_batch != 0 && batch.docs.size() >= options_.max_docs_per_batch;
       if (!batch.docs.empty() &&
-          (full_by_docs || batch.bytes + bytes > options_.max_bytes_per_batch)) {
+          (full_by_docs || (options_.max_bytes_per_batch != 0 &&
+                            batch.bytes + bytes > options_.max_bytes_per_batch))) {
         batch.sequence = sequence++;
         Submit(std::move(batch));
         batch = Batch();

@@ -160,6 +160,11 @@ class ShardDocumentStream final : public IDocumentStream {
 
 }  // namespace
 
+int ExitCode(const WorkerSummary& summary) {
+  if (summary.docs_failed + summary.docs_without_source > 0) return kDocumentsFailedExitCode;
+  return ExitCode(summary.outcome);
+}
+
 int ExitCode(WorkerOutcome outcome) {
   switch (outcome) {
     case WorkerOutcome::kItemDone:
@@ -429,6 +434,14 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
 absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
   const auto started = clock_.Now();
   summary_ = {};
+  absl::Status status = RunLoop();
+  // The counts stand whether the run ended well or not: the caller reports them either way.
+  summary_.elapsed = clock_.Now() - started;
+  if (!status.ok()) return status;
+  return summary_;
+}
+
+absl::Status DocumentMigrationWorker::RunLoop() {
   if (options_.snapshot_name.empty()) {
     auto latest = repository_.LatestSnapshot();
     if (!latest.ok()) return TagSnapshotRead(latest.status());
@@ -482,8 +495,7 @@ absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
     summary_.outcome = WorkerOutcome::kLeaseHandoff;
     break;
   }
-  summary_.elapsed = clock_.Now() - started;
-  return summary_;
+  return absl::OkStatus();
 }
 
 }  // namespace rfs::reindex

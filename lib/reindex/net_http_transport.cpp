@@ -6,6 +6,7 @@
 // a synchronous Send gets connect and response timeouts without a watchdog thread.
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <mutex>
 #include <utility>
 #include <variant>
@@ -85,9 +86,13 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url) {
     if (colon != std::string_view::npos) port = authority.substr(colon + 1);
   }
   if (ep.host.empty()) return absl::InvalidArgumentError(StrCat("no host in endpoint ", url));
-  if (!port.empty() &&
-      (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos)) {
-    return absl::InvalidArgumentError(StrCat("bad port in endpoint ", url));
+  if (!port.empty()) {
+    int number = 0;
+    const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (error != std::errc() || end != port.data() + port.size() || number < 1 || number > 65535) {
+      return absl::InvalidArgumentError(
+          StrCat("bad port '", port, "' in endpoint ", url, " (ports are 1-65535)"));
+    }
   }
   ep.port = port.empty() ? (ep.tls ? "443" : "80") : std::string(port);
   const std::string bracketed =

@@ -5,6 +5,7 @@
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/blob_envelope.hpp"
@@ -220,28 +221,67 @@ absl::Status SnapshotRepository::LoadLegacy() {
 }
 
 absl::StatusOr<const SnapshotEntry*> SnapshotRepository::FindSnapshot(std::string_view name) const {
-  std::string known;
   for (const auto& s : snapshots_) {
     if (s.name == name) return &s;
-    known += known.empty() ? s.name : StrCat(", ", s.name);
   }
   return absl::NotFoundError(StrCat("snapshot '", name, "' not found in ", repo_->description(),
-                                    " (snapshots: ", known.empty() ? "none" : known, ")"));
+                                    " (snapshots: ", SnapshotNames(), ")"));
 }
 
 absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const {
   if (snapshots_.empty()) {
     return absl::NotFoundError(StrCat("repository ", repo_->description(), " holds no snapshot"));
   }
-  const SnapshotEntry* best = &snapshots_.back();
-  const bool have_times = std::all_of(snapshots_.begin(), snapshots_.end(),
-                                      [](const auto& s) { return s.start_time_millis > 0; });
-  if (have_times) {
-    for (const auto& s : snapshots_) {
-      if (s.start_time_millis > best->start_time_millis) best = &s;
+  if (snapshots_.size() == 1) return &snapshots_.front();
+  // The listing order says nothing: OpenSearch lists newest first, Elasticsearch oldest first.
+  // Only the snapshot's own start time decides, read from its checksummed snap-<uuid>.dat (the
+  // copy in index-N, ES 7.6+, is unchecked JSON: it must agree, so one damaged digit cannot
+  // silently pick an older snapshot).
+  const SnapshotEntry* best = nullptr;
+  int64_t best_time = 0;
+  bool tie = false;
+  for (const auto& s : snapshots_) {
+    auto info = ReadSnapshotInfo(s);
+    if (!info.ok()) {
+      return core::WithContext(
+          info.status(), StrCat("finding the newest snapshot (reading the start time of '", s.name,
+                                "'); pass --snapshot-name to choose one"));
+    }
+    const int64_t start = info->start_time;
+    if (s.start_time_millis > 0 && start > 0 && s.start_time_millis != start) {
+      return absl::DataLossError(
+          StrCat("index-", generation_, " of ", repo_->description(), " lists snapshot '", s.name,
+                 "' as started at ", s.start_time_millis, " ms but its ", SnapshotBlobName(s),
+                 " says ", start, " ms; pass --snapshot-name to choose a snapshot"));
+    }
+    if (start <= 0) {
+      return absl::FailedPreconditionError(
+          StrCat("snapshot '", s.name, "' in ", repo_->description(),
+                 " records no start time, so the newest snapshot is unknown: pass "
+                 "--snapshot-name (snapshots: ",
+                 SnapshotNames(), ")"));
+    }
+    if (best == nullptr || start > best_time) {
+      best = &s;
+      best_time = start;
+      tie = false;
+    } else if (start == best_time) {
+      tie = true;
     }
   }
+  if (tie) {
+    return absl::FailedPreconditionError(StrCat(
+        "several snapshots in ", repo_->description(), " started at ", best_time,
+        " ms, so the newest is ambiguous: pass --snapshot-name (snapshots: ", SnapshotNames(),
+        ")"));
+  }
   return best;
+}
+
+std::string SnapshotRepository::SnapshotNames() const {
+  std::string names;
+  for (const auto& s : snapshots_) names += names.empty() ? s.name : StrCat(", ", s.name);
+  return names.empty() ? "none" : names;
 }
 
 std::vector<std::string> SnapshotRepository::IndicesIn(const SnapshotEntry& snapshot) const {

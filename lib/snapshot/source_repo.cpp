@@ -92,8 +92,16 @@ absl::StatusOr<uint64_t> FileSystemRepo::BlobSize(std::string_view path) const {
   auto resolved = Resolve(path);
   if (!resolved.ok()) return resolved.status();
   std::error_code ec;
+  const auto status = fs::status(*resolved, ec);
+  if (ec || !fs::exists(status)) {
+    return absl::NotFoundError(StrCat("blob ", path, " not found in repository ", root_));
+  }
+  if (!fs::is_regular_file(status)) {
+    return absl::FailedPreconditionError(
+        StrCat("blob ", path, " in repository ", root_, " is not a regular file"));
+  }
   const auto size = fs::file_size(*resolved, ec);
-  if (ec) return absl::NotFoundError(StrCat("blob ", path, " not found in repository ", root_));
+  if (ec) return absl::UnavailableError(StrCat("cannot size blob ", path, ": ", ec.message()));
   return size;
 }
 

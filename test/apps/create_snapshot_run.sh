@@ -90,7 +90,8 @@ case "$scenario" in
     start_double --snapshot-polls 2 --snapshot-final-state FAILED
     run_tool 1 --snapshot-name doomed --source-host "$endpoint" --file-system-repo-path /mnt/x \
       --index-allowlist orders --poll-interval PT0.05S
-    expect err 'CreateSnapshot: snapshot \[migration_assistant_repo:doomed\] ended FAILED: 1 of 1 shards failed'
+    # stderr is not a terminal: the final error is a JSON event like the progress lines.
+    expect err '^\{"ts":"[^"]+","event":"error","code":"FAILED_PRECONDITION","exit_code":1,"message":"snapshot \[migration_assistant_repo:doomed\] ended FAILED: 1 of 1 shards failed'
     expect err '\[orders\]\[0\] IndexShardSnapshotFailedException'
     ;;
   partial)

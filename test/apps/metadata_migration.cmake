@@ -26,6 +26,18 @@ add_test(NAME apps:metadata-usage-errors
 set_tests_properties(apps:metadata-usage-errors PROPERTIES
   PASS_REGULAR_EXPRESSION "codes 64 64 64 64 64")
 
+# migrate without any repository option names the missing repository first (exit 64).
+add_test(NAME apps:metadata-migrate-no-repository
+  COMMAND sh -c "'${metadata_tool}' migrate --target-host http://127.0.0.1:9; echo \"exit $?\"")
+set_tests_properties(apps:metadata-migrate-no-repository PROPERTIES
+  PASS_REGULAR_EXPRESSION "the snapshot repository is missing.*exit 64")
+
+# Without --snapshot-name, the newest snapshot (OpenSearch lists it first).
+rfs_add_metadata_cli_test(metadata-newest-snapshot-os2
+  "evaluate\\) of snapshot snapshot_v2 "
+  snapshot-matrix-es1-es9-os1-os3/os2_nocomp
+  "\"$TOOL\" evaluate --snapshot-local-dir \"$REPO\"")
+
 add_test(NAME apps:metadata-missing-repository
   COMMAND sh -c "'${metadata_tool}' evaluate --snapshot-local-dir '${CMAKE_CURRENT_BINARY_DIR}/no-such-repo'; echo \"exit $?\"")
 set_tests_properties(apps:metadata-missing-repository PROPERTIES

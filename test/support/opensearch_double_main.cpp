@@ -47,7 +47,12 @@ int main(int argc, char** argv) {
     }
     const std::string value = argv[++i];
     if (arg == "--port") {
-      options.port = static_cast<uint16_t>(std::atoi(value.c_str()));
+      const int port = std::atoi(value.c_str());
+      if (port < 0 || port > 65535 || value.find_first_not_of("0123456789") != std::string::npos) {
+        std::fprintf(stderr, "opensearch-double: --port must be 0-65535 (0: any free port)\n");
+        return 2;
+      }
+      options.port = static_cast<uint16_t>(port);
     } else if (arg == "--version") {
       options.version = value;
     } else if (arg == "--distribution") {

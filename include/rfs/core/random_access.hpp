@@ -63,8 +63,12 @@ class MemoryFile final : public IRandomAccessFile {
   std::vector<uint8_t> bytes_;
 };
 
+/// "a FIFO", "a directory", ... for a stat() st_mode, for messages.
+const char* FileTypeName(unsigned mode);
+
 /// A read-only memory-mapped local file. Open() fails with NotFound when the
-/// file is missing.
+/// file is missing and with FailedPrecondition when it is not a regular file
+/// (a FIFO, socket or device is refused without blocking).
 class MappedFile final : public IRandomAccessFile {
  public:
   static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path,

@@ -50,7 +50,8 @@ struct RetryOptions {
 struct DocumentReindexerOptions {
   /// Documents per bulk request; 0 means unbounded (only the byte limit applies).
   size_t max_docs_per_batch = 0;
-  /// Bytes of bulk body per request.
+  /// Bytes of bulk body per request; 0 means unbounded (only the document limit applies). A
+  /// document larger than the limit travels alone.
   size_t max_bytes_per_batch = size_t{10} << 20;
   /// Bulk requests in flight (`--max-connections`).
   size_t max_concurrent_batches = 10;

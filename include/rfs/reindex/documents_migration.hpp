@@ -61,6 +61,10 @@ std::string_view ToString(WorkerOutcome outcome);
 
 /// Process exit code for a snapshot that cannot be read (missing or corrupt blobs).
 inline constexpr int kSnapshotReadFailureExitCode = 5;
+/// Process exit code of a run in which documents could not be migrated (rejected by the target
+/// for good, or without any stored source): they are in the failed-documents sink. It takes
+/// precedence over the WorkerOutcome codes, so no run with lost documents reads as "all done".
+inline constexpr int kDocumentsFailedExitCode = 6;
 
 /// True when `status` came from reading the snapshot (repository, metadata or Lucene files)
 /// rather than from the target or the coordination store.
@@ -135,6 +139,10 @@ struct WorkerSummary {
   std::chrono::nanoseconds elapsed{0};
 };
 
+/// The process exit code of a finished run: kDocumentsFailedExitCode when any document could
+/// not be migrated, else ExitCode(outcome).
+int ExitCode(const WorkerSummary& summary);
+
 class DocumentMigrationWorker {
  public:
   /// Everything passed by reference must outlive Run. `failed_sink` may be null (failures are
@@ -148,9 +156,12 @@ class DocumentMigrationWorker {
   /// (IsSnapshotReadFailure), a shard over the size limit (FailedPrecondition), target or store
   /// failures that retries did not fix.
   absl::StatusOr<WorkerSummary> Run();
+  /// The counts so far; after a failed Run, those of the work done before the error.
+  const WorkerSummary& summary() const { return summary_; }
 
  private:
   struct ItemResult;
+  absl::Status RunLoop();
   absl::Status SetupShards();
   absl::StatusOr<ItemResult> MigrateItem(const coordination::Lease& lease);
   void Emit(WorkerEvent event) const;

@@ -46,7 +46,9 @@ class SnapshotRepository {
 
   /// The snapshot with this name; NotFound listing the names present otherwise.
   absl::StatusOr<const SnapshotEntry*> FindSnapshot(std::string_view name) const;
-  /// The newest snapshot (by start time when known, else the last listed).
+  /// The newest snapshot by its start time (from the repository index, else from its
+  /// SnapshotInfo blob). FailedPrecondition, asking for a snapshot name, when two snapshots
+  /// started at the same millisecond or one records no start time; never a guess by order.
   absl::StatusOr<const SnapshotEntry*> LatestSnapshot() const;
   /// Names of the indices in `snapshot`, sorted.
   std::vector<std::string> IndicesIn(const SnapshotEntry& snapshot) const;
@@ -78,6 +80,7 @@ class SnapshotRepository {
   absl::Status LoadModern();
   absl::Status LoadLegacy();
   std::string SnapshotBlobName(const SnapshotEntry& snapshot) const;
+  std::string SnapshotNames() const;
   std::string GlobalMetadataBlobName(const SnapshotEntry& snapshot) const;
   absl::StatusOr<std::string> IndexMetadataBlobName(const SnapshotEntry& snapshot,
                                                     const IndexEntry& index) const;

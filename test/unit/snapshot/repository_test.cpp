@@ -86,6 +86,12 @@ TEST_CASE("snapshot matrix: every layout from ES 1.x to OpenSearch 3.x", "[snaps
         CHECK(s.state == "SUCCESS");
       }
       CHECK(names == std::set<std::string>{"snapshot_v1", "snapshot_v2"});
+      // The newest snapshot by start time, whatever order the layout lists them in (OpenSearch
+      // lists newest first and keeps start times only in snap-<uuid>.dat).
+      auto latest = repository->LatestSnapshot();
+      INFO(latest.status().ToString());
+      REQUIRE(latest.ok());
+      CHECK((*latest)->name == "snapshot_v2");
       for (const char* name : {"snapshot_v1", "snapshot_v2"}) {
         auto snapshot = repository->FindSnapshot(name);
         REQUIRE(snapshot.ok());
@@ -111,6 +117,106 @@ TEST_CASE("snapshot matrix: every layout from ES 1.x to OpenSearch 3.x", "[snaps
       }
     }
   }
+}
+
+TEST_CASE("the newest snapshot is chosen by start time, never guessed", "[snapshot][corpus]") {
+  auto root = rfs::test::CorpusRoot("newest snapshot");
+  if (!root) return;
+  SECTION("ES_7_10_Double lists no start times in index-N: snap-*.dat decides") {
+    auto repository = OpenRepository(*root / "es-snapshots/ES_7_10_Double");
+    auto latest = repository->LatestSnapshot();
+    REQUIRE(latest.ok());
+    auto first =
+        repository->ReadSnapshotInfo(*repository->FindSnapshot("global_state_snapshot").value());
+    auto second =
+        repository->ReadSnapshotInfo(*repository->FindSnapshot("global_state_snapshot_2").value());
+    REQUIRE(first.ok());
+    REQUIRE(second.ok());
+    CHECK(second->start_time > first->start_time);
+    CHECK((*latest)->name == "global_state_snapshot_2");
+  }
+  // A copy of the ES 7.17 repository whose index-N is edited: wrong or missing start times.
+  const fs::path copy = fs::temp_directory_path() / ("rfs-latest-" + std::to_string(::getpid()));
+  fs::remove_all(copy);
+  fs::copy(*root / "snapshot-matrix-es1-es9-os1-os3/es7_nocomp", copy, fs::copy_options::recursive);
+  for (auto& entry : fs::recursive_directory_iterator(copy)) {
+    fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
+  }
+  std::string index_n;
+  {
+    std::ifstream in(copy / "index-1", std::ios::binary);
+    index_n.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write_index = [&](const std::string& text) {
+    std::ofstream(copy / "index-1", std::ios::binary | std::ios::trunc) << text;
+  };
+  auto without_start_times = [](std::string text) {
+    const std::string key = "\"start_time_millis\":";
+    for (size_t at; (at = text.find(key)) != std::string::npos;) {
+      text.replace(at, key.size(), "\"start_time_ignored\":");
+    }
+    return text;
+  };
+  SECTION("an index-N start time that disagrees with snap-*.dat is DataLoss, not a choice") {
+    // snapshot_v2 is listed first; give snapshot_v1 a later start time in index-N only.
+    const size_t v1 = index_n.find("\"name\":\"snapshot_v1\"");
+    const size_t t1 = index_n.find("\"start_time_millis\":", v1);
+    REQUIRE(t1 != std::string::npos);
+    const size_t digits = t1 + std::string("\"start_time_millis\":").size();
+    index_n[digits] = '9';
+    write_index(index_n);
+    auto repository = OpenRepository(copy);
+    auto latest = repository->LatestSnapshot();
+    REQUIRE_FALSE(latest.ok());
+    CHECK(absl::IsDataLoss(latest.status()));
+    CHECK(std::string(latest.status().message()).find("snapshot_v1") != std::string::npos);
+    CHECK(std::string(latest.status().message()).find("--snapshot-name") != std::string::npos);
+  }
+  SECTION("without start times the snapshots' own SnapshotInfo decides") {
+    write_index(without_start_times(index_n));
+    auto repository = OpenRepository(copy);
+    for (const auto& s : repository->snapshots()) CHECK(s.start_time_millis == 0);
+    auto latest = repository->LatestSnapshot();
+    INFO(latest.status().ToString());
+    REQUIRE(latest.ok());
+    CHECK((*latest)->name == "snapshot_v2");
+  }
+  SECTION("an unreadable SnapshotInfo is an error, not a guess") {
+    write_index(without_start_times(index_n));
+    fs::remove(copy / "snap-SvWHOYyhRc-yCEo4OND5_g.dat");
+    auto repository = OpenRepository(copy);
+    auto latest = repository->LatestSnapshot();
+    REQUIRE_FALSE(latest.ok());
+    CHECK(std::string(latest.status().message()).find("--snapshot-name") != std::string::npos);
+  }
+  fs::remove_all(copy);
+}
+
+TEST_CASE("snapshots that started at the same millisecond are an error, not a guess",
+          "[snapshot]") {
+  // An ES 1.x-style repository: plain JSON blobs, start times only in each SnapshotInfo.
+  const fs::path dir = fs::temp_directory_path() / ("rfs-tie-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "index") << R"({"snapshots":["first","second"]})";
+  for (const char* name : {"first", "second"}) {
+    std::ofstream(dir / (std::string("snapshot-") + name))
+        << R"({"snapshot":{"name":")" << name
+        << R"(","version_id":1070699,"indices":[],"state":"SUCCESS","start_time":1700000000000,)"
+        << R"("end_time":1700000000100,"total_shards":0,"successful_shards":0,"failures":[]}})";
+  }
+  auto repository = OpenRepository(dir);
+  REQUIRE(repository->snapshots().size() == 2);
+  auto latest = repository->LatestSnapshot();
+  REQUIRE_FALSE(latest.ok());
+  CHECK(absl::IsFailedPrecondition(latest.status()));
+  CHECK(std::string(latest.status().message()).find("--snapshot-name") != std::string::npos);
+  CHECK(std::string(latest.status().message()).find("first, second") != std::string::npos);
+  // One snapshot needs no time to be the newest.
+  std::ofstream(dir / "index", std::ios::trunc) << R"({"snapshots":["first"]})";
+  auto single = OpenRepository(dir);
+  CHECK(single->LatestSnapshot().ok());
+  fs::remove_all(dir);
 }
 
 TEST_CASE("OpenSearch 3 hashed shard paths resolve through snapshot_shard_paths",

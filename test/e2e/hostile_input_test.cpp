@@ -1,0 +1,225 @@
+// No silent wrong results from DocumentsFromSnapshotMigration: the newest snapshot without
+// --snapshot-name, repositories holding FIFOs (a clear error, exit 5, no hang), bad numbers
+// (usage errors, exit 64), "0 = no limit" batch options, and documents rejected by the target
+// (their own exit code, the count and where they are, on stdout).
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "support/corpus.hpp"
+#include "support/generated_repo.hpp"
+#include "support/opensearch_double.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+#include <sys/stat.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+constexpr int kNoWorkLeft = 3;
+constexpr int kSnapshotUnreadable = 5;
+constexpr int kDocumentsFailed = 6;
+constexpr int kUsage = 64;
+
+struct Tool {
+  rfs::test::TempDir dir{"rfs-hostile"};
+  int runs = 0;
+  std::string out, err;
+
+  // Runs the tool; fails the test if it has not exited after `limit` (a hang).
+  int Run(std::vector<std::string> args, std::chrono::seconds limit = std::chrono::seconds(60)) {
+    args.insert(args.begin(), RFS_DOCUMENTS_TOOL);
+    const std::string name = "run" + std::to_string(++runs);
+    rfs::test::ChildProcess child(args, dir.File(name + ".out"), dir.File(name + ".err"));
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!child.Exited()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        child.Kill();
+        child.Wait();
+        FAIL("the tool did not exit within " << limit.count() << " s (hang)");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    out = rfs::test::ReadTextFile(dir.File(name + ".out"));
+    err = rfs::test::ReadTextFile(dir.File(name + ".err"));
+    return child.Wait();
+  }
+};
+
+// The `_id`s of every NDJSON bulk file under `folder` (action lines only).
+std::multiset<std::string> OutputIds(const fs::path& folder, size_t* files = nullptr) {
+  std::multiset<std::string> ids;
+  size_t count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    if (entry.path().extension() != ".ndjson") continue;
+    if (entry.path().string().find("/.rfs/") != std::string::npos) continue;
+    ++count;
+    std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
+    std::string line;
+    bool action = true;
+    while (std::getline(lines, line)) {
+      if (line.empty()) continue;
+      if (action) {
+        const auto value = json::parse(line);
+        ids.insert(std::string(value.as_object().begin()->value().at("_id").as_string()));
+      }
+      action = !action;
+    }
+  }
+  if (files != nullptr) *files = count;
+  return ids;
+}
+
+fs::path WritableCopy(const fs::path& from, const fs::path& to) {
+  fs::copy(from, to, fs::copy_options::recursive);
+  for (auto& entry : fs::recursive_directory_iterator(to)) {
+    fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
+  }
+  return to;
+}
+
+}  // namespace
+
+TEST_CASE("without --snapshot-name the newest snapshot is migrated, whatever the listing order",
+          "[e2e][corpus][cli]") {
+  auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3");
+  if (!root) return;
+  // OpenSearch lists its snapshots newest first, Elasticsearch oldest first.
+  for (const char* repo : {"os1_nocomp", "os2_nocomp", "os3_nocomp", "es2_nocomp", "es7_nocomp"}) {
+    SECTION(repo) {
+      Tool tool;
+      const std::string out = tool.dir.File("out");
+      const int code =
+          tool.Run({"--snapshot-local-dir", (*root / repo).string(), "--output-dir", out});
+      INFO(tool.out << tool.err);
+      REQUIRE(code == kNoWorkLeft);
+      // snapshot_v2 holds documents 1 and 2; snapshot_v1 only 1.
+      CHECK(OutputIds(out) == std::multiset<std::string>{"1", "2"});
+    }
+  }
+}
+
+TEST_CASE("a repository holding FIFOs: a clear error and exit 5, never a hang",
+          "[e2e][corpus][cli]") {
+  auto source = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3/es7_nocomp");
+  if (!source) return;
+  Tool tool;
+  SECTION("a FIFO in place of a shard's data blob") {
+    const fs::path repo = WritableCopy(*source, tool.dir.path() / "repo");
+    size_t replaced = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(repo)) {
+      if (entry.path().filename().string().starts_with("__") && replaced == 0) {
+        const fs::path blob = entry.path();
+        fs::remove(blob);
+        REQUIRE(::mkfifo(blob.c_str(), 0644) == 0);
+        ++replaced;
+      }
+    }
+    REQUIRE(replaced == 1);
+    const int code = tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir",
+                               tool.dir.File("out"), "--snapshot-name", "snapshot_v2"});
+    INFO(tool.out << tool.err);
+    CHECK(code == kSnapshotUnreadable);
+    CHECK(tool.err.find("a FIFO, not a regular file") != std::string::npos);
+  }
+  SECTION("a FIFO as the repository index") {
+    const fs::path repo = WritableCopy(*source, tool.dir.path() / "repo");
+    fs::remove(repo / "index-1");
+    REQUIRE(::mkfifo((repo / "index-1").c_str(), 0644) == 0);
+    const int code =
+        tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir", tool.dir.File("out")});
+    INFO(tool.out << tool.err);
+    CHECK(code == kSnapshotUnreadable);
+    CHECK(tool.err.find("index-1") != std::string::npos);
+    CHECK(tool.err.find("FIFO") != std::string::npos);
+  }
+}
+
+TEST_CASE("bad numbers are usage errors", "[e2e][cli]") {
+  Tool tool;
+  const std::string repo = tool.dir.File("repo");
+  fs::create_directories(repo);
+  const std::vector<std::vector<std::string>> bad = {
+      {"--documents-per-bulk-request", "-1"}, {"--documents-size-per-bulk-request", "-5"},
+      {"--max-connections", "ten"},           {"--max-shard-size-bytes", "1e9"},
+      {"--documents-per-bulk-request", ""},
+  };
+  for (const auto& extra : bad) {
+    std::vector<std::string> args = {"--snapshot-local-dir", repo, "--output-dir",
+                                     tool.dir.File("out")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    INFO(extra[0] << " " << extra[1]);
+    CHECK(tool.Run(args) == kUsage);
+    CHECK(tool.err.find(extra[0]) != std::string::npos);
+  }
+  for (const char* host : {"http://127.0.0.1:0", "http://127.0.0.1:65536", "http://127.0.0.1:-1",
+                           "http://127.0.0.1:99999"}) {
+    INFO(host);
+    CHECK(tool.Run({"--snapshot-local-dir", repo, "--target-host", host}) == kUsage);
+    CHECK(tool.err.find("port") != std::string::npos);
+  }
+}
+
+TEST_CASE("0 means no limit for both batch limits", "[e2e][generated][cli]") {
+  auto generated = rfs::test::Generate("--shards 2 --docs 60 --seed 124");
+  REQUIRE(generated.has_value());
+  Tool tool;
+  const std::string out = tool.dir.File("out");
+  const int code =
+      tool.Run({"--snapshot-local-dir", generated->repo().string(), "--output-dir", out,
+                "--documents-per-bulk-request", "0", "--documents-size-per-bulk-request", "0"});
+  INFO(tool.out << tool.err);
+  REQUIRE(code == kNoWorkLeft);
+  size_t files = 0;
+  const auto ids = OutputIds(out, &files);
+  CHECK(ids.size() == 60);
+  CHECK(files == 2);  // one bulk per shard, not one per document
+}
+
+TEST_CASE("documents rejected by the target end the run with their own exit code",
+          "[e2e][corpus][cli]") {
+  auto repo = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3/os2_nocomp");
+  if (!repo) return;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  // A strict mapping without the documents' only field: every document is rejected for good.
+  REQUIRE((*target)
+              ->CreateIndex(
+                  "simple_index",
+                  R"({"mappings":{"dynamic":"strict","properties":{"other":{"type":"keyword"}}}})")
+              .ok());
+  Tool tool;
+  const std::string failed_dir = tool.dir.File("failed");
+  const int code =
+      tool.Run({"--snapshot-local-dir", repo->string(), "--target-host", (*target)->endpoint(),
+                "--coordinator-db", tool.dir.File("coordination.sqlite"), "--failed-documents-dir",
+                failed_dir});
+  INFO(tool.out << tool.err);
+  CHECK(code == kDocumentsFailed);
+  CHECK(tool.out.find("2 failed docs") != std::string::npos);
+  CHECK(tool.out.find("2 documents could not be migrated") != std::string::npos);
+  CHECK(tool.out.find(failed_dir) != std::string::npos);
+  CHECK((*target)->DocumentCount("simple_index") == 0);
+  // The run's final error line is JSON when stderr is not a terminal: a missing repository.
+  const int missing = tool.Run(
+      {"--snapshot-local-dir", tool.dir.File("nope"), "--output-dir", tool.dir.File("out")});
+  CHECK(missing == kSnapshotUnreadable);
+  std::istringstream lines(tool.err);
+  std::string last;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) last = line;
+  }
+  INFO(last);
+  auto parsed = json::parse(last);
+  CHECK(parsed.at("event").as_string() == "error");
+  CHECK(parsed.at("exit_code").as_int64() == kSnapshotUnreadable);
+  CHECK(std::string(parsed.at("message").as_string()).find("not found") != std::string::npos);
+}
