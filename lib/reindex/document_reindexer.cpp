@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/reindex/bulk_format.hpp"
 
@@ -175,12 +176,46 @@ class ReindexRun {
     }
   }
 
-  // Drives one batch to completion: every document written, allowed or recorded as failed.
+  // Drives one batch to completion: every document written, allowed or recorded as failed. A
+  // request the target refuses as too large (413, OutOfRange from the sink) is split in halves
+  // until it fits; a single document that still does not fit is a failed document.
   absl::Status WriteBatch(const Batch& batch, std::mt19937_64& rng, BatchCounts& counts) {
-    std::vector<const SourceDocument*> pending;
-    pending.reserve(batch.docs.size());
-    for (const auto& doc : batch.docs) pending.push_back(&doc);
+    std::vector<std::vector<const SourceDocument*>> groups(1);
+    groups.front().reserve(batch.docs.size());
+    for (const auto& doc : batch.docs) groups.front().push_back(&doc);
     std::vector<FailedDocument> permanent;
+    while (!groups.empty()) {
+      std::vector<const SourceDocument*> pending = std::move(groups.back());
+      groups.pop_back();
+      absl::Status status = WriteGroup(pending, rng, counts, permanent);
+      if (!absl::IsOutOfRange(status)) {
+        RFS_RETURN_IF_ERROR(status);
+        continue;
+      }
+      if (pending.size() == 1) {
+        permanent.push_back(MakeFailedDocument(
+            *pending.front(),
+            ItemFailure{0, 413, "request_entity_too_large", std::string(status.message())}));
+        continue;
+      }
+      const auto middle = pending.begin() + static_cast<std::ptrdiff_t>(pending.size() / 2);
+      groups.emplace_back(middle, pending.end());
+      groups.emplace_back(pending.begin(), middle);
+    }
+    if (!permanent.empty()) {
+      counts.failed += permanent.size();
+      if (failed_sink_ != nullptr) {
+        absl::Status recorded = failed_sink_->Record(permanent);
+        if (!recorded.ok()) return core::WithContext(recorded, "recording failed documents");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Writes `pending` with retries. On OutOfRange (the request is too large) `pending` holds the
+  // documents not yet written.
+  absl::Status WriteGroup(std::vector<const SourceDocument*>& pending, std::mt19937_64& rng,
+                          BatchCounts& counts, std::vector<FailedDocument>& permanent) {
     for (int attempt = 1; !pending.empty(); ++attempt) {
       if (attempt > 1) {
         if (stopped()) return absl::AbortedError("reindex stopped");
@@ -189,6 +224,7 @@ class ReindexRun {
       auto failures = sink_.Write(pending);
       if (!failures.ok()) {
         const absl::Status& s = failures.status();
+        if (absl::IsOutOfRange(s)) return s;
         if (!core::IsRetryable(s) || attempt >= options_.retry.max_attempts) {
           return core::WithContext(
               s, StrCat("batch of ", pending.size(), " documents (cursors ",
@@ -228,13 +264,6 @@ class ReindexRun {
         Backoff(attempt, rng);
       }
       pending = std::move(retry);
-    }
-    if (!permanent.empty()) {
-      counts.failed += permanent.size();
-      if (failed_sink_ != nullptr) {
-        absl::Status recorded = failed_sink_->Record(permanent);
-        if (!recorded.ok()) return core::WithContext(recorded, "recording failed documents");
-      }
     }
     return absl::OkStatus();
   }

@@ -180,7 +180,12 @@ absl::Status StatusFromResponse(const core::HttpResponse& response, std::string_
   if (status == 403) return absl::PermissionDeniedError(message);
   if (status == 404) return absl::NotFoundError(message);
   if (status == 408) return absl::DeadlineExceededError(message);
-  return absl::FailedPreconditionError(message);
+  // A whole request refused as too large: the caller splits it (never "lease lost").
+  if (status == 413) return absl::OutOfRangeError(message);
+  if (status == 409) return absl::AlreadyExistsError(message);
+  // Any other status is a request the target will not take as sent: not retryable, and never
+  // FailedPrecondition/Aborted, which callers read as a lost lease.
+  return absl::InvalidArgumentError(message);
 }
 
 std::string EncodePathSegment(std::string_view segment) {

@@ -6,7 +6,9 @@
 // exists, a version conflict, a missing document); everything else maps to a Status by what the
 // caller should do next: 429 -> ResourceExhausted, 5xx and transport failures -> Unavailable /
 // DeadlineExceeded (retry), 400 -> InvalidArgument, 401 -> Unauthenticated, 403 ->
-// PermissionDenied, 404 -> NotFound, other 4xx -> FailedPrecondition. Messages carry the
+// PermissionDenied, 404 -> NotFound, 408 -> DeadlineExceeded, 409 -> AlreadyExists, 413 ->
+// OutOfRange (the request is too large: split it), other 4xx -> InvalidArgument. Never
+// FailedPrecondition or Aborted, which the worker reads as a lost lease. Messages carry the
 // endpoint, the request line and OpenSearch's error type and reason, never credentials.
 // Requests are never retried here: DocumentReindexer and the apps retry.
 //

@@ -1,5 +1,6 @@
 #include "rfs/reindex/document_reindexer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/reindex/http_transport.hpp"
 #include "rfs/reindex/opensearch_client.hpp"
 
@@ -216,6 +218,55 @@ TEST_CASE("reindexer records permanent failures and counts allowed ones", "[rein
   CHECK(f.error_type == "mapper_parsing_exception");
   CHECK(f.action == R"({"index":{"_index":"target","_id":"d2","routing":"r7"}})");
   CHECK(f.source.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a request too large for the target is split; a lone oversized document fails alone",
+          "[reindex][reindexer]") {
+  core::FakeClock clock;
+  // The target takes at most 3 documents per request and never document "d5".
+  ScriptedSink sink([](int, auto docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+    const bool has_huge = std::any_of(docs.begin(), docs.end(),
+                                      [](const SourceDocument* d) { return d->id == "d5"; });
+    if (docs.size() > 3 || has_huge) {
+      return absl::OutOfRangeError("POST /_bulk: HTTP 413 request entity too large");
+    }
+    return std::vector<ItemFailure>();
+  });
+  RecordingFailedSink failed;
+  DocumentReindexer reindexer(sink, &failed, clock,
+                              {.max_docs_per_batch = 10, .max_concurrent_batches = 1});
+  VectorDocumentStream docs(MakeDocs(10));
+  auto summary = reindexer.Reindex(docs);
+  INFO(summary.status().ToString());
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 9);
+  CHECK(summary->docs_failed == 1);
+  REQUIRE(failed.records.size() == 1);
+  CHECK(failed.records[0].id == "d5");
+  CHECK(failed.records[0].status == 413);
+  CHECK(failed.records[0].reason.find("too large") != std::string::npos);
+  const auto written = sink.written();
+  CHECK(written.size() == 9);
+  for (const auto& [id, times] : written) CHECK(times == 1);
+  for (size_t size : sink.batch_sizes()) CHECK(size <= 10);
+}
+
+TEST_CASE("a whole-request 409 fails the batch with a clear error, not a lost lease",
+          "[reindex][reindexer]") {
+  core::FakeClock clock;
+  ScriptedSink sink([](int, auto) -> absl::StatusOr<std::vector<ItemFailure>> {
+    core::HttpResponse response;
+    response.status = 409;
+    response.body = R"({"error":{"type":"some_conflict","reason":"no"},"status":409})";
+    return StatusFromResponse(response, "POST /_bulk");
+  });
+  DocumentReindexer reindexer(sink, nullptr, clock, {.max_concurrent_batches = 1});
+  VectorDocumentStream docs(MakeDocs(3));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE_FALSE(summary.ok());
+  CHECK_FALSE(coordination::IsLeaseLost(summary.status()));
+  CHECK(summary.status().message().find("HTTP 409 some_conflict") != std::string::npos);
+  CHECK(sink.calls() == 1);
 }
 
 TEST_CASE("reindexer fails the shard when retries run out", "[reindex][reindexer]") {

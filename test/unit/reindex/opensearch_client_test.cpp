@@ -100,7 +100,16 @@ TEST_CASE("StatusFromResponse maps HTTP codes by what the caller does next", "[r
   CHECK(absl::IsUnauthenticated(status_of(401)));
   CHECK(absl::IsPermissionDenied(status_of(403)));
   CHECK(absl::IsNotFound(status_of(404)));
-  CHECK(absl::IsFailedPrecondition(status_of(409)));
+  // Whole-request 409 and 413 are never read as a lost lease (FailedPrecondition/Aborted).
+  CHECK(absl::IsAlreadyExists(status_of(409)));
+  CHECK(absl::IsOutOfRange(status_of(413)));
+  CHECK(absl::IsInvalidArgument(status_of(422)));
+  CHECK(absl::IsDeadlineExceeded(status_of(408)));
+  for (int code : {409, 413, 405, 406, 415, 422, 451}) {
+    INFO(code);
+    CHECK_FALSE(absl::IsFailedPrecondition(status_of(code)));
+    CHECK_FALSE(absl::IsAborted(status_of(code)));
+  }
   CHECK(status_of(400).message() == "GET /x: HTTP 400 some_exception: why");
 }
 
