@@ -24,6 +24,14 @@ function(rfs_add_layer layer)
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${layer} OUTPUT_NAME rfs_${layer})
   add_library(rfs::${layer} ALIAS ${target})
   set_property(GLOBAL APPEND PROPERTY RFS_LAYER_TARGETS ${target})
+  # The declared layer graph, checked against the #includes by the layers:check test.
+  set(deps "")
+  foreach(dep IN LISTS ARG_DEPENDS)
+    string(REGEX REPLACE "^rfs::" "" dep "${dep}")
+    list(APPEND deps ${dep})
+  endforeach()
+  list(JOIN deps "," deps)
+  set_property(GLOBAL APPEND PROPERTY RFS_LAYER_GRAPH "${layer}=${deps}")
 endfunction()
 
 # rfs_add_test(<name> SOURCES ... LIBS ...): one Catch2 executable, its cases discovered by ctest.
