@@ -1,8 +1,9 @@
 // SnapshotInspector: look inside a snapshot repository without a cluster.
 //
-//   SnapshotInspector info --snapshot-local-dir DIR [--snapshot-name NAME] [--json]
-//   SnapshotInspector docs --snapshot-local-dir DIR --snapshot-name NAME [--index I] [--shard N]
+//   SnapshotInspector info REPOSITORY [--snapshot-name NAME] [--json]
+//   SnapshotInspector docs REPOSITORY --snapshot-name NAME [--index I] [--shard N]
 //                          [--from-cursor C]
+// where REPOSITORY is --snapshot-local-dir DIR, --file-system-repo-path DIR or --repo-uri URI.
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "common/options.hpp"
+#include "common/repository.hpp"
 
 namespace {
 
@@ -40,27 +42,31 @@ constexpr const char* kUsage =
     "Every option can also be set with an RFS_ environment variable, e.g.\n"
     "RFS_SNAPSHOT_LOCAL_DIR for --snapshot-local-dir.\n";
 
-// Opens the repository named by --snapshot-local-dir; prints the error and returns nullptr.
-std::unique_ptr<rfs::snapshot::SnapshotRepository> OpenRepository(const po::variables_map& vm) {
-  auto repo = rfs::snapshot::FileSystemRepo::Open(vm["snapshot-local-dir"].as<std::string>());
-  if (!repo.ok()) {
-    std::cerr << "SnapshotInspector: " << repo.status().message() << "\n";
-    return nullptr;
+// Opens the repository named by the shared repository options (--snapshot-local-dir,
+// --file-system-repo-path or --repo-uri). Returns 64 for bad options, 5 when it cannot be read,
+// 0 with `out` set otherwise.
+int OpenRepository(const po::variables_map& vm,
+                   std::unique_ptr<rfs::snapshot::SnapshotRepository>& out) {
+  auto folder = rfs::apps::RepositoryFolder(vm);
+  if (!folder.ok()) {
+    std::cerr << "SnapshotInspector: " << folder.status().message() << "\n";
+    return 64;
   }
-  auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
+  auto repository = rfs::apps::OpenRepository(*folder);
   if (!repository.ok()) {
     std::cerr << "SnapshotInspector: " << repository.status().message() << "\n";
-    return nullptr;
+    return 5;
   }
-  return std::move(repository).value();
+  out = std::move(repository).value();
+  return 0;
 }
 
 int Info(int argc, char** argv) {
   po::options_description options("info options");
-  options.add_options()("help,h", "show this help")(
-      "snapshot-local-dir", po::value<std::string>()->required(),
-      "folder of the snapshot repository (an `fs` repository)")(
-      "snapshot-name", po::value<std::string>(), "snapshot to describe (default: the newest)")(
+  options.add_options()("help,h", "show this help");
+  rfs::apps::AddRepositoryOptions(options);
+  options.add_options()("snapshot-name", po::value<std::string>(),
+                        "snapshot to describe (default: the newest)")(
       "json", po::bool_switch(), "print one JSON object instead of text");
   po::variables_map vm;
   for (int i = 2; i < argc; ++i) {
@@ -71,8 +77,8 @@ int Info(int argc, char** argv) {
   }
   if (!rfs::apps::ParseOptions(argc, argv, 1, options, vm, "SnapshotInspector info")) return 64;
 
-  auto repository = OpenRepository(vm);
-  if (!repository) return 5;
+  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
+  if (int code = OpenRepository(vm, repository); code != 0) return code;
   std::optional<std::string> name;
   if (vm.count("snapshot-name")) name = vm["snapshot-name"].as<std::string>();
   auto inspection = rfs::snapshot::InspectRepository(*repository, name);
@@ -176,10 +182,9 @@ absl::Status DumpShard(const rfs::snapshot::SnapshotRepository& repository,
 
 int Docs(int argc, char** argv) {
   po::options_description options("docs options");
-  options.add_options()("help,h", "show this help")(
-      "snapshot-local-dir", po::value<std::string>()->required(),
-      "folder of the snapshot repository (an `fs` repository)")(
-      "snapshot-name", po::value<std::string>()->required(), "snapshot to read")(
+  options.add_options()("help,h", "show this help");
+  rfs::apps::AddRepositoryOptions(options);
+  options.add_options()("snapshot-name", po::value<std::string>()->required(), "snapshot to read")(
       "index", po::value<std::string>(), "only this index (default: every index)")(
       "shard", po::value<rfs::apps::ShardNumber>(), "only this shard (default: every shard)")(
       "from-cursor", po::value<rfs::apps::Count>()->default_value({0}),
@@ -197,8 +202,8 @@ int Docs(int argc, char** argv) {
     std::cerr << "SnapshotInspector docs: --from-cursor needs --index and --shard\n";
     return 64;
   }
-  auto repository = OpenRepository(vm);
-  if (!repository) return 5;
+  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
+  if (int code = OpenRepository(vm, repository); code != 0) return code;
   auto snapshot = repository->FindSnapshot(vm["snapshot-name"].as<std::string>());
   if (!snapshot.ok()) {
     std::cerr << "SnapshotInspector: " << snapshot.status().message() << "\n";
