@@ -39,10 +39,9 @@ void validate(boost::any& out, const std::vector<std::string>& values, Bounded<T
   out = boost::any(Bounded<T, Min, Max>{static_cast<T>(parsed)});
 }
 
-/// Option value types: counts and sizes (>= 0), shard numbers, and TCP ports (1-65535).
+/// Option value types: counts and sizes (>= 0), and shard numbers.
 using Count = Bounded<uint64_t>;
 using ShardNumber = Bounded<int, 0, 1u << 30>;
-using Port = Bounded<uint16_t, 1, 65535>;
 
 /// The value of a Bounded option with a default (or given) value.
 template <typename B>

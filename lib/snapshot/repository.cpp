@@ -241,18 +241,22 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
   int64_t best_time = 0;
   bool tie = false;
   for (const auto& s : snapshots_) {
-    auto info = ReadSnapshotInfo(s);
-    if (!info.ok()) {
-      return core::WithContext(
-          info.status(), StrCat("finding the newest snapshot (reading the start time of '", s.name,
-                                "'); pass --snapshot-name to choose one"));
-    }
-    const int64_t start = info->start_time;
-    if (s.start_time_millis > 0 && start > 0 && s.start_time_millis != start) {
-      return absl::DataLossError(
-          StrCat("index-", generation_, " of ", repo_->description(), " lists snapshot '", s.name,
-                 "' as started at ", s.start_time_millis, " ms but its ", SnapshotBlobName(s),
-                 " says ", start, " ms; pass --snapshot-name to choose a snapshot"));
+    // ES 1.x/2.x layouts took every start time from the SnapshotInfo at Open(): no second read.
+    int64_t start = s.start_time_millis;
+    if (layout_ == RepositoryLayout::kModern) {
+      auto info = ReadSnapshotInfo(s);
+      if (!info.ok()) {
+        return core::WithContext(info.status(),
+                                 StrCat("finding the newest snapshot (reading the start time of '",
+                                        s.name, "'); pass --snapshot-name to choose one"));
+      }
+      start = info->start_time;
+      if (s.start_time_millis > 0 && start > 0 && s.start_time_millis != start) {
+        return absl::DataLossError(
+            StrCat("index-", generation_, " of ", repo_->description(), " lists snapshot '", s.name,
+                   "' as started at ", s.start_time_millis, " ms but its ", SnapshotBlobName(s),
+                   " says ", start, " ms; pass --snapshot-name to choose a snapshot"));
+      }
     }
     if (start <= 0) {
       return absl::FailedPreconditionError(
