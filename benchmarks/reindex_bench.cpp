@@ -33,13 +33,13 @@
 
 #include "rfs/core/clock.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/net/gzip.hpp"
+#include "rfs/net/http_transport.hpp"
+#include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
-#include "rfs/reindex/http_transport.hpp"
-#include "rfs/reindex/opensearch_client.hpp"
 
 #include "opensearch_double.hpp"
-#include "reindex/gzip_internal.hpp"
 #include <sys/resource.h>
 
 namespace {
@@ -139,7 +139,7 @@ class SerializeOnlySink final : public rfs::reindex::IDocumentSink {
       rfs::reindex::AppendSourceLine(doc->source, body);
     }
     if (gzip_) {
-      auto packed = rfs::reindex::internal::GzipCompress(body);
+      auto packed = rfs::net::GzipCompress(body);
       if (!packed.ok()) return packed.status();
       sink_bytes_ += packed->size();
     } else {
@@ -275,10 +275,10 @@ int main(int argc, char** argv) {
         auto server = rfs::testing::OpenSearchDouble::Start(
             {.discard_bulk = true, .max_content_length = size_t{1} << 31});
         if (!server.ok()) return 1;
-        auto transport =
-            rfs::reindex::BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+        auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
         if (!transport.ok()) return 1;
-        rfs::reindex::OpenSearchClient client(**transport, {.compression = target == "http-gzip"});
+        rfs::opensearch::OpenSearchClient client(**transport,
+                                                 {.compression = target == "http-gzip"});
         rfs::reindex::OpenSearchBulkSink sink(client);
         results.push_back(RunOnce(sink, options, std::move(docs)));
       }

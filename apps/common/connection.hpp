@@ -5,15 +5,14 @@
 // (CreateSnapshot). AWS credentials for SigV4 come from the environment (AWS_ACCESS_KEY_ID, ...).
 #pragma once
 
-#include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/program_options.hpp>
 
-#include "rfs/core/http.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/reindex/aws_sigv4.hpp"
-#include "rfs/reindex/http_transport.hpp"
+#include "rfs/net/aws_sigv4.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -38,26 +37,25 @@ inline void AddConnectionOptions(po::options_description& options, const std::st
       "skip TLS certificate and host-name verification");
 }
 
-/// Opens a transport to the cluster named by the `side` options. InvalidArgument for bad
-/// combinations (user without password, unreadable CA file, malformed URL).
-inline absl::StatusOr<std::unique_ptr<core::IHttpTransport>> OpenConnection(
-    const po::variables_map& vm, const std::string& side, size_t max_connections = 64) {
+/// The transport options of the cluster named by the `side` options; nullopt when --<side>-host
+/// is not given. InvalidArgument for bad combinations (user without password, SigV4 with basic
+/// auth, SigV4 without AWS credentials).
+inline absl::StatusOr<std::optional<net::HttpTransportOptions>> ConnectionOptions(
+    const po::variables_map& vm, const std::string& side) {
   auto get = [&](const char* suffix) -> std::string {
     const std::string key = side + "-" + suffix;
     return vm.count(key) ? vm[key].as<std::string>() : std::string();
   };
-  reindex::HttpTransportOptions options;
+  net::HttpTransportOptions options;
   options.endpoint = get("host");
-  if (options.endpoint.empty()) {
-    return absl::InvalidArgumentError(core::StrCat("--", side, "-host is required"));
-  }
+  if (options.endpoint.empty()) return std::nullopt;
   const std::string username = get("username");
   const std::string password = get("password");
   if (username.empty() != password.empty()) {
     return absl::InvalidArgumentError(
         core::StrCat("--", side, "-username and --", side, "-password must be given together"));
   }
-  if (!username.empty()) options.basic_auth = reindex::BasicAuth{username, password};
+  if (!username.empty()) options.basic_auth = net::BasicAuth{username, password};
   options.tls.ca_cert_file = get("cacert");
   options.tls.insecure = vm.count(side + "-insecure") && vm[side + "-insecure"].as<bool>();
   if (const std::string region = get("aws-region"); !region.empty()) {
@@ -65,18 +63,15 @@ inline absl::StatusOr<std::unique_ptr<core::IHttpTransport>> OpenConnection(
       return absl::InvalidArgumentError(
           core::StrCat("--", side, "-aws-region (SigV4) and basic-auth credentials are exclusive"));
     }
-    auto credentials = reindex::AwsCredentialsFromEnvironment();
+    auto credentials = net::AwsCredentialsFromEnvironment();
     if (!credentials.ok()) return credentials.status();
-    reindex::SigV4Options sigv4;
+    net::SigV4Options sigv4;
     sigv4.region = region;
     sigv4.service = get("aws-service-signing-name");
     sigv4.credentials = *std::move(credentials);
     options.sigv4 = std::move(sigv4);
   }
-  options.max_idle_connections = max_connections;
-  auto transport = reindex::BeastHttpTransport::Open(std::move(options));
-  if (!transport.ok()) return transport.status();
-  return std::unique_ptr<core::IHttpTransport>(std::move(transport).value());
+  return options;
 }
 
 }  // namespace rfs::apps

@@ -4,14 +4,11 @@
 // S3 repositories are read through a local copy for now (`aws s3 sync`), which the error says.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include <boost/program_options.hpp>
 
 #include "rfs/core/str_cat.hpp"
-#include "rfs/snapshot/repository.hpp"
-#include "rfs/snapshot/source_repo.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -55,14 +52,6 @@ inline absl::StatusOr<std::string> RepositoryFolder(const po::variables_map& vm)
   }
   if (folder.empty()) return absl::InvalidArgumentError("the repository folder is empty");
   return folder;
-}
-
-/// Opens the repository named by the options.
-inline absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenRepository(
-    const std::string& folder) {
-  auto repo = snapshot::FileSystemRepo::Open(folder);
-  if (!repo.ok()) return repo.status();
-  return snapshot::SnapshotRepository::Open(*repo);
 }
 
 }  // namespace rfs::apps

@@ -10,13 +10,13 @@
 
 #include <boost/json.hpp>
 
-#include "rfs/core/clock.hpp"
 #include "rfs/core/duration.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/reindex/snapshot_creator.hpp"
+#include "rfs/migration/tools.hpp"
 
 #include "common/connection.hpp"
 #include "common/options.hpp"
+#include "common/progress.hpp"
 #include "common/text.hpp"
 #include <unistd.h>
 
@@ -25,11 +25,9 @@ namespace {
 namespace po = boost::program_options;
 namespace json = boost::json;
 using rfs::core::StrCat;
-using rfs::reindex::SnapshotProgress;
 
 constexpr const char* kProgram = "CreateSnapshot";
-constexpr int kUsageExitCode = 64;
-constexpr int kFailureExitCode = 1;
+constexpr int kUsageExitCode = rfs::migration::kExitUsage;
 
 constexpr const char* kUsage =
     "Usage: CreateSnapshot --snapshot-name NAME --source-host URL\n"
@@ -50,73 +48,6 @@ constexpr const char* kUsage =
     "Every option can also be set through an RFS_ environment variable, e.g. RFS_SNAPSHOT_NAME\n"
     "for --snapshot-name.\n";
 
-std::string HumanBytes(uint64_t bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
-}
-
-double Seconds(std::chrono::milliseconds elapsed) {
-  return std::chrono::duration<double>(elapsed).count();
-}
-
-// Renders snapshot progress: a live line on a terminal, JSON lines otherwise (stderr).
-class ProgressReporter {
- public:
-  ProgressReporter(std::string repository, std::string snapshot, bool live)
-      : repository_(std::move(repository)), snapshot_(std::move(snapshot)), live_(live) {}
-
-  void OnProgress(const SnapshotProgress& p) {
-    const std::string state(rfs::reindex::SnapshotStateName(p.state));
-    if (live_) {
-      char text[256];
-      std::snprintf(text, sizeof(text), "[%s] %s: %lld/%lld shards%s, %s / %s (%.0f%%), %.1f s",
-                    snapshot_.c_str(), state.c_str(), static_cast<long long>(p.shards_done),
-                    static_cast<long long>(p.shards_total),
-                    p.shards_failed > 0 ? StrCat(" (", p.shards_failed, " failed)").c_str() : "",
-                    HumanBytes(p.bytes_processed).c_str(), HumanBytes(p.bytes_total).c_str(),
-                    100.0 * p.fraction(), Seconds(p.elapsed));
-      std::cerr << "\r\033[K" << text << std::flush;
-      line_open_ = true;
-      return;
-    }
-    json::object line{{"ts", rfs::apps::NowIso8601()},
-                      {"event", "snapshot_progress"},
-                      {"repository", repository_},
-                      {"snapshot", snapshot_},
-                      {"poll", p.poll},
-                      {"state", state},
-                      {"cluster_state", p.raw_state},
-                      {"shards_done", p.shards_done},
-                      {"shards_failed", p.shards_failed},
-                      {"shards_total", p.shards_total},
-                      {"bytes_processed", p.bytes_processed},
-                      {"bytes_total", p.bytes_total},
-                      {"files_processed", p.files_processed},
-                      {"files_total", p.files_total},
-                      {"elapsed_ms", static_cast<int64_t>(p.elapsed.count())}};
-    std::cerr << json::serialize(line) << "\n" << std::flush;
-  }
-
-  void Finish() {
-    if (live_ && line_open_) std::cerr << "\n" << std::flush;
-    line_open_ = false;
-  }
-
- private:
-  const std::string repository_;
-  const std::string snapshot_;
-  const bool live_;
-  bool line_open_ = false;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,7 +56,7 @@ int main(int argc, char** argv) {
                                                     "name of the snapshot to create (required)")(
       "snapshot-repo-name",
       po::value<std::string>()->default_value(
-          std::string(rfs::reindex::kDefaultSnapshotRepositoryName)),
+          std::string(rfs::opensearch::kDefaultSnapshotRepositoryName)),
       "name under which the repository is registered on the source")(
       "file-system-repo-path", po::value<std::string>(),
       "fs repository: a shared folder every source node mounts at this path (listed in their "
@@ -163,19 +94,16 @@ int main(int argc, char** argv) {
     return kUsageExitCode;
   };
   auto fail = [&](const absl::Status& status) {
-    return rfs::apps::ReportFailure(kProgram, status, kFailureExitCode);
+    return rfs::apps::ReportFailure(kProgram, status, rfs::migration::kExitFailure);
   };
   auto text = [&](const char* name) {
     return vm.count(name) ? vm[name].as<std::string>() : std::string();
   };
 
   // --- Options -------------------------------------------------------------------------------
-  const std::string snapshot_name = text("snapshot-name");
-  if (snapshot_name.empty()) return usage_error("--snapshot-name is required");
-  const std::string repository_name = text("snapshot-repo-name");
-  if (repository_name.empty()) return usage_error("--snapshot-repo-name must not be empty");
-
-  rfs::reindex::RepositoryConfig repository;
+  rfs::migration::CreateSnapshotToolOptions run;
+  run.snapshot.name = text("snapshot-name");
+  run.repository_name = text("snapshot-repo-name");
   const bool fs = !text("file-system-repo-path").empty();
   const bool s3 = !text("s3-repo-uri").empty();
   if (fs == s3) {
@@ -189,81 +117,67 @@ int main(int argc, char** argv) {
         return usage_error(StrCat("--", s3_only, " applies to --s3-repo-uri only"));
       }
     }
-    repository.storage = rfs::reindex::FileSystemRepositoryConfig{text("file-system-repo-path")};
+    run.repository.storage =
+        rfs::opensearch::FileSystemRepositoryConfig{text("file-system-repo-path")};
   } else {
     if (text("s3-region").empty()) return usage_error("--s3-repo-uri needs --s3-region");
-    repository.storage = rfs::reindex::S3RepositoryConfig{.uri = text("s3-repo-uri"),
-                                                          .region = text("s3-region"),
-                                                          .endpoint = text("s3-endpoint"),
-                                                          .role_arn = text("s3-role-arn")};
+    run.repository.storage = rfs::opensearch::S3RepositoryConfig{.uri = text("s3-repo-uri"),
+                                                                 .region = text("s3-region"),
+                                                                 .endpoint = text("s3-endpoint"),
+                                                                 .role_arn = text("s3-role-arn")};
   }
   const int64_t rate = vm["max-snapshot-rate-mb-per-node"].as<int64_t>();
   if (rate < 0) return usage_error("--max-snapshot-rate-mb-per-node must not be negative");
-  if (rate > 0) repository.max_snapshot_rate_mb_per_node = rate;
-  repository.compress = vm["compression-enabled"].as<bool>();
-  // Checks the S3 URI and the rest before anything is sent.
-  if (auto body = rfs::reindex::RepositoryBody(repository); !body.ok()) {
-    return usage_error(std::string(body.status().message()));
-  }
-
-  rfs::reindex::SnapshotRequest request;
-  request.name = snapshot_name;
+  if (rate > 0) run.repository.max_snapshot_rate_mb_per_node = rate;
+  run.repository.compress = vm["compression-enabled"].as<bool>();
   if (vm.count("index-allowlist")) {
-    request.indices = rfs::apps::CommaList(vm["index-allowlist"].as<std::vector<std::string>>());
-    for (const auto& entry : request.indices) {
-      if (entry.starts_with("regex:")) {
-        return usage_error(StrCat("--index-allowlist ", entry,
-                                  ": a snapshot takes index names and wildcards, not regex:"));
-      }
-    }
+    run.snapshot.indices =
+        rfs::apps::CommaList(vm["index-allowlist"].as<std::vector<std::string>>());
   }
-
-  rfs::reindex::WaitOptions wait;
   auto interval = rfs::core::ParseIsoDuration(text("poll-interval"));
   if (!interval.ok()) return usage_error(StrCat("--poll-interval: ", interval.status().message()));
   if (*interval <= std::chrono::nanoseconds(0))
     return usage_error("--poll-interval must be positive");
-  wait.poll_interval = std::max(std::chrono::milliseconds(1),
-                                std::chrono::duration_cast<std::chrono::milliseconds>(*interval));
+  run.wait.poll_interval =
+      std::max(std::chrono::milliseconds(1),
+               std::chrono::duration_cast<std::chrono::milliseconds>(*interval));
   if (vm.count("timeout")) {
     auto timeout = rfs::core::ParseIsoDuration(text("timeout"));
     if (!timeout.ok()) return usage_error(StrCat("--timeout: ", timeout.status().message()));
     if (*timeout <= std::chrono::nanoseconds(0)) return usage_error("--timeout must be positive");
-    wait.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
+    run.wait.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
   }
-
-  auto transport = rfs::apps::OpenConnection(vm, "source", /*max_connections=*/2);
-  if (!transport.ok()) {
-    if (absl::IsInvalidArgument(transport.status())) {
-      return usage_error(std::string(transport.status().message()));
-    }
-    return fail(transport.status());
-  }
+  auto source = rfs::apps::ConnectionOptions(vm, "source");
+  if (!source.ok()) return usage_error(std::string(source.status().message()));
+  if (!*source) return usage_error("--source-host is required");
+  run.source = **source;
+  run.no_wait = vm["no-wait"].as<bool>();
 
   // --- Snapshot ------------------------------------------------------------------------------
-  rfs::reindex::SnapshotCreator creator(**transport, repository_name);
-  if (auto status = creator.RegisterRepository(repository); !status.ok()) return fail(status);
-  if (auto status = creator.StartSnapshot(request); !status.ok()) return fail(status);
-  const std::string qualified = StrCat(repository_name, ":", snapshot_name);
-  if (vm["no-wait"].as<bool>()) {
-    std::cout << "Snapshot " << qualified << " started on " << (*transport)->endpoint()
+  const std::string qualified = StrCat(run.repository_name, ":", run.snapshot.name);
+  const std::string repository_name = run.repository_name;
+  const std::string snapshot_name = run.snapshot.name;
+  rfs::apps::SnapshotProgressReporter reporter(repository_name, snapshot_name,
+                                               isatty(STDERR_FILENO) == 1);
+  run.wait.on_progress = [&](const rfs::opensearch::SnapshotProgress& p) {
+    reporter.OnProgress(p);
+  };
+  const bool no_wait = run.no_wait;
+  const rfs::migration::CreateSnapshotToolResult result =
+      rfs::migration::RunCreateSnapshot(std::move(run));
+  reporter.Finish();
+  if (result.exit_code == kUsageExitCode) return usage_error(std::string(result.status.message()));
+  if (!result.status.ok()) return fail(result.status);
+  if (no_wait) {
+    std::cout << "Snapshot " << qualified << " started on " << result.endpoint
               << " (not waiting; follow it with GET /_snapshot/" << repository_name << "/"
               << snapshot_name << "/_status)\n";
     return 0;
   }
-
-  ProgressReporter reporter(repository_name, snapshot_name, isatty(STDERR_FILENO) == 1);
-  wait.on_progress = [&](const SnapshotProgress& p) { reporter.OnProgress(p); };
-  const auto start = std::chrono::steady_clock::now();
-  auto info = creator.WaitForSnapshot(snapshot_name, rfs::core::SystemClock::Instance(), wait);
-  reporter.Finish();
-  if (!info.ok()) return fail(info.status());
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char summary[128];
   std::snprintf(summary, sizeof(summary), "%zu indices, %lld/%lld shards, in %.1f s",
-                info->indices.size(), static_cast<long long>(info->shards_successful),
-                static_cast<long long>(info->shards_total), seconds);
+                result.info->indices.size(), static_cast<long long>(result.info->shards_successful),
+                static_cast<long long>(result.info->shards_total), result.elapsed.count());
   std::cout << "Snapshot " << qualified << " SUCCESS: " << summary << "\n";
   return 0;
 }

@@ -12,8 +12,7 @@
 #include <boost/json.hpp>
 
 #include "rfs/core/str_cat.hpp"
-#include "rfs/reindex/metadata_migration.hpp"
-#include "rfs/reindex/opensearch_client.hpp"
+#include "rfs/migration/tools.hpp"
 #include "rfs/transform/index_filter.hpp"
 #include "rfs/transform/metadata_transform.hpp"
 #include "rfs/transform/type_policy.hpp"
@@ -26,12 +25,9 @@ namespace {
 
 namespace po = boost::program_options;
 namespace json = boost::json;
-using rfs::reindex::MetadataFailureSource;
-using rfs::reindex::MetadataMode;
+using rfs::migration::MetadataMode;
 
-constexpr int kItemFailedExitCode = 1;
-constexpr int kSnapshotExitCode = 5;
-constexpr int kUsageExitCode = 64;
+constexpr int kUsageExitCode = rfs::migration::kExitUsage;
 constexpr const char* kProgram = "MetadataMigration";
 
 constexpr const char* kUsage =
@@ -147,7 +143,8 @@ int main(int argc, char** argv) {
   }
   const bool json_output = output == "json";
 
-  rfs::reindex::MetadataMigrationOptions migration;
+  rfs::migration::MetadataToolOptions run;
+  rfs::migration::MetadataMigrationOptions& migration = run.migration;
   migration.mode = command == "migrate" ? MetadataMode::kMigrate : MetadataMode::kEvaluate;
   for (auto [name, into] :
        std::initializer_list<std::pair<const char*, rfs::transform::Allowlist*>>{
@@ -181,53 +178,26 @@ int main(int argc, char** argv) {
   // The repository first: it is what every command reads.
   auto folder = rfs::apps::RepositoryFolder(vm);
   if (!folder.ok()) return Usage(std::string(folder.status().message()));
-  const bool has_target = vm.count("target-host") > 0;
-  if (!has_target && vm.count("output-dir"))
+  run.repository_folder = *folder;
+  if (vm.count("snapshot-name")) run.snapshot_name = vm["snapshot-name"].as<std::string>();
+  auto target = rfs::apps::ConnectionOptions(vm, "target");
+  if (!target.ok()) return Usage(std::string(target.status().message()));
+  run.target = *std::move(target);
+  if (!run.target && vm.count("output-dir"))
     migration.output_dir = vm["output-dir"].as<std::string>();
-  if (migration.mode == MetadataMode::kMigrate && !has_target && migration.output_dir.empty()) {
-    return Usage(
-        "migrate needs a target: --target-host URL, or --output-dir DIR for the "
-        "embedded default");
-  }
 
-  std::unique_ptr<rfs::core::IHttpTransport> transport;
-  std::unique_ptr<rfs::reindex::OpenSearchClient> client;
-  if (has_target) {
-    auto opened = rfs::apps::OpenConnection(vm, "target", /*max_connections=*/4);
-    if (!opened.ok()) return Usage(std::string(opened.status().message()));
-    transport = *std::move(opened);
-    client = std::make_unique<rfs::reindex::OpenSearchClient>(*transport);
+  const rfs::migration::MetadataToolResult result =
+      rfs::migration::RunMetadataMigration(std::move(run));
+  if (result.exit_code == rfs::migration::kExitUsage) {
+    return Usage(std::string(result.status.message()));
   }
-
-  auto repository = rfs::apps::OpenRepository(*folder);
-  if (!repository.ok()) {
-    return Error(json_output, std::string(repository.status().message()), kSnapshotExitCode);
-  }
-  auto snapshot = vm.count("snapshot-name")
-                      ? (*repository)->FindSnapshot(vm["snapshot-name"].as<std::string>())
-                      : (*repository)->LatestSnapshot();
-  if (!snapshot.ok()) {
-    return Error(json_output, std::string(snapshot.status().message()), kSnapshotExitCode);
-  }
-
-  rfs::reindex::MetadataMigrator migrator(**repository, **snapshot, client.get(),
-                                          std::move(migration));
-  auto report = migrator.Run();
-  if (!report.ok()) {
-    const std::string message(report.status().message());
-    switch (migrator.failure_source()) {
-      case MetadataFailureSource::kSnapshot:
-        return Error(json_output, message, kSnapshotExitCode);
-      case MetadataFailureSource::kOptions:
-        return Usage(message);
-      default:
-        return Error(json_output, message, kItemFailedExitCode);
-    }
+  if (!result.status.ok()) {
+    return Error(json_output, std::string(result.status.message()), result.exit_code);
   }
   if (json_output) {
-    std::cout << json::serialize(report->ToJson(/*with_bodies=*/true)) << "\n";
+    std::cout << json::serialize(result.report->ToJson(/*with_bodies=*/true)) << "\n";
   } else {
-    std::cout << report->ToText();
+    std::cout << result.report->ToText();
   }
-  return report->ok() ? 0 : kItemFailedExitCode;
+  return result.exit_code;
 }

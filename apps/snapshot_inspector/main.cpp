@@ -14,6 +14,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
+#include "rfs/migration/tools.hpp"
 #include "rfs/snapshot/inspect.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/smile.hpp"
@@ -52,7 +53,7 @@ int OpenRepository(const po::variables_map& vm,
     std::cerr << "SnapshotInspector: " << folder.status().message() << "\n";
     return 64;
   }
-  auto repository = rfs::apps::OpenRepository(*folder);
+  auto repository = rfs::migration::OpenSnapshotRepository(*folder);
   if (!repository.ok()) {
     std::cerr << "SnapshotInspector: " << repository.status().message() << "\n";
     return 5;

@@ -11,9 +11,9 @@
 
 #include <boost/json.hpp>
 
-#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/opensearch/client.hpp"
 
 #include "coordination/coordinator_base_internal.hpp"
 #include "coordination/store_clock_internal.hpp"
@@ -37,14 +37,6 @@ constexpr std::string_view kCompletedAt = "completedAtMillis";
 constexpr std::string_view kSuccessors = "successorItems";
 constexpr std::string_view kSuccessorExponent = "successorLeaseExponent";
 constexpr std::string_view kCreator = "creatorId";
-constexpr std::string_view kProbeTime = "storeTimeMillis";
-
-// The document the clock probe writes; it has no expiration field, so searches and counts of
-// work items never see it.
-constexpr std::string_view kClockProbeId = "rfs_store_clock_probe";
-// Painless allows System.currentTimeMillis() (the Java tool's lease scripts rely on it too).
-constexpr std::string_view kClockProbeScript =
-    "ctx._source.storeTimeMillis = System.currentTimeMillis()";
 
 // One shard keeps every item's sequence numbers on one primary; auto_expand_replicas gives a
 // replica when the cluster has a second data node and stays green on a single node. dynamic:false
@@ -61,8 +53,7 @@ constexpr std::string_view kIndexBody = R"json({
       "nextAcquisitionLeaseExponent": {"type": "integer"},
       "successorItems": {"type": "keyword"},
       "successorLeaseExponent": {"type": "integer"},
-      "creatorId": {"type": "keyword"},
-      "storeTimeMillis": {"type": "long"}
+      "creatorId": {"type": "keyword"}
     }
   }
 })json";
@@ -88,69 +79,37 @@ std::string GetString(const json::object& object, std::string_view key) {
   return v != nullptr && v->is_string() ? std::string(S(v->get_string())) : std::string();
 }
 
-const json::object* GetObject(const json::object& object, std::string_view key) {
-  const json::value* v = object.if_contains(J(key));
-  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
-}
+// Forwards every request to the store's transport and feeds the `Date` header of each response
+// (second resolution: the server's clock read somewhere in [date, date + 1 s)) to the estimator.
+class DateSamplingTransport final : public net::IHttpTransport {
+ public:
+  DateSamplingTransport(std::shared_ptr<net::IHttpTransport> inner, core::IClock& clock,
+                        internal::StoreClockEstimator& estimator)
+      : inner_(std::move(inner)), clock_(clock), estimator_(estimator) {}
 
-std::string PercentEncode(std::string_view segment) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char ch : segment) {
-    const auto c = static_cast<unsigned char>(ch);
-    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
-    if (unreserved) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
+  absl::StatusOr<net::HttpResponse> Send(const net::HttpRequest& request) override {
+    const TimePoint sent = clock_.Now();
+    absl::StatusOr<net::HttpResponse> response = inner_->Send(request);
+    const TimePoint received = clock_.Now();
+    if (response.ok()) {
+      if (auto date = response->Header("Date")) {
+        if (auto store = internal::ParseHttpDate(*date)) {
+          estimator_.Observe(sent, received, *store, *store + std::chrono::seconds(1));
+          date_seen_.store(true);
+        }
+      }
     }
+    return response;
   }
-  return out;
-}
+  std::string endpoint() const override { return inner_->endpoint(); }
+  bool date_seen() const { return date_seen_.load(); }
 
-absl::StatusOr<json::object> ParseObject(std::string_view body, std::string_view what) {
-  boost::system::error_code ec;
-  json::value v = json::parse(J(body), ec);
-  if (ec || !v.is_object()) {
-    return absl::InternalError(
-        StrCat(what, ": response is not a JSON object: ", body.substr(0, 200)));
-  }
-  return std::move(v.get_object());
-}
-
-// The error type OpenSearch reports ("version_conflict_engine_exception", ...), if any.
-std::string ErrorType(std::string_view body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(J(body), ec);
-  if (ec || !v.is_object()) return "";
-  const json::object* error = GetObject(v.get_object(), "error");
-  return error != nullptr ? GetString(*error, "type") : "";
-}
-
-// An unexpected response, as a Status whose code follows the error model: overload is
-// ResourceExhausted, timeouts DeadlineExceeded, other server trouble Unavailable (all
-// retryable); a rejected request is Internal (rfs and the cluster disagree on the API).
-absl::Status ResponseError(const core::HttpResponse& response, std::string_view what) {
-  std::string detail(response.body.substr(0, 300));
-  boost::system::error_code ec;
-  json::value v = json::parse(J(response.body), ec);
-  if (!ec && v.is_object()) {
-    if (const json::object* error = GetObject(v.get_object(), "error")) {
-      detail = StrCat(GetString(*error, "type"), ": ", GetString(*error, "reason"));
-    }
-  }
-  const std::string message = StrCat(what, ": HTTP ", response.status, " ", detail);
-  const int code = response.status;
-  if (code == 429) return absl::ResourceExhaustedError(message);
-  if (code == 408 || code == 504) return absl::DeadlineExceededError(message);
-  if (code >= 500 && code != 501) return absl::UnavailableError(message);
-  if (code == 401 || code == 403) return absl::PermissionDeniedError(message);
-  if (code == 404) return absl::NotFoundError(message);
-  return absl::InternalError(message);
-}
+ private:
+  std::shared_ptr<net::IHttpTransport> inner_;
+  core::IClock& clock_;
+  internal::StoreClockEstimator& estimator_;
+  std::atomic<bool> date_seen_{false};
+};
 
 json::object ToSource(const WorkItemState& state) {
   json::object source;
@@ -197,7 +156,7 @@ absl::StatusOr<WorkItemState> FromSource(std::string_view id, const json::object
   return state;
 }
 
-// Items not yet complete (the clock probe has no expiration, so `exists` leaves it out).
+// Items not yet complete (`exists` leaves out any document that is not a work item).
 json::object IncompleteQuery() {
   return {{"bool",
            {{"filter", json::array{{{"exists", {{"field", J(kExpiration)}}}}}},
@@ -222,40 +181,27 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
  public:
   explicit OpenSearchCoordinator(OpenSearchWorkCoordinatorOptions options)
       : CoordinatorBase(options),
-        transport_(std::move(options.transport)),
         index_(OpenSearchWorkCoordinator::IndexName(options.session_name)),
-        index_path_("/" + PercentEncode(index_)),
         batch_size_(options.search_batch_size),
         max_rounds_(options.max_acquire_rounds),
         estimator_(options.clock_sample_max_age),
+        sampler_(std::move(options.transport), clock(), estimator_),
+        client_(sampler_),
         rng_(std::random_device{}() ^ std::hash<std::string>{}(options.worker_id)) {}
 
   absl::Status Setup() override {
-    RFS_ASSIGN_OR_RETURN(core::HttpResponse head, Send("HEAD", index_path_, ""));
-    if (head.status == 200) return absl::OkStatus();
-    if (head.status != 404) return ResponseError(head, StrCat("HEAD ", index_));
-    RFS_ASSIGN_OR_RETURN(core::HttpResponse created, Send("PUT", index_path_, kIndexBody));
-    if (created.status == 200) return absl::OkStatus();
-    // Another worker created it between our HEAD and PUT.
-    if (created.status == 400 && ErrorType(created.body) == "resource_already_exists_exception") {
-      return absl::OkStatus();
-    }
-    return ResponseError(created, StrCat("create index ", index_));
+    RFS_ASSIGN_OR_RETURN(bool exists, client_.IndexExists(index_));
+    if (exists) return absl::OkStatus();
+    // CreateIndex is false when another worker created the index between our HEAD and PUT.
+    return client_.CreateIndex(index_, json::parse(J(kIndexBody)).as_object()).status();
   }
 
   absl::StatusOr<int64_t> CountIncompleteWorkItems() override {
     // Every write here uses refresh=true; the explicit refresh also covers writes whose
     // responses were lost, so a zero count really means "all done".
-    RFS_ASSIGN_OR_RETURN(core::HttpResponse refreshed, Send("POST", index_path_ + "/_refresh", ""));
-    if (refreshed.status != 200) return ResponseError(refreshed, StrCat("refresh ", index_));
-    json::object body{{"query", IncompleteQuery()}};
-    RFS_ASSIGN_OR_RETURN(core::HttpResponse response,
-                         Send("POST", index_path_ + "/_count", json::serialize(body)));
-    if (response.status != 200) return ResponseError(response, StrCat("count in ", index_));
-    RFS_ASSIGN_OR_RETURN(json::object parsed, ParseObject(response.body, "count"));
-    std::optional<int64_t> count = GetInt(parsed, "count");
-    if (!count) return absl::InternalError(StrCat("count response without count: ", response.body));
-    return *count;
+    RFS_RETURN_IF_ERROR(client_.Refresh(index_));
+    RFS_ASSIGN_OR_RETURN(uint64_t count, client_.Count(index_, IncompleteQuery()));
+    return static_cast<int64_t>(count);
   }
 
   absl::StatusOr<std::optional<WorkItemState>> GetWorkItem(std::string_view id) override {
@@ -270,9 +216,9 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
     if (auto estimate = estimator_.Estimate(clock().Now())) return *estimate;
     if (!date_header_missing_.load()) {
       // Any response would do; HEAD of the index is the cheapest.
-      RFS_RETURN_IF_ERROR(Send("HEAD", index_path_, "").status());
+      RFS_RETURN_IF_ERROR(client_.IndexExists(index_).status());
       if (auto estimate = estimator_.Estimate(clock().Now())) return *estimate;
-      date_header_missing_.store(true);
+      if (!sampler_.date_seen()) date_header_missing_.store(true);
     }
     RFS_RETURN_IF_ERROR(ProbeClock());
     if (auto estimate = estimator_.Estimate(clock().Now())) return *estimate;
@@ -281,12 +227,13 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
 
   absl::StatusOr<bool> InsertItem(const WorkItemState& state) override {
     // op_type=create: never overwrites an existing item (409 instead).
-    RFS_ASSIGN_OR_RETURN(core::HttpResponse response,
-                         Send("PUT", DocPath("_create", state.id) + "?refresh=true",
-                              json::serialize(ToSource(state))));
-    if (response.status == 200 || response.status == 201) return true;
-    if (response.status == 409) return false;
-    return ResponseError(response, StrCat("create work item '", state.id, "'"));
+    opensearch::PutDocumentOptions put;
+    put.create_only = true;
+    put.refresh = "true";
+    RFS_ASSIGN_OR_RETURN(
+        opensearch::PutDocumentResult result,
+        client_.PutDocument(index_, state.id, json::serialize(ToSource(state)), put));
+    return result.outcome != opensearch::PutDocumentResult::Outcome::kVersionConflict;
   }
 
   absl::Status MutateItem(std::string_view id, const internal::ItemMutation& mutation) override {
@@ -358,123 +305,62 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
     return std::uniform_int_distribution<int64_t>(0, max)(rng_);
   }
 
-  std::string DocPath(std::string_view api, std::string_view id) const {
-    return StrCat(index_path_, "/", api, "/", PercentEncode(id));
-  }
-
-  // Sends one request; samples the store's clock from its Date header when there is one.
-  absl::StatusOr<core::HttpResponse> Send(std::string_view method, std::string target,
-                                          std::string_view body) {
-    core::HttpRequest request;
-    request.method = std::string(method);
-    request.target = std::move(target);
-    if (!body.empty()) {
-      request.body = std::string(body);
-      request.headers.emplace_back("Content-Type", "application/json");
-    }
-    const TimePoint sent = clock().Now();
-    absl::StatusOr<core::HttpResponse> response = transport_->Send(request);
-    const TimePoint received = clock().Now();
-    if (!response.ok()) {
-      return core::WithContext(response.status(), StrCat(request.method, " ", request.target,
-                                                         " on ", transport_->endpoint()));
-    }
-    if (auto date = response->Header("Date")) {
-      if (auto store = internal::ParseHttpDate(*date)) {
-        // Second resolution: the server's clock read somewhere in [date, date + 1 s).
-        estimator_.Observe(sent, received, *store, *store + std::chrono::seconds(1));
-      }
-    }
-    return response;
-  }
-
-  // Reads the cluster's clock with a scripted update (for clusters that send no Date header).
+  // Reads the cluster's clock from GET /_cat/health (for clusters that send no Date header):
+  // epoch seconds, so the store's clock read somewhere in [epoch, epoch + 1 s) meanwhile.
   absl::Status ProbeClock() {
-    json::object body{{"scripted_upsert", true},
-                      {"upsert", json::object{}},
-                      {"script", {{"lang", "painless"}, {"source", J(kClockProbeScript)}}}};
     const TimePoint sent = clock().Now();
-    RFS_ASSIGN_OR_RETURN(
-        core::HttpResponse response,
-        Send("POST", DocPath("_update", kClockProbeId) + "?retry_on_conflict=5&_source=true",
-             json::serialize(body)));
+    RFS_ASSIGN_OR_RETURN(int64_t epoch, client_.GetClusterEpochSeconds());
     const TimePoint received = clock().Now();
-    if (response.status != 200 && response.status != 201) {
-      return ResponseError(response, "read the store's clock (no Date header; Painless probe)");
-    }
-    RFS_ASSIGN_OR_RETURN(json::object parsed, ParseObject(response.body, "clock probe"));
-    const json::object* get = GetObject(parsed, "get");
-    const json::object* source = get != nullptr ? GetObject(*get, "_source") : nullptr;
-    std::optional<int64_t> millis = source != nullptr ? GetInt(*source, kProbeTime) : std::nullopt;
-    if (!millis) {
-      return absl::InternalError(StrCat("clock probe response without get._source.", kProbeTime,
-                                        ": ", response.body.substr(0, 300)));
-    }
-    estimator_.Observe(sent, received, FromMillis(*millis),
-                       FromMillis(*millis) + std::chrono::milliseconds(1));
+    const TimePoint store = FromMillis(epoch * 1000);
+    estimator_.Observe(sent, received, store, store + std::chrono::seconds(1));
     return absl::OkStatus();
+  }
+
+  // A stored document as a work-item hit; its `_source` is parsed here.
+  absl::StatusOr<Hit> ToHit(opensearch::StoredDocument doc, std::string_view what) {
+    boost::system::error_code ec;
+    json::value source = json::parse(J(doc.source), ec);
+    if (ec || !source.is_object() || doc.id.empty() || doc.version.seq_no < 0) {
+      return absl::DataLossError(StrCat(what, " in ", index_, ": document '", doc.id,
+                                        "' without _seq_no or an object _source"));
+    }
+    return Hit{std::move(doc.id), doc.version.seq_no, doc.version.primary_term,
+               std::move(source.get_object())};
   }
 
   absl::StatusOr<std::optional<Hit>> GetDoc(std::string_view id) {
     // GET is real-time: it sees the latest write whether or not a refresh happened since.
-    RFS_ASSIGN_OR_RETURN(core::HttpResponse response, Send("GET", DocPath("_doc", id), ""));
-    if (response.status == 404 && ErrorType(response.body).empty()) return std::nullopt;
-    if (response.status != 200) return ResponseError(response, StrCat("get work item '", id, "'"));
-    RFS_ASSIGN_OR_RETURN(json::object parsed, ParseObject(response.body, "get"));
-    return ParseHit(parsed, "get");
-  }
-
-  absl::StatusOr<Hit> ParseHit(const json::object& object, std::string_view what) {
-    Hit hit;
-    hit.id = GetString(object, "_id");
-    std::optional<int64_t> seq_no = GetInt(object, "_seq_no");
-    std::optional<int64_t> term = GetInt(object, "_primary_term");
-    const json::object* source = GetObject(object, "_source");
-    if (hit.id.empty() || !seq_no || !term || source == nullptr) {
-      return absl::InternalError(
-          StrCat(what, ": document without _id, _seq_no, _primary_term or _source"));
-    }
-    hit.seq_no = *seq_no;
-    hit.primary_term = *term;
-    hit.source = *source;
+    RFS_ASSIGN_OR_RETURN(std::optional<opensearch::StoredDocument> doc,
+                         client_.GetDocument(index_, id));
+    if (!doc) return std::nullopt;
+    RFS_ASSIGN_OR_RETURN(Hit hit, ToHit(*std::move(doc), "get work item"));
     return hit;
   }
 
   // Writes `state` only if the item is still at (seq_no, primary_term): false on a lost race.
-  // `*unanswered` is set when the request went out but no response came back (so the write may
-  // or may not have happened).
+  // `*unanswered` is set when the request failed without a clear answer (so the write may or may
+  // not have happened).
   absl::StatusOr<bool> PutIfUnchanged(const WorkItemState& state, int64_t seq_no,
                                       int64_t primary_term, bool* unanswered = nullptr) {
-    absl::StatusOr<core::HttpResponse> sent =
-        Send("PUT",
-             StrCat(DocPath("_doc", state.id), "?if_seq_no=", seq_no,
-                    "&if_primary_term=", primary_term, "&refresh=true"),
-             json::serialize(ToSource(state)));
-    if (!sent.ok()) {
+    opensearch::PutDocumentOptions put;
+    put.if_seq_no = seq_no;
+    put.if_primary_term = primary_term;
+    put.refresh = "true";
+    absl::StatusOr<opensearch::PutDocumentResult> result =
+        client_.PutDocument(index_, state.id, json::serialize(ToSource(state)), put);
+    if (!result.ok()) {
       if (unanswered != nullptr) *unanswered = true;
-      return sent.status();
+      return result.status();
     }
-    const core::HttpResponse& response = *sent;
-    if (response.status == 200 || response.status == 201) return true;
-    if (response.status == 409) return false;
-    return ResponseError(response, StrCat("update work item '", state.id, "'"));
+    return result->outcome != opensearch::PutDocumentResult::Outcome::kVersionConflict;
   }
 
   absl::StatusOr<std::vector<Hit>> Search(const json::object& body, std::string_view what) {
-    RFS_ASSIGN_OR_RETURN(
-        core::HttpResponse response,
-        Send("POST", index_path_ + "/_search?seq_no_primary_term=true", json::serialize(body)));
-    if (response.status != 200) return ResponseError(response, what);
-    RFS_ASSIGN_OR_RETURN(json::object parsed, ParseObject(response.body, what));
-    const json::object* hits = GetObject(parsed, "hits");
-    const json::value* list = hits != nullptr ? hits->if_contains("hits") : nullptr;
-    if (list == nullptr || !list->is_array()) {
-      return absl::InternalError(StrCat(what, ": response without hits.hits"));
-    }
+    RFS_ASSIGN_OR_RETURN(opensearch::SearchResult result, client_.Search(index_, body));
     std::vector<Hit> out;
-    for (const auto& entry : list->get_array()) {
-      if (!entry.is_object()) return absl::InternalError(StrCat(what, ": bad hit"));
-      RFS_ASSIGN_OR_RETURN(Hit hit, ParseHit(entry.get_object(), what));
+    out.reserve(result.hits.size());
+    for (opensearch::StoredDocument& doc : result.hits) {
+      RFS_ASSIGN_OR_RETURN(Hit hit, ToHit(std::move(doc), what));
       out.push_back(std::move(hit));
     }
     return out;
@@ -533,12 +419,12 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
     return true;
   }
 
-  std::shared_ptr<core::IHttpTransport> transport_;
   const std::string index_;
-  const std::string index_path_;
   const int batch_size_;
   const int max_rounds_;
   internal::StoreClockEstimator estimator_;
+  DateSamplingTransport sampler_;
+  opensearch::OpenSearchClient client_;
   std::atomic<bool> date_header_missing_{false};
   std::mutex rng_mu_;
   std::mt19937_64 rng_;

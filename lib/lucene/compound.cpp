@@ -1,13 +1,12 @@
 // Compound file reader (FORMATS.md C.4; Lucene50CompoundReader.java,
 // Lucene90CompoundReader.java).
-#include "rfs/lucene/compound.hpp"
-
 #include <cstring>
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
+#include "lucene/compound_internal.hpp"
 #include "lucene/format_util_internal.hpp"
 
 namespace rfs::lucene {
@@ -99,11 +98,11 @@ absl::Status ReadEntryTable(ByteReader& in, ByteOrder order, std::string_view se
 // Checks the footer magic of the `.cfs` (its CRC is not recomputed: the
 // sub-files carry their own).
 absl::Status CheckFooterMagic(const core::IRandomAccessFile& cfs, std::string_view cfs_name) {
-  const uint64_t at = cfs.size() - core::kFooterLength;
-  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer, core::ReadRange(cfs, at, core::kFooterLength));
+  const uint64_t at = cfs.size() - codec::kFooterLength;
+  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer, core::ReadRange(cfs, at, codec::kFooterLength));
   ByteReader fin(footer, cfs_name, at);
   RFS_ASSIGN_OR_RETURN(uint32_t magic, fin.ReadBeU32());
-  if (magic != core::kFooterMagic) return fin.ErrorAt(0, "codec footer magic mismatch");
+  if (magic != codec::kFooterMagic) return fin.ErrorAt(0, "codec footer magic mismatch");
   return absl::OkStatus();
 }
 
@@ -118,14 +117,14 @@ absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::Open(
   ByteReader in = cfe.Reader();
   {
     ByteReader peek = in;
-    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
     if (any.ok() && any->codec == kLucene4Entries) {
       return OpenLucene4(std::move(dir), segment, cfe.bytes(), cfe_name, cfs_name);
     }
   }
   size_t which = 0;
   RFS_ASSIGN_OR_RETURN(
-      core::IndexHeader header,
+      codec::IndexHeader header,
       internal::ReadFileHeader(in, {kEntriesNames, 0, 0}, &segment_id, "", true, &which));
   (void)header;
   const ByteOrder order = which == 0 ? ByteOrder::kBig : ByteOrder::kLittle;
@@ -144,17 +143,17 @@ absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::Open(
                        core::ReadRange(*out->cfs_, 0, std::min<uint64_t>(header_len, cfs_size)));
   {
     ByteReader head_in(head, cfs_name);
-    RFS_RETURN_IF_ERROR(core::ReadIndexHeader(head_in, kDataNames[which], 0, 0).status());
+    RFS_RETURN_IF_ERROR(codec::ReadIndexHeader(head_in, kDataNames[which], 0, 0).status());
     (void)head_in;
   }
-  if (cfs_size < header_len + core::kFooterLength) {
+  if (cfs_size < header_len + codec::kFooterLength) {
     return core::DataLossAt(cfs_name, 0, "compound data file too short");
   }
   RFS_RETURN_IF_ERROR(CheckFooterMagic(*out->cfs_, cfs_name));
-  const uint64_t data_end = cfs_size - core::kFooterLength;
+  const uint64_t data_end = cfs_size - codec::kFooterLength;
   RFS_RETURN_IF_ERROR(
       ReadEntryTable(in, order, segment, header_len, data_end, cfs_name, out->entries_));
-  if (in.remaining() != core::kFooterLength) {
+  if (in.remaining() != codec::kFooterLength) {
     return in.Error("unexpected bytes before the footer");
   }
   return out;
@@ -164,13 +163,13 @@ absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::OpenLucene
     std::shared_ptr<const core::IDirectory> dir, std::string_view segment,
     std::span<const uint8_t> cfe_bytes, const std::string& cfe_name, const std::string& cfs_name) {
   ByteReader in(cfe_bytes, cfe_name);
-  RFS_ASSIGN_OR_RETURN(core::CodecHeader header,
-                       core::ReadCodecHeader(in, kLucene4Entries, 0, kLucene4Checksum));
+  RFS_ASSIGN_OR_RETURN(codec::CodecHeader header,
+                       codec::ReadCodecHeader(in, kLucene4Entries, 0, kLucene4Checksum));
   const bool has_footer = header.version >= kLucene4Checksum;
   size_t entries_end = cfe_bytes.size();
   if (has_footer) {
-    RFS_RETURN_IF_ERROR(core::VerifyFooter(cfe_bytes, cfe_name).status());
-    entries_end -= core::kFooterLength;
+    RFS_RETURN_IF_ERROR(codec::VerifyFooter(cfe_bytes, cfe_name).status());
+    entries_end -= codec::kFooterLength;
   }
   auto out = std::shared_ptr<CompoundDirectory>(new CompoundDirectory());
   out->description_ = StrCat(dir->description(), "/", cfs_name);
@@ -183,15 +182,15 @@ absl::StatusOr<std::shared_ptr<CompoundDirectory>> CompoundDirectory::OpenLucene
   {
     ByteReader head_in(head, cfs_name);
     RFS_RETURN_IF_ERROR(
-        core::ReadCodecHeader(head_in, kLucene4Data, header.version, header.version).status());
+        codec::ReadCodecHeader(head_in, kLucene4Data, header.version, header.version).status());
   }
   uint64_t data_end = cfs_size;
   if (has_footer) {
-    if (cfs_size < header_len + core::kFooterLength) {
+    if (cfs_size < header_len + codec::kFooterLength) {
       return core::DataLossAt(cfs_name, 0, "compound data file too short");
     }
     RFS_RETURN_IF_ERROR(CheckFooterMagic(*out->cfs_, cfs_name));
-    data_end -= core::kFooterLength;
+    data_end -= codec::kFooterLength;
   }
   // Ids are names with the segment stripped (IndexFileNames.stripSegmentName):
   // ".fdt", "_Lucene41_0.doc".

@@ -1,11 +1,10 @@
 // .fnm parsing (FORMATS.md C.6; Lucene60FieldInfosFormat.java,
 // Lucene90FieldInfosFormat.java, Lucene94FieldInfosFormat.java).
-#include "rfs/lucene/field_infos.hpp"
-
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
+#include "lucene/field_infos_internal.hpp"
 #include "lucene/format_util_internal.hpp"
 #include "lucene/lucene4_internal.hpp"
 
@@ -136,13 +135,13 @@ absl::StatusOr<FieldInfos> ParseFieldInfos(std::span<const uint8_t> bytes, std::
   ByteReader in(bytes, name);
   {
     ByteReader peek = in;
-    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
     if (any.ok() && (any->codec == kLucene4Names[0] || any->codec == kLucene4Names[1])) {
       return internal::ParseLucene4FieldInfos(bytes, name);
     }
   }
   size_t which = 0;
-  RFS_ASSIGN_OR_RETURN(core::IndexHeader header,
+  RFS_ASSIGN_OR_RETURN(codec::IndexHeader header,
                        internal::ReadFileHeader(in, {kNames, 0, 2, kLegacyNames}, &segment_id,
                                                 suffix, true, &which));
   const auto codec = static_cast<Codec>(which);
@@ -167,7 +166,7 @@ absl::StatusOr<FieldInfos> ParseFieldInfos(std::span<const uint8_t> bytes, std::
       return in.ErrorAt(at, StrCat("duplicate field number ", f.number));
     }
   }
-  if (in.remaining() != core::kFooterLength) {
+  if (in.remaining() != codec::kFooterLength) {
     return in.Error("unexpected bytes before the footer");
   }
   return FieldInfos(header.header.codec, version, std::move(fields));

@@ -104,15 +104,15 @@ absl::StatusOr<std::vector<std::string>> ReadStringSet(ByteReader& in, ByteOrder
   return out;
 }
 
-absl::StatusOr<core::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpec& spec,
-                                                 const SegmentId* expected_id,
-                                                 std::string_view expected_suffix, bool verify_crc,
-                                                 size_t* which) {
+absl::StatusOr<codec::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpec& spec,
+                                                  const SegmentId* expected_id,
+                                                  std::string_view expected_suffix, bool verify_crc,
+                                                  size_t* which) {
   const size_t start = in.position();
   // Peek at the header without judging it, so the verdict can depend on
   // whether the name is known (FORMATS.md C.1: dispatch on codec names).
   ByteReader peek_in = in;
-  auto peek = core::ReadCodecHeader(peek_in, "", INT32_MIN, INT32_MAX);
+  auto peek = codec::ReadCodecHeader(peek_in, "", INT32_MIN, INT32_MAX);
   size_t index = spec.names.size();
   if (peek.ok()) {
     for (size_t i = 0; i < spec.names.size(); ++i) {
@@ -133,9 +133,9 @@ absl::StatusOr<core::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpe
     }
   }
   if (verify_crc) {
-    RFS_RETURN_IF_ERROR(core::VerifyFooter(in.data(), in.source()).status());
+    RFS_RETURN_IF_ERROR(codec::VerifyFooter(in.data(), in.source()).status());
   } else {
-    RFS_RETURN_IF_ERROR(core::ReadFooterChecksum(in.data(), in.source()).status());
+    RFS_RETURN_IF_ERROR(codec::ReadFooterChecksum(in.data(), in.source()).status());
   }
   if (!peek.ok()) return peek.status();
   if (index == spec.names.size()) {
@@ -149,8 +149,8 @@ absl::StatusOr<core::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpe
                                            ")"));
   }
   RFS_ASSIGN_OR_RETURN(
-      core::IndexHeader header,
-      core::ReadIndexHeader(in, spec.names[index], spec.min_version, spec.max_version));
+      codec::IndexHeader header,
+      codec::ReadIndexHeader(in, spec.names[index], spec.min_version, spec.max_version));
   if (expected_id != nullptr && header.id != *expected_id) {
     return in.ErrorAt(start, StrCat("segment id mismatch (file has ", HexId(header.id),
                                     ", expected ", HexId(*expected_id), ")"));
@@ -165,15 +165,15 @@ absl::StatusOr<core::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSpe
 
 absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file) {
   if (auto view = file.ContiguousView(); view.has_value()) {
-    return core::VerifyFooter(*view, file.name()).status();
+    return codec::VerifyFooter(*view, file.name()).status();
   }
   const uint64_t size = file.size();
-  if (size < core::kFooterLength) {
+  if (size < codec::kFooterLength) {
     return core::DataLossAt(file.name(), 0, "file too short for a codec footer");
   }
   RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer,
-                       core::ReadRange(file, size - core::kFooterLength, core::kFooterLength));
-  RFS_ASSIGN_OR_RETURN(uint32_t stored, core::ReadFooterChecksum(footer, file.name()));
+                       core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
+  RFS_ASSIGN_OR_RETURN(uint32_t stored, codec::ReadFooterChecksum(footer, file.name()));
   core::Crc32Accumulator crc;
   std::vector<uint8_t> buf;
   const uint64_t end = size - 8;  // the CRC covers everything before its field
@@ -193,7 +193,7 @@ absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file) {
 }
 
 absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name) {
-  return core::VerifyFooter(bytes, name).status();
+  return codec::VerifyFooter(bytes, name).status();
 }
 
 std::string HexId(const SegmentId& id) {

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/core/byte_reader.hpp"
-#include "rfs/core/codec_util.hpp"
 #include "rfs/core/random_access.hpp"
 
 #include "absl/status/status.h"
@@ -84,10 +84,10 @@ struct HeaderSpec {
 ///  * the header id must equal `expected_id` (when given) and the suffix
 ///    `expected_suffix`, else DataLoss.
 /// `*which` receives the index of the matched name in `spec.names`.
-absl::StatusOr<core::IndexHeader> ReadFileHeader(core::ByteReader& in, const HeaderSpec& spec,
-                                                 const SegmentId* expected_id,
-                                                 std::string_view expected_suffix, bool verify_crc,
-                                                 size_t* which = nullptr);
+absl::StatusOr<codec::IndexHeader> ReadFileHeader(core::ByteReader& in, const HeaderSpec& spec,
+                                                  const SegmentId* expected_id,
+                                                  std::string_view expected_suffix, bool verify_crc,
+                                                  size_t* which = nullptr);
 
 /// Verifies the footer and CRC-32 of a whole file, reading it in pieces when
 /// it has no contiguous view.

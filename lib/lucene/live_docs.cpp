@@ -1,8 +1,6 @@
 // Live docs (FORMATS.md C.9) and soft deletes through NUMERIC doc values
 // (C.10-C.12; Lucene70/80/90DocValuesProducer.java, IndexedDISI.java,
 // DirectMonotonicReader.java).
-#include "rfs/lucene/live_docs.hpp"
-
 #include <bit>
 
 #include "rfs/core/errors.hpp"
@@ -10,6 +8,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/format_util_internal.hpp"
+#include "lucene/live_docs_internal.hpp"
 #include "lucene/lucene4_internal.hpp"
 
 namespace rfs::lucene {
@@ -66,7 +65,7 @@ absl::StatusOr<LiveDocs> ReadHardLiveDocs(const core::IDirectory& index_dir,
   if (!header.ok()) return core::WithContext(header.status(), status_context);
   const ByteOrder order = which == 0 ? ByteOrder::kBig : ByteOrder::kLittle;
   const size_t num_words = (static_cast<size_t>(max_doc) + 63) / 64;
-  if (in.remaining() != num_words * 8 + core::kFooterLength) {
+  if (in.remaining() != num_words * 8 + codec::kFooterLength) {
     return in.Error(StrCat("live docs of ", in.remaining() - 16, " bytes, expected ", num_words * 8,
                            " for ", max_doc, " docs"));
   }
@@ -467,7 +466,7 @@ absl::Status ApplySoftDeletes(const core::IDirectory& index_dir,
       {std::span<const std::string_view>(&kDataNames[which], 1), 0, kMaxMetaVersion[which]},
       &segment.id, segment_suffix, /*verify_crc=*/true);
   if (!data_header.ok()) return core::WithContext(data_header.status(), context);
-  const uint64_t limit = data->bytes().size() - core::kFooterLength;
+  const uint64_t limit = data->bytes().size() - codec::kFooterLength;
   if (dwf->offset < 0 || dwf->length < 0 || static_cast<uint64_t>(dwf->offset) > limit ||
       static_cast<uint64_t>(dwf->length) > limit - dwf->offset) {
     return core::DataLossAt(meta_name, 0,

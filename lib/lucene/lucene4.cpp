@@ -10,7 +10,7 @@
 #include <charconv>
 #include <unordered_set>
 
-#include "rfs/core/codec_util.hpp"
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -112,8 +112,8 @@ bool IsLucene4Segment(const SegmentCommitInfo& segment) {
 absl::StatusOr<size_t> Lucene4DataEnd(std::span<const uint8_t> bytes, std::string_view name,
                                       bool has_footer) {
   if (!has_footer) return bytes.size();
-  RFS_RETURN_IF_ERROR(core::VerifyFooter(bytes, name).status());
-  return bytes.size() - core::kFooterLength;
+  RFS_RETURN_IF_ERROR(codec::VerifyFooter(bytes, name).status());
+  return bytes.size() - codec::kFooterLength;
 }
 
 absl::Status ParseLucene4SegmentsBody(ByteReader& in, SegmentInfos& out) {
@@ -199,16 +199,16 @@ absl::StatusOr<SegmentInfo> ParseLucene4SegmentInfo(std::span<const uint8_t> byt
                                                     std::string_view name) {
   ByteReader in(bytes, name);
   ByteReader peek = in;
-  RFS_ASSIGN_OR_RETURN(core::CodecHeader any,
-                       core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX));
+  RFS_ASSIGN_OR_RETURN(codec::CodecHeader any,
+                       codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX));
   SegmentInfo out;
   bool lucene46 = false;
   if (any.codec == kSi46) {
     lucene46 = true;
-    RFS_ASSIGN_OR_RETURN(any, core::ReadCodecHeader(in, kSi46, 0, kSi46Checksum));
+    RFS_ASSIGN_OR_RETURN(any, codec::ReadCodecHeader(in, kSi46, 0, kSi46Checksum));
   } else if (any.codec == kSi40) {
     // Lucene40SegmentInfoFormat: VERSION_START = VERSION_CURRENT = 0.
-    RFS_ASSIGN_OR_RETURN(any, core::ReadCodecHeader(in, kSi40, 0, 0));
+    RFS_ASSIGN_OR_RETURN(any, codec::ReadCodecHeader(in, kSi40, 0, 0));
   } else {
     return absl::UnimplementedError(
         StrCat(name, ": unsupported codec '", any.codec, "' version ", any.version));
@@ -238,15 +238,15 @@ absl::StatusOr<FieldInfos> ParseLucene4FieldInfos(std::span<const uint8_t> bytes
                                                   std::string_view name) {
   ByteReader in(bytes, name);
   ByteReader peek = in;
-  RFS_ASSIGN_OR_RETURN(core::CodecHeader any,
-                       core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX));
+  RFS_ASSIGN_OR_RETURN(codec::CodecHeader any,
+                       codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX));
   bool lucene46 = false;
   if (any.codec == kFnm46) {
     lucene46 = true;
-    RFS_ASSIGN_OR_RETURN(any, core::ReadCodecHeader(in, kFnm46, 0, kFnm46SortedNumeric));
+    RFS_ASSIGN_OR_RETURN(any, codec::ReadCodecHeader(in, kFnm46, 0, kFnm46SortedNumeric));
   } else if (any.codec == kFnm42) {
     // Lucene42FieldInfosFormat: FORMAT_START = FORMAT_CURRENT = 0.
-    RFS_ASSIGN_OR_RETURN(any, core::ReadCodecHeader(in, kFnm42, 0, 0));
+    RFS_ASSIGN_OR_RETURN(any, codec::ReadCodecHeader(in, kFnm42, 0, 0));
   } else {
     return absl::UnimplementedError(
         StrCat(name, ": unsupported codec '", any.codec, "' version ", any.version));
@@ -317,8 +317,8 @@ absl::StatusOr<LiveDocs> ParseLucene4LiveDocs(std::span<const uint8_t> bytes, st
     // index Lucene 4 could open.
     return in.ErrorAt(0, StrCat("not a BitVector file (first int ", marker, ")"));
   }
-  RFS_ASSIGN_OR_RETURN(core::CodecHeader header,
-                       core::ReadCodecHeader(in, kBitVector, 0, kBitVectorChecksum));
+  RFS_ASSIGN_OR_RETURN(codec::CodecHeader header,
+                       codec::ReadCodecHeader(in, kBitVector, 0, kBitVectorChecksum));
   RFS_ASSIGN_OR_RETURN(const size_t data_end,
                        Lucene4DataEnd(bytes, name, header.version >= kBitVectorChecksum));
   const size_t size_at = in.position();

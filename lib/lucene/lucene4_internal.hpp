@@ -18,12 +18,12 @@
 
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/random_access.hpp"
-#include "rfs/lucene/field_infos.hpp"
-#include "rfs/lucene/live_docs.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lucene/field_infos_internal.hpp"
+#include "lucene/live_docs_internal.hpp"
 
 namespace rfs::lucene::internal {
 

@@ -208,7 +208,7 @@ absl::Status ParseSegmentsBody(ByteReader& in, SegmentInfos& out) {
     out.segments.push_back(std::move(seg));
   }
   RFS_ASSIGN_OR_RETURN(out.user_data, internal::ReadStringMap(in, ByteOrder::kBig, false));
-  if (in.remaining() != core::kFooterLength) {
+  if (in.remaining() != codec::kFooterLength) {
     return in.Error(StrCat(in.remaining() - std::min<size_t>(in.remaining(), 16),
                            " unexpected bytes before the footer"));
   }
@@ -257,7 +257,7 @@ absl::StatusOr<SegmentInfo> ReadSegmentInfo(const core::IDirectory& dir,
   ByteReader in = bytes->Reader();
   {
     ByteReader peek = in;
-    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
     if (any.ok() && (any->codec == kSiLucene4Names[0] || any->codec == kSiLucene4Names[1])) {
       auto info = internal::ParseLucene4SegmentInfo(bytes->bytes(), file_name);
       if (!info.ok()) return core::WithContext(info.status(), StrCat("segment ", segment_name));
@@ -313,7 +313,7 @@ absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
   {
     // Lucene 4.x commits (formats 0..3) have a plain codec header.
     ByteReader peek = in;
-    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
     if (any.ok() && any->codec == kNames[0] && any->version >= internal::kSegments40 &&
         any->version <= internal::kSegments49) {
       out.format = any->version;
@@ -325,7 +325,7 @@ absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
   const HeaderSpec spec{kNames, kSegmentsFormatMin, kSegmentsFormatMax};
   const std::string suffix = out.generation >= 0 ? internal::Base36(out.generation) : "";
   RFS_ASSIGN_OR_RETURN(
-      core::IndexHeader header,
+      codec::IndexHeader header,
       internal::ReadFileHeader(in, spec, nullptr,
                                out.generation >= 0 ? std::string_view(suffix) : std::string_view(),
                                true));

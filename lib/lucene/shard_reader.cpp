@@ -6,12 +6,12 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/lucene/compound.hpp"
-#include "rfs/lucene/field_infos.hpp"
-#include "rfs/lucene/live_docs.hpp"
-#include "rfs/lucene/uid.hpp"
 
+#include "lucene/compound_internal.hpp"
+#include "lucene/field_infos_internal.hpp"
+#include "lucene/live_docs_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
+#include "lucene/uid_internal.hpp"
 
 namespace rfs::lucene {
 

@@ -3,8 +3,6 @@
 // Lucene90CompressingStoredFieldsReader.java, StoredFieldsInts.java,
 // LZ4WithPresetDictCompressionMode.java,
 // DeflateWithPresetDictCompressionMode.java).
-#include "rfs/lucene/stored_fields.hpp"
-
 #include <algorithm>
 
 #include "rfs/core/errors.hpp"
@@ -13,6 +11,7 @@
 
 #include "lucene/format_util_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
+#include "lucene/stored_fields_reader_internal.hpp"
 
 namespace rfs::lucene {
 namespace internal {
@@ -420,19 +419,19 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
   if (view.has_value()) {
     head_view = *view;
   } else {
-    if (size < core::kFooterLength) {
+    if (size < codec::kFooterLength) {
       return core::DataLossAt(fdt_name, 0, "file too short");
     }
-    const uint64_t head_len = std::min<uint64_t>(size - core::kFooterLength, 512);
+    const uint64_t head_len = std::min<uint64_t>(size - codec::kFooterLength, 512);
     RFS_ASSIGN_OR_RETURN(head, core::ReadRange(*file, 0, head_len));
     RFS_ASSIGN_OR_RETURN(auto footer,
-                         core::ReadRange(*file, size - core::kFooterLength, core::kFooterLength));
+                         core::ReadRange(*file, size - codec::kFooterLength, codec::kFooterLength));
     head.insert(head.end(), footer.begin(), footer.end());
     head_view = head;
   }
   {
     ByteReader peek(head_view, file->name());
-    auto any = core::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
+    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
     if (any.ok() && any->codec == kFdtLucene41) {
       return OpenLucene4(std::move(file), segment, verify_checksum);
     }
@@ -471,13 +470,13 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
     return core::DataLossAt(file->name(), in.position(), "chunk size 0");
   }
   const uint64_t data_start = in.position();
-  if (size < data_start + core::kFooterLength) {
+  if (size < data_start + codec::kFooterLength) {
     return core::DataLossAt(file->name(), data_start, "file too short");
   }
   auto cursor = std::unique_ptr<ChunkCursor>(
-      new ChunkCursor(file, format, segment.max_doc(), data_start, size - core::kFooterLength));
+      new ChunkCursor(file, format, segment.max_doc(), data_start, size - codec::kFooterLength));
   if (view.has_value()) {
-    cursor->view_ = view->first(size - core::kFooterLength);
+    cursor->view_ = view->first(size - codec::kFooterLength);
     cursor->contiguous_ = true;
   }
   return cursor;
@@ -497,7 +496,7 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::OpenLucene4(
     head_view = head;
   }
   ByteReader in(head_view, file->name());
-  auto header = core::ReadCodecHeader(in, kFdtLucene41, 0, kLucene41Checksum);
+  auto header = codec::ReadCodecHeader(in, kFdtLucene41, 0, kLucene41Checksum);
   if (!header.ok()) return core::WithContext(header.status(), StrCat("segment ", segment.name));
   RFS_ASSIGN_OR_RETURN(StoredFieldsFormat format,
                        FormatForHeader(header->codec, header->version, file->name()));
@@ -509,14 +508,14 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::OpenLucene4(
         return core::WithContext(status, StrCat("segment ", segment.name));
       }
     } else {
-      if (size < core::kFooterLength) return core::DataLossAt(file->name(), 0, "file too short");
-      RFS_ASSIGN_OR_RETURN(auto footer,
-                           core::ReadRange(*file, size - core::kFooterLength, core::kFooterLength));
-      ByteReader fin(footer, file->name(), size - core::kFooterLength);
+      if (size < codec::kFooterLength) return core::DataLossAt(file->name(), 0, "file too short");
+      RFS_ASSIGN_OR_RETURN(
+          auto footer, core::ReadRange(*file, size - codec::kFooterLength, codec::kFooterLength));
+      ByteReader fin(footer, file->name(), size - codec::kFooterLength);
       RFS_ASSIGN_OR_RETURN(uint32_t magic, fin.ReadBeU32());
-      if (magic != core::kFooterMagic) return fin.ErrorAt(0, "codec footer magic mismatch");
+      if (magic != codec::kFooterMagic) return fin.ErrorAt(0, "codec footer magic mismatch");
     }
-    data_end = size - core::kFooterLength;
+    data_end = size - codec::kFooterLength;
   }
   if (format.version >= kLucene41BigChunks) {
     RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(in, "chunk size", 1u << 30));

@@ -18,11 +18,11 @@
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
-#include "rfs/lucene/stored_fields.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lucene/compression_internal.hpp"
+#include "lucene/stored_fields_reader_internal.hpp"
 
 namespace rfs::lucene::internal {
 

@@ -1,6 +1,6 @@
-#include "rfs/lucene/uid.hpp"
-
 #include "rfs/core/str_cat.hpp"
+
+#include "lucene/uid_internal.hpp"
 
 namespace rfs::lucene {
 

@@ -7,11 +7,11 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/file_util.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
+#include "rfs/net/gzip.hpp"
 
-#include "reindex/encoding_internal.hpp"
-#include "reindex/file_util_internal.hpp"
-#include "reindex/gzip_internal.hpp"
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -24,7 +24,7 @@ using core::StrCat;
 // The value itself when `text` is JSON, otherwise the text as a JSON string, so a record stays
 // one valid line even for a source that failed because it is not JSON.
 json::value JsonOrString(std::string_view text) {
-  if (auto v = internal::ParseJson(text)) return *std::move(v);
+  if (auto v = net::ParseJson(text)) return *std::move(v);
   return json::string(json::string_view(text.data(), text.size()));
 }
 
@@ -46,7 +46,7 @@ std::string FailedDocumentToJson(const FailedDocument& doc) {
 
 absl::StatusOr<std::unique_ptr<GzipFailedDocumentSink>> GzipFailedDocumentSink::Open(
     const std::string& directory, const std::string& file_prefix) {
-  if (absl::Status s = internal::CreateDirectories(directory, /*sync=*/true); !s.ok()) return s;
+  if (absl::Status s = core::CreateDirectories(directory, /*sync=*/true); !s.ok()) return s;
   // Unique per process and sink: pid, start time and a counter.
   static std::atomic<uint64_t> counter{0};
   const auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -73,21 +73,21 @@ absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs
     lines += FailedDocumentToJson(doc);
     lines.push_back('\n');
   }
-  auto member = internal::GzipCompress(lines, /*level=*/6);
+  auto member = net::GzipCompress(lines, /*level=*/6);
   if (!member.ok()) return member.status();
 
   std::lock_guard lock(mu_);
   bool created = false;
   if (fd_ < 0) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) return internal::ErrnoStatus("open", path_, errno);
+    if (fd_ < 0) return core::ErrnoStatus("open", path_, errno);
     created = true;
   }
   // A member is appended whole or the file is cut back, so a failed append leaves no torn
   // member in front of the next one.
   const off_t before = ::lseek(fd_, 0, SEEK_END);
-  absl::Status status = internal::WriteAll(fd_, *member, path_);
-  if (status.ok() && ::fsync(fd_) != 0) status = internal::ErrnoStatus("fsync", path_, errno);
+  absl::Status status = core::WriteAll(fd_, *member, path_);
+  if (status.ok() && ::fsync(fd_) != 0) status = core::ErrnoStatus("fsync", path_, errno);
   if (!status.ok()) {
     if (before >= 0 && ::ftruncate(fd_, before) != 0) {
       // Nothing more to do: the status below already fails the batch.
@@ -96,7 +96,7 @@ absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs
   }
   if (created) {
     const std::string parent = std::filesystem::path(path_).parent_path().string();
-    if (absl::Status s = internal::SyncDirectory(parent.empty() ? "." : parent); !s.ok()) return s;
+    if (absl::Status s = core::SyncDirectory(parent.empty() ? "." : parent); !s.ok()) return s;
   }
   recorded_ += docs.size();
   return absl::OkStatus();

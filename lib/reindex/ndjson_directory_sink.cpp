@@ -2,10 +2,9 @@
 #include <cstdio>
 #include <map>
 
+#include "rfs/core/file_util.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/reindex/document_sink.hpp"
-
-#include "reindex/file_util_internal.hpp"
 
 namespace rfs::reindex {
 namespace {
@@ -49,7 +48,7 @@ absl::StatusOr<std::unique_ptr<NdjsonDirectorySink>> NdjsonDirectorySink::Open(
     return absl::InvalidArgumentError(
         StrCat("bad shard label for the NDJSON sink: ", options.shard));
   }
-  if (absl::Status s = internal::CreateDirectories(options.directory, options.sync); !s.ok()) {
+  if (absl::Status s = core::CreateDirectories(options.directory, options.sync); !s.ok()) {
     return s;
   }
   return std::unique_ptr<NdjsonDirectorySink>(new NdjsonDirectorySink(std::move(options)));
@@ -74,7 +73,7 @@ absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
   }
   for (const auto& [index, positions] : by_index) {
     const std::string folder = StrCat(options_.directory, "/", index, "/", options_.shard);
-    if (absl::Status s = internal::CreateDirectories(folder, options_.sync); !s.ok()) return s;
+    if (absl::Status s = core::CreateDirectories(folder, options_.sync); !s.ok()) return s;
     size_t bytes = 0;
     for (size_t i : positions) bytes += EstimateBulkBytes(*docs[i]);
     std::string body;
@@ -85,7 +84,7 @@ absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
     }
     const std::string path = StrCat(folder, "/", CursorName(docs[positions.front()]->cursor), "-",
                                     CursorName(docs[positions.back()]->cursor), ".ndjson");
-    if (absl::Status s = internal::WriteFileAtomically(path, body, options_.sync); !s.ok()) {
+    if (absl::Status s = core::WriteFileAtomically(path, body, options_.sync); !s.ok()) {
       return s;
     }
   }

@@ -1,11 +1,11 @@
 // OpenSearchBulkSink: one `_bulk` request per batch (see document_sink.hpp).
 #include "rfs/core/str_cat.hpp"
+#include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
-#include "rfs/reindex/opensearch_client.hpp"
 
 namespace rfs::reindex {
 
-OpenSearchBulkSink::OpenSearchBulkSink(OpenSearchClient& client) : client_(client) {}
+OpenSearchBulkSink::OpenSearchBulkSink(opensearch::OpenSearchClient& client) : client_(client) {}
 
 BulkActionOptions OpenSearchBulkSink::action_options() const {
   auto version = client_.GetVersion();
@@ -33,7 +33,7 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
   if (!response.ok()) return response.status();
   std::vector<ItemFailure> failures;
   for (size_t i = 0; i < response->items.size(); ++i) {
-    BulkItemResult& item = response->items[i];
+    opensearch::BulkItemResult& item = response->items[i];
     if (item.ok()) continue;
     failures.push_back({i, item.status, std::move(item.error_type), std::move(item.error_reason)});
   }

@@ -8,8 +8,8 @@
 
 #include <boost/json/parser.hpp>
 
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/core/byte_reader.hpp"
-#include "rfs/core/codec_util.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -143,21 +143,21 @@ absl::StatusOr<boost::json::value> DecodeMetadataBlob(std::span<const uint8_t> b
                                                       bool verify_checksum) {
   rfs::core::ByteReader probe(blob, blob_name);
   const auto magic = probe.ReadBeU32();
-  if (!magic.ok() || *magic != rfs::core::kCodecMagic) {
+  if (!magic.ok() || *magic != rfs::codec::kCodecMagic) {
     // No envelope: ES 1.x blobs and JSON index files.
     return DecodeXContent(blob, blob_name, 0);
   }
   // The checksum first, so that corruption anywhere is reported as such
   // rather than as whatever the damaged header or body happens to look like.
   if (verify_checksum) {
-    RFS_RETURN_IF_ERROR(rfs::core::VerifyFooter(blob, blob_name).status());
+    RFS_RETURN_IF_ERROR(rfs::codec::VerifyFooter(blob, blob_name).status());
   } else {
-    RFS_RETURN_IF_ERROR(rfs::core::ReadFooterChecksum(blob, blob_name).status());
+    RFS_RETURN_IF_ERROR(rfs::codec::ReadFooterChecksum(blob, blob_name).status());
   }
   // The header may not run into the footer.
-  rfs::core::ByteReader in(blob.first(blob.size() - rfs::core::kFooterLength), blob_name);
+  rfs::core::ByteReader in(blob.first(blob.size() - rfs::codec::kFooterLength), blob_name);
   RFS_RETURN_IF_ERROR(
-      rfs::core::ReadCodecHeader(in, expected_codec, kEnvelopeVersion, kEnvelopeVersion).status());
+      rfs::codec::ReadCodecHeader(in, expected_codec, kEnvelopeVersion, kEnvelopeVersion).status());
   return DecodeXContent(in.data().subspan(in.position()), blob_name, in.position());
 }
 

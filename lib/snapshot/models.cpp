@@ -20,16 +20,6 @@ const char* LayoutName(RepositoryLayout layout) {
   return "unknown";
 }
 
-std::string SourceVersion::ToString() const {
-  const char* prefix = product == Product::kElasticsearch ? "ES"
-                       : product == Product::kOpenSearch  ? "OS"
-                                                          : nullptr;
-  if (prefix == nullptr) return "unknown";
-  if (minor < 0) return StrCat(prefix, " ", major, ".x");
-  if (patch < 0) return StrCat(prefix, " ", major, ".", minor);
-  return StrCat(prefix, " ", major, ".", minor, ".", patch);
-}
-
 namespace {
 
 // OpenSearch sets this bit in its Version ids to tell them from Elasticsearch's
@@ -49,14 +39,14 @@ constexpr int64_t kFirstIndexVersionId = 8500000;
 
 }  // namespace
 
-SourceVersion SourceVersion::FromVersionId(int64_t id) {
+SourceVersion VersionFromId(int64_t id) {
   SourceVersion v;
   if (id <= 0) return v;
   if ((id & kOpenSearchMask) != 0) {
     id ^= kOpenSearchMask;
-    v.product = Product::kOpenSearch;
+    v.product = SourceVersion::Product::kOpenSearch;
   } else {
-    v.product = Product::kElasticsearch;
+    v.product = SourceVersion::Product::kElasticsearch;
     if (id >= kFirstIndexVersionId) {
       for (const auto& release : kIndexVersionReleases) {
         if (release.id == id) {
@@ -77,7 +67,8 @@ SourceVersion SourceVersion::FromVersionId(int64_t id) {
   return v;
 }
 
-std::optional<SourceVersion> SourceVersion::Parse(Product product, std::string_view text) {
+std::optional<SourceVersion> ParseVersionNumber(SourceVersion::Product product,
+                                                std::string_view text) {
   SourceVersion v;
   v.product = product;
   int* parts[] = {&v.major, &v.minor, &v.patch};

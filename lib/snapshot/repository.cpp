@@ -366,7 +366,7 @@ absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
   RFS_ASSIGN_OR_RETURN(info.name, internal::RequireString(*s, "name", blob));
   info.uuid = OptString(*s, "uuid").value_or(info.name);
   info.version_id = OptInt(*s, "version_id").value_or(0);
-  info.source_version = SourceVersion::FromVersionId(info.version_id);
+  info.source_version = VersionFromId(info.version_id);
   info.state = OptString(*s, "state").value_or("");
   info.reason = OptString(*s, "reason").value_or("");
   if (const auto* v = Find(*s, "include_global_state"); v && v->is_bool()) {
@@ -599,7 +599,7 @@ absl::StatusOr<SourceVersion> SnapshotRepository::DetectSourceVersion(
   // and its `version` string is a placeholder ("8.11.0") then, so it is not used.
   if (version.product == SourceVersion::Product::kUnknown && snapshot.version) {
     if (auto parsed =
-            SourceVersion::Parse(SourceVersion::Product::kElasticsearch, *snapshot.version)) {
+            ParseVersionNumber(SourceVersion::Product::kElasticsearch, *snapshot.version)) {
       version = *parsed;
     }
   }

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <map>
 
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/core/base36.hpp"
-#include "rfs/core/codec_util.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -130,7 +130,7 @@ class ShardDirectory final : public core::IDirectory {
       RFS_ASSIGN_OR_RETURN(buffer, core::ReadRange(file, 0, file.size()));
       bytes = buffer;
     }
-    RFS_ASSIGN_OR_RETURN(const uint32_t actual, core::VerifyFooter(bytes, file.name()));
+    RFS_ASSIGN_OR_RETURN(const uint32_t actual, codec::VerifyFooter(bytes, file.name()));
     if (actual != *expected) {
       return core::DataLossAt(file.name(), file.size() - 8,
                               StrCat("footer checksum ", actual,

@@ -426,61 +426,8 @@ std::optional<int64_t> IntValue(const json::value& v) {
 
 }  // namespace
 
-std::string ClusterDescription::ToString() const {
-  return StrCat(opensearch() ? "OS " : "ES ", major, ".", minor);
-}
-
 absl::StatusOr<ClusterDescription> ParseClusterDescription(std::string_view text) {
-  std::string lower;
-  for (char c : text)
-    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  std::string_view rest = lower;
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  ClusterDescription out;
-  bool found = false;
-  for (auto [prefix, product] :
-       std::initializer_list<std::pair<std::string_view, ClusterDescription::Product>>{
-           {"elasticsearch", ClusterDescription::Product::kElasticsearch},
-           {"opensearch", ClusterDescription::Product::kOpenSearch},
-           {"es", ClusterDescription::Product::kElasticsearch},
-           {"os", ClusterDescription::Product::kOpenSearch}}) {
-    if (rest.starts_with(prefix)) {
-      out.product = product;
-      rest.remove_prefix(prefix.size());
-      found = true;
-      break;
-    }
-  }
-  auto invalid = [&] {
-    return absl::InvalidArgumentError(StrCat(
-        "version '", text, "' is not a product and version such as \"ES 6.8\" or \"OS 2.19\""));
-  };
-  if (!found) return invalid();
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '_' || rest.front() == '-' ||
-                           rest.front() == 'v')) {
-    rest.remove_prefix(1);
-  }
-  auto number = [&](int& into) {
-    auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), into);
-    if (ec != std::errc() || into < 0 || into > 1000) return false;
-    rest.remove_prefix(static_cast<size_t>(ptr - rest.data()));
-    return true;
-  };
-  if (!number(out.major) || out.major == 0) return invalid();
-  out.minor = 0;
-  if (!rest.empty() && (rest.front() == '.' || rest.front() == '_')) {
-    rest.remove_prefix(1);
-    if (!number(out.minor)) return invalid();
-    // A patch level (".2") and anything after it are accepted and ignored.
-    if (!rest.empty() && (rest.front() == '.' || rest.front() == '_')) {
-      rest.remove_prefix(1);
-      int patch = 0;
-      if (!number(patch)) return invalid();
-    }
-  }
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  if (!rest.empty()) return invalid();
-  return out;
+  return core::ClusterVersion::Parse(text);
 }
 
 std::optional<std::string> DropReason(std::string_view key, std::string_view value,

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include "rfs/core/random_access.hpp"
-#include "rfs/lucene/field_infos.hpp"
 #include "rfs/lucene/segment_infos.hpp"
+
+#include "lucene/field_infos_internal.hpp"
 
 namespace {
 

@@ -17,10 +17,10 @@
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
+#include "rfs/net/gzip.hpp"
 
 #include "opensearch_double_internal.hpp"
-#include "reindex/encoding_internal.hpp"
-#include "reindex/gzip_internal.hpp"
 #include <sys/socket.h>
 
 namespace rfs::testing {
@@ -41,7 +41,7 @@ void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
     while (path.starts_with('/')) path.remove_prefix(1);
     if (path.empty()) break;
     const size_t slash = path.find('/');
-    out.segments.push_back(reindex::internal::PercentDecode(path.substr(0, slash)));
+    out.segments.push_back(net::PercentDecode(path.substr(0, slash)));
     path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
   }
   if (question == std::string_view::npos) return;
@@ -51,8 +51,8 @@ void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
     std::string_view part = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     const size_t eq = part.find('=');
-    out.params[reindex::internal::PercentDecode(part.substr(0, eq))] =
-        eq == std::string_view::npos ? "" : reindex::internal::PercentDecode(part.substr(eq + 1));
+    out.params[net::PercentDecode(part.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : net::PercentDecode(part.substr(eq + 1));
   }
 }
 
@@ -209,7 +209,7 @@ struct OpenSearchDouble::Impl {
       for (const auto& field : req) {
         record.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
       }
-      const auto encoding = core::FindHeader(record.headers, "content-encoding");
+      const auto encoding = net::FindHeader(record.headers, "content-encoding");
       {
         std::lock_guard lock(mu);
         if (target.find("_bulk") != std::string::npos) ++counters.bulk_requests;
@@ -252,7 +252,7 @@ struct OpenSearchDouble::Impl {
       const std::string expected =
           "Basic " + core::Base64Encode(std::span<const uint8_t>(
                          reinterpret_cast<const uint8_t*>(user_pass.data()), user_pass.size()));
-      if (core::FindHeader(record.headers, "authorization") != expected) {
+      if (net::FindHeader(record.headers, "authorization") != expected) {
         internal::DoubleResponse r = cluster.Error(
             401, "security_exception",
             StrCat("missing authentication credentials for REST request [", record.target, "]"));
@@ -275,9 +275,9 @@ struct OpenSearchDouble::Impl {
     request.method = record.method;
     request.discarded_actions = discarded_actions;
     ParseTarget(record.target, request);
-    const auto encoding = core::FindHeader(record.headers, "content-encoding");
+    const auto encoding = net::FindHeader(record.headers, "content-encoding");
     if (encoding && *encoding == "gzip") {
-      auto inflated = reindex::internal::GzipDecompress(req.body());
+      auto inflated = net::GzipDecompress(req.body());
       if (!inflated.ok()) {
         return cluster.Error(400, "illegal_argument_exception", "cannot decompress gzip body");
       }

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "rfs/core/http.hpp"
+#include "rfs/net/http.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -117,7 +117,7 @@ struct StoredDocument {
 struct RecordedRequest {
   std::string method;
   std::string target;
-  core::HttpHeaders headers;
+  net::HttpHeaders headers;
   size_t body_bytes = 0;  // as received (compressed size for gzip bodies)
 };
 

@@ -9,16 +9,16 @@
 #include <set>
 
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
 
 #include "opensearch_double_internal.hpp"
-#include "reindex/encoding_internal.hpp"
 
 namespace rfs::testing::internal {
 namespace {
 
 namespace json = boost::json;
 using core::StrCat;
-using reindex::internal::ParseJson;
+using net::ParseJson;
 
 std::string ToJson(const json::value& v) { return json::serialize(v); }
 

@@ -41,7 +41,7 @@ struct DoubleRequest {
 struct DoubleResponse {
   int status = 200;
   std::string body;
-  core::HttpHeaders headers;
+  net::HttpHeaders headers;
 };
 
 struct SnapshotStore;  // opensearch_double_snapshots.cpp

@@ -21,9 +21,9 @@
 #include <ctime>
 
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
 
 #include "opensearch_double_internal.hpp"
-#include "reindex/encoding_internal.hpp"
 
 namespace rfs::testing::internal {
 
@@ -283,7 +283,7 @@ class SnapshotApi {
           StrCat("[", name, "] Invalid repository name [", name, "], must not contain '#'"));
     }
     if (request.body.empty()) return c_.Error(400, "parse_exception", "request body is required");
-    auto parsed = reindex::internal::ParseJson(request.body);
+    auto parsed = net::ParseJson(request.body);
     if (!parsed || !parsed->is_object()) {
       return c_.Error(400, "parse_exception", "request body must be a JSON object");
     }
@@ -410,7 +410,7 @@ class SnapshotApi {
     bool ignore_unavailable = false;
     std::optional<json::value> metadata;
     if (!request.body.empty()) {
-      auto parsed = reindex::internal::ParseJson(request.body);
+      auto parsed = net::ParseJson(request.body);
       if (!parsed || !parsed->is_object()) {
         return c_.Error(400, "parse_exception", "request body must be a JSON object");
       }

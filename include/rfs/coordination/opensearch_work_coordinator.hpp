@@ -12,14 +12,15 @@
 // The store's clock: OpenSearch decides nothing by time itself; workers compare lease expiries
 // with their estimate of the cluster's clock. The estimate comes from the `Date` header of any
 // response (proxies and managed services add one; second resolution), and, when the cluster sends
-// none (plain OpenSearch does not), from a probe: a scripted update whose Painless script stores
-// `System.currentTimeMillis()` in a probe document and returns it. The estimate is an interval
+// none (plain OpenSearch does not), from `GET /_cat/health?format=json`, whose `epoch` is the
+// cluster's clock in seconds (no scripting needed). The estimate is an interval
 // that accounts for resolution and round-trip time; expiries are written at its late end and
 // judged expired only past its early end, so that estimates from different workers never let two
 // of them hold one item.
 //
-// Supported: OpenSearch 1.0-3.x (and Elasticsearch 7.x), with Painless enabled when no `Date`
-// header is sent. Thread safety: as IWorkCoordinator; the transport must allow concurrent Send.
+// Every request goes through opensearch::OpenSearchClient (one status mapping, one error parser).
+// Supported: OpenSearch 1.0-3.x and Elasticsearch 7.x/8.x. Thread safety: as IWorkCoordinator;
+// the transport must allow concurrent Send.
 #pragma once
 
 #include <chrono>
@@ -27,7 +28,7 @@
 #include <string>
 
 #include "rfs/coordination/work_coordinator.hpp"
-#include "rfs/core/http.hpp"
+#include "rfs/net/http.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -38,7 +39,7 @@ inline constexpr std::string_view kWorkingStateIndex = ".migrations_working_stat
 
 struct OpenSearchWorkCoordinatorOptions : WorkCoordinatorOptions {
   /// The cluster holding the coordination index; required.
-  std::shared_ptr<core::IHttpTransport> transport;
+  std::shared_ptr<net::IHttpTransport> transport;
   /// Non-empty: use `.migrations_working_state_<session_name>` so that several migrations can
   /// share a cluster. Lowercase letters, digits, '-' and '_' only.
   std::string session_name;

@@ -22,6 +22,10 @@
 
 #include "absl/status/statusor.h"
 
+namespace rfs::opensearch {
+class OpenSearchClient;
+}  // namespace rfs::opensearch
+
 namespace rfs::reindex {
 
 /// A document the target did not accept.
@@ -49,21 +53,19 @@ class IDocumentSink {
   virtual std::string description() const = 0;
 };
 
-class OpenSearchClient;
-
 /// Sends each batch as one `_bulk` request through `client` (which detects the target version
 /// and compression on first use). `include_type` is taken from the target version: Elasticsearch
 /// 5/6 targets get `_type` in each action. The client must outlive the sink.
 class OpenSearchBulkSink final : public IDocumentSink {
  public:
-  explicit OpenSearchBulkSink(OpenSearchClient& client);
+  explicit OpenSearchBulkSink(opensearch::OpenSearchClient& client);
   absl::StatusOr<std::vector<ItemFailure>> Write(
       std::span<const SourceDocument* const> docs) override;
   BulkActionOptions action_options() const override;
   std::string description() const override;
 
  private:
-  OpenSearchClient& client_;
+  opensearch::OpenSearchClient& client_;
 };
 
 struct NdjsonDirectorySinkOptions {

@@ -9,9 +9,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/value.hpp>
+
+#include "rfs/core/version.hpp"
 
 namespace rfs::snapshot {
 
@@ -24,22 +27,15 @@ enum class RepositoryLayout {
 const char* LayoutName(RepositoryLayout layout);
 
 /// The product and version that wrote a snapshot.
-struct SourceVersion {
-  enum class Product { kUnknown, kElasticsearch, kOpenSearch };
-  Product product = Product::kUnknown;
-  int major = 0;
-  int minor = 0;
-  int patch = 0;
-  /// "ES 7.10.2", "OS 2.19.2", or "unknown".
-  std::string ToString() const;
+using SourceVersion = core::ClusterVersion;
 
-  /// Decodes a Version id: major*1000000 + minor*10000 + revision*100 + build; OpenSearch ids
-  /// carry bit 0x08000000 (OpenSearch Version.MASK). ES 8.10+ IndexVersion ids (>= 8500000) are
-  /// mapped through a table of known releases.
-  static SourceVersion FromVersionId(int64_t id);
-  /// Parses "7.10.2" with the given product.
-  static std::optional<SourceVersion> Parse(Product product, std::string_view text);
-};
+/// Decodes a Version id: major*1000000 + minor*10000 + revision*100 + build; OpenSearch ids
+/// carry bit 0x08000000 (OpenSearch Version.MASK). ES 8.10+ IndexVersion ids (>= 8500000) are
+/// mapped through a table of known releases. Product kUnknown for ids <= 0.
+SourceVersion VersionFromId(int64_t id);
+/// Parses "7.10.2" (all three parts) with the given product.
+std::optional<SourceVersion> ParseVersionNumber(SourceVersion::Product product,
+                                                std::string_view text);
 
 /// One snapshot as listed by the repository index.
 struct SnapshotEntry {

@@ -34,33 +34,17 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "rfs/core/version.hpp"
 #include "rfs/transform/type_policy.hpp"
 
 #include "absl/status/statusor.h"
 
 namespace rfs::transform {
 
-/// The product and version of a source or target cluster (this layer does not see
-/// snapshot::SourceVersion or reindex::ClusterVersion; callers convert).
-struct ClusterDescription {
-  enum class Product { kElasticsearch, kOpenSearch };
-  Product product = Product::kOpenSearch;
-  int major = 2;
-  int minor = 19;
+/// The product and version of a source or target cluster: the library's one version type.
+using ClusterDescription = core::ClusterVersion;
 
-  bool opensearch() const { return product == Product::kOpenSearch; }
-  /// Mappings without types: OpenSearch, Elasticsearch >= 7.
-  bool typeless() const { return opensearch() || major >= 7; }
-  /// Composable index and component templates: OpenSearch, Elasticsearch >= 7.8.
-  bool SupportsComposableTemplates() const {
-    return opensearch() || major > 7 || (major == 7 && minor >= 8);
-  }
-  /// "ES 6.8", "OS 2.19".
-  std::string ToString() const;
-};
-
-/// Parses "ES 6.8", "es6", "Elasticsearch 7.10.2", "OS 2.19", "OpenSearch 1.3", "os_2.11"
-/// (product, then major[.minor[.patch]]). InvalidArgument otherwise.
+/// core::ClusterVersion::Parse.
 absl::StatusOr<ClusterDescription> ParseClusterDescription(std::string_view text);
 
 /// A setting removed from a body, and why.

@@ -17,8 +17,8 @@ namespace rfs::coordination::testing {
 namespace {
 
 namespace json = boost::json;
-using core::HttpResponse;
 using core::StrCat;
+using net::HttpResponse;
 
 constexpr std::string_view kClockProbeScript =
     "ctx._source.storeTimeMillis = System.currentTimeMillis()";
@@ -293,7 +293,7 @@ void FakeOpenSearch::FailRequest(int64_t n, bool after_applying) {
   store_->fail_after_applying = after_applying;
 }
 
-absl::StatusOr<HttpResponse> FakeOpenSearch::Send(const core::HttpRequest& request) {
+absl::StatusOr<HttpResponse> FakeOpenSearch::Send(const net::HttpRequest& request) {
   if (options_.latency.count() > 0) std::this_thread::sleep_for(options_.latency);
   bool lose_response = false;
   {
@@ -333,7 +333,7 @@ json::object Shards() { return {{"total", 1}, {"successful", 1}, {"failed", 0}};
 
 }  // namespace
 
-HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
+HttpResponse FakeOpenSearch::Handle(const net::HttpRequest& request) {
   Store& s = *store_;
   std::lock_guard lock(s.mu);
   const std::string what = StrCat(request.method, " ", request.target);
@@ -349,7 +349,7 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
   }
   // OpenSearch refuses bodies it cannot identify as JSON.
   if (!request.body.empty()) {
-    const std::optional<std::string> type = core::FindHeader(request.headers, "Content-Type");
+    const std::optional<std::string> type = net::FindHeader(request.headers, "Content-Type");
     if (!type || !type->starts_with("application/json")) {
       s.protocol_errors.push_back(StrCat(what, ": body without Content-Type: application/json"));
       HttpResponse r;
@@ -376,6 +376,17 @@ HttpResponse FakeOpenSearch::Handle(const core::HttpRequest& request) {
     return it == target->params.end() || it->second == "true" || it->second == "false" ||
            it->second == "wait_for" || it->second.empty();
   };
+  // The cluster's clock, as OpenSearch's cat API reports it (schemas/cat.health.yaml: epoch is
+  // stringified seconds).
+  if (target->segments.size() == 2 && target->segments[0] == "_cat" &&
+      target->segments[1] == "health" && request.method == "GET") {
+    const int64_t epoch =
+        std::chrono::duration_cast<std::chrono::seconds>(options_.clock->Now().time_since_epoch())
+            .count();
+    return JsonResponse(200, json::array{json::object{{"epoch", std::to_string(epoch)},
+                                                      {"cluster", "fake-opensearch"},
+                                                      {"status", "green"}}});
+  }
   const std::string& index_name = target->segments[0];
   const std::string api = target->segments.size() > 1 ? target->segments[1] : "";
   const std::string id = target->segments.size() > 2 ? target->segments[2] : "";

@@ -1,5 +1,5 @@
 // FakeOpenSearch: a small, strict, in-process model of the OpenSearch document APIs that
-// OpenSearchWorkCoordinator uses, behind rfs::core::IHttpTransport.
+// OpenSearchWorkCoordinator uses, behind rfs::net::IHttpTransport.
 //
 // Modelled (OpenSearch 2.x behaviour, per the REST spec in shared/spec/opensearch-api):
 //   HEAD/PUT /{index}                          exists / create with settings + mappings
@@ -10,7 +10,8 @@
 //   POST /{index}/_search, /{index}/_count     the query subset below, over the last *refreshed*
 //                                              view (near-real-time search, as in OpenSearch)
 //   POST /{index}/_refresh                     publishes every write to search
-//   POST /{index}/_update/{id}                 only the Painless clock-probe script
+//   POST /{index}/_update/{id}                 only the Painless clock-probe script (unused now)
+//   GET /_cat/health?format=json               the cluster clock as epoch seconds
 // `refresh=true` on a write refreshes before responding. Queries: bool (filter/must/must_not),
 // range (lt/lte/gt/gte), exists, term, match_all, function_score with random_score; sort on
 // numeric fields; size; track_total_hits; seq_no_primary_term.
@@ -30,11 +31,11 @@
 #include <vector>
 
 #include "rfs/core/clock.hpp"
-#include "rfs/core/http.hpp"
+#include "rfs/net/http.hpp"
 
 namespace rfs::coordination::testing {
 
-class FakeOpenSearch final : public core::IHttpTransport {
+class FakeOpenSearch final : public net::IHttpTransport {
  public:
   struct Options {
     core::IClock* clock = nullptr;  // Required: the cluster's clock.
@@ -46,7 +47,7 @@ class FakeOpenSearch final : public core::IHttpTransport {
   explicit FakeOpenSearch(Options options);
   ~FakeOpenSearch() override;
 
-  absl::StatusOr<core::HttpResponse> Send(const core::HttpRequest& request) override;
+  absl::StatusOr<net::HttpResponse> Send(const net::HttpRequest& request) override;
   std::string endpoint() const override { return "fake-opensearch"; }
 
   /// Requests the fake rejected as malformed or unsupported (should stay empty).
@@ -61,7 +62,7 @@ class FakeOpenSearch final : public core::IHttpTransport {
  private:
   struct Store;  // Indices and documents (fake_opensearch.cpp).
 
-  core::HttpResponse Handle(const core::HttpRequest& request);
+  net::HttpResponse Handle(const net::HttpRequest& request);
 
   Options options_;
   std::unique_ptr<Store> store_;

@@ -44,13 +44,3 @@ TEST_CASE("error helpers keep codes and add context", "[core]") {
   CHECK_FALSE(rfs::core::IsRetryable(absl::DataLossError("x")));
   CHECK(absl::IsUnimplemented(rfs::core::UnsupportedIn("_0.si", "codec Lucene99SegmentInfo")));
 }
-
-#include "rfs/core/http.hpp"
-
-TEST_CASE("HTTP headers are found case-insensitively", "[core]") {
-  rfs::core::HttpResponse response;
-  response.headers = {{"Content-Type", "application/json"}, {"date", "Sun, 22 Nov 2026"}};
-  CHECK(response.Header("content-type") == "application/json");
-  CHECK(response.Header("DATE") == "Sun, 22 Nov 2026");
-  CHECK_FALSE(response.Header("Content-Encoding").has_value());
-}

@@ -8,8 +8,8 @@
 
 #include "rfs/core/crc32.hpp"
 #include "rfs/lucene/shard_reader.hpp"
-#include "rfs/lucene/uid.hpp"
 
+#include "lucene/uid_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

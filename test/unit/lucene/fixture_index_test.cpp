@@ -8,13 +8,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "rfs/core/codec_util.hpp"
-#include "rfs/lucene/compound.hpp"
-#include "rfs/lucene/field_infos.hpp"
-#include "rfs/lucene/live_docs.hpp"
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/lucene/segment_infos.hpp"
-#include "rfs/lucene/stored_fields.hpp"
 
+#include "lucene/compound_internal.hpp"
+#include "lucene/field_infos_internal.hpp"
+#include "lucene/live_docs_internal.hpp"
+#include "lucene/stored_fields_reader_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {
@@ -129,7 +129,7 @@ TEST_CASE("Lucene 10.5 compound file entries", "[lucene][fixture]") {
     // Every sub-file is a whole Lucene file with its own footer.
     auto view = (*file)->ContiguousView();
     REQUIRE(view.has_value());
-    CHECK(rfs::core::VerifyFooter(*view, name).ok());
+    CHECK(rfs::codec::VerifyFooter(*view, name).ok());
     ++count;
   }
   CHECK((*cfs)->ListFiles().size() == count);

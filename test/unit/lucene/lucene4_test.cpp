@@ -11,13 +11,13 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/crc32.hpp"
-#include "rfs/lucene/compound.hpp"
-#include "rfs/lucene/field_infos.hpp"
 #include "rfs/lucene/shard_reader.hpp"
-#include "rfs/lucene/stored_fields.hpp"
 
+#include "lucene/compound_internal.hpp"
+#include "lucene/field_infos_internal.hpp"
 #include "lucene/lucene4_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
+#include "lucene/stored_fields_reader_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "rfs/core/random_access.hpp"
-#include "rfs/lucene/stored_fields.hpp"
 
+#include "lucene/stored_fields_reader_internal.hpp"
 #include <unistd.h>
 
 namespace rfs::lucene::testing {

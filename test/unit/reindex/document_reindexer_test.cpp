@@ -11,13 +11,15 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/coordination/work_coordinator.hpp"
-#include "rfs/reindex/http_transport.hpp"
-#include "rfs/reindex/opensearch_client.hpp"
+#include "rfs/net/http_transport.hpp"
+#include "rfs/opensearch/client.hpp"
 
 #include "reindex_test_util.hpp"
 #include "support/opensearch_double.hpp"
 
 namespace rfs::reindex {
+using namespace rfs::net;         // NOLINT: the layers this test drives
+using namespace rfs::opensearch;  // NOLINT
 namespace {
 
 using testutil::MakeDocs;
@@ -255,7 +257,7 @@ TEST_CASE("a whole-request 409 fails the batch with a clear error, not a lost le
           "[reindex][reindexer]") {
   core::FakeClock clock;
   ScriptedSink sink([](int, auto) -> absl::StatusOr<std::vector<ItemFailure>> {
-    core::HttpResponse response;
+    net::HttpResponse response;
     response.status = 409;
     response.body = R"({"error":{"type":"some_conflict","reason":"no"},"status":409})";
     return StatusFromResponse(response, "POST /_bulk");

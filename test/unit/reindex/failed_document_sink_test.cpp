@@ -6,10 +6,12 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "reindex/gzip_internal.hpp"
+#include "rfs/net/gzip.hpp"
+
 #include "reindex_test_util.hpp"
 
 namespace rfs::reindex {
+using namespace rfs::net;  // NOLINT: the layers this test drives
 namespace {
 
 namespace json = boost::json;
@@ -40,7 +42,7 @@ TEST_CASE("failed-document sink appends durable gzip NDJSON records", "[reindex]
   std::ifstream in((*sink)->path(), std::ios::binary);
   std::stringstream raw;
   raw << in.rdbuf();
-  auto text = internal::GzipDecompress(raw.str());
+  auto text = net::GzipDecompress(raw.str());
   REQUIRE(text.ok());
   std::istringstream lines(*text);
   std::vector<json::object> records;
@@ -72,13 +74,13 @@ TEST_CASE("failed-document sinks in one folder use distinct files", "[reindex][f
 
 TEST_CASE("gzip round-trips and rejects corrupt input", "[reindex][failed]") {
   const std::string text(100000, 'a');
-  auto packed = internal::GzipCompress(text);
+  auto packed = net::GzipCompress(text);
   REQUIRE(packed.ok());
   CHECK(packed->size() < 1000);
-  auto unpacked = internal::GzipDecompress(*packed);
+  auto unpacked = net::GzipDecompress(*packed);
   REQUIRE(unpacked.ok());
   CHECK(*unpacked == text);
-  CHECK(absl::IsDataLoss(internal::GzipDecompress(packed->substr(0, packed->size() / 2)).status()));
+  CHECK(absl::IsDataLoss(net::GzipDecompress(packed->substr(0, packed->size() / 2)).status()));
 }
 
 }  // namespace

@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/net/http_transport.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
-#include "rfs/reindex/http_transport.hpp"
 
 #include "reindex_test_util.hpp"
 #include "support/opensearch_double.hpp"
@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 namespace rfs::reindex {
+using namespace rfs::net;         // NOLINT: the layers this test drives
+using namespace rfs::opensearch;  // NOLINT
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,7 +87,7 @@ TEST_CASE("NDJSON sink writes replayable bulk files per index and shard", "[rein
   auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
   REQUIRE(transport.ok());
   for (const auto& file : files) {
-    core::HttpRequest request;
+    net::HttpRequest request;
     request.method = "POST";
     request.target = "/_bulk";
     request.headers.emplace_back("Content-Type", "application/x-ndjson");

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "rfs/core/codec_util.hpp"
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/snapshot/inspect.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
@@ -393,10 +393,10 @@ TEST_CASE("multi-part files and version ids", "[snapshot]") {
   info.part_size = INT64_MAX;
   CHECK(info.number_of_parts() == 1);
 
-  using rfs::snapshot::SourceVersion;
-  CHECK(SourceVersion::FromVersionId(7100299).ToString() == "ES 7.10.2");
-  CHECK(SourceVersion::FromVersionId(5061699).ToString() == "ES 5.6.16");
-  CHECK(SourceVersion::FromVersionId(2110199 ^ 0x08000000).ToString() == "OS 2.11.1");
-  CHECK(SourceVersion::FromVersionId(8512000).ToString() == "ES 8.x");
-  CHECK(SourceVersion::FromVersionId(0).ToString() == "unknown");
+  using rfs::snapshot::VersionFromId;
+  CHECK(VersionFromId(7100299).ToString() == "ES 7.10.2");
+  CHECK(VersionFromId(5061699).ToString() == "ES 5.6.16");
+  CHECK(VersionFromId(2110199 ^ 0x08000000).ToString() == "OS 2.11.1");
+  CHECK(VersionFromId(8512000).ToString() == "ES 8.x");
+  CHECK(VersionFromId(0).ToString() == "unknown");
 }

@@ -293,7 +293,8 @@ TEST_CASE("cluster descriptions parse", "[transform][metadata]") {
   CHECK(!es->typeless());
   auto os = rfs::transform::ParseClusterDescription("OpenSearch 2.19.2");
   REQUIRE(os.ok());
-  CHECK(os->ToString() == "OS 2.19");
+  CHECK(os->ToString() == "OS 2.19.2");
+  CHECK(os->patch == 2);
   CHECK(rfs::transform::ParseClusterDescription("es_7_10")->minor == 10);
   CHECK(!rfs::transform::ParseClusterDescription("Solr 9").ok());
   CHECK(!rfs::transform::ParseClusterDescription("ES").ok());

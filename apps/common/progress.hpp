@@ -1,0 +1,214 @@
+// Progress rendering shared by the tools: on a terminal, one live line rewritten in place;
+// otherwise one JSON object per event (stderr), so log pipelines parse every line.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/str_cat.hpp"
+#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/tools.hpp"
+#include "rfs/opensearch/snapshots.hpp"
+
+#include "common/text.hpp"
+
+namespace rfs::apps {
+
+namespace json = boost::json;
+
+inline double Megabytes(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+// Renders worker events: a live line on a terminal, JSON lines otherwise.
+class WorkerProgress {
+ public:
+  WorkerProgress(std::string worker_id, bool live)
+      : worker_id_(std::move(worker_id)), live_(live) {}
+
+  void OnEvent(const migration::WorkerEvent& event) {
+    std::lock_guard lock(mu_);
+    if (live_) {
+      RenderLive(event);
+    } else {
+      json::object line{{"ts", NowIso8601()},
+                        {"worker", worker_id_},
+                        {"event", std::string(migration::ToString(event.kind))}};
+      if (!event.work_item.empty()) {
+        line["work_item"] = event.work_item;
+        line["index"] = event.index;
+        line["shard"] = event.shard;
+        line["starting_cursor"] = event.starting_cursor;
+        line["cursor"] = event.cursor;
+        line["max_cursor"] = event.max_cursor;
+        line["docs"] = event.docs;
+        line["source_bytes"] = event.source_bytes;
+        line["failed_docs"] = event.failed_docs;
+        line["elapsed_s"] = std::chrono::duration<double>(event.elapsed).count();
+      }
+      if (!event.message.empty()) line["message"] = event.message;
+      std::cerr << json::serialize(line) << "\n" << std::flush;
+    }
+  }
+
+  void Finish() {
+    std::lock_guard lock(mu_);
+    if (live_ && line_open_) std::cerr << "\n";
+    line_open_ = false;
+  }
+
+ private:
+  void RenderLive(const migration::WorkerEvent& event) {
+    const double seconds = std::chrono::duration<double>(event.elapsed).count();
+    const double rate = seconds > 0 ? Megabytes(event.source_bytes) / seconds : 0;
+    std::string eta = "-";
+    const uint64_t span = event.max_cursor - event.starting_cursor;
+    const uint64_t done =
+        event.cursor > event.starting_cursor ? event.cursor - event.starting_cursor : 0;
+    if (event.kind == migration::WorkerEvent::Kind::kProgress && span > 0 && done > 0 &&
+        seconds > 0) {
+      const double remaining =
+          seconds * static_cast<double>(span - std::min(done, span)) / static_cast<double>(done);
+      eta = core::StrCat(static_cast<int64_t>(remaining), "s");
+    }
+    char text[256];
+    switch (event.kind) {
+      case migration::WorkerEvent::Kind::kProgress:
+        std::snprintf(text, sizeof(text), "[%s] %s/%d: %llu docs, %.1f MB, %.1f MB/s, ETA %s",
+                      worker_id_.c_str(), event.index.c_str(), event.shard,
+                      static_cast<unsigned long long>(event.docs), Megabytes(event.source_bytes),
+                      rate, eta.c_str());
+        std::cerr << "\r\033[K" << text << std::flush;
+        line_open_ = true;
+        return;
+      case migration::WorkerEvent::Kind::kAcquired:
+        std::snprintf(text, sizeof(text), "[%s] %s/%d: started at cursor %llu", worker_id_.c_str(),
+                      event.index.c_str(), event.shard,
+                      static_cast<unsigned long long>(event.starting_cursor));
+        std::cerr << "\r\033[K" << text << std::flush;
+        line_open_ = true;
+        return;
+      case migration::WorkerEvent::Kind::kCompleted:
+        std::snprintf(text, sizeof(text), "[%s] %s/%d: done, %llu docs, %.1f MB in %.1f s",
+                      worker_id_.c_str(), event.index.c_str(), event.shard,
+                      static_cast<unsigned long long>(event.docs), Megabytes(event.source_bytes),
+                      seconds);
+        break;
+      default:
+        std::snprintf(text, sizeof(text), "[%s] %s%s%s", worker_id_.c_str(),
+                      std::string(migration::ToString(event.kind)).c_str(),
+                      event.message.empty() ? "" : ": ", event.message.c_str());
+        break;
+    }
+    std::cerr << "\r\033[K" << text << "\n" << std::flush;
+    line_open_ = false;
+  }
+
+  const std::string worker_id_;
+  const bool live_;
+  std::mutex mu_;
+  bool line_open_ = false;
+};
+
+/// The line that ends a DocumentsFromSnapshotMigration run (stdout), and where failed documents
+/// went when there were any.
+inline void PrintWorkerSummary(const char* program, const migration::DocumentsToolResult& result) {
+  const migration::WorkerSummary& summary = result.summary;
+  const double seconds = std::chrono::duration<double>(summary.elapsed).count();
+  const uint64_t docs = summary.docs_written + summary.docs_allowed_errors;
+  const uint64_t failed = summary.docs_failed + summary.docs_without_source;
+  const std::string outcome =
+      result.status.ok() ? std::string(migration::ToString(summary.outcome)) : "error";
+  std::printf(
+      "%s %s: %s; %llu docs, %.1f MB of _source, %llu failed docs, %.1f s, %.1f MB/s; "
+      "items: %llu completed, %llu handed on, %llu lost\n",
+      program, result.worker_id.c_str(), outcome.c_str(), static_cast<unsigned long long>(docs),
+      Megabytes(summary.source_bytes), static_cast<unsigned long long>(failed), seconds,
+      seconds > 0 ? Megabytes(summary.source_bytes) / seconds : 0.0,
+      static_cast<unsigned long long>(summary.items_completed),
+      static_cast<unsigned long long>(summary.items_checkpointed),
+      static_cast<unsigned long long>(summary.items_lost));
+  if (failed > 0) {
+    std::printf(
+        "%s: %llu documents could not be migrated (%llu rejected by the target, %llu "
+        "without _source); they are in %s\n",
+        program, static_cast<unsigned long long>(failed),
+        static_cast<unsigned long long>(summary.docs_failed),
+        static_cast<unsigned long long>(summary.docs_without_source),
+        result.failed_documents_path.c_str());
+  }
+  std::fflush(stdout);
+}
+
+inline std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+inline double Seconds(std::chrono::milliseconds elapsed) {
+  return std::chrono::duration<double>(elapsed).count();
+}
+
+// Renders snapshot progress: a live line on a terminal, JSON lines otherwise (stderr).
+class SnapshotProgressReporter {
+ public:
+  SnapshotProgressReporter(std::string repository, std::string snapshot, bool live)
+      : repository_(std::move(repository)), snapshot_(std::move(snapshot)), live_(live) {}
+
+  void OnProgress(const opensearch::SnapshotProgress& p) {
+    const std::string state(opensearch::SnapshotStateName(p.state));
+    if (live_) {
+      char text[256];
+      std::snprintf(
+          text, sizeof(text), "[%s] %s: %lld/%lld shards%s, %s / %s (%.0f%%), %.1f s",
+          snapshot_.c_str(), state.c_str(), static_cast<long long>(p.shards_done),
+          static_cast<long long>(p.shards_total),
+          p.shards_failed > 0 ? core::StrCat(" (", p.shards_failed, " failed)").c_str() : "",
+          HumanBytes(p.bytes_processed).c_str(), HumanBytes(p.bytes_total).c_str(),
+          100.0 * p.fraction(), Seconds(p.elapsed));
+      std::cerr << "\r\033[K" << text << std::flush;
+      line_open_ = true;
+      return;
+    }
+    json::object line{{"ts", NowIso8601()},
+                      {"event", "snapshot_progress"},
+                      {"repository", repository_},
+                      {"snapshot", snapshot_},
+                      {"poll", p.poll},
+                      {"state", state},
+                      {"cluster_state", p.raw_state},
+                      {"shards_done", p.shards_done},
+                      {"shards_failed", p.shards_failed},
+                      {"shards_total", p.shards_total},
+                      {"bytes_processed", p.bytes_processed},
+                      {"bytes_total", p.bytes_total},
+                      {"files_processed", p.files_processed},
+                      {"files_total", p.files_total},
+                      {"elapsed_ms", static_cast<int64_t>(p.elapsed.count())}};
+    std::cerr << json::serialize(line) << "\n" << std::flush;
+  }
+
+  void Finish() {
+    if (live_ && line_open_) std::cerr << "\n" << std::flush;
+    line_open_ = false;
+  }
+
+ private:
+  const std::string repository_;
+  const std::string snapshot_;
+  const bool live_;
+  bool line_open_ = false;
+};
+
+}  // namespace rfs::apps

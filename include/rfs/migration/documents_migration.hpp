@@ -1,0 +1,179 @@
+// DocumentMigrationWorker: the loop of one `DocumentsFromSnapshotMigration` worker. Any number
+// of identical workers, in one process or many, on one host or many, share a snapshot's shards
+// through an IWorkCoordinator; any of them may die at any moment without losing a document.
+//
+//   1. Shard setup, once across all workers (RunOneTimeSetup on "shard_setup"): one work item
+//      per shard of every selected index, starting at cursor 0.
+//   2. Acquire an item under a lease (initial lease x 2^attempts).
+//   3. Open the shard in place from the snapshot (no download, no unpacking) at the item's
+//      starting cursor; a shard larger than `max_shard_size_bytes` stops the worker with an
+//      error naming it (it is released for a worker with a higher limit, never skipped).
+//   4. Read live documents, transform them (non-JSON `_source` to JSON, mapping types per the
+//      multi-type policy), and bulk them into the sink through DocumentReindexer.
+//   5. At the end of the shard: complete the item and go to 2. If the lease's early-checkpoint
+//      time comes first: stop reading, let in-flight batches finish, create a successor item
+//      (the same shard from the first unread cursor), complete this one and exit with
+//      kLeaseHandoff, so the successor is picked up with a fresh lease.
+//
+// Documents keep their `_id` (and routing), so work redone after a crash overwrites itself: a
+// worker killed mid-shard costs at most the unacknowledged tail of its item, which the next
+// holder of the lease (after it expires) redoes from the item's starting cursor.
+//
+// Live documents without any stored source cannot be migrated; each is reported through an
+// event and recorded in the failed-document sink (error type "document_without_source"),
+// never dropped silently.
+//
+// Thread safety: Run is called once per instance. Events are delivered on the calling thread or
+// the reindexer's threads, one at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/core/clock.hpp"
+#include "rfs/reindex/document_reindexer.hpp"
+#include "rfs/reindex/document_sink.hpp"
+#include "rfs/reindex/failed_document_sink.hpp"
+#include "rfs/snapshot/repository.hpp"
+#include "rfs/transform/index_filter.hpp"
+#include "rfs/transform/type_policy.hpp"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rfs::migration {
+
+/// How a worker run ended; each maps to the Java tool's process exit code (ExitCode).
+enum class WorkerOutcome {
+  kItemDone,            // 0: one item completed (single-work-item mode)
+  kLeaseHandoff,        // 2: the lease ran short; a successor item carries the rest
+  kNoWorkLeft,          // 3: every item is complete
+  kAllLeasedElsewhere,  // 4: the remaining items are all leased by other workers
+};
+int ExitCode(WorkerOutcome outcome);
+std::string_view ToString(WorkerOutcome outcome);
+
+/// Process exit code for a snapshot that cannot be read (missing or corrupt blobs).
+inline constexpr int kSnapshotReadFailureExitCode = 5;
+/// Process exit code of a run in which documents could not be migrated (rejected by the target
+/// for good, or without any stored source): they are in the failed-documents sink. It takes
+/// precedence over the WorkerOutcome codes, so no run with lost documents reads as "all done".
+inline constexpr int kDocumentsFailedExitCode = 6;
+
+/// True when `status` came from reading the snapshot (repository, metadata or Lucene files)
+/// rather than from the target or the coordination store.
+bool IsSnapshotReadFailure(const absl::Status& status);
+
+struct WorkerEvent {
+  enum class Kind {
+    kShardSetup,             // this worker created the work items (`docs` = items created)
+    kAcquired,               // an item was leased
+    kProgress,               // periodic, while an item is being migrated
+    kCompleted,              // the item's shard is done
+    kCheckpointed,           // a successor item was created from `cursor`
+    kLeaseLost,              // another worker took the item over; this one moved on
+    kDocumentWithoutSource,  // `message` names the document
+    kShardTooLarge,          // `message` says by how much
+  };
+  Kind kind = Kind::kProgress;
+  std::string work_item;
+  std::string index;
+  int shard = 0;
+  /// Progress of the current item: first cursor, last acknowledged cursor and the shard's end.
+  uint64_t starting_cursor = 0;
+  uint64_t cursor = 0;
+  uint64_t max_cursor = 0;
+  /// Counts for the current item so far.
+  uint64_t docs = 0;
+  uint64_t source_bytes = 0;
+  uint64_t failed_docs = 0;
+  /// Since the item was acquired.
+  std::chrono::nanoseconds elapsed{0};
+  std::string message;
+};
+std::string_view ToString(WorkerEvent::Kind kind);
+
+struct DocumentMigrationOptions {
+  /// Empty: the newest snapshot of the repository.
+  std::string snapshot_name;
+  /// Indices to migrate (empty: every non-system index).
+  transform::Allowlist index_allowlist;
+  transform::MultiTypePolicy multi_type_policy = transform::MultiTypePolicy::kUnion;
+  /// Shards whose snapshot files exceed this stop the worker with an error (80 GiB as the Java
+  /// tool).
+  uint64_t max_shard_size_bytes = uint64_t{80} << 30;
+  coordination::Duration initial_lease = std::chrono::minutes(10);
+  reindex::DocumentReindexerOptions reindexer;
+  /// Stop after one completed item (exit code 0), as the Java tool's default process model.
+  bool single_work_item = false;
+  /// At most one kProgress event per interval per item.
+  std::chrono::milliseconds progress_interval{1000};
+  /// Receives every event (may be empty).
+  std::function<void(const WorkerEvent&)> on_event;
+  /// Coordinator calls failing with a retryable code are retried this many times.
+  int coordinator_attempts = 8;
+};
+
+/// Opens the sink for documents of one shard (e.g. one reindex::NdjsonDirectorySink per shard
+/// folder, or a shared reindex::OpenSearchBulkSink).
+using SinkFactory = std::function<absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>>(
+    std::string_view index, int shard)>;
+
+struct WorkerSummary {
+  WorkerOutcome outcome = WorkerOutcome::kNoWorkLeft;
+  uint64_t items_completed = 0;
+  uint64_t items_checkpointed = 0;
+  uint64_t items_lost = 0;
+  uint64_t docs_written = 0;
+  uint64_t docs_allowed_errors = 0;
+  uint64_t docs_failed = 0;
+  uint64_t docs_without_source = 0;
+  uint64_t source_bytes = 0;
+  uint64_t retries = 0;
+  std::chrono::nanoseconds elapsed{0};
+};
+
+/// The process exit code of a finished run: kDocumentsFailedExitCode when any document could
+/// not be migrated, else ExitCode(outcome).
+int ExitCode(const WorkerSummary& summary);
+
+class DocumentMigrationWorker {
+ public:
+  /// Everything passed by reference must outlive Run. `failed_sink` may be null (failures are
+  /// then only counted).
+  DocumentMigrationWorker(const snapshot::SnapshotRepository& repository,
+                          coordination::IWorkCoordinator& coordinator, SinkFactory sinks,
+                          reindex::IFailedDocumentSink* failed_sink, core::IClock& clock,
+                          DocumentMigrationOptions options);
+
+  /// Runs the loop until one of the WorkerOutcomes. Errors: snapshot read failures
+  /// (IsSnapshotReadFailure), a shard over the size limit (FailedPrecondition), target or store
+  /// failures that retries did not fix.
+  absl::StatusOr<WorkerSummary> Run();
+  /// The counts so far; after a failed Run, those of the work done before the error.
+  const WorkerSummary& summary() const { return summary_; }
+
+ private:
+  struct ItemResult;
+  absl::Status RunLoop();
+  absl::Status SetupShards();
+  absl::StatusOr<ItemResult> MigrateItem(const coordination::Lease& lease);
+  void Emit(WorkerEvent event) const;
+
+  const snapshot::SnapshotRepository& repository_;
+  coordination::IWorkCoordinator& coordinator_;
+  SinkFactory sinks_;
+  reindex::IFailedDocumentSink* failed_sink_;
+  core::IClock& clock_;
+  DocumentMigrationOptions options_;
+  const snapshot::SnapshotEntry* snapshot_ = nullptr;
+  WorkerSummary summary_;
+};
+
+}  // namespace rfs::migration

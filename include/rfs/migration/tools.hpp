@@ -1,0 +1,125 @@
+// One entry point per tool: everything a tool does between parsing its options and printing its
+// result (opening the repository and the connections, wiring targets, coordinators and sinks,
+// running, and mapping the outcome to the Java tools' exit codes), so that the command-line
+// mains stay thin and embedders can run a tool in-process.
+//
+// Exit codes follow the Java tools: see ExitCode(WorkerOutcome) for DocumentsFromSnapshotMigration;
+// kExitFailure and kExitUsage are shared by every tool.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/metadata_migration.hpp"
+#include "rfs/net/http_transport.hpp"
+#include "rfs/opensearch/snapshots.hpp"
+#include "rfs/snapshot/repository.hpp"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rfs::migration {
+
+/// Any failure without a code of its own.
+inline constexpr int kExitFailure = 1;
+/// Bad options: a missing or contradictory option, a malformed URL, an unreadable CA file.
+inline constexpr int kExitUsage = 64;
+
+/// Opens the snapshot repository in `folder` (an `fs` repository or a local copy of any other).
+absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
+    const std::string& folder);
+
+/// "<host>-<pid>-<random>": unique among concurrent workers.
+std::string DefaultWorkerId();
+
+// --- DocumentsFromSnapshotMigration ----------------------------------------------------------
+
+struct DocumentsToolOptions {
+  std::string repository_folder;
+  /// --source-version: compared with what the snapshot says; a mismatch is a warning (the reader
+  /// goes by the files).
+  std::string source_version;
+  /// Exactly one target: the embedded default (bulk NDJSON files under `output_dir`, coordinated
+  /// through `output_dir`/.rfs/coordination.sqlite) or a cluster.
+  std::string output_dir;
+  std::optional<net::HttpTransportOptions> target;
+  /// Where work items live when `coordinator_db` is empty: this cluster's
+  /// `.migrations_working_state[_<session_name>]` index, else the target's.
+  std::optional<net::HttpTransportOptions> coordinator;
+  /// A SQLite file shared by the workers (default with `output_dir`).
+  std::string coordinator_db;
+  std::string session_name;
+  /// Default: `output_dir`/.rfs/failed-documents, or ./failed-documents with a cluster target.
+  std::string failed_documents_dir;
+  /// Default: DefaultWorkerId().
+  std::string worker_id;
+  DocumentMigrationOptions migration;
+  /// Non-fatal findings, e.g. a --source-version that differs from the snapshot's.
+  std::function<void(const std::string&)> on_warning;
+};
+
+struct DocumentsToolResult {
+  /// OK, or the error that ended the run (the summary still counts the work done before it).
+  absl::Status status;
+  int exit_code = 0;
+  std::string worker_id;
+  WorkerSummary summary;
+  /// The failed-documents file (written only when a document failed).
+  std::string failed_documents_path;
+};
+
+DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions options);
+
+// --- CreateSnapshot --------------------------------------------------------------------------
+
+struct CreateSnapshotToolOptions {
+  net::HttpTransportOptions source;
+  std::string repository_name = std::string(opensearch::kDefaultSnapshotRepositoryName);
+  opensearch::RepositoryConfig repository;
+  opensearch::SnapshotRequest snapshot;
+  /// Start the snapshot and return without waiting for it.
+  bool no_wait = false;
+  opensearch::WaitOptions wait;
+};
+
+struct CreateSnapshotToolResult {
+  absl::Status status;
+  int exit_code = 0;
+  std::string endpoint;
+  /// The finished snapshot (when waited for and it succeeded).
+  std::optional<opensearch::SnapshotInfo> info;
+  std::chrono::duration<double> elapsed{0};
+};
+
+/// Checks the options (kExitUsage when they are bad), registers the repository, starts the
+/// snapshot and, unless `no_wait`, waits for it: exit 0 on SUCCESS, kExitFailure otherwise.
+CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options);
+
+// --- MetadataMigration -----------------------------------------------------------------------
+
+/// The snapshot is unreadable or missing (MetadataMigration and DocumentsFromSnapshotMigration).
+inline constexpr int kExitSnapshot = kSnapshotReadFailureExitCode;
+
+struct MetadataToolOptions {
+  std::string repository_folder;
+  /// Empty: the newest snapshot.
+  std::string snapshot_name;
+  /// A cluster to migrate to (or to read the version of, for evaluate).
+  std::optional<net::HttpTransportOptions> target;
+  MetadataMigrationOptions migration;
+};
+
+struct MetadataToolResult {
+  absl::Status status;
+  /// 0 every item fine, kExitFailure an item failed or the target failed, kExitSnapshot,
+  /// kExitUsage.
+  int exit_code = 0;
+  std::optional<MetadataReport> report;
+};
+
+MetadataToolResult RunMetadataMigration(MetadataToolOptions options);
+
+}  // namespace rfs::migration

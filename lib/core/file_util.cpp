@@ -1,0 +1,106 @@
+// Durable file writes (see file_util.hpp). POSIX calls directly: std::filesystem has no
+// fsync, and error codes must map to retryable and permanent Status codes.
+#include "rfs/core/file_util.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "rfs/core/str_cat.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace rfs::core {
+
+using core::StrCat;
+
+absl::Status ErrnoStatus(std::string_view what, std::string_view path, int error) {
+  const std::string message = StrCat(what, " ", path, ": ", std::strerror(error));
+  switch (error) {
+    case ENOSPC:
+    case EDQUOT:
+      return absl::ResourceExhaustedError(message);
+    case EIO:
+    case EAGAIN:
+    case EINTR:
+      return absl::UnavailableError(message);
+    case ENOENT:
+      return absl::NotFoundError(message);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return absl::PermissionDeniedError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::Status WriteAll(int fd, std::string_view data, std::string_view path) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write", path, errno);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncDirectory(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open folder", path, errno);
+  const int rc = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus("fsync folder", path, error);
+  return absl::OkStatus();
+}
+
+absl::Status CreateDirectories(const std::string& path, bool sync) {
+  std::vector<std::filesystem::path> created;
+  for (std::filesystem::path p = path; !p.empty() && !std::filesystem::exists(p);
+       p = p.parent_path()) {
+    created.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus("create folder", it->string(), errno);
+    }
+    if (sync) {
+      const std::filesystem::path parent = it->parent_path().empty() ? "." : it->parent_path();
+      if (absl::Status s = SyncDirectory(parent.string()); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view data, bool sync) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string temp =
+      StrCat(path, ".tmp-", static_cast<uint64_t>(::getpid()), "-", counter.fetch_add(1));
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", temp, errno);
+  absl::Status status = WriteAll(fd, data, temp);
+  if (status.ok() && sync && ::fdatasync(fd) != 0) status = ErrnoStatus("fsync", temp, errno);
+  if (::close(fd) != 0 && status.ok()) status = ErrnoStatus("close", temp, errno);
+  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    status = ErrnoStatus("rename into", path, errno);
+  }
+  if (!status.ok()) {
+    ::unlink(temp.c_str());
+    return status;
+  }
+  if (sync) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    return SyncDirectory(parent.empty() ? "." : parent.string());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::core

@@ -1,0 +1,509 @@
+#include "rfs/migration/documents_migration.hpp"
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/lucene/source_json.hpp"
+
+#include "absl/strings/cord.h"
+
+namespace rfs::migration {
+
+using reindex::DocumentReindexer;
+using reindex::FailedDocument;
+using reindex::IDocumentSink;
+using reindex::IDocumentStream;
+using reindex::IFailedDocumentSink;
+using reindex::ProgressCallback;
+using reindex::SourceDocument;
+
+namespace {
+
+using coordination::Lease;
+using coordination::WorkItemId;
+
+constexpr char kSnapshotReadPayload[] = "type.rfs.dev/snapshot-read-failure";
+
+absl::Status TagSnapshotRead(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kSnapshotReadPayload, absl::Cord("1"));
+  return status;
+}
+
+// Retries `call` while it fails with a retryable code, backing off exponentially (0.5 s up to
+// 8 s) on `clock`.
+template <typename Call>
+auto RetryTransient(core::IClock& clock, int attempts, Call&& call) -> decltype(call()) {
+  std::chrono::milliseconds backoff{500};
+  for (int attempt = 1;; ++attempt) {
+    auto result = call();
+    absl::Status status;
+    if constexpr (std::is_same_v<decltype(result), absl::Status>) {
+      status = result;
+    } else {
+      status = result.status();
+    }
+    if (status.ok() || !core::IsRetryable(status) || attempt >= attempts) return result;
+    clock.SleepFor(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(8000));
+  }
+}
+
+// What the worker knows about a source index to place its documents.
+struct IndexPlacement {
+  size_t type_count = 0;
+  std::optional<std::string> mapping_type;
+};
+
+// Reads one shard's live documents from a cursor position and hands them to the reindexer as
+// target documents, until the shard ends or `stop_at` passes.
+class ShardDocumentStream final : public IDocumentStream {
+ public:
+  ShardDocumentStream(lucene::DocumentCursor& cursor, std::string index,
+                      const IndexPlacement& placement, transform::MultiTypePolicy policy,
+                      core::IClock& clock, core::IClock::TimePoint stop_at,
+                      IFailedDocumentSink* failed_sink,
+                      const std::function<void(const lucene::Document&, std::string_view)>& report)
+      : cursor_(cursor),
+        index_(std::move(index)),
+        placement_(placement),
+        policy_(policy),
+        clock_(clock),
+        stop_at_(stop_at),
+        failed_sink_(failed_sink),
+        report_without_source_(report) {}
+
+  absl::StatusOr<std::optional<SourceDocument>> Next() override {
+    while (true) {
+      // The clock is read once per document: cheap next to decoding one.
+      if (clock_.Now() >= stop_at_) {
+        stopped_early_ = true;
+        return std::optional<SourceDocument>();
+      }
+      auto more = cursor_.Next(doc_);
+      if (!more.ok()) {
+        read_failed_ = true;
+        return TagSnapshotRead(more.status());
+      }
+      if (!*more) return std::optional<SourceDocument>();
+      SourceDocument out;
+      out.id = doc_.id;
+      out.routing = doc_.routing;
+      out.cursor = doc_.cursor;
+      out.type = doc_.type ? doc_.type : placement_.mapping_type;
+      out.index = transform::TargetIndexForType(index_, out.type.value_or(""),
+                                                placement_.type_count, policy_);
+      if (!doc_.has_source) {
+        RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "document_without_source",
+                                               "the document has no stored _source", ""));
+        ++without_source_;
+        report_without_source_(doc_, out.index);
+        continue;
+      }
+      if (doc_.source_format == lucene::SourceFormat::kJson) {
+        out.source.assign(doc_.source.begin(), doc_.source.end());
+      } else {
+        absl::Status converted =
+            lucene::AppendSourceAsJson(doc_.source, doc_.source_format, out.source,
+                                       core::StrCat("_source of ", index_, "/", doc_.id));
+        if (!converted.ok()) {
+          // One undecodable source must not stop the shard; it is kept (base64) for an operator.
+          RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "source_conversion_exception",
+                                                 std::string(converted.message()),
+                                                 core::Base64Encode(doc_.source)));
+          ++conversion_failures_;
+          continue;
+        }
+      }
+      ++docs_read_;
+      bytes_read_ += out.source.size();
+      return std::optional<SourceDocument>(std::move(out));
+    }
+  }
+
+  bool stopped_early() const { return stopped_early_; }
+  bool read_failed() const { return read_failed_; }
+  uint64_t docs_read() const { return docs_read_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t without_source() const { return without_source_; }
+  uint64_t conversion_failures() const { return conversion_failures_; }
+
+ private:
+  absl::Status RecordUnmigratable(const SourceDocument& doc, std::string_view type,
+                                  std::string_view reason, std::string source) {
+    if (failed_sink_ == nullptr) return absl::OkStatus();
+    FailedDocument failed;
+    failed.index = doc.index;
+    failed.id = doc.id;
+    failed.cursor = doc.cursor;
+    failed.error_type = std::string(type);
+    failed.reason = std::string(reason);
+    failed.source = std::move(source);
+    return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
+  }
+
+  lucene::DocumentCursor& cursor_;
+  const std::string index_;
+  const IndexPlacement& placement_;
+  const transform::MultiTypePolicy policy_;
+  core::IClock& clock_;
+  const core::IClock::TimePoint stop_at_;
+  IFailedDocumentSink* const failed_sink_;
+  const std::function<void(const lucene::Document&, std::string_view)>& report_without_source_;
+  lucene::Document doc_;
+  bool stopped_early_ = false;
+  bool read_failed_ = false;
+  uint64_t docs_read_ = 0;
+  uint64_t bytes_read_ = 0;
+  uint64_t without_source_ = 0;
+  uint64_t conversion_failures_ = 0;
+};
+
+}  // namespace
+
+int ExitCode(const WorkerSummary& summary) {
+  if (summary.docs_failed + summary.docs_without_source > 0) return kDocumentsFailedExitCode;
+  return ExitCode(summary.outcome);
+}
+
+int ExitCode(WorkerOutcome outcome) {
+  switch (outcome) {
+    case WorkerOutcome::kItemDone:
+      return 0;
+    case WorkerOutcome::kLeaseHandoff:
+      return 2;
+    case WorkerOutcome::kNoWorkLeft:
+      return 3;
+    case WorkerOutcome::kAllLeasedElsewhere:
+      return 4;
+  }
+  return 1;
+}
+
+std::string_view ToString(WorkerOutcome outcome) {
+  switch (outcome) {
+    case WorkerOutcome::kItemDone:
+      return "item_done";
+    case WorkerOutcome::kLeaseHandoff:
+      return "lease_handoff";
+    case WorkerOutcome::kNoWorkLeft:
+      return "no_work_left";
+    case WorkerOutcome::kAllLeasedElsewhere:
+      return "all_leased_elsewhere";
+  }
+  return "unknown";
+}
+
+std::string_view ToString(WorkerEvent::Kind kind) {
+  switch (kind) {
+    case WorkerEvent::Kind::kShardSetup:
+      return "shard_setup";
+    case WorkerEvent::Kind::kAcquired:
+      return "acquired";
+    case WorkerEvent::Kind::kProgress:
+      return "progress";
+    case WorkerEvent::Kind::kCompleted:
+      return "completed";
+    case WorkerEvent::Kind::kCheckpointed:
+      return "checkpointed";
+    case WorkerEvent::Kind::kLeaseLost:
+      return "lease_lost";
+    case WorkerEvent::Kind::kDocumentWithoutSource:
+      return "document_without_source";
+    case WorkerEvent::Kind::kShardTooLarge:
+      return "shard_too_large";
+  }
+  return "unknown";
+}
+
+bool IsSnapshotReadFailure(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kSnapshotReadPayload).has_value();
+}
+
+struct DocumentMigrationWorker::ItemResult {
+  enum class Kind { kCompleted, kCheckpointed, kNoProgress, kLeaseLost };
+  Kind kind = Kind::kCompleted;
+};
+
+DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotRepository& repository,
+                                                 coordination::IWorkCoordinator& coordinator,
+                                                 SinkFactory sinks,
+                                                 IFailedDocumentSink* failed_sink,
+                                                 core::IClock& clock,
+                                                 DocumentMigrationOptions options)
+    : repository_(repository),
+      coordinator_(coordinator),
+      sinks_(std::move(sinks)),
+      failed_sink_(failed_sink),
+      clock_(clock),
+      options_(std::move(options)) {}
+
+void DocumentMigrationWorker::Emit(WorkerEvent event) const {
+  if (options_.on_event) options_.on_event(event);
+}
+
+absl::Status DocumentMigrationWorker::SetupShards() {
+  uint64_t created = 0;
+  uint64_t indices = 0;
+  for (const std::string& index : repository_.IndicesIn(*snapshot_)) {
+    if (!transform::SelectIndex(options_.index_allowlist, index)) continue;
+    auto metadata = repository_.ReadIndexMetadata(*snapshot_, index);
+    if (!metadata.ok()) return TagSnapshotRead(metadata.status());
+    ++indices;
+    for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
+      const std::string id = WorkItemId{index, static_cast<uint32_t>(shard), 0}.ToString();
+      auto fresh = RetryTransient(clock_, options_.coordinator_attempts,
+                                  [&] { return coordinator_.CreateUnassignedWorkItem(id, 0); });
+      if (!fresh.ok()) return fresh.status();
+      created += *fresh ? 1 : 0;
+    }
+  }
+  WorkerEvent event;
+  event.kind = WorkerEvent::Kind::kShardSetup;
+  event.docs = created;
+  event.message = core::StrCat(created, " shard work items for ", indices, " indices of snapshot ",
+                               snapshot_->name);
+  Emit(std::move(event));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::MigrateItem(
+    const Lease& lease) {
+  const auto acquired_at = clock_.Now();
+  RFS_ASSIGN_OR_RETURN(WorkItemId item, WorkItemId::Parse(lease.work_item_id));
+  WorkerEvent base;
+  base.work_item = lease.work_item_id;
+  base.index = item.index_name;
+  base.shard = static_cast<int>(item.shard);
+  base.starting_cursor = item.starting_cursor;
+  base.cursor = item.starting_cursor;
+  auto emit = [&](WorkerEvent::Kind kind, auto&&... fill) {
+    WorkerEvent event = base;
+    event.kind = kind;
+    event.elapsed = clock_.Now() - acquired_at;
+    (fill(event), ...);
+    Emit(std::move(event));
+  };
+  // Index placement: how many mapping types the index has (multi-type policy).
+  auto metadata = repository_.ReadIndexMetadata(*snapshot_, item.index_name);
+  if (!metadata.ok()) return TagSnapshotRead(metadata.status());
+  IndexPlacement placement;
+  placement.type_count = transform::CountMappingTypes(metadata->mappings);
+  placement.mapping_type = lucene::IndexMappingType(*metadata);
+
+  auto shard_snapshot =
+      repository_.ReadShardSnapshot(*snapshot_, item.index_name, static_cast<int>(item.shard));
+  if (!shard_snapshot.ok()) return TagSnapshotRead(shard_snapshot.status());
+  const uint64_t shard_bytes = shard_snapshot->total_file_bytes();
+  if (shard_bytes > options_.max_shard_size_bytes) {
+    const std::string message =
+        core::StrCat("shard ", item.shard, " of index ", item.index_name, " is ", shard_bytes,
+                     " bytes, over --max-shard-size-bytes ", options_.max_shard_size_bytes,
+                     "; it was released for a worker with a higher limit");
+    emit(WorkerEvent::Kind::kShardTooLarge, [&](WorkerEvent& e) { e.message = message; });
+    // Give the item back at once, so that it is not held for a whole lease.
+    RFS_RETURN_IF_ERROR(RetryTransient(clock_, options_.coordinator_attempts,
+                                       [&] { return coordinator_.ReleaseWorkItem(lease); }));
+    return absl::FailedPreconditionError(message);
+  }
+
+  lucene::ShardReaderOptions reader_options;
+  // SMILE, CBOR and YAML sources are converted to JSON here, per document.
+  reader_options.pass_through_non_json_source = true;
+  auto reader = lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name,
+                                          static_cast<int>(item.shard), reader_options);
+  if (!reader.ok()) return TagSnapshotRead(reader.status());
+  auto cursor = (*reader)->OpenAt(item.starting_cursor);
+  if (!cursor.ok()) return TagSnapshotRead(cursor.status());
+  base.max_cursor = (*reader)->max_cursor();
+  emit(WorkerEvent::Kind::kAcquired);
+  const auto setup_time = clock_.Now() - acquired_at;
+
+  RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
+                       sinks_(item.index_name, static_cast<int>(item.shard)));
+
+  const std::function<void(const lucene::Document&, std::string_view)> report_without_source =
+      [&](const lucene::Document& doc, std::string_view target_index) {
+        emit(WorkerEvent::Kind::kDocumentWithoutSource, [&](WorkerEvent& e) {
+          e.cursor = doc.cursor;
+          e.message = core::StrCat("document ", doc.id, " of ", item.index_name, " (target ",
+                                   target_index, ") has no _source and cannot be migrated");
+        });
+      };
+  ShardDocumentStream stream(**cursor, item.index_name, placement, options_.multi_type_policy,
+                             clock_, lease.early_checkpoint_at(), failed_sink_,
+                             report_without_source);
+
+  // Progress: the reindexer reports the acknowledged prefix; events are throttled.
+  std::mutex progress_mu;
+  auto last_event = acquired_at;
+  bool lease_expired = false;
+  std::optional<uint64_t> last_acknowledged;
+  const ProgressCallback on_progress = [&](uint64_t acknowledged) -> absl::Status {
+    const auto now = clock_.Now();
+    std::lock_guard lock(progress_mu);
+    last_acknowledged = acknowledged;
+    if (now >= lease.local_deadline()) {
+      lease_expired = true;
+      return absl::AbortedError(
+          core::StrCat("the lease on ", lease.work_item_id, " expired before the item finished"));
+    }
+    if (now - last_event >= options_.progress_interval) {
+      last_event = now;
+      emit(WorkerEvent::Kind::kProgress, [&](WorkerEvent& e) {
+        e.cursor = acknowledged;
+        e.docs = stream.docs_read();
+        e.source_bytes = stream.bytes_read();
+      });
+    }
+    return absl::OkStatus();
+  };
+
+  // Hands the rest of the shard, from `next_cursor`, to a successor item and completes this one.
+  auto checkpoint = [&](uint64_t next_cursor) -> absl::StatusOr<ItemResult> {
+    const std::string successor = item.WithCursor(next_cursor).ToString();
+    const int exponent =
+        coordination::SuccessorLeaseExponent(lease.exponent, setup_time, lease.duration);
+    absl::Status handed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
+      return coordinator_.CreateSuccessorsAndComplete(
+          lease, std::span<const std::string>(&successor, 1), exponent);
+    });
+    if (coordination::IsLeaseLost(handed)) {
+      emit(WorkerEvent::Kind::kLeaseLost,
+           [&](WorkerEvent& e) { e.message = std::string(handed.message()); });
+      return ItemResult{ItemResult::Kind::kLeaseLost};
+    }
+    RFS_RETURN_IF_ERROR(handed);
+    emit(WorkerEvent::Kind::kCheckpointed, [&](WorkerEvent& e) {
+      e.cursor = next_cursor;
+      e.docs = stream.docs_read();
+      e.source_bytes = stream.bytes_read();
+      e.message = core::StrCat("successor ", successor, " continues from cursor ", next_cursor);
+    });
+    return ItemResult{ItemResult::Kind::kCheckpointed};
+  };
+
+  DocumentReindexer reindexer(*sink, failed_sink_, clock_, options_.reindexer);
+  auto reindexed = reindexer.Reindex(stream, on_progress);
+  summary_.docs_without_source += stream.without_source();
+  summary_.docs_failed += stream.conversion_failures();
+  if (!reindexed.ok()) {
+    if (stream.read_failed()) return reindexed.status();
+    if (lease_expired && last_acknowledged && *last_acknowledged >= item.starting_cursor) {
+      // The lease ran out mid-batch. Unless another worker has taken the item over, the
+      // acknowledged prefix is kept: the coordinator accepts a checkpoint from an expired lease
+      // that nobody replaced, and refuses it (lease lost) otherwise.
+      if (*last_acknowledged + 1 < base.max_cursor) return checkpoint(*last_acknowledged + 1);
+    }
+    if (lease_expired || coordination::IsLeaseLost(reindexed.status())) {
+      emit(WorkerEvent::Kind::kLeaseLost,
+           [&](WorkerEvent& e) { e.message = std::string(reindexed.status().message()); });
+      return ItemResult{ItemResult::Kind::kLeaseLost};
+    }
+    return core::WithContext(reindexed.status(),
+                             core::StrCat("migrating ", item.index_name, " shard ", item.shard));
+  }
+  summary_.docs_written += reindexed->docs_written;
+  summary_.docs_allowed_errors += reindexed->docs_allowed_errors;
+  summary_.docs_failed += reindexed->docs_failed;
+  summary_.source_bytes += reindexed->source_bytes;
+  summary_.retries += reindexed->retries;
+  auto fill_counts = [&](WorkerEvent& e) {
+    e.docs = reindexed->docs_written + reindexed->docs_allowed_errors;
+    e.source_bytes = reindexed->source_bytes;
+    e.failed_docs = reindexed->docs_failed + stream.conversion_failures() + stream.without_source();
+    e.cursor = reindexed->last_acknowledged_cursor.value_or(item.starting_cursor);
+  };
+
+  const uint64_t next_cursor = (*cursor)->position();
+  if (stream.stopped_early() && next_cursor < base.max_cursor) {
+    if (next_cursor <= item.starting_cursor) {
+      // Setup alone used up the checkpoint time: let this lease run out, so the next holder
+      // gets a longer one, rather than hand the same item on.
+      return ItemResult{ItemResult::Kind::kNoProgress};
+    }
+    return checkpoint(next_cursor);
+  }
+  absl::Status completed = RetryTransient(clock_, options_.coordinator_attempts,
+                                          [&] { return coordinator_.CompleteWorkItem(lease); });
+  if (coordination::IsLeaseLost(completed)) return ItemResult{ItemResult::Kind::kLeaseLost};
+  RFS_RETURN_IF_ERROR(completed);
+  emit(WorkerEvent::Kind::kCompleted, fill_counts);
+  return ItemResult{ItemResult::Kind::kCompleted};
+}
+
+absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
+  const auto started = clock_.Now();
+  summary_ = {};
+  absl::Status status = RunLoop();
+  // The counts stand whether the run ended well or not: the caller reports them either way.
+  summary_.elapsed = clock_.Now() - started;
+  if (!status.ok()) return status;
+  return summary_;
+}
+
+absl::Status DocumentMigrationWorker::RunLoop() {
+  if (options_.snapshot_name.empty()) {
+    auto latest = repository_.LatestSnapshot();
+    if (!latest.ok()) return TagSnapshotRead(latest.status());
+    snapshot_ = *latest;
+  } else {
+    auto found = repository_.FindSnapshot(options_.snapshot_name);
+    if (!found.ok()) return TagSnapshotRead(found.status());
+    snapshot_ = *found;
+  }
+  RFS_RETURN_IF_ERROR(
+      RetryTransient(clock_, options_.coordinator_attempts, [&] { return coordinator_.Setup(); }));
+  coordination::OneTimeSetupOptions setup_options;
+  setup_options.initial_lease = options_.initial_lease;
+  // Setup takes milliseconds to seconds (one metadata read per index): poll for it briskly so
+  // that workers started together all get work.
+  setup_options.initial_backoff = std::chrono::milliseconds(20);
+  setup_options.max_backoff = std::chrono::seconds(5);
+  RFS_RETURN_IF_ERROR(coordination::RunOneTimeSetup(
+      coordinator_, clock_, coordination::kShardSetupWorkItemId,
+      [&](const Lease&) { return SetupShards(); }, setup_options));
+
+  while (true) {
+    auto outcome = RetryTransient(clock_, options_.coordinator_attempts, [&] {
+      return coordinator_.AcquireNextWorkItem(options_.initial_lease);
+    });
+    if (!outcome.ok()) return outcome.status();
+    if (std::holds_alternative<coordination::NoAvailableWork>(*outcome)) {
+      summary_.outcome = WorkerOutcome::kNoWorkLeft;
+      break;
+    }
+    if (std::holds_alternative<coordination::AllLeasedElsewhere>(*outcome)) {
+      summary_.outcome = WorkerOutcome::kAllLeasedElsewhere;
+      break;
+    }
+    const auto* acquired = std::get_if<coordination::Acquired>(&*outcome);
+    if (acquired == nullptr) continue;
+    RFS_ASSIGN_OR_RETURN(ItemResult result, MigrateItem(acquired->lease));
+    if (result.kind == ItemResult::Kind::kLeaseLost) {
+      ++summary_.items_lost;
+      continue;
+    }
+    if (result.kind == ItemResult::Kind::kCompleted) {
+      ++summary_.items_completed;
+      if (options_.single_work_item) {
+        summary_.outcome = WorkerOutcome::kItemDone;
+        break;
+      }
+      continue;
+    }
+    if (result.kind == ItemResult::Kind::kCheckpointed) ++summary_.items_checkpointed;
+    summary_.outcome = WorkerOutcome::kLeaseHandoff;
+    break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::migration

@@ -1,0 +1,595 @@
+#include "rfs/migration/metadata_migration.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/file_util.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/snapshot/blob_envelope.hpp"
+
+namespace rfs::migration {
+
+using opensearch::EncodePathSegment;
+using opensearch::OpenSearchClient;
+using opensearch::TemplateKind;
+namespace {
+
+namespace json = boost::json;
+using core::StrCat;
+using transform::ClusterDescription;
+
+std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
+
+constexpr std::array<MetadataOutcome, 7> kOutcomes = {
+    MetadataOutcome::kCreated,       MetadataOutcome::kWouldCreate,
+    MetadataOutcome::kAlreadyExists, MetadataOutcome::kSkippedByAllowlist,
+    MetadataOutcome::kSkippedSystem, MetadataOutcome::kSkippedUnsupported,
+    MetadataOutcome::kFailed};
+constexpr std::array<MetadataItemKind, 4> kKinds = {
+    MetadataItemKind::kLegacyTemplate, MetadataItemKind::kComponentTemplate,
+    MetadataItemKind::kIndexTemplate, MetadataItemKind::kIndex};
+
+TemplateKind TemplateKindOf(MetadataItemKind kind) {
+  switch (kind) {
+    case MetadataItemKind::kComponentTemplate:
+      return TemplateKind::kComponent;
+    case MetadataItemKind::kIndexTemplate:
+      return TemplateKind::kIndex;
+    default:
+      return TemplateKind::kLegacy;
+  }
+}
+
+bool IsTransient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsResourceExhausted(s) || absl::IsDeadlineExceeded(s);
+}
+
+// Templates Elasticsearch installs and manages itself.
+bool IsManaged(const json::object& tmpl) {
+  const json::value* meta = tmpl.if_contains("_meta");
+  if (meta == nullptr || !meta->is_object()) return false;
+  const json::value* managed = meta->as_object().if_contains("managed");
+  return managed != nullptr && managed->is_bool() && managed->as_bool();
+}
+
+// Compressed mappings (base64 of CompressedXContent) inside template mappings, decoded in place.
+void DecodeCompressedMappings(json::value& mappings, std::string_view what) {
+  auto decode = [&](json::value& entry) {
+    if (!entry.is_string()) return;
+    const auto& text = entry.as_string();
+    auto raw = core::Base64Decode(std::string_view(text.data(), text.size()));
+    if (!raw.ok()) return;
+    auto decoded = snapshot::DecodeXContent(*raw, StrCat(what, " (mapping)"));
+    if (decoded.ok() && decoded->is_object()) entry = *std::move(decoded);
+  };
+  if (mappings.is_array()) {
+    for (auto& entry : mappings.as_array()) decode(entry);
+  } else if (mappings.is_object()) {
+    for (auto& [type, mapping] : mappings.as_object()) decode(mapping);
+  }
+}
+
+std::vector<std::string> SortedKeys(const json::object& o) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : o) out.push_back(Str(k));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The settings object of a body: {settings} for indices and legacy templates,
+// {template: {settings}} for component and index templates.
+json::object* SettingsOf(json::object& body, MetadataItemKind kind) {
+  json::object* holder = &body;
+  if (kind == MetadataItemKind::kComponentTemplate || kind == MetadataItemKind::kIndexTemplate) {
+    json::value* tmpl = body.if_contains("template");
+    if (tmpl == nullptr || !tmpl->is_object()) return nullptr;
+    holder = &tmpl->as_object();
+  }
+  json::value* settings = holder->if_contains("settings");
+  if (settings == nullptr || !settings->is_object()) return nullptr;
+  return &settings->as_object();
+}
+
+std::string_view KindHeading(MetadataItemKind kind) {
+  switch (kind) {
+    case MetadataItemKind::kLegacyTemplate:
+      return "Legacy templates";
+    case MetadataItemKind::kComponentTemplate:
+      return "Component templates";
+    case MetadataItemKind::kIndexTemplate:
+      return "Index templates";
+    case MetadataItemKind::kIndex:
+      return "Indices";
+  }
+  return "";
+}
+
+// The work of one MetadataMigrator::Run().
+class MigrationRun {
+ public:
+  MigrationRun(const snapshot::SnapshotRepository& repository,
+               const snapshot::SnapshotEntry& snapshot, OpenSearchClient* client,
+               const MetadataMigrationOptions& options, MetadataFailureSource& failure_source)
+      : repository_(repository),
+        snapshot_(snapshot),
+        client_(client),
+        options_(options),
+        failure_source_(failure_source) {}
+
+  absl::StatusOr<MetadataReport> Execute();
+
+ private:
+  absl::Status Fail(MetadataFailureSource source, absl::Status status) {
+    failure_source_ = source;
+    return status;
+  }
+  template <typename Fn>
+  auto WithRetries(Fn fn) -> decltype(fn()) {
+    auto result = fn();
+    for (int attempt = 1; attempt < options_.max_transient_attempts; ++attempt) {
+      absl::Status status;
+      if constexpr (std::is_same_v<decltype(result), absl::Status>) {
+        status = result;
+      } else {
+        status = result.status();
+      }
+      if (!IsTransient(status)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+      result = fn();
+    }
+    return result;
+  }
+
+  void Templates(const json::object& templates, MetadataItemKind kind);
+  // Existence on the target or in the output directory.
+  absl::StatusOr<bool> Exists(MetadataItemKind kind, const std::string& name);
+  // Sets the outcome of a selected, transformed item: exists / would create / create.
+  void Apply(MetadataItemReport& item);
+  absl::Status Create(MetadataItemReport& item, bool& existed);
+  // Component templates an index template is composed of that will not be on the target.
+  std::vector<std::string> MissingComponents(const json::object& body, std::string& error);
+
+  const snapshot::SnapshotRepository& repository_;
+  const snapshot::SnapshotEntry& snapshot_;
+  OpenSearchClient* client_;
+  const MetadataMigrationOptions& options_;
+  MetadataFailureSource& failure_source_;
+  transform::MetadataTransformOptions transform_;
+  MetadataReport report_;
+  std::set<std::string> components_on_target_;  // migrated, would be migrated, or existing
+};
+
+absl::StatusOr<MetadataReport> MigrationRun::Execute() {
+  report_.mode = options_.mode;
+  report_.snapshot = snapshot_.name;
+  if (options_.mode == MetadataMode::kMigrate && client_ == nullptr &&
+      options_.output_dir.empty()) {
+    return Fail(MetadataFailureSource::kOptions,
+                absl::InvalidArgumentError(
+                    "migrate needs a target: a cluster (--target-host) or a directory "
+                    "(--output-dir)"));
+  }
+  transform_.multi_type_policy = options_.multi_type_policy;
+  transform_.min_replicas = options_.min_replicas;
+  if (options_.source_version) {
+    transform_.source = *options_.source_version;
+  } else {
+    auto detected = repository_.DetectSourceVersion(snapshot_);
+    if (!detected.ok()) return Fail(MetadataFailureSource::kSnapshot, detected.status());
+    transform_.source = *detected;
+  }
+  report_.source_version = transform_.source.ToString();
+  if (client_ != nullptr) {
+    auto version = client_->GetVersion();
+    if (!version.ok()) return Fail(MetadataFailureSource::kTarget, version.status());
+    transform_.target = *version;
+    report_.target = version->LongName();
+  } else {
+    transform_.target = options_.assumed_target_version;
+    report_.target =
+        options_.output_dir.empty()
+            ? StrCat(transform_.target.ToString(), " (assumed)")
+            : StrCat("directory ", options_.output_dir, " (as ", transform_.target.ToString(), ")");
+  }
+
+  auto global = repository_.ReadGlobalMetadata(snapshot_);
+  if (absl::IsNotFound(global.status())) {
+    report_.warnings.push_back(
+        StrCat("snapshot ", snapshot_.name,
+               " holds no global metadata (taken without include_global_state): no templates "
+               "to migrate"));
+  } else if (!global.ok()) {
+    return Fail(MetadataFailureSource::kSnapshot, global.status());
+  } else {
+    Templates(global->legacy_templates, MetadataItemKind::kLegacyTemplate);
+    Templates(global->component_templates, MetadataItemKind::kComponentTemplate);
+    Templates(global->index_templates, MetadataItemKind::kIndexTemplate);
+  }
+  for (const std::string& name : repository_.IndicesIn(snapshot_)) {
+    MetadataItemReport item;
+    item.kind = MetadataItemKind::kIndex;
+    item.name = item.source_name = name;
+    if (!transform::SelectIndex(options_.index_allowlist, name)) {
+      item.outcome = options_.index_allowlist.empty() ? MetadataOutcome::kSkippedSystem
+                                                      : MetadataOutcome::kSkippedByAllowlist;
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    auto metadata = repository_.ReadIndexMetadata(snapshot_, name);
+    if (!metadata.ok()) return Fail(MetadataFailureSource::kSnapshot, metadata.status());
+    transform::SourceIndex source{metadata->name, metadata->settings, metadata->mappings,
+                                  metadata->aliases};
+    auto transformed = transform::TransformIndex(source, transform_);
+    if (!transformed.ok()) {
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = std::string(transformed.status().message());
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    for (auto& t : *transformed) {
+      MetadataItemReport target_item;
+      target_item.kind = MetadataItemKind::kIndex;
+      target_item.name = t.name;
+      target_item.source_name = name;
+      target_item.dropped_settings = std::move(t.notes.dropped_settings);
+      target_item.notes = std::move(t.notes.notes);
+      if (metadata->state == "close") {
+        target_item.notes.push_back("the index was closed in the snapshot; created open");
+      }
+      target_item.body = std::move(t.body);
+      Apply(target_item);
+      report_.items.push_back(std::move(target_item));
+    }
+  }
+  return std::move(report_);
+}
+
+void MigrationRun::Templates(const json::object& templates, MetadataItemKind kind) {
+  const transform::Allowlist& allowlist = kind == MetadataItemKind::kComponentTemplate
+                                              ? options_.component_template_allowlist
+                                              : options_.index_template_allowlist;
+  for (const std::string& name : SortedKeys(templates)) {
+    MetadataItemReport item;
+    item.kind = kind;
+    item.name = item.source_name = name;
+    const json::value& value = templates.at(name);
+    if (!transform::SelectTemplate(allowlist, name)) {
+      item.outcome = allowlist.empty() ? MetadataOutcome::kSkippedSystem
+                                       : MetadataOutcome::kSkippedByAllowlist;
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    if (!value.is_object()) {
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = "the snapshot's template is not a JSON object";
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    json::object source = value.as_object();
+    if (allowlist.empty() && IsManaged(source)) {
+      item.outcome = MetadataOutcome::kSkippedSystem;
+      item.notes.push_back("installed and managed by Elasticsearch (_meta.managed)");
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    if (kind != MetadataItemKind::kLegacyTemplate &&
+        !transform_.target.SupportsComposableTemplates()) {
+      item.outcome = MetadataOutcome::kSkippedUnsupported;
+      item.notes.push_back(StrCat(transform_.target.ToString(),
+                                  " has no composable templates (Elasticsearch 7.8+, OpenSearch)"));
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    const std::string what = StrCat(ToString(kind), " ", name);
+    if (kind == MetadataItemKind::kLegacyTemplate) {
+      if (json::value* m = source.if_contains("mappings")) DecodeCompressedMappings(*m, what);
+    } else if (json::value* t = source.if_contains("template"); t && t->is_object()) {
+      if (json::value* m = t->as_object().if_contains("mappings"))
+        DecodeCompressedMappings(*m, what);
+    }
+    absl::StatusOr<transform::TransformedTemplate> transformed =
+        kind == MetadataItemKind::kLegacyTemplate
+            ? transform::TransformLegacyTemplate(name, source, transform_)
+        : kind == MetadataItemKind::kComponentTemplate
+            ? transform::TransformComponentTemplate(name, source, transform_)
+            : transform::TransformIndexTemplate(name, source, transform_);
+    if (!transformed.ok()) {
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = std::string(transformed.status().message());
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    item.body = std::move(transformed->body);
+    item.dropped_settings = std::move(transformed->notes.dropped_settings);
+    item.notes = std::move(transformed->notes.notes);
+    if (kind == MetadataItemKind::kIndexTemplate) {
+      // ES 8.7+ ignore_missing_component_templates: those may be absent; OpenSearch has no such
+      // option, so they leave composed_of when they will not be on the target.
+      std::set<std::string> may_be_missing;
+      if (const json::value* ignore = source.if_contains("ignore_missing_component_templates");
+          ignore && ignore->is_array()) {
+        for (const auto& n : ignore->as_array()) {
+          if (n.is_string()) may_be_missing.insert(Str(n.as_string()));
+        }
+      }
+      std::string error;
+      std::vector<std::string> missing = MissingComponents(item.body, error);
+      if (!error.empty()) {
+        item.outcome = MetadataOutcome::kFailed;
+        item.error = error;
+        report_.items.push_back(std::move(item));
+        continue;
+      }
+      std::vector<std::string> fatal;
+      for (const std::string& m : missing) {
+        if (may_be_missing.count(m)) {
+          auto& composed = item.body["composed_of"].as_array();
+          composed.erase(std::remove(composed.begin(), composed.end(), json::value(m)),
+                         composed.end());
+          item.notes.push_back(StrCat("missing component template [", m,
+                                      "] removed from composed_of (it was allowed to be missing)"));
+        } else {
+          fatal.push_back(m);
+        }
+      }
+      if (!fatal.empty()) {
+        std::string list;
+        for (const auto& f : fatal) list += (list.empty() ? "" : ", ") + f;
+        item.outcome = MetadataOutcome::kFailed;
+        item.error = StrCat("composed of component templates [", list,
+                            "] that are neither migrated nor on the target (select them with "
+                            "--component-template-allowlist)");
+        report_.items.push_back(std::move(item));
+        continue;
+      }
+    }
+    Apply(item);
+    if (kind == MetadataItemKind::kComponentTemplate && IsFine(item.outcome)) {
+      components_on_target_.insert(name);
+    }
+    report_.items.push_back(std::move(item));
+  }
+}
+
+std::vector<std::string> MigrationRun::MissingComponents(const json::object& body,
+                                                         std::string& error) {
+  std::vector<std::string> missing;
+  const json::value* composed = body.if_contains("composed_of");
+  if (composed == nullptr || !composed->is_array()) return missing;
+  for (const auto& c : composed->as_array()) {
+    if (!c.is_string()) continue;
+    const std::string name = Str(c.as_string());
+    if (components_on_target_.count(name)) continue;
+    auto exists = Exists(MetadataItemKind::kComponentTemplate, name);
+    if (!exists.ok()) {
+      error = std::string(exists.status().message());
+      return {};
+    }
+    if (*exists) {
+      components_on_target_.insert(name);
+    } else {
+      missing.push_back(name);
+    }
+  }
+  return missing;
+}
+
+absl::StatusOr<bool> MigrationRun::Exists(MetadataItemKind kind, const std::string& name) {
+  if (client_ != nullptr) {
+    if (kind == MetadataItemKind::kIndex) {
+      return WithRetries([&] { return client_->IndexExists(name); });
+    }
+    return WithRetries([&] { return client_->TemplateExists(TemplateKindOf(kind), name); });
+  }
+  if (options_.output_dir.empty()) return false;
+  std::error_code ec;
+  return std::filesystem::exists(MetadataItemPath(options_.output_dir, kind, name), ec);
+}
+
+void MigrationRun::Apply(MetadataItemReport& item) {
+  auto exists = Exists(item.kind, item.name);
+  if (!exists.ok()) {
+    item.outcome = MetadataOutcome::kFailed;
+    item.error = std::string(exists.status().message());
+    return;
+  }
+  if (*exists) {
+    item.outcome = MetadataOutcome::kAlreadyExists;
+    return;
+  }
+  if (options_.mode == MetadataMode::kEvaluate) {
+    item.outcome = MetadataOutcome::kWouldCreate;
+    return;
+  }
+  bool existed = false;
+  absl::Status created = Create(item, existed);
+  if (!created.ok()) {
+    item.outcome = MetadataOutcome::kFailed;
+    item.error = std::string(created.message());
+    return;
+  }
+  item.outcome = existed ? MetadataOutcome::kAlreadyExists : MetadataOutcome::kCreated;
+}
+
+absl::Status MigrationRun::Create(MetadataItemReport& item, bool& existed) {
+  if (client_ == nullptr) {
+    const std::string path = MetadataItemPath(options_.output_dir, item.kind, item.name);
+    RFS_RETURN_IF_ERROR(
+        core::CreateDirectories(std::filesystem::path(path).parent_path().string(), /*sync=*/true));
+    return core::WriteFileAtomically(path, json::serialize(item.body), /*sync=*/true);
+  }
+  for (int attempt = 0;; ++attempt) {
+    absl::Status status;
+    if (item.kind == MetadataItemKind::kIndex) {
+      auto created = WithRetries([&] { return client_->CreateIndex(item.name, item.body); });
+      status = created.status();
+      if (created.ok() && !*created) existed = true;
+    } else {
+      status = WithRetries(
+          [&] { return client_->PutTemplate(TemplateKindOf(item.kind), item.name, item.body); });
+    }
+    if (status.ok() || !absl::IsInvalidArgument(status)) return status;
+    const std::string message(status.message());
+    std::vector<std::string> rejected = transform::RejectedSettingsIn(message);
+    json::object* settings = SettingsOf(item.body, item.kind);
+    bool removed = false;
+    if (settings != nullptr && attempt + 1 < options_.max_setting_retries) {
+      for (const std::string& key : rejected) {
+        if (transform::RemoveSetting(*settings, key)) {
+          removed = true;
+          const bool is_private =
+              message.find(StrCat("private index setting [", key, "]")) != std::string::npos;
+          item.dropped_settings.push_back(
+              {key, is_private ? "rejected by the target: private setting"
+                               : "rejected by the target: unknown or archived setting"});
+        }
+      }
+    }
+    if (!removed) return status;
+  }
+}
+
+}  // namespace
+
+std::string_view ToString(MetadataItemKind kind) {
+  switch (kind) {
+    case MetadataItemKind::kLegacyTemplate:
+      return "legacy_template";
+    case MetadataItemKind::kComponentTemplate:
+      return "component_template";
+    case MetadataItemKind::kIndexTemplate:
+      return "index_template";
+    case MetadataItemKind::kIndex:
+      return "index";
+  }
+  return "index";
+}
+
+std::string_view ToString(MetadataOutcome outcome) {
+  switch (outcome) {
+    case MetadataOutcome::kCreated:
+      return "created";
+    case MetadataOutcome::kWouldCreate:
+      return "would_create";
+    case MetadataOutcome::kAlreadyExists:
+      return "already_exists";
+    case MetadataOutcome::kSkippedByAllowlist:
+      return "skipped_by_allowlist";
+    case MetadataOutcome::kSkippedSystem:
+      return "skipped_system";
+    case MetadataOutcome::kSkippedUnsupported:
+      return "skipped_unsupported";
+    case MetadataOutcome::kFailed:
+      return "failed";
+  }
+  return "failed";
+}
+
+size_t MetadataReport::Count(MetadataOutcome outcome) const {
+  return static_cast<size_t>(std::count_if(items.begin(), items.end(),
+                                           [&](const auto& i) { return i.outcome == outcome; }));
+}
+
+size_t MetadataReport::Count(MetadataItemKind kind, MetadataOutcome outcome) const {
+  return static_cast<size_t>(std::count_if(items.begin(), items.end(), [&](const auto& i) {
+    return i.kind == kind && i.outcome == outcome;
+  }));
+}
+
+bool MetadataReport::ok() const { return Count(MetadataOutcome::kFailed) == 0; }
+
+json::object MetadataReport::ToJson(bool with_bodies) const {
+  json::array list;
+  for (const auto& item : items) {
+    json::array dropped;
+    for (const auto& d : item.dropped_settings) {
+      dropped.push_back(json::object{{"key", d.key}, {"reason", d.reason}});
+    }
+    json::array notes;
+    for (const auto& n : item.notes) notes.push_back(json::string(n));
+    json::object o{{"kind", ToString(item.kind)},
+                   {"name", item.name},
+                   {"source_name", item.source_name},
+                   {"outcome", ToString(item.outcome)},
+                   {"dropped_settings", std::move(dropped)},
+                   {"notes", std::move(notes)}};
+    if (!item.error.empty()) o["error"] = item.error;
+    if (with_bodies && !item.body.empty()) o["body"] = item.body;
+    list.push_back(std::move(o));
+  }
+  json::object counts;
+  for (MetadataOutcome outcome : kOutcomes) counts[ToString(outcome)] = Count(outcome);
+  json::array warning_list;
+  for (const auto& w : warnings) warning_list.push_back(json::string(w));
+  return json::object{{"mode", mode == MetadataMode::kMigrate ? "migrate" : "evaluate"},
+                      {"snapshot", snapshot},
+                      {"source_version", source_version},
+                      {"target", target},
+                      {"warnings", std::move(warning_list)},
+                      {"items", std::move(list)},
+                      {"counts", std::move(counts)},
+                      {"ok", ok()}};
+}
+
+std::string MetadataReport::ToText() const {
+  std::string out =
+      StrCat("Metadata migration (", mode == MetadataMode::kMigrate ? "migrate" : "evaluate",
+             ") of snapshot ", snapshot, " (", source_version, ") into ", target, "\n");
+  for (const auto& w : warnings) out += StrCat("Warning: ", w, "\n");
+  size_t width = 8;
+  for (const auto& item : items) width = std::max(width, item.name.size());
+  width = std::min<size_t>(width, 60);
+  for (MetadataItemKind kind : kKinds) {
+    out += StrCat("\n", KindHeading(kind), ":\n");
+    bool any = false;
+    for (const auto& item : items) {
+      if (item.kind != kind) continue;
+      any = true;
+      std::string name = item.name;
+      if (item.source_name != item.name) name += StrCat(" (from ", item.source_name, ")");
+      out += StrCat("  ", name, std::string(name.size() < width ? width - name.size() : 0, ' '),
+                    "  ", ToString(item.outcome), "\n");
+      for (const auto& d : item.dropped_settings) {
+        out += StrCat("      dropped setting ", d.key, ": ", d.reason, "\n");
+      }
+      for (const auto& n : item.notes) out += StrCat("      note: ", n, "\n");
+      if (!item.error.empty()) out += StrCat("      error: ", item.error, "\n");
+    }
+    if (!any) out += "  (none)\n";
+  }
+  out +=
+      StrCat("\nSummary: ", Count(MetadataOutcome::kCreated), " created, ",
+             Count(MetadataOutcome::kWouldCreate), " would create, ",
+             Count(MetadataOutcome::kAlreadyExists), " already exist, ",
+             Count(MetadataOutcome::kSkippedByAllowlist) + Count(MetadataOutcome::kSkippedSystem) +
+                 Count(MetadataOutcome::kSkippedUnsupported),
+             " skipped, ", Count(MetadataOutcome::kFailed), " failed\n");
+  return out;
+}
+
+MetadataMigrator::MetadataMigrator(const snapshot::SnapshotRepository& repository,
+                                   const snapshot::SnapshotEntry& snapshot,
+                                   OpenSearchClient* client, MetadataMigrationOptions options)
+    : repository_(repository), snapshot_(snapshot), client_(client), options_(std::move(options)) {}
+
+absl::StatusOr<MetadataReport> MetadataMigrator::Run() {
+  failure_source_ = MetadataFailureSource::kNone;
+  MigrationRun run(repository_, snapshot_, client_, options_, failure_source_);
+  return run.Execute();
+}
+
+std::string MetadataItemPath(std::string_view output_dir, MetadataItemKind kind,
+                             std::string_view name) {
+  return StrCat(output_dir, "/.rfs/metadata/", ToString(kind), "/", EncodePathSegment(name),
+                ".json");
+}
+
+}  // namespace rfs::migration

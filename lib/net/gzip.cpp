@@ -1,0 +1,93 @@
+// Gzip through libdeflate: whole-buffer compression 2-3x faster than zlib at level 1, which
+// matters because every bulk body is compressed on the hot path.
+#include "rfs/net/gzip.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "rfs/core/str_cat.hpp"
+
+#include <libdeflate.h>
+
+namespace rfs::net {
+namespace {
+
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+using Compressor = std::unique_ptr<libdeflate_compressor, CompressorDeleter>;
+
+// A compressor holds ~1 MB of tables; each worker thread keeps one per level it uses rather
+// than allocating it for every 10 MiB body.
+libdeflate_compressor* CompressorFor(int level) {
+  thread_local Compressor cached;
+  thread_local int cached_level = -1;
+  if (cached_level != level) {
+    cached.reset(libdeflate_alloc_compressor(level));
+    cached_level = cached ? level : -1;
+  }
+  return cached.get();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
+  libdeflate_compressor* compressor = CompressorFor(level);
+  if (compressor == nullptr) {
+    return absl::InternalError(core::StrCat("cannot create a gzip compressor at level ", level));
+  }
+  std::string out;
+  out.resize(libdeflate_gzip_compress_bound(compressor, data.size()));
+  const size_t size =
+      libdeflate_gzip_compress(compressor, data.data(), data.size(), out.data(), out.size());
+  if (size == 0) return absl::InternalError("gzip compression failed");
+  out.resize(size);
+  return out;
+}
+
+absl::StatusOr<std::string> GzipDecompress(std::string_view data) {
+  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> decompressor(
+      libdeflate_alloc_decompressor());
+  if (!decompressor) return absl::InternalError("cannot create a gzip decompressor");
+  std::string out;
+  size_t pos = 0;
+  // One member at a time: files of appended batches are concatenated members.
+  do {
+    const std::string_view rest = data.substr(pos);
+    if (rest.size() < 18) {  // 10-byte header + 8-byte trailer
+      return absl::DataLossError(core::StrCat("truncated gzip member at input offset ", pos));
+    }
+    // ISIZE (the last 4 bytes, little-endian) is the exact size when this is the last member and
+    // a first guess otherwise; grow on demand.
+    const auto* tail = reinterpret_cast<const uint8_t*>(rest.data() + rest.size() - 4);
+    size_t capacity = std::max<size_t>(
+        size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 | size_t{tail[3]} << 24,
+        size_t{1} << 12);
+    const size_t start = out.size();
+    while (true) {
+      out.resize(start + capacity);
+      size_t in_used = 0;
+      size_t out_used = 0;
+      const libdeflate_result result =
+          libdeflate_gzip_decompress_ex(decompressor.get(), rest.data(), rest.size(),
+                                        out.data() + start, capacity, &in_used, &out_used);
+      if (result == LIBDEFLATE_SUCCESS) {
+        out.resize(start + out_used);
+        pos += in_used;
+        break;
+      }
+      if (result != LIBDEFLATE_INSUFFICIENT_SPACE || capacity > (size_t{1} << 34)) {
+        return absl::DataLossError(
+            core::StrCat("corrupt or truncated gzip data in the member at input offset ", pos));
+      }
+      capacity *= 2;
+    }
+  } while (pos < data.size());
+  return out;
+}
+
+}  // namespace rfs::net

@@ -1,0 +1,243 @@
+// DocumentMigrationWorker on real generated snapshots, with the SQLite coordinator and a fake
+// clock: the loop's outcomes, checkpoint successors that resume exactly at the first unread
+// document, allowlists, the shard size limit and snapshot read failures.
+#include "rfs/migration/documents_migration.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/core/clock.hpp"
+#include "rfs/snapshot/source_repo.hpp"
+
+#include "support/generated_repo.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using rfs::migration::WorkerOutcome;
+
+// Keeps every written document; each batch costs `batch_time` on the fake clock.
+class RecordingSink final : public rfs::reindex::IDocumentSink {
+ public:
+  RecordingSink(rfs::core::FakeClock& clock, std::chrono::seconds batch_time)
+      : clock_(clock), batch_time_(batch_time) {}
+  absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> Write(
+      std::span<const rfs::reindex::SourceDocument* const> docs) override {
+    std::lock_guard lock(mu_);
+    for (const auto* doc : docs) {
+      ++writes_[{doc->index, doc->id}];
+      sources_[{doc->index, doc->id}] = doc->source;
+    }
+    clock_.Advance(batch_time_);
+    return std::vector<rfs::reindex::ItemFailure>();
+  }
+  std::string description() const override { return "recording sink"; }
+
+  std::map<std::pair<std::string, std::string>, int> writes() const {
+    std::lock_guard lock(mu_);
+    return writes_;
+  }
+
+ private:
+  rfs::core::FakeClock& clock_;
+  const std::chrono::seconds batch_time_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, int> writes_;
+  std::map<std::pair<std::string, std::string>, std::string> sources_;
+};
+
+std::set<std::pair<std::string, std::string>> ExpectedKeys(const fs::path& expected_docs,
+                                                           const std::string& only_index = "") {
+  std::set<std::pair<std::string, std::string>> keys;
+  std::ifstream in(expected_docs);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto doc = json::parse(line).as_object();
+    std::string index(doc.at("_index").as_string());
+    if (!only_index.empty() && index != only_index) continue;
+    keys.emplace(std::move(index), std::string(doc.at("_id").as_string()));
+  }
+  return keys;
+}
+
+struct Fixture {
+  rfs::test::TempDir dir{"rfs-worker"};
+  rfs::core::FakeClock clock;
+  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
+
+  explicit Fixture(const fs::path& repo) {
+    auto source = rfs::snapshot::FileSystemRepo::Open(repo.string());
+    REQUIRE(source.ok());
+    auto opened = rfs::snapshot::SnapshotRepository::Open(*source);
+    REQUIRE(opened.ok());
+    repository = std::move(opened).value();
+  }
+
+  std::unique_ptr<rfs::coordination::IWorkCoordinator> Coordinator(const std::string& worker) {
+    rfs::coordination::SqliteWorkCoordinatorOptions options;
+    options.worker_id = worker;
+    options.path = dir.File("coordination.sqlite");
+    options.clock = &clock;
+    options.store_clock = &clock;
+    auto coordinator = rfs::coordination::SqliteWorkCoordinator::Open(std::move(options));
+    REQUIRE(coordinator.ok());
+    return std::move(coordinator).value();
+  }
+
+  absl::StatusOr<rfs::migration::WorkerSummary> RunWorker(
+      const std::string& worker, std::shared_ptr<RecordingSink> sink,
+      rfs::migration::DocumentMigrationOptions options,
+      std::vector<rfs::migration::WorkerEvent>* events = nullptr) {
+    auto coordinator = Coordinator(worker);
+    if (events != nullptr) {
+      options.on_event = [events](const rfs::migration::WorkerEvent& e) { events->push_back(e); };
+    }
+    rfs::migration::DocumentMigrationWorker migration(
+        *repository, *coordinator,
+        [sink](std::string_view, int)
+            -> absl::StatusOr<std::shared_ptr<rfs::reindex::IDocumentSink>> { return sink; },
+        nullptr, clock, std::move(options));
+    return migration.Run();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a worker migrates every shard once and then finds no work left",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 400 --updates 30 --deletes 25 --segments 2 --seed 71");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(0));
+  std::vector<rfs::migration::WorkerEvent> events;
+  auto summary = fixture.RunWorker("w1", sink, {}, &events);
+  REQUIRE(summary.ok());
+  CHECK(summary->outcome == WorkerOutcome::kNoWorkLeft);
+  CHECK(rfs::migration::ExitCode(summary->outcome) == 3);
+  CHECK(summary->items_completed == 4);
+  const auto expected = ExpectedKeys(generated->dir / "expected-docs.ndjson");
+  const auto writes = sink->writes();
+  CHECK(writes.size() == expected.size());
+  CHECK(summary->docs_written == expected.size());
+  for (const auto& [key, count] : writes) {
+    CHECK(expected.count(key) == 1);
+    CHECK(count == 1);
+  }
+  CHECK(events.front().kind == rfs::migration::WorkerEvent::Kind::kShardSetup);
+  // A second worker on the same store has nothing left.
+  auto again = fixture.RunWorker("w2", sink, {});
+  REQUIRE(again.ok());
+  CHECK(again->outcome == WorkerOutcome::kNoWorkLeft);
+  CHECK(again->docs_written == 0);
+}
+
+TEST_CASE("a lease running short hands a successor on from the first unread document",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 3 --seed 72");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  // Every 25-document batch takes 30 s of the 10-minute lease: the early checkpoint (7.5 minutes
+  // in) comes after about 15 batches, and the batches still in flight then end before the lease.
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(30));
+  rfs::migration::DocumentMigrationOptions options;
+  options.reindexer.max_docs_per_batch = 25;
+  options.reindexer.max_concurrent_batches = 1;
+  int handoffs = 0;
+  for (int run = 0; run < 40; ++run) {
+    std::vector<rfs::migration::WorkerEvent> events;
+    auto summary = fixture.RunWorker("w" + std::to_string(run), sink, options, &events);
+    REQUIRE(summary.ok());
+    if (summary->outcome == WorkerOutcome::kNoWorkLeft) break;
+    REQUIRE(summary->outcome == WorkerOutcome::kLeaseHandoff);
+    CHECK(rfs::migration::ExitCode(summary->outcome) == 2);
+    CHECK(summary->items_checkpointed == 1);
+    CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kCheckpointed);
+    ++handoffs;
+  }
+  CHECK(handoffs >= 2);
+  // Successors start exactly at the first unread document: every document written once.
+  const auto expected = ExpectedKeys(generated->dir / "expected-docs.ndjson");
+  const auto writes = sink->writes();
+  CHECK(writes.size() == expected.size());
+  for (const auto& [key, count] : writes) CHECK(count == 1);
+}
+
+TEST_CASE("single-work-item mode, allowlists and the shard size limit",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--indices 2 --shards 2 --docs 200 --seed 73");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(0));
+
+  SECTION("one item, exit code 0") {
+    rfs::migration::DocumentMigrationOptions options;
+    options.single_work_item = true;
+    auto summary = fixture.RunWorker("w1", sink, options);
+    REQUIRE(summary.ok());
+    CHECK(summary->outcome == WorkerOutcome::kItemDone);
+    CHECK(rfs::migration::ExitCode(summary->outcome) == 0);
+    CHECK(summary->items_completed == 1);
+  }
+  SECTION("an allowlist selects the indices") {
+    rfs::migration::DocumentMigrationOptions options;
+    options.index_allowlist = *rfs::transform::Allowlist::Parse({"regex:index-1"});
+    auto summary = fixture.RunWorker("w1", sink, options);
+    REQUIRE(summary.ok());
+    const auto expected = ExpectedKeys(generated->dir / "expected-docs.ndjson", "index-1");
+    CHECK(sink->writes().size() == expected.size());
+    for (const auto& [key, count] : sink->writes()) CHECK(key.first == "index-1");
+  }
+  SECTION("a shard over the size limit is reported and released, not skipped") {
+    rfs::migration::DocumentMigrationOptions options;
+    options.max_shard_size_bytes = 1000;
+    std::vector<rfs::migration::WorkerEvent> events;
+    auto summary = fixture.RunWorker("w1", sink, options, &events);
+    REQUIRE_FALSE(summary.ok());
+    CHECK(absl::IsFailedPrecondition(summary.status()));
+    CHECK(summary.status().message().find("--max-shard-size-bytes") != std::string::npos);
+    CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kShardTooLarge);
+    CHECK(sink->writes().empty());
+    // Released: a worker with a higher limit takes it at once and finishes everything.
+    auto summary2 = fixture.RunWorker("w2", sink, {});
+    REQUIRE(summary2.ok());
+    CHECK(summary2->outcome == WorkerOutcome::kNoWorkLeft);
+    CHECK(summary2->items_completed == 4);
+  }
+}
+
+TEST_CASE("a missing shard blob is a snapshot read failure (exit code 5)",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--docs 50 --seed 74");
+  if (!generated) return;
+  rfs::test::TempDir copy("rfs-broken-repo");
+  fs::copy(generated->repo(), copy.path() / "repo", fs::copy_options::recursive);
+  // Remove the largest data blob of the shard (a Lucene file the shard needs).
+  fs::path largest;
+  uintmax_t largest_size = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(copy.path() / "repo" / "indices")) {
+    if (entry.is_regular_file() && entry.path().filename().string().starts_with("__") &&
+        entry.file_size() > largest_size) {
+      largest = entry.path();
+      largest_size = entry.file_size();
+    }
+  }
+  REQUIRE(!largest.empty());
+  fs::remove(largest);
+  Fixture fixture(copy.path() / "repo");
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(0));
+  auto summary = fixture.RunWorker("w1", sink, {});
+  REQUIRE_FALSE(summary.ok());
+  CHECK(rfs::migration::IsSnapshotReadFailure(summary.status()));
+  CHECK(summary.status().message().find(largest.filename().string()) != std::string::npos);
+}

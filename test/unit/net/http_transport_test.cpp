@@ -1,0 +1,192 @@
+#include "rfs/net/http_transport.hpp"
+
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/core/clock.hpp"
+
+#include "support/opensearch_double.hpp"
+
+namespace rfs::net {
+namespace {
+
+using rfs::testing::Fault;
+using rfs::testing::OpenSearchDouble;
+using rfs::testing::OpenSearchDoubleOptions;
+
+std::unique_ptr<OpenSearchDouble> StartDouble(OpenSearchDoubleOptions options = {}) {
+  auto server = OpenSearchDouble::Start(std::move(options));
+  REQUIRE(server.ok());
+  return *std::move(server);
+}
+
+std::unique_ptr<BeastHttpTransport> OpenTransport(HttpTransportOptions options) {
+  auto transport = BeastHttpTransport::Open(std::move(options));
+  REQUIRE(transport.ok());
+  return *std::move(transport);
+}
+
+net::HttpRequest Get(std::string target) {
+  net::HttpRequest request;
+  request.target = std::move(target);
+  return request;
+}
+
+TEST_CASE("transport sends requests and reuses keep-alive connections", "[reindex][http]") {
+  auto server = StartDouble();
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  for (int i = 0; i < 5; ++i) {
+    auto response = transport->Send(Get("/"));
+    REQUIRE(response.ok());
+    CHECK(response->status == 200);
+    CHECK(response->body.find("\"distribution\":\"opensearch\"") != std::string::npos);
+    CHECK(response->Header("content-type").value_or("").starts_with("application/json"));
+  }
+  CHECK(transport->connections_opened() == 1);
+  CHECK(server->stats().connections == 1);
+}
+
+TEST_CASE("transport returns error statuses as responses", "[reindex][http]") {
+  auto server = StartDouble();
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  auto missing = transport->Send(Get("/nope/_doc/1"));
+  REQUIRE(missing.ok());
+  CHECK(missing->status == 404);
+  CHECK(missing->body.find("index_not_found_exception") != std::string::npos);
+
+  net::HttpRequest head;
+  head.method = "HEAD";
+  head.target = "/nope";
+  auto head_response = transport->Send(head);
+  REQUIRE(head_response.ok());
+  CHECK(head_response->status == 404);
+  // The connection survives a bodiless HEAD response.
+  auto again = transport->Send(Get("/"));
+  REQUIRE(again.ok());
+  CHECK(again->status == 200);
+  CHECK(transport->connections_opened() == 1);
+}
+
+TEST_CASE("transport sends basic auth and never shows the password", "[reindex][http]") {
+  auto server = StartDouble({.username = "admin", .password = "s3cr3t-Pa55"});
+  auto anonymous = OpenTransport({.endpoint = server->endpoint()});
+  auto denied = anonymous->Send(Get("/"));
+  REQUIRE(denied.ok());
+  CHECK(denied->status == 401);
+  CHECK(denied->Header("www-authenticate").has_value());
+
+  HttpTransportOptions options{.endpoint = server->endpoint(),
+                               .basic_auth = BasicAuth{"admin", "s3cr3t-Pa55"}};
+  const std::string debug = DebugString(options);
+  CHECK(debug.find("s3cr3t") == std::string::npos);
+  CHECK(debug.find("admin") != std::string::npos);
+  auto transport = OpenTransport(options);
+  CHECK(transport->endpoint().find("s3cr3t") == std::string::npos);
+  auto allowed = transport->Send(Get("/"));
+  REQUIRE(allowed.ok());
+  CHECK(allowed->status == 200);
+
+  auto wrong =
+      OpenTransport({.endpoint = server->endpoint(), .basic_auth = BasicAuth{"admin", "wrong"}});
+  auto rejected = wrong->Send(Get("/"));
+  REQUIRE(rejected.ok());
+  CHECK(rejected->status == 401);
+}
+
+TEST_CASE("transport rejects malformed endpoints without echoing credentials", "[reindex][http]") {
+  auto with_user = BeastHttpTransport::Open({.endpoint = "http://admin:hunter2@localhost:9200"});
+  REQUIRE(absl::IsInvalidArgument(with_user.status()));
+  CHECK(with_user.status().message().find("hunter2") == std::string::npos);
+  CHECK(absl::IsInvalidArgument(BeastHttpTransport::Open({.endpoint = "ftp://host"}).status()));
+  CHECK(absl::IsInvalidArgument(BeastHttpTransport::Open({.endpoint = "http://:9200"}).status()));
+  CHECK(absl::IsInvalidArgument(BeastHttpTransport::Open({.endpoint = "http://h:99x"}).status()));
+  auto ok = BeastHttpTransport::Open({.endpoint = "https://search.example.com/prefix/"});
+  REQUIRE(ok.ok());
+  CHECK((*ok)->endpoint() == "https://search.example.com:443/prefix");
+}
+
+TEST_CASE("transport maps connection failures to Unavailable", "[reindex][http]") {
+  uint16_t port = 0;
+  {
+    auto server = StartDouble();
+    port = server->port();
+  }  // stopped: nothing listens on the port now
+  auto transport = OpenTransport({.endpoint = "http://127.0.0.1:" + std::to_string(port),
+                                  .connect_timeout = std::chrono::milliseconds(2000)});
+  auto response = transport->Send(Get("/"));
+  CHECK(absl::IsUnavailable(response.status()));
+  CHECK(response.status().message().find("127.0.0.1") != std::string::npos);
+}
+
+TEST_CASE("transport times out slow responses and recovers", "[reindex][http]") {
+  auto server = StartDouble();
+  testing::FaultOptions faults;
+  faults.path_contains = "/slow";
+  faults.schedule[1] = Fault::kSlowResponse;
+  faults.slow_delay = std::chrono::milliseconds(1500);
+  server->SetFaults(faults);
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  net::HttpRequest slow = Get("/slow/_doc/1");
+  slow.timeout = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  auto response = transport->Send(slow);
+  CHECK(absl::IsDeadlineExceeded(response.status()));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1400));
+  // The timed-out connection is dropped; the next request opens a new one.
+  auto next = transport->Send(Get("/"));
+  REQUIRE(next.ok());
+  CHECK(next->status == 200);
+  CHECK(transport->connections_opened() == 2);
+}
+
+TEST_CASE("transport reports a connection reset as Unavailable", "[reindex][http]") {
+  auto server = StartDouble();
+  testing::FaultOptions faults;
+  faults.path_contains = "";
+  faults.schedule[1] = Fault::kResetBeforeApply;
+  server->SetFaults(faults);
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  auto response = transport->Send(Get("/"));
+  CHECK(absl::IsUnavailable(response.status()));
+  auto next = transport->Send(Get("/"));
+  REQUIRE(next.ok());
+  CHECK(next->status == 200);
+}
+
+TEST_CASE("transport discards pooled connections the server closed", "[reindex][http]") {
+  auto server = StartDouble();
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  net::HttpRequest closing = Get("/");
+  REQUIRE(transport->Send(closing).ok());
+  // A request with Connection: close makes the server close after answering; the transport must
+  // then open a fresh connection rather than fail on the dead one.
+  closing.headers.emplace_back("Connection", "close");
+  auto closed = transport->Send(closing);
+  REQUIRE(closed.ok());
+  auto next = transport->Send(Get("/"));
+  REQUIRE(next.ok());
+  CHECK(next->status == 200);
+  CHECK(transport->connections_opened() == 2);
+}
+
+TEST_CASE("transport serves concurrent callers", "[reindex][http]") {
+  auto server = StartDouble();
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        auto response = transport->Send(Get("/"));
+        if (response.ok() && response->status == 200) ok.fetch_add(1);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(ok.load() == 160);
+  CHECK(transport->connections_opened() <= 8);
+}
+
+}  // namespace
+}  // namespace rfs::net

@@ -1,0 +1,342 @@
+#include "rfs/opensearch/client.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/net/http_transport.hpp"
+#include "rfs/reindex/document_sink.hpp"
+
+#include "reindex_test_util.hpp"
+#include "support/opensearch_double.hpp"
+
+namespace rfs::opensearch {
+using namespace rfs::net;      // NOLINT: the layers this test drives
+using namespace rfs::reindex;  // NOLINT: the layers this test drives
+namespace {
+
+namespace json = boost::json;
+using rfs::testing::OpenSearchDouble;
+using rfs::testing::OpenSearchDoubleOptions;
+
+// A double plus a transport and client talking to it.
+struct Target {
+  explicit Target(OpenSearchDoubleOptions double_options = {},
+                  OpenSearchClientOptions client_options = {}) {
+    auto started = OpenSearchDouble::Start(std::move(double_options));
+    REQUIRE(started.ok());
+    server = *std::move(started);
+    auto opened = BeastHttpTransport::Open({.endpoint = server->endpoint()});
+    REQUIRE(opened.ok());
+    transport = *std::move(opened);
+    client = std::make_unique<OpenSearchClient>(*transport, client_options);
+  }
+  std::unique_ptr<OpenSearchDouble> server;
+  std::unique_ptr<BeastHttpTransport> transport;
+  std::unique_ptr<OpenSearchClient> client;
+};
+
+json::object Json(std::string_view text) {
+  return json::parse(json::string_view(text.data(), text.size())).as_object();
+}
+
+TEST_CASE("ParseClusterVersion reads OpenSearch and Elasticsearch roots", "[reindex][client]") {
+  auto os = ParseClusterVersion(
+      R"({"version":{"distribution":"opensearch","number":"2.11.1"},"tagline":"x"})");
+  REQUIRE(os.ok());
+  CHECK(os->opensearch());
+  CHECK(os->LongName() == "OpenSearch 2.11.1");
+  CHECK_FALSE(os->RequiresDocumentType());
+  auto es = ParseClusterVersion(R"({"version":{"number":"6.8.23"}})");
+  REQUIRE(es.ok());
+  CHECK(es->elasticsearch());
+  CHECK(es->major == 6);
+  CHECK(es->RequiresDocumentType());
+  CHECK_FALSE(es->SupportsComposableTemplates());
+  auto es8 = ParseClusterVersion(R"({"version":{"number":"8.12.0-SNAPSHOT"}})");
+  REQUIRE(es8.ok());
+  CHECK(es8->minor == 12);
+  CHECK_FALSE(es8->RequiresDocumentType());
+  CHECK(absl::IsInvalidArgument(ParseClusterVersion("{}").status()));
+  CHECK(absl::IsInvalidArgument(ParseClusterVersion("not json").status()));
+}
+
+TEST_CASE("ParseBulkResponse returns per-item results", "[reindex][client]") {
+  auto all_ok =
+      ParseBulkResponse(R"({"took":3,"errors":false,"items":[{"index":{"status":201}}]})", 1);
+  REQUIRE(all_ok.ok());
+  CHECK_FALSE(all_ok->errors);
+  CHECK(all_ok->items.empty());
+
+  auto mixed = ParseBulkResponse(
+      R"({"took":3,"errors":true,"items":[{"index":{"_index":"a","_id":"1","status":201}},)"
+      R"({"index":{"_index":"a","_id":"2","status":400,"error":{"type":"mapper_parsing_exception",)"
+      R"("reason":"failed to parse"}}},{"create":{"_index":"a","_id":"3","status":429,)"
+      R"("error":{"type":"rejected_execution_exception","reason":"busy"}}}]})",
+      3);
+  REQUIRE(mixed.ok());
+  REQUIRE(mixed->items.size() == 3);
+  CHECK(mixed->items[0].ok());
+  CHECK(mixed->items[1].status == 400);
+  CHECK(mixed->items[1].error_type == "mapper_parsing_exception");
+  CHECK(mixed->items[1].error_reason == "failed to parse");
+  CHECK(mixed->items[2].error_type == "rejected_execution_exception");
+
+  CHECK(absl::IsDataLoss(
+      ParseBulkResponse(R"({"took":1,"errors":true,"items":[{"index":{"status":400}}]})", 2)
+          .status()));
+  CHECK(absl::IsDataLoss(ParseBulkResponse("garbage", 1).status()));
+}
+
+TEST_CASE("StatusFromResponse maps HTTP codes by what the caller does next", "[reindex][client]") {
+  auto status_of = [](int code) {
+    net::HttpResponse r;
+    r.status = code;
+    r.body = R"({"error":{"type":"some_exception","reason":"why"},"status":)" +
+             std::to_string(code) + "}";
+    return StatusFromResponse(r, "GET /x");
+  };
+  CHECK(status_of(200).ok());
+  CHECK(absl::IsResourceExhausted(status_of(429)));
+  CHECK(absl::IsUnavailable(status_of(503)));
+  CHECK(absl::IsInvalidArgument(status_of(400)));
+  CHECK(absl::IsUnauthenticated(status_of(401)));
+  CHECK(absl::IsPermissionDenied(status_of(403)));
+  CHECK(absl::IsNotFound(status_of(404)));
+  // Whole-request 409 and 413 are never read as a lost lease (FailedPrecondition/Aborted).
+  CHECK(absl::IsAlreadyExists(status_of(409)));
+  CHECK(absl::IsOutOfRange(status_of(413)));
+  CHECK(absl::IsInvalidArgument(status_of(422)));
+  CHECK(absl::IsDeadlineExceeded(status_of(408)));
+  for (int code : {409, 413, 405, 406, 415, 422, 451}) {
+    INFO(code);
+    CHECK_FALSE(absl::IsFailedPrecondition(status_of(code)));
+    CHECK_FALSE(absl::IsAborted(status_of(code)));
+  }
+  CHECK(status_of(400).message() == "GET /x: HTTP 400 some_exception: why");
+}
+
+TEST_CASE("client detects version and compression", "[reindex][client]") {
+  Target os;
+  auto version = os.client->GetVersion();
+  REQUIRE(version.ok());
+  CHECK(version->LongName() == "OpenSearch 2.11.0");
+  CHECK(*os.client->CompressionActive());
+
+  Target disabled({}, {.compression = false});
+  CHECK_FALSE(*disabled.client->CompressionActive());
+
+  Target refuses({.http_compression = false});
+  CHECK_FALSE(*refuses.client->CompressionActive());
+
+  Target es5({.version = "5.6.16", .distribution = "elasticsearch"});
+  CHECK_FALSE(*es5.client->CompressionActive());
+  CHECK(es5.client->GetVersion()->RequiresDocumentType());
+}
+
+TEST_CASE("client creates indices and reports existing ones", "[reindex][client]") {
+  Target t;
+  CHECK_FALSE(*t.client->IndexExists("books"));
+  auto created = t.client->CreateIndex(
+      "books", Json(R"({"settings":{"index":{"number_of_shards":2}},"mappings":{"properties":)"
+                    R"({"title":{"type":"text"}}}})"));
+  REQUIRE(created.ok());
+  CHECK(*created);
+  CHECK(*t.client->IndexExists("books"));
+  auto again = t.client->CreateIndex("books", {});
+  REQUIRE(again.ok());
+  CHECK_FALSE(*again);
+  auto bad = t.client->CreateIndex("Bad_Name", {});
+  CHECK(absl::IsInvalidArgument(bad.status()));
+  CHECK(bad.status().message().find("invalid_index_name_exception") != std::string::npos);
+}
+
+TEST_CASE("client manages legacy, component and index templates", "[reindex][client]") {
+  Target t;
+  CHECK_FALSE(*t.client->TemplateExists(TemplateKind::kLegacy, "logs"));
+  REQUIRE(t.client
+              ->PutTemplate(TemplateKind::kLegacy, "logs",
+                            Json(R"({"index_patterns":["logs-*"],"order":0,"settings":)"
+                                 R"({"number_of_shards":3}})"))
+              .ok());
+  CHECK(*t.client->TemplateExists(TemplateKind::kLegacy, "logs"));
+
+  auto missing_component =
+      t.client->PutTemplate(TemplateKind::kIndex, "metrics",
+                            Json(R"({"index_patterns":["metrics-*"],"composed_of":["base"]})"));
+  CHECK(absl::IsInvalidArgument(missing_component));
+  REQUIRE(t.client
+              ->PutTemplate(TemplateKind::kComponent, "base",
+                            Json(R"({"template":{"mappings":{"dynamic":"strict","properties":)"
+                                 R"({"v":{"type":"long"}}}}})"))
+              .ok());
+  REQUIRE(t.client
+              ->PutTemplate(TemplateKind::kIndex, "metrics",
+                            Json(R"({"index_patterns":["metrics-*"],"composed_of":["base"]})"))
+              .ok());
+  CHECK(*t.client->TemplateExists(TemplateKind::kIndex, "metrics"));
+  CHECK(*t.client->TemplateExists(TemplateKind::kComponent, "base"));
+
+  // The composed strict mapping applies to an auto-created index.
+  std::string body =
+      "{\"index\":{\"_index\":\"metrics-1\",\"_id\":\"a\"}}\n{\"v\":1}\n"
+      "{\"index\":{\"_index\":\"metrics-1\",\"_id\":\"b\"}}\n{\"w\":1}\n";
+  auto bulk = t.client->Bulk(body, 2);
+  REQUIRE(bulk.ok());
+  REQUIRE(bulk->errors);
+  CHECK(bulk->items[0].ok());
+  CHECK(bulk->items[1].error_type == "strict_dynamic_mapping_exception");
+}
+
+TEST_CASE("client bulk returns per-item results and sends gzip", "[reindex][client]") {
+  Target t;
+  REQUIRE(t.server
+              ->CreateIndex("strict", R"({"mappings":{"dynamic":"strict","properties":)"
+                                      R"({"n":{"type":"long"},"s":{"type":"keyword"}}}})")
+              .ok());
+  std::string body =
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"1\"}}\n{\"n\":1}\n"
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"2\"}}\n{\"extra\":true}\n"
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"3\"}}\n{\"n\":\"not a number\"}\n"
+      "{\"index\":{\"_index\":\"strict\",\"_id\":\"4\"}}\n{not json}\n";
+  auto response = t.client->Bulk(body, 4);
+  REQUIRE(response.ok());
+  REQUIRE(response->errors);
+  REQUIRE(response->items.size() == 4);
+  CHECK(response->items[0].status == 201);
+  CHECK(response->items[1].status == 400);
+  CHECK(response->items[1].error_type == "strict_dynamic_mapping_exception");
+  CHECK(response->items[2].error_type == "mapper_parsing_exception");
+  CHECK(response->items[3].error_type == "mapper_parsing_exception");
+  CHECK(t.server->stats().gzip_requests >= 1);
+  CHECK(t.server->DocumentCount("strict") == 1);
+
+  auto malformed = t.client->Bulk("{\"index\":{\"_index\":\"x\"}}\n", 1);
+  CHECK(absl::IsInvalidArgument(malformed.status()));
+}
+
+TEST_CASE("client handles documents with seq_no and primary_term", "[reindex][client]") {
+  Target t;
+  auto created = t.client->PutDocument("work", "item-1", R"({"state":"new"})",
+                                       {.create_only = true, .refresh = "true"});
+  REQUIRE(created.ok());
+  CHECK(created->outcome == PutDocumentResult::Outcome::kCreated);
+  auto duplicate =
+      t.client->PutDocument("work", "item-1", R"({"state":"other"})", {.create_only = true});
+  REQUIRE(duplicate.ok());
+  CHECK(duplicate->outcome == PutDocumentResult::Outcome::kVersionConflict);
+
+  auto got = t.client->GetDocument("work", "item-1");
+  REQUIRE(got.ok());
+  REQUIRE(got->has_value());
+  CHECK((*got)->source == R"({"state":"new"})");
+  const DocumentVersion v = (*got)->version;
+
+  auto updated = t.client->PutDocument("work", "item-1", R"({"state":"leased"})",
+                                       {.if_seq_no = v.seq_no, .if_primary_term = v.primary_term});
+  REQUIRE(updated.ok());
+  CHECK(updated->outcome == PutDocumentResult::Outcome::kUpdated);
+  CHECK(updated->version.seq_no > v.seq_no);
+  CHECK(updated->version.version == v.version + 1);
+  // The old seq_no no longer matches: a lost race is a conflict outcome.
+  auto stale = t.client->PutDocument("work", "item-1", R"({"state":"stolen"})",
+                                     {.if_seq_no = v.seq_no, .if_primary_term = v.primary_term});
+  REQUIRE(stale.ok());
+  CHECK(stale->outcome == PutDocumentResult::Outcome::kVersionConflict);
+
+  auto absent = t.client->GetDocument("work", "nope");
+  REQUIRE(absent.ok());
+  CHECK_FALSE(absent->has_value());
+  CHECK(absl::IsNotFound(t.client->GetDocument("no-index", "x").status()));
+}
+
+TEST_CASE("client refreshes, counts and searches", "[reindex][client]") {
+  Target t;
+  for (int i = 0; i < 12; ++i) {
+    const std::string state = i % 3 == 0 ? "done" : "todo";
+    REQUIRE(t.client
+                ->PutDocument("work", "w" + std::to_string(i),
+                              R"({"state":")" + state + R"(","n":)" + std::to_string(i) + "}")
+                .ok());
+  }
+  REQUIRE(t.client->Refresh("work").ok());
+  REQUIRE(t.client->Refresh().ok());
+  CHECK(absl::IsNotFound(t.client->Refresh("missing")));
+  CHECK(*t.client->Count("work") == 12);
+  CHECK(*t.client->Count("work", Json(R"({"term":{"state":"done"}})")) == 4);
+
+  auto result = t.client->Search(
+      "work", Json(R"({"query":{"bool":{"filter":[{"term":{"state":"todo"}},)"
+                   R"({"range":{"n":{"gte":2}}}],"must_not":[{"ids":{"values":["w5"]}}]}},)"
+                   R"("size":3,"sort":[{"n":{"order":"desc"}}]})"));
+  REQUIRE(result.ok());
+  CHECK(result->total == 6);  // todo with n >= 2, without w5: 2, 4, 7, 8, 10, 11
+  REQUIRE(result->hits.size() == 3);
+  CHECK(result->hits[0].id == "w11");
+  CHECK(result->hits[1].id == "w10");
+  CHECK(result->hits[2].id == "w8");
+  CHECK(result->hits[0].version.primary_term == 1);
+  CHECK(result->hit_indices[0] == "work");
+  CHECK(absl::IsInvalidArgument(
+      t.client->Search("work", Json(R"({"query":{"fuzzy":{}}})")).status()));
+}
+
+TEST_CASE("client reads and writes cluster settings", "[reindex][client]") {
+  Target t;
+  REQUIRE(t.client
+              ->PutClusterSettings(
+                  Json(R"({"persistent":{"cluster":{"routing":{"allocation":{"enable":"all"}}}}})"))
+              .ok());
+  auto settings = t.client->GetClusterSettings(false);
+  REQUIRE(settings.ok());
+  CHECK(json::serialize(settings->at("persistent")) ==
+        R"({"cluster.routing.allocation.enable":"all"})");
+  auto with_defaults = t.client->GetClusterSettings(true);
+  REQUIRE(with_defaults.ok());
+  CHECK(with_defaults->at("defaults").as_object().contains("http.compression"));
+}
+
+TEST_CASE("bulk sink writes typed actions for Elasticsearch 6 targets", "[reindex][client]") {
+  Target es6({.version = "6.8.23", .distribution = "elasticsearch"});
+  OpenSearchBulkSink sink(*es6.client);
+  auto docs = testutil::MakeDocs(3, "legacy");
+  docs[1].type = "post";
+  std::vector<const SourceDocument*> pointers;
+  for (const auto& d : docs) pointers.push_back(&d);
+  auto failures = sink.Write(pointers);
+  REQUIRE(failures.ok());
+  CHECK(failures->empty());
+  CHECK(es6.server->DocumentCount("legacy") == 3);
+  CHECK(sink.action_options().include_type);
+
+  // OpenSearch 2 rejects `_type`; the sink leaves it out there.
+  Target os2;
+  OpenSearchBulkSink os_sink(*os2.client);
+  auto os_failures = os_sink.Write(pointers);
+  REQUIRE(os_failures.ok());
+  CHECK(os_failures->empty());
+  CHECK(os2.server->DocumentCount("legacy") == 3);
+  std::string typed = "{\"index\":{\"_index\":\"legacy\",\"_type\":\"_doc\",\"_id\":\"z\"}}\n{}\n";
+  CHECK(absl::IsInvalidArgument(os2.client->Bulk(typed, 1).status()));
+}
+
+TEST_CASE("double in discard mode acknowledges bulk actions unread", "[reindex][client]") {
+  Target t({.discard_bulk = true});
+  std::string body;
+  for (int i = 0; i < 3; ++i) body += "{\"index\":{\"_index\":\"d\",\"_id\":\"1\"}}\n{}\n";
+  auto plain = t.client->Bulk(body, 3);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->errors);
+  CHECK(t.server->stats().bulk_items == 3);
+  CHECK(t.server->DocumentCount("d") == 0);
+  net::HttpRequest request;
+  request.method = "POST";
+  request.target = "/_bulk";
+  request.body = body;
+  auto response = t.transport->Send(request);
+  REQUIRE(response.ok());
+  auto parsed = json::parse(response->body).as_object();
+  CHECK(parsed.at("items").as_array().size() == 3);
+}
+
+}  // namespace
+}  // namespace rfs::opensearch
