@@ -268,6 +268,38 @@ TEST_CASE("a generated repository migrates completely under faults, many bulks p
   CHECK((*target)->stats().faults_injected > 0);
 }
 
+TEST_CASE("the default mode: workers coordinate in the target's .migrations_working_state index",
+          "[e2e][generated][coordination]") {
+  // Only --target-host, as users of the Java tool run it: work items live on the target, and the
+  // store's clock comes from a cluster that sends no Date header (GET /_cat/health).
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 600 --updates 30 --deletes 20 --routing-fraction 0.1 "
+      "--seed 67");
+  if (!generated) return;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  MigrationRun run;
+  bool done = false;
+  for (int attempt = 0; attempt < 20 && !done; ++attempt) {
+    const std::string name = "worker-" + std::to_string(attempt);
+    const int code = rfs::test::RunProcess(
+        {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+         (*target)->endpoint(), "--worker-id", name, "--failed-documents-dir",
+         run.dir.File("failed")},
+        run.Out(name), run.Err(name));
+    INFO(run.Logs(name));
+    REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
+    done = code == kNoWorkLeft;
+  }
+  REQUIRE(done);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  // The work items are on the target, none in a local file: one per shard (2 indices x 2
+  // shards) and the one-time shard-setup item.
+  CHECK((*target)->DocumentCount(".migrations_working_state") == 5);
+  CHECK((*target)->GetDocument(".migrations_working_state", "shard_setup").has_value());
+  CHECK_FALSE(fs::exists(run.dir.File("coordination.sqlite")));
+}
+
 TEST_CASE("workers SIGKILLed mid-shard lose nothing: successors resume from leases and cursors",
           "[e2e][generated][kill]") {
   auto generated = rfs::test::Generate(

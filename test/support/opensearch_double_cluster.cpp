@@ -4,6 +4,7 @@
 // WriteResponseBase) and the reasons OpenSearch prints for each error type.
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -176,6 +177,12 @@ bool Matches(const json::value& query, const std::string& id, const json::object
   if (kind == "match_none") return false;
   if (!body.is_object()) throw QueryError{StrCat("[", kind, "] query malformed")};
   const json::object& b = body.as_object();
+  if (kind == "function_score") {
+    // Scoring functions (random_score, ...) change the order, never which documents match; the
+    // double does not score, so hits keep their stored order.
+    const json::value* inner = b.if_contains("query");
+    return inner == nullptr || Matches(*inner, id, doc);
+  }
   if (kind == "ids") {
     const json::value* values = b.if_contains("values");
     if (values == nullptr || !values->is_array()) throw QueryError{"[ids] requires values"};
@@ -342,6 +349,18 @@ DoubleResponse DoubleCluster::Handle(const DoubleRequest& request,
     if (m == "GET" || m == "HEAD") return Info(m == "HEAD");
   } else if (s[0] == "_cluster" && s.size() == 2 && s[1] == "settings") {
     if (m == "GET" || m == "PUT") return ClusterSettings(request);
+  } else if (s[0] == "_cat" && s.size() == 2 && s[1] == "health" && m == "GET") {
+    // The elected master's clock in epoch seconds, stringified as OpenSearch renders cat cells
+    // (spec: schemas/cat.health.yaml; format=json).
+    const int64_t epoch = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    return {200,
+            json::serialize(json::array{json::object{{"epoch", std::to_string(epoch)},
+                                                     {"cluster", "opensearch-double"},
+                                                     {"status", "green"},
+                                                     {"node.total", "1"}}}),
+            {}};
   } else if (s[0] == "_bulk" && s.size() == 1) {
     if (m == "POST" || m == "PUT") return Bulk(request, "", "", item_failure_probability);
   } else if (s[0] == "_refresh" && s.size() == 1) {
