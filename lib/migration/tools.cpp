@@ -211,14 +211,14 @@ CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options) {
   if (auto status = creator.StartSnapshot(options.snapshot); !status.ok()) {
     return fail(status, kExitFailure);
   }
-  if (options.no_wait) return std::move(result);
+  if (options.no_wait) return result;
   const auto start = std::chrono::steady_clock::now();
   auto info =
       creator.WaitForSnapshot(options.snapshot.name, core::SystemClock::Instance(), options.wait);
   result.elapsed = std::chrono::steady_clock::now() - start;
   if (!info.ok()) return fail(info.status(), kExitFailure);
   result.info = *std::move(info);
-  return std::move(result);
+  return result;
 }
 
 MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
@@ -263,7 +263,7 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
   }
   result.exit_code = report->ok() ? 0 : kExitFailure;
   result.report = *std::move(report);
-  return std::move(result);
+  return result;
 }
 
 }  // namespace rfs::migration
