@@ -95,20 +95,17 @@ class DateSamplingTransport final : public net::IHttpTransport {
       if (auto date = response->Header("Date")) {
         if (auto store = internal::ParseHttpDate(*date)) {
           estimator_.Observe(sent, received, *store, *store + std::chrono::seconds(1));
-          date_seen_.store(true);
         }
       }
     }
     return response;
   }
   std::string endpoint() const override { return inner_->endpoint(); }
-  bool date_seen() const { return date_seen_.load(); }
 
  private:
   std::shared_ptr<net::IHttpTransport> inner_;
   core::IClock& clock_;
   internal::StoreClockEstimator& estimator_;
-  std::atomic<bool> date_seen_{false};
 };
 
 json::object ToSource(const WorkItemState& state) {
@@ -218,7 +215,7 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
       // Any response would do; HEAD of the index is the cheapest.
       RFS_RETURN_IF_ERROR(client_.IndexExists(index_).status());
       if (auto estimate = estimator_.Estimate(clock().Now())) return *estimate;
-      if (!sampler_.date_seen()) date_header_missing_.store(true);
+      date_header_missing_.store(true);
     }
     RFS_RETURN_IF_ERROR(ProbeClock());
     if (auto estimate = estimator_.Estimate(clock().Now())) return *estimate;
