@@ -9,10 +9,14 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/program_options.hpp>
+
+#include "absl/strings/string_view.h"
 
 namespace rfs::apps {
 
@@ -77,6 +81,38 @@ inline bool ParseOptions(int argc, char** argv, int first, const po::options_des
     return false;
   }
   return true;
+}
+
+/// The exit code of every tool for bad options (the Java tools' and sysexits' EX_USAGE).
+inline constexpr int kUsageExitCode = 64;
+
+/// Prints "<program>: message" and the --help hint; returns kUsageExitCode.
+inline int UsageError(const char* program, absl::string_view message) {
+  std::cerr << program << ": " << message << "\nTry '" << program << " --help'.\n";
+  return kUsageExitCode;
+}
+
+/// The text value of an option, or "" when it is not set.
+inline std::string Text(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::string>() : std::string();
+}
+
+/// The command line of a tool: --help or -h anywhere prints `usage` and the options and returns
+/// 0; bad options print the error and return kUsageExitCode; nullopt means go on with `vm`.
+/// Arguments before `first` (the program, a command) are not options.
+inline std::optional<int> ParseCommandLine(int argc, char** argv, int first,
+                                           const po::options_description& options,
+                                           std::string_view usage, const char* program,
+                                           po::variables_map& vm) {
+  for (int i = first + 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage << "\n" << options << "\n";
+      return 0;
+    }
+  }
+  if (!ParseOptions(argc, argv, first, options, vm, program)) return kUsageExitCode;
+  return std::nullopt;
 }
 
 }  // namespace rfs::apps

@@ -1,173 +1,50 @@
 // CreateSnapshot: snapshot the SOURCE cluster into a repository rfs can read (a shared file
 // system or S3), as the opensearch-migrations Java tool of the same name does: register the
 // repository, start the snapshot, and wait for it while reporting progress.
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <string>
-#include <vector>
 
-#include <boost/json.hpp>
-
-#include "rfs/core/duration.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/migration/tools.hpp"
 
-#include "common/connection.hpp"
+#include "cli.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
 #include <unistd.h>
 
 namespace {
-
-namespace po = boost::program_options;
-namespace json = boost::json;
-using rfs::core::StrCat;
-
 constexpr const char* kProgram = "CreateSnapshot";
-constexpr int kUsageExitCode = rfs::migration::kExitUsage;
-
-constexpr const char* kUsage =
-    "Usage: CreateSnapshot --snapshot-name NAME --source-host URL\n"
-    "         (--file-system-repo-path PATH | --s3-repo-uri s3://BUCKET/PATH --s3-region R)\n"
-    "         [options]\n"
-    "\n"
-    "Takes a snapshot of the SOURCE cluster that rfs can then migrate from: registers the\n"
-    "snapshot repository on the source (PUT /_snapshot/<repo>: type fs with the path, which must\n"
-    "be listed in the source nodes' path.repo, or type s3, which needs the repository-s3\n"
-    "plugin), starts the snapshot (with the cluster's global state: templates and settings) and\n"
-    "waits until it finishes.\n"
-    "\n"
-    "Exit codes: 0 the snapshot finished SUCCESS (with --no-wait: it was started), 1 it ended\n"
-    "FAILED or PARTIAL (the failed shards are named) or a request failed, 64 usage.\n"
-    "\n"
-    "Progress: on a terminal, one live line (state, shards done/total, bytes, elapsed time);\n"
-    "otherwise one JSON line per poll. Both go to stderr; a summary ends the run on stdout.\n"
-    "Every option can also be set through an RFS_ environment variable, e.g. RFS_SNAPSHOT_NAME\n"
-    "for --snapshot-name.\n";
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  po::options_description options("Options", 100, 50);
-  options.add_options()("help,h", "show this help")("snapshot-name", po::value<std::string>(),
-                                                    "name of the snapshot to create (required)")(
-      "snapshot-repo-name",
-      po::value<std::string>()->default_value(
-          std::string(rfs::opensearch::kDefaultSnapshotRepositoryName)),
-      "name under which the repository is registered on the source")(
-      "file-system-repo-path", po::value<std::string>(),
-      "fs repository: a shared folder every source node mounts at this path (listed in their "
-      "path.repo)")("s3-repo-uri", po::value<std::string>(),
-                    "s3 repository: s3://BUCKET or s3://BUCKET/BASE/PATH")(
-      "s3-region", po::value<std::string>(), "AWS region of the bucket (required with S3)")(
-      "s3-endpoint", po::value<std::string>(),
-      "custom S3 endpoint, e.g. http://minio:9000 (optional)")(
-      "s3-role-arn", po::value<std::string>(),
-      "IAM role the source cluster assumes to write to the bucket (optional)");
-  rfs::apps::AddConnectionOptions(options, "source", "source");
-  options.add_options()(
-      "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
-      "indices to snapshot: names and wildcards, space- or comma-separated (default: every "
-      "index); a missing concrete index fails the snapshot")(
-      "max-snapshot-rate-mb-per-node", po::value<int64_t>()->default_value(0),
-      "throttle each node's snapshot writes to this many MB/s (0: the cluster's default)")(
-      "compression-enabled", po::bool_switch(), "compress the repository's metadata files")(
-      "no-wait", po::bool_switch(), "start the snapshot and exit without waiting for it")(
-      "poll-interval", po::value<std::string>()->default_value("PT1S"),
-      "ISO-8601 interval between progress polls")(
-      "timeout", po::value<std::string>(),
-      "ISO-8601 limit on the wait, e.g. PT2H (default: wait as long as it takes)");
+  namespace cli = rfs::apps::create_snapshot;
+  const auto options = cli::Options();
+  boost::program_options::variables_map vm;
+  if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, cli::kUsage, kProgram, vm))
+    return *done;
+  auto run = cli::ToolOptions(vm);
+  if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
 
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      std::cout << kUsage << "\n" << options << "\n";
-      return 0;
-    }
-  }
-  po::variables_map vm;
-  if (!rfs::apps::ParseOptions(argc, argv, 0, options, vm, kProgram)) return kUsageExitCode;
-  auto usage_error = [&](const std::string& message) {
-    std::cerr << kProgram << ": " << message << "\nTry '" << kProgram << " --help'.\n";
-    return kUsageExitCode;
-  };
-  auto fail = [&](const absl::Status& status) {
-    return rfs::apps::ReportFailure(kProgram, status, rfs::migration::kExitFailure);
-  };
-  auto text = [&](const char* name) {
-    return vm.count(name) ? vm[name].as<std::string>() : std::string();
-  };
-
-  // --- Options -------------------------------------------------------------------------------
-  rfs::migration::CreateSnapshotToolOptions run;
-  run.snapshot.name = text("snapshot-name");
-  run.repository_name = text("snapshot-repo-name");
-  const bool fs = !text("file-system-repo-path").empty();
-  const bool s3 = !text("s3-repo-uri").empty();
-  if (fs == s3) {
-    return usage_error(
-        "give exactly one repository: --file-system-repo-path PATH or --s3-repo-uri s3://BUCKET/"
-        "PATH");
-  }
-  if (fs) {
-    for (const char* s3_only : {"s3-region", "s3-endpoint", "s3-role-arn"}) {
-      if (vm.count(s3_only)) {
-        return usage_error(StrCat("--", s3_only, " applies to --s3-repo-uri only"));
-      }
-    }
-    run.repository.storage =
-        rfs::opensearch::FileSystemRepositoryConfig{text("file-system-repo-path")};
-  } else {
-    if (text("s3-region").empty()) return usage_error("--s3-repo-uri needs --s3-region");
-    run.repository.storage = rfs::opensearch::S3RepositoryConfig{.uri = text("s3-repo-uri"),
-                                                                 .region = text("s3-region"),
-                                                                 .endpoint = text("s3-endpoint"),
-                                                                 .role_arn = text("s3-role-arn")};
-  }
-  const int64_t rate = vm["max-snapshot-rate-mb-per-node"].as<int64_t>();
-  if (rate < 0) return usage_error("--max-snapshot-rate-mb-per-node must not be negative");
-  if (rate > 0) run.repository.max_snapshot_rate_mb_per_node = rate;
-  run.repository.compress = vm["compression-enabled"].as<bool>();
-  if (vm.count("index-allowlist")) {
-    run.snapshot.indices =
-        rfs::apps::CommaList(vm["index-allowlist"].as<std::vector<std::string>>());
-  }
-  auto interval = rfs::core::ParseIsoDuration(text("poll-interval"));
-  if (!interval.ok()) return usage_error(StrCat("--poll-interval: ", interval.status().message()));
-  if (*interval <= std::chrono::nanoseconds(0))
-    return usage_error("--poll-interval must be positive");
-  run.wait.poll_interval =
-      std::max(std::chrono::milliseconds(1),
-               std::chrono::duration_cast<std::chrono::milliseconds>(*interval));
-  if (vm.count("timeout")) {
-    auto timeout = rfs::core::ParseIsoDuration(text("timeout"));
-    if (!timeout.ok()) return usage_error(StrCat("--timeout: ", timeout.status().message()));
-    if (*timeout <= std::chrono::nanoseconds(0)) return usage_error("--timeout must be positive");
-    run.wait.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
-  }
-  auto source = rfs::apps::ConnectionOptions(vm, "source");
-  if (!source.ok()) return usage_error(std::string(source.status().message()));
-  if (!*source) return usage_error("--source-host is required");
-  run.source = **source;
-  run.no_wait = vm["no-wait"].as<bool>();
-
-  // --- Snapshot ------------------------------------------------------------------------------
-  const std::string qualified = StrCat(run.repository_name, ":", run.snapshot.name);
-  const std::string repository_name = run.repository_name;
-  const std::string snapshot_name = run.snapshot.name;
+  const std::string repository_name = run->repository_name;
+  const std::string snapshot_name = run->snapshot.name;
+  const std::string qualified = rfs::core::StrCat(repository_name, ":", snapshot_name);
+  const bool no_wait = run->no_wait;
   rfs::apps::SnapshotProgressReporter reporter(repository_name, snapshot_name,
                                                isatty(STDERR_FILENO) == 1);
-  run.wait.on_progress = [&](const rfs::opensearch::SnapshotProgress& p) {
+  run->wait.on_progress = [&](const rfs::opensearch::SnapshotProgress& p) {
     reporter.OnProgress(p);
   };
-  const bool no_wait = run.no_wait;
   const rfs::migration::CreateSnapshotToolResult result =
-      rfs::migration::RunCreateSnapshot(std::move(run));
+      rfs::migration::RunCreateSnapshot(*std::move(run));
   reporter.Finish();
-  if (result.exit_code == kUsageExitCode) return usage_error(std::string(result.status.message()));
-  if (!result.status.ok()) return fail(result.status);
+  if (result.exit_code == rfs::migration::kExitUsage) {
+    return rfs::apps::UsageError(kProgram, result.status.message());
+  }
+  if (!result.status.ok()) {
+    return rfs::apps::ReportFailure(kProgram, result.status, rfs::migration::kExitFailure);
+  }
   if (no_wait) {
     std::cout << "Snapshot " << qualified << " started on " << result.endpoint
               << " (not waiting; follow it with GET /_snapshot/" << repository_name << "/"

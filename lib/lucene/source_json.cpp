@@ -13,6 +13,7 @@
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/smile.hpp"
@@ -52,73 +53,6 @@ constexpr uint64_t kSelfDescribeTag = 55799;
 
 namespace internal {
 
-bool AppendJsonString(std::string_view text, std::string& out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const uint8_t c = *p;
-    if (c < 0x80) {
-      if (c == '"' || c == '\\') {
-        out.push_back('\\');
-        out.push_back(static_cast<char>(c));
-      } else if (c < 0x20) {
-        switch (c) {
-          case '\n':
-            out += "\\n";
-            break;
-          case '\r':
-            out += "\\r";
-            break;
-          case '\t':
-            out += "\\t";
-            break;
-          case '\b':
-            out += "\\b";
-            break;
-          case '\f':
-            out += "\\f";
-            break;
-          default:
-            out += "\\u00";
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 15]);
-        }
-      } else {
-        out.push_back(static_cast<char>(c));
-      }
-      ++p;
-      continue;
-    }
-    // Multi-byte sequence (RFC 3629): lead byte, continuation count and the
-    // smallest code point it may encode (no overlongs, no surrogates).
-    int extra;
-    uint32_t cp, min;
-    if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1, cp = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      extra = 2, cp = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3, cp = c & 0x07, min = 0x10000;
-    } else {
-      return false;
-    }
-    if (end - p <= extra) return false;
-    for (int i = 1; i <= extra; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    out.append(reinterpret_cast<const char*>(p), extra + 1);
-    p += extra + 1;
-  }
-  out.push_back('"');
-  return true;
-}
-
 void AppendJsonDouble(double d, bool single, std::string& out) {
   if (std::isnan(d)) {
     out += "\"NaN\"";
@@ -153,7 +87,7 @@ using internal::AppendJsonDouble;
 // Appends `text` as a JSON string, checking it is well-formed UTF-8.
 absl::Status AppendJsonText(std::string_view text, const ByteReader& in, size_t at,
                             std::string& out) {
-  if (!internal::AppendJsonString(text, out)) {
+  if (!core::AppendJsonStringIfUtf8(text, out)) {
     return in.ErrorAt(at, "invalid UTF-8 in a text string");
   }
   return absl::OkStatus();

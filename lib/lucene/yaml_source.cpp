@@ -16,6 +16,7 @@
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/source_json.hpp"
@@ -392,7 +393,7 @@ class YamlToJson {
   }
 
   absl::Status String(const yaml_event_t& e, std::string_view text) {
-    if (!internal::AppendJsonString(text, out_)) {
+    if (!core::AppendJsonStringIfUtf8(text, out_)) {
       return At(e.start_mark, "invalid UTF-8 in a scalar");
     }
     return absl::OkStatus();

@@ -1,18 +1,12 @@
 // What source_json.cpp (CBOR, dispatch) and yaml_source.cpp (YAML) share:
-// JSON text written the way Jackson's JSON generator writes it, so a value
-// reads the same whichever content type the document was indexed with.
+// JSON text (strings through core::AppendJsonStringIfUtf8) written the way Jackson's JSON generator
+// writes it, so a value reads the same whichever content type the document was indexed with.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace rfs::lucene::internal {
-
-/// Appends `text` as a JSON string (quotes, '"' and '\\' escaped, control
-/// characters as \n, \t... or \u00XX, everything else verbatim). Returns false
-/// when `text` is not well-formed UTF-8 (overlongs, surrogates and code
-/// points past U+10FFFF included); `out` is then partly written.
-bool AppendJsonString(std::string_view text, std::string& out);
 
 /// Appends `d` as the shortest JSON number that reads back as the same value
 /// (as a float when `single`), with ".0" on integral values; NaN and the

@@ -4,55 +4,9 @@
 
 #include <cstring>
 
+#include "rfs/core/json_string.hpp"
+
 namespace rfs::reindex {
-namespace {
-
-// JSON string escapes for the control characters (RFC 8259 section 7).
-bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
-
-}  // namespace
-
-void AppendJsonString(std::string_view value, std::string& out) {
-  out.push_back('"');
-  size_t run_start = 0;
-  for (size_t i = 0; i < value.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(value[i]);
-    if (!NeedsEscape(c)) continue;
-    out.append(value.data() + run_start, i - run_start);
-    run_start = i + 1;
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      case '\b':
-        out.append("\\b");
-        break;
-      case '\f':
-        out.append("\\f");
-        break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
-        const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out.append(escaped, sizeof(escaped));
-      }
-    }
-  }
-  out.append(value.data() + run_start, value.size() - run_start);
-  out.push_back('"');
-}
-
 void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& options,
                       std::string& out) {
   out.append(R"({"index":{"_index":)");

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "rfs/core/json_string.hpp"
 #include "rfs/reindex/source_document.hpp"
 
 namespace rfs::reindex {
@@ -31,8 +32,9 @@ void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& option
 /// empty source becomes `{}`.
 void AppendSourceLine(std::string_view source, std::string& out);
 
-/// Appends `value` as a JSON string literal (quotes included) to `out`.
-void AppendJsonString(std::string_view value, std::string& out);
+/// Appends `value` as a JSON string literal (quotes included) to `out`; kept here for source
+/// compatibility, the escaper lives in rfs/core/json_string.hpp.
+using core::AppendJsonString;
 
 /// Bytes the document adds to a bulk body (action line estimate plus source and newline); used
 /// to cut batches by size without serializing twice.

@@ -1,0 +1,154 @@
+// The command line of MetadataMigration.
+#include "cli.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rfs/core/str_cat.hpp"
+#include "rfs/transform/index_filter.hpp"
+#include "rfs/transform/metadata_transform.hpp"
+#include "rfs/transform/type_policy.hpp"
+
+#include "common/connection.hpp"
+#include "common/options.hpp"
+#include "common/repository.hpp"
+
+namespace rfs::apps::metadata {
+
+namespace po = boost::program_options;
+using migration::MetadataMode;
+
+const char* const kUsage =
+    "Usage: MetadataMigration evaluate|migrate --snapshot-local-dir DIR [--snapshot-name NAME]\n"
+    "         [--target-host URL | --output-dir OUT] [options]\n"
+    "\n"
+    "Moves the templates and index definitions of a snapshot to a target, before the documents\n"
+    "(DocumentsFromSnapshotMigration) follow. In order: legacy templates, component templates,\n"
+    "index templates, then indices with their settings, mappings and aliases. Each is rewritten\n"
+    "for the target: mapping types of Elasticsearch <= 6 removed (--multi-type-behavior),\n"
+    "settings no target accepts (uuid, creation date, versions, ILM, removed settings) dropped\n"
+    "and reported. Templates and indices that already exist on the target are left untouched.\n"
+    "System indices and templates (names starting with '.', templates Elasticsearch manages)\n"
+    "are skipped unless an allowlist names them.\n"
+    "\n"
+    "Commands:\n"
+    "  evaluate  report what migrate would do; only reads the target (GET/HEAD)\n"
+    "  migrate   create what is missing. A setting the target rejects as unknown or private is\n"
+    "            dropped, reported and the create retried\n"
+    "\n"
+    "Targets:\n"
+    "  --target-host URL   an OpenSearch (or Elasticsearch) cluster\n"
+    "  --output-dir OUT    embedded default, without a cluster: migrate writes each item to\n"
+    "                      OUT/.rfs/metadata/<kind>/<name>.json (as --target-version)\n"
+    "  neither             evaluate only, for the version --target-version (OS 2.19)\n"
+    "\n"
+    "Output: a list of items grouped by kind with their outcome (created, would_create,\n"
+    "already_exists, skipped_by_allowlist, skipped_system, skipped_unsupported, failed), the\n"
+    "settings dropped and notes, and a summary line; --output json prints one JSON document.\n"
+    "\n"
+    "Exit codes: 0 every item fine (created, would create, already exists or skipped), 1 an item\n"
+    "failed or the target could not be reached, 5 the snapshot cannot be read, 64 usage.\n"
+    "Every option can also be set with an RFS_ environment variable, e.g. RFS_TARGET_HOST for\n"
+    "--target-host, RFS_INDEX_ALLOWLIST=a,b for --index-allowlist.\n";
+
+po::options_description Options() {
+  po::options_description options("Options");
+  options.add_options()("help,h", "show this help");
+  AddRepositoryOptions(options);
+  options.add_options()("snapshot-name", po::value<std::string>(),
+                        "snapshot to migrate (default: the newest)")(
+      "source-version", po::value<std::string>(),
+      "override the detected source version, e.g. \"ES 6.8\" or \"OS 1.3\"");
+  AddConnectionOptions(options, "target", "target");
+  options.add_options()("output-dir", po::value<std::string>(),
+                        "directory target (embedded default) when there is no --target-host")(
+      "target-version", po::value<std::string>()->default_value("OS 2.19"),
+      "the target's version when there is no --target-host, e.g. \"OS 2.19\", \"ES 7.10\"")(
+      "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
+      "indices to migrate: names or regex:<pattern>, space- or comma-separated "
+      "(default: every non-system index)")(
+      "index-template-allowlist", po::value<std::vector<std::string>>()->multitoken(),
+      "legacy and index templates to migrate (default: every non-system template)")(
+      "component-template-allowlist", po::value<std::vector<std::string>>()->multitoken(),
+      "component templates to migrate (default: every non-system template)")(
+      "multi-type-behavior", po::value<std::string>()->default_value("union"),
+      "indices with several mapping types (ES <= 5): union merges them into one index, split "
+      "creates <index>_<type> per type")("min-replicas", po::value<int>(),
+                                         "raise index.number_of_replicas to at least this")(
+      "output", po::value<std::string>()->default_value("human-readable"),
+      "human-readable or json");
+  return options;
+}
+
+namespace {
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+absl::StatusOr<transform::Allowlist> ParseAllowlist(const po::variables_map& vm, const char* name) {
+  if (!vm.count(name)) return transform::Allowlist();
+  auto list = transform::Allowlist::Parse(vm[name].as<std::vector<std::string>>());
+  if (!list.ok()) {
+    return absl::InvalidArgumentError(core::StrCat("--", name, ": ", list.status().message()));
+  }
+  return list;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::variables_map& vm) {
+  if (command != "evaluate" && command != "migrate") {
+    return Invalid(
+        core::StrCat("unknown command '", command, "': the commands are evaluate and migrate"));
+  }
+  CommandLine line;
+  const std::string output = vm["output"].as<std::string>();
+  if (output != "human-readable" && output != "json") {
+    return Invalid(core::StrCat("--output '", output, "' is not one of: human-readable, json"));
+  }
+  line.json_output = output == "json";
+  migration::MetadataToolOptions run;
+  migration::MetadataMigrationOptions& metadata = run.migration;
+  metadata.mode = command == "migrate" ? MetadataMode::kMigrate : MetadataMode::kEvaluate;
+  for (auto [name, into] : std::initializer_list<std::pair<const char*, transform::Allowlist*>>{
+           {"index-allowlist", &metadata.index_allowlist},
+           {"index-template-allowlist", &metadata.index_template_allowlist},
+           {"component-template-allowlist", &metadata.component_template_allowlist}}) {
+    auto list = ParseAllowlist(vm, name);
+    if (!list.ok()) return list.status();
+    *into = *std::move(list);
+  }
+  auto policy = transform::ParseMultiTypePolicy(vm["multi-type-behavior"].as<std::string>());
+  if (!policy.ok()) return policy.status();
+  metadata.multi_type_policy = *policy;
+  if (vm.count("min-replicas")) {
+    const int replicas = vm["min-replicas"].as<int>();
+    if (replicas < 0) return Invalid("--min-replicas must not be negative");
+    metadata.min_replicas = replicas;
+  }
+  if (vm.count("source-version")) {
+    auto source = transform::ParseClusterDescription(vm["source-version"].as<std::string>());
+    if (!source.ok()) return Invalid(core::StrCat("--source-version: ", source.status().message()));
+    metadata.source_version = *source;
+  }
+  auto target_version = transform::ParseClusterDescription(vm["target-version"].as<std::string>());
+  if (!target_version.ok()) {
+    return Invalid(core::StrCat("--target-version: ", target_version.status().message()));
+  }
+  metadata.assumed_target_version = *target_version;
+  // The repository first: it is what every command reads.
+  auto folder = RepositoryFolder(vm);
+  if (!folder.ok()) return folder.status();
+  run.repository_folder = *folder;
+  if (vm.count("snapshot-name")) run.snapshot_name = Text(vm, "snapshot-name");
+  auto target = ConnectionOptions(vm, "target");
+  if (!target.ok()) return target.status();
+  run.target = *std::move(target);
+  if (!run.target && vm.count("output-dir"))
+    metadata.output_dir = vm["output-dir"].as<std::string>();
+
+  line.run = std::move(run);
+  return line;
+}
+
+}  // namespace rfs::apps::metadata

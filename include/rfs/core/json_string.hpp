@@ -1,0 +1,21 @@
+// JSON string literals (RFC 8259 section 7), written straight into an output buffer: the one
+// escaper of the library, used on the hot path of the bulk writer and by the source converters.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace rfs::core {
+
+/// Appends `value` as a JSON string literal, quotes included: '"', '\\' and the control
+/// characters escaped, every other byte copied as it is (so UTF-8 passes through unchanged).
+void AppendJsonString(std::string_view value, std::string& out);
+
+/// True when `value` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+/// above U+10FFFF).
+bool IsValidUtf8(std::string_view value);
+
+/// AppendJsonString for text that must be UTF-8: false, with `out` unchanged, when it is not.
+bool AppendJsonStringIfUtf8(std::string_view value, std::string& out);
+
+}  // namespace rfs::core

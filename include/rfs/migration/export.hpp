@@ -1,0 +1,50 @@
+// Every live document of a snapshot as NDJSON, in elasticdump's format (SnapshotInspector docs):
+//   {"_index":...,"_type":... (typed indices only),"_id":...,"_routing":... (when
+//   set),"_source":...}
+// one per line. Sources stored as SMILE, CBOR or YAML are converted to JSON; pretty-printed JSON
+// sources are made one line without a parse.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace rfs::migration {
+
+struct ExportOptions {
+  std::string repository_folder;
+  std::string snapshot_name;
+  /// Default: every index of the snapshot.
+  std::optional<std::string> index;
+  /// Default: every shard.
+  std::optional<int> shard;
+  /// Start at this shard-global document number (needs `index` and `shard`).
+  uint64_t from_cursor = 0;
+  /// A document that is not written (no `_source`, or a source that has no JSON form).
+  std::function<void(const std::string&)> on_skipped;
+};
+
+struct ExportTotals {
+  uint64_t docs = 0;
+  uint64_t source_bytes = 0;
+  uint64_t without_source = 0;
+  uint64_t unconvertible = 0;
+};
+
+struct ExportResult {
+  absl::Status status;
+  /// 0, kExitUsage (bad options: a shard out of range, a cursor without index and shard) or
+  /// kExitSnapshot (the repository or a shard cannot be read).
+  int exit_code = 0;
+  /// What was written before the end (also on error).
+  ExportTotals totals;
+};
+
+/// Writes the documents to `out` (buffered; flushed before returning).
+ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* out);
+
+}  // namespace rfs::migration

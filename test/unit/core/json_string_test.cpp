@@ -1,0 +1,56 @@
+#include "rfs/core/json_string.hpp"
+
+#include <string>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+using rfs::core::AppendJsonString;
+using rfs::core::AppendJsonStringIfUtf8;
+using rfs::core::IsValidUtf8;
+
+namespace {
+
+std::string Quoted(std::string_view value) {
+  std::string out;
+  AppendJsonString(value, out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("JSON strings escape quotes, backslashes and control characters only") {
+  CHECK(Quoted("") == "\"\"");
+  CHECK(Quoted("plain") == "\"plain\"");
+  CHECK(Quoted("a\"b\\c") == R"("a\"b\\c")");
+  CHECK(Quoted("\n\r\t\b\f") == R"("\n\r\t\b\f")");
+  CHECK(Quoted(std::string_view("\x00\x01\x1f", 3)) == R"("\u0000\u0001\u001f")");
+  CHECK(Quoted("\x7f") == "\"\x7f\"");
+  CHECK(Quoted("caf\xc3\xa9 \xf0\x9f\x98\x80") == "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
+}
+
+TEST_CASE("every byte string reads back as itself through a JSON parser") {
+  std::string all;
+  for (int c = 1; c < 0x80; ++c) all.push_back(static_cast<char>(c));
+  all += "\xe2\x82\xac";
+  const auto parsed = boost::json::parse(Quoted(all));
+  CHECK(std::string(parsed.as_string()) == all);
+}
+
+TEST_CASE("UTF-8 validation rejects overlongs, surrogates, truncation and out-of-range points") {
+  CHECK(IsValidUtf8("ascii"));
+  CHECK(IsValidUtf8("\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"));
+  CHECK_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  CHECK_FALSE(IsValidUtf8("\xe0\x80\xaf"));      // overlong, 3 bytes
+  CHECK_FALSE(IsValidUtf8("\xed\xa0\x80"));      // U+D800, a surrogate
+  CHECK_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  CHECK_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
+  CHECK_FALSE(IsValidUtf8("\x80"));              // lone continuation
+  CHECK_FALSE(IsValidUtf8("\xc3\x28"));          // bad continuation
+
+  std::string out = "prefix";
+  CHECK_FALSE(AppendJsonStringIfUtf8("\xff", out));
+  CHECK(out == "prefix");
+  CHECK(AppendJsonStringIfUtf8("\xc3\xa9", out));
+  CHECK(out == "prefix\"\xc3\xa9\"");
+}
