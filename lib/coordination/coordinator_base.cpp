@@ -72,6 +72,7 @@ Lease CoordinatorBase::BeginLease(WorkItemState& state, const StoreTime& now,
   lease.acquired_at = lease.expires_at - duration_cast<TimePoint::duration>(lease.duration);
   lease.local_start = now.local;
   lease.generation = state.lease_generation + 1;
+  lease.recorded_progress = state.progress;
 
   state.lease_holder = options_.worker_id;
   state.lease_expires_at = lease.expires_at;
@@ -99,6 +100,7 @@ Lease CoordinatorBase::ResumeLease(const WorkItemState& state, const StoreTime& 
   lease.local_start = now.local + (state.lease_expires_at - now.latest) -
                       duration_cast<TimePoint::duration>(lease.duration);
   lease.generation = state.lease_generation;
+  lease.recorded_progress = state.progress;
   return lease;
 }
 
@@ -301,9 +303,39 @@ absl::Status CoordinatorBase::CreateSuccessorsAndComplete(
   return CompleteWorkItem(lease);
 }
 
-absl::Status CoordinatorBase::ReleaseWorkItem(const Lease& lease) {
+absl::StatusOr<Lease> CoordinatorBase::RenewLease(const Lease& lease,
+                                                  const ItemProgress& progress) {
+  Lease renewed;
+  RFS_RETURN_IF_ERROR(MutateItem(
+      lease.work_item_id, [&](WorkItemState& state, const StoreTime& now) -> absl::StatusOr<bool> {
+        RFS_RETURN_IF_ERROR(CheckHolds(state, lease));
+        if (state.completed()) {
+          return absl::FailedPreconditionError(
+              StrCat("work item '", lease.work_item_id, "' is complete; its lease ended"));
+        }
+        if (!state.progress || progress.next_cursor > state.progress->next_cursor) {
+          // The item moved under this grant: its next holder needs no longer lease than this one.
+          state.next_lease_exponent = std::min(state.next_lease_exponent, lease.exponent);
+        }
+        renewed = lease;
+        // As for a grant: the expiry from the latest possible store time, the local deadline from
+        // the worker clock at that reading, so the holder stops before anyone can take over.
+        renewed.expires_at = FromMillis(CeilMillis(now.latest + lease.duration));
+        renewed.acquired_at =
+            renewed.expires_at - duration_cast<TimePoint::duration>(lease.duration);
+        renewed.local_start = now.local;
+        state.lease_expires_at = renewed.expires_at;
+        state.progress = progress;
+        state.progress_at = FromMillis(FloorMillis(now.midpoint()));
+        return true;
+      }));
+  return renewed;
+}
+
+absl::Status CoordinatorBase::ReleaseWorkItem(const Lease& lease,
+                                              std::optional<ItemProgress> progress) {
   return MutateItem(lease.work_item_id,
-                    [&](WorkItemState& state, const StoreTime&) -> absl::StatusOr<bool> {
+                    [&](WorkItemState& state, const StoreTime& now) -> absl::StatusOr<bool> {
                       if (lease.worker_id == options_.worker_id && state.lease_holder.empty() &&
                           state.lease_generation == lease.generation) {
                         return false;  // Released by this lease already.
@@ -315,6 +347,10 @@ absl::Status CoordinatorBase::ReleaseWorkItem(const Lease& lease) {
                       // The lease was given back, not exhausted: the next holder gets the same
                       // length this one had.
                       state.next_lease_exponent = lease.exponent;
+                      if (progress) {
+                        state.progress = *progress;
+                        state.progress_at = FromMillis(FloorMillis(now.midpoint()));
+                      }
                       return true;
                     });
 }

@@ -69,7 +69,9 @@ class CoordinatorBase : public IWorkCoordinator {
   absl::Status CreateSuccessorsAndComplete(const Lease& lease,
                                            std::span<const std::string> successor_ids,
                                            int successor_lease_exponent) final;
-  absl::Status ReleaseWorkItem(const Lease& lease) final;
+  absl::StatusOr<Lease> RenewLease(const Lease& lease, const ItemProgress& progress) final;
+  absl::Status ReleaseWorkItem(const Lease& lease, std::optional<ItemProgress> progress) final;
+  using IWorkCoordinator::ReleaseWorkItem;
   absl::StatusOr<TimePoint> StoreNow() final;
 
   /// InvalidArgument unless the options are usable (a worker id is set).

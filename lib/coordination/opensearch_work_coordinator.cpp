@@ -37,6 +37,11 @@ constexpr std::string_view kCompletedAt = "completedAtMillis";
 constexpr std::string_view kSuccessors = "successorItems";
 constexpr std::string_view kSuccessorExponent = "successorLeaseExponent";
 constexpr std::string_view kCreator = "creatorId";
+// Heartbeat progress (absent until a holder records some).
+constexpr std::string_view kProgressCursor = "progressNextCursor";
+constexpr std::string_view kProgressDocs = "progressDocs";
+constexpr std::string_view kProgressBytes = "progressBytes";
+constexpr std::string_view kProgressAt = "progressAtMillis";
 
 // One shard keeps every item's sequence numbers on one primary; auto_expand_replicas gives a
 // replica when the cluster has a second data node and stays green on a single node. dynamic:false
@@ -53,7 +58,11 @@ constexpr std::string_view kIndexBody = R"json({
       "nextAcquisitionLeaseExponent": {"type": "integer"},
       "successorItems": {"type": "keyword"},
       "successorLeaseExponent": {"type": "integer"},
-      "creatorId": {"type": "keyword"}
+      "creatorId": {"type": "keyword"},
+      "progressNextCursor": {"type": "long"},
+      "progressDocs": {"type": "long"},
+      "progressBytes": {"type": "long"},
+      "progressAtMillis": {"type": "long"}
     }
   }
 })json";
@@ -122,6 +131,12 @@ json::object ToSource(const WorkItemState& state) {
   }
   source[J(kSuccessorExponent)] = state.successor_lease_exponent;
   source[J(kCreator)] = J(state.creator_id);
+  if (state.progress) {
+    source[J(kProgressCursor)] = state.progress->next_cursor;
+    source[J(kProgressDocs)] = state.progress->docs;
+    source[J(kProgressBytes)] = state.progress->bytes;
+    source[J(kProgressAt)] = FloorMillis(state.progress_at);
+  }
   return source;
 }
 
@@ -150,6 +165,14 @@ absl::StatusOr<WorkItemState> FromSource(std::string_view id, const json::object
   }
   state.successor_lease_exponent = static_cast<int>(GetInt(source, kSuccessorExponent).value_or(0));
   state.creator_id = GetString(source, kCreator);
+  if (auto cursor = GetInt(source, kProgressCursor)) {
+    if (*cursor < 0) return absl::DataLossError(StrCat("work item '", id, "': negative cursor"));
+    state.progress = ItemProgress{
+        static_cast<uint64_t>(*cursor),
+        static_cast<uint64_t>(std::max<int64_t>(0, GetInt(source, kProgressDocs).value_or(0))),
+        static_cast<uint64_t>(std::max<int64_t>(0, GetInt(source, kProgressBytes).value_or(0)))};
+    state.progress_at = FromMillis(GetInt(source, kProgressAt).value_or(0));
+  }
   return state;
 }
 

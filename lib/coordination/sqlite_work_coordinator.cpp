@@ -26,9 +26,11 @@ using internal::FloorMillis;
 using internal::FromMillis;
 using internal::StoreTime;
 
-// Schema version 1. Times are whole milliseconds since the Unix epoch on the store's clock;
-// `completed_at_ms` is NULL while the item is incomplete; `successors` is comma-separated (ids
-// never hold ','). The partial index serves both "available items" and "incomplete count".
+// Times are whole milliseconds since the Unix epoch on the store's clock; `completed_at_ms` is NULL
+// while the item is incomplete; `successors` is comma-separated (ids never hold ','); the
+// progress_* columns are NULL until a holder records progress (heartbeat leases; files created
+// before them get them from kProgressColumns). The partial index serves both "available items" and
+// "incomplete count".
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS work_items (
   id                 TEXT PRIMARY KEY NOT NULL,
@@ -39,7 +41,11 @@ CREATE TABLE IF NOT EXISTS work_items (
   completed_at_ms    INTEGER,
   successors         TEXT NOT NULL DEFAULT '',
   successor_exponent INTEGER NOT NULL DEFAULT 0,
-  creator            TEXT NOT NULL DEFAULT ''
+  creator            TEXT NOT NULL DEFAULT '',
+  progress_cursor    INTEGER,
+  progress_docs      INTEGER,
+  progress_bytes     INTEGER,
+  progress_at_ms     INTEGER
 );
 CREATE INDEX IF NOT EXISTS work_items_incomplete ON work_items (expiration_ms)
   WHERE completed_at_ms IS NULL;
@@ -47,7 +53,11 @@ CREATE INDEX IF NOT EXISTS work_items_incomplete ON work_items (expiration_ms)
 
 constexpr const char* kColumns =
     "id, next_exponent, holder, expiration_ms, generation, completed_at_ms, successors, "
-    "successor_exponent, creator";
+    "successor_exponent, creator, progress_cursor, progress_docs, progress_bytes, progress_at_ms";
+
+// Added after the first schema: Setup adds them to older files.
+constexpr const char* kProgressColumns[] = {"progress_cursor", "progress_docs", "progress_bytes",
+                                            "progress_at_ms"};
 
 // Maps a SQLite result code to the rfs error model: lock contention that outlasted the busy
 // timeout is transient; a corrupt file is data loss; a full disk is resource exhaustion.
@@ -174,6 +184,12 @@ WorkItemState ReadRow(const Statement& row) {
   state.successor_ids = SplitIds(row.Text(6));
   state.successor_lease_exponent = static_cast<int>(row.Int(7));
   state.creator_id = row.Text(8);
+  if (!row.IsNull(9)) {
+    state.progress =
+        ItemProgress{static_cast<uint64_t>(row.Int(9)), static_cast<uint64_t>(row.Int(10)),
+                     static_cast<uint64_t>(row.Int(11))};
+    state.progress_at = FromMillis(row.Int(12));
+  }
   return state;
 }
 
@@ -246,11 +262,27 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     std::lock_guard lock(mu_);
     RFS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "begin setup"));
     absl::Status status = Exec(kSchema, "create schema");
+    if (status.ok()) status = AddMissingColumns();
     if (!status.ok()) {
       Exec("ROLLBACK", "rollback").IgnoreError();
       return status;
     }
     return Exec("COMMIT", "commit setup");
+  }
+
+  // Files written before a column existed get it (NULL for every item), inside Setup's transaction.
+  absl::Status AddMissingColumns() {
+    for (const char* column : kProgressColumns) {
+      Statement find(statements_, "SELECT 1 FROM pragma_table_info('work_items') WHERE name = ?1");
+      RFS_RETURN_IF_ERROR(find.status("read schema"));
+      find.Bind(1, column);
+      RFS_ASSIGN_OR_RETURN(bool present, find.Step("read schema"));
+      if (present) continue;
+      RFS_RETURN_IF_ERROR(
+          Exec(StrCat("ALTER TABLE work_items ADD COLUMN ", column, " INTEGER").c_str(),
+               StrCat("add column ", column)));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<int64_t> CountIncompleteWorkItems() override {
@@ -370,7 +402,8 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     Statement put(statements_,
                   "UPDATE work_items SET next_exponent = ?2, holder = ?3, expiration_ms = ?4, "
                   "generation = ?5, completed_at_ms = ?6, successors = ?7, "
-                  "successor_exponent = ?8 WHERE id = ?1");
+                  "successor_exponent = ?8, progress_cursor = ?9, progress_docs = ?10, "
+                  "progress_bytes = ?11, progress_at_ms = ?12 WHERE id = ?1");
     RFS_RETURN_IF_ERROR(put.status("update"));
     put.Bind(1, state.id);
     put.Bind(2, int64_t{state.next_lease_exponent});
@@ -384,6 +417,14 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     }
     put.Bind(7, internal::JoinWorkItemIds(state.successor_ids));
     put.Bind(8, int64_t{state.successor_lease_exponent});
+    if (state.progress) {
+      put.Bind(9, static_cast<int64_t>(state.progress->next_cursor));
+      put.Bind(10, static_cast<int64_t>(state.progress->docs));
+      put.Bind(11, static_cast<int64_t>(state.progress->bytes));
+      put.Bind(12, FloorMillis(state.progress_at));
+    } else {
+      for (int column = 9; column <= 12; ++column) put.BindNull(column);
+    }
     return put.Step(StrCat("update '", state.id, "'")).status();
   }
 

@@ -344,6 +344,61 @@ inline void Release(const ConformanceEnv& env) {
   CHECK(MustGet(*w1, x).completed());
 }
 
+inline void HeartbeatLeases(const ConformanceEnv& env) {
+  auto w1 = Worker(env, "w1");
+  auto w2 = Worker(env, "w2");
+  const std::string x = ItemId("idx", 3);
+  Create(*w1, x);
+  const Lease first = MustAcquire(w1->AcquireNextWorkItem(kLease));
+  CHECK_FALSE(first.recorded_progress.has_value());
+  CHECK(MustGet(*w1, x).next_lease_exponent == 1);
+
+  // A renewal records the progress and restarts the lease from now, at the same length.
+  env.clock->Advance(kLease / 2);
+  CHECK(absl::IsFailedPrecondition(w2->RenewLease(first, ItemProgress{10, 10, 100}).status()));
+  auto renewed = w1->RenewLease(first, ItemProgress{100, 90, 9000});
+  RFS_CONFORMANCE_REQUIRE_OK(renewed.status());
+  CHECK(renewed->generation == first.generation);
+  CHECK(renewed->duration == first.duration);
+  CHECK(renewed->expires_at >= first.expires_at + kLease / 2 - 1ms);
+  CHECK(renewed->local_deadline() <= renewed->expires_at);
+  CHECK(renewed->local_deadline() > first.local_deadline());
+  WorkItemState state = MustGet(*w2, x);
+  REQUIRE(state.progress.has_value());
+  CHECK(*state.progress == ItemProgress{100, 90, 9000});
+  CHECK(state.lease_expires_at == renewed->expires_at);
+  // Progress was made under this grant: its doubling is taken back.
+  CHECK(state.next_lease_exponent == 0);
+
+  // Past the old expiry the item is still held (the renewal moved it).
+  env.clock->Set(first.expires_at + env.expiry_slack);
+  CHECK(std::holds_alternative<AllLeasedElsewhere>(Outcome(w2->AcquireNextWorkItem(kLease))));
+
+  // The holder dies: the next holder gets the same lease length and the recorded progress.
+  env.clock->Set(renewed->expires_at + env.expiry_slack);
+  const Lease second = MustAcquire(w2->AcquireNextWorkItem(kLease));
+  CHECK(second.exponent == 0);
+  REQUIRE(second.recorded_progress.has_value());
+  CHECK(second.recorded_progress->next_cursor == 100);
+  CHECK(absl::IsFailedPrecondition(w1->RenewLease(*renewed, ItemProgress{200, 1, 1}).status()));
+
+  // A renewal without new progress keeps the lease alive but not the exponent short.
+  auto idle = w2->RenewLease(second, ItemProgress{100, 90, 9000});
+  RFS_CONFORMANCE_REQUIRE_OK(idle.status());
+  CHECK(MustGet(*w1, x).next_lease_exponent == 1);
+
+  // Released with progress: available at once, resuming from it.
+  RFS_CONFORMANCE_REQUIRE_OK(w2->ReleaseWorkItem(*idle, ItemProgress{150, 140, 14000}));
+  const Lease third = MustAcquire(w1->AcquireNextWorkItem(kLease));
+  CHECK(third.exponent == 0);
+  REQUIRE(third.recorded_progress.has_value());
+  CHECK(*third.recorded_progress == ItemProgress{150, 140, 14000});
+
+  // A completed item cannot be renewed.
+  RFS_CONFORMANCE_REQUIRE_OK(w1->CompleteWorkItem(third));
+  CHECK(absl::IsFailedPrecondition(w1->RenewLease(third, ItemProgress{151, 1, 1}).status()));
+}
+
 inline void SuccessorsHappyPath(const ConformanceEnv& env) {
   auto w1 = Worker(env, "w1");
   auto w2 = Worker(env, "w2");
@@ -734,6 +789,10 @@ inline void RunWorkCoordinatorConformance(const ConformanceEnv& env) {
   }
   SECTION("release hands the item back at once") {
     Release(env);
+    check();
+  }
+  SECTION("heartbeats renew leases, record progress and keep moving items on short leases") {
+    HeartbeatLeases(env);
     check();
   }
   SECTION("successors are recorded, created and the parent completed") {

@@ -119,6 +119,19 @@ inline bool IsLeaseLost(const absl::Status& status) {
 // Leases, outcomes, item state
 // ---------------------------------------------------------------------------------------------
 
+/// What the holder of an item has done so far, recorded in the store by RenewLease (the heartbeat)
+/// and ReleaseWorkItem, so that the next holder resumes where it stopped.
+struct ItemProgress {
+  /// The first position not yet acknowledged: the next holder starts reading here. For shard
+  /// items, a shard-global document number (after the item's starting cursor).
+  uint64_t next_cursor = 0;
+  /// Documents and `_source` bytes acknowledged under this item, over all its holders.
+  uint64_t docs = 0;
+  uint64_t bytes = 0;
+
+  friend bool operator==(const ItemProgress&, const ItemProgress&) = default;
+};
+
 /// A lease on one work item, as granted to one worker.
 struct Lease {
   std::string work_item_id;
@@ -132,8 +145,12 @@ struct Lease {
   /// On the worker's clock: the conservative start of the lease. The holder must stop writing by
   /// local_deadline() and should checkpoint at early_checkpoint_at().
   TimePoint local_start;
-  /// Identifies this grant among all grants of the item (it grows with every acquisition).
+  /// Identifies this grant among all grants of the item (it grows with every acquisition; a
+  /// renewal keeps it).
   int64_t generation = 0;
+  /// The progress recorded on the item when it was granted (by earlier holders' heartbeats):
+  /// resume from its next_cursor. nullopt when none was recorded.
+  std::optional<ItemProgress> recorded_progress;
 
   TimePoint local_deadline() const {
     return local_start + std::chrono::duration_cast<TimePoint::duration>(duration);
@@ -177,6 +194,10 @@ struct WorkItemState {
   std::vector<std::string> successor_ids;
   int successor_lease_exponent = 0;
   std::string creator_id;
+  /// The latest progress recorded by a holder (RenewLease, ReleaseWorkItem) and when, on the
+  /// store's clock.
+  std::optional<ItemProgress> progress;
+  TimePoint progress_at{};
 
   bool completed() const { return completed_at.has_value(); }
 };
@@ -252,10 +273,22 @@ class IWorkCoordinator {
                                                    std::span<const std::string> successor_ids,
                                                    int successor_lease_exponent) = 0;
 
-  /// Gives the leased item back before its lease ends (e.g. on a graceful shutdown): it becomes
-  /// available at once, and the exponent this lease added is taken back. FailedPrecondition if the
+  /// The heartbeat: records `progress` on the leased item and restarts its lease (the same
+  /// duration, from now on the store's clock). When `progress` moves past the progress recorded
+  /// before, the exponent this grant added is taken back, so an item that keeps moving keeps
+  /// short leases; the doubling stays for grants that end without progress. Returns the renewed
+  /// lease (same generation, new expiry and local deadline). FailedPrecondition if the lease was
+  /// lost (another grant replaced it) or the item is complete. A lease that merely expired, with
+  /// nobody having taken the item over, may still be renewed.
+  virtual absl::StatusOr<Lease> RenewLease(const Lease& lease, const ItemProgress& progress) = 0;
+
+  /// Gives the leased item back before its lease ends (e.g. on a graceful shutdown or an error):
+  /// it becomes available at once, and the exponent this lease added is taken back. With
+  /// `progress`, records it first, so the next holder resumes there. FailedPrecondition if the
   /// lease was already lost; OK if the item is already released or complete by this lease.
-  virtual absl::Status ReleaseWorkItem(const Lease& lease) = 0;
+  virtual absl::Status ReleaseWorkItem(const Lease& lease,
+                                       std::optional<ItemProgress> progress) = 0;
+  absl::Status ReleaseWorkItem(const Lease& lease) { return ReleaseWorkItem(lease, std::nullopt); }
 
   /// The number of items not yet complete, leased or not (the shard-setup item included until it
   /// completes). Exact: reflects every write acknowledged before the call.

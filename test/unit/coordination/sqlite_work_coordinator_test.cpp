@@ -122,3 +122,36 @@ TEST_CASE("SqliteWorkCoordinator reports a lock held past the busy timeout as Un
   REQUIRE(after.ok());
   CHECK(std::holds_alternative<Acquired>(*after));
 }
+
+TEST_CASE("SqliteWorkCoordinator adds the progress columns to a file from before heartbeats",
+          "[coordination][sqlite]") {
+  SqliteEnv env;
+  {
+    // The first schema, with one item a worker of that version created.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(env.dir.File("work.db").c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "CREATE TABLE work_items (id TEXT PRIMARY KEY NOT NULL, next_exponent "
+                         "INTEGER NOT NULL DEFAULT 0, holder TEXT NOT NULL DEFAULT '', "
+                         "expiration_ms INTEGER NOT NULL DEFAULT 0, generation INTEGER NOT NULL "
+                         "DEFAULT 0, completed_at_ms INTEGER, successors TEXT NOT NULL DEFAULT '', "
+                         "successor_exponent INTEGER NOT NULL DEFAULT 0, creator TEXT NOT NULL "
+                         "DEFAULT ''); INSERT INTO work_items (id) VALUES ('aWR4__0__0');",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto worker = env.Open(WorkerSpec{"w1"});
+  REQUIRE(worker->Setup().ok());
+  REQUIRE(worker->Setup().ok());  // Idempotent once the columns exist.
+  auto outcome = worker->AcquireNextWorkItem(10min);
+  REQUIRE(outcome.ok());
+  const auto* acquired = std::get_if<Acquired>(&*outcome);
+  REQUIRE(acquired != nullptr);
+  CHECK_FALSE(acquired->lease.recorded_progress.has_value());
+  REQUIRE(worker->RenewLease(acquired->lease, {42, 40, 4000}).ok());
+  auto state = worker->GetWorkItem("aWR4__0__0");
+  REQUIRE(state.ok());
+  REQUIRE(state->has_value());
+  REQUIRE((*state)->progress.has_value());
+  CHECK((*state)->progress->next_cursor == 42);
+}
