@@ -1,5 +1,7 @@
 #include "rfs/migration/documents_migration.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -56,6 +58,123 @@ auto RetryTransient(core::IClock& clock, int attempts, Call&& call) -> decltype(
   }
 }
 
+// The lease on the item being migrated. The heartbeat (called from the reindexer's progress
+// callback, in cursor order) renews it and records the acknowledged cursor; the reader and the
+// senders read its deadlines through atomics, once per document or request.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(coordination::IWorkCoordinator& coordinator, core::IClock& clock, const Lease& lease,
+              std::chrono::milliseconds renewal_interval, coordination::ItemProgress recorded)
+      : coordinator_(coordinator),
+        clock_(clock),
+        lease_(lease),
+        interval_(std::min<coordination::Duration>(renewal_interval, lease.duration / 4)),
+        last_renewal_(clock.Now()),
+        recorded_(recorded),
+        acknowledged_(recorded) {
+    Publish();
+  }
+
+  core::IClock::TimePoint deadline() const { return FromNanos(deadline_.load()); }
+  core::IClock::TimePoint checkpoint_at() const { return FromNanos(checkpoint_at_.load()); }
+  Lease lease() const {
+    std::lock_guard lock(mu_);
+    return lease_;
+  }
+  /// Base (recorded before this grant) plus what this worker has had acknowledged.
+  coordination::ItemProgress acknowledged() const {
+    std::lock_guard lock(mu_);
+    return acknowledged_;
+  }
+  uint64_t renewals() const { return renewals_.load(); }
+
+  /// The acknowledged prefix grew to `acked` (counted from this grant's start). Renews when the
+  /// interval has passed. Aborted when the lease is lost or over.
+  absl::Status OnAcknowledged(const reindex::AcknowledgedProgress& acked) {
+    std::lock_guard lock(mu_);
+    acknowledged_ = {acked.cursor + 1, recorded_.docs + acked.docs, recorded_.bytes + acked.bytes};
+    const auto now = clock_.Now();
+    if (interval_ <= coordination::Duration::zero() || now - last_renewal_ < interval_) {
+      if (now >= lease_.local_deadline()) return Expired();
+      return absl::OkStatus();
+    }
+    auto renewed = coordinator_.RenewLease(lease_, acknowledged_);
+    if (renewed.ok()) {
+      lease_ = *std::move(renewed);
+      last_renewal_ = now;
+      renewals_.fetch_add(1);
+      Publish();
+      return absl::OkStatus();
+    }
+    if (coordination::IsLeaseLost(renewed.status())) {
+      lost_ = true;
+      return absl::AbortedError(
+          core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.status().message()));
+    }
+    // A transient store failure: keep going on the current lease and try again next time.
+    if (now >= lease_.local_deadline()) return Expired();
+    return absl::OkStatus();
+  }
+  bool lost() const {
+    std::lock_guard lock(mu_);
+    return lost_;
+  }
+
+ private:
+  absl::Status Expired() const {
+    return absl::AbortedError(
+        core::StrCat("the lease on ", lease_.work_item_id, " expired before the item finished"));
+  }
+  static int64_t ToNanos(core::IClock::TimePoint t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+  static core::IClock::TimePoint FromNanos(int64_t n) {
+    return core::IClock::TimePoint(
+        std::chrono::duration_cast<core::IClock::TimePoint::duration>(std::chrono::nanoseconds(n)));
+  }
+  void Publish() {
+    deadline_.store(ToNanos(lease_.local_deadline()));
+    checkpoint_at_.store(ToNanos(lease_.early_checkpoint_at()));
+  }
+
+  coordination::IWorkCoordinator& coordinator_;
+  core::IClock& clock_;
+  mutable std::mutex mu_;
+  Lease lease_;
+  const coordination::Duration interval_;
+  core::IClock::TimePoint last_renewal_;
+  const coordination::ItemProgress recorded_;
+  coordination::ItemProgress acknowledged_;
+  bool lost_ = false;
+  std::atomic<int64_t> deadline_{0};
+  std::atomic<int64_t> checkpoint_at_{0};
+  std::atomic<uint64_t> renewals_{0};
+};
+
+// A graceful stop: noticed once, then in-flight work has `timeout` to finish.
+class StopWatch {
+ public:
+  StopWatch(const std::atomic<bool>* requested, core::IClock& clock,
+            std::chrono::milliseconds timeout)
+      : requested_(requested), clock_(clock), timeout_(timeout) {}
+
+  bool requested() const { return requested_ != nullptr && requested_->load(); }
+  /// When sending must end: never before a stop is requested, `timeout` after it is noticed.
+  std::optional<core::IClock::TimePoint> deadline() {
+    if (!requested()) return std::nullopt;
+    std::lock_guard lock(mu_);
+    if (!noticed_) noticed_ = clock_.Now();
+    return *noticed_ + timeout_;
+  }
+
+ private:
+  const std::atomic<bool>* requested_;
+  core::IClock& clock_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  std::optional<core::IClock::TimePoint> noticed_;
+};
+
 // What the worker knows about a source index to place its documents.
 struct IndexPlacement {
   size_t type_count = 0;
@@ -68,22 +187,20 @@ class ShardDocumentStream final : public IDocumentStream {
  public:
   ShardDocumentStream(lucene::DocumentCursor& cursor, std::string index,
                       const IndexPlacement& placement, transform::MultiTypePolicy policy,
-                      core::IClock& clock, core::IClock::TimePoint stop_at,
-                      IFailedDocumentSink* failed_sink,
+                      std::function<bool()> stop_reading, IFailedDocumentSink* failed_sink,
                       const std::function<void(const lucene::Document&, std::string_view)>& report)
       : cursor_(cursor),
         index_(std::move(index)),
         placement_(placement),
         policy_(policy),
-        clock_(clock),
-        stop_at_(stop_at),
+        stop_reading_(std::move(stop_reading)),
         failed_sink_(failed_sink),
         report_without_source_(report) {}
 
   absl::StatusOr<std::optional<SourceDocument>> Next() override {
     while (true) {
-      // The clock is read once per document: cheap next to decoding one.
-      if (clock_.Now() >= stop_at_) {
+      // Checked once per document (a clock read and two atomics): cheap next to decoding one.
+      if (stop_reading_()) {
         stopped_early_ = true;
         return std::optional<SourceDocument>();
       }
@@ -153,8 +270,7 @@ class ShardDocumentStream final : public IDocumentStream {
   const std::string index_;
   const IndexPlacement& placement_;
   const transform::MultiTypePolicy policy_;
-  core::IClock& clock_;
-  const core::IClock::TimePoint stop_at_;
+  const std::function<bool()> stop_reading_;
   IFailedDocumentSink* const failed_sink_;
   const std::function<void(const lucene::Document&, std::string_view)>& report_without_source_;
   lucene::Document doc_;
@@ -183,6 +299,8 @@ int ExitCode(WorkerOutcome outcome) {
       return 3;
     case WorkerOutcome::kAllLeasedElsewhere:
       return 4;
+    case WorkerOutcome::kStopped:
+      return 2;
   }
   return 1;
 }
@@ -197,6 +315,8 @@ std::string_view ToString(WorkerOutcome outcome) {
       return "no_work_left";
     case WorkerOutcome::kAllLeasedElsewhere:
       return "all_leased_elsewhere";
+    case WorkerOutcome::kStopped:
+      return "stopped";
   }
   return "unknown";
 }
@@ -219,6 +339,8 @@ std::string_view ToString(WorkerEvent::Kind kind) {
       return "document_without_source";
     case WorkerEvent::Kind::kShardTooLarge:
       return "shard_too_large";
+    case WorkerEvent::Kind::kReleased:
+      return "released";
   }
   return "unknown";
 }
@@ -228,7 +350,7 @@ bool IsSnapshotReadFailure(const absl::Status& status) {
 }
 
 struct DocumentMigrationWorker::ItemResult {
-  enum class Kind { kCompleted, kCheckpointed, kNoProgress, kLeaseLost };
+  enum class Kind { kCompleted, kCheckpointed, kNoProgress, kLeaseLost, kStopped };
   Kind kind = Kind::kCompleted;
 };
 
@@ -276,6 +398,27 @@ absl::Status DocumentMigrationWorker::SetupShards() {
 
 absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::MigrateItem(
     const Lease& lease) {
+  std::optional<coordination::ItemProgress> progress;
+  auto result = MigrateLeasedItem(lease, progress);
+  if (result.ok()) return result;
+  // The run ends in an error: give the item back now, with its cursor, so that the next worker
+  // resumes there at once instead of waiting out the lease (and getting a doubled one). Best
+  // effort: a lost lease or an unreachable store leaves it to expire.
+  if (RetryTransient(clock_, options_.coordinator_attempts, [&] {
+        return coordinator_.ReleaseWorkItem(lease, progress);
+      }).ok()) {
+    WorkerEvent event;
+    event.kind = WorkerEvent::Kind::kReleased;
+    event.work_item = lease.work_item_id;
+    if (progress) event.cursor = progress->next_cursor;
+    event.message = core::StrCat("released after an error: ", result.status().message());
+    Emit(std::move(event));
+  }
+  return result;
+}
+
+absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::MigrateLeasedItem(
+    const Lease& lease, std::optional<coordination::ItemProgress>& progress_out) {
   const auto acquired_at = clock_.Now();
   RFS_ASSIGN_OR_RETURN(WorkItemId item, WorkItemId::Parse(lease.work_item_id));
   WorkerEvent base;
@@ -308,11 +451,17 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
                      " bytes, over --max-shard-size-bytes ", options_.max_shard_size_bytes,
                      "; it was released for a worker with a higher limit");
     emit(WorkerEvent::Kind::kShardTooLarge, [&](WorkerEvent& e) { e.message = message; });
-    // Give the item back at once, so that it is not held for a whole lease.
-    RFS_RETURN_IF_ERROR(RetryTransient(clock_, options_.coordinator_attempts,
-                                       [&] { return coordinator_.ReleaseWorkItem(lease); }));
+    // MigrateItem gives the item back at once, so that it is not held for a whole lease.
     return absl::FailedPreconditionError(message);
   }
+
+  // Where to start: after what earlier holders had acknowledged (their heartbeats), if anything.
+  coordination::ItemProgress recorded{item.starting_cursor, 0, 0};
+  if (lease.recorded_progress) {
+    recorded = *lease.recorded_progress;
+    recorded.next_cursor = std::max(recorded.next_cursor, item.starting_cursor);
+  }
+  progress_out = recorded;
 
   lucene::ShardReaderOptions reader_options;
   // SMILE, CBOR and YAML sources are converted to JSON here, per document.
@@ -320,10 +469,16 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto reader = lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name,
                                           static_cast<int>(item.shard), reader_options);
   if (!reader.ok()) return TagSnapshotRead(reader.status());
-  auto cursor = (*reader)->OpenAt(item.starting_cursor);
+  const uint64_t start = std::min<uint64_t>(recorded.next_cursor, (*reader)->max_cursor());
+  auto cursor = (*reader)->OpenAt(start);
   if (!cursor.ok()) return TagSnapshotRead(cursor.status());
   base.max_cursor = (*reader)->max_cursor();
-  emit(WorkerEvent::Kind::kAcquired);
+  base.cursor = start;
+  emit(WorkerEvent::Kind::kAcquired, [&](WorkerEvent& e) {
+    if (start > item.starting_cursor) {
+      e.message = core::StrCat("resuming at cursor ", start, " recorded by an earlier holder");
+    }
+  });
   const auto setup_time = clock_.Now() - acquired_at;
 
   RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
@@ -337,28 +492,31 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
                                    target_index, ") has no _source and cannot be migrated");
         });
       };
-  ShardDocumentStream stream(**cursor, item.index_name, placement, options_.multi_type_policy,
-                             clock_, lease.early_checkpoint_at(), failed_sink_,
-                             report_without_source);
+  LeaseKeeper keeper(coordinator_, clock_, lease, options_.lease_renewal_interval, recorded);
+  StopWatch stop(options_.stop_requested, clock_, options_.shutdown_timeout);
+  ShardDocumentStream stream(
+      **cursor, item.index_name, placement, options_.multi_type_policy,
+      [&] { return stop.requested() || clock_.Now() >= keeper.checkpoint_at(); }, failed_sink_,
+      report_without_source);
 
-  // Progress: the reindexer reports the acknowledged prefix; events are throttled.
+  // Progress: the reindexer reports the acknowledged prefix; the heartbeat renews the lease;
+  // events are throttled.
   std::mutex progress_mu;
   auto last_event = acquired_at;
-  bool lease_expired = false;
-  std::optional<uint64_t> last_acknowledged;
-  const ProgressCallback on_progress = [&](uint64_t acknowledged) -> absl::Status {
+  bool acknowledged_any = false;
+  const ProgressCallback on_progress =
+      [&](const reindex::AcknowledgedProgress& acked) -> absl::Status {
+    {
+      std::lock_guard lock(progress_mu);
+      acknowledged_any = true;
+    }
+    RFS_RETURN_IF_ERROR(keeper.OnAcknowledged(acked));
     const auto now = clock_.Now();
     std::lock_guard lock(progress_mu);
-    last_acknowledged = acknowledged;
-    if (now >= lease.local_deadline()) {
-      lease_expired = true;
-      return absl::AbortedError(
-          core::StrCat("the lease on ", lease.work_item_id, " expired before the item finished"));
-    }
     if (now - last_event >= options_.progress_interval) {
       last_event = now;
       emit(WorkerEvent::Kind::kProgress, [&](WorkerEvent& e) {
-        e.cursor = acknowledged;
+        e.cursor = acked.cursor;
         e.docs = stream.docs_read();
         e.source_bytes = stream.bytes_read();
       });
@@ -369,11 +527,12 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   // Hands the rest of the shard, from `next_cursor`, to a successor item and completes this one.
   auto checkpoint = [&](uint64_t next_cursor) -> absl::StatusOr<ItemResult> {
     const std::string successor = item.WithCursor(next_cursor).ToString();
+    const Lease current = keeper.lease();
     const int exponent =
-        coordination::SuccessorLeaseExponent(lease.exponent, setup_time, lease.duration);
+        coordination::SuccessorLeaseExponent(current.exponent, setup_time, current.duration);
     absl::Status handed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
       return coordinator_.CreateSuccessorsAndComplete(
-          lease, std::span<const std::string>(&successor, 1), exponent);
+          current, std::span<const std::string>(&successor, 1), exponent);
     });
     if (coordination::IsLeaseLost(handed)) {
       emit(WorkerEvent::Kind::kLeaseLost,
@@ -390,23 +549,67 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     return ItemResult{ItemResult::Kind::kCheckpointed};
   };
 
-  DocumentReindexer reindexer(*sink, failed_sink_, clock_, options_.reindexer);
+  // A graceful stop: the item goes back with the acknowledged cursor; the next worker resumes.
+  auto stopped = [&](uint64_t next_cursor) -> absl::StatusOr<ItemResult> {
+    coordination::ItemProgress at = keeper.acknowledged();
+    at.next_cursor = std::max(at.next_cursor, next_cursor);
+    absl::Status released = RetryTransient(clock_, options_.coordinator_attempts, [&] {
+      return coordinator_.ReleaseWorkItem(keeper.lease(), at);
+    });
+    if (coordination::IsLeaseLost(released)) return ItemResult{ItemResult::Kind::kLeaseLost};
+    RFS_RETURN_IF_ERROR(released);
+    emit(WorkerEvent::Kind::kReleased, [&](WorkerEvent& e) {
+      e.cursor = at.next_cursor;
+      e.docs = stream.docs_read();
+      e.source_bytes = stream.bytes_read();
+      e.message =
+          core::StrCat("stopped on request; the next worker resumes at cursor ", at.next_cursor);
+    });
+    return ItemResult{ItemResult::Kind::kStopped};
+  };
+
+  // No request goes out past the lease (as renewals move it) or a shutdown's grace period.
+  reindex::DocumentReindexerOptions reindexer_options = options_.reindexer;
+  reindexer_options.send_deadline = [&] {
+    auto deadline = keeper.deadline();
+    if (auto shutdown = stop.deadline()) deadline = std::min(deadline, *shutdown);
+    return deadline;
+  };
+  DocumentReindexer reindexer(*sink, failed_sink_, clock_, reindexer_options);
   auto reindexed = reindexer.Reindex(stream, on_progress);
   summary_.docs_without_source += stream.without_source();
   summary_.docs_failed += stream.conversion_failures();
+  summary_.lease_renewals += keeper.renewals();
+  progress_out = keeper.acknowledged();
   if (!reindexed.ok()) {
     if (stream.read_failed()) return reindexed.status();
-    if (lease_expired && last_acknowledged && *last_acknowledged >= item.starting_cursor) {
-      // The lease ran out mid-batch. Unless another worker has taken the item over, the
-      // acknowledged prefix is kept: the coordinator accepts a checkpoint from an expired lease
-      // that nobody replaced, and refuses it (lease lost) otherwise.
-      if (*last_acknowledged + 1 < base.max_cursor) return checkpoint(*last_acknowledged + 1);
-    }
-    if (lease_expired || coordination::IsLeaseLost(reindexed.status())) {
+    const absl::Status& error = reindexed.status();
+    auto lease_lost = [&] {
       emit(WorkerEvent::Kind::kLeaseLost,
-           [&](WorkerEvent& e) { e.message = std::string(reindexed.status().message()); });
+           [&](WorkerEvent& e) { e.message = std::string(error.message()); });
       return ItemResult{ItemResult::Kind::kLeaseLost};
+    };
+    if (keeper.lost()) return lease_lost();
+    // Sending stopped at a deadline: the lease's (no progress renewed it) or a shutdown's.
+    if (absl::IsDeadlineExceeded(error) || absl::IsAborted(error)) {
+      const bool past_lease = clock_.Now() >= keeper.deadline();
+      if (!past_lease && stop.requested()) return stopped(progress_out->next_cursor);
+      if (past_lease) {
+        // Unless another worker has taken the item over, the acknowledged prefix is kept: the
+        // coordinator accepts a checkpoint from an expired lease that nobody replaced, and
+        // refuses it (lease lost) otherwise.
+        bool any;
+        {
+          std::lock_guard lock(progress_mu);
+          any = acknowledged_any;
+        }
+        if (any && progress_out->next_cursor < base.max_cursor) {
+          return checkpoint(progress_out->next_cursor);
+        }
+        return lease_lost();
+      }
     }
+    if (coordination::IsLeaseLost(error)) return lease_lost();
     return core::WithContext(reindexed.status(),
                              core::StrCat("migrating ", item.index_name, " shard ", item.shard));
   }
@@ -419,20 +622,23 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     e.docs = reindexed->docs_written + reindexed->docs_allowed_errors;
     e.source_bytes = reindexed->source_bytes;
     e.failed_docs = reindexed->docs_failed + stream.conversion_failures() + stream.without_source();
-    e.cursor = reindexed->last_acknowledged_cursor.value_or(item.starting_cursor);
+    e.cursor = reindexed->last_acknowledged_cursor.value_or(start);
   };
 
   const uint64_t next_cursor = (*cursor)->position();
   if (stream.stopped_early() && next_cursor < base.max_cursor) {
-    if (next_cursor <= item.starting_cursor) {
+    // Everything read was acknowledged: the rest starts at the reader's position.
+    if (stop.requested()) return stopped(next_cursor);
+    if (next_cursor <= start) {
       // Setup alone used up the checkpoint time: let this lease run out, so the next holder
       // gets a longer one, rather than hand the same item on.
       return ItemResult{ItemResult::Kind::kNoProgress};
     }
     return checkpoint(next_cursor);
   }
-  absl::Status completed = RetryTransient(clock_, options_.coordinator_attempts,
-                                          [&] { return coordinator_.CompleteWorkItem(lease); });
+  absl::Status completed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
+    return coordinator_.CompleteWorkItem(keeper.lease());
+  });
   if (coordination::IsLeaseLost(completed)) return ItemResult{ItemResult::Kind::kLeaseLost};
   RFS_RETURN_IF_ERROR(completed);
   emit(WorkerEvent::Kind::kCompleted, fill_counts);
@@ -472,6 +678,10 @@ absl::Status DocumentMigrationWorker::RunLoop() {
       [&](const Lease&) { return SetupShards(); }, setup_options));
 
   while (true) {
+    if (options_.stop_requested != nullptr && options_.stop_requested->load()) {
+      summary_.outcome = WorkerOutcome::kStopped;
+      break;
+    }
     auto outcome = RetryTransient(clock_, options_.coordinator_attempts, [&] {
       return coordinator_.AcquireNextWorkItem(options_.initial_lease);
     });
@@ -498,6 +708,10 @@ absl::Status DocumentMigrationWorker::RunLoop() {
         break;
       }
       continue;
+    }
+    if (result.kind == ItemResult::Kind::kStopped) {
+      summary_.outcome = WorkerOutcome::kStopped;
+      break;
     }
     if (result.kind == ItemResult::Kind::kCheckpointed) ++summary_.items_checkpointed;
     summary_.outcome = WorkerOutcome::kLeaseHandoff;

@@ -61,7 +61,7 @@ DocumentReindexer::DocumentReindexer(IDocumentSink& sink, IFailedDocumentSink* f
                                      core::IClock& clock, DocumentReindexerOptions options)
     : sink_(sink), failed_sink_(failed_sink), clock_(clock), options_(std::move(options)) {
   options_.max_concurrent_batches = std::max<size_t>(1, options_.max_concurrent_batches);
-  options_.retry.max_attempts = std::max(1, options_.retry.max_attempts);
+  options_.retry.max_attempts = std::max(0, options_.retry.max_attempts);
 }
 
 namespace {
@@ -221,11 +221,17 @@ class ReindexRun {
         if (stopped()) return absl::AbortedError("reindex stopped");
         ++counts.retries;
       }
+      if (PastDeadline()) {
+        return absl::DeadlineExceededError(
+            StrCat("stopped sending: ", pending.size(), " documents (cursors ",
+                   pending.front()->cursor, "-", pending.back()->cursor,
+                   ") still pending when the send deadline (lease or shutdown) came"));
+      }
       auto failures = sink_.Write(pending);
       if (!failures.ok()) {
         const absl::Status& s = failures.status();
         if (absl::IsOutOfRange(s)) return s;
-        if (!core::IsRetryable(s) || attempt >= options_.retry.max_attempts) {
+        if (!core::IsRetryable(s) || OutOfAttempts(attempt)) {
           return core::WithContext(
               s, StrCat("batch of ", pending.size(), " documents (cursors ",
                         pending.front()->cursor, "-", pending.back()->cursor, ") to ",
@@ -255,7 +261,7 @@ class ReindexRun {
       }
       counts.written += pending.size() - failures->size();
       if (!retry.empty()) {
-        if (attempt >= options_.retry.max_attempts) {
+        if (OutOfAttempts(attempt)) {
           return absl::UnavailableError(StrCat(
               retry.size(), " documents (first id ", retry.front()->id, ") still fail on ",
               sink_.description(), " after ", attempt, " attempts: HTTP ", last_retryable->status,
@@ -283,19 +289,32 @@ class ReindexRun {
     return out;
   }
 
+  bool OutOfAttempts(int attempt) const {
+    return options_.retry.max_attempts != 0 && attempt >= options_.retry.max_attempts;
+  }
+
+  bool PastDeadline() const {
+    return options_.send_deadline && clock_.Now() >= options_.send_deadline();
+  }
+
   // Exponential backoff with "equal jitter": half the step is fixed, half random, so retries
-  // from many workers spread out but never collapse to zero.
+  // from many workers spread out but never collapse to zero. Never sleeps past the deadline.
   void Backoff(int attempt, std::mt19937_64& rng) {
     const double base = static_cast<double>(options_.retry.initial_backoff.count()) *
                         std::pow(2.0, std::min(attempt - 1, 30));
     const double capped = std::min(base, static_cast<double>(options_.retry.max_backoff.count()));
     const double jittered =
         capped / 2 + std::uniform_real_distribution<double>(0.0, capped / 2)(rng);
-    clock_.SleepFor(std::chrono::microseconds(static_cast<int64_t>(jittered * 1000)));
+    core::IClock::Duration sleep = std::chrono::microseconds(static_cast<int64_t>(jittered * 1000));
+    if (options_.send_deadline) {
+      const auto left = options_.send_deadline() - clock_.Now();
+      sleep = std::clamp<core::IClock::Duration>(left, core::IClock::Duration::zero(), sleep);
+    }
+    clock_.SleepFor(sleep);
   }
 
   void Complete(const Batch& batch, const BatchCounts& counts) {
-    std::optional<uint64_t> advanced;
+    std::optional<AcknowledgedProgress> advanced;
     {
       std::lock_guard lock(mu_);
       summary_.docs_written += counts.written;
@@ -304,19 +323,26 @@ class ReindexRun {
       summary_.retries += counts.retries;
       summary_.batches += 1;
       for (const auto& doc : batch.docs) summary_.source_bytes += doc.source.size();
-      completed_[batch.sequence] = batch.docs.back().cursor;
+      uint64_t batch_bytes = 0;
+      for (const auto& doc : batch.docs) batch_bytes += doc.source.size();
+      completed_[batch.sequence] =
+          AcknowledgedProgress{batch.docs.back().cursor, batch.docs.size(), batch_bytes};
       while (!completed_.empty() && completed_.begin()->first == next_to_acknowledge_) {
-        acknowledged_cursor_ = completed_.begin()->second;
+        const AcknowledgedProgress& done = completed_.begin()->second;
+        acknowledged_.cursor = done.cursor;
+        acknowledged_.docs += done.docs;
+        acknowledged_.bytes += done.bytes;
+        acknowledged_cursor_ = done.cursor;
         completed_.erase(completed_.begin());
         ++next_to_acknowledge_;
-        advanced = acknowledged_cursor_;
+        advanced = acknowledged_;
       }
     }
     if (!advanced || !on_progress_) return;
     // Report outside mu_ (the callback may do I/O), in cursor order.
     std::lock_guard progress_lock(progress_mu_);
-    if (reported_ && *reported_ >= *advanced) return;
-    reported_ = advanced;
+    if (reported_ && *reported_ >= advanced->cursor) return;
+    reported_ = advanced->cursor;
     absl::Status status = on_progress_(*advanced);
     if (!status.ok()) {
       std::lock_guard lock(mu_);
@@ -338,9 +364,11 @@ class ReindexRun {
   absl::Status first_error_;
   std::atomic<bool> stopped_{false};  // set with first_error_
   ReindexSummary summary_;
-  std::map<uint64_t, uint64_t> completed_;  // sequence -> last cursor, beyond the prefix
+  // sequence -> that batch's last cursor and counts, for batches beyond the prefix
+  std::map<uint64_t, AcknowledgedProgress> completed_;
   uint64_t next_to_acknowledge_ = 0;
   std::optional<uint64_t> acknowledged_cursor_;
+  AcknowledgedProgress acknowledged_;
 
   std::mutex progress_mu_;
   std::optional<uint64_t> reported_;  // guarded by progress_mu_

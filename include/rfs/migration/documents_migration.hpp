@@ -10,14 +10,19 @@
 //      error naming it (it is released for a worker with a higher limit, never skipped).
 //   4. Read live documents, transform them (non-JSON `_source` to JSON, mapping types per the
 //      multi-type policy), and bulk them into the sink through DocumentReindexer.
-//   5. At the end of the shard: complete the item and go to 2. If the lease's early-checkpoint
-//      time comes first: stop reading, let in-flight batches finish, create a successor item
-//      (the same shard from the first unread cursor), complete this one and exit with
-//      kLeaseHandoff, so the successor is picked up with a fresh lease.
+//   5. While documents are acknowledged, the heartbeat renews the lease and records the
+//      acknowledged cursor and counts on the item (lease_renewal_interval), so the lease of a
+//      moving shard never runs out and its exponent stays low.
+//   6. At the end of the shard: complete the item and go to 2. If the lease's early-checkpoint
+//      time comes first (no progress for most of a lease): stop reading, let in-flight batches
+//      finish, create a successor item (the same shard from the first unread cursor), complete
+//      this one and exit with kLeaseHandoff, so the successor is picked up with a fresh lease.
+//      No request is sent past the lease's deadline, retries included.
 //
 // Documents keep their `_id` (and routing), so work redone after a crash overwrites itself: a
-// worker killed mid-shard costs at most the unacknowledged tail of its item, which the next
-// holder of the lease (after it expires) redoes from the item's starting cursor.
+// worker killed mid-shard costs at most the documents acknowledged since its last heartbeat,
+// which the next holder (after the lease expires) resends from the recorded cursor. A run that
+// ends in an error, or is asked to stop, releases its item with the cursor recorded.
 //
 // Live documents without any stored source cannot be migrated; each is reported through an
 // event and recorded in the failed-document sink (error type "document_without_source"),
@@ -27,10 +32,12 @@
 // the reindexer's threads, one at a time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +62,7 @@ enum class WorkerOutcome {
   kLeaseHandoff,        // 2: the lease ran short; a successor item carries the rest
   kNoWorkLeft,          // 3: every item is complete
   kAllLeasedElsewhere,  // 4: the remaining items are all leased by other workers
+  kStopped,             // 2: asked to stop (SIGTERM); the item was released with its cursor
 };
 int ExitCode(WorkerOutcome outcome);
 std::string_view ToString(WorkerOutcome outcome);
@@ -80,6 +88,7 @@ struct WorkerEvent {
     kLeaseLost,              // another worker took the item over; this one moved on
     kDocumentWithoutSource,  // `message` names the document
     kShardTooLarge,          // `message` says by how much
+    kReleased,               // the item was given back with its cursor recorded (stop, error)
   };
   Kind kind = Kind::kProgress;
   std::string work_item;
@@ -118,6 +127,16 @@ struct DocumentMigrationOptions {
   std::function<void(const WorkerEvent&)> on_event;
   /// Coordinator calls failing with a retryable code are retried this many times.
   int coordinator_attempts = 8;
+  /// The heartbeat: while an item moves, its lease is renewed and its acknowledged cursor and
+  /// counts recorded at least this often (never less often than a quarter of the lease). A worker
+  /// killed at any moment costs at most about one interval of re-sent documents. 0 turns the
+  /// heartbeat off (the Java tool's model: a lease only runs out, then the item is handed on).
+  std::chrono::milliseconds lease_renewal_interval{30'000};
+  /// Set (from a signal handler) to stop gracefully: reading stops, in-flight batches get up to
+  /// `shutdown_timeout`, the item is released with its acknowledged cursor, and Run returns
+  /// WorkerOutcome::kStopped. May be null.
+  const std::atomic<bool>* stop_requested = nullptr;
+  std::chrono::milliseconds shutdown_timeout{20'000};
 };
 
 /// Opens the sink for documents of one shard (e.g. one reindex::NdjsonDirectorySink per shard
@@ -136,6 +155,8 @@ struct WorkerSummary {
   uint64_t docs_without_source = 0;
   uint64_t source_bytes = 0;
   uint64_t retries = 0;
+  /// Heartbeats that renewed a lease.
+  uint64_t lease_renewals = 0;
   std::chrono::nanoseconds elapsed{0};
 };
 
@@ -164,6 +185,8 @@ class DocumentMigrationWorker {
   absl::Status RunLoop();
   absl::Status SetupShards();
   absl::StatusOr<ItemResult> MigrateItem(const coordination::Lease& lease);
+  absl::StatusOr<ItemResult> MigrateLeasedItem(
+      const coordination::Lease& lease, std::optional<coordination::ItemProgress>& progress_out);
   void Emit(WorkerEvent event) const;
 
   const snapshot::SnapshotRepository& repository_;

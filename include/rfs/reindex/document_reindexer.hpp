@@ -41,7 +41,8 @@
 namespace rfs::reindex {
 
 struct RetryOptions {
-  /// Attempts per batch, the first included. Transient failures beyond that fail the shard.
+  /// Attempts per batch, the first included. Transient failures beyond that fail the shard. 0:
+  /// no limit but `send_deadline` (a worker retries for as long as its lease allows).
   int max_attempts = 10;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{30'000};
@@ -60,6 +61,10 @@ struct DocumentReindexerOptions {
   std::vector<std::string> allowed_exception_types;
   /// Seed of the backoff jitter; 0 seeds from std::random_device.
   uint64_t random_seed = 0;
+  /// When set, no request is sent (and no backoff sleeps) past the time it returns, read before
+  /// every attempt (a lease that renewals move forward, or a shutdown's grace period). A batch
+  /// still pending then fails the reindex with DeadlineExceeded.
+  std::function<core::IClock::TimePoint()> send_deadline;
 };
 
 struct ReindexSummary {
@@ -78,9 +83,17 @@ struct ReindexSummary {
   std::optional<uint64_t> last_acknowledged_cursor;
 };
 
+/// The acknowledged prefix of the stream: its last cursor, and the documents and `_source` bytes
+/// in it (written, allowed or recorded as failed).
+struct AcknowledgedProgress {
+  uint64_t cursor = 0;
+  uint64_t docs = 0;
+  uint64_t bytes = 0;
+};
+
 /// Called as the acknowledged prefix grows. Returning an error stops the reindex (for example
 /// when the caller's lease was lost); Reindex then returns that error.
-using ProgressCallback = std::function<absl::Status(uint64_t last_acknowledged_cursor)>;
+using ProgressCallback = std::function<absl::Status(const AcknowledgedProgress& acknowledged)>;
 
 /// Whether an item failure may succeed on retry: 429, 408 and 5xx, plus the error types that
 /// mean "busy" whatever their status (rejected execution, circuit breaking, unavailable shards).

@@ -14,6 +14,7 @@
 
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "support/generated_repo.hpp"
@@ -33,6 +34,8 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
   absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> Write(
       std::span<const rfs::reindex::SourceDocument* const> docs) override {
     std::lock_guard lock(mu_);
+    ++calls_;
+    if (before_write) RFS_RETURN_IF_ERROR(before_write(calls_));
     for (const auto* doc : docs) {
       ++writes_[{doc->index, doc->id}];
       sources_[{doc->index, doc->id}] = doc->source;
@@ -41,6 +44,9 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
     return std::vector<rfs::reindex::ItemFailure>();
   }
   std::string description() const override { return "recording sink"; }
+
+  /// Called with the 1-based call number before a batch is kept; an error is returned instead.
+  std::function<absl::Status(int call)> before_write;
 
   std::map<std::pair<std::string, std::string>, int> writes() const {
     std::lock_guard lock(mu_);
@@ -51,6 +57,7 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
   rfs::core::FakeClock& clock_;
   const std::chrono::seconds batch_time_;
   mutable std::mutex mu_;
+  int calls_ = 0;
   std::map<std::pair<std::string, std::string>, int> writes_;
   std::map<std::pair<std::string, std::string>, std::string> sources_;
 };
@@ -142,17 +149,50 @@ TEST_CASE("a worker migrates every shard once and then finds no work left",
   CHECK(again->docs_written == 0);
 }
 
+TEST_CASE("heartbeats keep a moving shard on one lease, however long it takes",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 3 --seed 72");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  // 40 batches of 30 s: two hours of work on a 10-minute lease.
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(30));
+  rfs::migration::DocumentMigrationOptions options;
+  options.reindexer.max_docs_per_batch = 25;
+  options.reindexer.max_concurrent_batches = 1;
+  options.lease_renewal_interval = std::chrono::seconds(30);
+  auto summary = fixture.RunWorker("w1", sink, options);
+  REQUIRE(summary.ok());
+  CHECK(summary->outcome == WorkerOutcome::kNoWorkLeft);
+  CHECK(summary->items_completed == 1);
+  CHECK(summary->items_checkpointed == 0);
+  CHECK(summary->lease_renewals >= 35);
+  const auto expected = ExpectedKeys(generated->dir / "expected-docs.ndjson");
+  CHECK(sink->writes().size() == expected.size());
+  for (const auto& [key, count] : sink->writes()) CHECK(count == 1);
+  // The store recorded the progress of the last heartbeat.
+  auto coordinator = fixture.Coordinator("reader");
+  auto item = coordinator->GetWorkItem(rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString());
+  REQUIRE(item.ok());
+  REQUIRE(item->has_value());
+  CHECK((*item)->completed());
+  REQUIRE((*item)->progress.has_value());
+  CHECK((*item)->progress->next_cursor > 900);
+  CHECK((*item)->next_lease_exponent == 0);
+}
+
 TEST_CASE("a lease running short hands a successor on from the first unread document",
           "[reindex][worker][generated]") {
   auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 3 --seed 72");
   if (!generated) return;
   Fixture fixture(generated->repo());
-  // Every 25-document batch takes 30 s of the 10-minute lease: the early checkpoint (7.5 minutes
-  // in) comes after about 15 batches, and the batches still in flight then end before the lease.
+  // Without heartbeats, every 25-document batch takes 30 s of the 10-minute lease: the early
+  // checkpoint (7.5 minutes in) comes after about 15 batches, and the batches still in flight
+  // then end before the lease.
   auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(30));
   rfs::migration::DocumentMigrationOptions options;
   options.reindexer.max_docs_per_batch = 25;
   options.reindexer.max_concurrent_batches = 1;
+  options.lease_renewal_interval = std::chrono::milliseconds(0);
   int handoffs = 0;
   for (int run = 0; run < 40; ++run) {
     std::vector<rfs::migration::WorkerEvent> events;
@@ -206,7 +246,9 @@ TEST_CASE("single-work-item mode, allowlists and the shard size limit",
     REQUIRE_FALSE(summary.ok());
     CHECK(absl::IsFailedPrecondition(summary.status()));
     CHECK(summary.status().message().find("--max-shard-size-bytes") != std::string::npos);
-    CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kShardTooLarge);
+    REQUIRE(events.size() >= 2);
+    CHECK(events[events.size() - 2].kind == rfs::migration::WorkerEvent::Kind::kShardTooLarge);
+    CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kReleased);
     CHECK(sink->writes().empty());
     // Released: a worker with a higher limit takes it at once and finishes everything.
     auto summary2 = fixture.RunWorker("w2", sink, {});
@@ -240,4 +282,86 @@ TEST_CASE("a missing shard blob is a snapshot read failure (exit code 5)",
   REQUIRE_FALSE(summary.ok());
   CHECK(rfs::migration::IsSnapshotReadFailure(summary.status()));
   CHECK(summary.status().message().find(largest.filename().string()) != std::string::npos);
+}
+
+TEST_CASE("a run that ends in an error releases its item with the cursor recorded",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 2 --seed 74");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(10));
+  // The 21st batch is refused for good: the first worker stops with that error.
+  sink->before_write = [](int call) {
+    return call == 21 ? absl::InvalidArgumentError("HTTP 400 refused") : absl::OkStatus();
+  };
+  rfs::migration::DocumentMigrationOptions options;
+  options.reindexer.max_docs_per_batch = 25;
+  options.reindexer.max_concurrent_batches = 1;
+  options.lease_renewal_interval = std::chrono::seconds(30);
+  std::vector<rfs::migration::WorkerEvent> events;
+  auto failed = fixture.RunWorker("w1", sink, options, &events);
+  REQUIRE_FALSE(failed.ok());
+  CHECK(absl::IsInvalidArgument(failed.status()));
+  CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kReleased);
+
+  auto coordinator = fixture.Coordinator("reader");
+  const std::string id = rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString();
+  auto item = coordinator->GetWorkItem(id);
+  REQUIRE(item.ok());
+  REQUIRE(item->has_value());
+  CHECK((*item)->lease_holder.empty());  // Available at once, not after the lease.
+  REQUIRE((*item)->progress.has_value());
+  CHECK((*item)->progress->next_cursor == 500);  // 20 batches of 25 (cursors 0-499) acknowledged.
+  CHECK((*item)->next_lease_exponent == 0);
+
+  // The next worker resumes there: nothing before it is sent again.
+  sink->before_write = nullptr;
+  auto summary = fixture.RunWorker("w2", sink, options);
+  REQUIRE(summary.ok());
+  CHECK(summary->outcome == WorkerOutcome::kNoWorkLeft);
+  CHECK(summary->docs_written == 500);
+  const auto expected = ExpectedKeys(generated->dir / "expected-docs.ndjson");
+  CHECK(sink->writes().size() == expected.size());
+  for (const auto& [key, count] : sink->writes()) CHECK(count == 1);
+}
+
+TEST_CASE("a stop request finishes in-flight batches, releases the item and exits 2",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 2 --seed 75");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(1));
+  std::atomic<bool> stop{false};
+  sink->before_write = [&](int call) {
+    if (call == 8) stop = true;  // SIGTERM arrives while batch 8 is in flight.
+    return absl::OkStatus();
+  };
+  rfs::migration::DocumentMigrationOptions options;
+  options.reindexer.max_docs_per_batch = 25;
+  options.reindexer.max_concurrent_batches = 2;
+  options.stop_requested = &stop;
+  auto stopped = fixture.RunWorker("w1", sink, options);
+  REQUIRE(stopped.ok());
+  CHECK(stopped->outcome == WorkerOutcome::kStopped);
+  CHECK(rfs::migration::ExitCode(stopped->outcome) == 2);
+  const uint64_t first_run = stopped->docs_written;
+  CHECK(first_run >= 8 * 25);
+  CHECK(first_run < 1000);
+
+  auto coordinator = fixture.Coordinator("reader");
+  auto item = coordinator->GetWorkItem(rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString());
+  REQUIRE(item.ok());
+  REQUIRE(item->has_value());
+  CHECK((*item)->lease_holder.empty());
+  REQUIRE((*item)->progress.has_value());
+  CHECK((*item)->progress->docs == first_run);
+
+  // Every batch sent was finished and recorded: the next worker sends only the rest.
+  sink->before_write = nullptr;
+  options.stop_requested = nullptr;
+  auto rest = fixture.RunWorker("w2", sink, options);
+  REQUIRE(rest.ok());
+  CHECK(rest->outcome == WorkerOutcome::kNoWorkLeft);
+  CHECK(first_run + rest->docs_written == 1000);
+  for (const auto& [key, count] : sink->writes()) CHECK(count == 1);
 }

@@ -328,9 +328,10 @@ TEST_CASE("reindexer reports a gap-free acknowledged cursor", "[reindex][reindex
   DocumentReindexer reindexer(sink, nullptr, clock,
                               {.max_docs_per_batch = 10, .max_concurrent_batches = 3});
   VectorDocumentStream docs(MakeDocs(30));
-  auto summary = reindexer.Reindex(docs, [&](uint64_t cursor) {
+  auto summary = reindexer.Reindex(docs, [&](const rfs::reindex::AcknowledgedProgress& acked) {
     std::lock_guard lock(mu);
-    progress.push_back(cursor);
+    CHECK(acked.docs == acked.cursor);  // Cursors 1..n, none failed or skipped.
+    progress.push_back(acked.cursor);
     return absl::OkStatus();
   });
   CHECK(absl::IsInvalidArgument(summary.status()));
@@ -345,8 +346,9 @@ TEST_CASE("reindexer stops when the progress callback fails", "[reindex][reindex
   DocumentReindexer reindexer(sink, nullptr, clock,
                               {.max_docs_per_batch = 2, .max_concurrent_batches = 1});
   VectorDocumentStream docs(MakeDocs(100));
-  auto summary =
-      reindexer.Reindex(docs, [](uint64_t cursor) { return absl::AbortedError("lease lost"); });
+  auto summary = reindexer.Reindex(docs, [](const rfs::reindex::AcknowledgedProgress&) {
+    return absl::AbortedError("lease lost");
+  });
   CHECK(absl::IsAborted(summary.status()));
   CHECK(sink.calls() < 50);
 }
@@ -414,9 +416,9 @@ TEST_CASE("with 20% injected faults every document arrives exactly once",
       {.max_docs_per_batch = 50, .max_concurrent_batches = 4, .retry = {.max_attempts = 30}});
   VectorDocumentStream docs(expected);
   std::atomic<uint64_t> last_progress{0};
-  auto summary = reindexer.Reindex(docs, [&](uint64_t cursor) {
-    CHECK(cursor >= last_progress.load());
-    last_progress = cursor;
+  auto summary = reindexer.Reindex(docs, [&](const rfs::reindex::AcknowledgedProgress& acked) {
+    CHECK(acked.cursor >= last_progress.load());
+    last_progress = acked.cursor;
     return absl::OkStatus();
   });
   REQUIRE(summary.ok());
@@ -472,6 +474,49 @@ TEST_CASE("reindexer sends unfixable documents to the failed-document sink over 
   for (const auto& r : failed.records) types.insert(r.error_type);
   CHECK(types ==
         std::set<std::string>{"strict_dynamic_mapping_exception", "mapper_parsing_exception"});
+}
+
+TEST_CASE("without an attempt limit, transient failures are retried until the send deadline",
+          "[reindex][reindexer]") {
+  core::FakeClock clock;
+  ScriptedSink sink(
+      [](int, std::span<const SourceDocument* const>) -> absl::StatusOr<std::vector<ItemFailure>> {
+        return absl::UnavailableError("HTTP 503");
+      });
+  const auto deadline = clock.Now() + std::chrono::minutes(5);
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_docs_per_batch = 10,
+                               .max_concurrent_batches = 1,
+                               .retry = {.max_attempts = 0},
+                               .send_deadline = [&] { return deadline; }});
+  VectorDocumentStream docs(MakeDocs(10));
+  auto summary = reindexer.Reindex(docs);
+  CHECK(absl::IsDeadlineExceeded(summary.status()));
+  // Far more than the default 10 attempts, and no sleep past the deadline.
+  CHECK(sink.calls() > 10);
+  CHECK(clock.Now() == deadline);
+}
+
+TEST_CASE("a deadline moved forward lets retries go on", "[reindex][reindexer]") {
+  core::FakeClock clock;
+  std::atomic<int> failures_left{40};
+  ScriptedSink sink(
+      [&](int, std::span<const SourceDocument* const>) -> absl::StatusOr<std::vector<ItemFailure>> {
+        if (failures_left.fetch_sub(1) > 0) return absl::UnavailableError("HTTP 503");
+        return std::vector<ItemFailure>{};
+      });
+  // The deadline is always one minute ahead: a lease that heartbeats keep renewing.
+  DocumentReindexer reindexer(
+      sink, nullptr, clock,
+      {.max_docs_per_batch = 10,
+       .max_concurrent_batches = 1,
+       .retry = {.max_attempts = 0},
+       .send_deadline = [&] { return clock.Now() + std::chrono::minutes(1); }});
+  VectorDocumentStream docs(MakeDocs(10));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 10);
+  CHECK(summary->retries == 40);
 }
 
 }  // namespace
