@@ -87,7 +87,7 @@ class WorkerProgress {
       case migration::WorkerEvent::Kind::kAcquired:
         std::snprintf(text, sizeof(text), "[%s] %s/%d: started at cursor %llu", worker_id_.c_str(),
                       event.index.c_str(), event.shard,
-                      static_cast<unsigned long long>(event.starting_cursor));
+                      static_cast<unsigned long long>(event.cursor));
         std::cerr << "\r\033[K" << text << std::flush;
         line_open_ = true;
         return;
@@ -124,13 +124,14 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
       result.status.ok() ? std::string(migration::ToString(summary.outcome)) : "error";
   std::printf(
       "%s %s: %s; %llu docs, %.1f MB of _source, %llu failed docs, %.1f s, %.1f MB/s; "
-      "items: %llu completed, %llu handed on, %llu lost\n",
+      "items: %llu completed, %llu handed on, %llu lost; %llu lease renewals\n",
       program, result.worker_id.c_str(), outcome.c_str(), static_cast<unsigned long long>(docs),
       Megabytes(summary.source_bytes), static_cast<unsigned long long>(failed), seconds,
       seconds > 0 ? Megabytes(summary.source_bytes) / seconds : 0.0,
       static_cast<unsigned long long>(summary.items_completed),
       static_cast<unsigned long long>(summary.items_checkpointed),
-      static_cast<unsigned long long>(summary.items_lost));
+      static_cast<unsigned long long>(summary.items_lost),
+      static_cast<unsigned long long>(summary.lease_renewals));
   if (failed > 0) {
     std::printf(
         "%s: %llu documents could not be migrated (%llu rejected by the target, %llu "

@@ -34,7 +34,8 @@ const char* const kUsage =
     "                     SQLite file --coordinator-db\n"
     "\n"
     "Exit codes: 0 one item done (--single-work-item), 2 the lease ran out and a successor item\n"
-    "was handed on (run again), 3 no work left, 4 the remaining work is leased by other workers\n"
+    "was handed on, or SIGTERM/SIGINT stopped the worker and its shard was released with the\n"
+    "cursor recorded (run again), 3 no work left, 4 the remaining work is leased by other workers\n"
     "(run again later), 5 the snapshot cannot be read, 6 some documents could not be migrated\n"
     "(rejected by the target or without _source; they are in the failed-documents folder, and\n"
     "this code wins over 0/2/3/4), 1 other failures, 64 usage.\n"
@@ -74,7 +75,18 @@ po::options_description Options() {
       "a shard whose snapshot files are larger stops the worker with an error (it is never "
       "skipped silently)")(
       "initial-lease-duration", po::value<std::string>()->default_value("PT10M"),
-      "ISO-8601 lease of a work item's first attempt; each new attempt doubles it")(
+      "ISO-8601 lease of a work item's first attempt; an attempt that ends without progress "
+      "doubles the next one")(
+      "lease-renewal-interval", po::value<std::string>()->default_value("PT30S"),
+      "ISO-8601 heartbeat: while a shard moves, its lease is renewed and the acknowledged "
+      "cursor recorded this often (at most a quarter of the lease; PT0S turns it off), so a "
+      "killed worker costs about one interval of re-sent documents")(
+      "max-retries", po::value<Count>()->default_value({0}),
+      "attempts per bulk request before the worker gives up (0: retry transient errors for as "
+      "long as the lease allows)")(
+      "shutdown-timeout", po::value<std::string>()->default_value("PT20S"),
+      "on SIGTERM or SIGINT: how long in-flight bulk requests may take before the worker "
+      "records its cursor, releases the shard and exits 2 (a second signal exits at once)")(
       "max-connections", po::value<Count>()->default_value({10}),
       "bulk requests in flight at once")("documents-per-bulk-request",
                                          po::value<Count>()->default_value({0}),
@@ -131,6 +143,24 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
     return absl::InvalidArgumentError("--initial-lease-duration must be positive");
   }
   docs.initial_lease = *lease;
+  for (auto [name, into] : {std::pair{"lease-renewal-interval", &docs.lease_renewal_interval},
+                            {"shutdown-timeout", &docs.shutdown_timeout}}) {
+    auto duration = core::ParseIsoDuration(vm[name].as<std::string>());
+    if (!duration.ok()) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--", name, ": ", duration.status().message()));
+    }
+    if (*duration < std::chrono::nanoseconds(0)) {
+      return absl::InvalidArgumentError(core::StrCat("--", name, " must not be negative"));
+    }
+    *into = std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
+  }
+  const uint64_t max_retries = Get<Count>(vm, "max-retries");
+  if (max_retries > 1'000'000) {
+    return absl::InvalidArgumentError("--max-retries must be at most 1000000 (0: no limit)");
+  }
+  // Attempts count the first request too.
+  docs.reindexer.retry.max_attempts = max_retries == 0 ? 0 : static_cast<int>(max_retries) + 1;
   docs.reindexer.max_concurrent_batches = std::max<size_t>(1, Get<Count>(vm, "max-connections"));
   docs.reindexer.max_docs_per_batch = Get<Count>(vm, "documents-per-bulk-request");
   docs.reindexer.max_bytes_per_batch = Get<Count>(vm, "documents-size-per-bulk-request");

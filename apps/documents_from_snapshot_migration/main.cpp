@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
+#include "common/signals.hpp"
 #include "common/text.hpp"
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   auto run = cli::ToolOptions(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
 
+  run->migration.stop_requested = &rfs::apps::InstallStopHandlers();
   rfs::apps::WorkerProgress progress(run->worker_id, isatty(STDERR_FILENO) == 1);
   run->migration.on_event = [&](const rfs::migration::WorkerEvent& e) { progress.OnEvent(e); };
   run->on_warning = [](const std::string& warning) {

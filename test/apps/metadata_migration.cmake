@@ -10,9 +10,9 @@ set(metadata_scratch ${CMAKE_CURRENT_BINARY_DIR}/metadata_migration)
 # the command with $REPO set to the corpus repository, or reports RFS-SKIPPED without a corpus.
 function(rfs_add_metadata_cli_test name pass dir command)
   add_test(NAME apps:${name}
-    COMMAND sh -c "REPO='${corpus}/${dir}'; TOOL='${metadata_tool}'; OUT='${metadata_scratch}/${name}'; if [ -d \"$REPO\" ]; then rm -rf \"$OUT\"; ${command}; else echo 'RFS-SKIPPED: ../shared/corpus not found'; fi")
+    COMMAND sh -c "REPO='${corpus}/${dir}'; TOOL='${metadata_tool}'; OUT='${metadata_scratch}/${name}'; if [ -d \"$REPO\" ]; then rm -rf \"$OUT\"; ( ${command} ); echo \"exit code $?\"; else echo 'RFS-SKIPPED: ../shared/corpus not found'; exit 77; fi")
   set_tests_properties(apps:${name} PROPERTIES
-    PASS_REGULAR_EXPRESSION "${pass}" SKIP_REGULAR_EXPRESSION "RFS-SKIPPED:" TIMEOUT 120)
+    PASS_REGULAR_EXPRESSION "${pass}.*exit code 0" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endfunction()
 
 add_test(NAME apps:metadata-help COMMAND MetadataMigration --help)

@@ -1,8 +1,6 @@
 // Locates the shared corpus of real snapshot repositories (../shared/corpus
-// beside the checkout; never copied into the repository). Tests that need it
-// call CorpusRoot() and return early when it is absent: the printed
-// "RFS-SKIPPED:" line makes ctest report them as skipped
-// (SKIP_REGULAR_EXPRESSION in rfs_add_test).
+// beside the checkout; never copied into the repository). A test that needs it
+// and runs without it is skipped (SkipTest: RFS-SKIPPED and exit code 77).
 #pragma once
 
 #include <filesystem>
@@ -10,10 +8,12 @@
 #include <optional>
 #include <string_view>
 
+#include "support/skip.hpp"
+
 namespace rfs::test {
 
-/// The corpus root, or std::nullopt after printing an RFS-SKIPPED line naming
-/// `test_name`.
+/// The corpus root; skips the running test (naming `test_name`) when it is absent. The optional is
+/// never empty; it stays for the callers' `if (!root) return;`.
 inline std::optional<std::filesystem::path> CorpusRoot(std::string_view test_name = "corpus") {
   const std::filesystem::path root =
       std::filesystem::path(RFS_SOURCE_DIR) / ".." / "shared" / "corpus";
@@ -21,15 +21,14 @@ inline std::optional<std::filesystem::path> CorpusRoot(std::string_view test_nam
   if (std::filesystem::is_directory(root, ec)) {
     return std::filesystem::canonical(root, ec);
   }
-  std::cout << "RFS-SKIPPED: " << test_name << ": no corpus at " << root.string() << std::endl;
-  return std::nullopt;
+  SkipTest(std::string(test_name) + ": no corpus at " + root.string());
 }
 
 }  // namespace rfs::test
 
 namespace rfs::test {
 
-/// A path inside the corpus, or std::nullopt (after the RFS-SKIPPED line) when it is absent.
+/// A path inside the corpus (skips the test when the corpus is absent).
 inline std::optional<std::filesystem::path> CorpusPath(std::string_view relative) {
   auto root = CorpusRoot(relative);
   if (!root) return std::nullopt;

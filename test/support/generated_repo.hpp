@@ -6,11 +6,15 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
+#include "support/skip.hpp"
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -23,14 +27,13 @@ struct GeneratedRepo {
   std::filesystem::path expected() const { return dir / "expected.json"; }
 };
 
-/// Generates (or reuses) a repository for `args` (generator options, e.g. "--docs 100").
-/// Returns nullopt after an RFS-SKIPPED line when the generator could not be built here.
+/// Generates (or reuses) a repository for `args` (generator options, e.g. "--docs 100"). Skips the
+/// test when the generator could not be built here; throws (failing the test) when it fails.
+/// The optional is never empty; it stays for the callers' `if (!generated) return;`.
 inline std::optional<GeneratedRepo> Generate(const std::string& args) {
   const std::string generator = RFS_GENERATE_SNAPSHOT;
   if (generator.empty()) {
-    std::cout << "RFS-SKIPPED: the Java fixture generator is unavailable (no JDK or Lucene jars)"
-              << std::endl;
-    return std::nullopt;
+    SkipTest("the Java fixture generator is unavailable (no JDK or Lucene jars)");
   }
   const auto base = std::filesystem::path(RFS_BINARY_DIR) / "generated";
   std::filesystem::create_directories(base);
@@ -42,9 +45,11 @@ inline std::optional<GeneratedRepo> Generate(const std::string& args) {
     const std::string command = generator + " --out '" + out.dir.string() + "' " + args + " > '" +
                                 out.dir.string() + ".log' 2>&1";
     if (std::system(command.c_str()) != 0) {
-      std::cerr << "fixture generator failed: " << command << std::endl;
       if (lock >= 0) ::close(lock);
-      return std::nullopt;
+      std::ifstream log(out.dir.string() + ".log");
+      std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+      if (text.size() > 4000) text = text.substr(text.size() - 4000);
+      throw std::runtime_error("fixture generator failed: " + command + "\n" + text);
     }
   }
   if (lock >= 0) ::close(lock);

@@ -18,6 +18,7 @@
 #include "lucene/lucene4_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
 #include "lucene/stored_fields_reader_internal.hpp"
+#include "support/skip.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {
@@ -46,8 +47,7 @@ std::shared_ptr<MemoryDirectory> Es1Shard(const std::string& snapshot = "snapsho
 
 bool HaveEs1() {
   if (std::filesystem::exists(kEs1)) return true;
-  std::printf("RFS-SKIPPED: %s not found\n", kEs1.string().c_str());
-  return false;
+  rfs::test::SkipTest(kEs1.string() + " not found");
 }
 
 struct Doc {

@@ -9,12 +9,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "rfs/core/random_access.hpp"
 
 #include "lucene/stored_fields_reader_internal.hpp"
+#include "support/skip.hpp"
 #include <unistd.h>
 
 namespace rfs::lucene::testing {
@@ -23,13 +25,12 @@ inline std::filesystem::path CorpusDir() {
   return std::filesystem::path(RFS_SOURCE_DIR) / ".." / "shared" / "corpus";
 }
 
-/// True when the shared corpus is present; otherwise prints the skip marker.
+/// True when the shared corpus is present; otherwise skips the test.
 inline bool HaveCorpus() {
   if (std::filesystem::exists(CorpusDir() / "lucene-10.5-fixture-indexes")) {
     return true;
   }
-  std::printf("RFS-SKIPPED: shared corpus not found at %s\n", CorpusDir().string().c_str());
-  return false;
+  rfs::test::SkipTest("shared corpus not found at " + CorpusDir().string());
 }
 
 /// key=value lines; no escapes are used by the fixture manifests.
@@ -122,7 +123,8 @@ class MemoryDirectory final : public core::IDirectory {
 };
 
 /// The directory of Lucene 8.7 test indices written by WriteLuceneIndex.java
-/// (generated once per build tree), or nullopt after printing RFS-SKIPPED.
+/// (generated once per build tree). Skips the test without Java or the jars; throws when the
+/// writer fails.
 inline std::optional<std::filesystem::path> Lucene8Indexes() {
 #if defined(RFS_JAVA) && defined(RFS_LUCENE_WRITER_JAR) && defined(RFS_LUCENE8_INDEX_DIR)
   const std::filesystem::path dir = RFS_LUCENE8_INDEX_DIR;
@@ -134,16 +136,15 @@ inline std::optional<std::filesystem::path> Lucene8Indexes() {
                               ":" + RFS_LUCENE8_CORE_JAR + "' rfs.lucenetest.WriteLuceneIndex '" +
                               tmp.string() + "'";
   if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "DONE")) {
-    std::printf("RFS-SKIPPED: the Lucene 8 index writer failed: %s\n", command.c_str());
-    return std::nullopt;
+    // A writer that fails where Java and the jars exist is a broken fixture, not a skip.
+    throw std::runtime_error("the Lucene 8 index writer failed: " + command);
   }
   std::error_code ec;
   std::filesystem::rename(tmp, dir, ec);
   if (ec) std::filesystem::remove_all(tmp);  // another process won the race
   return dir;
 #else
-  std::printf("RFS-SKIPPED: Java or Debian's Lucene 8 jars were not found at configure time\n");
-  return std::nullopt;
+  rfs::test::SkipTest("Java or Debian's Lucene 8 jars were not found at configure time");
 #endif
 }
 
