@@ -39,25 +39,6 @@ absl::Status TagSnapshotRead(absl::Status status) {
   return status;
 }
 
-// Retries `call` while it fails with a retryable code, backing off exponentially (0.5 s up to
-// 8 s) on `clock`.
-template <typename Call>
-auto RetryTransient(core::IClock& clock, int attempts, Call&& call) -> decltype(call()) {
-  std::chrono::milliseconds backoff{500};
-  for (int attempt = 1;; ++attempt) {
-    auto result = call();
-    absl::Status status;
-    if constexpr (std::is_same_v<decltype(result), absl::Status>) {
-      status = result;
-    } else {
-      status = result.status();
-    }
-    if (status.ok() || !core::IsRetryable(status) || attempt >= attempts) return result;
-    clock.SleepFor(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(8000));
-  }
-}
-
 // The lease on the item being migrated. The heartbeat (called from the reindexer's progress
 // callback, in cursor order) renews it and records the acknowledged cursor; the reader and the
 // senders read its deadlines through atomics, once per document or request.
@@ -69,7 +50,7 @@ class LeaseKeeper {
         clock_(clock),
         lease_(lease),
         interval_(std::min<coordination::Duration>(renewal_interval, lease.duration / 4)),
-        last_renewal_(clock.Now()),
+        last_renewal_(),
         recorded_(recorded),
         acknowledged_(recorded) {
     Publish();
@@ -94,7 +75,10 @@ class LeaseKeeper {
     std::lock_guard lock(mu_);
     acknowledged_ = {acked.cursor + 1, recorded_.docs + acked.docs, recorded_.bytes + acked.bytes};
     const auto now = clock_.Now();
-    if (interval_ <= coordination::Duration::zero() || now - last_renewal_ < interval_) {
+    // The first acknowledgment renews at once: it marks the item as moving (its exponent is taken
+    // back) before a death can double the next lease; then one renewal per interval.
+    if (interval_ <= coordination::Duration::zero() ||
+        (last_renewal_ && now - *last_renewal_ < interval_)) {
       if (now >= lease_.local_deadline()) return Expired();
       return absl::OkStatus();
     }
@@ -142,7 +126,7 @@ class LeaseKeeper {
   mutable std::mutex mu_;
   Lease lease_;
   const coordination::Duration interval_;
-  core::IClock::TimePoint last_renewal_;
+  std::optional<core::IClock::TimePoint> last_renewal_;
   const coordination::ItemProgress recorded_;
   coordination::ItemProgress acknowledged_;
   bool lost_ = false;
@@ -361,7 +345,9 @@ DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotReposit
                                                  core::IClock& clock,
                                                  DocumentMigrationOptions options)
     : repository_(repository),
-      coordinator_(coordinator),
+      raw_coordinator_(coordinator),
+      retrying_(coordinator, clock, {.max_attempts = std::max(1, options.coordinator_attempts)}),
+      coordinator_(retrying_),
       sinks_(std::move(sinks)),
       failed_sink_(failed_sink),
       clock_(clock),
@@ -381,8 +367,7 @@ absl::Status DocumentMigrationWorker::SetupShards() {
     ++indices;
     for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
       const std::string id = WorkItemId{index, static_cast<uint32_t>(shard), 0}.ToString();
-      auto fresh = RetryTransient(clock_, options_.coordinator_attempts,
-                                  [&] { return coordinator_.CreateUnassignedWorkItem(id, 0); });
+      auto fresh = coordinator_.CreateUnassignedWorkItem(id, 0);
       if (!fresh.ok()) return fresh.status();
       created += *fresh ? 1 : 0;
     }
@@ -404,12 +389,15 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   // The run ends in an error: give the item back now, with its cursor, so that the next worker
   // resumes there at once instead of waiting out the lease (and getting a doubled one). Best
   // effort: a lost lease or an unreachable store leaves it to expire.
-  if (RetryTransient(clock_, options_.coordinator_attempts, [&] {
-        return coordinator_.ReleaseWorkItem(lease, progress);
-      }).ok()) {
+  if (coordinator_.ReleaseWorkItem(lease, progress).ok()) {
     WorkerEvent event;
     event.kind = WorkerEvent::Kind::kReleased;
     event.work_item = lease.work_item_id;
+    if (auto item = WorkItemId::Parse(lease.work_item_id); item.ok()) {
+      event.index = item->index_name;
+      event.shard = static_cast<int>(item->shard);
+      event.starting_cursor = item->starting_cursor;
+    }
     if (progress) event.cursor = progress->next_cursor;
     event.message = core::StrCat("released after an error: ", result.status().message());
     Emit(std::move(event));
@@ -492,7 +480,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
                                    target_index, ") has no _source and cannot be migrated");
         });
       };
-  LeaseKeeper keeper(coordinator_, clock_, lease, options_.lease_renewal_interval, recorded);
+  LeaseKeeper keeper(raw_coordinator_, clock_, lease, options_.lease_renewal_interval, recorded);
   StopWatch stop(options_.stop_requested, clock_, options_.shutdown_timeout);
   ShardDocumentStream stream(
       **cursor, item.index_name, placement, options_.multi_type_policy,
@@ -530,10 +518,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     const Lease current = keeper.lease();
     const int exponent =
         coordination::SuccessorLeaseExponent(current.exponent, setup_time, current.duration);
-    absl::Status handed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
-      return coordinator_.CreateSuccessorsAndComplete(
-          current, std::span<const std::string>(&successor, 1), exponent);
-    });
+    absl::Status handed = coordinator_.CreateSuccessorsAndComplete(
+        current, std::span<const std::string>(&successor, 1), exponent);
     if (coordination::IsLeaseLost(handed)) {
       emit(WorkerEvent::Kind::kLeaseLost,
            [&](WorkerEvent& e) { e.message = std::string(handed.message()); });
@@ -553,9 +539,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto stopped = [&](uint64_t next_cursor) -> absl::StatusOr<ItemResult> {
     coordination::ItemProgress at = keeper.acknowledged();
     at.next_cursor = std::max(at.next_cursor, next_cursor);
-    absl::Status released = RetryTransient(clock_, options_.coordinator_attempts, [&] {
-      return coordinator_.ReleaseWorkItem(keeper.lease(), at);
-    });
+    absl::Status released = coordinator_.ReleaseWorkItem(keeper.lease(), at);
     if (coordination::IsLeaseLost(released)) return ItemResult{ItemResult::Kind::kLeaseLost};
     RFS_RETURN_IF_ERROR(released);
     emit(WorkerEvent::Kind::kReleased, [&](WorkerEvent& e) {
@@ -594,7 +578,9 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     if (absl::IsDeadlineExceeded(error) || absl::IsAborted(error)) {
       const bool past_lease = clock_.Now() >= keeper.deadline();
       if (!past_lease && stop.requested()) return stopped(progress_out->next_cursor);
-      if (past_lease) {
+      // A request stopped at the lease's deadline may see a heartbeat move it just after: the
+      // lease ran short either way.
+      if (past_lease || absl::IsDeadlineExceeded(error)) {
         // Unless another worker has taken the item over, the acknowledged prefix is kept: the
         // coordinator accepts a checkpoint from an expired lease that nobody replaced, and
         // refuses it (lease lost) otherwise.
@@ -636,9 +622,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     }
     return checkpoint(next_cursor);
   }
-  absl::Status completed = RetryTransient(clock_, options_.coordinator_attempts, [&] {
-    return coordinator_.CompleteWorkItem(keeper.lease());
-  });
+  absl::Status completed = coordinator_.CompleteWorkItem(keeper.lease());
   if (coordination::IsLeaseLost(completed)) return ItemResult{ItemResult::Kind::kLeaseLost};
   RFS_RETURN_IF_ERROR(completed);
   emit(WorkerEvent::Kind::kCompleted, fill_counts);
@@ -665,8 +649,7 @@ absl::Status DocumentMigrationWorker::RunLoop() {
     if (!found.ok()) return TagSnapshotRead(found.status());
     snapshot_ = *found;
   }
-  RFS_RETURN_IF_ERROR(
-      RetryTransient(clock_, options_.coordinator_attempts, [&] { return coordinator_.Setup(); }));
+  RFS_RETURN_IF_ERROR(coordinator_.Setup());
   coordination::OneTimeSetupOptions setup_options;
   setup_options.initial_lease = options_.initial_lease;
   // Setup takes milliseconds to seconds (one metadata read per index): poll for it briskly so
@@ -682,9 +665,7 @@ absl::Status DocumentMigrationWorker::RunLoop() {
       summary_.outcome = WorkerOutcome::kStopped;
       break;
     }
-    auto outcome = RetryTransient(clock_, options_.coordinator_attempts, [&] {
-      return coordinator_.AcquireNextWorkItem(options_.initial_lease);
-    });
+    auto outcome = coordinator_.AcquireNextWorkItem(options_.initial_lease);
     if (!outcome.ok()) return outcome.status();
     if (std::holds_alternative<coordination::NoAvailableWork>(*outcome)) {
       summary_.outcome = WorkerOutcome::kNoWorkLeft;

@@ -370,6 +370,14 @@ inline void HeartbeatLeases(const ConformanceEnv& env) {
   // Progress was made under this grant: its doubling is taken back.
   CHECK(state.next_lease_exponent == 0);
 
+  // Heartbeats go on from the renewed lease.
+  env.clock->Advance(1s);
+  auto again = w1->RenewLease(*renewed, ItemProgress{120, 110, 11000});
+  RFS_CONFORMANCE_REQUIRE_OK(again.status());
+  CHECK(again->expires_at > renewed->expires_at);
+  CHECK(MustGet(*w2, x).progress->next_cursor == 120);
+  renewed = again;
+
   // Past the old expiry the item is still held (the renewal moved it).
   env.clock->Set(first.expires_at + env.expiry_slack);
   CHECK(std::holds_alternative<AllLeasedElsewhere>(Outcome(w2->AcquireNextWorkItem(kLease))));
@@ -379,11 +387,11 @@ inline void HeartbeatLeases(const ConformanceEnv& env) {
   const Lease second = MustAcquire(w2->AcquireNextWorkItem(kLease));
   CHECK(second.exponent == 0);
   REQUIRE(second.recorded_progress.has_value());
-  CHECK(second.recorded_progress->next_cursor == 100);
+  CHECK(second.recorded_progress->next_cursor == 120);
   CHECK(absl::IsFailedPrecondition(w1->RenewLease(*renewed, ItemProgress{200, 1, 1}).status()));
 
   // A renewal without new progress keeps the lease alive but not the exponent short.
-  auto idle = w2->RenewLease(second, ItemProgress{100, 90, 9000});
+  auto idle = w2->RenewLease(second, ItemProgress{120, 110, 11000});
   RFS_CONFORMANCE_REQUIRE_OK(idle.status());
   CHECK(MustGet(*w1, x).next_lease_exponent == 1);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -22,6 +23,8 @@ class TempDir {
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
+    // RFS_KEEP_TEST_DIRS=1 keeps the folders (worker logs, outputs) for a post-mortem.
+    if (std::getenv("RFS_KEEP_TEST_DIRS") != nullptr) return;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }

@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rfs/coordination/retrying_work_coordinator.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
@@ -125,7 +126,7 @@ struct DocumentMigrationOptions {
   std::chrono::milliseconds progress_interval{1000};
   /// Receives every event (may be empty).
   std::function<void(const WorkerEvent&)> on_event;
-  /// Coordinator calls failing with a retryable code are retried this many times.
+  /// Attempts per coordinator call that fails with a retryable code (429, 503, resets).
   int coordinator_attempts = 8;
   /// The heartbeat: while an item moves, its lease is renewed and its acknowledged cursor and
   /// counts recorded at least this often (never less often than a quarter of the lease). A worker
@@ -190,6 +191,10 @@ class DocumentMigrationWorker {
   void Emit(WorkerEvent event) const;
 
   const snapshot::SnapshotRepository& repository_;
+  // Heartbeats go to the store directly (a failed one is simply tried again at the next); every
+  // other call retries transient failures.
+  coordination::IWorkCoordinator& raw_coordinator_;
+  coordination::RetryingWorkCoordinator retrying_;
   coordination::IWorkCoordinator& coordinator_;
   SinkFactory sinks_;
   reindex::IFailedDocumentSink* failed_sink_;

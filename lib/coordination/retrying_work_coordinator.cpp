@@ -1,0 +1,83 @@
+#include "rfs/coordination/retrying_work_coordinator.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "rfs/core/errors.hpp"
+
+namespace rfs::coordination {
+
+RetryingWorkCoordinator::RetryingWorkCoordinator(IWorkCoordinator& inner, core::IClock& clock,
+                                                 CoordinatorRetryPolicy policy)
+    : inner_(inner), clock_(clock), policy_(policy), rng_(std::random_device{}()) {}
+
+template <typename Call>
+auto RetryingWorkCoordinator::Retry(Call&& call) -> decltype(call()) {
+  Duration backoff = policy_.initial_backoff;
+  for (int attempt = 1;; ++attempt) {
+    auto result = call();
+    absl::Status status;
+    if constexpr (std::is_same_v<decltype(result), absl::Status>) {
+      status = result;
+    } else {
+      status = result.status();
+    }
+    if (status.ok() || !core::IsRetryable(status) || attempt >= policy_.max_attempts) {
+      return result;
+    }
+    // "Equal jitter": half fixed, half random, so a fleet's retries spread out.
+    Duration sleep;
+    {
+      std::lock_guard lock(rng_mu_);
+      sleep = backoff / 2 + Duration(std::uniform_int_distribution<Duration::rep>(
+                                0, std::max<Duration::rep>(backoff.count() / 2, 0))(rng_));
+    }
+    clock_.SleepFor(sleep);
+    backoff = std::min(backoff * 2, policy_.max_backoff);
+  }
+}
+
+absl::Status RetryingWorkCoordinator::Setup() {
+  return Retry([&] { return inner_.Setup(); });
+}
+absl::StatusOr<bool> RetryingWorkCoordinator::CreateUnassignedWorkItem(std::string_view id,
+                                                                       int lease_exponent) {
+  return Retry([&] { return inner_.CreateUnassignedWorkItem(id, lease_exponent); });
+}
+absl::StatusOr<AcquireOutcome> RetryingWorkCoordinator::AcquireNextWorkItem(
+    Duration initial_lease) {
+  return Retry([&] { return inner_.AcquireNextWorkItem(initial_lease); });
+}
+absl::StatusOr<AcquireOutcome> RetryingWorkCoordinator::AcquireWorkItem(std::string_view id,
+                                                                        Duration initial_lease) {
+  return Retry([&] { return inner_.AcquireWorkItem(id, initial_lease); });
+}
+absl::Status RetryingWorkCoordinator::CompleteWorkItem(const Lease& lease) {
+  return Retry([&] { return inner_.CompleteWorkItem(lease); });
+}
+absl::Status RetryingWorkCoordinator::CreateSuccessorsAndComplete(
+    const Lease& lease, std::span<const std::string> successor_ids, int successor_lease_exponent) {
+  return Retry([&] {
+    return inner_.CreateSuccessorsAndComplete(lease, successor_ids, successor_lease_exponent);
+  });
+}
+absl::StatusOr<Lease> RetryingWorkCoordinator::RenewLease(const Lease& lease,
+                                                          const ItemProgress& progress) {
+  return Retry([&] { return inner_.RenewLease(lease, progress); });
+}
+absl::Status RetryingWorkCoordinator::ReleaseWorkItem(const Lease& lease,
+                                                      std::optional<ItemProgress> progress) {
+  return Retry([&] { return inner_.ReleaseWorkItem(lease, progress); });
+}
+absl::StatusOr<int64_t> RetryingWorkCoordinator::CountIncompleteWorkItems() {
+  return Retry([&] { return inner_.CountIncompleteWorkItems(); });
+}
+absl::StatusOr<std::optional<WorkItemState>> RetryingWorkCoordinator::GetWorkItem(
+    std::string_view id) {
+  return Retry([&] { return inner_.GetWorkItem(id); });
+}
+absl::StatusOr<TimePoint> RetryingWorkCoordinator::StoreNow() {
+  return Retry([&] { return inner_.StoreNow(); });
+}
+
+}  // namespace rfs::coordination
