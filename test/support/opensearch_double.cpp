@@ -5,6 +5,9 @@
 #include "opensearch_double.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
 #include <deque>
 #include <random>
 #include <set>
@@ -33,6 +36,35 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using core::StrCat;
+
+// RFC 9110 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string HttpDate(core::IClock::TimePoint t) {
+  const std::time_t seconds = static_cast<std::time_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  char text[40];
+  std::snprintf(text, sizeof(text), "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[utc.tm_wday],
+                utc.tm_mday, kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min,
+                utc.tm_sec);
+  return text;
+}
+
+// The media types OpenSearch's XContentType.fromMediaType accepts (parameters such as charset
+// ignored), plus x-ndjson, which the bulk and multi-search APIs take.
+bool IsSupportedContentType(std::string_view type) {
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  std::string lower(type);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "application/json" || lower == "application/x-ndjson" ||
+         lower == "application/smile" || lower == "application/cbor" ||
+         lower == "application/yaml" || lower == "application/vnd.opensearch+json";
+}
 
 void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
   const size_t question = target.find('?');
@@ -79,6 +111,10 @@ struct OpenSearchDouble::Impl {
   uint64_t eligible_requests = 0;
   DoubleStats counters;
   std::deque<RecordedRequest> recorded;
+
+  core::IClock& Clock() const {
+    return options.clock != nullptr ? *options.clock : core::SystemClock::Instance();
+  }
 
   void AcceptLoop() {
     while (true) {
@@ -230,6 +266,7 @@ struct OpenSearchDouble::Impl {
       http::response<http::string_body> res{static_cast<http::status>(response.status),
                                             req.version()};
       res.set(http::field::content_type, "application/json; charset=UTF-8");
+      if (options.send_date_header) res.set(http::field::date, HttpDate(Clock().Now()));
       for (const auto& [name, value] : response.headers) res.set(name, value);
       res.keep_alive(req.keep_alive());
       res.body() = std::move(response.body);
@@ -282,8 +319,27 @@ struct OpenSearchDouble::Impl {
         return cluster.Error(400, "illegal_argument_exception", "cannot decompress gzip body");
       }
       request.body = *std::move(inflated);
+      if (request.body.size() > options.max_content_length) {
+        // The aggregator sees the decompressed content: a small gzip body can still be too large.
+        return {413, "", {}};
+      }
     } else {
       request.body = std::move(req.body());
+    }
+    if (!request.body.empty() || discarded_actions) {
+      // RestController.dispatchRequest: a body needs a Content-Type OpenSearch can parse
+      // (json, smile, yaml, cbor; `_bulk` also takes x-ndjson), else 406.
+      const auto type = net::FindHeader(record.headers, "content-type");
+      if (!type) {
+        return {406, R"({"error":"Content-Type header is missing","status":406})", {}};
+      }
+      if (!IsSupportedContentType(*type)) {
+        return {406,
+                boost::json::serialize(boost::json::object{
+                    {"error", StrCat("Content-Type header [", *type, "] is not supported")},
+                    {"status", 406}}),
+                {}};
+      }
     }
     return cluster.Handle(request, item_failure);
   }

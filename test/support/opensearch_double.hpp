@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "rfs/core/clock.hpp"
 #include "rfs/net/http.hpp"
 
 #include "absl/status/statusor.h"
@@ -78,8 +79,16 @@ struct OpenSearchDoubleOptions {
   /// Answers `_bulk` with one success item per action line without parsing or storing anything
   /// (benchmarks).
   bool discard_bulk = false;
-  /// OpenSearch's http.max_content_length (100mb by default): larger bodies get 413.
+  /// OpenSearch's http.max_content_length (100mb by default): larger bodies get 413. As in
+  /// OpenSearch's HTTP pipeline (Netty4HttpServerTransport: HttpContentDecompressor before
+  /// HttpObjectAggregator), the limit applies to the decompressed body.
   size_t max_content_length = size_t{100} << 20;
+  /// The cluster's clock (`_cat/health` epoch, `Date` headers, periodic refresh); nullptr means
+  /// the system clock. Must outlive the double.
+  core::IClock* clock = nullptr;
+  /// Adds a `Date` header to every response, as a load balancer in front of a managed cluster
+  /// does. OpenSearch's own HTTP layer sends none.
+  bool send_date_header = false;
   /// Value of the `http.compression` setting reported in the cluster-settings defaults.
   bool http_compression = true;
   /// Snapshots (`PUT /_snapshot/<repo>/<snap>` without wait_for_completion) stay IN_PROGRESS

@@ -3,9 +3,13 @@
 // ErrorResponseBase/ErrorCause, _core.bulk.yaml BulkResponse/ResponseItem, _core.get.yaml,
 // WriteResponseBase) and the reasons OpenSearch prints for each error type.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <functional>
 #include <set>
 
@@ -15,6 +19,99 @@
 #include "opensearch_double_internal.hpp"
 
 namespace rfs::testing::internal {
+namespace {
+
+// Documents are keyed by shard and _id.
+std::string DocKey(int shard, std::string_view id) { return core::StrCat(shard, ":", id); }
+std::string_view IdOf(std::string_view key) { return key.substr(key.find(':') + 1); }
+
+// MurmurHash3_x86_32 (seed 0), as OpenSearch's Murmur3HashFunction applies it to a routing value:
+// over the UTF-16 code units of the string, each as two little-endian bytes
+// (server/src/main/java/org/opensearch/cluster/routing/Murmur3HashFunction.java).
+int32_t RoutingHash(std::string_view routing) {
+  std::u16string units;
+  for (size_t i = 0; i < routing.size();) {
+    // UTF-8 to UTF-16 (ids and routing values are valid UTF-8 here).
+    const unsigned char c = static_cast<unsigned char>(routing[i]);
+    uint32_t cp = c;
+    int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+    if (extra > 0) cp = c & (0x3F >> extra);
+    for (int k = 1; k <= extra && i + k < routing.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(routing[i + k]) & 0x3F);
+    }
+    i += 1 + extra;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      units.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+      units.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+    } else {
+      units.push_back(static_cast<char16_t>(cp));
+    }
+  }
+  std::string bytes;
+  for (char16_t u : units) {
+    bytes.push_back(static_cast<char>(u & 0xFF));
+    bytes.push_back(static_cast<char>(u >> 8));
+  }
+  const uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+  uint32_t h = 0;
+  const size_t blocks = bytes.size() / 4;
+  auto rotl = [](uint32_t x, int r) { return (x << r) | (x >> (32 - r)); };
+  for (size_t b = 0; b < blocks; ++b) {
+    uint32_t k;
+    std::memcpy(&k, bytes.data() + 4 * b, 4);  // little-endian host
+    k *= c1;
+    k = rotl(k, 15);
+    k *= c2;
+    h ^= k;
+    h = rotl(h, 13);
+    h = h * 5 + 0xe6546b64;
+  }
+  uint32_t k = 0;
+  const size_t tail = bytes.size() & 3;
+  const auto* t = reinterpret_cast<const unsigned char*>(bytes.data() + 4 * blocks);
+  if (tail >= 3) k ^= static_cast<uint32_t>(t[2]) << 16;
+  if (tail >= 2) k ^= static_cast<uint32_t>(t[1]) << 8;
+  if (tail >= 1) {
+    k ^= t[0];
+    k *= c1;
+    k = rotl(k, 15);
+    k *= c2;
+    h ^= k;
+  }
+  h ^= static_cast<uint32_t>(bytes.size());
+  h ^= h >> 16;
+  h *= 0x85ebca6b;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35;
+  h ^= h >> 16;
+  return static_cast<int32_t>(h);
+}
+
+// MetadataCreateIndexService.calculateNumRoutingShards (indices created on 7.0+): the shard count
+// doubled as often as it stays at most 1024, so that the index can be split later.
+int RoutingNumShards(int shards) {
+  const int log2_max = 10;
+  int log2_shards = 0;
+  while ((1 << log2_shards) < shards) ++log2_shards;  // 32 - numberOfLeadingZeros(shards - 1)
+  const int splits = std::max(0, log2_max - log2_shards);
+  return shards * (1 << splits);
+}
+
+// "1s", "500ms", "2m", "-1": index.refresh_interval.
+core::IClock::Duration ParseRefreshInterval(const std::string& text) {
+  if (text.empty() || text[0] == '-') return core::IClock::Duration::zero();
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  const int64_t n = std::atoll(text.substr(0, digits).c_str());
+  const std::string unit = text.substr(digits);
+  if (unit == "ms") return std::chrono::milliseconds(n);
+  if (unit == "m") return std::chrono::minutes(n);
+  if (unit == "h") return std::chrono::hours(n);
+  return std::chrono::seconds(n);
+}
+
+}  // namespace
 namespace {
 
 namespace json = boost::json;
@@ -303,7 +400,7 @@ json::object DoubleCluster::ItemError(const std::string& index, const Index* idx
   json::object e{{"type", type}, {"reason", reason}, {"index", index}};
   if (idx != nullptr) {
     e["index_uuid"] = idx->uuid;
-    e["shard"] = "0";
+    e["shard"] = "0";  // Callers that know the shard overwrite it.
   }
   return e;
 }
@@ -313,9 +410,11 @@ std::optional<StoredDocument> DoubleCluster::GetDocument(const std::string& inde
   std::lock_guard lock(mu_);
   auto it = indices_.find(index);
   if (it == indices_.end()) return std::nullopt;
-  auto doc = it->second.docs.find(id);
-  if (doc == it->second.docs.end()) return std::nullopt;
-  return doc->second;
+  for (int shard = 0; shard < it->second.shards; ++shard) {
+    auto doc = it->second.docs.find(DocKey(shard, id));
+    if (doc != it->second.docs.end()) return doc->second;
+  }
+  return std::nullopt;
 }
 
 size_t DoubleCluster::DocumentCount(const std::string& index) const {
@@ -341,10 +440,105 @@ uint64_t DoubleCluster::bulk_items() const {
   return bulk_items_;
 }
 
+namespace {
+
+// The query parameters each API takes (OpenSearch's REST spec), beyond the ones every API takes.
+// OpenSearch answers any other with 400: "request [...] contains unrecognized parameter: [...]".
+std::vector<std::string_view> AllowedParams(const std::vector<std::string>& s,
+                                            const std::string& m) {
+  auto last = [&](std::string_view name) { return !s.empty() && s.back() == name; };
+  if (s.size() == 2 && s[0] == "_cat" && s[1] == "health") {
+    return {"format",
+            "h",
+            "help",
+            "s",
+            "v",
+            "ts",
+            "time",
+            "local",
+            "master_timeout",
+            "cluster_manager_timeout"};
+  }
+  if (last("_bulk")) {
+    return {"refresh",  "routing",          "timeout",
+            "pipeline", "require_alias",    "wait_for_active_shards",
+            "_source",  "_source_includes", "_source_excludes",
+            "type"};
+  }
+  if (last("_refresh")) return {"ignore_unavailable", "allow_no_indices", "expand_wildcards"};
+  if (last("_search") || last("_count")) {
+    return {"size",
+            "from",
+            "seq_no_primary_term",
+            "version",
+            "track_total_hits",
+            "routing",
+            "preference",
+            "sort",
+            "q",
+            "_source",
+            "_source_includes",
+            "_source_excludes",
+            "timeout",
+            "request_cache",
+            "allow_no_indices",
+            "ignore_unavailable",
+            "expand_wildcards",
+            "search_type",
+            "rest_total_hits_as_int",
+            "scroll",
+            "terminate_after",
+            "min_score",
+            "analyzer",
+            "default_operator",
+            "df",
+            "lenient",
+            "typed_keys",
+            "track_scores",
+            "stored_fields",
+            "docvalue_fields",
+            "explain"};
+  }
+  if (s.size() >= 2 && (s[1] == "_doc" || s[1] == "_create")) {
+    if (m == "GET" || m == "HEAD") {
+      return {"routing",          "preference",       "realtime",      "refresh", "_source",
+              "_source_includes", "_source_excludes", "stored_fields", "version", "version_type"};
+    }
+    return {"routing",
+            "refresh",
+            "if_seq_no",
+            "if_primary_term",
+            "op_type",
+            "timeout",
+            "version",
+            "version_type",
+            "pipeline",
+            "require_alias",
+            "wait_for_active_shards"};
+  }
+  return {};  // Other APIs check their own parameters.
+}
+
+}  // namespace
+
 DoubleResponse DoubleCluster::Handle(const DoubleRequest& request,
                                      double item_failure_probability) {
   const auto& s = request.segments;
   const std::string& m = request.method;
+  if (const auto allowed = AllowedParams(s, m); !allowed.empty()) {
+    static constexpr std::string_view kEveryApi[] = {
+        "pretty", "human", "error_trace", "filter_path", "source", "source_content_type"};
+    for (const auto& [name, value] : request.params) {
+      if (std::find(allowed.begin(), allowed.end(), name) != allowed.end() ||
+          std::find(std::begin(kEveryApi), std::end(kEveryApi), name) != std::end(kEveryApi)) {
+        continue;
+      }
+      std::string path;
+      for (const auto& segment : s) path += "/" + segment;
+      return Error(400, "illegal_argument_exception",
+                   StrCat("request [", path, "] contains unrecognized parameter: [", name, "]"));
+    }
+  }
   if (s.empty()) {
     if (m == "GET" || m == "HEAD") return Info(m == "HEAD");
   } else if (s[0] == "_cluster" && s.size() == 2 && s[1] == "settings") {
@@ -352,9 +546,8 @@ DoubleResponse DoubleCluster::Handle(const DoubleRequest& request,
   } else if (s[0] == "_cat" && s.size() == 2 && s[1] == "health" && m == "GET") {
     // The elected master's clock in epoch seconds, stringified as OpenSearch renders cat cells
     // (spec: schemas/cat.health.yaml; format=json).
-    const int64_t epoch = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+    const int64_t epoch =
+        std::chrono::duration_cast<std::chrono::seconds>(Clock().Now().time_since_epoch()).count();
     return {200,
             json::serialize(json::array{json::object{{"epoch", std::to_string(epoch)},
                                                      {"cluster", "opensearch-double"},
@@ -770,8 +963,33 @@ std::optional<DoubleResponse> DoubleCluster::CreateIndexLocked(const std::string
     for (const auto& [order, t] : legacy) apply(*t);
   }
   apply(body);
+  if (auto it = index.settings.find("index.number_of_shards"); it != index.settings.end()) {
+    const std::string text =
+        it->value().is_string() ? StringOf(it->value().as_string()) : ToJson(it->value());
+    index.shards = std::max(1, std::atoi(text.c_str()));
+  }
+  index.routing_num_shards = RoutingNumShards(index.shards);
+  index.next_seq_no.assign(static_cast<size_t>(index.shards), 0);
+  if (auto it = index.settings.find("index.refresh_interval"); it != index.settings.end()) {
+    index.refresh_interval = ParseRefreshInterval(
+        it->value().is_string() ? StringOf(it->value().as_string()) : ToJson(it->value()));
+  }
+  index.last_refresh = Clock().Now();
   indices_.emplace(name, std::move(index));
   return std::nullopt;
+}
+
+int DoubleCluster::ShardFor(const Index& index, std::string_view routing) {
+  // OperationRouting.calculateScaledShardId: floorMod(hash, routingNumShards) / routingFactor.
+  const int64_t hash = RoutingHash(routing);
+  const int64_t n = index.routing_num_shards;
+  const int64_t mod = ((hash % n) + n) % n;
+  return static_cast<int>(mod / (index.routing_num_shards / index.shards));
+}
+
+void DoubleCluster::RefreshLocked(Index& index) {
+  index.searchable = index.docs;
+  index.last_refresh = Clock().Now();
 }
 
 absl::StatusOr<DoubleCluster::Index*> DoubleCluster::GetOrAutoCreate(const std::string& name,
@@ -928,21 +1146,23 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
                               StrCat("no such index [", index_name, "]"));
       return result;
     }
-    auto it = index->docs.find(*id);
+    const int shard = ShardFor(*index, routing.value_or(*id));
+    const std::string key = DocKey(shard, *id);
+    auto it = index->docs.find(key);
     json::object body{{"_index", index_name}, {"_id", *id}};
     if (it == index->docs.end()) {
       body["result"] = "not_found";
       body["_version"] = 1;
       result.status = 404;
     } else {
-      index->deleted_versions[*id] = it->second.version + 1;
+      index->deleted_versions[key] = it->second.version + 1;
       body["result"] = "deleted";
       body["_version"] = it->second.version + 1;
       index->docs.erase(it);
       result.status = 200;
     }
     body["_shards"] = Shards();
-    body["_seq_no"] = index->next_seq_no++;
+    body["_seq_no"] = index->next_seq_no[static_cast<size_t>(shard)]++;
     body["_primary_term"] = 1;
     ++write_operations_;
     result.body = std::move(body);
@@ -960,6 +1180,8 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
   }
   Index& index = **index_or;
   if (!id) id = StrCat("dbl-auto-", std::to_string(next_auto_id_++));
+  const int shard = ShardFor(index, routing.value_or(*id));
+  const std::string key = DocKey(shard, *id);
 
   auto parsed = ParseJson(source);
   std::string stored_source(source);
@@ -971,7 +1193,7 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
       return result;
     }
     const json::object& u = parsed->as_object();
-    auto existing = index.docs.find(*id);
+    auto existing = index.docs.find(key);
     const json::value* doc = u.if_contains("doc");
     if (existing == index.docs.end()) {
       const bool upsert = u.if_contains("doc_as_upsert") && u.at("doc_as_upsert").is_bool() &&
@@ -1017,7 +1239,7 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
     return result;
   }
 
-  auto existing = index.docs.find(*id);
+  auto existing = index.docs.find(key);
   const bool exists = existing != index.docs.end();
   if (if_seq_no || if_primary_term) {
     std::string reason;
@@ -1050,13 +1272,13 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
 
   StoredDocument doc;
   doc.source = std::move(stored_source);
-  doc.seq_no = index.next_seq_no++;
+  doc.seq_no = index.next_seq_no[static_cast<size_t>(shard)]++;
   doc.primary_term = 1;
   doc.routing = routing;
   if (exists) {
     doc.version = existing->second.version + 1;
     doc.writes = existing->second.writes + 1;
-  } else if (auto tomb = index.deleted_versions.find(*id); tomb != index.deleted_versions.end()) {
+  } else if (auto tomb = index.deleted_versions.find(key); tomb != index.deleted_versions.end()) {
     doc.version = tomb->second + 1;
     index.deleted_versions.erase(tomb);
   }
@@ -1068,7 +1290,7 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
                     {"_seq_no", doc.seq_no},
                     {"_primary_term", doc.primary_term}};
   if (is_elasticsearch() && major_ <= 6) body["_type"] = "_doc";
-  index.docs[*id] = std::move(doc);
+  index.docs[key] = std::move(doc);
   ++write_operations_;
   result.status = exists ? 200 : 201;
   result.body = std::move(body);
@@ -1221,6 +1443,13 @@ DoubleResponse DoubleCluster::Bulk(const DoubleRequest& request, const std::stri
     if (typed_required) item["_type"] = StringField(meta, "_type").value_or(path_type);
     items.push_back(json::object{{op, std::move(item)}});
   }
+  if (auto it = request.params.find("refresh");
+      it != request.params.end() && it->second != "false") {
+    for (const auto& entry : items) {
+      const auto& item = entry.as_object().begin()->value().as_object();
+      if (Index* index = FindIndex(StringOf(item.at("_index").as_string()))) RefreshLocked(*index);
+    }
+  }
   return {200, ToJson(json::object{{"took", 1}, {"errors", errors}, {"items", items}}), {}};
 }
 
@@ -1243,7 +1472,8 @@ DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
       if (m == "HEAD") return {404, "", {}};
       return IndexNotFound(index_name, "index_expression");
     }
-    auto it = index->docs.find(*id);
+    // A real-time get reads the shard the routing (or the _id) names.
+    auto it = index->docs.find(DocKey(ShardFor(*index, param("routing").value_or(*id)), *id));
     if (it == index->docs.end()) {
       if (m == "HEAD") return {404, "", {}};
       return {
@@ -1303,7 +1533,8 @@ DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
       return Error(r.status, type, reason, extra);
     }
     if (auto refresh = param("refresh"); refresh && *refresh != "false") {
-      r.body["forced_refresh"] = true;
+      if (Index* index = FindIndex(index_name)) RefreshLocked(*index);
+      if (*refresh != "wait_for") r.body["forced_refresh"] = true;
     }
     return {r.status,
             ToJson(r.body),
@@ -1315,13 +1546,18 @@ DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
 
 DoubleResponse DoubleCluster::Refresh(const DoubleRequest& request) {
   std::lock_guard lock(mu_);
+  std::vector<std::string> names;
   if (request.segments.size() == 2) {
-    for (const auto& name : ResolveIndices(request.segments[0])) {
+    names = ResolveIndices(request.segments[0]);
+    for (const auto& name : names) {
       if (FindIndex(name) == nullptr) {
         return IndexNotFound(name, "index_or_alias");
       }
     }
+  } else {
+    for (const auto& [name, index] : indices_) names.push_back(name);
   }
+  for (const auto& name : names) RefreshLocked(*FindIndex(name));
   return {200, ToJson(json::object{{"_shards", Shards()}}), {}};
 }
 
@@ -1371,13 +1607,22 @@ DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool c
     json::object source;
   };
   std::vector<Hit> hits;
+  std::deque<std::string> ids;  // stable addresses for Hit::id
   try {
     for (const auto& name : names) {
-      const Index& index = indices_.at(name);
-      for (const auto& [id, doc] : index.docs) {
+      Index& index = indices_.at(name);
+      // The periodic refresh (index.refresh_interval), done when someone looks.
+      if (index.refresh_interval > core::IClock::Duration::zero() &&
+          Clock().Now() - index.last_refresh >= index.refresh_interval) {
+        RefreshLocked(index);
+      }
+      for (const auto& [key, doc] : index.searchable) {
         auto source = ParseJson(doc.source);
         json::object object = source && source->is_object() ? source->as_object() : json::object();
-        if (Matches(query, id, object)) hits.push_back({&name, &id, &doc, std::move(object)});
+        ids.emplace_back(IdOf(key));
+        if (Matches(query, ids.back(), object)) {
+          hits.push_back({&name, &ids.back(), &doc, std::move(object)});
+        }
       }
     }
   } catch (const QueryError& e) {

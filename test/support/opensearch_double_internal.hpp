@@ -5,6 +5,7 @@
 // and turns one decoded request into one response. Thread-safe: one mutex guards the state.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -76,9 +77,18 @@ class DoubleCluster {
     boost::json::object settings;  // flat, e.g. "index.number_of_shards"
     boost::json::object mappings;
     boost::json::object aliases;
+    // Documents live in shards: keys are DocKey(shard, _id), so one _id under two routings that
+    // land in different shards is two documents, as in OpenSearch.
+    int shards = 1;
+    int routing_num_shards = 1;
     std::map<std::string, StoredDocument> docs;
     std::map<std::string, int64_t> deleted_versions;  // tombstones keep versions growing
-    int64_t next_seq_no = 0;
+    std::vector<int64_t> next_seq_no;                 // per shard
+    // What search and count see: the documents as of the last refresh (near-real-time search).
+    std::map<std::string, StoredDocument> searchable;
+    core::IClock::TimePoint last_refresh{};
+    // index.refresh_interval; zero or negative: only explicit refreshes.
+    core::IClock::Duration refresh_interval = std::chrono::seconds(1);
   };
   struct WriteResult {
     int status = 200;
@@ -100,6 +110,10 @@ class DoubleCluster {
 
   // REQUIRES: mu_ held.
   Index* FindIndex(const std::string& name);
+  /// The shard of a document routed by `routing` (its _id without one).
+  static int ShardFor(const Index& index, std::string_view routing);
+  /// Publishes every write of `index` to search.
+  void RefreshLocked(Index& index);
   absl::StatusOr<Index*> GetOrAutoCreate(const std::string& name, DoubleResponse* error);
   std::optional<DoubleResponse> CreateIndexLocked(const std::string& name,
                                                   const boost::json::object& body);
@@ -117,6 +131,9 @@ class DoubleCluster {
                                 const std::string& reason) const;
 
   int major_version() const { return major_; }
+  core::IClock& Clock() const {
+    return options_.clock != nullptr ? *options_.clock : core::SystemClock::Instance();
+  }
   bool is_elasticsearch() const { return options_.distribution == "elasticsearch"; }
 
   OpenSearchDoubleOptions options_;
