@@ -2,16 +2,16 @@
 // SqliteWorkCoordinator and for OpenSearchWorkCoordinator.
 //
 //   coordination_bench [--backend sqlite|opensearch|all] [--workers 1,8,64] [--items N]
-//                      [--latency-us N]
+//                      [--latency-ms N]
 //
 // Each worker is a thread with its own coordinator (its own SQLite connection, or its own
 // OpenSearch client state over a shared transport), as separate worker processes would be. The
 // store starts with --items unassigned items; every worker loops acquire -> complete until
 // nothing is left to acquire, so each acquisition is followed by its completion, as in a migration.
 // The rate is items / wall time. SQLite runs on a file in the system temp directory (WAL, BEGIN
-// IMMEDIATE). OpenSearch runs over the tests' in-process FakeOpenSearch (with Date headers):
-// that measures the coordinator's protocol (requests and 409 conflicts per acquisition) and
-// client cost, not a cluster; --latency-us adds a simulated network round trip per request.
+// IMMEDIATE). OpenSearch runs over HTTP against the project's OpenSearch double (in-process,
+// loopback, with Date headers): that measures the coordinator's protocol (requests and 409
+// conflicts per acquisition) and client cost, not a cluster; --latency-ms delays every response.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -27,8 +27,9 @@
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/net/http_transport.hpp"
 
-#include "coordination/fake_opensearch.hpp"
+#include "opensearch_double.hpp"
 #include <unistd.h>
 
 namespace {
@@ -131,29 +132,39 @@ void BenchSqlite(int workers, int items) {
   std::filesystem::remove_all(dir);
 }
 
-void BenchOpenSearch(int workers, int items, std::chrono::microseconds latency) {
-  rfs::coordination::testing::FakeOpenSearch::Options fake_options;
-  fake_options.clock = &rfs::core::SystemClock::Instance();
-  fake_options.latency = latency;
-  auto fake = std::make_shared<rfs::coordination::testing::FakeOpenSearch>(fake_options);
+void BenchOpenSearch(int workers, int items, std::chrono::milliseconds latency) {
+  rfs::testing::OpenSearchDoubleOptions double_options;
+  double_options.send_date_header = true;
+  auto cluster = Check(rfs::testing::OpenSearchDouble::Start(double_options), "start the double");
+  if (latency.count() > 0) {
+    rfs::testing::FaultOptions faults;
+    faults.path_contains = "";
+    faults.slow = 1.0;
+    faults.slow_delay = latency;
+    cluster->SetFaults(faults);
+  }
+  auto transport = std::shared_ptr<rfs::net::IHttpTransport>(Check(
+      rfs::net::BeastHttpTransport::Open(
+          {.endpoint = cluster->endpoint(), .max_idle_connections = static_cast<size_t>(workers)}),
+      "open a transport"));
   auto open = [&](const std::string& id) {
     rfs::coordination::OpenSearchWorkCoordinatorOptions options;
     options.worker_id = id;
-    options.transport = fake;
+    options.transport = transport;
     return Ready(rfs::coordination::OpenSearchWorkCoordinator::Open(options));
   };
   // Count the workers' requests and conflicts only, not those of set-up and item creation.
-  int64_t requests_before = 0;
-  int64_t conflicts_before = 0;
+  uint64_t requests_before = 0;
+  uint64_t conflicts_before = 0;
   const Result r = Scenario("opensearch", open, workers, items, [&] {
-    requests_before = fake->request_count();
-    conflicts_before = fake->conflict_count();
+    requests_before = cluster->stats().requests;
+    conflicts_before = cluster->stats().conflicts;
   });
-  if (!fake->protocol_errors().empty()) Fail("fake: " + fake->protocol_errors().front());
+  if (!cluster->protocol_errors().empty()) Fail("double: " + cluster->protocol_errors().front());
   char extra[160];
-  std::snprintf(extra, sizeof(extra), "  requests/acq=%.2f  409s/acq=%.3f  latency=%lldus",
-                static_cast<double>(fake->request_count() - requests_before) / items,
-                static_cast<double>(fake->conflict_count() - conflicts_before) / items,
+  std::snprintf(extra, sizeof(extra), "  requests/acq=%.2f  409s/acq=%.3f  latency=%lldms",
+                static_cast<double>(cluster->stats().requests - requests_before) / items,
+                static_cast<double>(cluster->stats().conflicts - conflicts_before) / items,
                 static_cast<long long>(latency.count()));
   Report("opensearch", workers, items, r, extra);
 }
@@ -172,7 +183,7 @@ int main(int argc, char** argv) {
   std::vector<int> worker_counts = {1, 8, 64};
   int sqlite_items = 5000;
   int opensearch_items = 1000;
-  std::chrono::microseconds latency{0};
+  std::chrono::milliseconds latency{0};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -182,8 +193,8 @@ int main(int argc, char** argv) {
       worker_counts = ParseList(value);
     } else if (flag == "--items") {
       sqlite_items = opensearch_items = std::stoi(value);
-    } else if (flag == "--latency-us") {
-      latency = std::chrono::microseconds(std::stoll(value));
+    } else if (flag == "--latency-ms") {
+      latency = std::chrono::milliseconds(std::stoll(value));
     } else {
       Fail("unknown flag " + flag);
     }

@@ -111,6 +111,7 @@ struct OpenSearchDouble::Impl {
   uint64_t eligible_requests = 0;
   DoubleStats counters;
   std::deque<RecordedRequest> recorded;
+  std::vector<std::string> protocol_errors;
 
   core::IClock& Clock() const {
     return options.clock != nullptr ? *options.clock : core::SystemClock::Instance();
@@ -261,6 +262,18 @@ struct OpenSearchDouble::Impl {
 
       internal::DoubleResponse response =
           Dispatch(req, record, fault, item_failure, discarded_actions);
+      if (response.status == 409) {
+        std::lock_guard lock(mu);
+        ++counters.conflicts;
+      }
+      if (response.status == 400 || response.status == 405 || response.status == 406 ||
+          response.status == 413) {
+        std::lock_guard lock(mu);
+        if (protocol_errors.size() < 100) {
+          protocol_errors.push_back(StrCat(method, " ", target, ": ", response.status, " ",
+                                           response.body.substr(0, 300)));
+        }
+      }
       if (fault == Fault::kResetAfterApply) return true;
 
       http::response<http::string_body> res{static_cast<http::status>(response.status),
@@ -405,6 +418,11 @@ void OpenSearchDouble::SetFaults(FaultOptions faults) {
   impl_->fault_rng.seed(faults.seed);
   impl_->faults = std::move(faults);
   impl_->eligible_requests = 0;
+}
+
+std::vector<std::string> OpenSearchDouble::protocol_errors() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->protocol_errors;
 }
 
 DoubleStats OpenSearchDouble::stats() const {

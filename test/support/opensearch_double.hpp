@@ -109,6 +109,8 @@ struct DoubleStats {
   /// Write operations applied (index/create/update/delete, bulk or single).
   uint64_t write_operations = 0;
   uint64_t faults_injected = 0;
+  /// Responses with status 409 (version conflicts, documents that already exist).
+  uint64_t conflicts = 0;
   uint64_t gzip_requests = 0;
   uint64_t connections = 0;
 };
@@ -152,6 +154,9 @@ class OpenSearchDouble {
   std::vector<std::string> IndexNames() const;
   /// The most recent requests (up to 1000), oldest first.
   std::vector<RecordedRequest> requests() const;
+  /// Requests answered 400, 405, 406 or 413 ("METHOD target: body"): malformed or unsupported
+  /// requests that a correct client never sends. Tests assert it empty.
+  std::vector<std::string> protocol_errors() const;
   /// Creates an index directly (test set-up), e.g. with a strict mapping.
   absl::Status CreateIndex(const std::string& name, const std::string& body_json);
 

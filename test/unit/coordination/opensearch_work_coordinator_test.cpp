@@ -5,9 +5,10 @@
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
-#include "coordination/fake_opensearch.hpp"
+#include "support/opensearch_double.hpp"
 
 using namespace std::chrono_literals;
 using rfs::coordination::Acquired;
@@ -17,13 +18,13 @@ using rfs::coordination::OpenSearchWorkCoordinatorOptions;
 using rfs::coordination::WorkItemId;
 using rfs::coordination::conformance::ConformanceEnv;
 using rfs::coordination::conformance::WorkerSpec;
-using rfs::coordination::testing::FakeOpenSearch;
 using rfs::net::HttpRequest;
 using rfs::net::HttpResponse;
+using rfs::testing::OpenSearchDouble;
 
 namespace {
 
-// Records every request on its way to the fake.
+// Records every request on its way to the cluster.
 class RecordingTransport final : public rfs::net::IHttpTransport {
  public:
   explicit RecordingTransport(std::shared_ptr<rfs::net::IHttpTransport> inner)
@@ -47,11 +48,22 @@ class RecordingTransport final : public rfs::net::IHttpTransport {
   std::vector<HttpRequest> requests_;
 };
 
+// The coordinator against the project's OpenSearch double over HTTP, on a fake clock shared by
+// the workers and the cluster (its `_cat/health` epoch and, when asked, its `Date` headers).
 struct OpenSearchEnv {
   explicit OpenSearchEnv(bool date_header = true, std::string session = "")
-      : fake(std::make_shared<FakeOpenSearch>(FakeOpenSearch::Options{&clock, date_header})),
-        recorder(std::make_shared<RecordingTransport>(fake)),
-        session_name(std::move(session)) {}
+      : session_name(std::move(session)) {
+    rfs::testing::OpenSearchDoubleOptions options;
+    options.clock = &clock;
+    options.send_date_header = date_header;
+    auto started = OpenSearchDouble::Start(std::move(options));
+    REQUIRE(started.ok());
+    cluster = *std::move(started);
+    auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = cluster->endpoint()});
+    REQUIRE(transport.ok());
+    recorder = std::make_shared<RecordingTransport>(
+        std::shared_ptr<rfs::net::IHttpTransport>(*std::move(transport)));
+  }
 
   std::unique_ptr<IWorkCoordinator> Open(const WorkerSpec& spec) {
     OpenSearchWorkCoordinatorOptions options;
@@ -69,16 +81,29 @@ struct OpenSearchEnv {
     // Date headers have one-second resolution: a lease is surely over for every worker about
     // two seconds after its expiry (the probe's millisecond readings need far less).
     env.expiry_slack = 3s;
-    env.check_store = [this] {
-      const auto errors = fake->protocol_errors();
-      INFO((errors.empty() ? std::string() : errors.front()));
-      CHECK(errors.empty());
-    };
+    env.check_store = [this] { CheckProtocol(); };
     return env;
   }
 
+  // Nothing the coordinator sent was malformed or unsupported.
+  void CheckProtocol() const {
+    const auto errors = cluster->protocol_errors();
+    INFO((errors.empty() ? std::string() : errors.front()));
+    CHECK(errors.empty());
+  }
+
+  // Fails the request `n` requests from now (0: the next): a reset before it reaches the cluster,
+  // or, with `after_applying`, after it took effect (a lost response).
+  void FailRequest(uint64_t n, bool after_applying) {
+    rfs::testing::FaultOptions faults;
+    faults.path_contains = "";
+    faults.schedule[n + 1] = after_applying ? rfs::testing::Fault::kResetAfterApply
+                                            : rfs::testing::Fault::kResetBeforeApply;
+    cluster->SetFaults(std::move(faults));
+  }
+
   rfs::core::FakeClock clock;
-  std::shared_ptr<FakeOpenSearch> fake;
+  std::unique_ptr<OpenSearchDouble> cluster;
   std::shared_ptr<RecordingTransport> recorder;
   std::string session_name;
 };
@@ -132,14 +157,13 @@ TEST_CASE("OpenSearchWorkCoordinator reads a clock that sends no Date header fro
   REQUIRE(store_now.ok());
   CHECK(*store_now - env.clock.Now() < 1s);
   CHECK(env.clock.Now() - *store_now < 1s);
-  CHECK(env.fake->protocol_errors().empty());
+  env.CheckProtocol();
 }
 
 TEST_CASE("OpenSearchWorkCoordinator validates its options", "[coordination][opensearch]") {
-  rfs::core::FakeClock clock;
-  auto fake = std::make_shared<FakeOpenSearch>(FakeOpenSearch::Options{&clock});
+  OpenSearchEnv env;
   OpenSearchWorkCoordinatorOptions options;
-  options.transport = fake;
+  options.transport = env.recorder;
   CHECK(absl::IsInvalidArgument(OpenSearchWorkCoordinator::Open(options).status()));  // No id.
   options.worker_id = "w";
   options.session_name = "Has Caps";
@@ -209,7 +233,7 @@ TEST_CASE("OpenSearchWorkCoordinator speaks the documented OpenSearch APIs",
   // Counting refreshes first, then uses _count.
   CHECK(find("POST", index + "/_refresh") != nullptr);
   CHECK(find("POST", index + "/_count") != nullptr);
-  CHECK(env.fake->protocol_errors().empty());
+  env.CheckProtocol();
 }
 
 TEST_CASE("OpenSearchWorkCoordinator turns transport failures into clean, retryable statuses",
@@ -226,7 +250,7 @@ TEST_CASE("OpenSearchWorkCoordinator turns transport failures into clean, retrya
         const std::string parent = WorkItemId{"idx", 0, 0}.ToString();
         const std::string child = WorkItemId{"idx", 0, 10}.ToString();
         REQUIRE(worker->CreateUnassignedWorkItem(parent, 0).ok());
-        env.fake->FailRequest(n, after_applying);
+        env.FailRequest(static_cast<uint64_t>(n), after_applying);
         auto retry = [&](auto&& call) {
           for (int attempt = 0;; ++attempt) {
             auto result = call();
@@ -251,7 +275,7 @@ TEST_CASE("OpenSearchWorkCoordinator turns transport failures into clean, retrya
         REQUIRE(state->has_value());
         CHECK((*state)->completed());
         CHECK((*state)->lease_generation == 1);  // No second grant was needed.
-        CHECK(env.fake->protocol_errors().empty());
+        env.CheckProtocol();
       }
     }
   }
