@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -28,6 +29,11 @@ void FlattenSettings(const boost::json::object& in, const std::string& prefix,
                      boost::json::object& out);
 /// The reverse: flat keys back into nested objects.
 boost::json::object NestSettings(const boost::json::object& flat);
+
+/// The query parameters the double accepts for an API (path segments, method), beyond those every
+/// API takes; empty for APIs that check their own. The test suite compares them with the spec.
+std::vector<std::string_view> AllowedParams(const std::vector<std::string>& segments,
+                                            const std::string& method);
 
 struct DoubleRequest {
   std::string method;

@@ -1,6 +1,10 @@
 // The OpenSearch double is only as useful as it is strict: where it is more lenient than a real
 // cluster, bugs hide. These cases pin the behaviours the tools depend on, each as OpenSearch
 // documents or implements it.
+#include <filesystem>
+#include <fstream>
+#include <set>
+
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -8,7 +12,9 @@
 #include "rfs/net/gzip.hpp"
 #include "rfs/net/http_transport.hpp"
 
+#include "support/corpus.hpp"
 #include "support/opensearch_double.hpp"
+#include "support/opensearch_double_internal.hpp"
 
 namespace {
 
@@ -154,3 +160,70 @@ TEST_CASE("the double's clock: _cat/health epoch, and a Date header only when as
 }
 
 }  // namespace
+
+namespace {
+
+// The query parameters the spec lists for `method` of `path` (e.g. "/{index}/_doc/{id}", "put"),
+// read from its `$ref: '#/components/parameters/<op>::query.<name>'` lines.
+std::set<std::string> SpecParameters(const std::filesystem::path& file, const std::string& path,
+                                     const std::string& method) {
+  std::ifstream in(file);
+  std::string line;
+  bool in_path = false;
+  bool in_method = false;
+  std::set<std::string> out;
+  while (std::getline(in, line)) {
+    if (line.starts_with("  /")) {
+      in_path = line == "  " + path + ":";
+      in_method = false;
+      continue;
+    }
+    if (!in_path) continue;
+    if (line.size() > 4 && line.starts_with("    ") && line[4] != ' ') {
+      in_method = line == "    " + method + ":";
+      continue;
+    }
+    if (!in_method) continue;
+    const size_t query = line.find("::query.");
+    if (query == std::string::npos) continue;
+    const size_t end = line.find('\'', query);
+    out.insert(line.substr(query + 8, end - query - 8));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the double accepts no query parameter the OpenSearch spec does not list", "[double]") {
+  auto spec = rfs::test::CorpusRoot("the OpenSearch REST spec");  // skips without ../shared
+  const auto api = *spec / ".." / "spec" / "opensearch-api" / "namespaces";
+  REQUIRE(std::filesystem::exists(api / "_core.yaml"));
+  struct Case {
+    std::vector<std::string> segments;
+    std::string method;
+    std::filesystem::path file;
+    std::string path;
+    std::string spec_method;
+  };
+  const std::vector<Case> cases = {
+      {{"i", "_doc", "1"}, "PUT", api / "_core.yaml", "/{index}/_doc/{id}", "put"},
+      {{"i", "_doc", "1"}, "GET", api / "_core.yaml", "/{index}/_doc/{id}", "get"},
+      {{"i", "_doc", "1"}, "DELETE", api / "_core.yaml", "/{index}/_doc/{id}", "delete"},
+      {{"i", "_doc"}, "POST", api / "_core.yaml", "/{index}/_doc", "post"},
+      {{"i", "_create", "1"}, "PUT", api / "_core.yaml", "/{index}/_create/{id}", "put"},
+      {{"_bulk"}, "POST", api / "_core.yaml", "/_bulk", "post"},
+      {{"i", "_search"}, "POST", api / "_core.yaml", "/{index}/_search", "post"},
+      {{"i", "_count"}, "POST", api / "_core.yaml", "/{index}/_count", "post"},
+      {{"i", "_refresh"}, "POST", api / "indices.yaml", "/{index}/_refresh", "post"},
+      {{"_cat", "health"}, "GET", api / "cat.yaml", "/_cat/health", "get"},
+  };
+  for (const auto& c : cases) {
+    const auto listed = SpecParameters(c.file, c.path, c.spec_method);
+    INFO(c.spec_method << " " << c.path);
+    REQUIRE_FALSE(listed.empty());
+    for (std::string_view name : rfs::testing::internal::AllowedParams(c.segments, c.method)) {
+      INFO("parameter " << name);
+      CHECK(listed.count(std::string(name)) == 1);
+    }
+  }
+}
