@@ -13,6 +13,7 @@
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/retrying_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 
 #include "coordination/coordinator_base_internal.hpp"
@@ -205,7 +206,11 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
         batch_size_(options.search_batch_size),
         max_rounds_(options.max_acquire_rounds),
         estimator_(options.clock_sample_max_age),
-        sampler_(std::move(options.transport), clock(), estimator_),
+        sampler_(
+            std::make_shared<net::RetryingHttpTransport>(
+                std::move(options.transport), clock(),
+                net::TransportRetryPolicy{.max_attempts = std::max(1, options.request_attempts)}),
+            clock(), estimator_),
         client_(sampler_),
         rng_(std::random_device{}() ^ std::hash<std::string>{}(options.worker_id)) {}
 

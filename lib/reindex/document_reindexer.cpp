@@ -3,8 +3,10 @@
 // The calling thread reads the stream and cuts batches; `max_concurrent_batches` worker threads
 // each take one batch at a time and drive it through the sink, retrying what is transient. The
 // hand-over queue holds a single batch so that memory stays bounded at (workers + 2) batches
-// while the reader still works ahead. Batch completion is tracked by sequence number so the
-// acknowledged cursor only ever covers a gap-free prefix of the stream.
+// while the reader still works ahead, and no batch is handed over more than 2 x workers batches
+// past the acknowledged prefix (what a worker that dies costs beyond it). Batch completion is
+// tracked by sequence number so the acknowledged cursor only ever covers a gap-free prefix of the
+// stream.
 #include "rfs/reindex/document_reindexer.hpp"
 
 #include <algorithm>
@@ -135,7 +137,14 @@ class ReindexRun {
 
   void Submit(Batch batch) {
     std::unique_lock lock(mu_);
-    space_cv_.wait(lock, [&] { return queue_.empty() || !first_error_.ok(); });
+    // A sliding window: at most `window` batches past the acknowledged prefix. Without it, one
+    // batch stuck in retries lets the others run far ahead, and everything past the prefix is
+    // sent again by whoever resumes from the recorded cursor.
+    const uint64_t window = 2 * static_cast<uint64_t>(options_.max_concurrent_batches);
+    space_cv_.wait(lock, [&] {
+      return (queue_.empty() && batch.sequence < next_to_acknowledge_ + window) ||
+             !first_error_.ok();
+    });
     if (!first_error_.ok()) return;
     queue_.push_back(std::move(batch));
     lock.unlock();
@@ -338,6 +347,7 @@ class ReindexRun {
         advanced = acknowledged_;
       }
     }
+    if (advanced) space_cv_.notify_all();  // The window moved.
     if (!advanced || !on_progress_) return;
     // Report outside mu_ (the callback may do I/O), in cursor order.
     std::lock_guard progress_lock(progress_mu_);

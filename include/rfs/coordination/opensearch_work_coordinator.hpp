@@ -50,6 +50,10 @@ struct OpenSearchWorkCoordinatorOptions : WorkCoordinatorOptions {
   int max_acquire_rounds = 64;
   /// A store-clock estimate older than this is re-sampled before it is used.
   std::chrono::seconds clock_sample_max_age{60};
+  /// Sends per request when the cluster is busy or the connection fails (429, 502-504, resets,
+  /// timeouts), with short backoff (net::RetryingHttpTransport): every request of the coordinator
+  /// is safe to send twice. 1 hands every failure straight to the caller.
+  int request_attempts = 4;
 };
 
 class OpenSearchWorkCoordinator {

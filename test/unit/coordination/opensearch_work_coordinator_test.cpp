@@ -65,10 +65,11 @@ struct OpenSearchEnv {
         std::shared_ptr<rfs::net::IHttpTransport>(*std::move(transport)));
   }
 
-  std::unique_ptr<IWorkCoordinator> Open(const WorkerSpec& spec) {
+  std::unique_ptr<IWorkCoordinator> Open(const WorkerSpec& spec, int request_attempts = 4) {
     OpenSearchWorkCoordinatorOptions options;
     rfs::coordination::conformance::ApplySpec(spec, &clock, options);
     options.transport = recorder;
+    options.request_attempts = request_attempts;
     options.session_name = session_name;
     return rfs::coordination::conformance::RequireOpened(
         OpenSearchWorkCoordinator::Open(std::move(options)));
@@ -245,7 +246,8 @@ TEST_CASE("OpenSearchWorkCoordinator turns transport failures into clean, retrya
     for (int n = 0; n < 30; ++n) {
       DYNAMIC_SECTION((after_applying ? "losing the response to" : "failing") << " request " << n) {
         OpenSearchEnv env;
-        auto worker = env.Open({"w1", nullptr, nullptr});
+        // No resending inside the coordinator: every failure reaches the caller.
+        auto worker = env.Open({"w1", nullptr, nullptr}, /*request_attempts=*/1);
         REQUIRE(worker->Setup().ok());
         const std::string parent = WorkItemId{"idx", 0, 0}.ToString();
         const std::string child = WorkItemId{"idx", 0, 10}.ToString();

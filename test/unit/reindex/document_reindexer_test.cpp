@@ -519,5 +519,33 @@ TEST_CASE("a deadline moved forward lets retries go on", "[reindex][reindexer]")
   CHECK(summary->retries == 40);
 }
 
+TEST_CASE("batches never run more than a window ahead of the acknowledged prefix",
+          "[reindex][reindexer]") {
+  core::FakeClock clock;
+  std::atomic<int> written_while_first_pending{0};
+  std::atomic<bool> first_done{false};
+  ScriptedSink sink(
+      [&](int,
+          std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+        if (docs.front()->cursor == 1) {
+          // The first batch is slow: the others may go ahead, but only a window's worth.
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          first_done = true;
+        } else if (!first_done) {
+          ++written_while_first_pending;
+        }
+        return std::vector<ItemFailure>{};
+      });
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_docs_per_batch = 10, .max_concurrent_batches = 2});
+  VectorDocumentStream docs(MakeDocs(200));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 200);
+  // Window = 2 x 2 batches: the slow one and at most three after it.
+  CHECK(written_while_first_pending.load() <= 3);
+  CHECK(written_while_first_pending.load() >= 1);  // The other connection did not idle.
+}
+
 }  // namespace
 }  // namespace rfs::reindex
