@@ -531,6 +531,72 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
   CHECK(idle_max < 20);
 }
 
+TEST_CASE("SIGTERM stops a worker gracefully and releases its shard; a second signal exits at once",
+          "[e2e][generated][coordination]") {
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 12000 --doc-size 300 --deletes 50 --segments 3 --seed 81");
+  if (!generated) return;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  rfs::testing::FaultOptions faults;
+  faults.slow = 1.0;
+  faults.slow_delay = std::chrono::milliseconds(50);
+  (*target)->SetFaults(faults);
+  MigrationRun run;
+  auto worker_args = [&](const std::string& name) {
+    return std::vector<std::string>{
+        RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+        (*target)->endpoint(), "--worker-id", name, "--failed-documents-dir",
+        run.dir.File("failed"), "--documents-per-bulk-request", "100", "--max-connections", "1",
+        // Short, so that the abruptly stopped worker's lease ends soon.
+        "--initial-lease-duration", "PT3S"};
+  };
+  auto wait_for_progress = [&](const std::string& name, rfs::test::ChildProcess& worker) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (rfs::test::ReadTextFile(run.Err(name)).find("\"event\":\"progress\"") ==
+               std::string::npos &&
+           !worker.Exited() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  };
+  {
+    rfs::test::ChildProcess worker(worker_args("term"), run.Out("term"), run.Err("term"));
+    wait_for_progress("term", worker);
+    REQUIRE_FALSE(worker.Exited());
+    kill(worker.pid(), SIGTERM);
+    const int code = worker.Wait();
+    INFO(run.Logs("term"));
+    CHECK(code == kLeaseHandoff);
+    CHECK(rfs::test::ReadTextFile(run.Err("term")).find("\"event\":\"released\"") !=
+          std::string::npos);
+    CHECK(rfs::test::ReadTextFile(run.Out("term")).find(": stopped;") != std::string::npos);
+  }
+  {
+    // A second signal does not wait for in-flight requests.
+    rfs::test::ChildProcess worker(worker_args("twice"), run.Out("twice"), run.Err("twice"));
+    wait_for_progress("twice", worker);
+    REQUIRE_FALSE(worker.Exited());
+    kill(worker.pid(), SIGTERM);
+    // Apart, so that the kernel does not merge the two pending signals into one.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(worker.pid(), SIGTERM);
+    CHECK(worker.Wait() == 128 + SIGTERM);
+  }
+  // The rest is done by the next workers; every document arrives, and the graceful stop re-sent
+  // nothing: every document is written once, except those of the second (abrupt) stop.
+  bool done = false;
+  for (int attempt = 0; attempt < 20 && !done; ++attempt) {
+    const std::string name = "rest-" + std::to_string(attempt);
+    const int code = rfs::test::RunProcess(worker_args(name), run.Out(name), run.Err(name));
+    INFO(run.Logs(name));
+    REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
+    done = code == kNoWorkLeft;
+    if (!done) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  REQUIRE(done);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+}
+
 TEST_CASE("workers SIGKILLed mid-shard lose nothing: successors resume from leases and cursors",
           "[e2e][generated][kill]") {
   auto generated = rfs::test::Generate(
