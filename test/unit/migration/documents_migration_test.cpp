@@ -101,6 +101,23 @@ struct Fixture {
     return std::move(coordinator).value();
   }
 
+  /// The record of shard `shard` of `index` from cursor 0, as the store holds it now.
+  rfs::coordination::WorkItemState Item(const std::string& index, uint32_t shard = 0) {
+    auto item = Coordinator("reader")->GetWorkItem(
+        rfs::coordination::WorkItemId{index, shard, 0}.ToString());
+    REQUIRE(item.ok());
+    REQUIRE(item->has_value());
+    return **item;
+  }
+
+  /// A worker reading 25-document batches, one at a time.
+  static rfs::migration::DocumentMigrationOptions SmallBatches() {
+    rfs::migration::DocumentMigrationOptions options;
+    options.reindexer.max_docs_per_batch = 25;
+    options.reindexer.max_concurrent_batches = 1;
+    return options;
+  }
+
   absl::StatusOr<rfs::migration::WorkerSummary> RunWorker(
       const std::string& worker, std::shared_ptr<RecordingSink> sink,
       rfs::migration::DocumentMigrationOptions options,
@@ -156,9 +173,7 @@ TEST_CASE("heartbeats keep a moving shard on one lease, however long it takes",
   Fixture fixture(generated->repo());
   // 40 batches of 30 s: two hours of work on a 10-minute lease.
   auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(30));
-  rfs::migration::DocumentMigrationOptions options;
-  options.reindexer.max_docs_per_batch = 25;
-  options.reindexer.max_concurrent_batches = 1;
+  rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
   options.lease_renewal_interval = std::chrono::seconds(30);
   auto summary = fixture.RunWorker("w1", sink, options);
   REQUIRE(summary.ok());
@@ -170,14 +185,11 @@ TEST_CASE("heartbeats keep a moving shard on one lease, however long it takes",
   CHECK(sink->writes().size() == expected.size());
   for (const auto& [key, count] : sink->writes()) CHECK(count == 1);
   // The store recorded the progress of the last heartbeat.
-  auto coordinator = fixture.Coordinator("reader");
-  auto item = coordinator->GetWorkItem(rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString());
-  REQUIRE(item.ok());
-  REQUIRE(item->has_value());
-  CHECK((*item)->completed());
-  REQUIRE((*item)->progress.has_value());
-  CHECK((*item)->progress->next_cursor > 900);
-  CHECK((*item)->next_lease_exponent == 0);
+  const rfs::coordination::WorkItemState item = fixture.Item("index-0");
+  CHECK(item.completed());
+  REQUIRE(item.progress.has_value());
+  CHECK(item.progress->next_cursor > 900);
+  CHECK(item.next_lease_exponent == 0);
 }
 
 TEST_CASE("a lease running short hands a successor on from the first unread document",
@@ -189,9 +201,7 @@ TEST_CASE("a lease running short hands a successor on from the first unread docu
   // checkpoint (7.5 minutes in) comes after about 15 batches, and the batches still in flight
   // then end before the lease.
   auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(30));
-  rfs::migration::DocumentMigrationOptions options;
-  options.reindexer.max_docs_per_batch = 25;
-  options.reindexer.max_concurrent_batches = 1;
+  rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
   options.lease_renewal_interval = std::chrono::milliseconds(0);
   int handoffs = 0;
   for (int run = 0; run < 40; ++run) {
@@ -294,9 +304,7 @@ TEST_CASE("a run that ends in an error releases its item with the cursor recorde
   sink->before_write = [](int call) {
     return call == 21 ? absl::InvalidArgumentError("HTTP 400 refused") : absl::OkStatus();
   };
-  rfs::migration::DocumentMigrationOptions options;
-  options.reindexer.max_docs_per_batch = 25;
-  options.reindexer.max_concurrent_batches = 1;
+  rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
   options.lease_renewal_interval = std::chrono::seconds(30);
   std::vector<rfs::migration::WorkerEvent> events;
   auto failed = fixture.RunWorker("w1", sink, options, &events);
@@ -304,15 +312,11 @@ TEST_CASE("a run that ends in an error releases its item with the cursor recorde
   CHECK(absl::IsInvalidArgument(failed.status()));
   CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kReleased);
 
-  auto coordinator = fixture.Coordinator("reader");
-  const std::string id = rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString();
-  auto item = coordinator->GetWorkItem(id);
-  REQUIRE(item.ok());
-  REQUIRE(item->has_value());
-  CHECK((*item)->lease_holder.empty());  // Available at once, not after the lease.
-  REQUIRE((*item)->progress.has_value());
-  CHECK((*item)->progress->next_cursor == 500);  // 20 batches of 25 (cursors 0-499) acknowledged.
-  CHECK((*item)->next_lease_exponent == 0);
+  const rfs::coordination::WorkItemState item = fixture.Item("index-0");
+  CHECK(item.lease_holder.empty());  // Available at once, not after the lease.
+  REQUIRE(item.progress.has_value());
+  CHECK(item.progress->next_cursor == 500);  // 20 batches of 25 (cursors 0-499) acknowledged.
+  CHECK(item.next_lease_exponent == 0);
 
   // The next worker resumes there: nothing before it is sent again.
   sink->before_write = nullptr;
@@ -348,13 +352,10 @@ TEST_CASE("a stop request finishes in-flight batches, releases the item and exit
   CHECK(first_run >= 8 * 25);
   CHECK(first_run < 1000);
 
-  auto coordinator = fixture.Coordinator("reader");
-  auto item = coordinator->GetWorkItem(rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString());
-  REQUIRE(item.ok());
-  REQUIRE(item->has_value());
-  CHECK((*item)->lease_holder.empty());
-  REQUIRE((*item)->progress.has_value());
-  CHECK((*item)->progress->docs == first_run);
+  const rfs::coordination::WorkItemState item = fixture.Item("index-0");
+  CHECK(item.lease_holder.empty());
+  REQUIRE(item.progress.has_value());
+  CHECK(item.progress->docs == first_run);
 
   // Every batch sent was finished and recorded: the next worker sends only the rest.
   sink->before_write = nullptr;
