@@ -1,7 +1,11 @@
-// The snapshot repository options shared by the tools that read snapshots:
-//   --snapshot-local-dir DIR   (the Java tools' --file-system-repo-path is an alias)
-//   --repo-uri URI             (file:///path or a plain path)
-// S3 repositories are read through a local copy for now (`aws s3 sync`), which the error says.
+// The snapshot repository options shared by the tools that read snapshots, with the Java tools'
+// names:
+//   --snapshot-local-dir DIR      a local folder (--file-system-repo-path is an alias)
+//   --repo-uri URI                file:///path, a path, or s3://bucket/prefix
+//   --s3-repo-uri s3://...        the Java tools' name for an S3 repository
+//   --s3-region R, --s3-endpoint URL (alias --endpoint): where the bucket is; a custom endpoint
+//                                 (MinIO, LocalStack, ...) is addressed path-style
+//   --s3-local-dir, --local-dir   accepted and ignored: S3 repositories are read in place
 #pragma once
 
 #include <string>
@@ -9,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "rfs/core/str_cat.hpp"
+#include "rfs/migration/tools.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -19,39 +24,66 @@ namespace po = boost::program_options;
 inline void AddRepositoryOptions(po::options_description& options) {
   options.add_options()("snapshot-local-dir", po::value<std::string>(),
                         "folder of the snapshot repository (an `fs` repository, or a local copy "
-                        "of an S3 one)")("file-system-repo-path", po::value<std::string>(),
+                        "of any other)")("file-system-repo-path", po::value<std::string>(),
                                          "alias of --snapshot-local-dir")(
-      "repo-uri", po::value<std::string>(), "the repository as file:///path or a path");
+      "repo-uri", po::value<std::string>(),
+      "the repository as file:///path, a path, or s3://bucket/prefix (read in place)")(
+      "s3-repo-uri", po::value<std::string>(), "an S3 repository: s3://bucket/prefix")(
+      "s3-region", po::value<std::string>(), "the S3 bucket's region, e.g. us-east-1")(
+      "s3-endpoint", po::value<std::string>(),
+      "a custom S3 endpoint, e.g. http://minio:9000 (path-style addressing)")(
+      "endpoint", po::value<std::string>(), "alias of --s3-endpoint")(
+      "s3-local-dir", po::value<std::string>(),
+      "accepted for compatibility and ignored: S3 repositories are read in place, nothing is "
+      "downloaded")("local-dir", po::value<std::string>(), "alias of --s3-local-dir (ignored)");
 }
 
-/// The repository folder named by the options; InvalidArgument when none or several are given
-/// or the URI scheme is not supported.
-inline absl::StatusOr<std::string> RepositoryFolder(const po::variables_map& vm) {
-  std::string folder;
+/// The repository named by the options; InvalidArgument when none or several are given or the
+/// URI scheme is not supported.
+inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::variables_map& vm) {
+  migration::RepositoryLocation location;
   int given = 0;
-  for (const char* name : {"snapshot-local-dir", "file-system-repo-path", "repo-uri"}) {
+  for (const char* name :
+       {"snapshot-local-dir", "file-system-repo-path", "repo-uri", "s3-repo-uri"}) {
     if (!vm.count(name)) continue;
     ++given;
-    folder = vm[name].as<std::string>();
+    location.uri = vm[name].as<std::string>();
   }
   if (given == 0) {
     return absl::InvalidArgumentError(
-        "the snapshot repository is missing: give --snapshot-local-dir DIR (or --repo-uri URI)");
+        "the snapshot repository is missing: give --snapshot-local-dir DIR or --repo-uri URI "
+        "(file:///path or s3://bucket/prefix)");
   }
   if (given > 1) {
     return absl::InvalidArgumentError(
-        "give only one of --snapshot-local-dir, --file-system-repo-path, --repo-uri");
+        "give only one of --snapshot-local-dir, --file-system-repo-path, --repo-uri, "
+        "--s3-repo-uri");
   }
-  if (folder.starts_with("file://")) {
-    folder = folder.substr(7);
-  } else if (folder.find("://") != std::string::npos) {
-    return absl::InvalidArgumentError(core::StrCat(
-        "repository URI '", folder,
-        "' is not supported: copy the repository to a local folder (for S3: aws s3 sync "
-        "s3://bucket/path DIR) and pass --snapshot-local-dir DIR"));
+  if (vm.count("s3-repo-uri") && !location.uri.starts_with("s3://")) {
+    return absl::InvalidArgumentError("--s3-repo-uri takes s3://bucket/prefix");
   }
-  if (folder.empty()) return absl::InvalidArgumentError("the repository folder is empty");
-  return folder;
+  if (location.uri.starts_with("s3://")) {
+    auto parsed = s3::S3Uri::Parse(location.uri);
+    if (!parsed.ok()) return parsed.status();
+    if (vm.count("s3-region")) location.s3.region = vm["s3-region"].as<std::string>();
+    for (const char* name : {"s3-endpoint", "endpoint"}) {
+      if (vm.count(name)) location.s3.endpoint = vm[name].as<std::string>();
+    }
+    if (location.s3.region.empty() && location.s3.endpoint.empty()) {
+      return absl::InvalidArgumentError(
+          core::StrCat(location.uri, " needs --s3-region (or --s3-endpoint for a custom store)"));
+    }
+  } else if (location.uri.find("://") != std::string::npos &&
+             !location.uri.starts_with("file://")) {
+    return absl::InvalidArgumentError(
+        core::StrCat("repository URI '", location.uri,
+                     "' is not supported: use a path, file:///path or "
+                     "s3://bucket/prefix"));
+  }
+  if (location.uri.empty() || location.uri == "file://") {
+    return absl::InvalidArgumentError("the repository folder is empty");
+  }
+  return location;
 }
 
 }  // namespace rfs::apps

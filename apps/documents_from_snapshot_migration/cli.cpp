@@ -107,9 +107,9 @@ po::options_description Options() {
 
 absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_map& vm) {
   migration::DocumentsToolOptions run;
-  auto folder = RepositoryFolder(vm);
-  if (!folder.ok()) return folder.status();
-  run.repository_folder = *folder;
+  auto repository = RepositoryOption(vm);
+  if (!repository.ok()) return repository.status();
+  run.repository = *std::move(repository);
   auto text = [&](const char* name) { return Text(vm, name); };
   run.output_dir = text("output-dir");
   for (auto [side, into] : {std::pair{"target", &run.target}, {"coordinator", &run.coordinator}}) {

@@ -137,9 +137,9 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
   }
   metadata.assumed_target_version = *target_version;
   // The repository first: it is what every command reads.
-  auto folder = RepositoryFolder(vm);
-  if (!folder.ok()) return folder.status();
-  run.repository_folder = *folder;
+  auto repository = RepositoryOption(vm);
+  if (!repository.ok()) return repository.status();
+  run.repository = *std::move(repository);
   if (vm.count("snapshot-name")) run.snapshot_name = Text(vm, "snapshot-name");
   auto target = ConnectionOptions(vm, "target");
   if (!target.ok()) return target.status();

@@ -56,9 +56,9 @@ int Info(int argc, char** argv) {
   po::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kInfo, vm))
     return *done;
-  auto folder = rfs::apps::RepositoryFolder(vm);
-  if (!folder.ok()) return rfs::apps::UsageError(kInfo, folder.status().message());
-  auto repository = rfs::migration::OpenSnapshotRepository(*folder);
+  auto location = rfs::apps::RepositoryOption(vm);
+  if (!location.ok()) return rfs::apps::UsageError(kInfo, location.status().message());
+  auto repository = rfs::migration::OpenSnapshotRepository(*location);
   if (!repository.ok()) return Fail(repository.status());
   std::optional<std::string> name;
   if (vm.count("snapshot-name")) name = vm["snapshot-name"].as<std::string>();
@@ -85,9 +85,10 @@ int Docs(int argc, char** argv) {
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kDocs, vm))
     return *done;
   rfs::migration::ExportOptions run;
-  auto folder = rfs::apps::RepositoryFolder(vm);
-  if (!folder.ok()) return rfs::apps::UsageError(kDocs, folder.status().message());
-  run.repository_folder = *folder;
+  auto location = rfs::apps::RepositoryOption(vm);
+  if (!location.ok()) return rfs::apps::UsageError(kDocs, location.status().message());
+  run.repository = location->uri;
+  run.s3 = location->s3;
   run.snapshot_name = vm["snapshot-name"].as<std::string>();
   if (vm.count("index")) run.index = vm["index"].as<std::string>();
   if (vm.count("shard")) run.shard = rfs::apps::Get<rfs::apps::ShardNumber>(vm, "shard");

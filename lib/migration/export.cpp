@@ -117,7 +117,7 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
     return Done(std::move(result),
                 absl::InvalidArgumentError("--from-cursor needs --index and --shard"), kExitUsage);
   }
-  auto repository = OpenSnapshotRepository(options.repository_folder);
+  auto repository = OpenSnapshotRepository({options.repository, options.s3});
   if (!repository.ok()) return Done(std::move(result), repository.status(), kExitSnapshot);
   auto snapshot = (*repository)->FindSnapshot(options.snapshot_name);
   if (!snapshot.ok()) return Done(std::move(result), snapshot.status(), kExitSnapshot);

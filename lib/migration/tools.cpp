@@ -60,7 +60,14 @@ void CheckSourceVersion(const snapshot::SnapshotRepository& repository,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
-    const std::string& folder) {
+    const RepositoryLocation& location) {
+  if (location.uri.starts_with("s3://")) {
+    auto repo = s3::S3Repo::Open(location.uri, location.s3);
+    if (!repo.ok()) return repo.status();
+    return snapshot::SnapshotRepository::Open(*repo);
+  }
+  std::string folder = location.uri;
+  if (folder.starts_with("file://")) folder = folder.substr(7);
   auto repo = snapshot::FileSystemRepo::Open(folder);
   if (!repo.ok()) return repo.status();
   return snapshot::SnapshotRepository::Open(*repo);
@@ -151,7 +158,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   };
 
   // --- Snapshot and run ----------------------------------------------------------------------
-  auto repository = OpenSnapshotRepository(options.repository_folder);
+  auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) {
     return Finish(std::move(result), repository.status(), kSnapshotReadFailureExitCode);
   }
@@ -242,7 +249,7 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
     transport = *std::move(opened);
     client = std::make_unique<opensearch::OpenSearchClient>(*transport);
   }
-  auto repository = OpenSnapshotRepository(options.repository_folder);
+  auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) return fail(repository.status(), kExitSnapshot);
   auto snapshot = options.snapshot_name.empty()
                       ? (*repository)->LatestSnapshot()

@@ -188,10 +188,13 @@ absl::Status SignSigV4(std::string_view method, std::string_view target, std::st
   const std::string_view path = target.substr(0, question);
   const std::string_view query =
       question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
-  // Services other than S3 encode the (already URL-encoded) path once more.
-  const std::string canonical_request = core::StrCat(
-      method, "\n", PercentEncode(path.empty() ? "/" : path, true), "\n", CanonicalQuery(query),
-      "\n", canonical_headers, "\n", signed_names, "\n", payload_hash);
+  // Services other than S3 encode the (already URL-encoded) path once more; S3 signs it as sent.
+  const std::string_view wire_path = path.empty() ? std::string_view("/") : path;
+  const std::string canonical_path =
+      options.service == "s3" ? std::string(wire_path) : PercentEncode(wire_path, true);
+  const std::string canonical_request =
+      core::StrCat(method, "\n", canonical_path, "\n", CanonicalQuery(query), "\n",
+                   canonical_headers, "\n", signed_names, "\n", payload_hash);
   const std::string scope =
       core::StrCat(date, "/", options.region, "/", options.service, "/aws4_request");
   const std::string string_to_sign =

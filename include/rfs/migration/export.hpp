@@ -11,12 +11,16 @@
 #include <optional>
 #include <string>
 
+#include "rfs/s3/s3_repo.hpp"
+
 #include "absl/status/status.h"
 
 namespace rfs::migration {
 
 struct ExportOptions {
-  std::string repository_folder;
+  /// A folder, file:///path or s3://bucket/prefix (see RepositoryLocation in tools.hpp).
+  std::string repository;
+  s3::S3Options s3;
   std::string snapshot_name;
   /// Default: every index of the snapshot.
   std::optional<std::string> index;

@@ -16,6 +16,7 @@
 #include "rfs/migration/metadata_migration.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/snapshots.hpp"
+#include "rfs/s3/s3_repo.hpp"
 #include "rfs/snapshot/repository.hpp"
 
 #include "absl/status/status.h"
@@ -28,9 +29,16 @@ inline constexpr int kExitFailure = 1;
 /// Bad options: a missing or contradictory option, a malformed URL, an unreadable CA file.
 inline constexpr int kExitUsage = 64;
 
-/// Opens the snapshot repository in `folder` (an `fs` repository or a local copy of any other).
+/// Where a snapshot repository is: a local folder (an `fs` repository or a copy of any other),
+/// `file:///path`, or `s3://bucket/prefix` read in place with `s3`'s region and endpoint.
+struct RepositoryLocation {
+  std::string uri;
+  s3::S3Options s3;
+};
+
+/// Opens the snapshot repository at `location`.
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
-    const std::string& folder);
+    const RepositoryLocation& location);
 
 /// "<host>-<pid>-<random>": unique among concurrent workers.
 std::string DefaultWorkerId();
@@ -38,7 +46,7 @@ std::string DefaultWorkerId();
 // --- DocumentsFromSnapshotMigration ----------------------------------------------------------
 
 struct DocumentsToolOptions {
-  std::string repository_folder;
+  RepositoryLocation repository;
   /// --source-version: compared with what the snapshot says; a mismatch is a warning (the reader
   /// goes by the files).
   std::string source_version;
@@ -104,7 +112,7 @@ CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options);
 inline constexpr int kExitSnapshot = kSnapshotReadFailureExitCode;
 
 struct MetadataToolOptions {
-  std::string repository_folder;
+  RepositoryLocation repository;
   /// Empty: the newest snapshot.
   std::string snapshot_name;
   /// A cluster to migrate to (or to read the version of, for evaluate).
