@@ -99,9 +99,12 @@ struct S3Repo::Impl {
     std::string token;
     for (int page = 0; page < 100'000; ++page) {
       net::HttpRequest request;
+      // The bucket itself: "/" virtual-hosted, "/<bucket>" path-style (a trailing slash would
+      // name an empty key).
       request.target = StrCat(
-          key_path_prefix.empty() ? "/" : key_path_prefix + "/",
-          "?list-type=2&delimiter=%2F&prefix=", net::PercentEncode(prefix, /*keep_slash=*/false));
+          key_path_prefix.empty() ? "/" : key_path_prefix,
+          "?list-type=2&delimiter=%2F&max-keys=", std::clamp(options.list_page_keys, 1, 1000),
+          "&prefix=", net::PercentEncode(prefix, /*keep_slash=*/false));
       if (!token.empty()) {
         request.target += "&continuation-token=" + net::PercentEncode(token, false);
       }

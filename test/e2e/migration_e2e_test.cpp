@@ -725,10 +725,12 @@ TEST_CASE("DocumentsFromSnapshotMigration reports bad input with its exit codes"
               "10 minutes"}) == 64);
   CHECK(code({"--snapshot-local-dir", out, "--output-dir", out, "--index-allowlist", "regex:("}) ==
         64);
-  CHECK(code({"--repo-uri", "s3://bucket/path", "--output-dir", out}) == 64);
+  CHECK(code({"--repo-uri", "s3://bucket/path", "--output-dir", out}) == 64);  // no region
+  CHECK(code({"--repo-uri", "ftp://host/path", "--output-dir", out}) == 64);
   CHECK(code({"--snapshot-local-dir", run.dir.File("missing"), "--output-dir", out}) == 5);
   CHECK(code({"--no-such-option"}) == 64);
   const std::string errors = rfs::test::ReadTextFile(run.Err("cli"));
   CHECK(errors.find("'10 minutes' is not an ISO-8601 duration") != std::string::npos);
-  CHECK(errors.find("aws s3 sync") != std::string::npos);
+  CHECK(errors.find("s3://bucket/path needs --s3-region") != std::string::npos);
+  CHECK(errors.find("'ftp://host/path' is not supported") != std::string::npos);
 }

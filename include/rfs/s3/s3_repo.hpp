@@ -38,6 +38,8 @@ struct S3Options {
   std::string endpoint;
   /// Credentials for SigV4; nullopt reads the AWS_* environment variables.
   std::optional<net::AwsCredentials> credentials;
+  /// Keys per ListObjectsV2 page (S3 returns at most 1,000).
+  int list_page_keys = 1000;
   /// Sends per request on transient failures (429, 5xx, resets, timeouts).
   int request_attempts = 6;
   /// Blobs up to this size are fetched whole on open (metadata blobs); larger ones are read by
