@@ -41,6 +41,9 @@ function(rfs_add_test name)
   # rfs_test_main publishes catch.hpp as a precompiled header, so each test target builds its own
   # (REUSE_FROM across directories fails to configure in CMake 3.25).
   target_link_libraries(${name} PRIVATE rfs_test_main ${ARG_LIBS})
-  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+  # -w NoTests: a test name that matches no test case (a ';' splits names in ctest) fails instead
+  # of passing with nothing run.
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" EXTRA_ARGS -w NoTests
+    PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()

@@ -2,7 +2,8 @@
 //   --<side>-host, --<side>-username, --<side>-password, --<side>-aws-region,
 //   --<side>-aws-service-signing-name, --<side>-cacert, --<side>-insecure
 // where <side> is "target" (MetadataMigration, DocumentsFromSnapshotMigration) or "source"
-// (CreateSnapshot). AWS credentials for SigV4 come from the environment (AWS_ACCESS_KEY_ID, ...).
+// (CreateSnapshot). AWS credentials for SigV4 come from the environment or the shared files
+// (net::ResolveAwsCredentials).
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/aws_credentials.hpp"
 #include "rfs/net/aws_sigv4.hpp"
 #include "rfs/net/http_transport.hpp"
 
@@ -29,7 +31,8 @@ inline void AddConnectionOptions(po::options_description& options, const std::st
       name("username").c_str(), po::value<std::string>(), "basic-auth user name")(
       name("password").c_str(), po::value<std::string>(), "basic-auth password")(
       name("aws-region").c_str(), po::value<std::string>(),
-      "sign requests with AWS SigV4 for this region (credentials from AWS_* variables)")(
+      "sign requests with AWS SigV4 for this region (credentials from AWS_* variables or the "
+      "shared files ~/.aws/credentials and ~/.aws/config, profile AWS_PROFILE)")(
       name("aws-service-signing-name").c_str(), po::value<std::string>()->default_value("es"),
       "SigV4 service name: es (Amazon OpenSearch Service) or aoss (Serverless)")(
       name("cacert").c_str(), po::value<std::string>(), "PEM file of CA certificates to trust")(
@@ -63,7 +66,7 @@ inline absl::StatusOr<std::optional<net::HttpTransportOptions>> ConnectionOption
       return absl::InvalidArgumentError(
           core::StrCat("--", side, "-aws-region (SigV4) and basic-auth credentials are exclusive"));
     }
-    auto credentials = net::AwsCredentialsFromEnvironment();
+    auto credentials = net::ResolveAwsCredentials();
     if (!credentials.ok()) return credentials.status();
     net::SigV4Options sigv4;
     sigv4.region = region;

@@ -10,6 +10,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/aws_credentials.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
@@ -268,7 +269,7 @@ absl::StatusOr<std::shared_ptr<S3Repo>> S3Repo::Open(std::string_view uri, S3Opt
     if (options.credentials) {
       credentials = *options.credentials;
     } else {
-      auto from_env = net::AwsCredentialsFromEnvironment();
+      auto from_env = net::ResolveAwsCredentials();
       if (!from_env.ok()) {
         return core::WithContext(from_env.status(), StrCat("credentials for ", uri));
       }

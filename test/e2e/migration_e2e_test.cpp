@@ -531,7 +531,7 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
   CHECK(idle_max < 20);
 }
 
-TEST_CASE("SIGTERM stops a worker gracefully and releases its shard; a second signal exits at once",
+TEST_CASE("SIGTERM stops a worker gracefully and releases its shard, a second signal exits at once",
           "[e2e][generated][coordination]") {
   auto generated = rfs::test::Generate(
       "--indices 2 --shards 2 --docs 12000 --doc-size 300 --deletes 50 --segments 3 --seed 81");

@@ -36,7 +36,8 @@ struct S3Options {
   std::string region;
   /// A custom endpoint, e.g. "http://127.0.0.1:4568" (`--s3-endpoint`); empty means AWS.
   std::string endpoint;
-  /// Credentials for SigV4; nullopt reads the AWS_* environment variables.
+  /// Credentials for SigV4; nullopt resolves them (net::ResolveAwsCredentials: the environment,
+  /// then the shared files).
   std::optional<net::AwsCredentials> credentials;
   /// Keys per ListObjectsV2 page (S3 returns at most 1,000).
   int list_page_keys = 1000;

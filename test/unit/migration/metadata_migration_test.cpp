@@ -459,7 +459,7 @@ TEST_CASE("without a target: evaluate assumes a version, migrate writes a direct
   CHECK(again.Count(MetadataOutcome::kWouldCreate) == 0);
 }
 
-TEST_CASE("allowlists select items; composable templates are skipped on an ES 6 target",
+TEST_CASE("allowlists select items and composable templates are skipped on an ES 6 target",
           "[reindex][metadata][corpus]") {
   auto path = rfs::test::CorpusPath("es-snapshots/ES_7_10_Single");
   if (!path) return;

@@ -222,7 +222,7 @@ TEST_CASE("reindexer records permanent failures and counts allowed ones", "[rein
   CHECK(f.source.find('\n') == std::string::npos);
 }
 
-TEST_CASE("a request too large for the target is split; a lone oversized document fails alone",
+TEST_CASE("a request too large for the target is split and a lone oversized document fails alone",
           "[reindex][reindexer]") {
   core::FakeClock clock;
   // The target takes at most 3 documents per request and never document "d5".

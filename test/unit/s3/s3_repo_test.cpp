@@ -154,7 +154,7 @@ TEST_CASE("a repository in S3 reads exactly as from its folder", "[s3][generated
   CHECK((*remote)->ListBlobs("no-such-folder")->empty());
 }
 
-TEST_CASE("S3 listings follow continuation tokens; bad credentials are refused", "[s3]") {
+TEST_CASE("S3 listings follow continuation tokens and bad credentials are refused", "[s3]") {
   rfs::test::S3Server server("rfs-pages");
   for (int i = 0; i < 1100; ++i) server.Put("many/" + std::to_string(100000 + i), "x");
   server.Put("many/sub/inner", "y");

@@ -50,7 +50,7 @@ SourceIndex Es6Index() {
   return index;
 }
 
-TEST_CASE("settings are nested; internal, private and removed settings are dropped and reported",
+TEST_CASE("settings are nested, and internal, private and removed settings are dropped and reported",
           "[transform][metadata]") {
   auto result = rfs::transform::TransformIndex(Es6Index(), From(6, 8));
   REQUIRE(result.ok());

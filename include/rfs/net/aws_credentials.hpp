@@ -1,0 +1,41 @@
+// AWS credentials, found where the AWS SDKs look, in their order (as far as rfs reads them):
+//   1. the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN;
+//   2. the shared files: the profile AWS_PROFILE (default "default") of
+//      AWS_SHARED_CREDENTIALS_FILE (default ~/.aws/credentials), then of AWS_CONFIG_FILE (default
+//      ~/.aws/config, where profiles are "[profile NAME]"), with aws_access_key_id,
+//      aws_secret_access_key and aws_session_token.
+// Web identity (IRSA), container (ECS, EKS Pod Identity) and instance (IMDS) credentials are not
+// read yet. Secrets never appear in errors.
+#pragma once
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "rfs/net/aws_sigv4.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::net {
+
+/// Where the chain reads from; tests give their own environment.
+struct AwsCredentialSources {
+  /// Reads an environment variable (nullptr when unset).
+  std::function<const char*(const char*)> getenv = [](const char* name) {
+    return std::getenv(name);
+  };
+};
+
+/// The profile `profile` of an INI file in the shared-credentials format (`config_style`: the
+/// sections of non-default profiles are "[profile NAME]"). NotFound when the file or the profile
+/// is missing; FailedPrecondition when the profile lacks a key; DataLoss naming the file and
+/// line for malformed content.
+absl::StatusOr<AwsCredentials> AwsCredentialsFromProfileFile(std::string_view path,
+                                                             std::string_view profile,
+                                                             bool config_style);
+
+/// The chain above. FailedPrecondition listing what was looked at when nothing has credentials.
+absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources& sources = {});
+
+}  // namespace rfs::net
