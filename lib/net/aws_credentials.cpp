@@ -4,7 +4,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <boost/json.hpp>
+
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
+#include "rfs/net/http_transport.hpp"
+#include "rfs/net/xml.hpp"
 
 namespace rfs::net {
 namespace {
@@ -12,11 +17,52 @@ namespace {
 using core::StrCat;
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
   return s;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return std::string(Trim(text.str()));
+}
+
+// One request to a credentials endpoint, with short timeouts: on a machine without that
+// service the chain must move on quickly.
+absl::StatusOr<HttpResponse> Fetch(const std::string& endpoint, const HttpRequest& request) {
+  HttpTransportOptions options;
+  options.endpoint = endpoint;
+  options.connect_timeout = std::chrono::milliseconds(1000);
+  options.response_timeout = std::chrono::milliseconds(3000);
+  auto transport = BeastHttpTransport::Open(std::move(options));
+  if (!transport.ok()) return transport.status();
+  return (*transport)->Send(request);
+}
+
+// "http://host:port/path?query" -> ("http://host:port", "/path?query").
+std::pair<std::string, std::string> SplitUrl(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (slash == std::string::npos) return {url, "/"};
+  return {url.substr(0, slash), url.substr(slash)};
+}
+
+// {"AccessKeyId","SecretAccessKey","Token"} as the container and instance endpoints send them.
+absl::StatusOr<AwsCredentials> FromCredentialsJson(std::string_view body, std::string_view what) {
+  const auto parsed = ParseJson(body);
+  const boost::json::object* o = parsed && parsed->is_object() ? &parsed->as_object() : nullptr;
+  auto field = [&](const char* name) -> std::string {
+    const boost::json::value* v = o != nullptr ? o->if_contains(name) : nullptr;
+    return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
+  AwsCredentials out{field("AccessKeyId"), field("SecretAccessKey"), field("Token")};
+  if (out.access_key_id.empty() || out.secret_access_key.empty()) {
+    return absl::DataLossError(StrCat(what, ": no AccessKeyId and SecretAccessKey in the answer"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -97,11 +143,106 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
     auto found = AwsCredentialsFromProfileFile(file, profile, config_style);
     if (found.ok() || !absl::IsNotFound(found.status())) return found;
   }
+  // 3. Web identity (EKS IRSA): STS AssumeRoleWithWebIdentity with the projected token.
+  if (!env("AWS_WEB_IDENTITY_TOKEN_FILE").empty() && !env("AWS_ROLE_ARN").empty()) {
+    std::string region = env("AWS_REGION");
+    if (region.empty()) region = env("AWS_DEFAULT_REGION");
+    std::string sts = env("AWS_ENDPOINT_URL_STS");
+    if (sts.empty()) {
+      sts = region.empty() ? "https://sts.amazonaws.com"
+                           : StrCat("https://sts.", region, ".amazonaws.com");
+    }
+    std::string session = env("AWS_ROLE_SESSION_NAME");
+    if (session.empty()) session = "rfs";
+    const std::string token = ReadFile(env("AWS_WEB_IDENTITY_TOKEN_FILE"));
+    if (token.empty()) {
+      return absl::FailedPreconditionError(StrCat("AWS_WEB_IDENTITY_TOKEN_FILE ",
+                                                  env("AWS_WEB_IDENTITY_TOKEN_FILE"),
+                                                  " is missing or empty"));
+    }
+    HttpRequest request;
+    request.method = "POST";
+    request.target = "/";
+    request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+    request.body = StrCat("Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=",
+                          PercentEncode(env("AWS_ROLE_ARN"), false),
+                          "&RoleSessionName=", PercentEncode(session, false),
+                          "&WebIdentityToken=", PercentEncode(token, false));
+    auto response = Fetch(sts, request);
+    if (!response.ok()) {
+      return absl::UnavailableError(
+          StrCat("STS AssumeRoleWithWebIdentity at ", sts, ": ", response.status().message()));
+    }
+    if (response->status != 200) {
+      return absl::PermissionDeniedError(
+          StrCat("STS AssumeRoleWithWebIdentity for ", env("AWS_ROLE_ARN"), ": HTTP ",
+                 response->status, " ", XmlElementText(response->body, "Code").value_or(""), ": ",
+                 XmlElementText(response->body, "Message").value_or("")));
+    }
+    AwsCredentials out{XmlElementText(response->body, "AccessKeyId").value_or(""),
+                       XmlElementText(response->body, "SecretAccessKey").value_or(""),
+                       XmlElementText(response->body, "SessionToken").value_or("")};
+    if (out.access_key_id.empty() || out.secret_access_key.empty()) {
+      return absl::DataLossError("STS AssumeRoleWithWebIdentity: no credentials in the answer");
+    }
+    return out;
+  }
+  // 4. Container credentials (ECS task roles, EKS Pod Identity).
+  std::string container = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  if (container.empty() && !env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").empty()) {
+    container = StrCat("http://169.254.170.2", env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"));
+  }
+  if (!container.empty()) {
+    auto [endpoint, target] = SplitUrl(container);
+    HttpRequest request;
+    request.target = target;
+    std::string authorization = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+    if (!env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").empty()) {
+      authorization = ReadFile(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"));
+    }
+    if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+    auto response = Fetch(endpoint, request);
+    if (!response.ok() || response->status != 200) {
+      return absl::UnavailableError(StrCat("container credentials at ", container, ": ",
+                                           response.ok()
+                                               ? StrCat("HTTP ", response->status)
+                                               : std::string(response.status().message())));
+    }
+    return FromCredentialsJson(response->body, "container credentials");
+  }
+  // 5. The EC2 instance metadata service (IMDSv2: a session token first).
+  if (env("AWS_EC2_METADATA_DISABLED") != "true") {
+    std::string imds = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+    if (imds.empty()) imds = "http://169.254.169.254";
+    while (imds.ends_with('/')) imds.pop_back();
+    HttpRequest token_request;
+    token_request.method = "PUT";
+    token_request.target = "/latest/api/token";
+    token_request.headers.emplace_back("X-aws-ec2-metadata-token-ttl-seconds", "21600");
+    auto token = Fetch(imds, token_request);
+    if (token.ok() && token->status == 200) {
+      HttpRequest roles;
+      roles.target = "/latest/meta-data/iam/security-credentials/";
+      roles.headers.emplace_back("X-aws-ec2-metadata-token", std::string(Trim(token->body)));
+      auto role = Fetch(imds, roles);
+      if (role.ok() && role->status == 200 && !Trim(role->body).empty()) {
+        std::string name(Trim(role->body));
+        name = name.substr(0, name.find('\n'));
+        HttpRequest credentials = roles;
+        credentials.target += PercentEncode(name, false);
+        auto answer = Fetch(imds, credentials);
+        if (answer.ok() && answer->status == 200) {
+          return FromCredentialsJson(answer->body, "instance metadata credentials");
+        }
+      }
+    }
+  }
   return absl::FailedPreconditionError(StrCat(
       "no AWS credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are not set and profile [",
       profile, "] is in neither ",
       credentials_file.empty() ? "(no credentials file)" : credentials_file, " nor ",
-      config_file.empty() ? "(no config file)" : config_file));
+      config_file.empty() ? "(no config file)" : config_file,
+      "; no web identity, container or instance credentials either"));
 }
 
 }  // namespace rfs::net

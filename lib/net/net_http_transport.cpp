@@ -385,6 +385,15 @@ absl::StatusOr<net::HttpResponse> BeastHttpTransport::Send(const net::HttpReques
   }
   const std::string target = impl.ep.path_prefix + request.target;
 
+  for (const auto& [name, value] : request.headers) {
+    // A CR or LF would end the header early and smuggle in another (header injection).
+    if (name.find_first_of("\r\n:") != std::string::npos ||
+        value.find_first_of("\r\n") != std::string::npos) {
+      return absl::InvalidArgumentError(StrCat("header '",
+                                               name.substr(0, name.find_first_of("\r\n")),
+                                               "' holds a line break; refusing to send it"));
+    }
+  }
   // Headers the caller did not set, added before signing so the signature covers them.
   net::HttpHeaders headers = request.headers;
   headers.emplace_back("Host", impl.ep.host_header);

@@ -14,6 +14,7 @@
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
+#include "rfs/net/xml.hpp"
 
 #include "s3/xml_internal.hpp"
 
@@ -70,8 +71,8 @@ struct S3Repo::Impl {
 
   // An S3 error response as a status: the code and message from its XML body.
   absl::Status ErrorFor(const net::HttpResponse& r, std::string_view what) const {
-    const std::string code = internal::XmlFirst(r.body, "Code").value_or("");
-    const std::string message = internal::XmlFirst(r.body, "Message").value_or("");
+    const std::string code = net::XmlElementText(r.body, "Code").value_or("");
+    const std::string message = net::XmlElementText(r.body, "Message").value_or("");
     const std::string text =
         StrCat(what, " in ", description, ": HTTP ", r.status, code.empty() ? "" : " ", code,
                message.empty() ? "" : ": ", message);

@@ -12,9 +12,6 @@
 
 namespace rfs::s3::internal {
 
-/// The decoded text of the first <name>...</name> in `xml`, or nullopt.
-std::optional<std::string> XmlFirst(std::string_view xml, std::string_view name);
-
 struct ListPage {
   std::vector<std::string> keys;      // Contents/Key
   std::vector<std::string> prefixes;  // CommonPrefixes/Prefix

@@ -3,9 +3,16 @@
 //   2. the shared files: the profile AWS_PROFILE (default "default") of
 //      AWS_SHARED_CREDENTIALS_FILE (default ~/.aws/credentials), then of AWS_CONFIG_FILE (default
 //      ~/.aws/config, where profiles are "[profile NAME]"), with aws_access_key_id,
-//      aws_secret_access_key and aws_session_token.
-// Web identity (IRSA), container (ECS, EKS Pod Identity) and instance (IMDS) credentials are not
-// read yet. Secrets never appear in errors.
+//      aws_secret_access_key and aws_session_token;
+//   3. web identity (EKS IRSA): AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN
+//      (AWS_ROLE_SESSION_NAME) exchanged with STS AssumeRoleWithWebIdentity (AWS_ENDPOINT_URL_STS,
+//      else the regional endpoint of AWS_REGION);
+//   4. container credentials (ECS task roles, EKS Pod Identity): AWS_CONTAINER_CREDENTIALS_FULL_URI
+//      or _RELATIVE_URI, with AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE];
+//   5. the EC2 instance metadata service, IMDSv2 (AWS_EC2_METADATA_SERVICE_ENDPOINT;
+//      AWS_EC2_METADATA_DISABLED=true skips it).
+// Credentials are resolved once per process; temporary ones are not refreshed before they expire
+// yet. Secrets never appear in errors.
 #pragma once
 
 #include <cstdlib>

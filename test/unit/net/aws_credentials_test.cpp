@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "rfs/net/http_transport.hpp"
+
+#include "support/scripted_http_server.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -12,7 +15,9 @@ namespace {
 using rfs::net::AwsCredentialSources;
 using rfs::net::ResolveAwsCredentials;
 
+// A fake environment; the instance metadata service is off unless a test points it somewhere.
 AwsCredentialSources Environment(std::map<std::string, std::string> variables) {
+  variables.emplace("AWS_EC2_METADATA_DISABLED", "true");
   auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(variables));
   return AwsCredentialSources{[shared](const char* name) -> const char* {
     auto it = shared->find(name);
@@ -76,4 +81,112 @@ TEST_CASE("shared credentials and config files, by profile", "[net][aws]") {
   Write(dir.File("keyless"), "[default]\nregion = eu-west-1\n");
   CHECK(absl::IsFailedPrecondition(
       rfs::net::AwsCredentialsFromProfileFile(dir.File("keyless"), "default", false).status()));
+}
+
+TEST_CASE("web identity credentials come from STS AssumeRoleWithWebIdentity", "[net][aws]") {
+  rfs::test::TempDir dir("rfs-aws");
+  Write(dir.File("token"), "eyJ.projected.token\n");
+  rfs::test::ScriptedHttpServer sts([](const rfs::net::HttpRequest& r) {
+    rfs::net::HttpResponse response;
+    response.status = 200;
+    response.body =
+        "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+        "<AccessKeyId>ASIASTS</AccessKeyId><SecretAccessKey>sts-secret</SecretAccessKey>"
+        "<SessionToken>sts&amp;token</SessionToken><Expiration>2030-01-01T00:00:00Z"
+        "</Expiration></Credentials></AssumeRoleWithWebIdentityResult>"
+        "</AssumeRoleWithWebIdentityResponse>";
+    return response;
+  });
+  auto found =
+      ResolveAwsCredentials(Environment({{"AWS_WEB_IDENTITY_TOKEN_FILE", dir.File("token")},
+                                         {"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/rfs"},
+                                         {"AWS_ENDPOINT_URL_STS", sts.endpoint()},
+                                         {"HOME", dir.str()}}));
+  INFO(found.status().ToString());
+  REQUIRE(found.ok());
+  CHECK(found->access_key_id == "ASIASTS");
+  CHECK(found->session_token == "sts&token");
+  const auto requests = sts.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "POST");
+  CHECK(requests[0].body.find("Action=AssumeRoleWithWebIdentity") != std::string::npos);
+  CHECK(requests[0].body.find("RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Frfs") !=
+        std::string::npos);
+  INFO(requests[0].body);
+  CHECK(requests[0].body.find("WebIdentityToken=eyJ.projected.token") != std::string::npos);
+}
+
+TEST_CASE("container credentials (ECS, EKS Pod Identity) with an authorization token",
+          "[net][aws]") {
+  rfs::test::TempDir dir("rfs-aws");
+  Write(dir.File("auth"), "pod-identity-token\n");
+  rfs::test::ScriptedHttpServer agent([](const rfs::net::HttpRequest& r) {
+    rfs::net::HttpResponse response;
+    const bool authorized = rfs::net::FindHeader(r.headers, "authorization") ==
+                            std::optional<std::string>("pod-identity-token");
+    response.status = authorized && r.target == "/v1/credentials" ? 200 : 401;
+    response.body = R"({"AccessKeyId":"ASIAPOD","SecretAccessKey":"pod-secret",)"
+                    R"("Token":"pod-token","Expiration":"2030-01-01T00:00:00Z"})";
+    return response;
+  });
+  auto found = ResolveAwsCredentials(
+      Environment({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.endpoint() + "/v1/credentials"},
+                   {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", dir.File("auth")},
+                   {"HOME", dir.str()}}));
+  INFO(found.status().ToString() << " requests seen: " << agent.requests().size());
+  REQUIRE(found.ok());
+  CHECK(found->access_key_id == "ASIAPOD");
+  CHECK(found->session_token == "pod-token");
+}
+
+TEST_CASE("instance credentials from IMDSv2: a session token, the role, its credentials",
+          "[net][aws]") {
+  rfs::test::TempDir dir("rfs-aws");
+  rfs::test::ScriptedHttpServer imds([](const rfs::net::HttpRequest& r) {
+    rfs::net::HttpResponse response;
+    const auto token = rfs::net::FindHeader(r.headers, "x-aws-ec2-metadata-token");
+    if (r.method == "PUT" && r.target == "/latest/api/token" &&
+        rfs::net::FindHeader(r.headers, "x-aws-ec2-metadata-token-ttl-seconds")) {
+      response.status = 200;
+      response.body = "imds-session";
+    } else if (token != std::optional<std::string>("imds-session")) {
+      response.status = 401;  // IMDSv2 only: no token, no answer.
+    } else if (r.target == "/latest/meta-data/iam/security-credentials/") {
+      response.status = 200;
+      response.body = "rfs-instance-role";
+    } else if (r.target == "/latest/meta-data/iam/security-credentials/rfs-instance-role") {
+      response.status = 200;
+      response.body = R"({"Code":"Success","AccessKeyId":"ASIAEC2",)"
+                      R"("SecretAccessKey":"ec2-secret","Token":"ec2-token"})";
+    } else {
+      response.status = 404;
+    }
+    return response;
+  });
+  std::map<std::string, std::string> env = {{"AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.endpoint()},
+                                            {"HOME", dir.str()}};
+  auto shared = std::make_shared<std::map<std::string, std::string>>(env);
+  AwsCredentialSources sources{[shared](const char* name) -> const char* {
+    auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  }};
+  auto found = ResolveAwsCredentials(sources);
+  REQUIRE(found.ok());
+  CHECK(found->access_key_id == "ASIAEC2");
+  CHECK(found->session_token == "ec2-token");
+  CHECK(imds.requests().size() == 3);
+}
+
+TEST_CASE("the transport refuses header values with line breaks", "[net]") {
+  rfs::test::ScriptedHttpServer server([](const rfs::net::HttpRequest&) {
+    return rfs::net::HttpResponse{200, {}, ""};
+  });
+  auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = server.endpoint()});
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest request;
+  request.headers.emplace_back("Authorization", "token\r\nX-Injected: 1");
+  auto sent = (*transport)->Send(request);
+  CHECK(absl::IsInvalidArgument(sent.status()));
+  CHECK(sent.status().message().find("X-Injected") == std::string::npos);
+  CHECK(server.requests().empty());
 }
