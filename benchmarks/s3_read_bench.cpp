@@ -1,0 +1,112 @@
+// s3_read_bench: a snapshot repository read from a local folder and from S3 (s3rver on loopback,
+// the same bytes uploaded), side by side: time to the first document, MB/s of `_source` over
+// every shard, and bytes this process wrote to disk while reading (/proc/self/io write_bytes;
+// reading in place should write none).
+//
+//   s3_read_bench REPOSITORY_FOLDER
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/s3/s3_repo.hpp"
+#include "rfs/snapshot/repository.hpp"
+
+#include "support/s3_server.hpp"
+
+namespace {
+
+uint64_t WrittenBytes() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "write_bytes:") return value;
+  }
+  return 0;
+}
+
+struct Figures {
+  double first_doc_s = 0;
+  double total_s = 0;
+  uint64_t docs = 0;
+  uint64_t source_bytes = 0;
+  uint64_t written = 0;
+};
+
+Figures Read(const std::shared_ptr<rfs::snapshot::ISourceRepo>& source) {
+  Figures f;
+  const uint64_t written_before = WrittenBytes();
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto repository = rfs::snapshot::SnapshotRepository::Open(source);
+  if (!repository.ok()) throw std::runtime_error(repository.status().ToString());
+  auto snapshot = (*repository)->LatestSnapshot();
+  if (!snapshot.ok()) throw std::runtime_error(snapshot.status().ToString());
+  for (const auto& index : (*repository)->IndicesIn(**snapshot)) {
+    auto meta = (*repository)->ReadIndexMetadata(**snapshot, index);
+    if (!meta.ok()) throw std::runtime_error(meta.status().ToString());
+    for (int shard = 0; shard < meta->number_of_shards; ++shard) {
+      auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, shard);
+      if (!reader.ok()) throw std::runtime_error(reader.status().ToString());
+      auto cursor = (*reader)->OpenAt(0);
+      if (!cursor.ok()) throw std::runtime_error(cursor.status().ToString());
+      rfs::lucene::Document doc;
+      while (true) {
+        auto more = (*cursor)->Next(doc);
+        if (!more.ok()) throw std::runtime_error(more.status().ToString());
+        if (!*more) break;
+        if (f.docs++ == 0) f.first_doc_s = seconds();
+        f.source_bytes += doc.source.size();
+      }
+    }
+  }
+  f.total_s = seconds();
+  f.written = WrittenBytes() - written_before;
+  return f;
+}
+
+void Print(const char* what, const Figures& f) {
+  std::printf(
+      "%-6s first document %7.3f s  %8llu docs  %7.1f MB of _source in %6.2f s = %6.1f MB/s"
+      "  written to disk %llu bytes\n",
+      what, f.first_doc_s, static_cast<unsigned long long>(f.docs), f.source_bytes / 1e6, f.total_s,
+      f.source_bytes / 1e6 / f.total_s, static_cast<unsigned long long>(f.written));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: s3_read_bench REPOSITORY_FOLDER\n");
+    return 64;
+  }
+  try {
+    auto local = rfs::snapshot::FileSystemRepo::Open(argv[1]);
+    if (!local.ok()) throw std::runtime_error(local.status().ToString());
+    rfs::test::S3Server server("rfs-bench");
+    const size_t files = server.Upload(argv[1], "repo/");
+    std::printf("uploaded %zu files to s3rver\n", files);
+    rfs::s3::S3Options options;
+    options.endpoint = server.endpoint();
+    options.region = "us-east-1";
+    options.credentials = rfs::test::S3Server::Credentials();
+    auto remote = rfs::s3::S3Repo::Open("s3://rfs-bench/repo", options);
+    if (!remote.ok()) throw std::runtime_error(remote.status().ToString());
+    const Figures from_folder = Read(*local);
+    const Figures from_s3 = Read(*remote);
+    Print("folder", from_folder);
+    Print("s3", from_s3);
+    if (from_folder.docs != from_s3.docs || from_folder.source_bytes != from_s3.source_bytes) {
+      std::fprintf(stderr, "s3_read_bench: S3 and folder reads differ\n");
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "s3_read_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
