@@ -50,8 +50,9 @@ SourceIndex Es6Index() {
   return index;
 }
 
-TEST_CASE("settings are nested, and internal, private and removed settings are dropped and reported",
-          "[transform][metadata]") {
+TEST_CASE(
+    "settings are nested, and internal, private and removed settings are dropped and reported",
+    "[transform][metadata]") {
   auto result = rfs::transform::TransformIndex(Es6Index(), From(6, 8));
   REQUIRE(result.ok());
   REQUIRE(result->size() == 1);
