@@ -4,6 +4,7 @@
 #include "rfs/s3/s3_repo.hpp"
 
 #include <map>
+#include <variant>
 
 #include <catch2/catch.hpp>
 
@@ -11,6 +12,7 @@
 #include "rfs/snapshot/repository.hpp"
 
 #include "s3/xml_internal.hpp"
+#include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/s3_server.hpp"
 
@@ -73,6 +75,49 @@ std::map<std::string, std::string> Documents(const std::shared_ptr<ISourceRepo>&
     }
   }
   return out;
+}
+
+// One shard's documents ("id" -> source), or the error that stopped the read (its code).
+std::variant<absl::StatusCode, std::map<std::string, std::string>> ShardDocuments(
+    const rfs::snapshot::SnapshotRepository& repository,
+    const rfs::snapshot::SnapshotEntry& snapshot, const std::string& index, int shard) {
+  auto reader = rfs::lucene::OpenSnapshotShard(repository, snapshot, index, shard);
+  if (!reader.ok()) return reader.status().code();
+  auto cursor = (*reader)->OpenAt(0);
+  if (!cursor.ok()) return cursor.status().code();
+  std::map<std::string, std::string> out;
+  rfs::lucene::Document doc;
+  while (true) {
+    auto more = (*cursor)->Next(doc);
+    if (!more.ok()) return more.status().code();
+    if (!*more) return out;
+    out[doc.id] = std::string(doc.source.begin(), doc.source.end());
+  }
+}
+
+// Every snapshot, index and shard read from both: the same documents, or the same error (the
+// corpus holds repositories with blobs left out on purpose).
+void CompareEveryShard(const std::shared_ptr<ISourceRepo>& local,
+                       const std::shared_ptr<ISourceRepo>& remote) {
+  auto a = rfs::snapshot::SnapshotRepository::Open(local);
+  auto b = rfs::snapshot::SnapshotRepository::Open(remote);
+  REQUIRE(a.ok() == b.ok());
+  if (!a.ok()) return;
+  for (const auto& entry : (*a)->snapshots()) {
+    const std::string& name = entry.name;
+    auto sa = (*a)->FindSnapshot(name);
+    auto sb = (*b)->FindSnapshot(name);
+    REQUIRE(sa.ok() == sb.ok());
+    if (!sa.ok()) continue;
+    for (const auto& index : (*a)->IndicesIn(**sa)) {
+      auto meta = (*a)->ReadIndexMetadata(**sa, index);
+      if (!meta.ok()) continue;
+      for (int shard = 0; shard < meta->number_of_shards; ++shard) {
+        INFO(name << " " << index << "/" << shard);
+        CHECK(ShardDocuments(**b, **sb, index, shard) == ShardDocuments(**a, **sa, index, shard));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -179,4 +224,37 @@ TEST_CASE("S3 listings follow continuation tokens and bad credentials are refuse
   CHECK(absl::IsPermissionDenied(listing.status()));
   CHECK(listing.status().message().find("InvalidAccessKeyId") != std::string::npos);
   CHECK(listing.status().message().find("not-the-secret") == std::string::npos);
+}
+
+TEST_CASE("every corpus repository uploaded to S3 reads back exactly as from its folder",
+          "[s3][corpus]") {
+  auto root = rfs::test::CorpusRoot("corpus repositories in S3");  // skips without the corpus
+  std::vector<std::filesystem::path> repositories;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(*root)) {
+    if (!entry.is_directory() || !std::filesystem::is_directory(entry.path() / "indices")) continue;
+    for (const char* marker : {"index.latest", "index", "index-0"}) {
+      if (std::filesystem::exists(entry.path() / marker)) {
+        repositories.push_back(entry.path());
+        break;
+      }
+    }
+  }
+  REQUIRE(repositories.size() >= 10);
+  rfs::test::S3Server server("rfs-corpus");
+  for (const auto& folder : repositories) {
+    const std::string relative = std::filesystem::relative(folder, *root).generic_string();
+    INFO(relative);
+    server.Upload(folder, "corpus/" + relative + "/");
+    auto local = rfs::snapshot::FileSystemRepo::Open(folder.string());
+    REQUIRE(local.ok());
+    S3Options options = Local(server);
+    options.whole_blob_bytes = 4096;  // Lucene files by range.
+    auto remote = S3Repo::Open("s3://rfs-corpus/corpus/" + relative, options);
+    REQUIRE(remote.ok());
+    std::map<std::string, std::vector<uint8_t>> from_folder, from_s3;
+    Walk(**local, "", from_folder);
+    Walk(**remote, "", from_s3);
+    CHECK(from_s3 == from_folder);
+    CompareEveryShard(*local, *remote);
+  }
 }
