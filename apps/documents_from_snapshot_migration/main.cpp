@@ -19,6 +19,8 @@ constexpr const char* kProgram = "DocumentsFromSnapshotMigration";
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: a pod may be told to stop while it is still starting.
+  const std::atomic<bool>& stop_requested = rfs::apps::InstallStopHandlers();
   namespace cli = rfs::apps::documents;
   const auto options = cli::Options();
   boost::program_options::variables_map vm;
@@ -27,7 +29,7 @@ int main(int argc, char** argv) {
   auto run = cli::ToolOptions(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
 
-  run->migration.stop_requested = &rfs::apps::InstallStopHandlers();
+  run->migration.stop_requested = &stop_requested;
   rfs::apps::WorkerProgress progress(run->worker_id, isatty(STDERR_FILENO) == 1);
   run->migration.on_event = [&](const rfs::migration::WorkerEvent& e) { progress.OnEvent(e); };
   run->on_warning = [](const std::string& warning) {

@@ -429,8 +429,10 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
       if (!slot.process->Exited()) continue;
       const int code = slot.process->Wait();
       INFO(run.Logs(slot.name));
+      // A SIGTERM that lands before the worker installed its handler ends it as SIGTERM does
+      // any process (it held nothing yet).
       REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere ||
-               code == 128 + SIGKILL));
+               code == 128 + SIGKILL || code == 128 + SIGTERM));
       if (code == kNoWorkLeft) done = true;
       if (!done) slot.restart_at = NowMillis() + (code == 128 + SIGKILL ? 200 : 500);
     }
@@ -468,7 +470,7 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
     const int code = slot.process->Wait();
     INFO(run.Logs(slot.name));
     CHECK((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere ||
-           code == 128 + SIGKILL));
+           code == 128 + SIGKILL || code == 128 + SIGTERM));
   }
   const double elapsed_s = static_cast<double>(NowMillis() - began) / 1000;
   CHECK(kills.size() >= 4);
@@ -527,8 +529,10 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
   // store (under 20% faults about half of them do), not the whole shard so far; its shard waits
   // about a lease (4 s, more once leases without progress doubled) plus the time until a worker
   // looks again. The figures are printed above; the bounds only catch a runaway.
+  // A holder killed before its first heartbeat doubles the next lease (4 s, 8 s, 16 s...): the
+  // bound catches leases that keep growing while the shard moves, as before heartbeats.
   CHECK(resent < total);
-  CHECK(idle_max < 20);
+  CHECK(idle_max < 60);
 }
 
 TEST_CASE("SIGTERM stops a worker gracefully and releases its shard, a second signal exits at once",
