@@ -14,6 +14,7 @@
 
 #include "reindex_test_util.hpp"
 #include "support/corpus.hpp"
+#include "support/double_connection.hpp"
 #include "support/opensearch_double.hpp"
 
 namespace rfs::migration {
@@ -29,14 +30,9 @@ using rfs::testing::OpenSearchDoubleOptions;
 using testutil::TempDir;
 
 // A double plus a transport and client talking to it.
-struct Target {
-  explicit Target(OpenSearchDoubleOptions double_options = {}) {
-    auto started = OpenSearchDouble::Start(std::move(double_options));
-    REQUIRE(started.ok());
-    server = *std::move(started);
-    auto opened = BeastHttpTransport::Open({.endpoint = server->endpoint()});
-    REQUIRE(opened.ok());
-    transport = *std::move(opened);
+struct Target : rfs::test::DoubleConnection {
+  explicit Target(OpenSearchDoubleOptions double_options = {})
+      : DoubleConnection(std::move(double_options)) {
     client = std::make_unique<OpenSearchClient>(*transport);
   }
   // GET `target` on the double; the parsed body (null when not 200).
@@ -59,8 +55,6 @@ struct Target {
     }
     return out;
   }
-  std::unique_ptr<OpenSearchDouble> server;
-  std::unique_ptr<BeastHttpTransport> transport;
   std::unique_ptr<OpenSearchClient> client;
 };
 

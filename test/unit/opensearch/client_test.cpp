@@ -7,6 +7,7 @@
 #include "rfs/reindex/document_sink.hpp"
 
 #include "reindex_test_util.hpp"
+#include "support/double_connection.hpp"
 #include "support/opensearch_double.hpp"
 
 namespace rfs::opensearch {
@@ -19,19 +20,12 @@ using rfs::testing::OpenSearchDouble;
 using rfs::testing::OpenSearchDoubleOptions;
 
 // A double plus a transport and client talking to it.
-struct Target {
+struct Target : rfs::test::DoubleConnection {
   explicit Target(OpenSearchDoubleOptions double_options = {},
-                  OpenSearchClientOptions client_options = {}) {
-    auto started = OpenSearchDouble::Start(std::move(double_options));
-    REQUIRE(started.ok());
-    server = *std::move(started);
-    auto opened = BeastHttpTransport::Open({.endpoint = server->endpoint()});
-    REQUIRE(opened.ok());
-    transport = *std::move(opened);
+                  OpenSearchClientOptions client_options = {})
+      : DoubleConnection(std::move(double_options)) {
     client = std::make_unique<OpenSearchClient>(*transport, client_options);
   }
-  std::unique_ptr<OpenSearchDouble> server;
-  std::unique_ptr<BeastHttpTransport> transport;
   std::unique_ptr<OpenSearchClient> client;
 };
 

@@ -13,6 +13,7 @@
 #include "rfs/net/http_transport.hpp"
 
 #include "support/corpus.hpp"
+#include "support/double_connection.hpp"
 #include "support/opensearch_double.hpp"
 #include "support/opensearch_double_internal.hpp"
 
@@ -24,15 +25,8 @@ using rfs::net::HttpResponse;
 using rfs::testing::OpenSearchDouble;
 using rfs::testing::OpenSearchDoubleOptions;
 
-struct Cluster {
-  explicit Cluster(OpenSearchDoubleOptions options = {}) {
-    auto started = OpenSearchDouble::Start(std::move(options));
-    REQUIRE(started.ok());
-    server = *std::move(started);
-    auto opened = rfs::net::BeastHttpTransport::Open({.endpoint = server->endpoint()});
-    REQUIRE(opened.ok());
-    transport = *std::move(opened);
-  }
+struct Cluster : rfs::test::DoubleConnection {
+  explicit Cluster(OpenSearchDoubleOptions options = {}) : DoubleConnection(std::move(options)) {}
   HttpResponse Send(std::string method, std::string target, std::string body = "",
                     std::string content_type = "application/json") {
     HttpRequest request;
@@ -49,8 +43,6 @@ struct Cluster {
     REQUIRE(r.status == 200);
     return json::parse(r.body).as_object().at("count").to_number<int64_t>();
   }
-  std::unique_ptr<OpenSearchDouble> server;
-  std::unique_ptr<rfs::net::BeastHttpTransport> transport;
 };
 
 TEST_CASE("the double refuses a body without a supported Content-Type (406)", "[double]") {

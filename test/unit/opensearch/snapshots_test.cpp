@@ -7,6 +7,7 @@
 
 #include "rfs/net/http_transport.hpp"
 
+#include "support/double_connection.hpp"
 #include "support/opensearch_double.hpp"
 
 namespace rfs::opensearch {
@@ -22,14 +23,8 @@ using std::chrono::seconds;
 
 // A source cluster (the double) with two indices holding documents, a transport to it and a
 // creator using the default repository name.
-struct Source {
-  explicit Source(OpenSearchDoubleOptions options = {}) {
-    auto started = OpenSearchDouble::Start(std::move(options));
-    REQUIRE(started.ok());
-    server = *std::move(started);
-    auto opened = BeastHttpTransport::Open({.endpoint = server->endpoint()});
-    REQUIRE(opened.ok());
-    transport = *std::move(opened);
+struct Source : rfs::test::DoubleConnection {
+  explicit Source(OpenSearchDoubleOptions options = {}) : DoubleConnection(std::move(options)) {
     client = std::make_unique<OpenSearchClient>(*transport);
     creator = std::make_unique<SnapshotCreator>(*client);
     REQUIRE(server->CreateIndex("logs-2024", "{}").ok());
@@ -63,8 +58,6 @@ struct Source {
     REQUIRE(creator->RegisterRepository(config).ok());
   }
 
-  std::unique_ptr<OpenSearchDouble> server;
-  std::unique_ptr<BeastHttpTransport> transport;
   std::unique_ptr<OpenSearchClient> client;
   std::unique_ptr<SnapshotCreator> creator;
 };
