@@ -16,6 +16,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "rfs/migration/tools.hpp"
+
 #include "absl/strings/string_view.h"
 
 namespace rfs::apps {
@@ -84,7 +86,7 @@ inline bool ParseOptions(int argc, char** argv, int first, const po::options_des
 }
 
 /// The exit code of every tool for bad options (the Java tools' and sysexits' EX_USAGE).
-inline constexpr int kUsageExitCode = 64;
+inline constexpr int kUsageExitCode = migration::kExitUsage;
 
 /// Prints "<program>: message" and the --help hint; returns kUsageExitCode.
 inline int UsageError(const char* program, absl::string_view message) {
