@@ -3,7 +3,7 @@
 //   --<side>-aws-service-signing-name, --<side>-cacert, --<side>-insecure
 // where <side> is "target" (MetadataMigration, DocumentsFromSnapshotMigration) or "source"
 // (CreateSnapshot). AWS credentials for SigV4 come from the environment or the shared files
-// (net::ResolveAwsCredentials).
+// (net::AwsCredentialsProvider, which refreshes temporary ones).
 #pragma once
 
 #include <optional>
@@ -31,8 +31,9 @@ inline void AddConnectionOptions(po::options_description& options, const std::st
       name("username").c_str(), po::value<std::string>(), "basic-auth user name")(
       name("password").c_str(), po::value<std::string>(), "basic-auth password")(
       name("aws-region").c_str(), po::value<std::string>(),
-      "sign requests with AWS SigV4 for this region (credentials from AWS_* variables or the "
-      "shared files ~/.aws/credentials and ~/.aws/config, profile AWS_PROFILE)")(
+      "sign requests with AWS SigV4 for this region (credentials from the AWS chain: AWS_* "
+      "variables, web identity (IRSA), ~/.aws files (AWS_PROFILE), container credentials (ECS, "
+      "Pod Identity), EC2 instance role; temporary ones refreshed before they expire)")(
       name("aws-service-signing-name").c_str(), po::value<std::string>()->default_value("es"),
       "SigV4 service name: es (Amazon OpenSearch Service) or aoss (Serverless)")(
       name("cacert").c_str(), po::value<std::string>(), "PEM file of CA certificates to trust")(
@@ -66,12 +67,12 @@ inline absl::StatusOr<std::optional<net::HttpTransportOptions>> ConnectionOption
       return absl::InvalidArgumentError(
           core::StrCat("--", side, "-aws-region (SigV4) and basic-auth credentials are exclusive"));
     }
-    auto credentials = net::ResolveAwsCredentials();
-    if (!credentials.ok()) return credentials.status();
+    auto provider = net::AwsCredentialsProvider::Resolve();
+    if (!provider.ok()) return provider.status();
     net::SigV4Options sigv4;
     sigv4.region = region;
     sigv4.service = get("aws-service-signing-name");
-    sigv4.credentials = *std::move(credentials);
+    sigv4.credentials_provider = *std::move(provider);
     options.sigv4 = std::move(sigv4);
   }
   return options;

@@ -14,6 +14,7 @@
 
 #include "rfs/core/str_cat.hpp"
 #include "rfs/migration/tools.hpp"
+#include "rfs/net/aws_credentials.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -29,7 +30,9 @@ inline void AddRepositoryOptions(po::options_description& options) {
       "repo-uri", po::value<std::string>(),
       "the repository as file:///path, a path, or s3://bucket/prefix (read in place)")(
       "s3-repo-uri", po::value<std::string>(), "an S3 repository: s3://bucket/prefix")(
-      "s3-region", po::value<std::string>(), "the S3 bucket's region, e.g. us-east-1")(
+      "s3-region", po::value<std::string>(),
+      "the S3 bucket's region, e.g. us-east-1 (default: AWS_REGION, AWS_DEFAULT_REGION, "
+      "the AWS profile's region)")(
       "s3-endpoint", po::value<std::string>(),
       "a custom S3 endpoint, e.g. http://minio:9000 (path-style addressing)")(
       "endpoint", po::value<std::string>(), "alias of --s3-endpoint")(
@@ -65,13 +68,16 @@ inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::
   if (location.uri.starts_with("s3://")) {
     auto parsed = s3::S3Uri::Parse(location.uri);
     if (!parsed.ok()) return parsed.status();
-    if (vm.count("s3-region")) location.s3.region = vm["s3-region"].as<std::string>();
+    location.s3.region =
+        net::ResolveAwsRegion(vm.count("s3-region") ? vm["s3-region"].as<std::string>() : "");
     for (const char* name : {"s3-endpoint", "endpoint"}) {
       if (vm.count(name)) location.s3.endpoint = vm[name].as<std::string>();
     }
     if (location.s3.region.empty() && location.s3.endpoint.empty()) {
       return absl::InvalidArgumentError(
-          core::StrCat(location.uri, " needs --s3-region (or --s3-endpoint for a custom store)"));
+          core::StrCat(location.uri,
+                       " needs --s3-region (or AWS_REGION, AWS_DEFAULT_REGION, a region in the AWS "
+                       "profile, or --s3-endpoint for a custom store)"));
     }
   } else if (location.uri.find("://") != std::string::npos &&
              !location.uri.starts_with("file://")) {

@@ -1,6 +1,7 @@
 #include "rfs/net/aws_credentials.hpp"
 
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -50,7 +51,24 @@ std::pair<std::string, std::string> SplitUrl(const std::string& url) {
   return {url.substr(0, slash), url.substr(slash)};
 }
 
-// {"AccessKeyId","SecretAccessKey","Token"} as the container and instance endpoints send them.
+// "2030-01-01T00:00:00Z" (fractional seconds allowed), as STS, ECS and IMDS write expirations.
+std::optional<std::chrono::system_clock::time_point> ParseIso8601Utc(std::string_view text) {
+  text = Trim(text);
+  std::tm tm{};
+  const std::string copy(text);
+  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return std::nullopt;
+  std::string_view rest(end);
+  if (rest.starts_with('.')) {
+    rest.remove_prefix(1);
+    while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') rest.remove_prefix(1);
+  }
+  if (rest != "Z" && rest != "+00:00") return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+// {"AccessKeyId","SecretAccessKey","Token","Expiration"} as the container and instance
+// endpoints send them.
 absl::StatusOr<AwsCredentials> FromCredentialsJson(std::string_view body, std::string_view what) {
   const auto parsed = ParseJson(body);
   const boost::json::object* o = parsed && parsed->is_object() ? &parsed->as_object() : nullptr;
@@ -58,9 +76,15 @@ absl::StatusOr<AwsCredentials> FromCredentialsJson(std::string_view body, std::s
     const boost::json::value* v = o != nullptr ? o->if_contains(name) : nullptr;
     return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
   };
-  AwsCredentials out{field("AccessKeyId"), field("SecretAccessKey"), field("Token")};
+  AwsCredentials out{field("AccessKeyId"), field("SecretAccessKey"), field("Token"), std::nullopt};
   if (out.access_key_id.empty() || out.secret_access_key.empty()) {
     return absl::DataLossError(StrCat(what, ": no AccessKeyId and SecretAccessKey in the answer"));
+  }
+  if (const std::string expiration = field("Expiration"); !expiration.empty()) {
+    out.expiration = ParseIso8601Utc(expiration);
+    if (!out.expiration) {
+      return absl::DataLossError(StrCat(what, ": unreadable Expiration '", expiration, "'"));
+    }
   }
   return out;
 }
@@ -127,23 +151,9 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
           "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
     }
     return AwsCredentials{env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"),
-                          env("AWS_SESSION_TOKEN")};
+                          env("AWS_SESSION_TOKEN"), std::nullopt};
   }
-  // 2. The shared files.
-  std::string profile = env("AWS_PROFILE");
-  if (profile.empty()) profile = "default";
-  const std::string home = env("HOME");
-  std::string credentials_file = env("AWS_SHARED_CREDENTIALS_FILE");
-  if (credentials_file.empty() && !home.empty()) credentials_file = home + "/.aws/credentials";
-  std::string config_file = env("AWS_CONFIG_FILE");
-  if (config_file.empty() && !home.empty()) config_file = home + "/.aws/config";
-  for (const auto& [file, config_style] :
-       {std::pair{credentials_file, false}, std::pair{config_file, true}}) {
-    if (file.empty()) continue;
-    auto found = AwsCredentialsFromProfileFile(file, profile, config_style);
-    if (found.ok() || !absl::IsNotFound(found.status())) return found;
-  }
-  // 3. Web identity (EKS IRSA): STS AssumeRoleWithWebIdentity with the projected token.
+  // 2. Web identity (EKS IRSA): STS AssumeRoleWithWebIdentity with the projected token.
   if (!env("AWS_WEB_IDENTITY_TOKEN_FILE").empty() && !env("AWS_ROLE_ARN").empty()) {
     std::string region = env("AWS_REGION");
     if (region.empty()) region = env("AWS_DEFAULT_REGION");
@@ -181,11 +191,31 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
     }
     AwsCredentials out{XmlElementText(response->body, "AccessKeyId").value_or(""),
                        XmlElementText(response->body, "SecretAccessKey").value_or(""),
-                       XmlElementText(response->body, "SessionToken").value_or("")};
+                       XmlElementText(response->body, "SessionToken").value_or(""), std::nullopt};
     if (out.access_key_id.empty() || out.secret_access_key.empty()) {
       return absl::DataLossError("STS AssumeRoleWithWebIdentity: no credentials in the answer");
     }
+    if (auto expiration = XmlElementText(response->body, "Expiration")) {
+      out.expiration = ParseIso8601Utc(*expiration);
+      if (!out.expiration) {
+        return absl::DataLossError("STS AssumeRoleWithWebIdentity: unreadable Expiration");
+      }
+    }
     return out;
+  }
+  // 3. The shared files.
+  std::string profile = env("AWS_PROFILE");
+  if (profile.empty()) profile = "default";
+  const std::string home = env("HOME");
+  std::string credentials_file = env("AWS_SHARED_CREDENTIALS_FILE");
+  if (credentials_file.empty() && !home.empty()) credentials_file = home + "/.aws/credentials";
+  std::string config_file = env("AWS_CONFIG_FILE");
+  if (config_file.empty() && !home.empty()) config_file = home + "/.aws/config";
+  for (const auto& [file, config_style] :
+       {std::pair{credentials_file, false}, std::pair{config_file, true}}) {
+    if (file.empty()) continue;
+    auto found = AwsCredentialsFromProfileFile(file, profile, config_style);
+    if (found.ok() || !absl::IsNotFound(found.status())) return found;
   }
   // 4. Container credentials (ECS task roles, EKS Pod Identity).
   std::string container = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
@@ -243,6 +273,82 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
       credentials_file.empty() ? "(no credentials file)" : credentials_file, " nor ",
       config_file.empty() ? "(no config file)" : config_file,
       "; no web identity, container or instance credentials either"));
+}
+
+std::string ResolveAwsRegion(std::string_view flag, const AwsCredentialSources& sources) {
+  if (!flag.empty()) return std::string(flag);
+  auto env = [&](const char* name) -> std::string {
+    const char* value = sources.getenv(name);
+    return value != nullptr ? std::string(value) : std::string();
+  };
+  for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+    if (std::string region = env(name); !region.empty()) return region;
+  }
+  std::string config_file = env("AWS_CONFIG_FILE");
+  if (config_file.empty() && !env("HOME").empty()) config_file = env("HOME") + "/.aws/config";
+  std::string profile = env("AWS_PROFILE");
+  if (profile.empty()) profile = "default";
+  const std::string wanted = profile == "default" ? profile : StrCat("profile ", profile);
+  std::ifstream in(config_file);
+  std::string line;
+  bool in_section = false;
+  while (std::getline(in, line)) {
+    const std::string_view text = Trim(line);
+    if (text.starts_with('[') && text.ends_with(']')) {
+      in_section = Trim(text.substr(1, text.size() - 2)) == wanted;
+    } else if (in_section && text.find('=') != std::string_view::npos &&
+               Trim(text.substr(0, text.find('='))) == "region") {
+      return std::string(Trim(text.substr(text.find('=') + 1)));
+    }
+  }
+  return {};
+}
+
+AwsCredentialsProvider::AwsCredentialsProvider(Options options, AwsCredentials first,
+                                               bool refreshable)
+    : options_(std::move(options)), refreshable_(refreshable), current_(std::move(first)) {}
+
+const core::IClock& AwsCredentialsProvider::clock() const {
+  return options_.clock != nullptr ? *options_.clock : core::SystemClock::Instance();
+}
+
+absl::StatusOr<std::shared_ptr<AwsCredentialsProvider>> AwsCredentialsProvider::Resolve(
+    Options options) {
+  auto first = ResolveAwsCredentials(options.sources);
+  if (!first.ok()) return first.status();
+  return std::shared_ptr<AwsCredentialsProvider>(
+      new AwsCredentialsProvider(std::move(options), *std::move(first), true));
+}
+
+std::shared_ptr<AwsCredentialsProvider> AwsCredentialsProvider::Fixed(AwsCredentials credentials) {
+  return std::shared_ptr<AwsCredentialsProvider>(
+      new AwsCredentialsProvider(Options{}, std::move(credentials), false));
+}
+
+absl::StatusOr<AwsCredentials> AwsCredentialsProvider::Current() {
+  std::lock_guard lock(mu_);
+  if (!refreshable_ || !current_.expiration) return current_;
+  const core::IClock::TimePoint now = clock().Now();
+  if (now < *current_.expiration - options_.refresh_before || now < next_attempt_) {
+    if (now < *current_.expiration) return current_;
+  }
+  auto fresh = ResolveAwsCredentials(options_.sources);
+  if (fresh.ok()) {
+    current_ = *std::move(fresh);
+    ++refreshes_;
+    next_attempt_ = {};
+    if (!current_.expiration || now < *current_.expiration) return current_;
+    return absl::UnavailableError("the refreshed temporary AWS credentials have expired already");
+  }
+  next_attempt_ = now + options_.retry_after;
+  if (now < *current_.expiration) return current_;
+  return absl::UnavailableError(StrCat(
+      "temporary AWS credentials expired and could not be refreshed: ", fresh.status().message()));
+}
+
+uint64_t AwsCredentialsProvider::refreshes() const {
+  std::lock_guard lock(mu_);
+  return refreshes_;
 }
 
 }  // namespace rfs::net

@@ -14,6 +14,7 @@
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/aws_credentials.hpp"
 #include "rfs/net/http_transport.hpp"
 
 #include "net/net_beast_internal.hpp"
@@ -354,8 +355,9 @@ absl::StatusOr<std::unique_ptr<BeastHttpTransport>> BeastHttpTransport::Open(
   }
   if (options.sigv4) {
     const SigV4Options& s = *options.sigv4;
-    if (s.region.empty() || s.service.empty() || s.credentials.access_key_id.empty() ||
-        s.credentials.secret_access_key.empty()) {
+    if (s.region.empty() || s.service.empty() ||
+        (s.credentials_provider == nullptr &&
+         (s.credentials.access_key_id.empty() || s.credentials.secret_access_key.empty()))) {
       return absl::InvalidArgumentError(
           "SigV4 signing needs a region, a service name and credentials");
     }
@@ -406,8 +408,17 @@ absl::StatusOr<net::HttpResponse> BeastHttpTransport::Send(const net::HttpReques
   if (impl.options.sigv4) {
     core::IClock& clock =
         impl.options.clock != nullptr ? *impl.options.clock : core::SystemClock::Instance();
+    const SigV4Options* sigv4 = &*impl.options.sigv4;
+    SigV4Options refreshed;
+    if (sigv4->credentials_provider != nullptr) {
+      auto credentials = sigv4->credentials_provider->Current();
+      if (!credentials.ok()) return credentials.status();
+      refreshed = *sigv4;
+      refreshed.credentials = *std::move(credentials);
+      sigv4 = &refreshed;
+    }
     absl::Status signed_ok =
-        SignSigV4(request.method, target, request.body, headers, *impl.options.sigv4, clock.Now());
+        SignSigV4(request.method, target, request.body, headers, *sigv4, clock.Now());
     if (!signed_ok.ok()) return signed_ok;
   }
 

@@ -20,7 +20,9 @@ absl::StatusOr<HttpResponse> RetryingHttpTransport::Send(const HttpRequest& requ
   for (int attempt = 1;; ++attempt) {
     absl::StatusOr<HttpResponse> response = inner_->Send(request);
     const bool transient =
-        response.ok() ? IsBusy(response->status) : core::IsRetryable(response.status());
+        response.ok()
+            ? IsBusy(response->status) || (policy_.retry_internal_errors && response->status == 500)
+            : core::IsRetryable(response.status());
     if (!transient || attempt >= policy_.max_attempts) return response;
     std::chrono::milliseconds sleep;
     {

@@ -2,10 +2,17 @@
 #include "rfs/s3/s3_repo.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <limits>
 #include <list>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -22,11 +29,6 @@ namespace rfs::s3 {
 namespace {
 
 using core::StrCat;
-
-// Ranged reads fetch aligned blocks of this size and keep a few per open blob, so that a reader's
-// small positional reads (headers, footers, one chunk at a time) cost one request per block.
-constexpr uint64_t kBlockBytes = uint64_t{4} << 20;
-constexpr size_t kBlocksPerBlob = 8;
 
 bool ValidBucketName(std::string_view b) {
   if (b.size() < 3 || b.size() > 63) return false;
@@ -56,6 +58,50 @@ absl::StatusOr<S3Uri> S3Uri::Parse(std::string_view uri) {
   }
   return out;
 }
+
+// A fixed set of threads that run block fetches for read-ahead. Destroyed before the rest of
+// S3Repo::Impl (it is its last member), so its tasks may use the Impl they were given.
+class FetchThreads {
+ public:
+  explicit FetchThreads(int count) {
+    for (int i = 0; i < count; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~FetchThreads() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void Submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  void Run() {
+    while (true) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+        if (stopping_) return;  // queued tasks are dropped: no file is left to wait for them
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
 
 struct S3Repo::Impl {
   std::string description;
@@ -179,16 +225,95 @@ struct S3Repo::Impl {
     }
     return std::move(r.body);
   }
+
+  absl::StatusOr<std::shared_ptr<const std::string>> FetchBlock(const std::string& path,
+                                                                uint64_t offset,
+                                                                uint64_t length) const {
+    auto bytes = GetRange(path, offset, length);
+    if (!bytes.ok()) return bytes.status();
+    fetched_bytes.fetch_add(length, std::memory_order_relaxed);
+    return std::make_shared<const std::string>(*std::move(bytes));
+  }
+
+  uint64_t block_bytes() const { return std::max<uint64_t>(options.read_block_bytes, 4096); }
+
+  // The read-ahead budget: bytes fetched ahead and not read yet, across every open blob.
+  bool TakeReadAhead(uint64_t bytes) const {
+    uint64_t used = read_ahead_used.load();
+    do {
+      if (used + bytes > options.read_ahead_bytes) return false;
+    } while (!read_ahead_used.compare_exchange_weak(used, used + bytes));
+    return true;
+  }
+  void ReleaseReadAhead(uint64_t bytes) const { read_ahead_used.fetch_sub(bytes); }
+
+  std::shared_future<absl::StatusOr<std::shared_ptr<const std::string>>> FetchAsync(
+      const std::string& path, uint64_t offset, uint64_t length) const {
+    auto promise =
+        std::make_shared<std::promise<absl::StatusOr<std::shared_ptr<const std::string>>>>();
+    auto future = promise->get_future().share();
+    fetch_threads->Submit([this, promise, path, offset, length] {
+      promise->set_value(FetchBlock(path, offset, length));
+    });
+    return future;
+  }
+
+  // Whole small blobs (metadata: snap-*.dat, meta-*.dat, index-N, shard headers) kept for the
+  // run, least recently used out beyond options.metadata_cache_bytes. Blobs of a snapshot
+  // repository never change once written, except index.latest, which is never cached.
+  std::shared_ptr<const core::MemoryFile> CachedBlob(const std::string& path) const {
+    std::lock_guard lock(cache_mu);
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      if ((*it)->name() == path) {
+        cache.splice(cache.begin(), cache, it);
+        cache_hits.fetch_add(1, std::memory_order_relaxed);
+        return *cache.begin();
+      }
+    }
+    return nullptr;
+  }
+  void CacheBlob(std::shared_ptr<const core::MemoryFile> blob) const {
+    if (blob->name().ends_with("index.latest")) return;
+    std::lock_guard lock(cache_mu);
+    cache_bytes += blob->size();
+    cache.push_front(std::move(blob));
+    while (cache_bytes > options.metadata_cache_bytes && !cache.empty()) {
+      cache_bytes -= cache.back()->size();
+      cache.pop_back();
+    }
+  }
+
+  mutable std::atomic<uint64_t> read_ahead_used{0};
+  mutable std::atomic<uint64_t> fetched_bytes{0};
+  mutable std::atomic<uint64_t> cache_hits{0};
+  mutable std::mutex cache_mu;
+  mutable std::list<std::shared_ptr<const core::MemoryFile>> cache;
+  mutable uint64_t cache_bytes = 0;
+  // Last: stopped first when the Impl goes.
+  std::unique_ptr<FetchThreads> fetch_threads;
 };
 
 namespace {
 
-// A large blob read by range: aligned blocks fetched on demand, a few kept (least recently used
-// out first), so memory stays bounded whatever the blob's size.
+using BlockBytes = absl::StatusOr<std::shared_ptr<const std::string>>;
+
+// A large blob read by range: aligned blocks fetched on demand and kept a few at a time (least
+// recently used out first). Once the reader moves on block by block, the next blocks are fetched
+// ahead in parallel by the repository's fetch threads, as far as the repository-wide read-ahead
+// budget allows, so decoding does not wait on S3 between blocks. A failed read-ahead is tried
+// again by the reader itself.
 class S3File final : public core::IRandomAccessFile {
  public:
   S3File(std::shared_ptr<const S3Repo::Impl> repo, std::string path, uint64_t size)
-      : repo_(std::move(repo)), path_(std::move(path)), size_(size) {}
+      : repo_(std::move(repo)),
+        path_(std::move(path)),
+        size_(size),
+        block_bytes_(repo_->block_bytes()) {}
+  ~S3File() override {
+    for (auto& slot : slots_) {
+      if (slot.budgeted) repo_->ReleaseReadAhead(slot.length);
+    }
+  }
 
   const std::string& name() const override { return path_; }
   uint64_t size() const override { return size_; }
@@ -201,9 +326,9 @@ class S3File final : public core::IRandomAccessFile {
     uint64_t done = 0;
     while (done < out.size()) {
       const uint64_t at = offset + done;
-      const uint64_t block = at / kBlockBytes;
+      const uint64_t block = at / block_bytes_;
       RFS_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> bytes, Block(block));
-      const uint64_t within = at - block * kBlockBytes;
+      const uint64_t within = at - block * block_bytes_;
       const uint64_t n = std::min<uint64_t>(out.size() - done, bytes->size() - within);
       std::copy_n(bytes->data() + within, n, reinterpret_cast<char*>(out.data() + done));
       done += n;
@@ -212,31 +337,101 @@ class S3File final : public core::IRandomAccessFile {
   }
 
  private:
+  struct Slot {
+    uint64_t index = 0;
+    uint64_t length = 0;
+    std::shared_future<BlockBytes> bytes;
+    // Fetched ahead and not read yet: its bytes count against the read-ahead budget.
+    bool budgeted = false;
+  };
+
+  uint64_t BlockLength(uint64_t index) const {
+    return std::min(block_bytes_, size_ - index * block_bytes_);
+  }
+
+  std::list<Slot>::iterator Find(uint64_t index) const {
+    return std::find_if(slots_.begin(), slots_.end(),
+                        [&](const Slot& s) { return s.index == index; });
+  }
+
+  // Drops least recently used blocks beyond what one file may keep.
+  void Trim() const {
+    const size_t keep = repo_->options.cached_blocks_per_blob + repo_->options.read_ahead_blocks;
+    while (slots_.size() > keep) {
+      if (slots_.back().budgeted) repo_->ReleaseReadAhead(slots_.back().length);
+      slots_.pop_back();
+    }
+  }
+
+  void ReadAhead(uint64_t from) const {  // mu_ held
+    const uint64_t blocks = (size_ + block_bytes_ - 1) / block_bytes_;
+    for (uint64_t i = from; i < blocks && i < from + repo_->options.read_ahead_blocks; ++i) {
+      if (Find(i) != slots_.end()) continue;
+      const uint64_t length = BlockLength(i);
+      if (!repo_->TakeReadAhead(length)) return;
+      Slot slot{i, length, repo_->FetchAsync(path_, i * block_bytes_, length), true};
+      slots_.push_back(std::move(slot));  // at the back: the first to go if nobody reads it
+    }
+  }
+
   absl::StatusOr<std::shared_ptr<const std::string>> Block(uint64_t index) const {
+    std::shared_future<BlockBytes> pending;
+    std::optional<std::promise<BlockBytes>> mine;  // set when this thread fetches the block
     {
       std::lock_guard lock(mu_);
-      for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-        if (it->first == index) {
-          blocks_.splice(blocks_.begin(), blocks_, it);
-          return it->second;
+      const bool sequential = index == last_block_ || index == last_block_ + 1;
+      last_block_ = index;
+      auto it = Find(index);
+      if (it != slots_.end() && Failed(it->bytes)) {
+        // A read-ahead that failed (its retries spent): this reader tries again.
+        if (it->budgeted) repo_->ReleaseReadAhead(it->length);
+        slots_.erase(it);
+        it = slots_.end();
+      }
+      if (it != slots_.end()) {
+        if (it->budgeted) {
+          repo_->ReleaseReadAhead(it->length);
+          it->budgeted = false;
         }
+        slots_.splice(slots_.begin(), slots_, it);
+        pending = it->bytes;
+      } else {
+        mine.emplace();
+        pending = mine->get_future().share();
+        slots_.push_front(Slot{index, BlockLength(index), pending, false});
+      }
+      if (sequential && repo_->options.read_ahead_blocks > 0) ReadAhead(index + 1);
+      Trim();
+    }
+    if (mine) {
+      mine->set_value(repo_->FetchBlock(path_, index * block_bytes_, BlockLength(index)));
+    }
+    BlockBytes result = pending.get();
+    if (!result.ok()) {
+      std::lock_guard lock(mu_);
+      if (auto it = Find(index); it != slots_.end() && Failed(it->bytes)) {
+        if (it->budgeted) repo_->ReleaseReadAhead(it->length);
+        slots_.erase(it);
       }
     }
-    const uint64_t start = index * kBlockBytes;
-    const uint64_t length = std::min(kBlockBytes, size_ - start);
-    RFS_ASSIGN_OR_RETURN(std::string bytes, repo_->GetRange(path_, start, length));
-    auto block = std::make_shared<const std::string>(std::move(bytes));
-    std::lock_guard lock(mu_);
-    blocks_.emplace_front(index, block);
-    if (blocks_.size() > kBlocksPerBlob) blocks_.pop_back();
-    return block;
+    if (!result.ok() && !mine) {
+      // Another reader's fetch failed; this one tries on its own before giving up.
+      return repo_->FetchBlock(path_, index * block_bytes_, BlockLength(index));
+    }
+    return result;
+  }
+
+  static bool Failed(const std::shared_future<BlockBytes>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !f.get().ok();
   }
 
   std::shared_ptr<const S3Repo::Impl> repo_;
   const std::string path_;
   const uint64_t size_;
+  const uint64_t block_bytes_;
   mutable std::mutex mu_;
-  mutable std::list<std::pair<uint64_t, std::shared_ptr<const std::string>>> blocks_;
+  mutable std::list<Slot> slots_;  // most recently used first
+  mutable uint64_t last_block_ = std::numeric_limits<uint64_t>::max() - 1;
 };
 
 }  // namespace
@@ -246,6 +441,7 @@ S3Repo::~S3Repo() = default;
 
 absl::StatusOr<std::shared_ptr<S3Repo>> S3Repo::Open(std::string_view uri, S3Options options) {
   RFS_ASSIGN_OR_RETURN(S3Uri parsed, S3Uri::Parse(uri));
+  options.region = net::ResolveAwsRegion(options.region);
   if (options.region.empty()) {
     if (!options.endpoint.empty()) {
       options.region = "us-east-1";  // What S3-compatible servers accept when none is set up.
@@ -266,19 +462,21 @@ absl::StatusOr<std::shared_ptr<S3Repo>> S3Repo::Open(std::string_view uri, S3Opt
       while (http.endpoint.ends_with('/')) http.endpoint.pop_back();
       impl->key_path_prefix = StrCat("/", parsed.bucket);
     }
-    net::AwsCredentials credentials;
-    if (options.credentials) {
-      credentials = *options.credentials;
-    } else {
-      auto from_env = net::ResolveAwsCredentials();
-      if (!from_env.ok()) {
-        return core::WithContext(from_env.status(), StrCat("credentials for ", uri));
+    std::shared_ptr<net::AwsCredentialsProvider> provider = options.credentials_provider;
+    if (provider == nullptr && options.credentials) {
+      provider = net::AwsCredentialsProvider::Fixed(*options.credentials);
+    }
+    if (provider == nullptr) {
+      auto resolved = net::AwsCredentialsProvider::Resolve();
+      if (!resolved.ok()) {
+        return core::WithContext(resolved.status(), StrCat("credentials for ", uri));
       }
-      credentials = *std::move(from_env);
+      provider = *std::move(resolved);
     }
     http.sigv4 = net::SigV4Options{.region = options.region,
                                    .service = "s3",
-                                   .credentials = std::move(credentials),
+                                   .credentials = {},
+                                   .credentials_provider = std::move(provider),
                                    .add_content_sha256_header = true};
     RFS_ASSIGN_OR_RETURN(auto opened, net::BeastHttpTransport::Open(std::move(http)));
     transport = std::shared_ptr<net::IHttpTransport>(std::move(opened));
@@ -290,8 +488,10 @@ absl::StatusOr<std::shared_ptr<S3Repo>> S3Repo::Open(std::string_view uri, S3Opt
       std::move(transport), core::SystemClock::Instance(),
       net::TransportRetryPolicy{.max_attempts = std::max(1, options.request_attempts),
                                 .initial_backoff = std::chrono::milliseconds(100),
-                                .max_backoff = std::chrono::milliseconds(5000)});
+                                .max_backoff = std::chrono::milliseconds(5000),
+                                .retry_internal_errors = true});
   impl->options = std::move(options);
+  impl->fetch_threads = std::make_unique<FetchThreads>(std::max(1, impl->options.fetch_threads));
   return std::shared_ptr<S3Repo>(new S3Repo(std::move(impl)));
 }
 
@@ -309,17 +509,29 @@ absl::StatusOr<std::vector<std::string>> S3Repo::ListFolders(std::string_view di
   return out;
 }
 
-absl::StatusOr<uint64_t> S3Repo::BlobSize(std::string_view path) const { return impl_->Head(path); }
+absl::StatusOr<uint64_t> S3Repo::BlobSize(std::string_view path) const {
+  if (auto cached = impl_->CachedBlob(std::string(path))) return cached->size();
+  return impl_->Head(path);
+}
 
 absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlob(
     std::string_view path) const {
+  if (auto cached = impl_->CachedBlob(std::string(path))) return cached;
   RFS_ASSIGN_OR_RETURN(const uint64_t size, impl_->Head(path));
   if (size <= impl_->options.whole_blob_bytes) {
     RFS_ASSIGN_OR_RETURN(std::string bytes, impl_->GetRange(path, 0, size));
-    return std::make_shared<core::MemoryFile>(std::string(path),
-                                              std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    auto blob = std::make_shared<const core::MemoryFile>(
+        std::string(path), std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    impl_->CacheBlob(blob);
+    return blob;
   }
   return std::make_shared<S3File>(impl_, std::string(path), size);
+}
+
+S3Repo::Stats S3Repo::stats() const {
+  return Stats{.fetched_block_bytes = impl_->fetched_bytes.load(),
+               .metadata_cache_hits = impl_->cache_hits.load(),
+               .read_ahead_bytes_held = impl_->read_ahead_used.load()};
 }
 
 }  // namespace rfs::s3

@@ -70,7 +70,7 @@ class S3Server {
 
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& bucket() const { return bucket_; }
-  static net::AwsCredentials Credentials() { return {kAccessKey, kSecretKey, ""}; }
+  static net::AwsCredentials Credentials() { return {kAccessKey, kSecretKey, "", std::nullopt}; }
 
   /// PUTs one object; throws on failure.
   void Put(const std::string& key, const std::string& bytes) {

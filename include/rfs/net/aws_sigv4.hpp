@@ -9,6 +9,9 @@
 // (pure functions; the environment is read once per call).
 #pragma once
 
+#include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,7 +28,11 @@ struct AwsCredentials {
   std::string secret_access_key;
   /// Empty for long-term keys; set for temporary (STS) credentials.
   std::string session_token;
+  /// When temporary credentials stop working; nullopt for long-term keys.
+  std::optional<std::chrono::system_clock::time_point> expiration;
 };
+
+class AwsCredentialsProvider;  // aws_credentials.hpp
 
 /// Reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (optional).
 /// FailedPrecondition naming the missing variable (never a value) when a key is absent.
@@ -38,6 +45,9 @@ struct SigV4Options {
   /// (`--target-aws-service-signing-name`).
   std::string service = "es";
   AwsCredentials credentials;
+  /// When set, the transport asks it for credentials before each request (and `credentials` is
+  /// ignored), so temporary credentials are refreshed before they expire.
+  std::shared_ptr<AwsCredentialsProvider> credentials_provider;
   /// Adds `x-amz-content-sha256` (required by Serverless, harmless elsewhere). The test-suite
   /// vectors predate it, so they turn it off.
   bool add_content_sha256_header = true;

@@ -26,6 +26,9 @@ struct TransportRetryPolicy {
   int max_attempts = 4;
   std::chrono::milliseconds initial_backoff{50};
   std::chrono::milliseconds max_backoff{1000};
+  /// Also resends on 500 (S3 documents InternalError as retryable; for OpenSearch a 500 is
+  /// usually a bug that a resend repeats).
+  bool retry_internal_errors = false;
 };
 
 class RetryingHttpTransport final : public IHttpTransport {

@@ -1,7 +1,9 @@
 // S3Repo: a snapshot repository in an S3 bucket (or any S3-compatible store), read in place.
 //
 // Blobs are read with ranged GETs as the readers ask for them (nothing is written to local disk),
-// folders are listed with ListObjectsV2 (paginated), sizes come from HEAD. Requests are signed
+// with parallel read-ahead under a memory budget once a blob is read in order; small blobs
+// (metadata) are fetched whole and kept for the run. Folders are listed with ListObjectsV2
+// (paginated), sizes come from HEAD. Requests are signed
 // with SigV4 for service "s3" and resent on 429, 5xx (SlowDown, InternalError) and broken
 // connections with backoff. Custom endpoints (MinIO, s3rver, LocalStack) are addressed
 // path-style (http://host:port/bucket/key); AWS is addressed virtual-hosted
@@ -32,20 +34,32 @@ struct S3Uri {
 };
 
 struct S3Options {
-  /// The bucket's region, e.g. "us-east-1" (`--s3-region`).
+  /// The bucket's region, e.g. "us-east-1" (`--s3-region`); empty: net::ResolveAwsRegion.
   std::string region;
   /// A custom endpoint, e.g. "http://127.0.0.1:4568" (`--s3-endpoint`); empty means AWS.
   std::string endpoint;
-  /// Credentials for SigV4; nullopt resolves them (net::ResolveAwsCredentials: the environment,
-  /// then the shared files).
+  /// Credentials for SigV4: fixed ones, or a provider that refreshes temporary ones; with
+  /// neither, Open resolves the AWS chain (net::AwsCredentialsProvider::Resolve).
   std::optional<net::AwsCredentials> credentials;
+  std::shared_ptr<net::AwsCredentialsProvider> credentials_provider;
   /// Keys per ListObjectsV2 page (S3 returns at most 1,000).
   int list_page_keys = 1000;
   /// Sends per request on transient failures (429, 5xx, resets, timeouts).
   int request_attempts = 6;
-  /// Blobs up to this size are fetched whole on open (metadata blobs); larger ones are read by
-  /// range as the reader asks.
+  /// Blobs up to this size are fetched whole on open (metadata blobs) and kept for the run (up
+  /// to `metadata_cache_bytes`); larger ones are read by range as the reader asks.
   uint64_t whole_blob_bytes = 1 << 20;
+  uint64_t metadata_cache_bytes = uint64_t{64} << 20;
+  /// Ranged reads fetch aligned blocks of this size; each open blob keeps the
+  /// `cached_blocks_per_blob` most recently read.
+  uint64_t read_block_bytes = uint64_t{4} << 20;
+  size_t cached_blocks_per_blob = 2;
+  /// Read-ahead: once a blob is read block after block, up to `read_ahead_blocks` following
+  /// blocks are fetched in parallel by `fetch_threads` threads, while the blocks fetched ahead
+  /// and not read yet (across every blob) stay under `read_ahead_bytes`. 0 blocks: none.
+  size_t read_ahead_blocks = 4;
+  uint64_t read_ahead_bytes = uint64_t{64} << 20;
+  int fetch_threads = 8;
   /// Tests: a transport to use instead of opening one for the endpoint.
   std::shared_ptr<net::IHttpTransport> transport;
 };
@@ -62,6 +76,16 @@ class S3Repo final : public snapshot::ISourceRepo {
   absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
       std::string_view path) const override;
   absl::StatusOr<uint64_t> BlobSize(std::string_view path) const override;
+
+  struct Stats {
+    /// Bytes of ranged blocks fetched (read-ahead included).
+    uint64_t fetched_block_bytes = 0;
+    /// Opens served from the metadata cache without a request.
+    uint64_t metadata_cache_hits = 0;
+    /// Bytes fetched ahead and not read yet.
+    uint64_t read_ahead_bytes_held = 0;
+  };
+  Stats stats() const;
 
   struct Impl;
 

@@ -1,10 +1,13 @@
 #include "rfs/net/aws_credentials.hpp"
 
+#include <atomic>
+#include <ctime>
 #include <fstream>
 #include <map>
 
 #include <catch2/catch.hpp>
 
+#include "rfs/core/clock.hpp"
 #include "rfs/net/http_transport.hpp"
 
 #include "support/scripted_http_server.hpp"
@@ -189,4 +192,146 @@ TEST_CASE("the transport refuses header values with line breaks", "[net]") {
   CHECK(absl::IsInvalidArgument(sent.status()));
   CHECK(sent.status().message().find("X-Injected") == std::string::npos);
   CHECK(server.requests().empty());
+}
+
+namespace {
+
+std::string Iso8601(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+// A container-credentials endpoint that hands out a new key on every call ("ASIA1", "ASIA2",
+// ...), each valid for `lifetime` from the clock's now.
+struct RotatingCredentialsEndpoint {
+  RotatingCredentialsEndpoint(const rfs::core::IClock& clock, std::chrono::seconds lifetime)
+      : server([this, &clock, lifetime](const rfs::net::HttpRequest&) {
+          const int n = ++issued;
+          rfs::net::HttpResponse response;
+          response.status = fail ? 500 : 200;
+          response.body = R"({"AccessKeyId":"ASIA)" + std::to_string(n) +
+                          R"(","SecretAccessKey":"secret","Token":"token","Expiration":")" +
+                          Iso8601(clock.Now() + lifetime) + R"("})";
+          return response;
+        }) {}
+  std::atomic<int> issued{0};
+  std::atomic<bool> fail{false};
+  rfs::test::ScriptedHttpServer server;
+};
+
+}  // namespace
+
+TEST_CASE("web identity comes before the shared files", "[net][aws]") {
+  rfs::test::TempDir dir("rfs-aws");
+  Write(dir.File("token"), "jwt\n");
+  Write(dir.File("credentials"),
+        "[default]\naws_access_key_id = FILE\naws_secret_access_key = f\n");
+  rfs::test::ScriptedHttpServer sts([](const rfs::net::HttpRequest&) {
+    return rfs::net::HttpResponse{
+        200,
+        {},
+        "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+        "<AccessKeyId>ASIASTS</AccessKeyId><SecretAccessKey>s</SecretAccessKey>"
+        "<SessionToken>t</SessionToken><Expiration>2030-01-01T00:00:00.000Z</Expiration>"
+        "</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"};
+  });
+  auto found = ResolveAwsCredentials(
+      Environment({{"AWS_WEB_IDENTITY_TOKEN_FILE", dir.File("token")},
+                   {"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/rfs"},
+                   {"AWS_ENDPOINT_URL_STS", sts.endpoint()},
+                   {"AWS_SHARED_CREDENTIALS_FILE", dir.File("credentials")}}));
+  REQUIRE(found.ok());
+  CHECK(found->access_key_id == "ASIASTS");
+  REQUIRE(found->expiration.has_value());
+  CHECK(Iso8601(*found->expiration) == "2030-01-01T00:00:00Z");
+}
+
+TEST_CASE("the region: the flag, AWS_REGION, AWS_DEFAULT_REGION, then the profile", "[net][aws]") {
+  rfs::test::TempDir dir("rfs-aws");
+  Write(dir.File("config"), "[default]\nregion = eu-west-1\n[profile ops]\nregion=ap-south-1\n");
+  const std::string config = dir.File("config");
+  using rfs::net::ResolveAwsRegion;
+  CHECK(ResolveAwsRegion("us-west-2", Environment({{"AWS_REGION", "eu-central-1"}})) ==
+        "us-west-2");
+  CHECK(ResolveAwsRegion("", Environment({{"AWS_REGION", "eu-central-1"},
+                                          {"AWS_DEFAULT_REGION", "us-east-2"}})) == "eu-central-1");
+  CHECK(ResolveAwsRegion("", Environment({{"AWS_DEFAULT_REGION", "us-east-2"},
+                                          {"AWS_CONFIG_FILE", config}})) == "us-east-2");
+  CHECK(ResolveAwsRegion("", Environment({{"AWS_CONFIG_FILE", config}})) == "eu-west-1");
+  CHECK(ResolveAwsRegion("", Environment({{"AWS_CONFIG_FILE", config}, {"AWS_PROFILE", "ops"}})) ==
+        "ap-south-1");
+  CHECK(ResolveAwsRegion("", Environment({{"HOME", dir.str()}})).empty());
+}
+
+TEST_CASE("temporary credentials are refreshed before they expire", "[net][aws]") {
+  rfs::core::FakeClock clock(std::chrono::system_clock::from_time_t(1'900'000'000));
+  RotatingCredentialsEndpoint endpoint(clock, std::chrono::hours(1));
+  auto provider = rfs::net::AwsCredentialsProvider::Resolve(
+      {.sources = Environment(
+           {{"AWS_CONTAINER_CREDENTIALS_FULL_URI", endpoint.server.endpoint() + "/creds"}}),
+       .clock = &clock});
+  REQUIRE(provider.ok());
+  auto current = [&] {
+    auto c = (*provider)->Current();
+    REQUIRE(c.ok());
+    return c->access_key_id;
+  };
+  CHECK(current() == "ASIA1");
+  clock.Advance(std::chrono::minutes(54));  // 6 minutes left: still fine
+  CHECK(current() == "ASIA1");
+  clock.Advance(std::chrono::minutes(2));  // 4 minutes left: inside the refresh window
+  CHECK(current() == "ASIA2");
+  CHECK((*provider)->refreshes() == 1);
+
+  // A failed refresh keeps the old credentials while they last, then reports why.
+  endpoint.fail = true;
+  clock.Advance(std::chrono::minutes(57));
+  CHECK(current() == "ASIA2");
+  const int calls = endpoint.issued;
+  CHECK(current() == "ASIA2");  // no new attempt within retry_after
+  CHECK(endpoint.issued == calls);
+  clock.Advance(std::chrono::minutes(4));
+  auto expired = (*provider)->Current();
+  CHECK(absl::IsUnavailable(expired.status()));
+  CHECK(expired.status().message().find("secret") == std::string::npos);
+  endpoint.fail = false;
+  const std::string renewed = current();
+  CHECK(renewed == "ASIA" + std::to_string(endpoint.issued.load()));
+}
+
+TEST_CASE("the transport signs with refreshed credentials in the middle of a run", "[net][aws]") {
+  rfs::core::FakeClock clock(std::chrono::system_clock::from_time_t(1'900'000'000));
+  RotatingCredentialsEndpoint endpoint(clock, std::chrono::minutes(20));
+  auto provider = rfs::net::AwsCredentialsProvider::Resolve(
+      {.sources = Environment(
+           {{"AWS_CONTAINER_CREDENTIALS_FULL_URI", endpoint.server.endpoint() + "/creds"}}),
+       .clock = &clock});
+  REQUIRE(provider.ok());
+  rfs::test::ScriptedHttpServer target([](const rfs::net::HttpRequest&) {
+    return rfs::net::HttpResponse{200, {}, "{}"};
+  });
+  rfs::net::HttpTransportOptions options{.endpoint = target.endpoint()};
+  options.sigv4 = rfs::net::SigV4Options{
+      .region = "us-east-1", .service = "es", .credentials = {}, .credentials_provider = *provider};
+  options.clock = &clock;
+  auto transport = rfs::net::BeastHttpTransport::Open(std::move(options));
+  REQUIRE(transport.ok());
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE((*transport)->Send(rfs::net::HttpRequest{}).ok());
+    clock.Advance(std::chrono::minutes(5));
+  }
+  std::vector<std::string> keys;
+  for (const auto& request : target.requests()) {
+    const std::string authorization =
+        rfs::net::FindHeader(request.headers, "authorization").value_or("");
+    const size_t at = authorization.find("Credential=");
+    REQUIRE(at != std::string::npos);
+    keys.push_back(authorization.substr(at + 11, authorization.find('/', at) - at - 11));
+  }
+  // Minutes 0, 5, 10 with the first key; 15 is within 5 minutes of its expiry (20).
+  CHECK(keys == std::vector<std::string>{"ASIA1", "ASIA1", "ASIA1", "ASIA2", "ASIA2", "ASIA2"});
 }

@@ -217,7 +217,7 @@ TEST_CASE("S3 listings follow continuation tokens and bad credentials are refuse
 
   // (s3rver checks the access key, not the signature's secret.)
   S3Options wrong = options;
-  wrong.credentials = rfs::net::AwsCredentials{"NOT-A-KEY", "not-the-secret", ""};
+  wrong.credentials = rfs::net::AwsCredentials{"NOT-A-KEY", "not-the-secret", "", std::nullopt};
   auto refused = S3Repo::Open("s3://rfs-pages/many", wrong);
   REQUIRE(refused.ok());
   const auto listing = (*refused)->ListBlobs("");

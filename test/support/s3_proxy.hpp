@@ -1,0 +1,290 @@
+// S3Proxy: sits between a client under test and a real S3-compatible server (s3rver), and does
+// what s3rver does not: verifies every request's SigV4 signature as S3 does (sigv4_verifier.hpp;
+// s3rver only looks at the access key), with a set of keys that may expire, and injects the
+// faults S3 has in production on a fraction of requests: 503 SlowDown, 500 InternalError, a
+// connection reset before the answer, and a GET answer cut short. Requests that pass are sent on
+// re-signed with the server's own key. Keep-alive, one thread per connection; every count is
+// kept for the test to assert on.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "rfs/net/http_transport.hpp"
+
+#include "support/sigv4_verifier.hpp"
+
+namespace rfs::test {
+
+struct S3ProxyOptions {
+  /// Where requests go on to, and the key they are re-signed with there.
+  std::string upstream;
+  net::AwsCredentials upstream_credentials;
+  /// The keys clients may sign with (service "s3").
+  SigV4Expectation expect{.service = "s3"};
+  /// Fraction of requests answered with a fault instead of being passed on.
+  double fault_rate = 0;
+  uint32_t seed = 1;
+};
+
+class S3Proxy {
+ public:
+  enum class Fault { kSlowDown503, kInternalError500, kReset, kTruncated };
+
+  explicit S3Proxy(S3ProxyOptions options) : options_(std::move(options)), rng_(options_.seed) {
+    auto opened = net::BeastHttpTransport::Open(
+        {.endpoint = options_.upstream,
+         .sigv4 = net::SigV4Options{.region = options_.expect.region,
+                                    .service = "s3",
+                                    .credentials = options_.upstream_credentials}});
+    if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
+    upstream_ = *std::move(opened);
+    namespace asio = boost::asio;
+    acceptor_.open(asio::ip::tcp::v4());
+    acceptor_.set_option(asio::socket_base::reuse_address(true));
+    acceptor_.bind({asio::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    accept_thread_ = std::thread([this] { Accept(); });
+  }
+  ~S3Proxy() {
+    stopping_ = true;
+    boost::system::error_code ec;
+    {
+      boost::asio::io_context ioc;
+      boost::asio::ip::tcp::socket wake(ioc);
+      wake.connect({boost::asio::ip::make_address("127.0.0.1"), port_}, ec);
+    }
+    accept_thread_.join();
+    {
+      std::lock_guard lock(mu_);
+      for (auto& socket : sockets_)
+        socket->shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+    }
+    for (auto& t : connection_threads_) t.join();
+  }
+
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  /// Changes which keys are accepted (e.g. to let a key expire mid-run).
+  void SetExpectation(SigV4Expectation expect) {
+    std::lock_guard lock(mu_);
+    options_.expect = std::move(expect);
+  }
+  void SetFaultRate(double rate) {
+    std::lock_guard lock(mu_);
+    options_.fault_rate = rate;
+  }
+
+  uint64_t requests() const { return requests_; }
+  uint64_t forwarded() const { return forwarded_; }
+  uint64_t faults(Fault fault) const { return fault_counts_[static_cast<int>(fault)]; }
+  uint64_t faults() const {
+    uint64_t n = 0;
+    for (const auto& c : fault_counts_) n += c;
+    return n;
+  }
+  /// Requests refused for their signature, with the first few reasons.
+  uint64_t rejected() const { return rejected_; }
+  std::vector<std::string> rejections() const {
+    std::lock_guard lock(mu_);
+    return rejections_;
+  }
+  /// Access keys seen on accepted requests, in order of first use.
+  std::vector<std::string> keys_used() const {
+    std::lock_guard lock(mu_);
+    return keys_used_;
+  }
+
+ private:
+  void Accept() {
+    while (true) {
+      auto socket = std::make_shared<boost::asio::ip::tcp::socket>(ioc_);
+      boost::system::error_code ec;
+      acceptor_.accept(*socket, ec);
+      if (stopping_) return;
+      if (ec) continue;
+      std::lock_guard lock(mu_);
+      sockets_.push_back(socket);
+      connection_threads_.emplace_back([this, socket] {
+        Serve(*socket);
+        boost::system::error_code ignored;
+        socket->close(ignored);  // the client sees the end at once, not a silent socket
+      });
+    }
+  }
+
+  void Serve(boost::asio::ip::tcp::socket& socket) {
+    namespace http = boost::beast::http;
+    boost::beast::flat_buffer buffer;
+    while (!stopping_) {
+      boost::system::error_code ec;
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(uint64_t{1} << 30);
+      http::read(socket, buffer, parser, ec);
+      if (ec) {
+        if (ec != http::error::end_of_stream && ec != boost::asio::error::eof &&
+            ec != boost::asio::error::operation_aborted) {
+          std::lock_guard lock(mu_);
+          if (rejections_.size() < 10) rejections_.push_back("read error: " + ec.message());
+        }
+        return;
+      }
+      auto& req = parser.get();
+      net::HttpRequest request;
+      request.method = std::string(req.method_string());
+      request.target = std::string(req.target());
+      for (const auto& field : req) {
+        request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      }
+      request.body = req.body();
+      ++requests_;
+
+      std::optional<Fault> fault;
+      SigV4Expectation expect;
+      {
+        std::lock_guard lock(mu_);
+        expect = options_.expect;
+        if (std::uniform_real_distribution<double>(0, 1)(rng_) < options_.fault_rate) {
+          fault = static_cast<Fault>(std::uniform_int_distribution<int>(0, 3)(rng_));
+        }
+      }
+      net::HttpResponse response;
+      if (auto rejection = VerifySigV4(request, expect, std::chrono::system_clock::now())) {
+        ++rejected_;
+        {
+          std::lock_guard lock(mu_);
+          if (rejections_.size() < 10)
+            rejections_.push_back(rejection->code + ": " + rejection->message);
+        }
+        response.status = rejection->code == "ExpiredToken" ||
+                                  rejection->code == "InvalidRequest" ||
+                                  rejection->code == "AuthorizationHeaderMalformed"
+                              ? 400
+                              : 403;
+        response.body = ErrorXml(rejection->code, rejection->message.substr(0, 200));
+      } else {
+        RecordKey(request);
+        if (fault == Fault::kReset) {
+          ++fault_counts_[static_cast<int>(Fault::kReset)];
+          socket.close(ec);
+          return;
+        }
+        if (fault == Fault::kSlowDown503 || fault == Fault::kInternalError500) {
+          ++fault_counts_[static_cast<int>(*fault)];
+          const bool slow = fault == Fault::kSlowDown503;
+          response.status = slow ? 503 : 500;
+          response.body = ErrorXml(slow ? "SlowDown" : "InternalError",
+                                   slow ? "Please reduce your request rate."
+                                        : "We encountered an internal error. Please try again.");
+        } else {
+          response = Forward(request);
+          if (fault == Fault::kTruncated && request.method == "GET" && response.status / 100 == 2 &&
+              response.body.size() > 1) {
+            ++fault_counts_[static_cast<int>(Fault::kTruncated)];
+            std::string head = "HTTP/1.1 " + std::to_string(response.status) +
+                               " OK\r\nContent-Length: " + std::to_string(response.body.size()) +
+                               "\r\n\r\n";
+            boost::asio::write(socket, boost::asio::buffer(head), ec);
+            boost::asio::write(
+                socket, boost::asio::buffer(response.body.data(), response.body.size() / 2), ec);
+            socket.close(ec);
+            return;
+          }
+        }
+      }
+      http::response<http::string_body> res{static_cast<http::status>(response.status), 11};
+      for (const auto& [name, value] : response.headers) {
+        const std::string lower = Lower(name);
+        if (lower == "content-length" || lower == "connection" || lower == "transfer-encoding") {
+          continue;
+        }
+        res.set(name, value);
+      }
+      res.keep_alive(req.keep_alive());
+      if (request.method == "HEAD") {
+        // The object's length, without its bytes.
+        res.content_length(std::stoull(response.Header("Content-Length").value_or("0")));
+      } else {
+        res.body() = std::move(response.body);
+        res.prepare_payload();
+      }
+      http::write(socket, res, ec);
+      if (ec || !req.keep_alive()) return;
+    }
+  }
+
+  net::HttpResponse Forward(const net::HttpRequest& request) {
+    net::HttpRequest upstream = request;
+    std::erase_if(upstream.headers, [](const auto& h) {
+      const std::string lower = Lower(h.first);
+      return lower == "host" || lower == "authorization" || lower.starts_with("x-amz-") ||
+             lower == "content-length" || lower == "connection" || lower == "user-agent";
+    });
+    auto response = upstream_->Send(upstream);
+    ++forwarded_;
+    if (!response.ok()) return net::HttpResponse{502, {}, ErrorXml("BadGateway", "upstream")};
+    return *std::move(response);
+  }
+
+  void RecordKey(const net::HttpRequest& request) {
+    const std::string authorization =
+        net::FindHeader(request.headers, "authorization").value_or("");
+    const size_t at = authorization.find("Credential=");
+    if (at == std::string::npos) return;
+    const std::string key = authorization.substr(at + 11, authorization.find('/', at) - at - 11);
+    std::lock_guard lock(mu_);
+    if (std::find(keys_used_.begin(), keys_used_.end(), key) == keys_used_.end()) {
+      keys_used_.push_back(key);
+    }
+  }
+
+  static std::string Lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+  static std::string ErrorXml(const std::string& code, const std::string& message) {
+    std::string escaped;
+    for (char c : message) {
+      if (c == '<')
+        escaped += "&lt;";
+      else if (c == '>')
+        escaped += "&gt;";
+      else if (c == '&')
+        escaped += "&amp;";
+      else
+        escaped.push_back(c);
+    }
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code + "</Code><Message>" +
+           escaped + "</Message><RequestId>rfs-proxy</RequestId></Error>";
+  }
+
+  S3ProxyOptions options_;
+  std::mt19937 rng_;
+  std::unique_ptr<net::BeastHttpTransport> upstream_;
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::acceptor acceptor_{ioc_};
+  unsigned short port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread accept_thread_;
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> sockets_;
+  std::vector<std::thread> connection_threads_;
+  std::atomic<uint64_t> requests_{0}, forwarded_{0}, rejected_{0};
+  std::array<std::atomic<uint64_t>, 4> fault_counts_{};
+  std::vector<std::string> rejections_;
+  std::vector<std::string> keys_used_;
+};
+
+}  // namespace rfs::test

@@ -1,0 +1,236 @@
+// S3Repo through S3Proxy (support/s3_proxy.hpp) in front of s3rver: every request must carry a
+// signature S3 would accept; a fifth of the requests fail as S3 fails in production (503
+// SlowDown, 500, resets, answers cut short) and every document still reads exactly; temporary
+// credentials rotate in the middle of a shard; read-ahead stays within its memory budget.
+#include <atomic>
+#include <ctime>
+#include <map>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/net/aws_credentials.hpp"
+#include "rfs/s3/s3_repo.hpp"
+#include "rfs/snapshot/repository.hpp"
+
+#include "support/generated_repo.hpp"
+#include "support/s3_proxy.hpp"
+#include "support/s3_server.hpp"
+#include "support/scripted_http_server.hpp"
+
+namespace {
+
+using rfs::s3::S3Options;
+using rfs::s3::S3Repo;
+using rfs::test::S3Proxy;
+
+constexpr const char* kClientKey = "AKIACLIENT";
+constexpr const char* kClientSecret = "client-secret/with+odd=chars";
+
+rfs::test::S3ProxyOptions ProxyTo(const rfs::test::S3Server& server, double fault_rate) {
+  rfs::test::S3ProxyOptions options;
+  options.upstream = server.endpoint();
+  options.upstream_credentials = rfs::test::S3Server::Credentials();
+  options.expect.secrets = {{kClientKey, kClientSecret}};
+  options.fault_rate = fault_rate;
+  return options;
+}
+
+S3Options Through(const S3Proxy& proxy) {
+  S3Options options;
+  options.endpoint = proxy.endpoint();
+  options.region = "us-east-1";
+  options.credentials = rfs::net::AwsCredentials{kClientKey, kClientSecret, "", std::nullopt};
+  return options;
+}
+
+// Every live document of every shard of the newest snapshot: "index/shard/id" -> source. With
+// `between_documents`, called after each document read.
+std::map<std::string, std::string> Documents(
+    const std::shared_ptr<rfs::snapshot::ISourceRepo>& source,
+    const std::function<void()>& between_documents = nullptr) {
+  auto repository = rfs::snapshot::SnapshotRepository::Open(source);
+  INFO(repository.status().ToString());
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  std::map<std::string, std::string> out;
+  for (const auto& index : (*repository)->IndicesIn(**snapshot)) {
+    auto meta = (*repository)->ReadIndexMetadata(**snapshot, index);
+    REQUIRE(meta.ok());
+    for (int shard = 0; shard < meta->number_of_shards; ++shard) {
+      auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, shard);
+      INFO(index << "/" << shard << ": " << reader.status().ToString());
+      REQUIRE(reader.ok());
+      auto cursor = (*reader)->OpenAt(0);
+      REQUIRE(cursor.ok());
+      rfs::lucene::Document doc;
+      while (true) {
+        auto more = (*cursor)->Next(doc);
+        INFO(more.status().ToString());
+        REQUIRE(more.ok());
+        if (!*more) break;
+        out[index + "/" + std::to_string(shard) + "/" + doc.id] =
+            std::string(doc.source.begin(), doc.source.end());
+        if (between_documents) between_documents();
+      }
+    }
+  }
+  return out;
+}
+
+std::string Iso8601(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+}  // namespace
+
+TEST_CASE("S3 reads survive SlowDown, 500s, resets and cut-short answers, all signed",
+          "[s3][faults]") {
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 2000 --doc-size 600 --updates 50 --deletes 20 --segments 3 "
+      "--seed 93");
+  rfs::test::S3Server server("rfs-faults");
+  server.Upload(generated->repo(), "repo/");
+  auto local = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(local.ok());
+  const auto expected = Documents(*local);
+  REQUIRE(expected.size() > 3000);
+
+  S3Proxy proxy(ProxyTo(server, 0.2));
+  S3Options options = Through(proxy);
+  options.read_block_bytes = 64 << 10;  // many ranged reads per Lucene file
+  options.whole_blob_bytes = 4096;
+  options.request_attempts = 10;
+  auto remote = S3Repo::Open("s3://rfs-faults/repo", options);
+  REQUIRE(remote.ok());
+  CHECK(Documents(*remote) == expected);
+
+  INFO("requests " << proxy.requests() << ", faults " << proxy.faults());
+  CHECK(proxy.rejected() == 0);
+  CHECK(proxy.requests() > 100);
+  for (auto fault : {S3Proxy::Fault::kSlowDown503, S3Proxy::Fault::kInternalError500,
+                     S3Proxy::Fault::kReset, S3Proxy::Fault::kTruncated}) {
+    CHECK(proxy.faults(fault) > 0);
+  }
+  CHECK((*remote)->stats().read_ahead_bytes_held <= options.read_ahead_bytes);
+}
+
+TEST_CASE("a signature S3 would refuse is refused, naming the code and not the secret",
+          "[s3][faults]") {
+  rfs::test::S3Server server("rfs-signed");
+  server.Put("repo/index.latest", std::string(8, '\0'));
+  S3Proxy proxy(ProxyTo(server, 0));
+  S3Options options = Through(proxy);
+  auto good = S3Repo::Open("s3://rfs-signed/repo", options);
+  REQUIRE(good.ok());
+  CHECK((*good)->ListBlobs("").value() == std::vector<std::string>{"index.latest"});
+  CHECK((*good)->ReadBlob("index.latest").value().size() == 8);
+
+  options.credentials->secret_access_key = "a-wrong-secret";
+  auto bad = S3Repo::Open("s3://rfs-signed/repo", options);
+  REQUIRE(bad.ok());
+  const auto refused = (*bad)->ListBlobs("");
+  CHECK(absl::IsPermissionDenied(refused.status()));
+  CHECK(refused.status().message().find("SignatureDoesNotMatch") != std::string::npos);
+  CHECK(refused.status().message().find("a-wrong-secret") == std::string::npos);
+  CHECK(proxy.rejected() >= 1);
+}
+
+TEST_CASE("temporary credentials rotate while a repository is read from S3", "[s3][aws]") {
+  // Six shards of 500 documents: the reader loads a shard's stored fields when it opens it, so
+  // every shard after the first is fetched with rotated credentials.
+  auto generated =
+      rfs::test::Generate("--indices 3 --shards 2 --docs 1000 --doc-size 800 --seed 94");
+  rfs::test::S3Server server("rfs-rotate");
+  server.Upload(generated->repo(), "repo/");
+  S3Proxy proxy(ProxyTo(server, 0));
+
+  // A container-credentials endpoint: key n is valid for 10 minutes of the provider's clock;
+  // the proxy accepts each key until the test lets it expire.
+  rfs::core::FakeClock clock(std::chrono::system_clock::now());
+  std::atomic<int> issued{0};
+  std::mutex mu;
+  rfs::test::SigV4Expectation expect{.service = "s3"};
+  rfs::test::ScriptedHttpServer endpoint([&](const rfs::net::HttpRequest&) {
+    const std::string key = "ASIAROTATE" + std::to_string(++issued);
+    {
+      std::lock_guard lock(mu);
+      expect.secrets[key] = "secret-" + key;
+      proxy.SetExpectation(expect);
+    }
+    return rfs::net::HttpResponse{200,
+                                  {},
+                                  R"({"AccessKeyId":")" + key + R"(","SecretAccessKey":"secret-)" +
+                                      key + R"(","Token":"token-)" + key + R"(","Expiration":")" +
+                                      Iso8601(clock.Now() + std::chrono::minutes(10)) + R"("})"};
+  });
+  auto provider = rfs::net::AwsCredentialsProvider::Resolve(
+      {.sources = {[&](const char* name) -> const char* {
+         static const std::string uri = endpoint.endpoint() + "/creds";
+         if (std::string_view(name) == "AWS_CONTAINER_CREDENTIALS_FULL_URI") return uri.c_str();
+         if (std::string_view(name) == "AWS_EC2_METADATA_DISABLED") return "true";
+         return nullptr;
+       }},
+       .clock = &clock});
+  REQUIRE(provider.ok());
+
+  S3Options options;
+  options.endpoint = proxy.endpoint();
+  options.credentials_provider = *provider;
+  options.read_block_bytes = 16 << 10;
+  options.whole_blob_bytes = 4096;
+  options.read_ahead_blocks = 0;  // every block is fetched when the reader reaches it
+  auto remote = S3Repo::Open("s3://rfs-rotate/repo", options);
+  REQUIRE(remote.ok());
+
+  // Every 400 documents, 6 minutes pass: the key is refreshed, and the old one stops working.
+  int read = 0;
+  const auto documents = Documents(*remote, [&] {
+    if (++read % 400 != 0) return;
+    clock.Advance(std::chrono::minutes(6));
+    std::lock_guard lock(mu);
+    for (int n = 1; n < issued; ++n) {
+      expect.expirations["ASIAROTATE" + std::to_string(n)] = std::chrono::system_clock::now();
+    }
+    proxy.SetExpectation(expect);
+  });
+  CHECK(documents.size() == 3000);
+  INFO((proxy.rejections().empty() ? std::string() : proxy.rejections().front()));
+  CHECK(proxy.rejected() == 0);
+  CHECK((*provider)->refreshes() >= 4);
+  CHECK(proxy.keys_used().size() >= 4);
+}
+
+TEST_CASE("read-ahead fetches in parallel within its budget; metadata is fetched once", "[s3]") {
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 1 --docs 4000 --doc-size 1000 "
+      "--segments 1 --seed 95");
+  rfs::test::S3Server server("rfs-ahead");
+  server.Upload(generated->repo(), "repo/");
+  auto local = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(local.ok());
+  const auto expected = Documents(*local);
+
+  S3Options options;
+  options.endpoint = server.endpoint();
+  options.credentials = rfs::test::S3Server::Credentials();
+  options.read_block_bytes = 32 << 10;
+  options.whole_blob_bytes = 4096;
+  options.read_ahead_blocks = 6;
+  options.read_ahead_bytes = 128 << 10;  // at most 4 blocks ahead across every blob
+  auto remote = S3Repo::Open("s3://rfs-ahead/repo", options);
+  REQUIRE(remote.ok());
+  CHECK(Documents(*remote) == expected);
+  const auto first = (*remote)->stats();
+  CHECK(first.read_ahead_bytes_held <= options.read_ahead_bytes);
+  CHECK(first.fetched_block_bytes > 0);
+  // A second pass opens the same metadata blobs again: from memory.
+  CHECK(Documents(*remote) == expected);
+  CHECK((*remote)->stats().metadata_cache_hits > first.metadata_cache_hits);
+}
