@@ -297,6 +297,23 @@ struct OpenSearchDouble::Impl {
   internal::DoubleResponse Dispatch(http::request<http::string_body>& req,
                                     const RecordedRequest& record, Fault fault, double item_failure,
                                     std::optional<size_t> discarded_actions) {
+    if (options.sigv4) {
+      // The signature covers the body as received (compressed for gzip bodies).
+      const net::HttpRequest signed_request{
+          record.method, record.target, record.headers, req.body(), {}};
+      if (auto rejection = rfs::test::VerifySigV4(signed_request, *options.sigv4, Clock().Now())) {
+        {
+          std::lock_guard lock(mu);
+          ++counters.signature_rejections;
+        }
+        internal::DoubleResponse r;
+        r.status = 403;
+        boost::json::object body;
+        body["message"] = rejection->message;
+        r.body = boost::json::serialize(body);
+        return r;
+      }
+    }
     if (options.username) {
       const std::string user_pass = StrCat(*options.username, ":", options.password.value_or(""));
       const std::string expected =

@@ -34,6 +34,7 @@
 #include "rfs/net/http.hpp"
 
 #include "absl/status/statusor.h"
+#include "sigv4_verifier.hpp"
 
 namespace rfs::testing {
 
@@ -73,6 +74,9 @@ struct OpenSearchDoubleOptions {
   /// Requests must carry these basic-auth credentials when set (401 otherwise).
   std::optional<std::string> username;
   std::optional<std::string> password;
+  /// Requests must carry a valid AWS SigV4 signature for these keys when set, as Amazon
+  /// OpenSearch Service checks it (403 {"message": ...} otherwise).
+  std::optional<rfs::test::SigV4Expectation> sigv4;
   /// Serve HTTPS with this PEM certificate chain and key when both are set.
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -111,6 +115,8 @@ struct DoubleStats {
   uint64_t faults_injected = 0;
   /// Responses with status 409 (version conflicts, documents that already exist).
   uint64_t conflicts = 0;
+  /// Requests refused for their SigV4 signature.
+  uint64_t signature_rejections = 0;
   uint64_t gzip_requests = 0;
   uint64_t connections = 0;
 };

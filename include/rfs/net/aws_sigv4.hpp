@@ -57,10 +57,12 @@ struct SigV4Options {
 /// (temporary credentials), x-amz-content-sha256 (when asked) and Authorization. `target` is the
 /// path and query as sent on the wire; `headers` must already hold Host. InvalidArgument when it
 /// does not or the options are incomplete. Takes the body by view so large bulk bodies are
-/// hashed in place.
+/// hashed in place. For services other than "s3" the path is normalised (dot segments and
+/// empty segments removed) and encoded once more, as AWS does. `canonical_request_out`, when
+/// given, receives the canonical request (tests compare it with the test suite's).
 absl::Status SignSigV4(std::string_view method, std::string_view target, std::string_view body,
                        net::HttpHeaders& headers, const SigV4Options& options,
-                       core::IClock::TimePoint now);
+                       core::IClock::TimePoint now, std::string* canonical_request_out = nullptr);
 
 /// The same for a whole request, signed in place.
 inline absl::Status SignSigV4(net::HttpRequest& request, const SigV4Options& options,
