@@ -1,6 +1,7 @@
 // The command line of DocumentsFromSnapshotMigration.
 #include "cli.hpp"
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,21 @@ po::options_description Options() {
       "failed-documents-dir", po::value<std::string>(),
       "where documents the target rejects for good are kept, as gzip NDJSON (default: "
       "OUT/.rfs/failed-documents, or ./failed-documents with --target-host)")(
+      "failed-document-stream-s3-bucket", po::value<std::string>(),
+      "send failed documents to this S3 bucket instead of the folder (gzip NDJSON objects "
+      "<prefix>session=S/index=I/worker=W/failed-document-stream-TIME-SEQ.ndjson.gz, as the "
+      "Java tool writes them)")(
+      "failed-document-stream-s3-prefix",
+      po::value<std::string>()->default_value("rfs-failed-document-stream/"),
+      "key prefix in that bucket")("failed-document-stream-s3-region", po::value<std::string>(),
+                                   "the bucket's region (default: --s3-region, AWS_REGION, ...)")(
+      "failed-document-stream-s3-endpoint", po::value<std::string>(),
+      "a custom S3 endpoint for that bucket (default: --s3-endpoint)")(
+      "failed-document-stream-session-id", po::value<std::string>(),
+      "the session= part of the keys (default: ARGO_WORKFLOW_UID, then worker-<worker id>)")(
+      "failed-document-stream-max-buffer-bytes",
+      po::value<Count>()->default_value({uint64_t{64} << 20}),
+      "NDJSON bytes per object before compression; a larger batch is split")(
       "single-work-item", po::bool_switch(), "stop after one completed work item (exit 0)")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
 
@@ -120,6 +136,32 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   run.coordinator_db = text("coordinator-db");
   run.session_name = text("session-name");
   run.failed_documents_dir = text("failed-documents-dir");
+  if (vm.count("failed-document-stream-s3-bucket")) {
+    migration::FailedDocumentStreamOptions stream;
+    stream.bucket = text("failed-document-stream-s3-bucket");
+    stream.prefix = text("failed-document-stream-s3-prefix");
+    stream.s3.region = net::ResolveAwsRegion(vm.count("failed-document-stream-s3-region")
+                                                 ? text("failed-document-stream-s3-region")
+                                                 : text("s3-region"));
+    stream.s3.endpoint = text("failed-document-stream-s3-endpoint");
+    if (stream.s3.endpoint.empty()) stream.s3.endpoint = run.repository.s3.endpoint;
+    if (stream.s3.region.empty() && stream.s3.endpoint.empty()) {
+      return absl::InvalidArgumentError(
+          "--failed-document-stream-s3-bucket needs --failed-document-stream-s3-region (or "
+          "--s3-region, AWS_REGION)");
+    }
+    stream.session_id = text("failed-document-stream-session-id");
+    if (stream.session_id.empty()) {
+      if (const char* argo = std::getenv("ARGO_WORKFLOW_UID"); argo != nullptr) {
+        stream.session_id = argo;
+      }
+    }
+    stream.max_object_bytes = vm["failed-document-stream-max-buffer-bytes"].as<Count>().value;
+    if (stream.max_object_bytes == 0) {
+      return absl::InvalidArgumentError("--failed-document-stream-max-buffer-bytes must be > 0");
+    }
+    run.failed_document_stream = std::move(stream);
+  }
   run.worker_id = text("worker-id");
   run.source_version = text("source-version");
   migration::DocumentMigrationOptions& docs = run.migration;

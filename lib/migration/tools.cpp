@@ -141,10 +141,21 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
     coordinator = *std::move(opened);
   }
 
-  auto failed_sink = reindex::GzipFailedDocumentSink::Open(
-      failed_dir, StrCat("failed-documents-", result.worker_id));
-  if (!failed_sink.ok()) return Finish(std::move(result), failed_sink.status(), kExitFailure);
-  result.failed_documents_path = (*failed_sink)->path();
+  std::unique_ptr<reindex::IFailedDocumentSink> failed_sink;
+  if (options.failed_document_stream) {
+    FailedDocumentStreamOptions stream = *options.failed_document_stream;
+    stream.worker_id = result.worker_id;
+    auto opened = S3FailedDocumentStream::Open(std::move(stream));
+    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitUsage);
+    result.failed_documents_path = (*opened)->location();
+    failed_sink = *std::move(opened);
+  } else {
+    auto opened = reindex::GzipFailedDocumentSink::Open(
+        failed_dir, StrCat("failed-documents-", result.worker_id));
+    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitFailure);
+    result.failed_documents_path = (*opened)->path();
+    failed_sink = *std::move(opened);
+  }
 
   SinkFactory sinks = [&](std::string_view index,
                           int shard) -> absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>> {
@@ -165,7 +176,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   CheckSourceVersion(**repository, options);
 
   core::SystemClock clock;
-  DocumentMigrationWorker worker(**repository, *coordinator, sinks, failed_sink->get(), clock,
+  DocumentMigrationWorker worker(**repository, *coordinator, sinks, failed_sink.get(), clock,
                                  options.migration);
   absl::StatusOr<WorkerSummary> run = worker.Run();
   result.summary = worker.summary();

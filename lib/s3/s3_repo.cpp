@@ -528,6 +528,19 @@ absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlob(
   return std::make_shared<S3File>(impl_, std::string(path), size);
 }
 
+absl::Status S3Repo::PutObject(std::string_view key, std::string body,
+                               std::string_view content_type) {
+  net::HttpRequest request;
+  request.method = "PUT";
+  request.target = impl_->KeyTarget(impl_->uri.prefix + std::string(key));
+  request.headers.emplace_back("Content-Type", std::string(content_type));
+  request.body = std::move(body);
+  RFS_ASSIGN_OR_RETURN(net::HttpResponse r,
+                       impl_->Send(std::move(request), StrCat("PUT '", key, "'")));
+  if (r.status != 200) return impl_->ErrorFor(r, StrCat("PUT '", key, "'"));
+  return absl::OkStatus();
+}
+
 S3Repo::Stats S3Repo::stats() const {
   return Stats{.fetched_block_bytes = impl_->fetched_bytes.load(),
                .metadata_cache_hits = impl_->cache_hits.load(),

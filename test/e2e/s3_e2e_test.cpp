@@ -3,9 +3,14 @@
 // Java tools' S3 options, credentials from the environment, and a target that checks SigV4 as
 // Amazon OpenSearch Service does.
 #include <cstdlib>
+#include <set>
+#include <sstream>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+
+#include "rfs/net/gzip.hpp"
+#include "rfs/s3/s3_repo.hpp"
 
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
@@ -90,6 +95,82 @@ TEST_CASE("MetadataMigration and DocumentsFromSnapshotMigration read a repositor
   CHECK(proxy.faults() > 0);
   CHECK((*target)->stats().signature_rejections == 0);
   CHECK((*target)->stats().requests > 10);
+  unsetenv("AWS_ACCESS_KEY_ID");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+}
+
+TEST_CASE("failed documents go to S3 as the Java tool's failed-document stream",
+          "[e2e][s3][generated]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 30 --seed 96");
+  rfs::test::S3Server s3("rfs-failed");
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  // A strict mapping without the documents' fields: every document is rejected for good.
+  REQUIRE(
+      (*target)
+          ->CreateIndex("index-0",
+                        R"({"mappings":{"dynamic":"strict","properties":{"x":{"type":"long"}}}})")
+          .ok());
+  setenv("AWS_ACCESS_KEY_ID", rfs::test::S3Server::kAccessKey, 1);
+  setenv("AWS_SECRET_ACCESS_KEY", rfs::test::S3Server::kSecretKey, 1);
+  rfs::test::TempDir dir("rfs-s3-failed");
+  const std::vector<std::string> command = {RFS_DOCUMENTS_TOOL,
+                                            "--snapshot-local-dir",
+                                            generated->repo().string(),
+                                            "--target-host",
+                                            (*target)->endpoint(),
+                                            "--coordinator-db",
+                                            dir.File("coordination.sqlite"),
+                                            "--worker-id",
+                                            "w1",
+                                            "--failed-document-stream-s3-bucket",
+                                            "rfs-failed",
+                                            "--failed-document-stream-s3-prefix",
+                                            "dlq",
+                                            "--failed-document-stream-s3-endpoint",
+                                            s3.endpoint(),
+                                            "--failed-document-stream-session-id",
+                                            "run-7"};
+  const int code = rfs::test::RunProcess(command, dir.File("out"), dir.File("err"));
+  const std::string out = rfs::test::ReadTextFile(dir.File("out"));
+  INFO(out << rfs::test::ReadTextFile(dir.File("err")));
+  CHECK(code == 6);  // documents failed
+  CHECK(out.find("s3://rfs-failed/dlq/session=run-7/") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists("failed-documents"));
+
+  rfs::s3::S3Options options;
+  options.endpoint = s3.endpoint();
+  options.credentials = rfs::test::S3Server::Credentials();
+  auto bucket =
+      rfs::s3::S3Repo::Open("s3://rfs-failed/dlq/session=run-7/index=index-0/worker=w1", options);
+  REQUIRE(bucket.ok());
+  auto objects = (*bucket)->ListBlobs("");
+  REQUIRE(objects.ok());
+  REQUIRE_FALSE(objects->empty());
+  std::set<std::string> ids;
+  for (const auto& name : *objects) {
+    INFO(name);
+    CHECK(name.starts_with("failed-document-stream-"));
+    CHECK(name.ends_with(".ndjson.gz"));
+    auto gz = (*bucket)->ReadBlob(name);
+    REQUIRE(gz.ok());
+    auto text = rfs::net::GzipDecompress(std::string(gz->begin(), gz->end()));
+    REQUIRE(text.ok());
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      const auto record = boost::json::parse(line).as_object();
+      CHECK(record.at("sessionId").as_string() == "run-7");
+      CHECK(record.at("workerId").as_string() == "w1");
+      CHECK(record.at("targetIndex").as_string() == "index-0");
+      CHECK(record.at("failureClass").as_string() == "NON_RETRYABLE");
+      CHECK(record.at("failureType").as_string() == "strict_dynamic_mapping_exception");
+      CHECK(record.at("responseItem").at("status").as_int64() == 400);
+      CHECK(std::string(record.at("requestItem").as_string()).find("\"index\"") !=
+            std::string::npos);
+      ids.insert(std::string(record.at("documentId").as_string()));
+    }
+  }
+  CHECK(ids.size() == 30);
   unsetenv("AWS_ACCESS_KEY_ID");
   unsetenv("AWS_SECRET_ACCESS_KEY");
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/failed_document_stream.hpp"
 #include "rfs/migration/metadata_migration.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/snapshots.hpp"
@@ -62,6 +63,9 @@ struct DocumentsToolOptions {
   std::string session_name;
   /// Default: `output_dir`/.rfs/failed-documents, or ./failed-documents with a cluster target.
   std::string failed_documents_dir;
+  /// Failed documents to S3 instead (the Java tool's failed-document stream); its worker id is
+  /// set from `worker_id`.
+  std::optional<FailedDocumentStreamOptions> failed_document_stream;
   /// Default: DefaultWorkerId().
   std::string worker_id;
   DocumentMigrationOptions migration;
@@ -75,7 +79,8 @@ struct DocumentsToolResult {
   int exit_code = 0;
   std::string worker_id;
   WorkerSummary summary;
-  /// The failed-documents file (written only when a document failed).
+  /// The failed-documents file (written only when a document failed), or the S3 location of
+  /// the failed-document stream.
   std::string failed_documents_path;
 };
 

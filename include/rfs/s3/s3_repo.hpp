@@ -77,6 +77,10 @@ class S3Repo final : public snapshot::ISourceRepo {
       std::string_view path) const override;
   absl::StatusOr<uint64_t> BlobSize(std::string_view path) const override;
 
+  /// Writes one object at `key` below the prefix (a single PUT, resent on transient failures:
+  /// the same key and body, so a resend is harmless). For the failed-document stream.
+  absl::Status PutObject(std::string_view key, std::string body, std::string_view content_type);
+
   struct Stats {
     /// Bytes of ranged blocks fetched (read-ahead included).
     uint64_t fetched_block_bytes = 0;
