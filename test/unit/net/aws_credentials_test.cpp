@@ -10,6 +10,7 @@
 #include "rfs/core/clock.hpp"
 #include "rfs/net/http_transport.hpp"
 
+#include "support/iso8601.hpp"
 #include "support/scripted_http_server.hpp"
 #include "support/temp_dir.hpp"
 
@@ -196,15 +197,6 @@ TEST_CASE("the transport refuses header values with line breaks", "[net]") {
 
 namespace {
 
-std::string Iso8601(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 // A container-credentials endpoint that hands out a new key on every call ("ASIA1", "ASIA2",
 // ...), each valid for `lifetime` from the clock's now.
 struct RotatingCredentialsEndpoint {
@@ -215,7 +207,7 @@ struct RotatingCredentialsEndpoint {
           response.status = fail ? 500 : 200;
           response.body = R"({"AccessKeyId":"ASIA)" + std::to_string(n) +
                           R"(","SecretAccessKey":"secret","Token":"token","Expiration":")" +
-                          Iso8601(clock.Now() + lifetime) + R"("})";
+                          rfs::test::Iso8601Utc(clock.Now() + lifetime) + R"("})";
           return response;
         }) {}
   std::atomic<int> issued{0};
@@ -247,7 +239,7 @@ TEST_CASE("web identity comes before the shared files", "[net][aws]") {
   REQUIRE(found.ok());
   CHECK(found->access_key_id == "ASIASTS");
   REQUIRE(found->expiration.has_value());
-  CHECK(Iso8601(*found->expiration) == "2030-01-01T00:00:00Z");
+  CHECK(rfs::test::Iso8601Utc(*found->expiration) == "2030-01-01T00:00:00Z");
 }
 
 TEST_CASE("the region: the flag, AWS_REGION, AWS_DEFAULT_REGION, then the profile", "[net][aws]") {

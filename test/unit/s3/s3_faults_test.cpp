@@ -14,6 +14,8 @@
 #include "rfs/snapshot/repository.hpp"
 
 #include "support/generated_repo.hpp"
+#include "support/iso8601.hpp"
+#include "support/repository_documents.hpp"
 #include "support/s3_proxy.hpp"
 #include "support/s3_server.hpp"
 #include "support/scripted_http_server.hpp"
@@ -44,50 +46,6 @@ S3Options Through(const S3Proxy& proxy) {
   return options;
 }
 
-// Every live document of every shard of the newest snapshot: "index/shard/id" -> source. With
-// `between_documents`, called after each document read.
-std::map<std::string, std::string> Documents(
-    const std::shared_ptr<rfs::snapshot::ISourceRepo>& source,
-    const std::function<void()>& between_documents = nullptr) {
-  auto repository = rfs::snapshot::SnapshotRepository::Open(source);
-  INFO(repository.status().ToString());
-  REQUIRE(repository.ok());
-  auto snapshot = (*repository)->LatestSnapshot();
-  REQUIRE(snapshot.ok());
-  std::map<std::string, std::string> out;
-  for (const auto& index : (*repository)->IndicesIn(**snapshot)) {
-    auto meta = (*repository)->ReadIndexMetadata(**snapshot, index);
-    REQUIRE(meta.ok());
-    for (int shard = 0; shard < meta->number_of_shards; ++shard) {
-      auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, shard);
-      INFO(index << "/" << shard << ": " << reader.status().ToString());
-      REQUIRE(reader.ok());
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      rfs::lucene::Document doc;
-      while (true) {
-        auto more = (*cursor)->Next(doc);
-        INFO(more.status().ToString());
-        REQUIRE(more.ok());
-        if (!*more) break;
-        out[index + "/" + std::to_string(shard) + "/" + doc.id] =
-            std::string(doc.source.begin(), doc.source.end());
-        if (between_documents) between_documents();
-      }
-    }
-  }
-  return out;
-}
-
-std::string Iso8601(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 }  // namespace
 
 TEST_CASE("S3 reads survive SlowDown, 500s, resets and cut-short answers, all signed",
@@ -99,7 +57,7 @@ TEST_CASE("S3 reads survive SlowDown, 500s, resets and cut-short answers, all si
   server.Upload(generated->repo(), "repo/");
   auto local = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
   REQUIRE(local.ok());
-  const auto expected = Documents(*local);
+  const auto expected = rfs::test::RepositoryDocuments(*local);
   REQUIRE(expected.size() > 3000);
 
   S3Proxy proxy(ProxyTo(server, 0.2));
@@ -109,7 +67,7 @@ TEST_CASE("S3 reads survive SlowDown, 500s, resets and cut-short answers, all si
   options.request_attempts = 10;
   auto remote = S3Repo::Open("s3://rfs-faults/repo", options);
   REQUIRE(remote.ok());
-  CHECK(Documents(*remote) == expected);
+  CHECK(rfs::test::RepositoryDocuments(*remote) == expected);
 
   INFO("requests " << proxy.requests() << ", faults " << proxy.faults());
   CHECK(proxy.rejected() == 0);
@@ -164,11 +122,12 @@ TEST_CASE("temporary credentials rotate while a repository is read from S3", "[s
       expect.secrets[key] = "secret-" + key;
       proxy.SetExpectation(expect);
     }
-    return rfs::net::HttpResponse{200,
-                                  {},
-                                  R"({"AccessKeyId":")" + key + R"(","SecretAccessKey":"secret-)" +
-                                      key + R"(","Token":"token-)" + key + R"(","Expiration":")" +
-                                      Iso8601(clock.Now() + std::chrono::minutes(10)) + R"("})"};
+    return rfs::net::HttpResponse{
+        200,
+        {},
+        R"({"AccessKeyId":")" + key + R"(","SecretAccessKey":"secret-)" + key +
+            R"(","Token":"token-)" + key + R"(","Expiration":")" +
+            rfs::test::Iso8601Utc(clock.Now() + std::chrono::minutes(10)) + R"("})"};
   });
   auto provider = rfs::net::AwsCredentialsProvider::Resolve(
       {.sources = {[&](const char* name) -> const char* {
@@ -191,7 +150,7 @@ TEST_CASE("temporary credentials rotate while a repository is read from S3", "[s
 
   // Every 400 documents, 6 minutes pass: the key is refreshed, and the old one stops working.
   int read = 0;
-  const auto documents = Documents(*remote, [&] {
+  const auto documents = rfs::test::RepositoryDocuments(*remote, [&] {
     if (++read % 400 != 0) return;
     clock.Advance(std::chrono::minutes(6));
     std::lock_guard lock(mu);
@@ -215,7 +174,7 @@ TEST_CASE("read-ahead fetches in parallel within its budget; metadata is fetched
   server.Upload(generated->repo(), "repo/");
   auto local = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
   REQUIRE(local.ok());
-  const auto expected = Documents(*local);
+  const auto expected = rfs::test::RepositoryDocuments(*local);
 
   S3Options options;
   options.endpoint = server.endpoint();
@@ -226,11 +185,11 @@ TEST_CASE("read-ahead fetches in parallel within its budget; metadata is fetched
   options.read_ahead_bytes = 128 << 10;  // at most 4 blocks ahead across every blob
   auto remote = S3Repo::Open("s3://rfs-ahead/repo", options);
   REQUIRE(remote.ok());
-  CHECK(Documents(*remote) == expected);
+  CHECK(rfs::test::RepositoryDocuments(*remote) == expected);
   const auto first = (*remote)->stats();
   CHECK(first.read_ahead_bytes_held <= options.read_ahead_bytes);
   CHECK(first.fetched_block_bytes > 0);
   // A second pass opens the same metadata blobs again: from memory.
-  CHECK(Documents(*remote) == expected);
+  CHECK(rfs::test::RepositoryDocuments(*remote) == expected);
   CHECK((*remote)->stats().metadata_cache_hits > first.metadata_cache_hits);
 }

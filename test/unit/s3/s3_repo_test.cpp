@@ -14,6 +14,7 @@
 #include "s3/xml_internal.hpp"
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
+#include "support/repository_documents.hpp"
 #include "support/s3_server.hpp"
 
 namespace {
@@ -46,35 +47,6 @@ void Walk(const ISourceRepo& repo, const std::string& dir,
   INFO(repo.description() << " " << dir << ": " << folders.status().ToString());
   REQUIRE(folders.ok());
   for (const auto& folder : *folders) Walk(repo, dir.empty() ? folder : dir + "/" + folder, out);
-}
-
-// Every live document of every shard of the newest snapshot: "index/shard/id" -> source.
-std::map<std::string, std::string> Documents(const std::shared_ptr<ISourceRepo>& source) {
-  auto repository = rfs::snapshot::SnapshotRepository::Open(source);
-  REQUIRE(repository.ok());
-  auto snapshot = (*repository)->LatestSnapshot();
-  REQUIRE(snapshot.ok());
-  std::map<std::string, std::string> out;
-  for (const auto& index : (*repository)->IndicesIn(**snapshot)) {
-    auto meta = (*repository)->ReadIndexMetadata(**snapshot, index);
-    REQUIRE(meta.ok());
-    for (int shard = 0; shard < meta->number_of_shards; ++shard) {
-      auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, shard);
-      INFO(index << "/" << shard << ": " << reader.status().ToString());
-      REQUIRE(reader.ok());
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      rfs::lucene::Document doc;
-      while (true) {
-        auto more = (*cursor)->Next(doc);
-        REQUIRE(more.ok());
-        if (!*more) break;
-        out[index + "/" + std::to_string(shard) + "/" + doc.id] =
-            std::string(doc.source.begin(), doc.source.end());
-      }
-    }
-  }
-  return out;
 }
 
 // One shard's documents ("id" -> source), or the error that stopped the read (its code).
@@ -190,9 +162,9 @@ TEST_CASE("a repository in S3 reads exactly as from its folder", "[s3][generated
   std::vector<uint8_t> past(2);
   CHECK(absl::IsDataLoss((*file)->ReadAt((*file)->size() - 1, past)));
 
-  const auto expected = Documents(*local);
+  const auto expected = rfs::test::RepositoryDocuments(*local);
   CHECK_FALSE(expected.empty());
-  CHECK(Documents(*remote) == expected);
+  CHECK(rfs::test::RepositoryDocuments(*remote) == expected);
 
   CHECK(absl::IsNotFound((*remote)->BlobSize("no-such-blob").status()));
   CHECK(absl::IsNotFound((*remote)->OpenBlob("indices/none/0/x").status()));
