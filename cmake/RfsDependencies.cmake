@@ -11,4 +11,6 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 # libyaml (YAML _source -> JSON) is found through its pkg-config file yaml-0.1.
 pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
+# The PostgreSQL work-coordination store (libpqxx 6.4, Debian libpqxx-dev).
+pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
 find_package(Threads REQUIRED)

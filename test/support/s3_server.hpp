@@ -37,7 +37,7 @@ class S3Server {
     if (!std::filesystem::exists(script)) {
       throw std::runtime_error("s3rver is not installed: run scripts/install-deps");
     }
-    port_ = FreePort();
+    port_ = FreeLoopbackPort();
     process_ = std::make_unique<ChildProcess>(
         // s3rver 3.7 makes continuation tokens with a cipher that Node's OpenSSL 3 keeps behind
         // the legacy provider.
@@ -109,17 +109,6 @@ class S3Server {
  private:
   static net::SigV4Options Signing() {
     return net::SigV4Options{.region = "us-east-1", .service = "s3", .credentials = Credentials()};
-  }
-  static int FreePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t length = sizeof(address);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
   }
 
   TempDir dir_{"rfs-s3rver"};

@@ -1,0 +1,121 @@
+// PostgresWorkCoordinator against a real PostgreSQL server started for the test
+// (support/postgres_server.hpp): the IWorkCoordinator conformance suite (with the store's clock
+// injected, as for SQLite), the server's own clock, many workers racing for items, and errors.
+#include "rfs/coordination/postgres_work_coordinator.hpp"
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "conformance/work_coordinator_conformance.hpp"
+#include "support/postgres_server.hpp"
+
+using namespace std::chrono_literals;
+using rfs::coordination::Acquired;
+using rfs::coordination::IWorkCoordinator;
+using rfs::coordination::NoAvailableWork;
+using rfs::coordination::PostgresWorkCoordinator;
+using rfs::coordination::PostgresWorkCoordinatorOptions;
+
+namespace {
+
+PostgresWorkCoordinatorOptions Options(const rfs::test::PostgresServer& server,
+                                       const std::string& worker, const std::string& table) {
+  PostgresWorkCoordinatorOptions options;
+  options.worker_id = worker;
+  options.connection = server.uri();
+  options.table = table;
+  return options;
+}
+
+// One server for the whole executable: Catch2 runs a test case's body once per section.
+rfs::test::PostgresServer& Server() {
+  static rfs::test::PostgresServer server;
+  return server;
+}
+
+}  // namespace
+
+TEST_CASE("PostgresWorkCoordinator passes the IWorkCoordinator conformance suite",
+          "[coordination][postgres]") {
+  rfs::test::PostgresServer& server = Server();
+  rfs::core::FakeClock clock;
+  // A table per run of the body (one per section) keeps the sections apart.
+  static int run = 0;
+  const std::string table = "conformance_" + std::to_string(run++);
+  rfs::coordination::conformance::ConformanceEnv env;
+  env.clock = &clock;
+  env.make_worker = [&](const rfs::coordination::conformance::WorkerSpec& spec) {
+    PostgresWorkCoordinatorOptions options = Options(server, "", table);
+    rfs::coordination::conformance::ApplySpec(spec, &clock, options);
+    options.store_clock = &clock;
+    return rfs::coordination::conformance::RequireOpened(
+        PostgresWorkCoordinator::Open(std::move(options)));
+  };
+  rfs::coordination::conformance::RunWorkCoordinatorConformance(env);
+}
+
+TEST_CASE("PostgresWorkCoordinator leases on the server's clock and 16 workers share 200 items",
+          "[coordination][postgres]") {
+  rfs::test::PostgresServer& server = Server();
+  auto first = PostgresWorkCoordinator::Open(Options(server, "setup", "race"));
+  REQUIRE(first.ok());
+  REQUIRE((*first)->Setup().ok());
+  for (int i = 0; i < 200; ++i) {
+    REQUIRE((*first)->CreateUnassignedWorkItem("item-" + std::to_string(i), 0).ok());
+  }
+  CHECK((*first)->CountIncompleteWorkItems().value() == 200);
+  auto now = (*first)->StoreNow();
+  REQUIRE(now.ok());
+  CHECK(std::chrono::abs(*now - std::chrono::system_clock::now()) < 5s);
+
+  std::mutex mu;
+  std::multiset<std::string> completed;
+  std::vector<std::thread> workers;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < 16; ++w) {
+    workers.emplace_back([&, w] {
+      auto coordinator =
+          PostgresWorkCoordinator::Open(Options(server, "worker-" + std::to_string(w), "race"));
+      if (!coordinator.ok()) {
+        ++failures;
+        return;
+      }
+      while (true) {
+        auto outcome = (*coordinator)->AcquireNextWorkItem(60s);
+        if (!outcome.ok()) {
+          ++failures;
+          return;
+        }
+        auto* acquired = std::get_if<Acquired>(&*outcome);
+        if (acquired == nullptr) return;  // nothing left (or all leased: finishing)
+        if (!(*coordinator)->CompleteWorkItem(acquired->lease).ok()) ++failures;
+        std::lock_guard lock(mu);
+        completed.insert(acquired->lease.work_item_id);
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  CHECK(failures == 0);
+  CHECK(completed.size() == 200);
+  CHECK(std::set<std::string>(completed.begin(), completed.end()).size() == 200);  // once each
+  CHECK((*first)->CountIncompleteWorkItems().value() == 0);
+  CHECK(std::holds_alternative<NoAvailableWork>((*first)->AcquireNextWorkItem(60s).value()));
+}
+
+TEST_CASE("PostgresWorkCoordinator validates its options and reports an unreachable server",
+          "[coordination][postgres]") {
+  PostgresWorkCoordinatorOptions options;
+  options.connection = "postgresql://postgres@127.0.0.1:1/postgres";
+  CHECK(absl::IsInvalidArgument(PostgresWorkCoordinator::Open(options).status()));  // no worker
+  options.worker_id = "w";
+  options.table = "bad-name; DROP TABLE x";
+  CHECK(absl::IsInvalidArgument(PostgresWorkCoordinator::Open(options).status()));
+  options.table = "work_items";
+  options.connection.clear();
+  CHECK(absl::IsInvalidArgument(PostgresWorkCoordinator::Open(options).status()));
+  options.connection = "postgresql://postgres@127.0.0.1:1/postgres";
+  CHECK(absl::IsUnavailable(PostgresWorkCoordinator::Open(options).status()));
+}
