@@ -23,8 +23,10 @@
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
 
+#include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 
+#include "support/postgres_server.hpp"
 #include "support/temp_dir.hpp"
 #include <signal.h>
 #include <spawn.h>
@@ -101,19 +103,33 @@ std::map<std::string, StoredItem> ReadStore(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through its chain",
-          "[coordination][chaos][slow]") {
-  rfs::test::TempDir dir("rfs-chaos");
-  const std::string db = dir.File("work.db");
-  const std::string audit_path = dir.File("audit.log");
-  const auto started = std::chrono::steady_clock::now();
+// A store the chaos workers share: the argument chaos_worker opens it with, an observer
+// coordinator on it, and a reader of every item's record.
+struct ChaosStore {
+  std::string worker_argument;
+  std::unique_ptr<rfs::coordination::IWorkCoordinator> observer;
+  std::function<std::map<std::string, StoredItem>()> read;
+};
 
-  rfs::coordination::SqliteWorkCoordinatorOptions options;
-  options.worker_id = "chaos-test";
-  options.path = db;
-  auto opened = rfs::coordination::SqliteWorkCoordinator::Open(options);
-  REQUIRE(opened.ok());
-  auto& observer = **opened;
+std::map<std::string, StoredItem> ReadPostgres(const std::string& uri) {
+  std::map<std::string, StoredItem> out;
+  pqxx::connection connection(uri);
+  pqxx::work txn(connection);
+  for (const auto& row : txn.exec("SELECT id, completed_at_ms IS NOT NULL, successors, generation "
+                                  "FROM work_items")) {
+    StoredItem item;
+    item.completed = row[1].as<bool>();
+    std::stringstream successors(row[2].as<std::string>());
+    for (std::string s; std::getline(successors, s, ',');) item.successors.push_back(s);
+    item.generation = row[3].as<int64_t>();
+    out[row[0].as<std::string>()] = item;
+  }
+  return out;
+}
+
+void RunChaos(ChaosStore& store, const std::string& audit_path) {
+  const auto started = std::chrono::steady_clock::now();
+  auto& observer = *store.observer;
   REQUIRE(observer.Setup().ok());
   std::vector<std::string> initial;
   for (int index = 0; index < kIndices; ++index) {
@@ -127,8 +143,8 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
   int spawned = 0;
   auto start_worker = [&] {
     ++spawned;
-    return Spawn({RFS_CHAOS_WORKER, db, audit_path, "w" + std::to_string(spawned),
-                  std::to_string(kLeaseMs), std::to_string(rng())});
+    return Spawn({RFS_CHAOS_WORKER, store.worker_argument, audit_path,
+                  "w" + std::to_string(spawned), std::to_string(kLeaseMs), std::to_string(rng())});
   };
   std::vector<pid_t> pids(kWorkers);
   for (auto& pid : pids) pid = start_worker();
@@ -241,7 +257,7 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
       writes.push_back(w);
     }
   }
-  const std::map<std::string, StoredItem> store = ReadStore(db);
+  const std::map<std::string, StoredItem> stored_items = store.read();
 
   // No two grants of an item overlap: each begins after the previous one's expiry.
   for (auto& [item, list] : grants) {
@@ -253,8 +269,8 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
                 << " by " << list[i].worker << " [" << list[i].start << ", " << list[i].end << ")");
       CHECK(list[i].start > list[i - 1].end);
     }
-    REQUIRE(store.contains(item));
-    CHECK(list.back().generation <= store.at(item).generation);
+    REQUIRE(stored_items.contains(item));
+    CHECK(list.back().generation <= stored_items.at(item).generation);
   }
   // Every write happened inside the writer's own lease.
   for (const Write& w : writes) {
@@ -274,8 +290,8 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
     while (true) {
       INFO("chain of " << head << " at " << item);
       REQUIRE(on_chains.insert(item).second);
-      REQUIRE(store.contains(item));
-      const StoredItem& stored = store.at(item);
+      REQUIRE(stored_items.contains(item));
+      const StoredItem& stored = stored_items.at(item);
       CHECK(stored.completed);
       auto id = WorkItemId::Parse(item);
       REQUIRE(id.ok());
@@ -316,13 +332,13 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
       cursor = end;
     }
   }
-  CHECK(on_chains.size() == store.size());  // Nothing in the store off the chains.
+  CHECK(on_chains.size() == stored_items.size());  // Nothing in the store off the chains.
 
   // How often the interesting paths ran: checkpoints, and handoffs that a later holder finished
   // (the item's last grant is newer than the grant that recorded its successor).
   int checkpoints = 0;
   int handoffs = 0;
-  for (const auto& [item, stored] : store) {
+  for (const auto& [item, stored] : stored_items) {
     if (stored.successors.empty()) continue;
     ++checkpoints;
     int64_t recorder = 0;
@@ -335,8 +351,34 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
   }
   size_t acquisitions = 0;
   for (const auto& [item, list] : grants) acquisitions += list.size();
-  WARN("chaos: " << store.size() << " work items (" << initial.size() << " initial), "
+  WARN("chaos: " << stored_items.size() << " work items (" << initial.size() << " initial), "
                  << acquisitions << " grants, " << checkpoints << " checkpoints, " << handoffs
                  << " handoffs finished by a later holder");
   CHECK(elapsed < 60s);
+}
+
+TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through its chain",
+          "[coordination][chaos][slow]") {
+  rfs::test::TempDir dir("rfs-chaos");
+  const std::string db = dir.File("work.db");
+  rfs::coordination::SqliteWorkCoordinatorOptions options;
+  options.worker_id = "chaos-test";
+  options.path = db;
+  auto opened = rfs::coordination::SqliteWorkCoordinator::Open(options);
+  REQUIRE(opened.ok());
+  ChaosStore store{db, *std::move(opened), [&] { return ReadStore(db); }};
+  RunChaos(store, dir.File("audit.log"));
+}
+
+TEST_CASE("workers SIGKILLed at random on a PostgreSQL store migrate every shard exactly",
+          "[coordination][chaos][postgres][slow]") {
+  rfs::test::TempDir dir("rfs-chaos");
+  rfs::test::PostgresServer server;
+  rfs::coordination::PostgresWorkCoordinatorOptions options;
+  options.worker_id = "chaos-test";
+  options.connection = server.uri();
+  auto opened = rfs::coordination::PostgresWorkCoordinator::Open(options);
+  REQUIRE(opened.ok());
+  ChaosStore store{server.uri(), *std::move(opened), [&] { return ReadPostgres(server.uri()); }};
+  RunChaos(store, dir.File("audit.log"));
 }

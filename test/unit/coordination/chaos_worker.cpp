@@ -1,6 +1,6 @@
 // chaos_worker: one worker process of the coordination chaos test (chaos_test.cpp).
 //
-//   chaos_worker <sqlite-db> <audit-log> <worker-id> <initial-lease-ms> <seed>
+//   chaos_worker <sqlite-db | postgresql://...> <audit-log> <worker-id> <initial-lease-ms> <seed>
 //
 // Loops: acquire a work item (a shard range of kDocsPerShard "documents" from the item's
 // cursor), "set up" (sleep), then "migrate" batches of documents (sleep), sometimes checkpointing
@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -86,9 +87,8 @@ int main(int argc, char** argv) {
   Audit audit(argv[2]);
   if (!audit.ok()) Die(1, "cannot open the audit log");
 
-  rfs::coordination::SqliteWorkCoordinatorOptions options;
+  rfs::coordination::WorkCoordinatorOptions options;
   options.worker_id = worker;
-  options.path = argv[1];
   // Widen the windows between the three checkpoint steps so that SIGKILLs land there too.
   options.successor_step_hook = [&](rfs::coordination::SuccessorStep step) {
     if (step != rfs::coordination::SuccessorStep::kRecordSuccessors) sleep_ms(0, 6);
@@ -99,7 +99,19 @@ int main(int argc, char** argv) {
                       Millis(lease.acquired_at), " ", Millis(lease.expires_at), " ",
                       lease.exponent));
   };
-  auto opened = rfs::coordination::SqliteWorkCoordinator::Open(options);
+  const std::string store = argv[1];
+  absl::StatusOr<std::unique_ptr<rfs::coordination::IWorkCoordinator>> opened;
+  if (store.starts_with("postgresql://")) {
+    rfs::coordination::PostgresWorkCoordinatorOptions postgres;
+    static_cast<rfs::coordination::WorkCoordinatorOptions&>(postgres) = options;
+    postgres.connection = store;
+    opened = rfs::coordination::PostgresWorkCoordinator::Open(std::move(postgres));
+  } else {
+    rfs::coordination::SqliteWorkCoordinatorOptions sqlite;
+    static_cast<rfs::coordination::WorkCoordinatorOptions&>(sqlite) = options;
+    sqlite.path = store;
+    opened = rfs::coordination::SqliteWorkCoordinator::Open(std::move(sqlite));
+  }
   if (!opened.ok()) Die(1, opened.status().ToString());
   auto& coordinator = **opened;
   if (auto s = coordinator.Setup(); !s.ok()) Die(1, s.ToString());
