@@ -1,7 +1,7 @@
 // coordination_bench: work-item acquisitions per second with 1, 8 and 64 concurrent workers, for
-// SqliteWorkCoordinator and for OpenSearchWorkCoordinator.
+// SqliteWorkCoordinator, PostgresWorkCoordinator and OpenSearchWorkCoordinator.
 //
-//   coordination_bench [--backend sqlite|opensearch|all] [--workers 1,8,64] [--items N]
+//   coordination_bench [--backend sqlite|postgres|opensearch|all] [--workers 1,8,64] [--items N]
 //                      [--latency-ms N]
 //
 // Each worker is a thread with its own coordinator (its own SQLite connection, or its own
@@ -9,9 +9,11 @@
 // store starts with --items unassigned items; every worker loops acquire -> complete until
 // nothing is left to acquire, so each acquisition is followed by its completion, as in a migration.
 // The rate is items / wall time. SQLite runs on a file in the system temp directory (WAL, BEGIN
-// IMMEDIATE). OpenSearch runs over HTTP against the project's OpenSearch double (in-process,
-// loopback, with Date headers): that measures the coordinator's protocol (requests and 409
-// conflicts per acquisition) and client cost, not a cluster; --latency-ms delays every response.
+// IMMEDIATE). PostgreSQL is a server from Debian's packages started in a temporary folder
+// (support/postgres_server.hpp: loopback TCP, fsync off), a table per run. OpenSearch runs over
+// HTTP against the project's OpenSearch double (in-process, loopback, with Date headers): that
+// measures the coordinator's protocol (requests and 409 conflicts per acquisition) and client cost,
+// not a cluster; --latency-ms delays every response.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -25,11 +27,13 @@
 #include <vector>
 
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/net/http_transport.hpp"
 
 #include "opensearch_double.hpp"
+#include "support/postgres_server.hpp"
 #include <unistd.h>
 
 namespace {
@@ -132,6 +136,19 @@ void BenchSqlite(int workers, int items) {
   std::filesystem::remove_all(dir);
 }
 
+void BenchPostgres(rfs::test::PostgresServer& server, int workers, int items) {
+  static int run = 0;
+  const std::string table = "bench_" + std::to_string(run++);
+  auto open = [&](const std::string& id) {
+    rfs::coordination::PostgresWorkCoordinatorOptions options;
+    options.worker_id = id;
+    options.connection = server.uri();
+    options.table = table;
+    return Ready(rfs::coordination::PostgresWorkCoordinator::Open(options));
+  };
+  Report("postgres", workers, items, Scenario("postgres", open, workers, items), "");
+}
+
 void BenchOpenSearch(int workers, int items, std::chrono::milliseconds latency) {
   rfs::testing::OpenSearchDoubleOptions double_options;
   double_options.send_date_header = true;
@@ -203,8 +220,13 @@ int main(int argc, char** argv) {
       "coordination_bench: %u hardware threads; each acquisition is followed by its "
       "completion\n",
       std::thread::hardware_concurrency());
+  std::unique_ptr<rfs::test::PostgresServer> postgres;
+  if (backend == "all" || backend == "postgres") {
+    postgres = std::make_unique<rfs::test::PostgresServer>();
+  }
   for (int workers : worker_counts) {
     if (backend == "all" || backend == "sqlite") BenchSqlite(workers, sqlite_items);
+    if (postgres) BenchPostgres(*postgres, workers, sqlite_items);
     if (backend == "all" || backend == "opensearch") {
       BenchOpenSearch(workers, opensearch_items, latency);
     }
