@@ -32,7 +32,7 @@ const char* const kUsage =
     "                     through OUT/.rfs/coordination.sqlite\n"
     "  --target-host URL  an OpenSearch (or Elasticsearch) cluster; coordination in its\n"
     "                     .migrations_working_state index, or on --coordinator-host, or in the\n"
-    "                     SQLite file --coordinator-db\n"
+    "                     SQLite file or PostgreSQL database --coordinator-db\n"
     "\n"
     "Exit codes: 0 one item done (--single-work-item), 2 the lease ran out and a successor item\n"
     "was handed on, or SIGTERM/SIGINT stopped the worker and its shard was released with the\n"
@@ -62,7 +62,9 @@ po::options_description Options() {
   AddConnectionOptions(options, "coordinator", "coordination");
   options.add_options()("coordinator-db", po::value<std::string>(),
                         "coordinate through this SQLite file (default with --output-dir: OUT/.rfs/"
-                        "coordination.sqlite); workers must share a local file system")(
+                        "coordination.sqlite; workers must share a local file system), or this "
+                        "PostgreSQL database (postgresql://user@host/db: table work_items, or "
+                        "work_items_<session>)")(
       "session-name", po::value<std::string>()->default_value(""),
       "names the coordination index (.migrations_working_state_<session>) so several "
       "migrations can share a cluster")(

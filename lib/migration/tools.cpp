@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -121,7 +122,18 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
 
   // --- Coordination --------------------------------------------------------------------------
   std::unique_ptr<coordination::IWorkCoordinator> coordinator;
-  if (!coordinator_db.empty()) {
+  if (coordinator_db.starts_with("postgresql://") || coordinator_db.starts_with("postgres://")) {
+    coordination::PostgresWorkCoordinatorOptions postgres;
+    postgres.worker_id = result.worker_id;
+    postgres.connection = coordinator_db;
+    if (!options.session_name.empty()) postgres.table = StrCat("work_items_", options.session_name);
+    auto opened = coordination::PostgresWorkCoordinator::Open(std::move(postgres));
+    if (!opened.ok()) {
+      return Finish(std::move(result), opened.status(),
+                    absl::IsInvalidArgument(opened.status()) ? kExitUsage : kExitFailure);
+    }
+    coordinator = *std::move(opened);
+  } else if (!coordinator_db.empty()) {
     coordination::SqliteWorkCoordinatorOptions sqlite;
     sqlite.worker_id = result.worker_id;
     sqlite.path = coordinator_db;

@@ -21,6 +21,7 @@
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
+#include "support/postgres_server.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -711,6 +712,39 @@ TEST_CASE("the embedded default target: two concurrent workers share one output 
       {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--output-dir", out},
       run.Out("late"), run.Err("late"));
   CHECK(late == kNoWorkLeft);
+}
+
+TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][generated][postgres]") {
+  auto generated =
+      rfs::test::Generate("--indices 2 --shards 3 --docs 2000 --updates 50 --deletes 40 --seed 63");
+  rfs::test::PostgresServer postgres;
+  MigrationRun run;
+  const std::string out = run.dir.File("out");
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  for (const char* name : {"a", "b", "c"}) {
+    workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+        std::vector<std::string>{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
+                                 generated->repo().string(), "--output-dir", out, "--worker-id",
+                                 name, "--coordinator-db", postgres.uri(), "--session-name", "pg"},
+        run.Out(name), run.Err(name)));
+  }
+  std::set<int> codes;
+  for (auto& worker : workers) codes.insert(worker->Wait());
+  INFO(run.Logs("a") << run.Logs("b") << run.Logs("c"));
+  CHECK(codes.count(kNoWorkLeft) == 1);
+  CHECK_FALSE(fs::exists(out + "/.rfs/coordination.sqlite"));  // the database held the items
+  const int check = rfs::test::RunProcess(
+      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
+       "--output-dir", out},
+      run.Out("check"), run.Err("check"));
+  INFO(run.Logs("check"));
+  CHECK(check == 0);
+  pqxx::connection connection(postgres.uri());
+  pqxx::work txn(connection);
+  const pqxx::row counts = txn.exec1(
+      "SELECT COUNT(*), COUNT(*) FILTER (WHERE completed_at_ms IS NULL) FROM work_items_pg");
+  CHECK(counts[0].as<int64_t>() >= 7);  // shard setup and six shards, at least
+  CHECK(counts[1].as<int64_t>() == 0);
 }
 
 TEST_CASE("DocumentsFromSnapshotMigration reports bad input with its exit codes", "[e2e][cli]") {
