@@ -87,6 +87,18 @@ absl::Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   }
 }
 
+// `sql` with `table` in place of "work_items" (statements are written for the default table).
+std::string ForTable(std::string_view sql, std::string_view table) {
+  std::string out;
+  for (size_t at = 0;;) {
+    const size_t next = sql.find("work_items", at);
+    out.append(sql.substr(at, next - at));
+    if (next == std::string_view::npos) return out;
+    out.append(table);
+    at = next + std::string_view("work_items").size();
+  }
+}
+
 std::vector<std::string> SplitIds(std::string_view text) {
   std::vector<std::string> out;
   while (!text.empty()) {
@@ -102,7 +114,7 @@ std::vector<std::string> SplitIds(std::string_view text) {
 // than running these one-row statements. Not thread-safe (the coordinator's mutex guards it).
 class StatementCache {
  public:
-  explicit StatementCache(sqlite3* db) : db_(db) {}
+  StatementCache(sqlite3* db, std::string table) : db_(db), table_(std::move(table)) {}
   ~StatementCache() {
     for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
   }
@@ -116,7 +128,8 @@ class StatementCache {
     auto it = statements_.find(sql);
     if (it != statements_.end()) return it->second;
     sqlite3_stmt* stmt = nullptr;
-    *rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    *rc = sqlite3_prepare_v3(db_, ForTable(sql, table_).c_str(), -1, SQLITE_PREPARE_PERSISTENT,
+                             &stmt, nullptr);
     if (*rc != SQLITE_OK) return nullptr;
     statements_.emplace(sql, stmt);
     return stmt;
@@ -124,6 +137,7 @@ class StatementCache {
 
  private:
   sqlite3* db_;
+  std::string table_;
   std::map<std::string, sqlite3_stmt*> statements_;
 };
 
@@ -223,10 +237,11 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
   SqliteCoordinator(SqliteWorkCoordinatorOptions options, sqlite3* db)
       : CoordinatorBase(options),
         db_(db),
-        statements_(db),
+        statements_(db, options.table),
         store_clock_(options.store_clock != nullptr ? options.store_clock
                                                     : &core::SystemClock::Instance()),
         path_(options.path),
+        table_(options.table),
         busy_(options.busy_timeout),
         rng_(std::random_device{}() ^ std::hash<std::string>{}(options.worker_id)) {}
   ~SqliteCoordinator() override { sqlite3_close_v2(db_); }
@@ -261,7 +276,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
   absl::Status Setup() override {
     std::lock_guard lock(mu_);
     RFS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "begin setup"));
-    absl::Status status = Exec(kSchema, "create schema");
+    absl::Status status = Exec(ForTable(kSchema, table_).c_str(), "create schema");
     if (status.ok()) status = AddMissingColumns();
     if (!status.ok()) {
       Exec("ROLLBACK", "rollback").IgnoreError();
@@ -279,7 +294,8 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
       RFS_ASSIGN_OR_RETURN(bool present, find.Step("read schema"));
       if (present) continue;
       RFS_RETURN_IF_ERROR(
-          Exec(StrCat("ALTER TABLE work_items ADD COLUMN ", column, " INTEGER").c_str(),
+          Exec(ForTable(StrCat("ALTER TABLE work_items ADD COLUMN ", column, " INTEGER"), table_)
+                   .c_str(),
                StrCat("add column ", column)));
     }
     return absl::OkStatus();
@@ -437,6 +453,7 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
   StatementCache statements_;
   core::IClock* store_clock_;
   std::string path_;
+  std::string table_;
   BusyWait busy_;
   std::mt19937_64 rng_;
 };
@@ -447,6 +464,14 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> SqliteWorkCoordinator::Open(
     SqliteWorkCoordinatorOptions options) {
   RFS_RETURN_IF_ERROR(internal::CoordinatorBase::ValidateOptions(options));
   if (options.path.empty()) return absl::InvalidArgumentError("sqlite path is required");
+  if (options.table.empty() || options.table.size() > 63 ||
+      std::isdigit(static_cast<unsigned char>(options.table[0])) ||
+      !std::all_of(options.table.begin(), options.table.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      })) {
+    return absl::InvalidArgumentError(
+        StrCat("'", options.table, "' is not a usable table name (letters, digits, '_')"));
+  }
   sqlite3* db = nullptr;
   // FULLMUTEX is belt and braces: the coordinator serialises its connection anyway.
   const int rc =

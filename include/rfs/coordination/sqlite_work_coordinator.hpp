@@ -31,6 +31,8 @@ namespace rfs::coordination {
 struct SqliteWorkCoordinatorOptions : WorkCoordinatorOptions {
   /// The database file; created if missing.
   std::string path;
+  /// The table of work items (letters, digits and '_'): one file can hold several sessions.
+  std::string table = "work_items";
   /// The store's clock; nullptr means core::SystemClock. Must outlive the coordinator.
   core::IClock* store_clock = nullptr;
   /// How long to wait for another worker's transaction before failing with Unavailable.

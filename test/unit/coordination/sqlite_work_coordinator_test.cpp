@@ -155,3 +155,29 @@ TEST_CASE("SqliteWorkCoordinator adds the progress columns to a file from before
   REQUIRE((*state)->progress.has_value());
   CHECK((*state)->progress->next_cursor == 42);
 }
+
+TEST_CASE("SqliteWorkCoordinator keeps sessions apart in tables of one file",
+          "[coordination][sqlite]") {
+  TempDir dir("rfs-sqlite");
+  auto open = [&](const std::string& table) {
+    SqliteWorkCoordinatorOptions options;
+    options.worker_id = "w";
+    options.path = dir.File("console.db");
+    options.table = table;
+    auto opened = SqliteWorkCoordinator::Open(std::move(options));
+    REQUIRE(opened.ok());
+    REQUIRE((*opened)->Setup().ok());
+    return *std::move(opened);
+  };
+  auto a = open("work_items_a");
+  auto b = open("work_items_b");
+  REQUIRE(a->CreateUnassignedWorkItem("x", 0).value());
+  CHECK(a->CountIncompleteWorkItems().value() == 1);
+  CHECK(b->CountIncompleteWorkItems().value() == 0);
+  CHECK(b->CreateUnassignedWorkItem("x", 0).value());  // a different item of another session
+  SqliteWorkCoordinatorOptions bad;
+  bad.worker_id = "w";
+  bad.path = dir.File("console.db");
+  bad.table = "x; DROP TABLE work_items_a";
+  CHECK(absl::IsInvalidArgument(SqliteWorkCoordinator::Open(std::move(bad)).status()));
+}
