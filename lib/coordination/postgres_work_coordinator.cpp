@@ -147,6 +147,18 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
     return state;
   }
 
+  absl::StatusOr<std::vector<WorkItemState>> ListWorkItems() override {
+    std::vector<WorkItemState> items;
+    RFS_RETURN_IF_ERROR(Run("list work items", [&](pqxx::work& txn) -> absl::Status {
+      for (const pqxx::row& row :
+           txn.exec(StrCat("SELECT ", kColumns, " FROM ", table_, " ORDER BY id"))) {
+        items.push_back(ReadRow(row));
+      }
+      return absl::OkStatus();
+    }));
+    return items;
+  }
+
  protected:
   absl::StatusOr<StoreTime> ReadStoreTime() override {
     StoreTime now;

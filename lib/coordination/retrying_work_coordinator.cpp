@@ -76,6 +76,10 @@ absl::StatusOr<std::optional<WorkItemState>> RetryingWorkCoordinator::GetWorkIte
     std::string_view id) {
   return Retry([&] { return inner_.GetWorkItem(id); });
 }
+
+absl::StatusOr<std::vector<WorkItemState>> RetryingWorkCoordinator::ListWorkItems() {
+  return Retry([&] { return inner_.ListWorkItems(); });
+}
 absl::StatusOr<TimePoint> RetryingWorkCoordinator::StoreNow() {
   return Retry([&] { return inner_.StoreNow(); });
 }

@@ -314,6 +314,19 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     return Get(id);
   }
 
+  absl::StatusOr<std::vector<WorkItemState>> ListWorkItems() override {
+    std::lock_guard lock(mu_);
+    Statement list(statements_, StrCat("SELECT ", kColumns, " FROM work_items ORDER BY id"));
+    RFS_RETURN_IF_ERROR(list.status("list"));
+    std::vector<WorkItemState> items;
+    while (true) {
+      RFS_ASSIGN_OR_RETURN(bool row, list.Step("list work items"));
+      if (!row) break;
+      items.push_back(ReadRow(list));
+    }
+    return items;
+  }
+
  protected:
   absl::StatusOr<StoreTime> ReadStoreTime() override {
     // The SQLite host's clock is exact for every process on it: no uncertainty interval.

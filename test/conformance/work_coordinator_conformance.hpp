@@ -767,8 +767,27 @@ inline void Counts(const ConformanceEnv& env) {
                                                               parsed->WithCursor(20).ToString()},
                                      0));
   CHECK(Count(*w) == 4);  // 3 - the parent + 2 successors; leased items count too.
-  MustAcquire(w->AcquireNextWorkItem(kLease));
+  const Lease leased = MustAcquire(w->AcquireNextWorkItem(kLease));
   CHECK(Count(*w) == 4);
+
+  // A store that lists its items lists every one, in id order, as GetWorkItem reads it.
+  auto listed = w->ListWorkItems();
+  if (absl::IsUnimplemented(listed.status())) return;
+  RFS_CONFORMANCE_REQUIRE_OK(listed.status());
+  REQUIRE(listed->size() == 7);
+  int completed = 0;
+  for (size_t i = 0; i < listed->size(); ++i) {
+    const WorkItemState& item = (*listed)[i];
+    if (i > 0) CHECK((*listed)[i - 1].id < item.id);
+    const WorkItemState read = MustGet(*w, item.id);
+    CHECK(read.completed() == item.completed());
+    CHECK(read.lease_holder == item.lease_holder);
+    CHECK(read.lease_generation == item.lease_generation);
+    CHECK(read.successor_ids == item.successor_ids);
+    if (item.id == leased.work_item_id) CHECK(item.lease_holder == "w");
+    completed += item.completed() ? 1 : 0;
+  }
+  CHECK(completed == 3);
 }
 
 }  // namespace detail

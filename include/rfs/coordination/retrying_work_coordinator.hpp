@@ -47,6 +47,7 @@ class RetryingWorkCoordinator final : public IWorkCoordinator {
   using IWorkCoordinator::ReleaseWorkItem;
   absl::StatusOr<int64_t> CountIncompleteWorkItems() override;
   absl::StatusOr<std::optional<WorkItemState>> GetWorkItem(std::string_view id) override;
+  absl::StatusOr<std::vector<WorkItemState>> ListWorkItems() override;
   absl::StatusOr<TimePoint> StoreNow() override;
 
  private:

@@ -297,6 +297,12 @@ class IWorkCoordinator {
   /// The item's record, or nullopt if there is no such item.
   virtual absl::StatusOr<std::optional<WorkItemState>> GetWorkItem(std::string_view id) = 0;
 
+  /// Every item's record, in id order (for progress reports: the console's status). Stores that
+  /// cannot list cheaply (the OpenSearch index) return Unimplemented.
+  virtual absl::StatusOr<std::vector<WorkItemState>> ListWorkItems() {
+    return absl::UnimplementedError("this work-coordination store cannot list its items");
+  }
+
   /// The store's current time, as this worker estimates it (midpoint of the uncertainty interval).
   virtual absl::StatusOr<TimePoint> StoreNow() = 0;
 };

@@ -1,0 +1,51 @@
+// ConsoleService: the migration console's HTTP API (the seed "Backfill Work Coordination System
+// Design" API, plus sessions with bearer tokens) as a function from request to response, so
+// that it can be served by net::HttpServer and tested without sockets. README "Console API"
+// lists every route, model and error.
+//
+// Work items are leased under the coordination layer's rules (CoordinatorBase, through the
+// store's coordinators): the seed's statuses are views of them (pending: no live lease,
+// assigned: a live lease, completed), an expired lease makes an item pending again, and the
+// IWorkCoordinator extras (lease generations and exponents, successors recorded before they are
+// created, release) travel as optional fields the seed's clients may leave out.
+//
+// Thread safety: Handle may be called concurrently.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "rfs/console/console_status.hpp"
+#include "rfs/console/console_store.hpp"
+#include "rfs/net/http.hpp"
+
+namespace rfs::console {
+
+struct ConsoleServiceOptions {
+  /// Opens every session and alone may create and delete sessions. Required.
+  std::string admin_token;
+  /// The lease of the seed's clients, which do not say (lease_duration_seconds: 300).
+  std::chrono::milliseconds default_lease{std::chrono::seconds(300)};
+};
+
+class ConsoleService {
+ public:
+  ConsoleService(ConsoleStore& store, ConsoleServiceOptions options);
+  ~ConsoleService();
+
+  net::HttpResponse Handle(const net::HttpRequest& request);
+
+  /// Records every session's documents and bytes processed now, for throughput over the last
+  /// minute; the server calls it every few seconds (status requests also record a sample).
+  void SampleProgress();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The token a new session gets: 32 random bytes, hex.
+std::string NewSessionToken();
+
+}  // namespace rfs::console

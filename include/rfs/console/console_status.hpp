@@ -1,0 +1,60 @@
+// The console's progress report for one session: the seed's status totals, then per index and
+// per shard, with throughput over the last minute, an ETA and the active workers.
+//
+// A shard's work items form a chain (the first item, then the successors each checkpoint hands
+// on); a chain counts once, as the Java console counts it: completed when every item of it is,
+// assigned while any item is under a live lease, pending otherwise. Its document and byte totals
+// are the ones its creator declared; processed counts are the sums its holders recorded.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "rfs/console/console_store.hpp"
+#include "rfs/coordination/work_coordinator.hpp"
+
+namespace rfs::console {
+
+/// Documents and bytes processed in a session at one time (for throughput).
+struct ProgressSample {
+  TimePoint at{};
+  uint64_t documents = 0;
+  uint64_t bytes = 0;
+};
+
+/// The last few minutes of samples per session, for rates over the last minute. Thread-safe.
+class ProgressHistory {
+ public:
+  void Add(const std::string& session, const ProgressSample& sample);
+  std::vector<ProgressSample> Get(const std::string& session) const;
+  void Forget(const std::string& session);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::deque<ProgressSample>> samples_;
+};
+
+/// The status document (see the file comment and README "Console API"). `history` holds earlier
+/// samples of this session, oldest first; `now` is the store's time.
+boost::json::object ComputeStatus(const SessionRecord& session,
+                                  const std::vector<coordination::WorkItemState>& items,
+                                  const std::vector<WorkItemInfo>& infos,
+                                  const std::vector<ProgressSample>& history, TimePoint now);
+
+/// The seed's status of one item: "completed", "assigned" (a live lease) or "pending".
+std::string ItemStatus(const coordination::WorkItemState& item, TimePoint now);
+
+/// ISO 8601 UTC with milliseconds, e.g. "2026-11-24T09:30:00.250Z".
+std::string FormatTime(TimePoint t);
+
+/// The status document as a person reads it in a terminal.
+std::string FormatStatusText(const boost::json::object& status);
+
+}  // namespace rfs::console

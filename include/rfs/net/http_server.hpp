@@ -1,0 +1,71 @@
+// HttpServer: a small HTTP/1.1 server (Boost.Beast, optional TLS) for the services rfs runs
+// itself, such as the migration console.
+//
+// Connections are served by C++20 coroutines on a fixed pool of threads; each request is handed
+// to one synchronous handler on one of those threads, so a handler may block (a database call)
+// for as long as the pool has other threads. Keep-alive, a request-size cap (413 above it), an
+// idle timeout per connection, and a 500 for a handler that throws. The handler sees the whole
+// request and returns the whole response: fine for the small JSON bodies of a control API.
+//
+// Thread safety: the handler is called concurrently from the pool's threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rfs/net/http.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::net {
+
+struct HttpServerTls {
+  /// PEM certificate chain and private key files.
+  std::string certificate_chain_file;
+  std::string private_key_file;
+};
+
+struct HttpServerOptions {
+  /// The address to listen on: "127.0.0.1" (default), "0.0.0.0" for every interface, or "::".
+  std::string bind_address = "127.0.0.1";
+  /// 0 picks a free port (see HttpServer::port()).
+  uint16_t port = 0;
+  /// Threads serving connections and running the handler.
+  int threads = 8;
+  size_t max_request_body_bytes = size_t{8} << 20;
+  /// A connection idle (or stalled mid-request) this long is closed.
+  std::chrono::seconds idle_timeout{120};
+  std::optional<HttpServerTls> tls;
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+class HttpServer {
+ public:
+  /// Binds, listens and starts serving. InvalidArgument for bad options or unreadable TLS files,
+  /// Unavailable when the address cannot be bound (e.g. the port is taken).
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
+                                                           HttpHandler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// The port listened on.
+  uint16_t port() const;
+  /// "http://127.0.0.1:PORT" or "https://..."; the address as bound.
+  std::string url() const;
+  /// Stops accepting, closes every connection and joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rfs::net

@@ -1,0 +1,266 @@
+// The console page: plain HTML, CSS and JavaScript, no build step. It reads the token from
+// "?token=T" (then drops it from the address bar) or asks for it, lists the sessions the token
+// opens with their percent complete, and shows one session's status, polled every two seconds:
+// overall, per-index and per-shard progress bars, throughput, ETA, active workers and failed
+// documents, with filters by status, worker and index.
+#include "console/console_page_internal.hpp"
+
+namespace rfs::console::internal {
+
+namespace {
+
+constexpr std::string_view kPage = R"PAGE(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rfs migration console</title>
+<style>
+  :root { --fg:#1d2330; --muted:#5b6475; --line:#d9dde5; --bar:#e8ebf1; --ok:#2e8b57;
+          --run:#2f6fd6; --wait:#b0b7c3; --bad:#c0392b; }
+  * { box-sizing: border-box; }
+  body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
+         margin: 0; background: #f6f7fa; }
+  header { background: #1d2330; color: #fff; padding: 10px 20px; display: flex;
+           align-items: center; gap: 16px; }
+  header h1 { font-size: 16px; margin: 0; font-weight: 600; }
+  header .right { margin-left: auto; font-size: 12px; color: #c9cfdb; }
+  main { display: grid; grid-template-columns: 260px 1fr; gap: 16px; padding: 16px 20px; }
+  section, nav { background: #fff; border: 1px solid var(--line); border-radius: 6px;
+                 padding: 12px 14px; }
+  nav h2, section h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em;
+                       color: var(--muted); margin: 0 0 8px; }
+  nav ul { list-style: none; margin: 0; padding: 0; }
+  nav li { padding: 6px 8px; border-radius: 4px; cursor: pointer; display: flex;
+           justify-content: space-between; gap: 8px; }
+  nav li:hover { background: #eef1f6; }
+  nav li.selected { background: #dfe8fb; font-weight: 600; }
+  .bar { position: relative; height: 16px; background: var(--bar); border-radius: 3px;
+         overflow: hidden; min-width: 120px; }
+  .bar > span { position: absolute; left: 0; top: 0; bottom: 0; background: var(--run); }
+  .bar.done > span { background: var(--ok); }
+  .bar.big { height: 24px; }
+  .bar > em { position: absolute; right: 6px; top: 0; font-style: normal; font-size: 11px;
+              line-height: 16px; color: #0b1220; }
+  .bar.big > em { line-height: 24px; font-size: 13px; font-weight: 600; }
+  .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr));
+             gap: 10px; margin-top: 12px; }
+  .figure { border: 1px solid var(--line); border-radius: 4px; padding: 6px 10px; }
+  .figure b { display: block; font-size: 18px; }
+  .figure small { color: var(--muted); }
+  table { width: 100%; border-collapse: collapse; margin-top: 6px; }
+  th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid var(--line);
+           vertical-align: middle; }
+  th { font-size: 12px; color: var(--muted); font-weight: 600; }
+  td.num { text-align: right; font-variant-numeric: tabular-nums; }
+  .status { font-size: 12px; padding: 1px 6px; border-radius: 8px; color: #fff; }
+  .status.completed { background: var(--ok); } .status.assigned { background: var(--run); }
+  .status.pending { background: var(--wait); }
+  .filters { display: flex; gap: 10px; flex-wrap: wrap; margin: 8px 0; }
+  .filters label { font-size: 12px; color: var(--muted); }
+  .error { color: var(--bad); margin: 8px 0; }
+  #login { max-width: 420px; margin: 60px auto; }
+  #login input { width: 100%; padding: 6px; margin: 8px 0; }
+  .stack > * + * { margin-top: 16px; }
+  .muted { color: var(--muted); }
+</style>
+</head>
+<body>
+<header><h1>rfs migration console</h1><span class="right" id="clock"></span></header>
+<div id="login" hidden>
+  <section>
+    <h2>Sign in</h2>
+    <p>Enter the console's admin token or a session's token.</p>
+    <form id="login-form"><input id="token-input" type="password" autocomplete="off"
+      placeholder="token"><button type="submit">Open</button></form>
+    <div class="error" id="login-error"></div>
+  </section>
+</div>
+<main id="app" hidden>
+  <nav><h2>Sessions</h2><ul id="sessions"></ul><div class="error" id="sessions-error"></div></nav>
+  <div class="stack">
+    <section id="overview"><h2>Session</h2><p class="muted">Choose a session.</p></section>
+    <section id="workers-section" hidden><h2>Active workers</h2><table id="workers"></table></section>
+    <section id="indices-section" hidden><h2>Indices</h2><table id="indices"></table></section>
+    <section id="shards-section" hidden><h2>Shards</h2>
+      <div class="filters">
+        <label>Status <select id="filter-status"><option value="">all</option>
+          <option>pending</option><option>assigned</option><option>completed</option></select></label>
+        <label>Worker <select id="filter-worker"><option value="">all</option></select></label>
+        <label>Index <select id="filter-index"><option value="">all</option></select></label>
+      </div>
+      <table id="shards"></table>
+    </section>
+  </div>
+</main>
+<script>
+"use strict";
+const state = { token: null, session: null, status: null, timer: null };
+const $ = (id) => document.getElementById(id);
+
+function esc(text) {
+  return String(text ?? "").replace(/[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+function pct(value) { return value == null ? "" : Math.floor(value) + "%"; }
+function num(n) { return n == null ? "?" : Number(n).toLocaleString("en-US"); }
+function bytes(n) {
+  if (n == null) return "?";
+  const units = ["B", "KB", "MB", "GB", "TB"]; let u = 0;
+  while (n >= 1000 && u < units.length - 1) { n /= 1000; u++; }
+  return (u ? n.toFixed(1) : n.toFixed(0)) + " " + units[u];
+}
+function duration(s) {
+  if (s == null) return "unknown";
+  s = Math.round(s);
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+}
+function bar(percent, label, big) {
+  const p = Math.max(0, Math.min(100, percent ?? 0));
+  return `<div class="bar${big ? " big" : ""}${p >= 100 ? " done" : ""}" role="progressbar"
+    aria-valuenow="${p}" aria-valuemin="0" aria-valuemax="100"><span style="width:${p}%"></span>
+    <em>${esc(label ?? pct(percent))}</em></div>`;
+}
+
+async function api(path) {
+  const response = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(body.detail || response.statusText);
+    error.status = response.status; throw error;
+  }
+  return body;
+}
+
+function showLogin(message) {
+  $("app").hidden = true; $("login").hidden = false;
+  $("login-error").textContent = message || "";
+}
+
+async function loadSessions() {
+  let sessions;
+  try { sessions = await api("/sessions"); }
+  catch (e) {
+    if (e.status === 401 || e.status === 403) { showLogin("That token opens no session."); return; }
+    $("sessions-error").textContent = e.message; return;
+  }
+  $("login").hidden = true; $("app").hidden = false;
+  const details = await Promise.all(sessions.map((s) =>
+    api("/sessions/" + encodeURIComponent(s.name)).catch(() => s)));
+  $("sessions").innerHTML = details.map((s) =>
+    `<li data-session="${esc(s.name)}" class="${s.name === state.session ? "selected" : ""}">
+       <span class="name">${esc(s.name)}</span>
+       <span class="percent" data-percent="${s.percent_complete ?? ""}">${pct(s.percent_complete)}</span></li>`)
+    .join("") || `<li class="muted">No sessions yet</li>`;
+  for (const li of document.querySelectorAll("#sessions li[data-session]")) {
+    li.onclick = () => select(li.dataset.session);
+  }
+  if (!state.session && details.length) select(details[0].name);
+}
+
+function select(name) {
+  state.session = name;
+  for (const li of document.querySelectorAll("#sessions li[data-session]")) {
+    li.classList.toggle("selected", li.dataset.session === name);
+  }
+  refresh();
+}
+
+function fillSelect(id, values) {
+  const select = $(id); const current = select.value;
+  select.innerHTML = `<option value="">all</option>` +
+    values.map((v) => `<option>${esc(v)}</option>`).join("");
+  select.value = values.includes(current) ? current : "";
+}
+
+function render(status) {
+  const d = status.documents, b = status.bytes, t = status.throughput;
+  $("overview").innerHTML = `<h2>Session <span id="session-name">${esc(status.session_name)}</span></h2>
+    ${bar(status.percent_complete, pct(status.percent_complete), true)}
+    <div class="figures">
+      <div class="figure"><small>Complete</small><b id="overall-percent">${pct(status.percent_complete)}</b></div>
+      <div class="figure"><small>Documents</small><b id="documents-processed">${num(d.processed)}</b>
+        <small>of <span id="documents-total">${num(d.total)}</span></small></div>
+      <div class="figure"><small>Bytes</small><b id="bytes-processed">${bytes(b.processed)}</b>
+        <small>of ${bytes(b.total)}</small></div>
+      <div class="figure"><small>Shards</small><b id="shards-completed">${num(status.work_items.completed)}</b>
+        <small>completed, ${num(status.work_items.assigned)} assigned, ${num(status.work_items.pending)} pending</small></div>
+      <div class="figure"><small>Throughput (last minute)</small><b id="throughput">${t ? num(Math.round(t.documents_per_second)) + " docs/s" : "measuring"}</b>
+        <small>${t ? bytes(t.bytes_per_second) + "/s" : ""}</small></div>
+      <div class="figure"><small>ETA</small><b id="eta">${duration(status.eta_seconds)}</b></div>
+      <div class="figure"><small>Failed documents</small><b id="documents-failed">${num(d.failed)}</b></div>
+    </div>`;
+  $("workers-section").hidden = false;
+  $("workers").innerHTML = `<tr><th>Worker</th><th>Index</th><th>Shard</th><th>Lease expiry</th></tr>` +
+    (status.active_workers.map((w) => `<tr class="worker"><td>${esc(w.worker_id)}</td>
+      <td>${esc(w.index_name)}</td><td class="num">${esc(w.shard_number)}</td>
+      <td>${esc(w.lease_expiry)}</td></tr>`).join("") ||
+      `<tr><td colspan="4" class="muted">No worker holds a lease</td></tr>`);
+  $("indices-section").hidden = false;
+  $("indices").innerHTML = `<tr><th>Index</th><th>Shards</th><th>Documents</th><th>Bytes</th><th>Failed</th></tr>` +
+    status.indices.map((i) => `<tr class="index" data-index="${esc(i.index_name)}">
+      <td>${esc(i.index_name)}</td><td class="num">${i.work_items.completed}/${i.shards}</td>
+      <td>${bar(i.documents.percent ?? i.percent_complete, num(i.documents.processed) + " / " + num(i.documents.total))}</td>
+      <td>${bar(i.bytes.percent ?? i.percent_complete, bytes(i.bytes.processed) + " / " + bytes(i.bytes.total))}</td>
+      <td class="num">${num(i.documents.failed)}</td></tr>`).join("");
+  $("shards-section").hidden = false;
+  fillSelect("filter-worker", [...new Set(status.shards.map((s) => s.worker_id).filter(Boolean))].sort());
+  fillSelect("filter-index", [...new Set(status.shards.map((s) => s.index_name))].sort());
+  const fs = $("filter-status").value, fw = $("filter-worker").value, fi = $("filter-index").value;
+  const shards = status.shards.filter((s) => (!fs || s.status === fs) &&
+    (!fw || s.worker_id === fw) && (!fi || s.index_name === fi));
+  $("shards").innerHTML = `<tr><th>Index</th><th>Shard</th><th>Status</th><th>Documents</th><th>Bytes</th><th>Worker</th><th>Lease expiry</th></tr>` +
+    shards.map((s) => `<tr class="shard" data-status="${esc(s.status)}">
+      <td>${esc(s.index_name ?? s.work_item_id)}</td><td class="num">${esc(s.shard_number)}</td>
+      <td><span class="status ${esc(s.status)}">${esc(s.status)}</span></td>
+      <td>${bar(s.documents.percent ?? s.percent_complete, num(s.documents.processed) + " / " + num(s.documents.total))}</td>
+      <td>${bar(s.bytes.percent ?? s.percent_complete, bytes(s.bytes.processed) + " / " + bytes(s.bytes.total))}</td>
+      <td>${esc(s.worker_id ?? "")}</td><td>${esc(s.lease_expiry ?? "")}</td></tr>`).join("");
+  $("clock").textContent = "updated " + new Date().toLocaleTimeString();
+  const li = document.querySelector(`#sessions li[data-session="${CSS.escape(status.session_name)}"] .percent`);
+  if (li) { li.textContent = pct(status.percent_complete); li.dataset.percent = status.percent_complete; }
+}
+
+async function refresh() {
+  clearTimeout(state.timer);
+  if (state.session) {
+    try {
+      state.status = await api("/sessions/" + encodeURIComponent(state.session) + "/backfill/work-items/status");
+      render(state.status);
+    } catch (e) {
+      $("overview").innerHTML = `<h2>Session</h2><div class="error">${esc(e.message)}</div>`;
+    }
+  }
+  state.timer = setTimeout(() => { loadSessions().then(refresh); }, 2000);
+}
+
+for (const id of ["filter-status", "filter-worker", "filter-index"]) {
+  $(id).onchange = () => state.status && render(state.status);
+}
+$("login-form").onsubmit = (event) => {
+  event.preventDefault();
+  state.token = $("token-input").value.trim();
+  sessionStorage.setItem("rfs-console-token", state.token);
+  loadSessions();
+};
+
+const params = new URLSearchParams(location.search);
+state.token = params.get("token") || sessionStorage.getItem("rfs-console-token");
+if (params.get("token")) {
+  sessionStorage.setItem("rfs-console-token", state.token);
+  history.replaceState(null, "", location.pathname);  // keep the token out of the history
+}
+if (params.get("session")) state.session = params.get("session");
+if (state.token) { loadSessions().then(refresh); } else { showLogin(); }
+</script>
+</body>
+</html>
+)PAGE";
+
+}  // namespace
+
+std::string_view ConsolePage() { return kPage; }
+
+}  // namespace rfs::console::internal

@@ -1,0 +1,72 @@
+#include "rfs/console/console_server.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "rfs/core/status_macros.hpp"
+
+namespace rfs::console {
+
+struct ConsoleServer::Impl {
+  std::unique_ptr<ConsoleStore> store;
+  std::unique_ptr<ConsoleService> service;
+  std::unique_ptr<net::HttpServer> http;
+  std::chrono::milliseconds sample_interval{0};
+  std::mutex mu;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::thread sampler;
+
+  void Sample() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      wake.wait_for(lock, sample_interval, [&] { return stopping; });
+      if (stopping) break;
+      lock.unlock();
+      service->SampleProgress();
+      lock.lock();
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+    }
+    wake.notify_all();
+    if (sampler.joinable()) sampler.join();
+    if (http) http->Stop();
+  }
+};
+
+ConsoleServer::ConsoleServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ConsoleServer::~ConsoleServer() { Stop(); }
+
+absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(ConsoleServerOptions options) {
+  if (options.service.admin_token.size() < 16) {
+    return absl::InvalidArgumentError(
+        "the console needs an admin token of at least 16 characters (--admin-token or "
+        "RFS_CONSOLE_ADMIN_TOKEN)");
+  }
+  auto impl = std::make_unique<Impl>();
+  RFS_ASSIGN_OR_RETURN(impl->store, ConsoleStore::Open(options.store));
+  impl->service = std::make_unique<ConsoleService>(*impl->store, options.service);
+  ConsoleService* service = impl->service.get();
+  RFS_ASSIGN_OR_RETURN(impl->http,
+                       net::HttpServer::Start(options.http, [service](const net::HttpRequest& r) {
+                         return service->Handle(r);
+                       }));
+  impl->sample_interval = std::max(options.sample_interval, std::chrono::milliseconds(100));
+  Impl* raw = impl.get();
+  impl->sampler = std::thread([raw] { raw->Sample(); });
+  return std::unique_ptr<ConsoleServer>(new ConsoleServer(std::move(impl)));
+}
+
+std::string ConsoleServer::url() const { return impl_->http->url(); }
+uint16_t ConsoleServer::port() const { return impl_->http->port(); }
+ConsoleStore& ConsoleServer::store() { return *impl_->store; }
+ConsoleService& ConsoleServer::service() { return *impl_->service; }
+void ConsoleServer::Stop() { impl_->Stop(); }
+
+}  // namespace rfs::console

@@ -1,0 +1,771 @@
+#include "rfs/console/console_service.hpp"
+
+#include <charconv>
+#include <optional>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/net/aws_sigv4.hpp"
+#include "rfs/net/encoding.hpp"
+
+#include "absl/strings/match.h"
+#include "console/console_page_internal.hpp"
+
+namespace rfs::console {
+namespace {
+
+namespace json = boost::json;
+using coordination::ItemProgress;
+using coordination::IWorkCoordinator;
+using coordination::Lease;
+using coordination::WorkItemState;
+using core::StrCat;
+
+// The console's own identity towards the store, for reads and the store's time.
+constexpr std::string_view kConsoleWorker = "console";
+
+int64_t Millis(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+int64_t Millis(coordination::Duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+// An answer that ends the request early: an HTTP status and the seed's {"detail": ...} body.
+struct Reply {
+  int status;
+  json::value body;
+};
+
+Reply Detail(int status, const std::string& detail) {
+  return Reply{status, json::object{{"detail", detail}}};
+}
+
+// absl error -> HTTP: the seed's 404/409/422, and 503 for a store that is down (clients retry).
+Reply FromStatus(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return Detail(404, std::string(status.message()));
+  if (absl::IsInvalidArgument(status) || absl::IsOutOfRange(status)) {
+    return Detail(422, std::string(status.message()));
+  }
+  if (absl::IsFailedPrecondition(status) || absl::IsAborted(status) ||
+      absl::IsAlreadyExists(status)) {
+    return Detail(409, std::string(status.message()));
+  }
+  if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
+      absl::IsResourceExhausted(status)) {
+    return Detail(503, std::string(status.message()));
+  }
+  return Detail(500, std::string(status.message()));
+}
+
+template <typename T>
+using Result = std::variant<T, Reply>;
+
+#define RFS_CONSOLE_TRY(lhs, expr)                                                             \
+  auto RFS_CONSOLE_CONCAT(result_, __LINE__) = (expr);                                         \
+  if (auto* reply = std::get_if<Reply>(&RFS_CONSOLE_CONCAT(result_, __LINE__))) return *reply; \
+  lhs = std::move(std::get<0>(RFS_CONSOLE_CONCAT(result_, __LINE__)))
+#define RFS_CONSOLE_CONCAT_INNER(a, b) a##b
+#define RFS_CONSOLE_CONCAT(a, b) RFS_CONSOLE_CONCAT_INNER(a, b)
+
+template <typename T>
+Result<T> FromStatusOr(absl::StatusOr<T> value) {
+  if (!value.ok()) return FromStatus(value.status());
+  return *std::move(value);
+}
+
+// %XX escapes; '+' is a space in queries only.
+std::string PercentDecode(std::string_view text, bool query = false) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      int value = 0;
+      const auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+      if (ec == std::errc() && end == text.data() + i + 3) {
+        out += static_cast<char>(value);
+        i += 2;
+        continue;
+      }
+    }
+    out += query && text[i] == '+' ? ' ' : text[i];
+  }
+  return out;
+}
+
+struct Target {
+  std::vector<std::string> segments;
+  std::vector<std::pair<std::string, std::string>> query;
+
+  std::optional<std::string> Param(std::string_view name) const {
+    for (const auto& [key, value] : query) {
+      if (key == name) return value;
+    }
+    return std::nullopt;
+  }
+};
+
+Target ParseTarget(std::string_view target) {
+  Target parsed;
+  const size_t question = target.find('?');
+  std::string_view path = target.substr(0, question);
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    if (slash != 0) parsed.segments.push_back(PercentDecode(path.substr(0, slash)));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  if (question != std::string_view::npos) {
+    std::string_view query = target.substr(question + 1);
+    while (!query.empty()) {
+      const size_t amp = query.find('&');
+      const std::string_view pair = query.substr(0, amp);
+      const size_t eq = pair.find('=');
+      parsed.query.emplace_back(
+          PercentDecode(pair.substr(0, eq), true),
+          eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true));
+      if (amp == std::string_view::npos) break;
+      query.remove_prefix(amp + 1);
+    }
+  }
+  return parsed;
+}
+
+Result<json::value> ParseBody(const std::string& body, bool required) {
+  if (body.empty()) {
+    if (required) return Detail(422, "a JSON request body is required");
+    return json::value(nullptr);
+  }
+  boost::system::error_code ec;
+  json::value value = json::parse(body, ec);
+  if (ec) return Detail(422, StrCat("the request body is not JSON: ", ec.message()));
+  return value;
+}
+
+// Field readers for request bodies: 422 naming the field when its type or range is wrong.
+Result<std::optional<std::string>> OptionalString(const json::object& object,
+                                                  std::string_view name) {
+  const json::value* v = object.if_contains(name);
+  if (v == nullptr || v->is_null()) return std::optional<std::string>();
+  if (!v->is_string()) return Detail(422, StrCat("'", name, "' must be a string"));
+  return std::optional<std::string>(std::string(v->as_string()));
+}
+
+Result<std::optional<int64_t>> OptionalInteger(const json::object& object, std::string_view name,
+                                               int64_t min, int64_t max) {
+  const json::value* v = object.if_contains(name);
+  if (v == nullptr || v->is_null()) return std::optional<int64_t>();
+  std::optional<int64_t> value;
+  if (v->is_int64()) value = v->as_int64();
+  if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX)) {
+    value = static_cast<int64_t>(v->as_uint64());
+  }
+  if (v->is_double() && std::trunc(v->as_double()) == v->as_double() &&
+      std::abs(v->as_double()) < 9e15) {
+    value = static_cast<int64_t>(v->as_double());
+  }
+  if (!value || *value < min || *value > max) {
+    return Detail(422, StrCat("'", name, "' must be an integer from ", min, " to ", max));
+  }
+  return value;
+}
+
+Result<std::string> WorkerId(std::optional<std::string> worker_id) {
+  if (!worker_id || worker_id->empty() || worker_id->size() > 256) {
+    return Detail(422, "a worker_id of 1 to 256 characters is required");
+  }
+  for (char c : *worker_id) {
+    if (static_cast<unsigned char>(c) < 0x20) {
+      return Detail(422, "worker_id must not hold control characters");
+    }
+  }
+  return *std::move(worker_id);
+}
+
+json::value ProgressJson(const std::optional<ItemProgress>& progress) {
+  if (!progress) return nullptr;
+  return json::object{{"next_cursor", progress->next_cursor},
+                      {"documents_processed", progress->docs},
+                      {"bytes_processed", progress->bytes}};
+}
+
+json::object LeaseJson(const Lease& lease) {
+  return {{"work_item_id", lease.work_item_id},
+          {"worker_id", lease.worker_id},
+          {"generation", lease.generation},
+          {"exponent", lease.exponent},
+          {"duration_ms", Millis(lease.duration)},
+          {"acquired_at_ms", Millis(lease.acquired_at)},
+          {"expires_at_ms", Millis(lease.expires_at)},
+          {"recorded_progress", ProgressJson(lease.recorded_progress)}};
+}
+
+// The seed's BackfillWorkItem, with the lease fields IWorkCoordinator clients need.
+json::object ItemJson(std::string_view session, const WorkItemState& item, const WorkItemInfo* info,
+                      TimePoint now) {
+  std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
+  std::optional<int64_t> shard_number = info != nullptr ? info->shard_number : std::nullopt;
+  if (!index_name || !shard_number) {
+    if (auto parsed = coordination::WorkItemId::Parse(item.id); parsed.ok()) {
+      if (!index_name) index_name = parsed->index_name;
+      if (!shard_number) shard_number = parsed->shard;
+    }
+  }
+  const bool held = !item.lease_holder.empty() && !item.completed();
+  json::object out{
+      {"work_item_id", item.id},
+      {"session_name", session},
+      {"status", ItemStatus(item, now)},
+      {"index_name", index_name ? json::value(*index_name) : nullptr},
+      {"shard_number", shard_number ? json::value(*shard_number) : nullptr},
+      {"document_count",
+       info != nullptr && info->document_count ? json::value(*info->document_count) : nullptr},
+      {"total_size_bytes",
+       info != nullptr && info->total_size_bytes ? json::value(*info->total_size_bytes) : nullptr},
+      {"worker_id", held ? json::value(item.lease_holder) : nullptr},
+      {"lease_expiry", held ? json::value(FormatTime(item.lease_expires_at)) : nullptr},
+      {"documents_processed", item.progress ? item.progress->docs : 0},
+      {"bytes_processed", item.progress ? item.progress->bytes : 0},
+      {"documents_failed", info != nullptr ? info->documents_failed : 0},
+      {"last_progress_update", item.progress ? json::value(FormatTime(item.progress_at)) : nullptr},
+      {"created_at", info != nullptr ? json::value(FormatTime(info->created_at)) : nullptr},
+      {"completed_at", item.completed_at ? json::value(FormatTime(*item.completed_at)) : nullptr},
+      {"completed_at_ms", item.completed_at ? json::value(Millis(*item.completed_at)) : nullptr},
+      // IWorkCoordinator state.
+      {"lease_holder", item.lease_holder},
+      {"lease_expires_at_ms", Millis(item.lease_expires_at)},
+      {"lease_generation", item.lease_generation},
+      {"next_lease_exponent", item.next_lease_exponent},
+      {"successor_ids", json::value_from(item.successor_ids)},
+      {"successor_lease_exponent", item.successor_lease_exponent},
+      {"creator_id", item.creator_id},
+      {"progress", ProgressJson(item.progress)},
+      {"progress_at_ms", item.progress ? json::value(Millis(item.progress_at)) : nullptr}};
+  return out;
+}
+
+bool TokenMatches(std::string_view token, std::string_view expected_sha256) {
+  const std::string actual = net::Sha256Hex(token);
+  return actual.size() == expected_sha256.size() &&
+         CRYPTO_memcmp(actual.data(), expected_sha256.data(), actual.size()) == 0;
+}
+
+std::optional<std::string> BearerToken(const net::HttpRequest& request) {
+  const auto header = net::FindHeader(request.headers, "Authorization");
+  if (!header) return std::nullopt;
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header->size() <= kBearer.size() || !std::string_view(*header).starts_with(kBearer)) {
+    return std::nullopt;
+  }
+  return header->substr(kBearer.size());
+}
+
+}  // namespace
+
+std::string NewSessionToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    throw std::runtime_error("the random number generator failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 15];
+  }
+  return token;
+}
+
+struct ConsoleService::Impl {
+  ConsoleStore& store;
+  ConsoleServiceOptions options;
+  std::string admin_sha256;
+  ProgressHistory history;
+
+  Impl(ConsoleStore& s, ConsoleServiceOptions o)
+      : store(s), options(std::move(o)), admin_sha256(net::Sha256Hex(options.admin_token)) {}
+
+  bool IsAdmin(const std::optional<std::string>& token) const {
+    return token && !options.admin_token.empty() && TokenMatches(*token, admin_sha256);
+  }
+
+  // The session named in the path, if the caller's token opens it. 401 without a token, 403 for
+  // a token of another session, 404 for no such session (only to a caller who may know).
+  Result<SessionRecord> Authorize(const std::optional<std::string>& token, std::string_view name) {
+    if (!token) {
+      return Detail(401, "an Authorization: Bearer <token> header is required");
+    }
+    auto session = store.GetSession(name);
+    if (!session.ok()) return FromStatus(session.status());
+    if (IsAdmin(token)) {
+      if (!*session) return Detail(404, StrCat("Session '", name, "' not found"));
+      return **session;
+    }
+    if (!*session || !TokenMatches(*token, (*session)->token_sha256)) {
+      return Detail(403, StrCat("this token does not open session '", name, "'"));
+    }
+    return **session;
+  }
+
+  Result<std::shared_ptr<IWorkCoordinator>> Coordinator(const SessionRecord& session,
+                                                        std::string_view worker) {
+    return FromStatusOr(store.Coordinator(session, worker));
+  }
+
+  Result<TimePoint> StoreNow(const SessionRecord& session) {
+    RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
+    return FromStatusOr(coordinator->StoreNow());
+  }
+
+  std::optional<WorkItemInfo> InfoFor(const SessionRecord& session, std::string_view id) {
+    auto infos = store.ListWorkItemInfo(session);
+    if (!infos.ok()) return std::nullopt;
+    for (auto& info : *infos) {
+      if (info.id == id) return std::move(info);
+    }
+    return std::nullopt;
+  }
+
+  Result<json::value> ItemReply(const SessionRecord& session, IWorkCoordinator& coordinator,
+                                std::string_view id) {
+    RFS_CONSOLE_TRY(auto state, FromStatusOr(coordinator.GetWorkItem(id)));
+    if (!state) return Detail(404, StrCat("Work item '", id, "' not found"));
+    RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
+    const auto info = InfoFor(session, id);
+    return json::value(ItemJson(session.name, *state, info ? &*info : nullptr, now));
+  }
+
+  // ---- sessions ----
+
+  Reply CreateSession(const std::optional<std::string>& token, const std::string& body) {
+    if (!IsAdmin(token))
+      return Detail(token ? 403 : 401, "creating a session needs the admin token");
+    RFS_CONSOLE_TRY(json::value parsed, ParseBody(body, true));
+    if (!parsed.is_object()) return Detail(422, "the body must be an object: {\"name\": ...}");
+    RFS_CONSOLE_TRY(auto name, OptionalString(parsed.as_object(), "name"));
+    if (!name) return Detail(422, "'name' is required");
+    if (auto valid = ValidateSessionName(*name); !valid.ok()) return FromStatus(valid);
+    const std::string session_token = NewSessionToken();
+    RFS_CONSOLE_TRY(bool created,
+                    FromStatusOr(store.CreateSession(*name, net::Sha256Hex(session_token))));
+    if (!created) return Detail(409, StrCat("Session '", *name, "' already exists"));
+    RFS_CONSOLE_TRY(auto session, FromStatusOr(store.GetSession(*name)));
+    if (!session) return Detail(500, "the session vanished after its creation");
+    return Reply{201, json::object{{"name", *name},
+                                   {"token", session_token},
+                                   {"created_at", FormatTime(session->created_at)}}};
+  }
+
+  json::object SessionJson(const SessionRecord& session) {
+    json::object out{{"name", session.name}, {"created_at", FormatTime(session.created_at)}};
+    return out;
+  }
+
+  Reply ListSessions(const std::optional<std::string>& token) {
+    if (!token) return Detail(401, "an Authorization: Bearer <token> header is required");
+    RFS_CONSOLE_TRY(auto sessions, FromStatusOr(store.ListSessions()));
+    const bool admin = IsAdmin(token);
+    json::array out;
+    for (const auto& session : sessions) {
+      if (admin || TokenMatches(*token, session.token_sha256)) out.push_back(SessionJson(session));
+    }
+    if (!admin && out.empty()) return Detail(403, "this token opens no session");
+    return Reply{200, out};
+  }
+
+  Reply GetSession(const std::optional<std::string>& token, std::string_view name) {
+    RFS_CONSOLE_TRY(SessionRecord session, Authorize(token, name));
+    json::object out = SessionJson(session);
+    RFS_CONSOLE_TRY(json::object status, Status(session));
+    out["percent_complete"] = status["percent_complete"];
+    out["work_items"] = status["work_items"];
+    return Reply{200, out};
+  }
+
+  Reply DeleteSession(const std::optional<std::string>& token, std::string_view name) {
+    if (!IsAdmin(token))
+      return Detail(token ? 403 : 401, "deleting a session needs the admin token");
+    RFS_CONSOLE_TRY(bool deleted, FromStatusOr(store.DeleteSession(name)));
+    if (!deleted) return Detail(404, StrCat("Session '", name, "' not found"));
+    history.Forget(std::string(name));
+    return Reply{200, json::object{{"deleted", name}}};
+  }
+
+  // ---- work items ----
+
+  Reply CreateWorkItem(const SessionRecord& session, const std::string& body) {
+    RFS_CONSOLE_TRY(json::value parsed, ParseBody(body, true));
+    if (!parsed.is_object()) return Detail(422, "the body must be a CreateWorkItemRequest object");
+    const json::object& request = parsed.as_object();
+    RFS_CONSOLE_TRY(auto id, OptionalString(request, "work_item_id"));
+    if (!id) return Detail(422, "'work_item_id' is required");
+    if (auto valid = coordination::ValidateWorkItemId(*id); !valid.ok()) return FromStatus(valid);
+    if (*id == "acquire" || *id == "status") {
+      return Detail(422, StrCat("'", *id, "' names a route, not a work item"));
+    }
+    WorkItemInfo info;
+    info.id = *id;
+    RFS_CONSOLE_TRY(info.index_name, OptionalString(request, "index_name"));
+    RFS_CONSOLE_TRY(info.shard_number, OptionalInteger(request, "shard_number", 0, 1 << 20));
+    RFS_CONSOLE_TRY(info.document_count,
+                    OptionalInteger(request, "document_count", 0, int64_t{1} << 53));
+    RFS_CONSOLE_TRY(info.total_size_bytes,
+                    OptionalInteger(request, "total_size_bytes", 0, int64_t{1} << 53));
+    RFS_CONSOLE_TRY(auto exponent,
+                    OptionalInteger(request, "lease_exponent", 0, coordination::kMaxLeaseExponent));
+    if (auto parsed_id = coordination::WorkItemId::Parse(*id); parsed_id.ok()) {
+      if (!info.index_name) info.index_name = parsed_id->index_name;
+      if (!info.shard_number) info.shard_number = parsed_id->shard;
+    }
+    // The creator, when the client names itself (IWorkCoordinator clients), else the console.
+    RFS_CONSOLE_TRY(auto creator, OptionalString(request, "worker_id"));
+    if (creator) {
+      RFS_CONSOLE_TRY(std::string valid, WorkerId(creator));
+      creator = std::move(valid);
+    }
+    RFS_CONSOLE_TRY(auto coordinator,
+                    Coordinator(session, creator ? *creator : std::string(kConsoleWorker)));
+    RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
+    info.created_at = now;
+    // The record first: an item never exists without what its creator said about it.
+    if (auto put = store.PutWorkItemInfo(session, info); !put.ok()) return FromStatus(put);
+    RFS_CONSOLE_TRY(bool created,
+                    FromStatusOr(coordinator->CreateUnassignedWorkItem(*id, exponent.value_or(0))));
+    if (!created) return Detail(409, StrCat("Work item '", *id, "' already exists"));
+    RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, *id));
+    return Reply{201, item};
+  }
+
+  Reply ListWorkItems(const SessionRecord& session) {
+    RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
+    RFS_CONSOLE_TRY(auto items, FromStatusOr(coordinator->ListWorkItems()));
+    RFS_CONSOLE_TRY(auto infos, FromStatusOr(store.ListWorkItemInfo(session)));
+    RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
+    std::map<std::string, const WorkItemInfo*> by_id;
+    for (const auto& info : infos) by_id[info.id] = &info;
+    json::array out;
+    for (const auto& item : items) {
+      auto it = by_id.find(item.id);
+      out.push_back(ItemJson(session.name, item, it == by_id.end() ? nullptr : it->second, now));
+    }
+    return Reply{200, out};
+  }
+
+  Result<coordination::Duration> InitialLease(const Target& target) {
+    const auto text = target.Param("initial_lease_ms");
+    if (!text) return coordination::Duration(options.default_lease);
+    int64_t millis = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), millis);
+    if (ec != std::errc() || end != text->data() + text->size() || millis < 1 ||
+        millis > int64_t{7} * 24 * 3600 * 1000) {
+      return Detail(422, "initial_lease_ms must be an integer from 1 to 604800000");
+    }
+    return coordination::Duration(std::chrono::milliseconds(millis));
+  }
+
+  // Both acquisitions. `id` empty: any available item (the seed's GET .../acquire, 404 when none).
+  Reply Acquire(const SessionRecord& session, const Target& target, std::string_view id) {
+    RFS_CONSOLE_TRY(std::string worker, WorkerId(target.Param("worker_id")));
+    RFS_CONSOLE_TRY(coordination::Duration initial, InitialLease(target));
+    RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, worker));
+    RFS_CONSOLE_TRY(coordination::AcquireOutcome outcome,
+                    FromStatusOr(id.empty() ? coordinator->AcquireNextWorkItem(initial)
+                                            : coordinator->AcquireWorkItem(id, initial)));
+    // The store's time with every answer, for the client's clock guard.
+    if (auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
+      RFS_CONSOLE_TRY(json::value item,
+                      ItemReply(session, *coordinator, acquired->lease.work_item_id));
+      return Reply{200,
+                   json::object{{"outcome", "acquired"},
+                                {"work_item", item},
+                                {"lease_duration_seconds",
+                                 std::chrono::duration<double>(acquired->lease.duration).count()},
+                                {"lease", LeaseJson(acquired->lease)},
+                                {"store_time_ms", Millis(acquired->lease.acquired_at)}}};
+    }
+    RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
+    if (std::holds_alternative<coordination::AlreadyCompleted>(outcome)) {
+      return Reply{200,
+                   json::object{{"outcome", "already_completed"}, {"store_time_ms", Millis(now)}}};
+    }
+    json::object body{{"detail", "No available work items"}, {"store_time_ms", Millis(now)}};
+    if (auto* busy = std::get_if<coordination::AllLeasedElsewhere>(&outcome)) {
+      body["outcome"] = "all_leased_elsewhere";
+      body["earliest_lease_expiry_ms"] = Millis(busy->earliest_expiry);
+      body["retry_after_ms"] = Millis(busy->retry_after);
+    } else {
+      body["outcome"] = "no_available_work";
+    }
+    return Reply{id.empty() ? 404 : 200, body};
+  }
+
+  // The lease a lease-bound call names: its fields when the client sent them (IWorkCoordinator
+  // clients), else the item's current grant if the worker holds it (the seed's clients).
+  Result<Lease> RequestLease(const WorkItemState& state, const std::string& worker,
+                             const json::object& request) {
+    Lease lease;
+    lease.work_item_id = state.id;
+    lease.worker_id = worker;
+    RFS_CONSOLE_TRY(auto generation,
+                    OptionalInteger(request, "lease_generation", 0, int64_t{1} << 53));
+    if (!generation) {
+      if (state.completed()) {
+        return Detail(409, StrCat("Work item '", state.id, "' is already completed"));
+      }
+      if (state.lease_holder != worker) {
+        return Detail(state.lease_holder.empty() ? 410 : 409,
+                      state.lease_holder.empty()
+                          ? StrCat("Work item '", state.id, "': the lease has expired")
+                          : StrCat("Work item '", state.id, "' is assigned to another worker"));
+      }
+      generation = state.lease_generation;
+    }
+    lease.generation = *generation;
+    RFS_CONSOLE_TRY(auto exponent,
+                    OptionalInteger(request, "lease_exponent", 0, coordination::kMaxLeaseExponent));
+    lease.exponent = exponent.value_or(std::max(state.next_lease_exponent - 1, 0));
+    RFS_CONSOLE_TRY(auto duration, OptionalInteger(request, "lease_duration_ms", 1,
+                                                   int64_t{7} * 24 * 3600 * 1000));
+    lease.duration = duration
+                         ? coordination::Duration(std::chrono::milliseconds(*duration))
+                         : coordination::LeaseDurationFor(options.default_lease, lease.exponent);
+    return lease;
+  }
+
+  // A refused lease-bound call: 409 when another worker holds the item (or it is complete), 410
+  // when the caller's own lease is simply gone.
+  Reply LeaseLost(IWorkCoordinator& coordinator, std::string_view id, const std::string& worker,
+                  const absl::Status& status) {
+    auto state = coordinator.GetWorkItem(id);
+    if (state.ok() && *state && (*state)->lease_holder == worker && !(*state)->completed()) {
+      return Detail(410,
+                    StrCat("Work item '", id, "': the lease has expired (", status.message(), ")"));
+    }
+    return Detail(409, std::string(status.message()));
+  }
+
+  Result<std::optional<ItemProgress>> RequestProgress(const json::object& request) {
+    const json::value* v = request.if_contains("progress");
+    if (v == nullptr || v->is_null()) return std::optional<ItemProgress>();
+    if (!v->is_object()) return Detail(422, "'progress' must be an object");
+    const json::object& p = v->as_object();
+    constexpr int64_t kMax = int64_t{1} << 62;
+    RFS_CONSOLE_TRY(auto docs, OptionalInteger(p, "documents_processed", 0, kMax));
+    RFS_CONSOLE_TRY(auto bytes, OptionalInteger(p, "bytes_processed", 0, kMax));
+    RFS_CONSOLE_TRY(auto cursor, OptionalInteger(p, "next_cursor", 0, kMax));
+    return std::optional<ItemProgress>(ItemProgress{static_cast<uint64_t>(cursor.value_or(0)),
+                                                    static_cast<uint64_t>(docs.value_or(0)),
+                                                    static_cast<uint64_t>(bytes.value_or(0))});
+  }
+
+  Result<std::optional<int64_t>> RequestFailed(const json::object& request) {
+    const json::value* v = request.if_contains("progress");
+    if (v == nullptr || !v->is_object()) return std::optional<int64_t>();
+    return OptionalInteger(v->as_object(), "documents_failed", 0, int64_t{1} << 62);
+  }
+
+  // PUT .../{id}/lease, /complete, /release and POST .../{id}/successors.
+  Reply LeaseCall(const SessionRecord& session, std::string_view id, std::string_view action,
+                  const std::string& body) {
+    RFS_CONSOLE_TRY(json::value parsed, ParseBody(body, true));
+    json::object request;
+    if (parsed.is_string()) {
+      request["worker_id"] = parsed.as_string();  // the seed's complete: a bare worker id
+    } else if (parsed.is_object()) {
+      request = parsed.as_object();
+    } else {
+      return Detail(422, "the body must be an object with a worker_id (or, to complete, a string)");
+    }
+    RFS_CONSOLE_TRY(auto worker_field, OptionalString(request, "worker_id"));
+    RFS_CONSOLE_TRY(std::string worker, WorkerId(worker_field));
+    RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, worker));
+    RFS_CONSOLE_TRY(auto state, FromStatusOr(coordinator->GetWorkItem(id)));
+    if (!state) return Detail(404, StrCat("Work item '", id, "' not found"));
+    RFS_CONSOLE_TRY(Lease lease, RequestLease(*state, worker, request));
+
+    if (action == "lease") {
+      RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
+      RFS_CONSOLE_TRY(auto failed, RequestFailed(request));
+      // The seed's renewal may carry no progress: keep what is recorded.
+      ItemProgress effective = progress ? *progress : state->progress.value_or(ItemProgress{});
+      if (progress && !request.at("progress").as_object().contains("next_cursor") &&
+          state->progress) {
+        effective.next_cursor = state->progress->next_cursor;
+      }
+      auto renewed = coordinator->RenewLease(lease, effective);
+      if (!renewed.ok()) {
+        if (coordination::IsLeaseLost(renewed.status())) {
+          return LeaseLost(*coordinator, id, worker, renewed.status());
+        }
+        return FromStatus(renewed.status());
+      }
+      if (failed) {
+        if (auto set = store.SetDocumentsFailed(session, id, *failed); !set.ok()) {
+          return FromStatus(set);
+        }
+      }
+      RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
+      return Reply{200, json::object{{"work_item", item},
+                                     {"lease_duration_seconds",
+                                      std::chrono::duration<double>(renewed->duration).count()},
+                                     {"lease", LeaseJson(*renewed)}}};
+    }
+    absl::Status status;
+    std::optional<int> stopped_before;
+    if (action == "complete") {
+      status = coordinator->CompleteWorkItem(lease);
+    } else if (action == "release") {
+      RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
+      status = coordinator->ReleaseWorkItem(lease, progress);
+    } else {  // successors
+      const json::value* ids = request.if_contains("successor_ids");
+      if (ids == nullptr || !ids->is_array()) {
+        return Detail(422, "'successor_ids' must be an array of work item ids");
+      }
+      std::vector<std::string> successors;
+      for (const auto& v : ids->as_array()) {
+        if (!v.is_string()) return Detail(422, "'successor_ids' must hold strings");
+        successors.emplace_back(v.as_string());
+      }
+      RFS_CONSOLE_TRY(auto exponent, OptionalInteger(request, "successor_lease_exponent", 0,
+                                                     coordination::kMaxLeaseExponent));
+      RFS_CONSOLE_TRY(auto stop, OptionalInteger(request, "stop_before_step", 1, 2));
+      std::optional<ScopedSuccessorStop> scoped;
+      if (stop) scoped.emplace(static_cast<coordination::SuccessorStep>(*stop));
+      status = coordinator->CreateSuccessorsAndComplete(lease, successors, exponent.value_or(0));
+      if (stop && absl::IsAborted(status) &&
+          absl::StrContains(status.message(), "as the client asked")) {
+        status = absl::OkStatus();
+        stopped_before = static_cast<int>(*stop);
+      }
+    }
+    if (!status.ok()) {
+      if (coordination::IsLeaseLost(status)) return LeaseLost(*coordinator, id, worker, status);
+      return FromStatus(status);
+    }
+    RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
+    if (action == "successors") {
+      json::object out{{"work_item", item}};
+      if (stopped_before) out["stopped_before_step"] = *stopped_before;
+      return Reply{200, out};
+    }
+    return Reply{200, item};
+  }
+
+  Result<json::object> Status(const SessionRecord& session) {
+    RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
+    RFS_CONSOLE_TRY(auto items, FromStatusOr(coordinator->ListWorkItems()));
+    RFS_CONSOLE_TRY(auto infos, FromStatusOr(store.ListWorkItemInfo(session)));
+    RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
+    json::object status = ComputeStatus(session, items, infos, history.Get(session.name), now);
+    history.Add(session.name,
+                ProgressSample{now, status.at("total_documents_processed").to_number<uint64_t>(),
+                               status.at("total_bytes_processed").to_number<uint64_t>()});
+    return status;
+  }
+
+  Reply Route(const net::HttpRequest& request) {
+    const Target target = ParseTarget(request.target);
+    const auto& s = target.segments;
+    const std::string& method = request.method;
+    const auto token = BearerToken(request);
+    if (s.empty() || (s.size() == 1 && s[0] == "index.html")) {
+      if (method != "GET") return Detail(405, "the page is read with GET");
+      return Reply{200, nullptr};  // the page, filled in by Handle
+    }
+    if (s[0] == "health" && s.size() == 1) return Reply{200, json::object{{"status", "ok"}}};
+    if (s[0] != "sessions") return Detail(404, StrCat("no route ", request.target));
+    if (s.size() == 1) {
+      if (method == "POST") return CreateSession(token, request.body);
+      if (method == "GET") return ListSessions(token);
+      return Detail(405, "use GET or POST on /sessions");
+    }
+    if (s.size() == 2) {
+      if (method == "GET") return GetSession(token, s[1]);
+      if (method == "DELETE") return DeleteSession(token, s[1]);
+      return Detail(405, "use GET or DELETE on /sessions/{name}");
+    }
+    if (s[2] != "backfill" || s.size() < 4) return Detail(404, StrCat("no route ", request.target));
+    RFS_CONSOLE_TRY(SessionRecord session, Authorize(token, s[1]));
+    if (s.size() == 4 && s[3] == "time") {
+      RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
+      return Reply{200, json::object{{"store_time_ms", Millis(now)}}};
+    }
+    if (s[3] != "work-items") return Detail(404, StrCat("no route ", request.target));
+    if (s.size() == 4) {
+      if (method == "POST") return CreateWorkItem(session, request.body);
+      if (method == "GET") return ListWorkItems(session);
+      return Detail(405, "use GET or POST on .../work-items");
+    }
+    if (s.size() == 5 && s[4] == "acquire") {
+      if (method != "GET" && method != "POST") return Detail(405, "use GET or POST to acquire");
+      return Acquire(session, target, "");
+    }
+    if (s.size() == 5 && s[4] == "status") {
+      if (method != "GET") return Detail(405, "use GET for the status");
+      RFS_CONSOLE_TRY(json::object status, Status(session));
+      return Reply{200, status};
+    }
+    const std::string& id = s[4];
+    if (s.size() == 5) {
+      if (method != "GET") return Detail(405, "use GET on a work item");
+      RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
+      RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
+      return Reply{200, item};
+    }
+    if (s.size() == 6) {
+      const std::string& action = s[5];
+      if (action == "acquire") {
+        if (method != "POST" && method != "PUT") return Detail(405, "use POST to acquire an item");
+        return Acquire(session, target, id);
+      }
+      if (action == "lease" || action == "complete" || action == "release") {
+        if (method != "PUT" && method != "POST")
+          return Detail(405, StrCat("use PUT on .../", action));
+        return LeaseCall(session, id, action, request.body);
+      }
+      if (action == "successors") {
+        if (method != "POST") return Detail(405, "use POST on .../successors");
+        return LeaseCall(session, id, action, request.body);
+      }
+    }
+    return Detail(404, StrCat("no route ", request.target));
+  }
+};
+
+ConsoleService::ConsoleService(ConsoleStore& store, ConsoleServiceOptions options)
+    : impl_(std::make_unique<Impl>(store, std::move(options))) {}
+ConsoleService::~ConsoleService() = default;
+
+net::HttpResponse ConsoleService::Handle(const net::HttpRequest& request) {
+  Reply reply = impl_->Route(request);
+  net::HttpResponse response;
+  response.status = reply.status;
+  response.headers.emplace_back("Cache-Control", "no-store");
+  if (reply.status == 200 && reply.body.is_null()) {
+    response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
+    response.headers.emplace_back("Content-Security-Policy",
+                                  "default-src 'self'; script-src 'unsafe-inline'; style-src "
+                                  "'unsafe-inline'; connect-src 'self'; img-src 'self' data:");
+    response.body = std::string(internal::ConsolePage());
+    return response;
+  }
+  response.headers.emplace_back("Content-Type", "application/json");
+  if (reply.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  response.body = json::serialize(reply.body);
+  return response;
+}
+
+void ConsoleService::SampleProgress() {
+  auto sessions = impl_->store.ListSessions();
+  if (!sessions.ok()) return;
+  for (const auto& session : *sessions) (void)impl_->Status(session);
+}
+
+}  // namespace rfs::console

@@ -1,0 +1,454 @@
+#include "rfs/console/console_status.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <tuple>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/str_cat.hpp"
+
+namespace rfs::console {
+namespace {
+
+namespace json = boost::json;
+using coordination::WorkItemState;
+using core::StrCat;
+
+constexpr auto kThroughputWindow = std::chrono::seconds(60);
+constexpr auto kHistoryKept = std::chrono::minutes(5);
+
+struct Counts {
+  int64_t pending = 0;
+  int64_t assigned = 0;
+  int64_t completed = 0;
+  int64_t total() const { return pending + assigned + completed; }
+};
+
+struct Progress {
+  uint64_t documents_processed = 0;
+  uint64_t bytes_processed = 0;
+  std::optional<uint64_t> documents_total;
+  std::optional<uint64_t> bytes_total;
+  uint64_t documents_failed = 0;
+};
+
+struct Shard {
+  std::optional<std::string> index_name;
+  std::optional<int64_t> shard_number;
+  std::string key_id;  // The first item's id, for shards known by their item only.
+  Counts items;
+  Progress progress;
+  std::string worker_id;
+  TimePoint lease_expiry{};
+  std::string status() const {
+    if (items.total() > 0 && items.completed == items.total()) return "completed";
+    return items.assigned > 0 ? "assigned" : "pending";
+  }
+};
+
+double Percent(uint64_t done, std::optional<uint64_t> total) {
+  if (!total) return -1;
+  if (*total == 0) return 100;
+  return std::min(100.0, 100.0 * static_cast<double>(done) / static_cast<double>(*total));
+}
+
+// Percent complete: by documents when the totals are known, else by bytes, else by shards.
+double PercentComplete(const Progress& p, const Counts& shards) {
+  if (shards.total() > 0 && shards.completed == shards.total()) return 100;
+  if (p.documents_total && *p.documents_total > 0) {
+    return std::min(99.9, Percent(p.documents_processed, p.documents_total));
+  }
+  if (p.bytes_total && *p.bytes_total > 0)
+    return std::min(99.9, Percent(p.bytes_processed, p.bytes_total));
+  if (shards.total() == 0) return 0;
+  return 100.0 * static_cast<double>(shards.completed) / static_cast<double>(shards.total());
+}
+
+json::value OptionalNumber(std::optional<uint64_t> v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+double Round1(double v) { return std::round(v * 10) / 10; }
+
+json::object CountsJson(const Counts& c) {
+  return {{"pending", c.pending}, {"assigned", c.assigned}, {"completed", c.completed}};
+}
+
+json::object ProgressJson(const Progress& p) {
+  json::object documents{{"processed", p.documents_processed},
+                         {"total", OptionalNumber(p.documents_total)},
+                         {"failed", p.documents_failed}};
+  const double doc_percent = Percent(p.documents_processed, p.documents_total);
+  documents["percent"] = doc_percent < 0 ? json::value(nullptr) : json::value(Round1(doc_percent));
+  json::object bytes{{"processed", p.bytes_processed}, {"total", OptionalNumber(p.bytes_total)}};
+  const double byte_percent = Percent(p.bytes_processed, p.bytes_total);
+  bytes["percent"] = byte_percent < 0 ? json::value(nullptr) : json::value(Round1(byte_percent));
+  return {{"documents", std::move(documents)}, {"bytes", std::move(bytes)}};
+}
+
+void AddTotal(std::optional<uint64_t>& into, std::optional<uint64_t> v) {
+  if (v) into = into.value_or(0) + *v;
+}
+
+void Accumulate(Progress& into, const Progress& p) {
+  into.documents_processed += p.documents_processed;
+  into.bytes_processed += p.bytes_processed;
+  into.documents_failed += p.documents_failed;
+  AddTotal(into.documents_total, p.documents_total);
+  AddTotal(into.bytes_total, p.bytes_total);
+}
+
+}  // namespace
+
+void ProgressHistory::Add(const std::string& session, const ProgressSample& sample) {
+  std::lock_guard lock(mu_);
+  auto& samples = samples_[session];
+  if (!samples.empty() && sample.at <= samples.back().at) return;
+  samples.push_back(sample);
+  while (samples.size() > 2 && samples.front().at < sample.at - kHistoryKept) samples.pop_front();
+}
+
+std::vector<ProgressSample> ProgressHistory::Get(const std::string& session) const {
+  std::lock_guard lock(mu_);
+  auto it = samples_.find(session);
+  if (it == samples_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+void ProgressHistory::Forget(const std::string& session) {
+  std::lock_guard lock(mu_);
+  samples_.erase(session);
+}
+
+std::string FormatTime(TimePoint t) {
+  const int64_t millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(millis % 1000));
+  return buffer;
+}
+
+std::string ItemStatus(const WorkItemState& item, TimePoint now) {
+  if (item.completed()) return "completed";
+  if (!item.lease_holder.empty() && item.lease_expires_at > now) return "assigned";
+  return "pending";
+}
+
+json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkItemState>& items,
+                           const std::vector<WorkItemInfo>& infos,
+                           const std::vector<ProgressSample>& history, TimePoint now) {
+  std::map<std::string, const WorkItemInfo*> info_by_id;
+  for (const auto& info : infos) info_by_id[info.id] = &info;
+
+  // Group items into shards (chains): by the declared or encoded (index, shard).
+  std::map<std::tuple<std::string, int64_t, std::string>, Shard> shards;
+  bool setup_completed = false;
+  bool setup_exists = false;
+  TimePoint last_update = session.created_at;
+  json::array workers;
+  int64_t incomplete_items = 0;
+  for (const auto& item : items) {
+    if (!item.completed()) ++incomplete_items;
+    if (item.id == coordination::kShardSetupWorkItemId) {
+      setup_exists = true;
+      setup_completed = item.completed();
+      continue;
+    }
+    const auto found = info_by_id.find(item.id);
+    const WorkItemInfo* info = found == info_by_id.end() ? nullptr : found->second;
+    std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
+    std::optional<int64_t> shard_number = info != nullptr ? info->shard_number : std::nullopt;
+    if (!index_name || !shard_number) {
+      if (auto parsed = coordination::WorkItemId::Parse(item.id); parsed.ok()) {
+        if (!index_name) index_name = parsed->index_name;
+        if (!shard_number) shard_number = parsed->shard;
+      }
+    }
+    const bool known = index_name && shard_number;
+    auto& shard = shards[{index_name.value_or(""), shard_number.value_or(-1),
+                          known ? std::string() : item.id}];
+    shard.index_name = index_name;
+    shard.shard_number = shard_number;
+    if (shard.key_id.empty()) shard.key_id = item.id;
+    const std::string status = ItemStatus(item, now);
+    if (status == "completed") {
+      ++shard.items.completed;
+    } else if (status == "assigned") {
+      ++shard.items.assigned;
+      shard.worker_id = item.lease_holder;
+      shard.lease_expiry = item.lease_expires_at;
+      workers.push_back({{"worker_id", item.lease_holder},
+                         {"work_item_id", item.id},
+                         {"index_name", index_name ? json::value(*index_name) : nullptr},
+                         {"shard_number", shard_number ? json::value(*shard_number) : nullptr},
+                         {"lease_expiry", FormatTime(item.lease_expires_at)}});
+    } else {
+      ++shard.items.pending;
+    }
+    if (item.progress) {
+      shard.progress.documents_processed += item.progress->docs;
+      shard.progress.bytes_processed += item.progress->bytes;
+      last_update = std::max(last_update, item.progress_at);
+    }
+    if (item.completed_at) last_update = std::max(last_update, *item.completed_at);
+    if (info != nullptr) {
+      shard.progress.documents_failed +=
+          static_cast<uint64_t>(std::max<int64_t>(0, info->documents_failed));
+      // Totals are the shard's: the largest any item of the chain declared.
+      if (info->document_count) {
+        shard.progress.documents_total =
+            std::max<uint64_t>(shard.progress.documents_total.value_or(0),
+                               static_cast<uint64_t>(*info->document_count));
+      }
+      if (info->total_size_bytes) {
+        shard.progress.bytes_total = std::max<uint64_t>(
+            shard.progress.bytes_total.value_or(0), static_cast<uint64_t>(*info->total_size_bytes));
+      }
+    }
+  }
+
+  Counts shard_counts;
+  Progress total;
+  total.documents_total = 0;
+  total.bytes_total = 0;
+  bool all_documents_known = true, all_bytes_known = true;
+  struct IndexTotals {
+    Counts shards;
+    Progress progress{0, 0, 0, 0, 0};
+    bool documents_known = true;
+    bool bytes_known = true;
+  };
+  std::map<std::string, IndexTotals> indices;
+  json::array shard_rows;
+  for (const auto& [key, shard] : shards) {
+    const std::string status = shard.status();
+    Counts one;
+    (status == "completed" ? one.completed : status == "assigned" ? one.assigned : one.pending) = 1;
+    shard_counts.pending += one.pending;
+    shard_counts.assigned += one.assigned;
+    shard_counts.completed += one.completed;
+    Progress p = shard.progress;
+    all_documents_known = all_documents_known && p.documents_total.has_value();
+    all_bytes_known = all_bytes_known && p.bytes_total.has_value();
+    Accumulate(total, p);
+    auto& index = indices[shard.index_name.value_or("")];
+    index.shards.pending += one.pending;
+    index.shards.assigned += one.assigned;
+    index.shards.completed += one.completed;
+    Accumulate(index.progress, p);
+    index.documents_known = index.documents_known && p.documents_total.has_value();
+    index.bytes_known = index.bytes_known && p.bytes_total.has_value();
+    json::object row = ProgressJson(p);
+    row["index_name"] = shard.index_name ? json::value(*shard.index_name) : nullptr;
+    row["shard_number"] = shard.shard_number ? json::value(*shard.shard_number) : nullptr;
+    if (!shard.index_name) row["work_item_id"] = shard.key_id;
+    row["status"] = status;
+    row["work_items"] = shard.items.total();
+    row["percent_complete"] = Round1(PercentComplete(p, one));
+    row["worker_id"] =
+        shard.worker_id.empty() ? json::value(nullptr) : json::value(shard.worker_id);
+    row["lease_expiry"] = shard.worker_id.empty() ? json::value(nullptr)
+                                                  : json::value(FormatTime(shard.lease_expiry));
+    shard_rows.push_back(std::move(row));
+  }
+  if (!all_documents_known) total.documents_total.reset();
+  if (!all_bytes_known) total.bytes_total.reset();
+
+  json::array index_rows;
+  for (auto& [name, entry] : indices) {
+    if (!entry.documents_known) entry.progress.documents_total.reset();
+    if (!entry.bytes_known) entry.progress.bytes_total.reset();
+    json::object row = ProgressJson(entry.progress);
+    row["index_name"] = name;
+    row["shards"] = entry.shards.total();
+    row["work_items"] = CountsJson(entry.shards);
+    row["percent_complete"] = Round1(PercentComplete(entry.progress, entry.shards));
+    index_rows.push_back(std::move(row));
+  }
+
+  // Throughput over the last minute: from the oldest sample inside the window (or the newest one
+  // just before it) to now.
+  json::value throughput = nullptr;
+  json::value eta = nullptr;
+  const ProgressSample current{now, total.documents_processed, total.bytes_processed};
+  const ProgressSample* base = nullptr;
+  for (const auto& sample : history) {
+    if (sample.at >= now) break;
+    if (sample.at <= now - kThroughputWindow || base == nullptr ||
+        base->at < now - kThroughputWindow) {
+      base = &sample;
+    }
+  }
+  if (base != nullptr && now - base->at >= std::chrono::seconds(1)) {
+    const double seconds = std::chrono::duration<double>(now - base->at).count();
+    const double docs_rate = std::max(0.0, static_cast<double>(current.documents) -
+                                               static_cast<double>(base->documents)) /
+                             seconds;
+    const double bytes_rate =
+        std::max(0.0, static_cast<double>(current.bytes) - static_cast<double>(base->bytes)) /
+        seconds;
+    throughput = json::object{{"documents_per_second", Round1(docs_rate)},
+                              {"bytes_per_second", Round1(bytes_rate)},
+                              {"window_seconds", Round1(seconds)}};
+    if (shard_counts.total() > 0 && shard_counts.completed == shard_counts.total()) {
+      eta = 0;
+    } else if (total.documents_total && docs_rate > 0) {
+      eta = std::ceil(std::max(0.0, static_cast<double>(*total.documents_total) -
+                                        static_cast<double>(total.documents_processed)) /
+                      docs_rate);
+    } else if (total.bytes_total && bytes_rate > 0) {
+      eta = std::ceil(std::max(0.0, static_cast<double>(*total.bytes_total) -
+                                        static_cast<double>(total.bytes_processed)) /
+                      bytes_rate);
+    }
+  } else if (shard_counts.total() > 0 && shard_counts.completed == shard_counts.total()) {
+    eta = 0;
+  }
+
+  json::object status = ProgressJson(total);
+  // The seed's StatusResponse fields.
+  status["session_name"] = session.name;
+  status["total_work_items"] = shard_counts.total();
+  status["pending_work_items"] = shard_counts.pending;
+  status["assigned_work_items"] = shard_counts.assigned;
+  status["completed_work_items"] = shard_counts.completed;
+  status["total_documents"] = OptionalNumber(total.documents_total);
+  status["total_documents_processed"] = total.documents_processed;
+  status["total_size_bytes"] = OptionalNumber(total.bytes_total);
+  status["total_bytes_processed"] = total.bytes_processed;
+  status["started_at"] = FormatTime(session.created_at);
+  status["last_update"] = FormatTime(last_update);
+  // Ours.
+  status["work_items"] = CountsJson(shard_counts);
+  // Every item not yet complete, successors and the shard-setup item included (what
+  // IWorkCoordinator::CountIncompleteWorkItems counts).
+  status["incomplete_items"] = incomplete_items;
+  status["percent_complete"] = Round1(PercentComplete(total, shard_counts));
+  status["shard_setup"] = !setup_exists ? "none" : setup_completed ? "completed" : "pending";
+  status["throughput"] = std::move(throughput);
+  status["eta_seconds"] = std::move(eta);
+  status["active_workers"] = std::move(workers);
+  status["indices"] = std::move(index_rows);
+  status["shards"] = std::move(shard_rows);
+  status["server_time"] = FormatTime(now);
+  return status;
+}
+
+namespace {
+
+std::string Grouped(uint64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string Bytes(double n) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (n >= 1000 && unit < 4) {
+    n /= 1000;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", n, units[unit]);
+  return buffer;
+}
+
+uint64_t U(const json::value& v) {
+  if (v.is_uint64()) return v.as_uint64();
+  if (v.is_int64()) return static_cast<uint64_t>(std::max<int64_t>(0, v.as_int64()));
+  if (v.is_double()) return static_cast<uint64_t>(std::max(0.0, v.as_double()));
+  return 0;
+}
+double D(const json::value& v) {
+  if (v.is_double()) return v.as_double();
+  if (v.is_int64()) return static_cast<double>(v.as_int64());
+  if (v.is_uint64()) return static_cast<double>(v.as_uint64());
+  return 0;
+}
+
+std::string OfTotal(const json::object& part, bool bytes) {
+  const uint64_t done = U(part.at("processed"));
+  const json::value& total = part.at("total");
+  std::string text = bytes ? Bytes(static_cast<double>(done)) : Grouped(done);
+  if (!total.is_null()) {
+    text += StrCat(" of ", bytes ? Bytes(static_cast<double>(U(total))) : Grouped(U(total)));
+  }
+  return text;
+}
+
+std::string Percent(const json::value& v) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%.0f%%", std::floor(D(v)));
+  return buffer;
+}
+
+std::string Duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds);
+  if (s < 60) return StrCat(s, " s");
+  if (s < 3600) return StrCat(s / 60, " min ", s % 60, " s");
+  return StrCat(s / 3600, " h ", (s % 3600) / 60, " min");
+}
+
+}  // namespace
+
+std::string FormatStatusText(const json::object& status) {
+  std::string out;
+  const json::object& items = status.at("work_items").as_object();
+  out += StrCat("Session ", json::value_to<std::string>(status.at("session_name")), ": ",
+                Percent(status.at("percent_complete")),
+                " complete (shards: ", U(items.at("pending")), " pending, ",
+                U(items.at("assigned")), " assigned, ", U(items.at("completed")), " completed)\n");
+  const json::object& documents = status.at("documents").as_object();
+  out += StrCat("Documents: ", OfTotal(documents, false),
+                "   Bytes: ", OfTotal(status.at("bytes").as_object(), true),
+                "   Failed: ", Grouped(U(documents.at("failed"))), "\n");
+  if (const json::value& t = status.at("throughput"); t.is_object()) {
+    out += StrCat("Throughput: ", Grouped(U(t.at("documents_per_second"))), " docs/s, ",
+                  Bytes(D(t.at("bytes_per_second"))), "/s over the last ",
+                  Duration(D(t.at("window_seconds"))));
+  } else {
+    out += "Throughput: not yet measured";
+  }
+  if (const json::value& eta = status.at("eta_seconds"); !eta.is_null()) {
+    out += StrCat("   ETA: ", Duration(D(eta)));
+  }
+  out += "\n";
+  const json::array& workers = status.at("active_workers").as_array();
+  out += StrCat("Active workers: ", workers.size(), "\n");
+  for (const auto& w : workers) {
+    const json::object& worker = w.as_object();
+    out += StrCat("  ", json::value_to<std::string>(worker.at("worker_id")), " on ",
+                  json::value_to<std::string>(worker.at("work_item_id")), " (lease until ",
+                  json::value_to<std::string>(worker.at("lease_expiry")), ")\n");
+  }
+  out += "Index                            Shards  Done  Documents                 Percent\n";
+  for (const auto& i : status.at("indices").as_array()) {
+    const json::object& index = i.as_object();
+    char line[256];
+    std::snprintf(
+        line, sizeof line, "%-32s %6llu %5llu  %-25s %7s\n",
+        json::value_to<std::string>(index.at("index_name")).c_str(),
+        static_cast<unsigned long long>(U(index.at("shards"))),
+        static_cast<unsigned long long>(U(index.at("work_items").as_object().at("completed"))),
+        OfTotal(index.at("documents").as_object(), false).c_str(),
+        Percent(index.at("percent_complete")).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace rfs::console

@@ -1,0 +1,461 @@
+#include "rfs/console/console_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include <sqlite3.h>
+
+#include "rfs/coordination/postgres_work_coordinator.hpp"
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/net/aws_sigv4.hpp"
+
+#include <pqxx/pqxx>
+
+namespace rfs::console {
+namespace {
+
+using core::StrCat;
+
+// The one SQL dialect both databases speak for the console's own tables: '?' placeholders (turned
+// into $n for PostgreSQL), BIGINT and TEXT columns, INSERT ... ON CONFLICT DO NOTHING RETURNING.
+using SqlParam = std::optional<std::string>;
+using SqlRow = std::vector<std::optional<std::string>>;
+
+constexpr const char* kSchema[] = {
+    "CREATE TABLE IF NOT EXISTS console_sessions (name TEXT PRIMARY KEY, token_sha256 TEXT NOT "
+    "NULL, work_table TEXT NOT NULL, created_at_ms BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS console_work_item_info (session TEXT NOT NULL, id TEXT NOT NULL, "
+    "index_name TEXT, shard_number BIGINT, document_count BIGINT, total_size_bytes BIGINT, "
+    "documents_failed BIGINT NOT NULL DEFAULT 0, created_at_ms BIGINT NOT NULL, "
+    "PRIMARY KEY (session, id))",
+};
+
+class SqlDatabase {
+ public:
+  virtual ~SqlDatabase() = default;
+  virtual absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql,
+                                                    const std::vector<SqlParam>& params) = 0;
+  /// Runs the schema statements once, safely against other console instances doing the same.
+  virtual absl::Status CreateSchema() = 0;
+};
+
+class SqliteDatabase final : public SqlDatabase {
+ public:
+  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path) {
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(
+        path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+        nullptr);
+    auto database = std::unique_ptr<SqliteDatabase>(new SqliteDatabase(db, path));
+    if (rc != SQLITE_OK) return database->Error(rc, "open");
+    sqlite3_busy_timeout(db, 30'000);
+    RFS_RETURN_IF_ERROR(database->Query("PRAGMA journal_mode=WAL", {}).status());
+    return database;
+  }
+  ~SqliteDatabase() override { sqlite3_close_v2(db_); }
+
+  absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql,
+                                            const std::vector<SqlParam>& params) override {
+    std::lock_guard lock(mu_);
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+    if (rc != SQLITE_OK) return Error(rc, sql);
+    std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> owned(stmt, &sqlite3_finalize);
+    for (size_t i = 0; i < params.size(); ++i) {
+      rc = params[i] ? sqlite3_bind_text(stmt, static_cast<int>(i + 1), params[i]->data(),
+                                         static_cast<int>(params[i]->size()), SQLITE_TRANSIENT)
+                     : sqlite3_bind_null(stmt, static_cast<int>(i + 1));
+      if (rc != SQLITE_OK) return Error(rc, sql);
+    }
+    std::vector<SqlRow> rows;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      SqlRow& row = rows.emplace_back();
+      for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+        if (sqlite3_column_type(stmt, c) == SQLITE_NULL) {
+          row.emplace_back();
+        } else {
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+          row.emplace_back(std::string(text, sqlite3_column_bytes(stmt, c)));
+        }
+      }
+    }
+    if (rc != SQLITE_DONE) return Error(rc, sql);
+    return rows;
+  }
+
+  absl::Status CreateSchema() override {
+    for (const char* statement : kSchema) RFS_RETURN_IF_ERROR(Query(statement, {}).status());
+    return absl::OkStatus();
+  }
+
+ private:
+  SqliteDatabase(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+  absl::Status Error(int rc, std::string_view what) const {
+    const std::string message = StrCat("console store sqlite:", path_, ": ", what, ": ",
+                                       db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    const int primary = rc & 0xff;
+    if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_CANTOPEN ||
+        primary == SQLITE_IOERR || primary == SQLITE_FULL) {
+      return absl::UnavailableError(message);
+    }
+    return absl::InternalError(message);
+  }
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+};
+
+// '?' -> $1, $2, ... (the console's statements hold no '?' inside literals).
+std::string ToPostgresPlaceholders(std::string_view sql) {
+  std::string out;
+  int n = 0;
+  for (char c : sql) {
+    if (c == '?') {
+      out += StrCat("$", ++n);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+class PostgresDatabase final : public SqlDatabase {
+ public:
+  explicit PostgresDatabase(std::string uri) : uri_(std::move(uri)) {}
+
+  absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql,
+                                            const std::vector<SqlParam>& params) override {
+    return Run(sql, [&](pqxx::work& txn) {
+      std::vector<SqlRow> rows;
+      const pqxx::result result =
+          txn.exec_params(ToPostgresPlaceholders(sql), pqxx::prepare::make_dynamic_params(params));
+      for (const pqxx::row& r : result) {
+        SqlRow& row = rows.emplace_back();
+        for (const pqxx::field& f : r) {
+          row.push_back(f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str()));
+        }
+      }
+      return rows;
+    });
+  }
+
+  absl::Status CreateSchema() override {
+    // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: serialise on a lock.
+    return Run("create schema",
+               [&](pqxx::work& txn) {
+                 txn.exec("SELECT pg_advisory_xact_lock(7240017)");
+                 for (const char* statement : kSchema) txn.exec(statement);
+                 return std::vector<SqlRow>{};
+               })
+        .status();
+  }
+
+ private:
+  template <typename Body>
+  absl::StatusOr<std::vector<SqlRow>> Run(std::string_view what, Body&& body) {
+    std::lock_guard lock(mu_);
+    try {
+      if (!connection_ || !connection_->is_open()) {
+        connection_ = std::make_unique<pqxx::connection>(uri_);
+      }
+      pqxx::work txn(*connection_);
+      std::vector<SqlRow> rows = body(txn);
+      txn.commit();
+      return rows;
+    } catch (const pqxx::broken_connection& e) {
+      connection_.reset();
+      return absl::UnavailableError(StrCat("console store postgresql: ", what, ": ", e.what()));
+    } catch (const std::exception& e) {
+      const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+      const std::string message = StrCat("console store postgresql: ", what, ": ", e.what());
+      if (sql != nullptr && (sql->sqlstate().starts_with("40") ||
+                             sql->sqlstate().starts_with("08") || sql->sqlstate() == "57P01")) {
+        return absl::UnavailableError(message);
+      }
+      return absl::InternalError(message);
+    }
+  }
+
+  std::mutex mu_;
+  std::string uri_;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+int64_t Millis(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+TimePoint FromMillis(int64_t millis) { return TimePoint(std::chrono::milliseconds(millis)); }
+
+std::optional<int64_t> ToInt(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
+  return value;
+}
+
+SqlParam Text(std::string_view s) { return std::string(s); }
+SqlParam Int(std::optional<int64_t> v) { return v ? SqlParam(std::to_string(*v)) : std::nullopt; }
+
+// A session's table: "wi_" and 24 hex digits of the name's SHA-256, so that any valid session name
+// gives a valid, distinct table name.
+std::string WorkTableFor(std::string_view session) {
+  return StrCat("wi_", net::Sha256Hex(session).substr(0, 24));
+}
+
+thread_local int successor_stop_step = -1;
+
+class SqlConsoleStore final : public ConsoleStore {
+ public:
+  SqlConsoleStore(ConsoleStoreOptions options, std::unique_ptr<SqlDatabase> db, bool postgres,
+                  std::string location)
+      : options_(std::move(options)),
+        clock_(options_.clock != nullptr ? options_.clock : &core::SystemClock::Instance()),
+        db_(std::move(db)),
+        postgres_(postgres),
+        location_(std::move(location)) {}
+
+  std::string description() const override { return location_; }
+
+  absl::StatusOr<bool> CreateSession(std::string_view name,
+                                     std::string_view token_sha256) override {
+    RFS_RETURN_IF_ERROR(ValidateSessionName(name));
+    const std::string table = WorkTableFor(name);
+    // The table first: a session row always has its table (a crash in between leaves an unused
+    // table that the next creation of that name takes over).
+    SessionRecord record{std::string(name), std::string(token_sha256), table, clock_->Now()};
+    RFS_ASSIGN_OR_RETURN(auto coordinator, Open(record, "console"));
+    RFS_RETURN_IF_ERROR(coordinator->Setup());
+    RFS_ASSIGN_OR_RETURN(
+        auto rows,
+        db_->Query("INSERT INTO console_sessions (name, token_sha256, work_table, created_at_ms) "
+                   "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
+                   {Text(name), Text(token_sha256), Text(table), Int(Millis(record.created_at))}));
+    return !rows.empty();
+  }
+
+  absl::StatusOr<std::optional<SessionRecord>> GetSession(std::string_view name) override {
+    RFS_ASSIGN_OR_RETURN(auto rows,
+                         db_->Query("SELECT name, token_sha256, work_table, created_at_ms FROM "
+                                    "console_sessions WHERE name = ?",
+                                    {Text(name)}));
+    if (rows.empty()) return std::nullopt;
+    return ToSession(rows[0]);
+  }
+
+  absl::StatusOr<std::vector<SessionRecord>> ListSessions() override {
+    RFS_ASSIGN_OR_RETURN(auto rows,
+                         db_->Query("SELECT name, token_sha256, work_table, created_at_ms FROM "
+                                    "console_sessions ORDER BY name",
+                                    {}));
+    std::vector<SessionRecord> sessions;
+    for (const auto& row : rows) sessions.push_back(ToSession(row));
+    return sessions;
+  }
+
+  absl::StatusOr<bool> DeleteSession(std::string_view name) override {
+    RFS_ASSIGN_OR_RETURN(std::optional<SessionRecord> session, GetSession(name));
+    if (!session) return false;
+    {
+      std::lock_guard lock(pool_mu_);
+      for (auto it = pool_.begin(); it != pool_.end();) {
+        it = it->first.first == session->work_table ? pool_.erase(it) : std::next(it);
+      }
+      lru_.remove_if([&](const auto& key) { return key.first == session->work_table; });
+    }
+    // The session row last: until it is gone the session is visible and a retry finishes this.
+    RFS_RETURN_IF_ERROR(
+        db_->Query(StrCat("DROP TABLE IF EXISTS ", session->work_table), {}).status());
+    RFS_RETURN_IF_ERROR(
+        db_->Query("DELETE FROM console_work_item_info WHERE session = ?", {Text(name)}).status());
+    RFS_RETURN_IF_ERROR(
+        db_->Query("DELETE FROM console_sessions WHERE name = ?", {Text(name)}).status());
+    return true;
+  }
+
+  absl::Status PutWorkItemInfo(const SessionRecord& session, const WorkItemInfo& info) override {
+    return db_
+        ->Query(
+            "INSERT INTO console_work_item_info (session, id, index_name, shard_number, "
+            "document_count, total_size_bytes, documents_failed, created_at_ms) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session, id) DO NOTHING",
+            {Text(session.name), Text(info.id), info.index_name, Int(info.shard_number),
+             Int(info.document_count), Int(info.total_size_bytes), Int(info.documents_failed),
+             Int(Millis(info.created_at))})
+        .status();
+  }
+
+  absl::Status SetDocumentsFailed(const SessionRecord& session, std::string_view id,
+                                  int64_t documents_failed) override {
+    return db_
+        ->Query(
+            "INSERT INTO console_work_item_info (session, id, documents_failed, "
+            "created_at_ms) VALUES (?, ?, ?, ?) ON CONFLICT (session, id) DO UPDATE SET "
+            "documents_failed = excluded.documents_failed",
+            {Text(session.name), Text(id), Int(documents_failed), Int(Millis(clock_->Now()))})
+        .status();
+  }
+
+  absl::StatusOr<std::vector<WorkItemInfo>> ListWorkItemInfo(
+      const SessionRecord& session) override {
+    RFS_ASSIGN_OR_RETURN(auto rows,
+                         db_->Query("SELECT id, index_name, shard_number, document_count, "
+                                    "total_size_bytes, documents_failed, created_at_ms FROM "
+                                    "console_work_item_info WHERE session = ? ORDER BY id",
+                                    {Text(session.name)}));
+    std::vector<WorkItemInfo> infos;
+    for (const auto& row : rows) {
+      WorkItemInfo& info = infos.emplace_back();
+      info.id = row[0].value_or("");
+      info.index_name = row[1];
+      info.shard_number = ToInt(row[2]);
+      info.document_count = ToInt(row[3]);
+      info.total_size_bytes = ToInt(row[4]);
+      info.documents_failed = ToInt(row[5]).value_or(0);
+      info.created_at = FromMillis(ToInt(row[6]).value_or(0));
+    }
+    return infos;
+  }
+
+  absl::StatusOr<std::shared_ptr<coordination::IWorkCoordinator>> Coordinator(
+      const SessionRecord& session, std::string_view worker_id) override {
+    const Key key{session.work_table, std::string(worker_id)};
+    {
+      std::lock_guard lock(pool_mu_);
+      if (auto it = pool_.find(key); it != pool_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second.position);
+        return it->second.coordinator;
+      }
+    }
+    // Opening may take a connection round trip: outside the pool's lock.
+    RFS_ASSIGN_OR_RETURN(std::shared_ptr<coordination::IWorkCoordinator> opened,
+                         Open(session, worker_id));
+    std::lock_guard lock(pool_mu_);
+    if (auto it = pool_.find(key); it != pool_.end()) return it->second.coordinator;
+    lru_.push_front(key);
+    pool_.emplace(key, Entry{opened, lru_.begin()});
+    while (pool_.size() > std::max<size_t>(options_.max_open_coordinators, 1)) {
+      pool_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    return opened;
+  }
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // (work table, worker id)
+  struct Entry {
+    std::shared_ptr<coordination::IWorkCoordinator> coordinator;
+    std::list<Key>::iterator position;
+  };
+
+  static SessionRecord ToSession(const SqlRow& row) {
+    return SessionRecord{row[0].value_or(""), row[1].value_or(""), row[2].value_or(""),
+                         FromMillis(ToInt(row[3]).value_or(0))};
+  }
+
+  absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> Open(
+      const SessionRecord& session, std::string_view worker_id) const {
+    coordination::WorkCoordinatorOptions common;
+    common.worker_id = std::string(worker_id);
+    common.clock = clock_;
+    common.successor_step_hook = [](coordination::SuccessorStep step) {
+      if (successor_stop_step >= 0 && static_cast<int>(step) >= successor_stop_step) {
+        return absl::AbortedError("stopped before this checkpoint step, as the client asked");
+      }
+      return absl::OkStatus();
+    };
+    if (postgres_) {
+      coordination::PostgresWorkCoordinatorOptions options;
+      static_cast<coordination::WorkCoordinatorOptions&>(options) = common;
+      options.connection = options_.uri;
+      options.table = session.work_table;
+      options.store_clock = options_.store_clock;
+      return coordination::PostgresWorkCoordinator::Open(std::move(options));
+    }
+    coordination::SqliteWorkCoordinatorOptions options;
+    static_cast<coordination::WorkCoordinatorOptions&>(options) = common;
+    options.path = location_.substr(std::string_view("sqlite:").size());
+    options.table = session.work_table;
+    options.store_clock = options_.store_clock;
+    return coordination::SqliteWorkCoordinator::Open(std::move(options));
+  }
+
+  const ConsoleStoreOptions options_;
+  core::IClock* const clock_;
+  const std::unique_ptr<SqlDatabase> db_;
+  const bool postgres_;
+  const std::string location_;
+
+  std::mutex pool_mu_;
+  std::map<Key, Entry> pool_;
+  std::list<Key> lru_;  // Most recently used first.
+};
+
+// "postgresql://user:secret@host/db" -> "postgresql://user@host/db" for messages.
+std::string WithoutPassword(std::string_view uri) {
+  const size_t scheme = uri.find("://");
+  const size_t at = uri.find('@');
+  if (scheme == std::string_view::npos || at == std::string_view::npos || at < scheme) {
+    return std::string(uri);
+  }
+  const size_t colon = uri.find(':', scheme + 3);
+  if (colon == std::string_view::npos || colon > at) return std::string(uri);
+  return StrCat(uri.substr(0, colon), uri.substr(at));
+}
+
+}  // namespace
+
+absl::Status ValidateSessionName(std::string_view name) {
+  const bool ok =
+      !name.empty() && name.size() <= 64 && name[0] != '.' && name[0] != '-' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("session names are 1 to 64 letters, digits, '-', '_' or '.', not starting with '-' "
+             "or '.'; got '",
+             name.substr(0, 80), "'"));
+}
+
+ScopedSuccessorStop::ScopedSuccessorStop(coordination::SuccessorStep step)
+    : previous_(successor_stop_step) {
+  successor_stop_step = static_cast<int>(step);
+}
+ScopedSuccessorStop::~ScopedSuccessorStop() { successor_stop_step = previous_; }
+
+absl::StatusOr<std::unique_ptr<ConsoleStore>> ConsoleStore::Open(ConsoleStoreOptions options) {
+  const std::string uri = options.uri;
+  std::unique_ptr<SqlDatabase> db;
+  bool postgres = false;
+  std::string location;
+  if (uri.starts_with("sqlite:")) {
+    const std::string path = uri.substr(7);
+    if (path.empty()) return absl::InvalidArgumentError("--store sqlite:PATH needs a path");
+    RFS_ASSIGN_OR_RETURN(db, SqliteDatabase::Open(path));
+    location = uri;
+  } else if (uri.starts_with("postgresql://") || uri.starts_with("postgres://")) {
+    db = std::make_unique<PostgresDatabase>(uri);
+    postgres = true;
+    location = WithoutPassword(uri);
+  } else {
+    return absl::InvalidArgumentError(StrCat(
+        "a console store is sqlite:PATH or postgresql://[user[:password]@]host[:port]/database; "
+        "got '",
+        WithoutPassword(uri), "'"));
+  }
+  RFS_RETURN_IF_ERROR(db->CreateSchema());
+  return std::unique_ptr<ConsoleStore>(
+      new SqlConsoleStore(std::move(options), std::move(db), postgres, std::move(location)));
+}
+
+}  // namespace rfs::console

@@ -1,0 +1,403 @@
+// The migration console: its API over real HTTP on both stores (SQLite, and a real PostgreSQL
+// server started for the test), the IWorkCoordinator conformance suite through
+// ConsoleWorkCoordinator, the seed's models, statuses and errors, sessions and their tokens, and
+// the status report (counts per shard chain, throughput, ETA).
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/console/console_server.hpp"
+#include "rfs/console/console_status.hpp"
+#include "rfs/coordination/console_work_coordinator.hpp"
+#include "rfs/net/http_transport.hpp"
+
+#include "conformance/work_coordinator_conformance.hpp"
+#include "support/postgres_server.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+using rfs::console::ConsoleServer;
+using rfs::console::ConsoleServerOptions;
+using rfs::coordination::ConsoleWorkCoordinator;
+using rfs::coordination::ConsoleWorkCoordinatorOptions;
+using rfs::coordination::WorkItemId;
+
+namespace {
+
+constexpr const char* kAdminToken = "admin-token-for-tests-0123456789";
+
+rfs::test::PostgresServer& Postgres() {
+  static rfs::test::PostgresServer server;
+  return server;
+}
+
+// A console on a loopback port over a fresh store, with an HTTP client and helpers.
+class Console {
+ public:
+  Console(const std::string& store_uri, rfs::core::FakeClock* clock) {
+    ConsoleServerOptions options;
+    options.store.uri = store_uri;
+    options.store.clock = clock;
+    options.store.store_clock = clock;
+    options.service.admin_token = kAdminToken;
+    options.sample_interval = 200ms;
+    auto started = ConsoleServer::Start(std::move(options));
+    INFO(started.status().ToString());
+    REQUIRE(started.ok());
+    server_ = *std::move(started);
+    rfs::net::HttpTransportOptions http;
+    http.endpoint = server_->url();
+    auto transport = rfs::net::BeastHttpTransport::Open(http);
+    REQUIRE(transport.ok());
+    transport_ = *std::move(transport);
+  }
+
+  ConsoleServer& server() { return *server_; }
+
+  rfs::net::HttpResponse Send(const std::string& method, const std::string& target,
+                              const std::string& body = "",
+                              const std::string& token = kAdminToken) {
+    rfs::net::HttpRequest request;
+    request.method = method;
+    request.target = target;
+    if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
+    if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
+    request.body = body;
+    auto response = transport_->Send(request);
+    INFO(response.status().ToString());
+    REQUIRE(response.ok());
+    return *std::move(response);
+  }
+
+  json::value Json(const rfs::net::HttpResponse& response) {
+    INFO(response.body);
+    boost::system::error_code ec;
+    json::value value = json::parse(response.body, ec);
+    REQUIRE(!ec);
+    return value;
+  }
+
+  /// Creates a session; returns its token.
+  std::string CreateSession(const std::string& name) {
+    auto response = Send("POST", "/sessions", json::serialize(json::object{{"name", name}}));
+    INFO(response.body);
+    REQUIRE(response.status == 201);
+    return std::string(Json(response).at("token").as_string());
+  }
+
+ private:
+  std::unique_ptr<ConsoleServer> server_;
+  std::unique_ptr<rfs::net::IHttpTransport> transport_;
+};
+
+void RunConformance(const std::string& store_uri) {
+  rfs::core::FakeClock clock;
+  Console console(store_uri, &clock);
+  static int run = 0;
+  const std::string session = "conformance-" + std::to_string(run++);
+  const std::string token = console.CreateSession(session);
+  rfs::coordination::conformance::ConformanceEnv env;
+  env.clock = &clock;
+  env.make_worker = [&](const rfs::coordination::conformance::WorkerSpec& spec) {
+    ConsoleWorkCoordinatorOptions options;
+    rfs::coordination::conformance::ApplySpec(spec, &clock, options);
+    options.url = console.server().url();
+    options.session = session;
+    options.token = token;
+    return rfs::coordination::conformance::RequireOpened(
+        ConsoleWorkCoordinator::Open(std::move(options)));
+  };
+  rfs::coordination::conformance::RunWorkCoordinatorConformance(env);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "ConsoleWorkCoordinator on a SQLite console passes the IWorkCoordinator conformance suite",
+    "[console][conformance]") {
+  rfs::test::TempDir dir("rfs-console");
+  RunConformance("sqlite:" + dir.File("console.db"));
+}
+
+TEST_CASE(
+    "ConsoleWorkCoordinator on a PostgreSQL console passes the IWorkCoordinator conformance "
+    "suite",
+    "[console][conformance][postgres]") {
+  RunConformance(Postgres().uri());
+}
+
+namespace {
+
+// The seed's API, as its own clients use it (no IWorkCoordinator extras), on one store.
+void SeedApi(const std::string& store_uri) {
+  rfs::core::FakeClock clock;
+  Console console(store_uri, &clock);
+  const std::string token = console.CreateSession("seed");
+  const std::string base = "/sessions/seed/backfill/work-items";
+  auto create = [&](const std::string& id, int shard, int docs, int bytes) {
+    return console.Send("POST", base,
+                        json::serialize(json::object{{"work_item_id", id},
+                                                     {"index_name", "logs"},
+                                                     {"shard_number", shard},
+                                                     {"document_count", docs},
+                                                     {"total_size_bytes", bytes}}),
+                        token);
+  };
+
+  // Create: 201 with the BackfillWorkItem, 409 for a duplicate, 422 for bad data.
+  auto created = create("logs-0", 0, 1000, 50000);
+  REQUIRE(created.status == 201);
+  json::object item = console.Json(created).as_object();
+  CHECK(item.at("status") == "pending");
+  CHECK(item.at("session_name") == "seed");
+  CHECK(item.at("index_name") == "logs");
+  CHECK(item.at("shard_number") == 0);
+  CHECK(item.at("document_count") == 1000);
+  CHECK(item.at("total_size_bytes") == 50000);
+  CHECK(item.at("worker_id").is_null());
+  CHECK(item.at("documents_processed") == 0);
+  CHECK(create("logs-0", 0, 1000, 50000).status == 409);
+  REQUIRE(create("logs-1", 1, 3000, 150000).status == 201);
+  CHECK(console.Send("POST", base, R"({"work_item_id": "x", "shard_number": -1})", token).status ==
+        422);
+  CHECK(console.Send("POST", base, R"({"index_name": "logs"})", token).status == 422);
+  CHECK(console.Send("POST", base, "not json", token).status == 422);
+  CHECK(console.Send("POST", base, R"({"work_item_id": "a,b"})", token).status == 422);
+
+  // Acquire: each worker gets its own item; then 404 "No available work items".
+  auto first = console.Send("GET", base + "/acquire?worker_id=w1", "", token);
+  REQUIRE(first.status == 200);
+  json::object acquired = console.Json(first).as_object();
+  CHECK(acquired.at("lease_duration_seconds").to_number<double>() == 300);
+  json::object w1_item = acquired.at("work_item").as_object();
+  CHECK(w1_item.at("status") == "assigned");
+  CHECK(w1_item.at("worker_id") == "w1");
+  const std::string w1_id(w1_item.at("work_item_id").as_string());
+  auto second = console.Send("GET", base + "/acquire?worker_id=w2", "", token);
+  REQUIRE(second.status == 200);
+  const std::string w2_id(console.Json(second).at("work_item").at("work_item_id").as_string());
+  CHECK(w1_id != w2_id);
+  auto none = console.Send("GET", base + "/acquire?worker_id=w3", "", token);
+  CHECK(none.status == 404);
+  CHECK(console.Json(none).at("detail") == "No available work items");
+  CHECK(console.Send("GET", base + "/acquire", "", token).status == 422);  // no worker_id
+
+  // Lease renewal with progress: the holder may, another worker gets 409.
+  auto renew = console.Send(
+      "PUT", base + "/" + w1_id + "/lease",
+      R"({"worker_id": "w1", "progress": {"documents_processed": 400, "bytes_processed": 20000}})",
+      token);
+  REQUIRE(renew.status == 200);
+  CHECK(console.Json(renew).at("work_item").at("documents_processed") == 400);
+  CHECK(
+      console.Send("PUT", base + "/" + w1_id + "/lease", R"({"worker_id": "w2"})", token).status ==
+      409);
+  CHECK(console.Send("PUT", base + "/nope/lease", R"({"worker_id": "w1"})", token).status == 404);
+
+  // Complete: the seed's body is the bare worker id.
+  auto completed = console.Send("PUT", base + "/" + w1_id + "/complete", R"("w1")", token);
+  REQUIRE(completed.status == 200);
+  CHECK(console.Json(completed).at("status") == "completed");
+  CHECK(console.Send("PUT", base + "/" + w2_id + "/complete", R"("w1")", token).status == 409);
+
+  // Lease expiry: w2's item goes back to pending; once w3 takes it, w2 is refused (409), and w3's
+  // own stale grant number is refused as expired (410).
+  clock.Advance(301s);
+  auto status = console.Json(console.Send("GET", base + "/status", "", token)).as_object();
+  CHECK(status.at("pending_work_items") == 1);
+  CHECK(status.at("completed_work_items") == 1);
+  auto taken = console.Send("GET", base + "/acquire?worker_id=w3", "", token);
+  REQUIRE(taken.status == 200);
+  CHECK(console.Json(taken).at("work_item").at("work_item_id") == json::value(w2_id));
+  CHECK(
+      console.Send("PUT", base + "/" + w2_id + "/lease", R"({"worker_id": "w2"})", token).status ==
+      409);
+  const int64_t generation = console.Json(taken).at("lease").at("generation").to_number<int64_t>();
+  CHECK(console
+            .Send("PUT", base + "/" + w2_id + "/lease",
+                  json::serialize(
+                      json::object{{"worker_id", "w3"}, {"lease_generation", generation - 1}}),
+                  token)
+            .status == 410);
+
+  // Successors: the chain counts once per shard.
+  auto successors = console.Send(
+      "POST", base + "/" + w2_id + "/successors",
+      R"({"worker_id": "w3", "successor_ids": ["logs-1-from-2000"], "successor_lease_exponent": 0})",
+      token);
+  REQUIRE(successors.status == 200);
+  CHECK(console.Json(successors).at("work_item").at("status") == "completed");
+  status = console.Json(console.Send("GET", base + "/status", "", token)).as_object();
+  CHECK(status.at("total_work_items") == 3);  // successors have no declared shard: own chain
+  CHECK(status.at("total_documents_processed") == 400);
+
+  // The list and a single item.
+  auto list = console.Json(console.Send("GET", base, "", token)).as_array();
+  CHECK(list.size() == 3);
+  CHECK(console.Send("GET", base + "/" + w1_id, "", token).status == 200);
+  CHECK(console.Send("GET", base + "/missing", "", token).status == 404);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the console serves the seed's work-item API with its models, statuses and errors (SQLite)",
+    "[console]") {
+  rfs::test::TempDir dir("rfs-console");
+  SeedApi("sqlite:" + dir.File("console.db"));
+}
+
+TEST_CASE(
+    "the console serves the seed's work-item API with its models, statuses and errors "
+    "(PostgreSQL)",
+    "[console][postgres]") {
+  static int run = 0;
+  (void)run;
+  // A database per run keeps the suite's other sessions out of this one.
+  pqxx::connection admin(Postgres().uri());
+  pqxx::nontransaction txn(admin);
+  txn.exec("DROP DATABASE IF EXISTS seed_api");
+  txn.exec("CREATE DATABASE seed_api");
+  std::string uri = Postgres().uri();
+  uri = uri.substr(0, uri.rfind('/')) + "/seed_api";
+  SeedApi(uri);
+}
+
+TEST_CASE("sessions need the admin token to be created and a session's token opens only it",
+          "[console]") {
+  rfs::test::TempDir dir("rfs-console");
+  rfs::core::FakeClock clock;
+  Console console("sqlite:" + dir.File("console.db"), &clock);
+  const std::string a = console.CreateSession("alpha");
+  const std::string b = console.CreateSession("beta");
+  CHECK(a != b);
+  CHECK(a.size() == 64);
+  auto body = R"({"name": "gamma"})";
+  CHECK(console.Send("POST", "/sessions", body, "").status == 401);
+  CHECK(console.Send("POST", "/sessions", body, a).status == 403);
+  CHECK(console.Send("POST", "/sessions", R"({"name": "alpha"})").status == 409);
+  CHECK(console.Send("POST", "/sessions", R"({"name": "../etc"})").status == 422);
+  CHECK(console.Send("POST", "/sessions", R"({"name": ""})").status == 422);
+  CHECK(console.Send("POST", "/sessions", R"({"nom": "x"})").status == 422);
+
+  CHECK(console.Send("GET", "/sessions/alpha", "", a).status == 200);
+  CHECK(console.Send("GET", "/sessions/beta", "", a).status == 403);
+  CHECK(console.Send("GET", "/sessions/beta/backfill/work-items/status", "", a).status == 403);
+  CHECK(console.Send("GET", "/sessions/alpha/backfill/work-items/status", "", "").status == 401);
+  CHECK(console.Send("GET", "/sessions/alpha/backfill/work-items/status", "", "wrong").status ==
+        403);
+  CHECK(console.Send("GET", "/sessions/nope", "").status == 404);
+  // A session's token lists only its session; the admin token lists all.
+  auto mine = console.Json(console.Send("GET", "/sessions", "", b)).as_array();
+  REQUIRE(mine.size() == 1);
+  CHECK(mine[0].at("name") == "beta");
+  CHECK(console.Json(console.Send("GET", "/sessions")).as_array().size() == 2);
+
+  // Deleting needs the admin token and removes the session's items.
+  REQUIRE(
+      console.Send("POST", "/sessions/alpha/backfill/work-items", R"({"work_item_id": "one"})", a)
+          .status == 201);
+  CHECK(console.Send("DELETE", "/sessions/alpha", "", a).status == 403);
+  CHECK(console.Send("DELETE", "/sessions/alpha").status == 200);
+  CHECK(console.Send("GET", "/sessions/alpha").status == 404);
+  CHECK(console.Send("DELETE", "/sessions/alpha").status == 404);
+  const std::string again = console.CreateSession("alpha");
+  auto items = console.Json(console.Send("GET", "/sessions/alpha/backfill/work-items", "", again));
+  CHECK(items.as_array().empty());
+  CHECK(console.Send("GET", "/sessions/alpha", "", a).status == 403);  // the old token is dead
+}
+
+TEST_CASE("the console page is served at / without the token in it", "[console]") {
+  rfs::test::TempDir dir("rfs-console");
+  rfs::core::FakeClock clock;
+  Console console("sqlite:" + dir.File("console.db"), &clock);
+  auto page = console.Send("GET", "/", "", "");
+  CHECK(page.status == 200);
+  CHECK(page.Header("Content-Type").value_or("").starts_with("text/html"));
+  CHECK(page.body.find("<title>rfs migration console</title>") != std::string::npos);
+  CHECK(page.body.find(kAdminToken) == std::string::npos);
+  CHECK(console.Send("GET", "/no/such/route", "", "").status == 404);
+}
+
+TEST_CASE("the status counts each shard's chain once, with throughput and ETA", "[console]") {
+  using rfs::coordination::ItemProgress;
+  using rfs::coordination::WorkItemState;
+  const auto t0 = rfs::console::TimePoint(std::chrono::seconds(1'800'000'000));
+  rfs::console::SessionRecord session{"s", "", "t", t0};
+  auto id = [](const char* index, uint32_t shard, uint64_t cursor) {
+    return WorkItemId{index, shard, cursor}.ToString();
+  };
+  std::vector<WorkItemState> items(5);
+  // logs/0: a chain of three (two completed, the last assigned), 600 docs so far.
+  items[0].id = id("logs", 0, 0);
+  items[0].completed_at = t0 + 10s;
+  items[0].progress = ItemProgress{200, 200, 2000};
+  items[1].id = id("logs", 0, 200);
+  items[1].completed_at = t0 + 20s;
+  items[1].progress = ItemProgress{500, 300, 3000};
+  items[2].id = id("logs", 0, 500);
+  items[2].lease_holder = "w1";
+  items[2].lease_expires_at = t0 + 400s;
+  items[2].progress = ItemProgress{600, 100, 1000};
+  // logs/1: completed. metrics/0: pending, its lease expired.
+  items[3].id = id("logs", 1, 0);
+  items[3].completed_at = t0 + 30s;
+  items[3].progress = ItemProgress{400, 400, 4000};
+  items[4].id = id("metrics", 0, 0);
+  items[4].lease_holder = "w2";
+  items[4].lease_expires_at = t0 + 5s;
+  std::vector<rfs::console::WorkItemInfo> infos(3);
+  infos[0] = {items[0].id, "logs", 0, 1000, 10000, 3, t0};
+  infos[1] = {items[3].id, "logs", 1, 400, 4000, 0, t0};
+  infos[2] = {items[4].id, "metrics", 0, 600, 6000, 0, t0};
+  const auto now = t0 + 100s;
+  // 60 s ago, 400 documents had been processed; now 1000: 10 docs/s, 1000 to go -> 100 s.
+  std::vector<rfs::console::ProgressSample> history{{t0 + 10s, 0, 0}, {t0 + 40s, 400, 4000}};
+  json::object status = rfs::console::ComputeStatus(session, items, infos, history, now);
+  CHECK(status.at("total_work_items") == 3);
+  CHECK(status.at("pending_work_items") == 1);
+  CHECK(status.at("assigned_work_items") == 1);
+  CHECK(status.at("completed_work_items") == 1);
+  CHECK(status.at("work_items") == json::object{{"pending", 1}, {"assigned", 1}, {"completed", 1}});
+  CHECK(status.at("incomplete_items") == 2);
+  CHECK(status.at("total_documents") == 2000);
+  CHECK(status.at("total_documents_processed") == 1000);
+  CHECK(status.at("total_bytes_processed") == 10000);
+  CHECK(status.at("documents").at("failed") == 3);
+  CHECK(status.at("percent_complete").to_number<double>() == 50);
+  CHECK(status.at("throughput").at("documents_per_second").to_number<double>() == 10);
+  CHECK(status.at("eta_seconds").to_number<double>() == 100);
+  const auto& workers = status.at("active_workers").as_array();
+  REQUIRE(workers.size() == 1);
+  CHECK(workers[0].at("worker_id") == "w1");
+  const auto& indices = status.at("indices").as_array();
+  REQUIRE(indices.size() == 2);
+  CHECK(indices[0].at("index_name") == "logs");
+  CHECK(indices[0].at("shards") == 2);
+  CHECK(indices[0].at("documents").at("processed") == 1000);
+  CHECK(indices[0].at("documents").at("total") == 1400);
+  const auto& shards = status.at("shards").as_array();
+  REQUIRE(shards.size() == 3);
+  CHECK(shards[0].at("status") == "assigned");
+  CHECK(shards[0].at("work_items") == 3);
+  CHECK(shards[0].at("percent_complete").to_number<double>() == 60);
+  CHECK(shards[1].at("status") == "completed");
+  CHECK(shards[1].at("percent_complete").to_number<double>() == 100);
+  CHECK(shards[2].at("status") == "pending");
+  const std::string text = rfs::console::FormatStatusText(status);
+  CHECK(text.find("Session s: 50% complete (shards: 1 pending, 1 assigned, 1 completed)") !=
+        std::string::npos);
+  CHECK(text.find("Documents: 1,000 of 2,000") != std::string::npos);
+  CHECK(text.find("ETA: 1 min 40 s") != std::string::npos);
+
+  // Everything completed: 100% and an ETA of zero.
+  for (auto& item : items) item.completed_at = t0 + 50s;
+  status = rfs::console::ComputeStatus(session, items, infos, {}, now);
+  CHECK(status.at("percent_complete").to_number<double>() == 100);
+  CHECK(status.at("eta_seconds").to_number<double>() == 0);
+}
