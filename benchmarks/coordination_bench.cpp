@@ -1,7 +1,9 @@
 // coordination_bench: work-item acquisitions per second with 1, 8 and 64 concurrent workers, for
-// SqliteWorkCoordinator, PostgresWorkCoordinator and OpenSearchWorkCoordinator.
+// SqliteWorkCoordinator, PostgresWorkCoordinator, OpenSearchWorkCoordinator and
+// ConsoleWorkCoordinator (through a migration console on each of its stores).
 //
-//   coordination_bench [--backend sqlite|postgres|opensearch|all] [--workers 1,8,64] [--items N]
+//   coordination_bench [--backend sqlite|postgres|opensearch|console-sqlite|console-postgres|all]
+//                      [--workers 1,8,64] [--items N]
 //                      [--latency-ms N]
 //
 // Each worker is a thread with its own coordinator (its own SQLite connection, or its own
@@ -13,7 +15,8 @@
 // (support/postgres_server.hpp: loopback TCP, fsync off), a table per run. OpenSearch runs over
 // HTTP against the project's OpenSearch double (in-process, loopback, with Date headers): that
 // measures the coordinator's protocol (requests and 409 conflicts per acquisition) and client cost,
-// not a cluster; --latency-ms delays every response.
+// not a cluster; --latency-ms delays every response. The console runs in-process on a loopback
+// port (8 serving threads), its workers reach it over HTTP with keep-alive connections.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +29,8 @@
 #include <thread>
 #include <vector>
 
+#include "rfs/console/console_server.hpp"
+#include "rfs/coordination/console_work_coordinator.hpp"
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
@@ -149,6 +154,27 @@ void BenchPostgres(rfs::test::PostgresServer& server, int workers, int items) {
   Report("postgres", workers, items, Scenario("postgres", open, workers, items), "");
 }
 
+void BenchConsole(const char* backend, const std::string& store_uri, int workers, int items) {
+  static int run = 0;
+  const std::string session = "bench-" + std::to_string(run++);
+  rfs::console::ConsoleServerOptions options;
+  options.store.uri = store_uri;
+  options.service.admin_token = "coordination-bench-admin-token";
+  auto console = Check(rfs::console::ConsoleServer::Start(std::move(options)), "start the console");
+  if (!Check(console->store().CreateSession(session, ""), "create the session")) {
+    Fail("the session exists already");
+  }
+  auto open = [&](const std::string& id) {
+    rfs::coordination::ConsoleWorkCoordinatorOptions client;
+    client.worker_id = id;
+    client.url = console->url();
+    client.session = session;
+    client.token = "coordination-bench-admin-token";
+    return Ready(rfs::coordination::ConsoleWorkCoordinator::Open(client));
+  };
+  Report(backend, workers, items, Scenario(backend, open, workers, items), "");
+}
+
 void BenchOpenSearch(int workers, int items, std::chrono::milliseconds latency) {
   rfs::testing::OpenSearchDoubleOptions double_options;
   double_options.send_date_header = true;
@@ -224,9 +250,22 @@ int main(int argc, char** argv) {
   if (backend == "all" || backend == "postgres") {
     postgres = std::make_unique<rfs::test::PostgresServer>();
   }
+  if (backend == "console-postgres") postgres = std::make_unique<rfs::test::PostgresServer>();
+  const auto console_dir = std::filesystem::temp_directory_path() /
+                           ("rfs-coordination-bench-console-" + std::to_string(::getpid()));
   for (int workers : worker_counts) {
     if (backend == "all" || backend == "sqlite") BenchSqlite(workers, sqlite_items);
-    if (postgres) BenchPostgres(*postgres, workers, sqlite_items);
+    if (postgres && backend != "console-postgres") BenchPostgres(*postgres, workers, sqlite_items);
+    if (backend == "all" || backend == "console-sqlite") {
+      std::filesystem::remove_all(console_dir);
+      std::filesystem::create_directories(console_dir);
+      BenchConsole("console-sqlite", "sqlite:" + (console_dir / "console.db").string(), workers,
+                   opensearch_items);
+      std::filesystem::remove_all(console_dir);
+    }
+    if (postgres && (backend == "all" || backend == "console-postgres")) {
+      BenchConsole("console-pg", postgres->uri(), workers, opensearch_items);
+    }
     if (backend == "all" || backend == "opensearch") {
       BenchOpenSearch(workers, opensearch_items, latency);
     }

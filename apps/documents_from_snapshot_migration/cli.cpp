@@ -33,6 +33,8 @@ const char* const kUsage =
     "  --target-host URL  an OpenSearch (or Elasticsearch) cluster; coordination in its\n"
     "                     .migrations_working_state index, or on --coordinator-host, or in the\n"
     "                     SQLite file or PostgreSQL database --coordinator-db\n"
+    "  either target may coordinate through a migration console instead: --console-url URL\n"
+    "                     --session-name S with the session's token in RFS_CONSOLE_TOKEN\n"
     "\n"
     "Exit codes: 0 one item done (--single-work-item), 2 the lease ran out and a successor item\n"
     "was handed on, or SIGTERM/SIGINT stopped the worker and its shard was released with the\n"
@@ -65,9 +67,14 @@ po::options_description Options() {
                         "coordination.sqlite; workers must share a local file system), or this "
                         "PostgreSQL database (postgresql://user@host/db: table work_items, or "
                         "work_items_<session>)")(
-      "session-name", po::value<std::string>()->default_value(""),
-      "names the coordination index (.migrations_working_state_<session>) so several "
-      "migrations can share a cluster")(
+      "console-url", po::value<std::string>(),
+      "coordinate through a migration console (MigrationConsole serve) at this URL, in the "
+      "session --session-name; progress shows in the console")(
+      "console-token", po::value<std::string>(),
+      "the console session's bearer token (better: RFS_CONSOLE_TOKEN, kept out of the process "
+      "list)")("session-name", po::value<std::string>()->default_value(""),
+               "names the coordination index (.migrations_working_state_<session>) so several "
+               "migrations can share a cluster; with --console-url, the console session")(
       "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
       "indices to migrate: names, comma lists or regex:<pattern> (default: every index except "
       "system indices, whose names start with '.')")(
@@ -136,6 +143,8 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
     *into = *std::move(connection);
   }
   run.coordinator_db = text("coordinator-db");
+  run.console_url = text("console-url");
+  run.console_token = text("console-token");
   run.session_name = text("session-name");
   run.failed_documents_dir = text("failed-documents-dir");
   if (vm.count("failed-document-stream-s3-bucket")) {

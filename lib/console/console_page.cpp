@@ -63,6 +63,7 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
   #login input { width: 100%; padding: 6px; margin: 8px 0; }
   .stack > * + * { margin-top: 16px; }
   .muted { color: var(--muted); }
+  #session-name { text-transform: none; letter-spacing: 0; font-size: 15px; color: var(--fg); }
 </style>
 </head>
 <body>

@@ -86,6 +86,7 @@ class LeaseKeeper {
     if (renewed.ok()) {
       lease_ = *std::move(renewed);
       last_renewal_ = now;
+      recorded_now_ = acknowledged_;
       renewals_.fetch_add(1);
       Publish();
       return absl::OkStatus();
@@ -102,6 +103,29 @@ class LeaseKeeper {
   bool lost() const {
     std::lock_guard lock(mu_);
     return lost_;
+  }
+
+  /// Records the acknowledged progress if the store does not hold it yet, so that a completed
+  /// item shows every document it moved (progress reports sum what items record). Best effort:
+  /// only a lost lease is an error (the completion would fail on it too).
+  absl::Status RecordFinalProgress() {
+    std::lock_guard lock(mu_);
+    if (acknowledged_ == recorded_now_ || clock_.Now() >= lease_.local_deadline()) {
+      return absl::OkStatus();
+    }
+    auto renewed = coordinator_.RenewLease(lease_, acknowledged_);
+    if (renewed.ok()) {
+      lease_ = *std::move(renewed);
+      recorded_now_ = acknowledged_;
+      renewals_.fetch_add(1);
+      Publish();
+      return absl::OkStatus();
+    }
+    if (coordination::IsLeaseLost(renewed.status())) {
+      lost_ = true;
+      return renewed.status();
+    }
+    return absl::OkStatus();
   }
 
  private:
@@ -129,6 +153,7 @@ class LeaseKeeper {
   std::optional<core::IClock::TimePoint> last_renewal_;
   const coordination::ItemProgress recorded_;
   coordination::ItemProgress acknowledged_;
+  coordination::ItemProgress recorded_now_ = recorded_;  // what the store holds
   bool lost_ = false;
   std::atomic<int64_t> deadline_{0};
   std::atomic<int64_t> checkpoint_at_{0};
@@ -515,6 +540,9 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   // Hands the rest of the shard, from `next_cursor`, to a successor item and completes this one.
   auto checkpoint = [&](uint64_t next_cursor) -> absl::StatusOr<ItemResult> {
     const std::string successor = item.WithCursor(next_cursor).ToString();
+    if (coordination::IsLeaseLost(keeper.RecordFinalProgress())) {
+      return ItemResult{ItemResult::Kind::kLeaseLost};
+    }
     const Lease current = keeper.lease();
     const int exponent =
         coordination::SuccessorLeaseExponent(current.exponent, setup_time, current.duration);
@@ -621,6 +649,9 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
       return ItemResult{ItemResult::Kind::kNoProgress};
     }
     return checkpoint(next_cursor);
+  }
+  if (coordination::IsLeaseLost(keeper.RecordFinalProgress())) {
+    return ItemResult{ItemResult::Kind::kLeaseLost};
   }
   absl::Status completed = coordinator_.CompleteWorkItem(keeper.lease());
   if (coordination::IsLeaseLost(completed)) return ItemResult{ItemResult::Kind::kLeaseLost};

@@ -6,12 +6,14 @@
 #include <random>
 #include <utility>
 
+#include "rfs/coordination/console_work_coordinator.hpp"
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/version.hpp"
+#include "rfs/lucene/segment_infos.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
@@ -56,6 +58,32 @@ void CheckSourceVersion(const snapshot::SnapshotRepository& repository,
                               " differs from the snapshot's ", detected->ToString(),
                               "; reading by what the snapshot's files say"));
   }
+}
+
+// What the console shows as a shard's totals: its live documents (Lucene's count: nested
+// documents count too, so it may exceed the documents migrated) and its files' bytes, read from
+// the shard's snapshot file list and segments_N. Best effort: unknown totals stay empty.
+coordination::WorkItemTotals ShardTotals(const snapshot::SnapshotRepository& repository,
+                                         const snapshot::SnapshotEntry& snapshot,
+                                         std::string_view id) {
+  coordination::WorkItemTotals totals;
+  auto item = coordination::WorkItemId::Parse(id);
+  if (!item.ok() || item->starting_cursor != 0) return totals;
+  const int shard = static_cast<int>(item->shard);
+  if (auto files = repository.ReadShardSnapshot(snapshot, item->index_name, shard); files.ok()) {
+    totals.total_size_bytes = files->total_file_bytes();
+  }
+  auto directory = repository.OpenShardFiles(snapshot, item->index_name, shard);
+  if (!directory.ok()) return totals;
+  auto infos = lucene::ReadSegmentInfos(**directory);
+  if (!infos.ok()) return totals;
+  uint64_t live = 0;
+  for (const auto& segment : infos->segments) {
+    live += static_cast<uint64_t>(
+        std::max(0, segment.max_doc() - segment.del_count - segment.soft_del_count));
+  }
+  totals.document_count = live;
+  return totals;
 }
 
 }  // namespace
@@ -121,8 +149,37 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   }
 
   // --- Coordination --------------------------------------------------------------------------
+  // The repository first: a console coordinator declares each shard's totals from it.
+  auto repository = OpenSnapshotRepository(options.repository);
+  if (!repository.ok()) {
+    return Finish(std::move(result), repository.status(), kSnapshotReadFailureExitCode);
+  }
   std::unique_ptr<coordination::IWorkCoordinator> coordinator;
-  if (coordinator_db.starts_with("postgresql://") || coordinator_db.starts_with("postgres://")) {
+  if (!options.console_url.empty()) {
+    if (!options.coordinator_db.empty() || options.coordinator) {
+      return Finish(std::move(result),
+                    absl::InvalidArgumentError("--console-url coordinates on its own: drop "
+                                               "--coordinator-db and --coordinator-host"),
+                    kExitUsage);
+    }
+    coordination::ConsoleWorkCoordinatorOptions console;
+    console.worker_id = result.worker_id;
+    console.url = options.console_url;
+    console.session = options.session_name;
+    console.token = options.console_token;
+    const snapshot::SnapshotRepository* source = repository->get();
+    const std::string snapshot_name = options.migration.snapshot_name;
+    console.item_totals = [source, snapshot_name](std::string_view id) {
+      auto snapshot =
+          snapshot_name.empty() ? source->LatestSnapshot() : source->FindSnapshot(snapshot_name);
+      if (!snapshot.ok()) return coordination::WorkItemTotals{};
+      return ShardTotals(*source, **snapshot, id);
+    };
+    auto opened = coordination::ConsoleWorkCoordinator::Open(std::move(console));
+    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitUsage);
+    coordinator = *std::move(opened);
+  } else if (coordinator_db.starts_with("postgresql://") ||
+             coordinator_db.starts_with("postgres://")) {
     coordination::PostgresWorkCoordinatorOptions postgres;
     postgres.worker_id = result.worker_id;
     postgres.connection = coordinator_db;
@@ -181,10 +238,6 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   };
 
   // --- Snapshot and run ----------------------------------------------------------------------
-  auto repository = OpenSnapshotRepository(options.repository);
-  if (!repository.ok()) {
-    return Finish(std::move(result), repository.status(), kSnapshotReadFailureExitCode);
-  }
   CheckSourceVersion(**repository, options);
 
   core::SystemClock clock;

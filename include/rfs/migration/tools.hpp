@@ -60,6 +60,10 @@ struct DocumentsToolOptions {
   std::optional<net::HttpTransportOptions> coordinator;
   /// A SQLite file shared by the workers (default with `output_dir`).
   std::string coordinator_db;
+  /// Coordinate through a migration console at this URL instead, in session `session_name`,
+  /// with `console_token`; whatever the target.
+  std::string console_url;
+  std::string console_token;
   std::string session_name;
   /// Default: `output_dir`/.rfs/failed-documents, or ./failed-documents with a cluster target.
   std::string failed_documents_dir;

@@ -23,6 +23,8 @@
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
 
+#include "rfs/console/console_server.hpp"
+#include "rfs/coordination/console_work_coordinator.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 
@@ -381,4 +383,54 @@ TEST_CASE("workers SIGKILLed at random on a PostgreSQL store migrate every shard
   REQUIRE(opened.ok());
   ChaosStore store{server.uri(), *std::move(opened), [&] { return ReadPostgres(server.uri()); }};
   RunChaos(store, dir.File("audit.log"));
+}
+
+namespace {
+
+// The items as the console lists them (the same records its store holds).
+std::map<std::string, StoredItem> ReadListed(rfs::coordination::IWorkCoordinator& observer) {
+  std::map<std::string, StoredItem> out;
+  auto items = observer.ListWorkItems();
+  REQUIRE(items.ok());
+  for (const auto& item : *items) {
+    out[item.id] = StoredItem{item.completed(), item.successor_ids, item.lease_generation};
+  }
+  return out;
+}
+
+void RunChaosThroughConsole(const std::string& store_uri, const std::string& audit_path) {
+  rfs::console::ConsoleServerOptions options;
+  options.store.uri = store_uri;
+  options.service.admin_token = "chaos-admin-token-0123456789";
+  auto console = rfs::console::ConsoleServer::Start(std::move(options));
+  INFO(console.status().ToString());
+  REQUIRE(console.ok());
+  const bool created = *(*console)->store().CreateSession("chaos", "");
+  REQUIRE(created);
+  rfs::coordination::ConsoleWorkCoordinatorOptions observer;
+  observer.worker_id = "chaos-test";
+  observer.url = (*console)->url();
+  observer.session = "chaos";
+  observer.token = "chaos-admin-token-0123456789";
+  auto opened = rfs::coordination::ConsoleWorkCoordinator::Open(observer);
+  REQUIRE(opened.ok());
+  rfs::coordination::IWorkCoordinator& reader = **opened;
+  ChaosStore store{"console:" + observer.url + "|chaos|" + observer.token, *std::move(opened),
+                   [&] { return ReadListed(reader); }};
+  RunChaos(store, audit_path);
+}
+
+}  // namespace
+
+TEST_CASE("workers SIGKILLed at random migrate every shard exactly through a console (SQLite)",
+          "[coordination][chaos][console][slow]") {
+  rfs::test::TempDir dir("rfs-chaos");
+  RunChaosThroughConsole("sqlite:" + dir.File("console.db"), dir.File("audit.log"));
+}
+
+TEST_CASE("workers SIGKILLed at random migrate every shard exactly through a console (PostgreSQL)",
+          "[coordination][chaos][console][postgres][slow]") {
+  rfs::test::TempDir dir("rfs-chaos");
+  rfs::test::PostgresServer server;
+  RunChaosThroughConsole(server.uri(), dir.File("audit.log"));
 }

@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "rfs/coordination/console_work_coordinator.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/errors.hpp"
@@ -101,7 +102,18 @@ int main(int argc, char** argv) {
   };
   const std::string store = argv[1];
   absl::StatusOr<std::unique_ptr<rfs::coordination::IWorkCoordinator>> opened;
-  if (store.starts_with("postgresql://")) {
+  if (store.starts_with("console:")) {
+    // console:URL|SESSION|TOKEN
+    const std::string spec = store.substr(8);
+    const size_t bar1 = spec.find('|');
+    const size_t bar2 = spec.find('|', bar1 + 1);
+    rfs::coordination::ConsoleWorkCoordinatorOptions console;
+    static_cast<rfs::coordination::WorkCoordinatorOptions&>(console) = options;
+    console.url = spec.substr(0, bar1);
+    console.session = spec.substr(bar1 + 1, bar2 - bar1 - 1);
+    console.token = spec.substr(bar2 + 1);
+    opened = rfs::coordination::ConsoleWorkCoordinator::Open(std::move(console));
+  } else if (store.starts_with("postgresql://")) {
     rfs::coordination::PostgresWorkCoordinatorOptions postgres;
     static_cast<rfs::coordination::WorkCoordinatorOptions&>(postgres) = options;
     postgres.connection = store;

@@ -1,0 +1,188 @@
+// MigrationConsole: the work-coordination service workers lease shards from, with a live
+// progress page, and the commands that talk to it.
+//
+//   MigrationConsole serve --port P [--store sqlite:PATH | postgresql://...] [--admin-token T]
+//   MigrationConsole create-session --url URL --name S [--admin-token T]
+//   MigrationConsole status --url URL --session S [--token T] [--json] [--watch SECONDS]
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "rfs/console/console_client.hpp"
+#include "rfs/console/console_status.hpp"
+
+#include "common/options.hpp"
+#include "common/signals.hpp"
+
+namespace {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+constexpr const char* kProgram = "MigrationConsole";
+
+const char* const kUsage =
+    "Usage: MigrationConsole serve --port P [--store sqlite:PATH | postgresql://...]\n"
+    "       MigrationConsole create-session --url URL --name S\n"
+    "       MigrationConsole status --url URL --session S [--json] [--watch SECONDS]\n"
+    "\n"
+    "serve: the work-coordination service of a migration. Workers started with --console-url\n"
+    "URL --session-name S lease shards from it and report progress; open URL/?token=T in a\n"
+    "browser for live progress per session, index and shard. Work items live in --store: a\n"
+    "SQLite file (default migration-console.db) or a PostgreSQL database that several console\n"
+    "instances may share. Sessions are created with the admin token (--admin-token or, better,\n"
+    "RFS_CONSOLE_ADMIN_TOKEN; at least 16 characters); each session has its own token, which\n"
+    "opens that session only. Stops on SIGTERM/SIGINT.\n"
+    "\n"
+    "create-session: creates a session and prints its token (the only time it is shown).\n"
+    "status: a session's progress in the terminal (or its JSON with --json).\n"
+    "\n"
+    "Exit codes: 0 done, 1 failure (console unreachable, store failure), 3 no such session,\n"
+    "4 the token does not open it, 64 usage. Every option can also be set through an RFS_\n"
+    "environment variable, e.g. RFS_CONSOLE_TOKEN for --token.\n";
+
+po::options_description Options() {
+  po::options_description options("Options");
+  options.add_options()("help,h", "show this help")(
+      "port", po::value<uint16_t>()->default_value(8080), "serve: the port to listen on")(
+      "bind", po::value<std::string>()->default_value("0.0.0.0"),
+      "serve: the address to listen on (127.0.0.1 for this host only)")(
+      "store", po::value<std::string>()->default_value("sqlite:migration-console.db"),
+      "serve: where sessions and work items live: sqlite:PATH or "
+      "postgresql://user[:password]@host[:port]/database")(
+      "admin-token", po::value<std::string>(),
+      "serve: the token that creates and deletes sessions and opens every one; create-session: "
+      "that token (RFS_CONSOLE_ADMIN_TOKEN)")("tls-cert", po::value<std::string>(),
+                                              "serve: PEM certificate chain: serve HTTPS")(
+      "tls-key", po::value<std::string>(), "serve: PEM private key of --tls-cert")(
+      "threads", po::value<int>()->default_value(8), "serve: threads serving requests")(
+      "url", po::value<std::string>(), "create-session, status: the console's URL")(
+      "name", po::value<std::string>(), "create-session: the session's name")(
+      "session", po::value<std::string>(), "status: the session")(
+      "token", po::value<std::string>(),
+      "status: the session's token (or the admin token); RFS_CONSOLE_TOKEN")(
+      "json", po::bool_switch(), "status: print the status document as JSON")(
+      "watch", po::value<int>()->default_value(0),
+      "status: print again every this many seconds until the session completes");
+  return options;
+}
+
+int ExitFor(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return 3;
+  if (absl::IsPermissionDenied(status)) return 4;
+  if (absl::IsInvalidArgument(status)) return rfs::apps::kUsageExitCode;
+  return 1;
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << kProgram << ": " << status.message() << "\n";
+  return ExitFor(status);
+}
+
+std::string FromEnvironment(const po::variables_map& vm, const char* option, const char* variable) {
+  std::string value = rfs::apps::Text(vm, option);
+  if (value.empty()) {
+    if (const char* env = std::getenv(variable); env != nullptr) value = env;
+  }
+  return value;
+}
+
+int Serve(const po::variables_map& vm) {
+  rfs::console::ConsoleServerOptions options;
+  options.store.uri = vm["store"].as<std::string>();
+  options.service.admin_token = FromEnvironment(vm, "admin-token", "RFS_CONSOLE_ADMIN_TOKEN");
+  options.http.port = vm["port"].as<uint16_t>();
+  options.http.bind_address = vm["bind"].as<std::string>();
+  options.http.threads = vm["threads"].as<int>();
+  const std::string cert = rfs::apps::Text(vm, "tls-cert");
+  const std::string key = rfs::apps::Text(vm, "tls-key");
+  if (cert.empty() != key.empty()) {
+    return rfs::apps::UsageError(kProgram, "--tls-cert and --tls-key go together");
+  }
+  if (!cert.empty()) options.http.tls = rfs::net::HttpServerTls{cert, key};
+  const auto& stop = rfs::apps::InstallStopHandlers();
+  absl::Status served = rfs::console::ServeConsole(
+      std::move(options), stop,
+      [](const std::string& url) { std::cerr << kProgram << ": serving on " << url << "\n"; });
+  if (absl::IsInvalidArgument(served)) return rfs::apps::UsageError(kProgram, served.message());
+  if (!served.ok()) return Fail(served);
+  std::cerr << kProgram << ": stopped\n";
+  return 0;
+}
+
+int CreateSessionCommand(const po::variables_map& vm) {
+  rfs::console::ConsoleClientOptions client;
+  client.url = rfs::apps::Text(vm, "url");
+  client.token = FromEnvironment(vm, "admin-token", "RFS_CONSOLE_ADMIN_TOKEN");
+  const std::string name = rfs::apps::Text(vm, "name");
+  if (client.url.empty() || name.empty()) {
+    return rfs::apps::UsageError(kProgram, "create-session needs --url and --name");
+  }
+  if (client.token.empty()) {
+    return rfs::apps::UsageError(kProgram,
+                                 "create-session needs the admin token (RFS_CONSOLE_ADMIN_TOKEN)");
+  }
+  auto token = rfs::console::CreateSession(client, name);
+  if (!token.ok()) return Fail(token.status());
+  std::cout << *token << "\n";
+  return 0;
+}
+
+int StatusCommand(const po::variables_map& vm) {
+  rfs::console::ConsoleClientOptions client;
+  client.url = rfs::apps::Text(vm, "url");
+  client.token = FromEnvironment(vm, "token", "RFS_CONSOLE_TOKEN");
+  const std::string session = rfs::apps::Text(vm, "session");
+  if (client.url.empty() || session.empty()) {
+    return rfs::apps::UsageError(kProgram, "status needs --url and --session");
+  }
+  if (client.token.empty()) {
+    return rfs::apps::UsageError(kProgram, "status needs a token (--token or RFS_CONSOLE_TOKEN)");
+  }
+  const int watch = vm["watch"].as<int>();
+  if (watch < 0) return rfs::apps::UsageError(kProgram, "--watch must be >= 0");
+  const auto& stop = rfs::apps::InstallStopHandlers();
+  while (true) {
+    auto status = rfs::console::FetchSessionStatus(client, session);
+    if (!status.ok()) return Fail(status.status());
+    if (vm["json"].as<bool>()) {
+      std::cout << json::serialize(*status) << std::endl;
+    } else {
+      std::cout << rfs::console::FormatStatusText(*status) << std::flush;
+    }
+    const auto& items = status->at("work_items").as_object();
+    const bool complete = items.at("pending").to_number<int64_t>() == 0 &&
+                          items.at("assigned").to_number<int64_t>() == 0 &&
+                          items.at("completed").to_number<int64_t>() > 0;
+    if (watch == 0 || complete || stop.load()) return 0;
+    for (int i = 0; i < watch * 10 && !stop.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!vm["json"].as<bool>()) std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto options = Options();
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << kUsage << "\n" << options << "\n";
+    return 0;
+  }
+  if (command != "serve" && command != "create-session" && command != "status") {
+    return rfs::apps::UsageError(
+        kProgram, command.empty() ? "a command is required: serve, create-session or status"
+                                  : "unknown command '" + command + "'");
+  }
+  po::variables_map vm;
+  if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kProgram, vm)) {
+    return *done;
+  }
+  if (command == "serve") return Serve(vm);
+  if (command == "create-session") return CreateSessionCommand(vm);
+  return StatusCommand(vm);
+}
