@@ -324,12 +324,8 @@ struct ConsoleService::Impl {
   }
 
   std::optional<WorkItemInfo> InfoFor(const SessionRecord& session, std::string_view id) {
-    auto infos = store.ListWorkItemInfo(session);
-    if (!infos.ok()) return std::nullopt;
-    for (auto& info : *infos) {
-      if (info.id == id) return std::move(info);
-    }
-    return std::nullopt;
+    auto info = store.GetWorkItemInfo(session, id);
+    return info.ok() ? *std::move(info) : std::nullopt;
   }
 
   Result<json::value> ItemReply(const SessionRecord& session, IWorkCoordinator& coordinator,

@@ -307,11 +307,25 @@ class SqlConsoleStore final : public ConsoleStore {
 
   absl::StatusOr<std::vector<WorkItemInfo>> ListWorkItemInfo(
       const SessionRecord& session) override {
+    return ReadInfo("WHERE session = ? ORDER BY id", {Text(session.name)});
+  }
+
+  absl::StatusOr<std::optional<WorkItemInfo>> GetWorkItemInfo(const SessionRecord& session,
+                                                              std::string_view id) override {
+    RFS_ASSIGN_OR_RETURN(auto infos,
+                         ReadInfo("WHERE session = ? AND id = ?", {Text(session.name), Text(id)}));
+    if (infos.empty()) return std::nullopt;
+    return std::move(infos[0]);
+  }
+
+  absl::StatusOr<std::vector<WorkItemInfo>> ReadInfo(std::string_view where,
+                                                     const std::vector<SqlParam>& params) {
     RFS_ASSIGN_OR_RETURN(auto rows,
-                         db_->Query("SELECT id, index_name, shard_number, document_count, "
-                                    "total_size_bytes, documents_failed, created_at_ms FROM "
-                                    "console_work_item_info WHERE session = ? ORDER BY id",
-                                    {Text(session.name)}));
+                         db_->Query(StrCat("SELECT id, index_name, shard_number, document_count, "
+                                           "total_size_bytes, documents_failed, created_at_ms FROM "
+                                           "console_work_item_info ",
+                                           where),
+                                    params));
     std::vector<WorkItemInfo> infos;
     for (const auto& row : rows) {
       WorkItemInfo& info = infos.emplace_back();

@@ -96,6 +96,9 @@ class ConsoleStore {
                                           int64_t documents_failed) = 0;
   virtual absl::StatusOr<std::vector<WorkItemInfo>> ListWorkItemInfo(
       const SessionRecord& session) = 0;
+  /// The record of item `id`, or nullopt.
+  virtual absl::StatusOr<std::optional<WorkItemInfo>> GetWorkItemInfo(const SessionRecord& session,
+                                                                      std::string_view id) = 0;
 
   /// The session's work items as `worker_id` sees them: an open coordinator from the pool, or a
   /// new one. Its CreateSuccessorsAndComplete honours ScopedSuccessorStop.

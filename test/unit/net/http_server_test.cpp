@@ -1,0 +1,127 @@
+// net::HttpServer: requests reach the handler whole (method, target, headers, body), keep-alive
+// connections serve many requests, handlers run concurrently, oversized bodies get 413, a
+// throwing handler gets 500, TLS works with a certificate the client trusts, a taken port is an
+// error.
+#include "rfs/net/http_server.hpp"
+
+#include <atomic>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/net/http_transport.hpp"
+
+#include "reindex_test_util.hpp"
+#include "support/opensearch_double_certs.hpp"
+
+namespace {
+
+using rfs::net::HttpRequest;
+using rfs::net::HttpResponse;
+
+std::unique_ptr<rfs::net::IHttpTransport> Client(const std::string& url,
+                                                 rfs::net::TlsOptions tls = {}) {
+  rfs::net::HttpTransportOptions options;
+  options.endpoint = url;
+  options.tls = std::move(tls);
+  auto transport = rfs::net::BeastHttpTransport::Open(options);
+  REQUIRE(transport.ok());
+  return *std::move(transport);
+}
+
+HttpResponse Echo(const HttpRequest& request) {
+  if (request.target == "/throw") throw std::runtime_error("handler bug");
+  HttpResponse response;
+  response.status = request.method == "POST" ? 201 : 200;
+  response.headers.emplace_back("Content-Type", "text/plain");
+  response.body = request.method + " " + request.target + " " +
+                  rfs::net::FindHeader(request.headers, "X-Test").value_or("-") + " " +
+                  request.body;
+  return response;
+}
+
+}  // namespace
+
+TEST_CASE("HttpServer hands whole requests to its handler over keep-alive connections", "[net]") {
+  rfs::net::HttpServerOptions options;
+  options.max_request_body_bytes = 1000;
+  auto server = rfs::net::HttpServer::Start(options, Echo);
+  REQUIRE(server.ok());
+  CHECK((*server)->url() == "http://127.0.0.1:" + std::to_string((*server)->port()));
+  auto client = Client((*server)->url());
+  for (int i = 0; i < 20; ++i) {
+    HttpRequest request;
+    request.method = "POST";
+    request.target = "/items?n=" + std::to_string(i);
+    request.headers.emplace_back("X-Test", "yes");
+    request.body = std::string(100, 'x');
+    auto response = client->Send(request);
+    REQUIRE(response.ok());
+    CHECK(response->status == 201);
+    CHECK(response->body == "POST /items?n=" + std::to_string(i) + " yes " + std::string(100, 'x'));
+  }
+  HttpRequest big;
+  big.method = "PUT";
+  big.body = std::string(2000, 'y');
+  auto refused = client->Send(big);
+  REQUIRE(refused.ok());
+  CHECK(refused->status == 413);
+  HttpRequest bug;
+  bug.target = "/throw";
+  auto failed = client->Send(bug);
+  REQUIRE(failed.ok());
+  CHECK(failed->status == 500);
+  CHECK(failed->body.find("handler bug") != std::string::npos);
+
+  // Handlers run concurrently: 4 requests that each wait for the others finish together.
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  auto slow = rfs::net::HttpServer::Start({}, [&](const HttpRequest&) {
+    const int now = ++inside;
+    most = std::max(most.load(), now);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    --inside;
+    return HttpResponse{200, {}, "ok"};
+  });
+  REQUIRE(slow.ok());
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      auto c = Client((*slow)->url());
+      auto r = c->Send(HttpRequest{});
+      CHECK((r.ok() && r->status == 200));
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(most.load() >= 2);
+
+  // The port is taken now.
+  rfs::net::HttpServerOptions same;
+  same.port = (*server)->port();
+  auto taken = rfs::net::HttpServer::Start(same, Echo);
+  CHECK(absl::IsUnavailable(taken.status()));
+  (*server)->Stop();
+  (*server)->Stop();  // idempotent
+  CHECK_FALSE(Client("http://127.0.0.1:" + std::to_string(same.port))->Send(HttpRequest{}).ok());
+}
+
+TEST_CASE("HttpServer serves HTTPS with the configured certificate", "[net][tls]") {
+  rfs::reindex::testutil::TempDir dir;
+  auto certs = rfs::testing::MakeTestCertificates(dir.path().string());
+  REQUIRE(certs.ok());
+  rfs::net::HttpServerOptions options;
+  options.tls = rfs::net::HttpServerTls{certs->server_cert_file, certs->server_key_file};
+  auto server = rfs::net::HttpServer::Start(options, Echo);
+  REQUIRE(server.ok());
+  CHECK((*server)->url().starts_with("https://127.0.0.1:"));
+  rfs::net::TlsOptions trust;
+  trust.ca_cert_file = certs->ca_cert_file;
+  auto response = Client((*server)->url(), trust)->Send(HttpRequest{});
+  REQUIRE(response.ok());
+  CHECK(response->body == "GET / - ");
+  // A client that does not trust the CA is refused.
+  CHECK_FALSE(Client((*server)->url())->Send(HttpRequest{}).ok());
+  // Unreadable key files are bad options.
+  options.tls->private_key_file = dir.path().string() + "/missing.pem";
+  CHECK(absl::IsInvalidArgument(rfs::net::HttpServer::Start(options, Echo).status()));
+}
