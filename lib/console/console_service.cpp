@@ -28,6 +28,9 @@ using coordination::Lease;
 using coordination::WorkItemState;
 using core::StrCat;
 
+// The suffix of a session's table of RfsWorker phase records (the "workflow" space).
+constexpr std::string_view kWorkflowTableSuffix = "_wf";
+
 // The console's own identity towards the store, for reads and the store's time.
 constexpr std::string_view kConsoleWorker = "console";
 
@@ -687,8 +690,12 @@ struct ConsoleService::Impl {
       if (method == "DELETE") return DeleteSession(token, s[1]);
       return Detail(405, "use GET or DELETE on /sessions/{name}");
     }
-    if (s[2] != "backfill" || s.size() < 4) return Detail(404, StrCat("no route ", request.target));
+    if ((s[2] != "backfill" && s[2] != "workflow") || s.size() < 4) {
+      return Detail(404, StrCat("no route ", request.target));
+    }
     RFS_CONSOLE_TRY(SessionRecord session, Authorize(token, s[1]));
+    // RfsWorker's phase records live beside the work items, in a table of their own.
+    if (s[2] == "workflow") session.work_table += kWorkflowTableSuffix;
     if (s.size() == 4 && s[3] == "time") {
       RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
       return Reply{200, json::object{{"store_time_ms", Millis(now)}}};

@@ -273,8 +273,10 @@ class SqlConsoleStore final : public ConsoleStore {
       lru_.remove_if([&](const auto& key) { return key.first == session->work_table; });
     }
     // The session row last: until it is gone the session is visible and a retry finishes this.
-    RFS_RETURN_IF_ERROR(
-        db_->Query(StrCat("DROP TABLE IF EXISTS ", session->work_table), {}).status());
+    for (const char* suffix : {"", "_wf"}) {
+      RFS_RETURN_IF_ERROR(
+          db_->Query(StrCat("DROP TABLE IF EXISTS ", session->work_table, suffix), {}).status());
+    }
     RFS_RETURN_IF_ERROR(
         db_->Query("DELETE FROM console_work_item_info WHERE session = ?", {Text(name)}).status());
     RFS_RETURN_IF_ERROR(
@@ -353,6 +355,8 @@ class SqlConsoleStore final : public ConsoleStore {
     // Opening may take a connection round trip: outside the pool's lock.
     RFS_ASSIGN_OR_RETURN(std::shared_ptr<coordination::IWorkCoordinator> opened,
                          Open(session, worker_id));
+    // Idempotent: creates the table of a space used for the first time.
+    RFS_RETURN_IF_ERROR(opened->Setup());
     std::lock_guard lock(pool_mu_);
     if (auto it = pool_.find(key); it != pool_.end()) return it->second.coordinator;
     lru_.push_front(key);

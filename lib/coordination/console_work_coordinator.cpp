@@ -89,7 +89,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
       : options_(std::move(options)),
         clock_(options_.clock != nullptr ? options_.clock : &core::SystemClock::Instance()),
         transport_(std::move(transport)),
-        base_(StrCat("/sessions/", Escape(options_.session), "/backfill")) {}
+        base_(StrCat("/sessions/", Escape(options_.session), "/", options_.space)) {}
 
   const std::string& worker_id() const override { return options_.worker_id; }
 
@@ -391,6 +391,9 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> ConsoleWorkCoordinator::Open(
   if (options.worker_id.empty()) return absl::InvalidArgumentError("a worker id is required");
   if (options.session.empty()) {
     return absl::InvalidArgumentError("--session-name is required with --console-url");
+  }
+  if (options.space != "backfill" && options.space != "workflow") {
+    return absl::InvalidArgumentError("a console item space is 'backfill' or 'workflow'");
   }
   if (options.token.empty()) {
     return absl::InvalidArgumentError(

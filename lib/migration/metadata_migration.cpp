@@ -200,8 +200,12 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
             : StrCat("directory ", options_.output_dir, " (as ", transform_.target.ToString(), ")");
   }
 
-  auto global = repository_.ReadGlobalMetadata(snapshot_);
-  if (absl::IsNotFound(global.status())) {
+  auto global = options_.include_templates
+                    ? repository_.ReadGlobalMetadata(snapshot_)
+                    : absl::StatusOr<snapshot::GlobalMetadata>(absl::CancelledError("not asked"));
+  if (absl::IsCancelled(global.status())) {
+    // Indices only.
+  } else if (absl::IsNotFound(global.status())) {
     report_.warnings.push_back(
         StrCat("snapshot ", snapshot_.name,
                " holds no global metadata (taken without include_global_state): no templates "
@@ -214,6 +218,9 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
     Templates(global->index_templates, MetadataItemKind::kIndexTemplate);
   }
   for (const std::string& name : repository_.IndicesIn(snapshot_)) {
+    if (!options_.include_indices || (options_.only_index && name != *options_.only_index)) {
+      continue;
+    }
     MetadataItemReport item;
     item.kind = MetadataItemKind::kIndex;
     item.name = item.source_name = name;

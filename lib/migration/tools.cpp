@@ -19,25 +19,19 @@
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
+#include "migration/documents_wiring_internal.hpp"
 #include <unistd.h>
 
 namespace rfs::migration {
 namespace {
 
 using core::StrCat;
+using internal::OpenTransport;
 
 DocumentsToolResult Finish(DocumentsToolResult result, absl::Status status, int exit_code) {
   result.status = std::move(status);
   result.exit_code = exit_code;
   return result;
-}
-
-absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
-    net::HttpTransportOptions options, size_t max_connections) {
-  options.max_idle_connections = max_connections;
-  auto transport = net::BeastHttpTransport::Open(std::move(options));
-  if (!transport.ok()) return transport.status();
-  return std::shared_ptr<net::IHttpTransport>(*std::move(transport));
 }
 
 // --source-version against the snapshot: product and major must agree ("ES_7_10" and "ES 7.10"
@@ -58,32 +52,6 @@ void CheckSourceVersion(const snapshot::SnapshotRepository& repository,
                               " differs from the snapshot's ", detected->ToString(),
                               "; reading by what the snapshot's files say"));
   }
-}
-
-// What the console shows as a shard's totals: its live documents (Lucene's count: nested
-// documents count too, so it may exceed the documents migrated) and its files' bytes, read from
-// the shard's snapshot file list and segments_N. Best effort: unknown totals stay empty.
-coordination::WorkItemTotals ShardTotals(const snapshot::SnapshotRepository& repository,
-                                         const snapshot::SnapshotEntry& snapshot,
-                                         std::string_view id) {
-  coordination::WorkItemTotals totals;
-  auto item = coordination::WorkItemId::Parse(id);
-  if (!item.ok() || item->starting_cursor != 0) return totals;
-  const int shard = static_cast<int>(item->shard);
-  if (auto files = repository.ReadShardSnapshot(snapshot, item->index_name, shard); files.ok()) {
-    totals.total_size_bytes = files->total_file_bytes();
-  }
-  auto directory = repository.OpenShardFiles(snapshot, item->index_name, shard);
-  if (!directory.ok()) return totals;
-  auto infos = lucene::ReadSegmentInfos(**directory);
-  if (!infos.ok()) return totals;
-  uint64_t live = 0;
-  for (const auto& segment : infos->segments) {
-    live += static_cast<uint64_t>(
-        std::max(0, segment.max_doc() - segment.del_count - segment.soft_del_count));
-  }
-  totals.document_count = live;
-  return totals;
 }
 
 }  // namespace
@@ -113,136 +81,26 @@ std::string DefaultWorkerId() {
 DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions options) {
   DocumentsToolResult result;
   result.worker_id = options.worker_id.empty() ? DefaultWorkerId() : options.worker_id;
-  const bool to_directory = !options.output_dir.empty();
-  if (to_directory == options.target.has_value()) {
-    return Finish(std::move(result),
-                  absl::InvalidArgumentError("give exactly one target: --output-dir DIR "
-                                             "(embedded default) or --target-host URL"),
-                  kExitUsage);
+  internal::DocumentsWiring wiring;
+  if (auto error = internal::WireTarget(options, result.worker_id, wiring)) {
+    return Finish(std::move(result), error->status, error->exit_code);
   }
-
-  // --- Target --------------------------------------------------------------------------------
-  std::shared_ptr<net::IHttpTransport> target_transport;
-  std::unique_ptr<opensearch::OpenSearchClient> client;
-  std::shared_ptr<reindex::IDocumentSink> cluster_sink;
-  std::string coordinator_db = options.coordinator_db;
-  std::string failed_dir = options.failed_documents_dir;
-  if (to_directory) {
-    std::error_code error;
-    std::filesystem::create_directories(std::filesystem::path(options.output_dir) / ".rfs", error);
-    if (error) {
-      return Finish(std::move(result),
-                    absl::UnavailableError(
-                        StrCat("cannot create ", options.output_dir, "/.rfs: ", error.message())),
-                    kExitFailure);
-    }
-    if (coordinator_db.empty()) coordinator_db = options.output_dir + "/.rfs/coordination.sqlite";
-    if (failed_dir.empty()) failed_dir = options.output_dir + "/.rfs/failed-documents";
-  } else {
-    auto transport =
-        OpenTransport(*options.target, options.migration.reindexer.max_concurrent_batches + 2);
-    if (!transport.ok()) return Finish(std::move(result), transport.status(), kExitUsage);
-    target_transport = *std::move(transport);
-    client = std::make_unique<opensearch::OpenSearchClient>(*target_transport);
-    cluster_sink = std::make_shared<reindex::OpenSearchBulkSink>(*client);
-    if (failed_dir.empty()) failed_dir = "failed-documents";
-  }
-
-  // --- Coordination --------------------------------------------------------------------------
-  // The repository first: a console coordinator declares each shard's totals from it.
+  result.failed_documents_path = wiring.failed_documents_path;
+  // The repository before the coordinator: a console coordinator declares shard totals from it.
   auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) {
     return Finish(std::move(result), repository.status(), kSnapshotReadFailureExitCode);
   }
-  std::unique_ptr<coordination::IWorkCoordinator> coordinator;
-  if (!options.console_url.empty()) {
-    if (!options.coordinator_db.empty() || options.coordinator) {
-      return Finish(std::move(result),
-                    absl::InvalidArgumentError("--console-url coordinates on its own: drop "
-                                               "--coordinator-db and --coordinator-host"),
-                    kExitUsage);
-    }
-    coordination::ConsoleWorkCoordinatorOptions console;
-    console.worker_id = result.worker_id;
-    console.url = options.console_url;
-    console.session = options.session_name;
-    console.token = options.console_token;
-    const snapshot::SnapshotRepository* source = repository->get();
-    const std::string snapshot_name = options.migration.snapshot_name;
-    console.item_totals = [source, snapshot_name](std::string_view id) {
-      auto snapshot =
-          snapshot_name.empty() ? source->LatestSnapshot() : source->FindSnapshot(snapshot_name);
-      if (!snapshot.ok()) return coordination::WorkItemTotals{};
-      return ShardTotals(*source, **snapshot, id);
-    };
-    auto opened = coordination::ConsoleWorkCoordinator::Open(std::move(console));
-    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitUsage);
-    coordinator = *std::move(opened);
-  } else if (coordinator_db.starts_with("postgresql://") ||
-             coordinator_db.starts_with("postgres://")) {
-    coordination::PostgresWorkCoordinatorOptions postgres;
-    postgres.worker_id = result.worker_id;
-    postgres.connection = coordinator_db;
-    if (!options.session_name.empty()) postgres.table = StrCat("work_items_", options.session_name);
-    auto opened = coordination::PostgresWorkCoordinator::Open(std::move(postgres));
-    if (!opened.ok()) {
-      return Finish(std::move(result), opened.status(),
-                    absl::IsInvalidArgument(opened.status()) ? kExitUsage : kExitFailure);
-    }
-    coordinator = *std::move(opened);
-  } else if (!coordinator_db.empty()) {
-    coordination::SqliteWorkCoordinatorOptions sqlite;
-    sqlite.worker_id = result.worker_id;
-    sqlite.path = coordinator_db;
-    auto opened = coordination::SqliteWorkCoordinator::Open(std::move(sqlite));
-    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitFailure);
-    coordinator = *std::move(opened);
-  } else {
-    coordination::OpenSearchWorkCoordinatorOptions remote;
-    remote.worker_id = result.worker_id;
-    remote.session_name = options.session_name;
-    auto transport = OpenTransport(options.coordinator ? *options.coordinator : *options.target,
-                                   /*max_connections=*/4);
-    if (!transport.ok()) return Finish(std::move(result), transport.status(), kExitUsage);
-    remote.transport = *std::move(transport);
-    auto opened = coordination::OpenSearchWorkCoordinator::Open(std::move(remote));
-    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitUsage);
-    coordinator = *std::move(opened);
-  }
+  wiring.repository = *std::move(repository);
+  int exit_code = kExitFailure;
+  auto coordinator = internal::OpenCoordinator(options, wiring, result.worker_id,
+                                               internal::ItemSpace::kWorkItems, &exit_code);
+  if (!coordinator.ok()) return Finish(std::move(result), coordinator.status(), exit_code);
 
-  std::unique_ptr<reindex::IFailedDocumentSink> failed_sink;
-  if (options.failed_document_stream) {
-    FailedDocumentStreamOptions stream = *options.failed_document_stream;
-    stream.worker_id = result.worker_id;
-    auto opened = S3FailedDocumentStream::Open(std::move(stream));
-    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitUsage);
-    result.failed_documents_path = (*opened)->location();
-    failed_sink = *std::move(opened);
-  } else {
-    auto opened = reindex::GzipFailedDocumentSink::Open(
-        failed_dir, StrCat("failed-documents-", result.worker_id));
-    if (!opened.ok()) return Finish(std::move(result), opened.status(), kExitFailure);
-    result.failed_documents_path = (*opened)->path();
-    failed_sink = *std::move(opened);
-  }
-
-  SinkFactory sinks = [&](std::string_view index,
-                          int shard) -> absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>> {
-    if (cluster_sink) return cluster_sink;
-    reindex::NdjsonDirectorySinkOptions sink_options;
-    sink_options.directory = options.output_dir;
-    sink_options.shard = std::to_string(shard);
-    auto sink = reindex::NdjsonDirectorySink::Open(std::move(sink_options));
-    if (!sink.ok()) return sink.status();
-    return std::shared_ptr<reindex::IDocumentSink>(std::move(*sink));
-  };
-
-  // --- Snapshot and run ----------------------------------------------------------------------
-  CheckSourceVersion(**repository, options);
-
+  CheckSourceVersion(*wiring.repository, options);
   core::SystemClock clock;
-  DocumentMigrationWorker worker(**repository, *coordinator, sinks, failed_sink.get(), clock,
-                                 options.migration);
+  DocumentMigrationWorker worker(*wiring.repository, **coordinator, wiring.sinks,
+                                 wiring.failed_sink.get(), clock, options.migration);
   absl::StatusOr<WorkerSummary> run = worker.Run();
   result.summary = worker.summary();
   if (!run.ok()) {

@@ -18,6 +18,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "e2e_support.hpp"
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
@@ -29,31 +30,12 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-
-struct ExpectedDoc {
-  json::value source;
-  std::optional<std::string> routing;
-  /// False when the expectation does not state routing (EXPECTED.json lists it only sometimes).
-  bool routing_stated = true;
-};
-// index -> id -> document
-using ExpectedDocs = std::map<std::string, std::map<std::string, ExpectedDoc>>;
-
-json::value ParseFile(const fs::path& path) { return json::parse(rfs::test::ReadTextFile(path)); }
+using namespace rfs::e2e;
 
 // The exit codes a worker may end a healthy run with.
 constexpr int kNoWorkLeft = 3;
 constexpr int kAllLeasedElsewhere = 4;
 constexpr int kLeaseHandoff = 2;
-
-struct MigrationRun {
-  rfs::test::TempDir dir{"rfs-e2e"};
-  std::string Out(const std::string& name) const { return dir.File(name + ".out"); }
-  std::string Err(const std::string& name) const { return dir.File(name + ".err"); }
-  std::string Logs(const std::string& name) const {
-    return rfs::test::ReadTextFile(Out(name)) + rfs::test::ReadTextFile(Err(name));
-  }
-};
 
 std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& snapshot,
                                     const std::string& endpoint, const std::string& coordinator_db,
@@ -108,95 +90,6 @@ void MigrateMetadata(MigrationRun& run, const std::string& repo, const std::stri
   const int code = rfs::test::RunProcess(args, run.Out("metadata"), run.Err("metadata"));
   INFO(run.Logs("metadata"));
   REQUIRE(code == 0);
-}
-
-// Every expected document is on the double with the same source and routing, and no index holds
-// anything else.
-void CheckTarget(const rfs::testing::OpenSearchDouble& target, const ExpectedDocs& expected) {
-  for (const auto& [index, docs] : expected) {
-    INFO("index " << index);
-    CHECK(target.DocumentCount(index) == docs.size());
-    for (const auto& [id, doc] : docs) {
-      INFO("document " << id);
-      auto stored = target.GetDocument(index, id);
-      REQUIRE(stored.has_value());
-      CHECK(json::parse(stored->source) == doc.source);
-      if (doc.routing_stated || doc.routing) CHECK(stored->routing == doc.routing);
-    }
-  }
-  for (const auto& name : target.IndexNames()) {
-    if (name.starts_with(".")) continue;
-    INFO("index on the target: " << name);
-    CHECK(expected.count(name) == 1);
-  }
-}
-
-struct CorpusCase {
-  std::string label;
-  fs::path repo;
-  std::string snapshot;
-  ExpectedDocs expected;
-};
-
-// Every corpus repository with its expected documents (empty when ../shared is absent).
-std::vector<CorpusCase> CorpusCases() {
-  std::vector<CorpusCase> cases;
-  if (auto root = rfs::test::CorpusPath("es-snapshots")) {
-    const auto expected = ParseFile(*root / "EXPECTED.json").as_object();
-    for (const auto& [repo_name, repo_expected] : expected) {
-      CorpusCase c{std::string(repo_name), *root / std::string(repo_name), "", {}};
-      for (const auto& [index, index_expected] : repo_expected.at("indices").as_object()) {
-        auto& docs = c.expected[std::string(index)];
-        for (const auto& [id, doc] : index_expected.at("docs").as_object()) {
-          std::optional<std::string> routing;
-          if (const auto* r = doc.as_object().if_contains("_routing")) {
-            routing = std::string(r->as_string());
-          }
-          // EXPECTED.json states routing for some documents only (ES_6_8_Single's posts carry
-          // "user123" without saying so), so absence is not checked.
-          docs[std::string(id)] = ExpectedDoc{doc.at("_source"), routing, false};
-        }
-      }
-      cases.push_back(std::move(c));
-    }
-  }
-  if (auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3")) {
-    for (const char* folder :
-         {"es1_nocomp", "es2_nocomp", "es5_nocomp", "es6_nocomp", "es7_nocomp", "es8_nocomp",
-          "es9_nocomp", "os1_nocomp", "os2_nocomp", "os3_nocomp"}) {
-      // PROVENANCE.md: snapshot_v2 holds documents 1 and 2 of simple_index.
-      CorpusCase c{folder, *root / folder, "snapshot_v2", {}};
-      c.expected["simple_index"]["1"] = ExpectedDoc{json::parse(R"({"value":42})"), std::nullopt};
-      c.expected["simple_index"]["2"] = ExpectedDoc{json::parse(R"({"value":99})"), std::nullopt};
-      cases.push_back(std::move(c));
-    }
-  }
-  if (auto root = rfs::test::CorpusPath(
-          "opensearch-2.11-soft-deletes-multiseg/OS_2_11_Deletes_w_Soft_Multi_Seg")) {
-    CorpusCase c{"OS_2_11_Deletes_w_Soft_Multi_Seg", *root, "", {}};
-    for (int id : {1, 3, 4, 5}) {
-      c.expected["test-index"][std::to_string(id)] = ExpectedDoc{
-          json::parse("{\"field\":\"value " + std::to_string(id) + "\"}"), std::nullopt};
-    }
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
-// The generator's expected-docs.ndjson as ExpectedDocs.
-ExpectedDocs ReadExpectedDocs(const fs::path& path) {
-  ExpectedDocs expected;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto doc = json::parse(line).as_object();
-    std::optional<std::string> routing;
-    if (const auto* r = doc.if_contains("_routing")) routing = std::string(r->as_string());
-    expected[std::string(doc.at("_index").as_string())][std::string(doc.at("_id").as_string())] =
-        ExpectedDoc{doc.at("_source"), routing};
-  }
-  return expected;
 }
 
 }  // namespace

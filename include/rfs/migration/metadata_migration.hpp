@@ -114,6 +114,11 @@ struct MetadataMigrationOptions {
   int max_setting_retries = 16;
   /// Attempts per request on transient target errors (429, 5xx, timeouts).
   int max_transient_attempts = 4;
+  /// What Run covers (RfsWorker migrates the templates as one phase and each index as its own
+  /// work item): the templates, the indices, and with `only_index` that one index alone.
+  bool include_templates = true;
+  bool include_indices = true;
+  std::optional<std::string> only_index;
 };
 
 /// Why Run() returned an error: the snapshot could not be read (exit 5 in the tool) or the

@@ -1,0 +1,180 @@
+#include <filesystem>
+
+#include "rfs/coordination/console_work_coordinator.hpp"
+#include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/coordination/postgres_work_coordinator.hpp"
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/segment_infos.hpp"
+#include "rfs/migration/failed_document_stream.hpp"
+
+#include "migration/documents_wiring_internal.hpp"
+
+namespace rfs::migration::internal {
+namespace {
+
+using core::StrCat;
+
+// What the console shows as a shard's totals: its live documents (Lucene's count: nested
+// documents count too, so it may exceed the documents migrated) and its files' bytes, read from
+// the shard's snapshot file list and segments_N. Best effort: unknown totals stay empty.
+coordination::WorkItemTotals ShardTotals(const snapshot::SnapshotRepository& repository,
+                                         const snapshot::SnapshotEntry& snapshot,
+                                         std::string_view id) {
+  coordination::WorkItemTotals totals;
+  auto item = coordination::WorkItemId::Parse(id);
+  if (!item.ok() || item->starting_cursor != 0) return totals;
+  const int shard = static_cast<int>(item->shard);
+  if (auto files = repository.ReadShardSnapshot(snapshot, item->index_name, shard); files.ok()) {
+    totals.total_size_bytes = files->total_file_bytes();
+  }
+  auto directory = repository.OpenShardFiles(snapshot, item->index_name, shard);
+  if (!directory.ok()) return totals;
+  auto infos = lucene::ReadSegmentInfos(**directory);
+  if (!infos.ok()) return totals;
+  uint64_t live = 0;
+  for (const auto& segment : infos->segments) {
+    live += static_cast<uint64_t>(
+        std::max(0, segment.max_doc() - segment.del_count - segment.soft_del_count));
+  }
+  totals.document_count = live;
+  return totals;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
+    net::HttpTransportOptions options, size_t max_connections) {
+  options.max_idle_connections = max_connections;
+  auto transport = net::BeastHttpTransport::Open(std::move(options));
+  if (!transport.ok()) return transport.status();
+  return std::shared_ptr<net::IHttpTransport>(*std::move(transport));
+}
+
+std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
+                                      const std::string& worker_id, DocumentsWiring& wiring) {
+  const bool to_directory = !options.output_dir.empty();
+  if (to_directory == options.target.has_value()) {
+    return WiringError{absl::InvalidArgumentError("give exactly one target: --output-dir DIR "
+                                                  "(embedded default) or --target-host URL"),
+                       kExitUsage};
+  }
+  wiring.coordinator_db = options.coordinator_db;
+  wiring.failed_documents_dir = options.failed_documents_dir;
+  if (to_directory) {
+    std::error_code error;
+    std::filesystem::create_directories(std::filesystem::path(options.output_dir) / ".rfs", error);
+    if (error) {
+      return WiringError{absl::UnavailableError(StrCat("cannot create ", options.output_dir,
+                                                       "/.rfs: ", error.message())),
+                         kExitFailure};
+    }
+    if (wiring.coordinator_db.empty()) {
+      wiring.coordinator_db = options.output_dir + "/.rfs/coordination.sqlite";
+    }
+    if (wiring.failed_documents_dir.empty()) {
+      wiring.failed_documents_dir = options.output_dir + "/.rfs/failed-documents";
+    }
+  } else {
+    auto transport =
+        OpenTransport(*options.target, options.migration.reindexer.max_concurrent_batches + 2);
+    if (!transport.ok()) return WiringError{transport.status(), kExitUsage};
+    wiring.target_transport = *std::move(transport);
+    wiring.client = std::make_unique<opensearch::OpenSearchClient>(*wiring.target_transport);
+    wiring.cluster_sink = std::make_shared<reindex::OpenSearchBulkSink>(*wiring.client);
+    if (wiring.failed_documents_dir.empty()) wiring.failed_documents_dir = "failed-documents";
+  }
+
+  if (options.failed_document_stream) {
+    FailedDocumentStreamOptions stream = *options.failed_document_stream;
+    stream.worker_id = worker_id;
+    auto opened = S3FailedDocumentStream::Open(std::move(stream));
+    if (!opened.ok()) return WiringError{opened.status(), kExitUsage};
+    wiring.failed_documents_path = (*opened)->location();
+    wiring.failed_sink = *std::move(opened);
+  } else {
+    auto opened = reindex::GzipFailedDocumentSink::Open(wiring.failed_documents_dir,
+                                                        StrCat("failed-documents-", worker_id));
+    if (!opened.ok()) return WiringError{opened.status(), kExitFailure};
+    wiring.failed_documents_path = (*opened)->path();
+    wiring.failed_sink = *std::move(opened);
+  }
+
+  std::shared_ptr<reindex::IDocumentSink> cluster_sink = wiring.cluster_sink;
+  const std::string output_dir = options.output_dir;
+  wiring.sinks = [cluster_sink, output_dir](
+                     std::string_view index,
+                     int shard) -> absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>> {
+    if (cluster_sink) return cluster_sink;
+    reindex::NdjsonDirectorySinkOptions sink_options;
+    sink_options.directory = output_dir;
+    sink_options.shard = std::to_string(shard);
+    auto sink = reindex::NdjsonDirectorySink::Open(std::move(sink_options));
+    if (!sink.ok()) return sink.status();
+    return std::shared_ptr<reindex::IDocumentSink>(std::move(*sink));
+  };
+  return std::nullopt;
+}
+
+absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
+    const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
+    ItemSpace space, int* exit_code) {
+  const bool records = space == ItemSpace::kWorkerRecords;
+  const std::string& db = wiring.coordinator_db;
+  absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> opened;
+  *exit_code = kExitUsage;
+  if (!options.console_url.empty()) {
+    if (!options.coordinator_db.empty() || options.coordinator) {
+      return absl::InvalidArgumentError(
+          "--console-url coordinates on its own: drop --coordinator-db and --coordinator-host");
+    }
+    coordination::ConsoleWorkCoordinatorOptions console;
+    console.worker_id = worker_id;
+    console.url = options.console_url;
+    console.session = options.session_name;
+    console.token = options.console_token;
+    if (records) console.space = "workflow";
+    const std::string snapshot_name = options.migration.snapshot_name;
+    console.item_totals = [&wiring, snapshot_name](std::string_view id) {
+      const snapshot::SnapshotRepository* source = wiring.repository.get();
+      if (source == nullptr) return coordination::WorkItemTotals{};
+      auto snapshot =
+          snapshot_name.empty() ? source->LatestSnapshot() : source->FindSnapshot(snapshot_name);
+      if (!snapshot.ok()) return coordination::WorkItemTotals{};
+      return ShardTotals(*source, **snapshot, id);
+    };
+    opened = coordination::ConsoleWorkCoordinator::Open(std::move(console));
+  } else if (db.starts_with("postgresql://") || db.starts_with("postgres://")) {
+    coordination::PostgresWorkCoordinatorOptions postgres;
+    postgres.worker_id = worker_id;
+    postgres.connection = db;
+    const std::string base = records ? "rfs_worker_records" : "work_items";
+    postgres.table = options.session_name.empty() ? base : StrCat(base, "_", options.session_name);
+    opened = coordination::PostgresWorkCoordinator::Open(std::move(postgres));
+    if (!opened.ok() && !absl::IsInvalidArgument(opened.status())) *exit_code = kExitFailure;
+  } else if (!db.empty()) {
+    coordination::SqliteWorkCoordinatorOptions sqlite;
+    sqlite.worker_id = worker_id;
+    sqlite.path = db;
+    if (records) sqlite.table = "rfs_worker_records";
+    opened = coordination::SqliteWorkCoordinator::Open(std::move(sqlite));
+    if (!opened.ok()) *exit_code = kExitFailure;
+  } else {
+    coordination::OpenSearchWorkCoordinatorOptions remote;
+    remote.worker_id = worker_id;
+    remote.session_name = options.session_name;
+    if (records) {
+      remote.session_name = options.session_name.empty()
+                                ? "rfs_worker_records"
+                                : StrCat(options.session_name, "_rfs_worker_records");
+    }
+    auto transport = OpenTransport(options.coordinator ? *options.coordinator : *options.target,
+                                   /*max_connections=*/4);
+    if (!transport.ok()) return transport.status();
+    remote.transport = *std::move(transport);
+    opened = coordination::OpenSearchWorkCoordinator::Open(std::move(remote));
+  }
+  return opened;
+}
+
+}  // namespace rfs::migration::internal

@@ -1,0 +1,62 @@
+// The wiring DocumentsFromSnapshotMigration and RfsWorker share: the target (a cluster client
+// and bulk sink, or the embedded NDJSON directory), the failed-document sink, and the work-item
+// stores (the shards' items, and RfsWorker's phase records beside them in the same backend).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/migration/tools.hpp"
+#include "rfs/opensearch/client.hpp"
+#include "rfs/reindex/document_sink.hpp"
+#include "rfs/reindex/failed_document_sink.hpp"
+#include "rfs/snapshot/repository.hpp"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rfs::migration::internal {
+
+/// An error of the wiring and the exit code the tools give it.
+struct WiringError {
+  absl::Status status;
+  int exit_code = kExitFailure;
+};
+
+struct DocumentsWiring {
+  std::shared_ptr<net::IHttpTransport> target_transport;
+  /// The target cluster's client; null for the embedded target.
+  std::unique_ptr<opensearch::OpenSearchClient> client;
+  std::shared_ptr<reindex::IDocumentSink> cluster_sink;
+  /// --coordinator-db, or the embedded target's default file.
+  std::string coordinator_db;
+  std::unique_ptr<reindex::IFailedDocumentSink> failed_sink;
+  std::string failed_documents_dir;
+  std::string failed_documents_path;
+  SinkFactory sinks;
+  /// The snapshot repository once opened; a console coordinator reads shard totals from it.
+  std::unique_ptr<snapshot::SnapshotRepository> repository;
+};
+
+/// Checks the target options, opens the target and the failed-document sink, prepares `sinks`.
+std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
+                                      const std::string& worker_id, DocumentsWiring& wiring);
+
+/// Where the coordinator keeps its items: the shards' work items, or RfsWorker's phase records
+/// (a table, index or console space of their own in the same backend, so that the document
+/// workers' acquisitions never meet them).
+enum class ItemSpace { kWorkItems, kWorkerRecords };
+
+/// Opens the coordinator the options select (console, PostgreSQL, SQLite, or the target's
+/// index), for `worker_id`. `wiring` must outlive it (shard totals read wiring.repository).
+absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
+    const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
+    ItemSpace space, int* exit_code);
+
+/// Opens a transport with `max_connections` idle connections kept.
+absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
+    net::HttpTransportOptions options, size_t max_connections);
+
+}  // namespace rfs::migration::internal

@@ -1,0 +1,771 @@
+#include "rfs/migration/rfs_worker.hpp"
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <zlib.h>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/lucene/source_json.hpp"
+#include "rfs/net/aws_sigv4.hpp"
+#include "rfs/transform/index_filter.hpp"
+
+#include "migration/documents_wiring_internal.hpp"
+
+namespace rfs::migration {
+namespace {
+
+namespace json = boost::json;
+using coordination::IWorkCoordinator;
+using coordination::Lease;
+using core::StrCat;
+
+constexpr std::string_view kFailedRecord = "failed";
+constexpr std::string_view kFailedPrefix = "FAILED ";
+constexpr const char* kPhasePayload = "rfs.migration.phase_failed";
+
+std::string PhaseRecord(WorkerPhase phase) {
+  return StrCat("phase_", static_cast<int>(phase) + 1, "_", ToString(phase));
+}
+
+std::string IndexRecord(std::string_view index) {
+  return StrCat("index__", core::Base64UrlEncode(index));
+}
+
+absl::Status PhaseFailed(std::string reason) {
+  absl::Status status = absl::FailedPreconditionError(reason);
+  status.SetPayload(kPhasePayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsPhaseFailure(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kPhasePayload).has_value();
+}
+
+// Renews a record's lease while its work runs; reports a lost or expired lease once.
+class HealthGuard {
+ public:
+  HealthGuard(IWorkCoordinator& records, core::IClock& clock, Lease lease,
+              std::function<void(const std::string&)> on_lost)
+      : records_(records), clock_(clock), lease_(std::move(lease)), on_lost_(std::move(on_lost)) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~HealthGuard() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Lease lease() const {
+    std::lock_guard lock(mu_);
+    return lease_;
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    while (!done_) {
+      const auto interval =
+          std::chrono::duration_cast<std::chrono::milliseconds>(lease_.duration / 4);
+      wake_.wait_for(lock, std::max(interval, std::chrono::milliseconds(10)),
+                     [&] { return done_; });
+      if (done_) return;
+      Lease current = lease_;
+      lock.unlock();
+      auto renewed = records_.RenewLease(current, coordination::ItemProgress{});
+      lock.lock();
+      if (renewed.ok()) {
+        lease_ = *std::move(renewed);
+        continue;
+      }
+      if (coordination::IsLeaseLost(renewed.status()) || clock_.Now() >= current.local_deadline()) {
+        const std::string reason = StrCat("the lease on record ", current.work_item_id,
+                                          " is lost: ", renewed.status().message());
+        done_ = true;
+        lock.unlock();
+        if (on_lost_) on_lost_(reason);
+        return;
+      }
+    }
+  }
+
+  IWorkCoordinator& records_;
+  core::IClock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  Lease lease_;
+  bool done_ = false;
+  std::function<void(const std::string&)> on_lost_;
+  std::thread thread_;
+};
+
+// The expected documents of one index and a sample of them (reservoir), read from the snapshot.
+struct SnapshotIndexDocs {
+  uint64_t count = 0;
+  std::vector<std::pair<std::string, std::string>> sample;  // (_id, _source JSON)
+};
+
+absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotRepository& repository,
+                                                const snapshot::SnapshotEntry& snapshot,
+                                                std::string_view index, size_t sample_size,
+                                                std::mt19937_64& rng) {
+  SnapshotIndexDocs out;
+  auto metadata = repository.ReadIndexMetadata(snapshot, index);
+  if (!metadata.ok()) return metadata.status();
+  for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
+    auto reader = lucene::OpenSnapshotShard(repository, snapshot, index, shard);
+    if (absl::IsNotFound(reader.status())) continue;  // an empty or failed shard
+    if (!reader.ok()) return reader.status();
+    auto cursor = (*reader)->OpenAt(0);
+    if (!cursor.ok()) return cursor.status();
+    lucene::Document doc;
+    while (true) {
+      auto more = (*cursor)->Next(doc);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      ++out.count;
+      // Reservoir sampling over documents with a source and no custom routing (fetched by _id).
+      if (!doc.has_source || doc.routing) continue;
+      size_t slot = out.sample.size();
+      if (out.sample.size() >= sample_size) {
+        slot = std::uniform_int_distribution<uint64_t>(0, out.count - 1)(rng);
+        if (slot >= sample_size) continue;
+      }
+      std::string source;
+      if (!lucene::AppendSourceAsJson(doc.source, doc.source_format, source).ok()) continue;
+      if (slot == out.sample.size()) {
+        out.sample.emplace_back(doc.id, std::move(source));
+      } else {
+        out.sample[slot] = {doc.id, std::move(source)};
+      }
+    }
+  }
+  return out;
+}
+
+// Failed documents per index in the gzip NDJSON files of a failed-documents folder.
+std::map<std::string, uint64_t> CountFailedDocuments(const std::string& dir) {
+  std::map<std::string, uint64_t> counts;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (!entry.is_regular_file()) continue;
+    gzFile file = gzopen(entry.path().c_str(), "rb");
+    if (file == nullptr) continue;
+    std::string line;
+    char buffer[65536];
+    while (gzgets(file, buffer, sizeof buffer) != nullptr) {
+      line += buffer;
+      if (line.empty() || line.back() != '\n') continue;
+      boost::system::error_code ec;
+      json::value record = json::parse(line, ec);
+      line.clear();
+      if (ec || !record.is_object()) continue;
+      const json::value* index = record.as_object().if_contains("index");
+      if (index == nullptr) index = record.as_object().if_contains("_index");
+      if (index != nullptr && index->is_string()) ++counts[std::string(index->as_string())];
+    }
+    gzclose(file);
+  }
+  return counts;
+}
+
+// The embedded target: documents per index in its bulk files, and the sources of `wanted` ids.
+struct DirectoryIndex {
+  uint64_t count = 0;
+  std::map<std::string, std::string> sources;
+};
+
+DirectoryIndex ReadDirectoryIndex(const std::string& output_dir, std::string_view index,
+                                  const std::set<std::string>& wanted) {
+  DirectoryIndex out;
+  std::error_code error;
+  const auto root = std::filesystem::path(output_dir) / std::string(index);
+  for (auto it = std::filesystem::recursive_directory_iterator(root, error);
+       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (!it->is_regular_file() || it->path().extension() != ".ndjson") continue;
+    std::ifstream in(it->path());
+    std::string action, source;
+    while (std::getline(in, action) && std::getline(in, source)) {
+      boost::system::error_code ec;
+      json::value parsed = json::parse(action, ec);
+      if (ec || !parsed.is_object() || parsed.as_object().empty()) continue;
+      const json::value& meta = parsed.as_object().begin()->value();
+      ++out.count;
+      if (const json::value* id = meta.is_object() ? meta.as_object().if_contains("_id") : nullptr;
+          id != nullptr && id->is_string() && wanted.contains(std::string(id->as_string()))) {
+        out.sources[std::string(id->as_string())] = source;
+      }
+    }
+  }
+  return out;
+}
+
+bool SameJson(const std::string& a, const std::string& b) {
+  boost::system::error_code ea, eb;
+  const json::value va = json::parse(a, ea);
+  const json::value vb = json::parse(b, eb);
+  return !ea && !eb && va == vb;
+}
+
+class Worker {
+ public:
+  explicit Worker(RfsWorkerOptions options) : options_(std::move(options)) {}
+
+  RfsWorkerResult Run() {
+    DocumentsToolOptions& docs = options_.documents;
+    result_.worker_id = docs.worker_id.empty() ? DefaultWorkerId() : docs.worker_id;
+    docs.worker_id = result_.worker_id;
+    result_.snapshot_name = docs.migration.snapshot_name;
+    if (result_.snapshot_name.empty() && options_.source) {
+      result_.snapshot_name = DeriveSnapshotName(options_);
+    }
+    docs.migration.snapshot_name = result_.snapshot_name;
+    if (options_.max_attempts < 1) {
+      return Finish(absl::InvalidArgumentError("--max-attempts must be at least 1"), kExitUsage);
+    }
+    if (options_.source && !options_.source_repository) {
+      return Finish(absl::InvalidArgumentError(
+                        "--source-host needs the repository to register on the source: "
+                        "--snapshot-local-dir (as the source's path.repo sees it) or "
+                        "--s3-repo-uri"),
+                    kExitUsage);
+    }
+    if (auto error = internal::WireTarget(docs, result_.worker_id, wiring_)) {
+      return Finish(error->status, error->exit_code);
+    }
+    result_.failed_documents_path = wiring_.failed_documents_path;
+
+    if (options_.verify_only) {
+      if (auto status = OpenRepository(); !status.ok())
+        return Finish(status, kSnapshotReadFailureExitCode);
+      auto report = Verify();
+      if (!report.ok()) return Finish(report.status(), kExitFailure);
+      result_.verify = *report;
+      if (!report->ok()) return Finish(PhaseFailed(MissingReason(*report)), kExitPhaseFailed);
+      return Finish(absl::OkStatus(), 0);
+    }
+
+    int exit_code = kExitFailure;
+    auto records = internal::OpenCoordinator(docs, wiring_, result_.worker_id,
+                                             internal::ItemSpace::kWorkerRecords, &exit_code);
+    if (!records.ok()) return Finish(records.status(), exit_code);
+    records_ = *std::move(records);
+    if (auto status = records_->Setup(); !status.ok()) return Finish(status, kExitFailure);
+
+    absl::Status status = RunPhases();
+    if (IsPhaseFailure(status)) {
+      result_.failure = std::string(status.message());
+      return Finish(status, kExitPhaseFailed);
+    }
+    if (!status.ok()) return Finish(status, exit_code_override_.value_or(kExitFailure));
+    if (stopped_) return Finish(absl::OkStatus(), 2);
+    return Finish(absl::OkStatus(),
+                  result_.documents.docs_failed > 0 ? kDocumentsFailedExitCode : 0);
+  }
+
+ private:
+  RfsWorkerResult Finish(absl::Status status, int code) {
+    result_.status = std::move(status);
+    result_.exit_code = code;
+    return std::move(result_);
+  }
+
+  void Emit(WorkerPhase phase, std::string kind, std::string item, std::string message) {
+    if (options_.on_event)
+      options_.on_event({phase, std::move(kind), std::move(item), std::move(message)});
+  }
+
+  absl::Status OpenRepository() {
+    auto repository = OpenSnapshotRepository(options_.documents.repository);
+    if (!repository.ok()) return repository.status();
+    wiring_.repository = *std::move(repository);
+    auto snapshot = result_.snapshot_name.empty()
+                        ? wiring_.repository->LatestSnapshot()
+                        : wiring_.repository->FindSnapshot(result_.snapshot_name);
+    if (!snapshot.ok()) return snapshot.status();
+    snapshot_ = *snapshot;
+    result_.snapshot_name = snapshot_->name;
+    options_.documents.migration.snapshot_name = snapshot_->name;
+    return absl::OkStatus();
+  }
+
+  // Sleeps a short random time (a worker that lost a race looks again soon, but not in step).
+  void Backoff(std::chrono::milliseconds at_most = std::chrono::milliseconds(1500)) {
+    const auto ms = std::uniform_int_distribution<int64_t>(
+        std::min<int64_t>(100, at_most.count()), std::max<int64_t>(100, at_most.count()))(rng_);
+    clock_.SleepFor(std::chrono::milliseconds(ms));
+  }
+
+  bool StopRequested() const {
+    const auto* stop = options_.documents.migration.stop_requested;
+    return stop != nullptr && stop->load();
+  }
+
+  // The migration's FAILED record, if any: its reason.
+  absl::Status CheckFailed() {
+    auto failed = records_->GetWorkItem(kFailedRecord);
+    if (!failed.ok()) return failed.status();
+    if (!*failed) return absl::OkStatus();
+    std::string reason = (*failed)->creator_id;
+    if (reason.starts_with(kFailedPrefix)) reason = reason.substr(kFailedPrefix.size());
+    return PhaseFailed(StrCat("the migration FAILED: ", reason));
+  }
+
+  // Records the failure (the first one stands) and returns it as every worker will see it. The
+  // reason travels as the creator of the FAILED record, which every store keeps.
+  absl::Status MarkFailed(WorkerPhase phase, std::string_view item, std::string_view why) {
+    std::string reason = StrCat(kFailedPrefix, "phase ", ToString(phase), " (", item, "): ", why);
+    for (char& c : reason) {
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    if (reason.size() > 240) reason = reason.substr(0, 237) + "...";
+    int exit_code = kExitFailure;
+    auto marker = internal::OpenCoordinator(options_.documents, wiring_, reason,
+                                            internal::ItemSpace::kWorkerRecords, &exit_code);
+    if (marker.ok()) {
+      auto created = (*marker)->CreateUnassignedWorkItem(kFailedRecord, 0);
+      if (!created.ok()) return created.status();
+    } else {
+      return marker.status();
+    }
+    Emit(phase, "failed", std::string(item), std::string(why));
+    absl::Status recorded = CheckFailed();
+    return recorded.ok() ? PhaseFailed(reason) : recorded;
+  }
+
+  enum class Once { kDone, kBusy };
+
+  // Runs `body` once across all workers under the lease of `record`. kDone once the record is
+  // complete (whoever ran it); kBusy when another worker holds it and `wait` is false.
+  absl::StatusOr<Once> RunOnce(WorkerPhase phase, const std::string& record,
+                               const std::string& item, bool wait,
+                               const std::function<absl::Status()>& body) {
+    while (true) {
+      RFS_RETURN_IF_ERROR(CheckFailed());
+      if (StopRequested()) {
+        stopped_ = true;
+        return absl::CancelledError("stopped by a signal");
+      }
+      auto outcome = records_->AcquireWorkItem(record, options_.record_lease);
+      if (!outcome.ok()) {
+        if (!core::IsRetryable(outcome.status())) return outcome.status();
+        Backoff();
+        continue;
+      }
+      if (std::holds_alternative<coordination::AlreadyCompleted>(*outcome)) return Once::kDone;
+      if (auto* busy = std::get_if<coordination::AllLeasedElsewhere>(&*outcome)) {
+        if (!wait) return Once::kBusy;
+        Emit(phase, "waiting", item, "held by another worker");
+        Backoff(std::min<std::chrono::milliseconds>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(busy->retry_after) +
+                std::chrono::milliseconds(100),
+            std::chrono::milliseconds(1500)));
+        continue;
+      }
+      const Lease lease = std::get<coordination::Acquired>(*outcome).lease;
+      if (lease.generation > options_.max_attempts) {
+        return MarkFailed(phase, item,
+                          StrCat("not completed in ", options_.max_attempts,
+                                 " attempts (the workers holding it died or failed)"));
+      }
+      Emit(phase, "started", item, StrCat("attempt ", lease.generation));
+      absl::Status status;
+      Lease current = lease;
+      {
+        HealthGuard guard(*records_, clock_, lease, options_.on_lease_lost);
+        status = body();
+        current = guard.lease();
+      }
+      if (status.ok()) {
+        absl::Status completed = records_->CompleteWorkItem(current);
+        if (coordination::IsLeaseLost(completed)) continue;  // someone else will, or did
+        RFS_RETURN_IF_ERROR(completed);
+        Emit(phase, "completed", item, "");
+        return Once::kDone;
+      }
+      if (IsPhaseFailure(status)) return status;
+      if (absl::IsCancelled(status)) {
+        records_->ReleaseWorkItem(current).IgnoreError();
+        stopped_ = true;
+        return status;
+      }
+      if (!core::IsRetryable(status)) return MarkFailed(phase, item, std::string(status.message()));
+      // Transient: give the record back; the next attempt (maybe ours) counts against the limit.
+      Emit(phase, "waiting", item, StrCat("retrying after: ", status.message()));
+      records_->ReleaseWorkItem(current).IgnoreError();
+      Backoff();
+    }
+  }
+
+  absl::Status RunPhases() {
+    // 1: the snapshot.
+    RFS_RETURN_IF_ERROR(
+        RunOnce(WorkerPhase::kSnapshot, PhaseRecord(WorkerPhase::kSnapshot), "snapshot", true, [&] {
+          return SnapshotPhase();
+        }).status());
+    if (auto status = OpenRepository(); !status.ok()) {
+      return MarkFailed(WorkerPhase::kSnapshot, "snapshot",
+                        StrCat("the repository cannot be read: ", status.message()));
+    }
+    // 2: templates.
+    RFS_RETURN_IF_ERROR(RunOnce(WorkerPhase::kMetadata, PhaseRecord(WorkerPhase::kMetadata),
+                                "templates", true, [&] { return Metadata(std::nullopt); })
+                            .status());
+    // 3: the index records, then each index; busy ones are left for a later round.
+    RFS_RETURN_IF_ERROR(
+        RunOnce(WorkerPhase::kIndices, "phase_3_index_setup", "index setup", true, [&] {
+          return SetupIndexRecords();
+        }).status());
+    std::vector<std::string> indices = SelectedIndices();
+    while (!indices.empty()) {
+      std::vector<std::string> busy;
+      for (const std::string& index : indices) {
+        RFS_ASSIGN_OR_RETURN(
+            Once once, RunOnce(WorkerPhase::kIndices, IndexRecord(index), StrCat("index ", index),
+                               false, [&] { return Metadata(index); }));
+        if (once == Once::kBusy) busy.push_back(index);
+      }
+      if (!busy.empty()) {
+        Emit(WorkerPhase::kIndices, "waiting", "",
+             StrCat(busy.size(), " indices held by other workers"));
+        Backoff();
+      }
+      indices = std::move(busy);
+    }
+    RFS_RETURN_IF_ERROR(
+        RunOnce(WorkerPhase::kIndices, PhaseRecord(WorkerPhase::kIndices), "indices", true, [] {
+          return absl::OkStatus();
+        }).status());
+    // 4: documents, until every shard item is complete.
+    RFS_RETURN_IF_ERROR(DocumentsPhase());
+    // 5: verify.
+    if (options_.skip_verify) return absl::OkStatus();
+    return RunOnce(WorkerPhase::kVerify, PhaseRecord(WorkerPhase::kVerify), "verify", true,
+                   [&]() -> absl::Status {
+                     auto report = Verify();
+                     if (!report.ok()) return report.status();
+                     result_.verify = *report;
+                     if (!report->ok()) {
+                       return MarkFailed(WorkerPhase::kVerify, "verify", MissingReason(*report));
+                     }
+                     return absl::OkStatus();
+                   })
+        .status();
+  }
+
+  absl::Status SnapshotPhase() {
+    if (!options_.source) {
+      // No source cluster: the snapshot must be in the repository already.
+      absl::Status status = OpenRepository();
+      if (absl::IsNotFound(status)) {
+        return absl::FailedPreconditionError(
+            StrCat("snapshot ", result_.snapshot_name.empty() ? "(newest)" : result_.snapshot_name,
+                   " is not in the repository: ", status.message()));
+      }
+      return status;
+    }
+    auto transport = internal::OpenTransport(*options_.source, 2);
+    if (!transport.ok()) return transport.status();
+    opensearch::OpenSearchClient client(**transport);
+    opensearch::SnapshotCreator creator(client, options_.source_repository_name);
+    auto existing = creator.GetSnapshot(result_.snapshot_name);
+    if (absl::IsNotFound(existing.status())) {
+      RFS_RETURN_IF_ERROR(creator.RegisterRepository(*options_.source_repository));
+      opensearch::SnapshotRequest request;
+      request.name = result_.snapshot_name;
+      request.indices = options_.metadata.index_allowlist.entries();
+      absl::Status started = creator.StartSnapshot(request);
+      // Another worker (now dead) may have started it between our look and our request.
+      if (!started.ok() && !absl::IsAlreadyExists(started)) return started;
+    } else if (!existing.ok()) {
+      return existing.status();
+    }
+    opensearch::WaitOptions wait;
+    wait.poll_interval = options_.snapshot_poll_interval;
+    wait.on_progress = [&](const opensearch::SnapshotProgress& progress) {
+      Emit(WorkerPhase::kSnapshot, "progress", result_.snapshot_name,
+           StrCat(progress.raw_state, " ", progress.shards_done, "/", progress.shards_total,
+                  " shards"));
+    };
+    auto info = creator.WaitForSnapshot(result_.snapshot_name, clock_, wait);
+    if (!info.ok()) {
+      if (absl::IsFailedPrecondition(info.status())) {
+        return absl::FailedPreconditionError(
+            StrCat("snapshot ", result_.snapshot_name, " failed: ", info.status().message()));
+      }
+      return info.status();
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<std::string> SelectedIndices() const {
+    std::vector<std::string> out;
+    for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
+      if (transform::SelectIndex(options_.metadata.index_allowlist, index)) out.push_back(index);
+    }
+    return out;
+  }
+
+  absl::Status SetupIndexRecords() {
+    for (const std::string& index : SelectedIndices()) {
+      auto created = records_->CreateUnassignedWorkItem(IndexRecord(index), 0);
+      if (!created.ok()) return created.status();
+    }
+    return absl::OkStatus();
+  }
+
+  // Templates (no index), or one index.
+  absl::Status Metadata(const std::optional<std::string>& index) {
+    MetadataMigrationOptions metadata = options_.metadata;
+    metadata.mode = MetadataMode::kMigrate;
+    metadata.include_templates = !index.has_value();
+    metadata.include_indices = index.has_value();
+    metadata.only_index = index;
+    if (!wiring_.client) metadata.output_dir = options_.documents.output_dir;
+    MetadataMigrator migrator(*wiring_.repository, *snapshot_, wiring_.client.get(), metadata);
+    auto report = migrator.Run();
+    if (!report.ok()) {
+      if (migrator.failure_source() == MetadataFailureSource::kTarget &&
+          core::IsRetryable(report.status())) {
+        return report.status();
+      }
+      return absl::FailedPreconditionError(std::string(report.status().message()));
+    }
+    std::string failed;
+    for (const auto& item : report->items) {
+      if (item.outcome == MetadataOutcome::kFailed) {
+        failed += StrCat(failed.empty() ? "" : "; ", ToString(item.kind), " ", item.name, ": ",
+                         item.error);
+      } else {
+        Emit(index ? WorkerPhase::kIndices : WorkerPhase::kMetadata, "progress",
+             StrCat(ToString(item.kind), " ", item.name), std::string(ToString(item.outcome)));
+      }
+    }
+    if (!failed.empty()) return absl::FailedPreconditionError(StrCat("rejected: ", failed));
+    return absl::OkStatus();
+  }
+
+  absl::Status DocumentsPhase() {
+    const std::string record = PhaseRecord(WorkerPhase::kDocuments);
+    Emit(WorkerPhase::kDocuments, "started", "documents", "");
+    int exit_code = kExitFailure;
+    auto items = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
+                                           internal::ItemSpace::kWorkItems, &exit_code);
+    if (!items.ok()) return items.status();
+    while (true) {
+      RFS_RETURN_IF_ERROR(CheckFailed());
+      auto state = records_->GetWorkItem(record);
+      if (!state.ok()) return state.status();
+      if (*state && (*state)->completed()) return absl::OkStatus();
+      DocumentMigrationOptions migration = options_.documents.migration;
+      migration.single_work_item = false;
+      DocumentMigrationWorker worker(*wiring_.repository, **items, wiring_.sinks,
+                                     wiring_.failed_sink.get(), clock_, migration);
+      auto run = worker.Run();
+      const WorkerSummary summary = worker.summary();
+      result_.documents.items_completed += summary.items_completed;
+      result_.documents.items_checkpointed += summary.items_checkpointed;
+      result_.documents.docs_written += summary.docs_written;
+      result_.documents.docs_failed += summary.docs_failed;
+      result_.documents.source_bytes += summary.source_bytes;
+      if (!run.ok()) {
+        if (IsSnapshotReadFailure(run.status())) {
+          return MarkFailed(WorkerPhase::kDocuments, "documents",
+                            std::string(run.status().message()));
+        }
+        if (core::IsRetryable(run.status())) {
+          Backoff();
+          continue;
+        }
+        return run.status();
+      }
+      switch (run->outcome) {
+        case WorkerOutcome::kStopped:
+          stopped_ = true;
+          return absl::OkStatus();
+        case WorkerOutcome::kNoWorkLeft: {
+          RFS_ASSIGN_OR_RETURN(Once once, RunOnce(WorkerPhase::kDocuments, record, "documents",
+                                                  true, [] { return absl::OkStatus(); }));
+          (void)once;
+          return absl::OkStatus();
+        }
+        default:
+          Emit(WorkerPhase::kDocuments, "waiting", "",
+               "remaining shards are held by other workers");
+          Backoff(std::chrono::milliseconds(3000));
+      }
+    }
+  }
+
+  static std::string MissingReason(const VerifyReport& report) {
+    std::string reason;
+    for (const auto& index : report.indices) {
+      if (index.excluded) continue;
+      if (index.missing > 0) {
+        reason += StrCat(reason.empty() ? "" : "; ", "index ", index.index, ": ", index.missing,
+                         " of ", index.expected, " documents missing");
+      }
+      if (!index.sample_mismatches.empty()) {
+        reason += StrCat(reason.empty() ? "" : "; ", "index ", index.index, ": ",
+                         index.sample_mismatches.size(), " sampled documents differ (",
+                         index.sample_mismatches[0], ")");
+      }
+    }
+    return reason;
+  }
+
+  absl::StatusOr<VerifyReport> Verify() {
+    VerifyReport report;
+    const std::map<std::string, uint64_t> failed =
+        CountFailedDocuments(wiring_.failed_documents_dir);
+    if (wiring_.client) {
+      if (auto refreshed = wiring_.client->Refresh(); !refreshed.ok()) return refreshed;
+    }
+    for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
+      IndexVerification row;
+      row.index = index;
+      row.excluded = !transform::SelectIndex(options_.metadata.index_allowlist, index);
+      if (row.excluded) {
+        // Not read: an excluded (often system) index may not even be readable.
+        report.indices.push_back(std::move(row));
+        continue;
+      }
+      auto docs = ReadIndexDocs(*wiring_.repository, *snapshot_, index,
+                                static_cast<size_t>(options_.verify_sample), rng_);
+      if (!docs.ok()) return docs.status();
+      row.expected = docs->count;
+      Emit(WorkerPhase::kVerify, "progress", StrCat("index ", index),
+           StrCat(row.expected, " documents in the snapshot"));
+      if (auto it = failed.find(index); it != failed.end()) row.failed = it->second;
+      std::map<std::string, std::string> target_sources;
+      if (wiring_.client) {
+        auto count = wiring_.client->Count(index);
+        if (absl::IsNotFound(count.status())) {
+          row.migrated = 0;
+        } else if (!count.ok()) {
+          return count.status();
+        } else {
+          row.migrated = *count;
+        }
+        for (const auto& [id, source] : docs->sample) {
+          auto stored = wiring_.client->GetDocument(index, id);
+          if (stored.ok() && *stored) target_sources[id] = (*stored)->source;
+        }
+      } else {
+        std::set<std::string> wanted;
+        for (const auto& [id, source] : docs->sample) wanted.insert(id);
+        DirectoryIndex directory = ReadDirectoryIndex(options_.documents.output_dir, index, wanted);
+        row.migrated = directory.count;
+        target_sources = std::move(directory.sources);
+      }
+      const uint64_t accounted = row.migrated + row.failed;
+      row.missing = row.expected > accounted ? row.expected - accounted : 0;
+      for (const auto& [id, source] : docs->sample) {
+        ++row.sampled;
+        auto it = target_sources.find(id);
+        if (it == target_sources.end()) {
+          row.sample_mismatches.push_back(StrCat(id, ": not on the target"));
+        } else if (!SameJson(it->second, source)) {
+          row.sample_mismatches.push_back(StrCat(id, ": _source differs"));
+        }
+      }
+      report.indices.push_back(std::move(row));
+    }
+    return report;
+  }
+
+  RfsWorkerOptions options_;
+  RfsWorkerResult result_;
+  internal::DocumentsWiring wiring_;
+  std::unique_ptr<IWorkCoordinator> records_;
+  const snapshot::SnapshotEntry* snapshot_ = nullptr;
+  core::SystemClock clock_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  bool stopped_ = false;
+  std::optional<int> exit_code_override_;
+};
+
+}  // namespace
+
+std::string_view ToString(WorkerPhase phase) {
+  switch (phase) {
+    case WorkerPhase::kSnapshot:
+      return "snapshot";
+    case WorkerPhase::kMetadata:
+      return "metadata";
+    case WorkerPhase::kIndices:
+      return "indices";
+    case WorkerPhase::kDocuments:
+      return "documents";
+    case WorkerPhase::kVerify:
+      return "verify";
+  }
+  return "unknown";
+}
+
+bool VerifyReport::ok() const {
+  for (const auto& index : indices) {
+    if (!index.excluded && (index.missing > 0 || !index.sample_mismatches.empty())) return false;
+  }
+  return true;
+}
+
+std::string VerifyReport::ToText() const {
+  std::string out = "Verification: index, expected, migrated, failed, missing, sample\n";
+  for (const auto& index : indices) {
+    if (index.excluded) {
+      out += StrCat("  ", index.index, ": excluded by the allowlist (or a system index)\n");
+      continue;
+    }
+    out +=
+        StrCat("  ", index.index, ": expected ", index.expected, ", migrated ", index.migrated,
+               ", failed ", index.failed, ", missing ", index.missing, ", sample ",
+               index.sampled - index.sample_mismatches.size(), "/", index.sampled, " identical\n");
+    for (const auto& mismatch : index.sample_mismatches) out += StrCat("    ", mismatch, "\n");
+  }
+  out += ok() ? "Verification: every document is accounted for\n"
+              : "Verification: documents are MISSING or differ\n";
+  return out;
+}
+
+json::object VerifyReport::ToJson() const {
+  json::array rows;
+  for (const auto& index : indices) {
+    json::array mismatches;
+    for (const auto& m : index.sample_mismatches) mismatches.emplace_back(m);
+    rows.push_back(json::object{{"index", index.index},
+                                {"excluded", index.excluded},
+                                {"expected", index.expected},
+                                {"migrated", index.migrated},
+                                {"failed", index.failed},
+                                {"missing", index.missing},
+                                {"sampled", index.sampled},
+                                {"sample_mismatches", std::move(mismatches)}});
+  }
+  return {{"ok", ok()}, {"indices", std::move(rows)}};
+}
+
+std::string DeriveSnapshotName(const RfsWorkerOptions& options) {
+  std::string key =
+      StrCat(options.source ? options.source->endpoint : "", "|", options.documents.repository.uri,
+             "|", options.documents.session_name, "|");
+  for (const auto& entry : options.metadata.index_allowlist.entries()) key += entry + ",";
+  return StrCat("rfs-", net::Sha256Hex(key).substr(0, 12));
+}
+
+RfsWorkerResult RunWorker(RfsWorkerOptions options) { return Worker(std::move(options)).Run(); }
+
+}  // namespace rfs::migration

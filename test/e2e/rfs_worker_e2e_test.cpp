@@ -1,0 +1,335 @@
+// RfsWorker end to end: several workers started at once from an empty store run every phase
+// (snapshot on the source double, templates, indices, documents, verify) against the target
+// double, for a generated snapshot and for the corpus; the same with workers SIGKILLed at random
+// in every phase and restarted; a failing phase (snapshot FAILED, template rejected) ends every
+// worker with the same clear outcome; the verify phase finds missing documents.
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/net/http_transport.hpp"
+
+#include "e2e_support.hpp"
+#include "support/generated_repo.hpp"
+
+using namespace rfs::e2e;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int kPhaseFailed = 7;
+
+std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& target,
+                                    const std::string& name, std::vector<std::string> extra) {
+  std::vector<std::string> args{RFS_WORKER_TOOL, "--snapshot-local-dir", repo, "--target-host",
+                                target,          "--worker-id",          name};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Starts `count` workers at once; returns their exit codes.
+std::multiset<int> RunWorkers(MigrationRun& run, int count, const std::string& repo,
+                              const std::string& target, const std::vector<std::string>& extra) {
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "w" + std::to_string(i);
+    workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+        WorkerArgs(repo, target, name, extra), run.Out(name), run.Err(name)));
+  }
+  std::multiset<int> codes;
+  for (auto& worker : workers) codes.insert(worker->Wait());
+  return codes;
+}
+
+std::string AllLogs(const MigrationRun& run, int count) {
+  std::string logs;
+  for (int i = 0; i < count; ++i) logs += run.Logs("w" + std::to_string(i));
+  return logs;
+}
+
+bool TemplateOnTarget(const rfs::testing::OpenSearchDouble& target, const std::string& path) {
+  rfs::net::HttpTransportOptions http;
+  http.endpoint = target.endpoint();
+  auto transport = rfs::net::BeastHttpTransport::Open(http);
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest request;
+  request.target = path;
+  auto response = (*transport)->Send(request);
+  REQUIRE(response.ok());
+  return response->status == 200;
+}
+
+}  // namespace
+
+TEST_CASE("four RfsWorkers started together run every phase of a migration", "[e2e][worker]") {
+  auto generated = rfs::test::Generate(
+      "--indices 3 --shards 2 --docs 600 --updates 30 --deletes 20 --seed 81 --snapshot-name "
+      "snap-w");
+  rfs::testing::OpenSearchDoubleOptions source_options;
+  source_options.snapshot_polls_to_complete = 4;
+  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE((source.ok() && target.ok()));
+  MigrationRun run;
+  const auto codes = RunWorkers(
+      run, 4, generated->repo().string(), (*target)->endpoint(),
+      {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-w",
+       "--snapshot-poll-interval", "PT0.05S", "--failed-documents-dir", run.dir.File("failed")});
+  INFO(AllLogs(run, 4));
+  CHECK(codes == std::multiset<int>{0, 0, 0, 0});
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  CHECK(TemplateOnTarget(**target, "/_index_template/index_index_template"));
+  CHECK(TemplateOnTarget(**target, "/_component_template/index_component_template"));
+  // Exactly one worker verified, and every index was accounted for.
+  int verified = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::string out = rfs::test::ReadTextFile(run.Out("w" + std::to_string(i)));
+    if (out.find("Verification: every document is accounted for") != std::string::npos) ++verified;
+    CHECK(out.find("every phase COMPLETED") != std::string::npos);
+  }
+  CHECK(verified == 1);
+
+  // A worker that comes later finds every phase COMPLETED and exits 0 at once; --verify-only
+  // reports the same.
+  MigrationRun late;
+  CHECK(RunWorkers(late, 1, generated->repo().string(), (*target)->endpoint(),
+                   {"--snapshot-name", "snap-w", "--failed-documents-dir",
+                    run.dir.File("failed")}) == std::multiset<int>{0});
+  MigrationRun verify;
+  CHECK(RunWorkers(verify, 1, generated->repo().string(), (*target)->endpoint(),
+                   {"--snapshot-name", "snap-w", "--verify-only", "--failed-documents-dir",
+                    run.dir.File("failed")}) == std::multiset<int>{0});
+  CHECK(rfs::test::ReadTextFile(verify.Out("w0")).find("expected 580, migrated 580") !=
+        std::string::npos);
+}
+
+TEST_CASE("RfsWorkers migrate every corpus repository completely", "[e2e][worker][corpus]") {
+  auto cases = CorpusCases();
+  REQUIRE_FALSE(cases.empty());
+  for (const auto& c : cases) {
+    SECTION(c.label) {
+      auto target = rfs::testing::OpenSearchDouble::Start();
+      REQUIRE(target.ok());
+      MigrationRun run;
+      std::vector<std::string> extra{"--failed-documents-dir", run.dir.File("failed")};
+      if (!c.snapshot.empty()) extra.insert(extra.end(), {"--snapshot-name", c.snapshot});
+      const auto codes = RunWorkers(run, 3, c.repo.string(), (*target)->endpoint(), extra);
+      INFO(AllLogs(run, 3));
+      CHECK(codes == std::multiset<int>{0, 0, 0});
+      CheckTarget(**target, c.expected);
+    }
+  }
+}
+
+TEST_CASE("RfsWorkers SIGKILLed at random in every phase and restarted finish the migration",
+          "[e2e][worker][chaos]") {
+  auto generated = rfs::test::Generate(
+      "--indices 4 --shards 2 --docs 4000 --updates 30 --deletes 20 --seed 82 --snapshot-name "
+      "snap-k");
+  rfs::testing::OpenSearchDoubleOptions source_options;
+  source_options.snapshot_polls_to_complete = 30;  // about 1.5 s of snapshot phase
+  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
+  // Slow template and index requests widen the metadata phases, so kills land there too.
+  rfs::testing::OpenSearchDoubleOptions target_options;
+  auto target = rfs::testing::OpenSearchDouble::Start(target_options);
+  REQUIRE((source.ok() && target.ok()));
+  rfs::testing::FaultOptions slow;
+  slow.path_contains = "index";  // templates, the indices and their records
+  slow.slow = 1.0;
+  slow.slow_delay = 150ms;
+  (*target)->SetFaults(slow);
+  // And the snapshot's polls on the source.
+  rfs::testing::FaultOptions slow_source;
+  slow_source.path_contains = "_snapshot";
+  slow_source.slow = 1.0;
+  slow_source.slow_delay = 30ms;
+  (*source)->SetFaults(slow_source);
+  MigrationRun run;
+  const std::vector<std::string> extra{"--source-host",
+                                       (*source)->endpoint(),
+                                       "--snapshot-name",
+                                       "snap-k",
+                                       "--snapshot-poll-interval",
+                                       "PT0.05S",
+                                       "--phase-lease-duration",
+                                       "PT0.6S",
+                                       "--initial-lease-duration",
+                                       "PT2S",
+                                       "--lease-renewal-interval",
+                                       "PT0.2S",
+                                       "--max-attempts",
+                                       "200",
+                                       "--documents-size-per-bulk-request",
+                                       "10000",
+                                       "--verify-sample",
+                                       "3",
+                                       "--failed-documents-dir",
+                                       run.dir.File("failed")};
+  std::mt19937_64 rng(Catch::rngSeed() + 5);
+  constexpr int kWorkers = 4;
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers(kWorkers);
+  std::vector<std::string> names(kWorkers);
+  int started = 0;
+  auto start = [&](int slot) {
+    const std::string name = "k" + std::to_string(started++);
+    names[slot] = name;
+    workers[slot] = std::make_unique<rfs::test::ChildProcess>(
+        WorkerArgs(generated->repo().string(), (*target)->endpoint(), name, extra), run.Out(name),
+        run.Err(name));
+  };
+  for (int i = 0; i < kWorkers; ++i) start(i);
+  int kills = 0;
+  std::set<std::string> phases_killed;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  int finished = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 200)(rng)));
+    bool all_done = true;
+    for (int i = 0; i < kWorkers; ++i) {
+      if (!workers[i]) continue;
+      if (workers[i]->Exited()) {
+        const int code = workers[i]->Wait();
+        INFO("a worker exited " << code);
+        REQUIRE((code == 0 || code == 2));
+        if (code == 0) {
+          ++finished;
+          workers[i].reset();
+          continue;
+        }
+        start(i);  // lost its lease: restarted like a killed one
+      }
+      all_done = false;
+    }
+    if (all_done) break;
+    // Kill a worker in a phase nobody died in yet when there is one (so that deaths land in
+    // every phase the run goes through), else now and then one at random.
+    auto phase_of = [&](int slot) {
+      const std::string log = rfs::test::ReadTextFile(run.Err(names[slot]));
+      const size_t at = log.rfind("\"phase\":\"");
+      if (at == std::string::npos) return std::string();
+      const size_t begin = at + 9;
+      return log.substr(begin, log.find('"', begin) - begin);
+    };
+    int victim = -1;
+    for (int slot = 0; slot < kWorkers && victim < 0; ++slot) {
+      if (!workers[slot] || workers[slot]->Exited()) continue;
+      const std::string phase = phase_of(slot);
+      if (!phase.empty() && !phases_killed.contains(phase)) victim = slot;
+    }
+    if (victim < 0 && std::uniform_int_distribution<int>(0, 7)(rng) == 0) {
+      victim = std::uniform_int_distribution<int>(0, kWorkers - 1)(rng);
+    }
+    if (kills < 60 && victim >= 0 && workers[victim] && !workers[victim]->Exited()) {
+      const std::string phase = phase_of(victim);
+      workers[victim]->Kill();
+      workers[victim]->Wait();
+      ++kills;
+      if (!phase.empty()) phases_killed.insert(phase);
+      start(victim);
+    }
+  }
+  INFO(kills << " kills, " << started << " workers started, " << finished << " finished");
+  REQUIRE(finished >= 1);
+  for (auto& worker : workers) CHECK_FALSE(worker);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  CHECK(kills >= 5);
+  // Deaths in every phase but maybe verify (one worker reads the snapshot for a moment).
+  for (const char* phase : {"snapshot", "metadata", "indices", "documents"}) {
+    CHECK(phases_killed.contains(phase));
+  }
+  std::string phases;
+  for (const auto& p : phases_killed) phases += p + " ";
+  WARN("worker chaos: " << kills << " SIGKILLs over " << started
+                        << " worker processes; killed in phases: " << phases);
+}
+
+TEST_CASE("a failing phase ends every RfsWorker with the same clear outcome", "[e2e][worker]") {
+  auto generated =
+      rfs::test::Generate("--indices 2 --shards 1 --docs 200 --seed 83 --snapshot-name snap-f");
+  SECTION("the snapshot FAILED on the source") {
+    rfs::testing::OpenSearchDoubleOptions source_options;
+    source_options.snapshot_final_state = "FAILED";
+    auto source = rfs::testing::OpenSearchDouble::Start(source_options);
+    auto target = rfs::testing::OpenSearchDouble::Start();
+    REQUIRE((source.ok() && target.ok()));
+    MigrationRun run;
+    const auto codes = RunWorkers(run, 3, generated->repo().string(), (*target)->endpoint(),
+                                  {"--source-host", (*source)->endpoint(), "--snapshot-name",
+                                   "snap-f", "--snapshot-poll-interval", "PT0.05S"});
+    INFO(AllLogs(run, 3));
+    CHECK(codes == std::multiset<int>{kPhaseFailed, kPhaseFailed, kPhaseFailed});
+    for (int i = 0; i < 3; ++i) {
+      const std::string out = rfs::test::ReadTextFile(run.Out("w" + std::to_string(i)));
+      CHECK(out.find("phase snapshot (snapshot): snapshot snap-f failed") != std::string::npos);
+    }
+    CHECK((*target)->IndexNames().size() <= 1);  // at most the records' index
+  }
+  SECTION("a template rejected by the target") {
+    auto target = rfs::testing::OpenSearchDouble::Start();
+    REQUIRE(target.ok());
+    MigrationRun run;
+    // Without its component template the composable index template is refused.
+    const auto codes =
+        RunWorkers(run, 3, generated->repo().string(), (*target)->endpoint(),
+                   {"--snapshot-name", "snap-f", "--component-template-allowlist", "none-such"});
+    INFO(AllLogs(run, 3));
+    CHECK(codes == std::multiset<int>{kPhaseFailed, kPhaseFailed, kPhaseFailed});
+    for (int i = 0; i < 3; ++i) {
+      const std::string out = rfs::test::ReadTextFile(run.Out("w" + std::to_string(i)));
+      CHECK(out.find("phase metadata (templates)") != std::string::npos);
+      CHECK(out.find("index_index_template") != std::string::npos);
+    }
+  }
+  SECTION("the snapshot is not in the repository") {
+    auto target = rfs::testing::OpenSearchDouble::Start();
+    REQUIRE(target.ok());
+    MigrationRun run;
+    const auto codes = RunWorkers(run, 2, generated->repo().string(), (*target)->endpoint(),
+                                  {"--snapshot-name", "no-such-snapshot"});
+    INFO(AllLogs(run, 2));
+    CHECK(codes == std::multiset<int>{kPhaseFailed, kPhaseFailed});
+    CHECK(rfs::test::ReadTextFile(run.Out("w0")).find("no-such-snapshot") != std::string::npos);
+  }
+}
+
+TEST_CASE("the verify phase reports missing documents with a non-zero outcome", "[e2e][worker]") {
+  auto generated =
+      rfs::test::Generate("--indices 2 --shards 1 --docs 300 --seed 84 --snapshot-name snap-v");
+  rfs::test::TempDir dir("rfs-verify");
+  const std::string out = dir.File("out");
+  MigrationRun run;
+  REQUIRE(RunWorkers(run, 1, generated->repo().string(), "", {}) == std::multiset<int>{64});
+  // Migrate index-0 only (index-1 excluded), into the embedded target.
+  std::vector<std::string> args{RFS_WORKER_TOOL,
+                                "--snapshot-local-dir",
+                                generated->repo().string(),
+                                "--output-dir",
+                                out,
+                                "--index-allowlist",
+                                "index-0"};
+  CHECK(rfs::test::RunProcess(args, run.Out("first"), run.Err("first")) == 0);
+  INFO(run.Logs("first"));
+  const std::string report = rfs::test::ReadTextFile(run.Out("first"));
+  CHECK(report.find("index-1: excluded by the allowlist") != std::string::npos);
+  CHECK(report.find("index-0: expected 300, migrated 300, failed 0, missing 0") !=
+        std::string::npos);
+  // Lose a bulk file: --verify-only names the index and what is missing, and exits 7.
+  std::filesystem::path victim;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(out + "/index-0")) {
+    if (entry.path().extension() == ".ndjson") victim = entry.path();
+  }
+  REQUIRE_FALSE(victim.empty());
+  std::filesystem::remove(victim);
+  args.push_back("--verify-only");
+  CHECK(rfs::test::RunProcess(args, run.Out("verify"), run.Err("verify")) == kPhaseFailed);
+  INFO(run.Logs("verify"));
+  const std::string missing = rfs::test::ReadTextFile(run.Out("verify"));
+  CHECK(missing.find("Verification: documents are MISSING or differ") != std::string::npos);
+  CHECK(missing.find("index-0: expected 300, migrated ") != std::string::npos);
+  CHECK(missing.find("missing 0,") == std::string::npos);
+}
