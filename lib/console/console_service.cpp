@@ -663,6 +663,33 @@ struct ConsoleService::Impl {
     RFS_CONSOLE_TRY(auto infos, FromStatusOr(store.ListWorkItemInfo(session)));
     RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
     json::object status = ComputeStatus(session, items, infos, history.Get(session.name), now);
+    // RfsWorker's phase records, when workers keep them in this session.
+    json::array workflow;
+    if (!session.work_table.ends_with(kWorkflowTableSuffix)) {
+      SessionRecord records = session;
+      records.work_table += kWorkflowTableSuffix;
+      RFS_CONSOLE_TRY(auto reader, Coordinator(records, kConsoleWorker));
+      RFS_CONSOLE_TRY(auto phases, FromStatusOr(reader->ListWorkItems()));
+      for (const auto& record : phases) {
+        const std::string state = ItemStatus(record, now);
+        json::object row{{"record", record.id},
+                         {"status", state == "completed" ? "COMPLETED"
+                                    : state == "assigned" ? "IN_PROGRESS"
+                                                          : "NOT_STARTED"},
+                         {"attempts", record.lease_generation}};
+        if (state == "assigned") {
+          row["worker_id"] = record.lease_holder;
+          row["lease_expiry"] = FormatTime(record.lease_expires_at);
+        }
+        // The FAILED record carries its reason as its creator (see rfs_worker.cpp).
+        if (record.id == "failed") {
+          row["status"] = "FAILED";
+          row["reason"] = record.creator_id;
+        }
+        workflow.push_back(std::move(row));
+      }
+    }
+    status["workflow"] = std::move(workflow);
     history.Add(session.name,
                 ProgressSample{now, status.at("total_documents_processed").to_number<uint64_t>(),
                                status.at("total_bytes_processed").to_number<uint64_t>()});

@@ -333,3 +333,62 @@ TEST_CASE("the verify phase reports missing documents with a non-zero outcome", 
   CHECK(missing.find("index-0: expected 300, migrated ") != std::string::npos);
   CHECK(missing.find("missing 0,") == std::string::npos);
 }
+
+TEST_CASE("RfsWorkers coordinate through the migration console, which shows their phases",
+          "[e2e][worker][console]") {
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 300 --seed 85 --snapshot-name snap-c");
+  MigrationRun run;
+  const int port = rfs::test::FreeLoopbackPort();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string admin = "rfs-worker-console-admin-token";
+  rfs::test::ChildProcess console(
+      {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--store",
+       "sqlite:" + run.dir.File("console.db"), "--admin-token", admin},
+      run.Out("console"), run.Err("console"));
+  std::string token;
+  for (int attempt = 0; attempt < 300 && token.empty(); ++attempt) {
+    std::filesystem::remove(run.Out("create"));
+    if (rfs::test::RunProcess({RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "w",
+                               "--admin-token", admin},
+                              run.Out("create"), run.Err("create")) == 0) {
+      token = rfs::test::ReadTextFile(run.Out("create"));
+      while (!token.empty() && token.back() == '\n') token.pop_back();
+    } else {
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  INFO(run.Logs("console") << run.Logs("create"));
+  REQUIRE_FALSE(token.empty());
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "w" + std::to_string(i);
+    workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+        std::vector<std::string>{RFS_WORKER_TOOL, "--snapshot-local-dir",
+                                 generated->repo().string(), "--output-dir", run.dir.File("out"),
+                                 "--worker-id", name, "--console-url", url, "--session-name", "w",
+                                 "--console-token", token},
+        run.Out(name), run.Err(name)));
+  }
+  std::multiset<int> codes;
+  for (auto& worker : workers) codes.insert(worker->Wait());
+  INFO(AllLogs(run, 3));
+  CHECK(codes == std::multiset<int>{0, 0, 0});
+  CHECK_FALSE(std::filesystem::exists(run.dir.File("out") + "/.rfs/coordination.sqlite"));
+  std::filesystem::remove(run.Out("status"));
+  REQUIRE(rfs::test::RunProcess({RFS_CONSOLE_TOOL, "status", "--url", url, "--session", "w",
+                                 "--token", token, "--json"},
+                                run.Out("status"), run.Err("status")) == 0);
+  const boost::json::object status =
+      boost::json::parse(rfs::test::ReadTextFile(run.Out("status"))).as_object();
+  CHECK(status.at("percent_complete").to_number<double>() == 100);
+  std::set<std::string> completed;
+  for (const auto& row : status.at("workflow").as_array()) {
+    CHECK(row.at("status") == "COMPLETED");
+    completed.insert(std::string(row.at("record").as_string()));
+  }
+  for (const char* record : {"phase_1_snapshot", "phase_2_metadata", "phase_3_indices",
+                             "phase_4_documents", "phase_5_verify"}) {
+    CHECK(completed.contains(record));
+  }
+}
