@@ -673,7 +673,7 @@ struct ConsoleService::Impl {
       for (const auto& record : phases) {
         const std::string state = ItemStatus(record, now);
         json::object row{{"record", record.id},
-                         {"status", state == "completed" ? "COMPLETED"
+                         {"status", state == "completed"  ? "COMPLETED"
                                     : state == "assigned" ? "IN_PROGRESS"
                                                           : "NOT_STARTED"},
                          {"attempts", record.lease_generation}};

@@ -354,6 +354,10 @@ std::string_view ToString(WorkerEvent::Kind kind) {
   return "unknown";
 }
 
+bool IsItemOverAttempts(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kItemAttemptsPayload).has_value();
+}
+
 bool IsSnapshotReadFailure(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kSnapshotReadPayload).has_value();
 }
@@ -708,6 +712,15 @@ absl::Status DocumentMigrationWorker::RunLoop() {
     }
     const auto* acquired = std::get_if<coordination::Acquired>(&*outcome);
     if (acquired == nullptr) continue;
+    if (options_.max_item_attempts > 0 && acquired->lease.generation > options_.max_item_attempts) {
+      // Its holders keep dying or failing on it: give it back and end the run, naming it.
+      coordinator_.ReleaseWorkItem(acquired->lease).IgnoreError();
+      absl::Status over = absl::FailedPreconditionError(core::StrCat(
+          "work item ", acquired->lease.work_item_id, " was acquired ", acquired->lease.generation,
+          " times without finishing (limit ", options_.max_item_attempts, ")"));
+      over.SetPayload(kItemAttemptsPayload, absl::Cord("1"));
+      return over;
+    }
     RFS_ASSIGN_OR_RETURN(ItemResult result, MigrateItem(acquired->lease));
     if (result.kind == ItemResult::Kind::kLeaseLost) {
       ++summary_.items_lost;

@@ -572,6 +572,7 @@ class Worker {
       if (*state && (*state)->completed()) return absl::OkStatus();
       DocumentMigrationOptions migration = options_.documents.migration;
       migration.single_work_item = false;
+      migration.max_item_attempts = options_.max_attempts;
       DocumentMigrationWorker worker(*wiring_.repository, **items, wiring_.sinks,
                                      wiring_.failed_sink.get(), clock_, migration);
       auto run = worker.Run();
@@ -582,6 +583,10 @@ class Worker {
       result_.documents.docs_failed += summary.docs_failed;
       result_.documents.source_bytes += summary.source_bytes;
       if (!run.ok()) {
+        if (IsItemOverAttempts(run.status())) {
+          return MarkFailed(WorkerPhase::kDocuments, "documents",
+                            std::string(run.status().message()));
+        }
         if (IsSnapshotReadFailure(run.status())) {
           return MarkFailed(WorkerPhase::kDocuments, "documents",
                             std::string(run.status().message()));

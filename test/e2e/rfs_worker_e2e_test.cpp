@@ -336,8 +336,8 @@ TEST_CASE("the verify phase reports missing documents with a non-zero outcome", 
 
 TEST_CASE("RfsWorkers coordinate through the migration console, which shows their phases",
           "[e2e][worker][console]") {
-  auto generated = rfs::test::Generate(
-      "--indices 2 --shards 2 --docs 300 --seed 85 --snapshot-name snap-c");
+  auto generated =
+      rfs::test::Generate("--indices 2 --shards 2 --docs 300 --seed 85 --snapshot-name snap-c");
   MigrationRun run;
   const int port = rfs::test::FreeLoopbackPort();
   const std::string url = "http://127.0.0.1:" + std::to_string(port);

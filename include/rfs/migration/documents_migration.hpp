@@ -138,7 +138,15 @@ struct DocumentMigrationOptions {
   /// WorkerOutcome::kStopped. May be null.
   const std::atomic<bool>* stop_requested = nullptr;
   std::chrono::milliseconds shutdown_timeout{20'000};
+  /// Acquisitions of one work item before the run ends with an error naming it (0: no limit;
+  /// RfsWorker sets its --max-attempts, and marks the migration FAILED).
+  int max_item_attempts = 0;
 };
+
+/// The payload of the error of a run that met an item over `max_item_attempts`.
+inline constexpr const char* kItemAttemptsPayload = "rfs.migration.item_attempts";
+/// True for that error.
+bool IsItemOverAttempts(const absl::Status& status);
 
 /// Opens the sink for documents of one shard (e.g. one reindex::NdjsonDirectorySink per shard
 /// folder, or a shared reindex::OpenSearchBulkSink).

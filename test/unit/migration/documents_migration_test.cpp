@@ -366,3 +366,40 @@ TEST_CASE("a stop request finishes in-flight batches, releases the item and exit
   CHECK(first_run + rest->docs_written == 1000);
   for (const auto& [key, count] : sink->writes()) CHECK(count == 1);
 }
+
+TEST_CASE("an item acquired more than max_item_attempts times ends the run naming it",
+          "[reindex][worker][generated]") {
+  using namespace std::chrono_literals;
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 100 --seed 72");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  // Shard setup, then a holder that dies: its lease on the only shard runs out twice.
+  auto setup = fixture.Coordinator("setup");
+  REQUIRE(setup->Setup().ok());
+  REQUIRE(setup->CreateUnassignedWorkItem(rfs::coordination::kShardSetupWorkItemId, 0).ok());
+  auto setup_lease = setup->AcquireWorkItem(rfs::coordination::kShardSetupWorkItemId, 10min);
+  REQUIRE(setup_lease.ok());
+  REQUIRE(setup->CompleteWorkItem(std::get<rfs::coordination::Acquired>(*setup_lease).lease).ok());
+  const std::string id = rfs::coordination::WorkItemId{"index-0", 0, 0}.ToString();
+  REQUIRE(*setup->CreateUnassignedWorkItem(id, 0));
+  for (int death = 0; death < 2; ++death) {
+    auto held = fixture.Coordinator("doomed")->AcquireWorkItem(id, 1min);
+    REQUIRE(held.ok());
+    REQUIRE(std::holds_alternative<rfs::coordination::Acquired>(*held));
+    fixture.clock.Advance(1h);
+  }
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(0));
+  rfs::migration::DocumentMigrationOptions options;
+  options.max_item_attempts = 2;
+  auto run = fixture.RunWorker("w", sink, options);
+  REQUIRE_FALSE(run.ok());
+  CHECK(rfs::migration::IsItemOverAttempts(run.status()));
+  CHECK(run.status().message().find(id) != std::string_view::npos);
+  CHECK(sink->writes().empty());
+  // It was given back at once, not left leased.
+  CHECK(fixture.Item("index-0").lease_holder.empty());
+  // Without the limit the same item migrates.
+  auto unlimited = fixture.RunWorker("w2", sink, {});
+  REQUIRE(unlimited.ok());
+  CHECK(unlimited->items_completed == 1);
+}
