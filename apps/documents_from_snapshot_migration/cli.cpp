@@ -126,6 +126,7 @@ po::options_description Options() {
       "NDJSON bytes per object before compression; a larger batch is split")(
       "single-work-item", po::bool_switch(), "stop after one completed work item (exit 0)")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
+  AddReaderThreadsOption(options);
 
   return options;
 }
@@ -217,6 +218,9 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   docs.reindexer.max_concurrent_batches = std::max<size_t>(1, Get<Count>(vm, "max-connections"));
   docs.reindexer.max_docs_per_batch = Get<Count>(vm, "documents-per-bulk-request");
   docs.reindexer.max_bytes_per_batch = Get<Count>(vm, "documents-size-per-bulk-request");
+  auto reader_threads = ReaderThreads(vm);
+  if (!reader_threads.ok()) return reader_threads.status();
+  docs.reader_threads = *reader_threads;
   if (vm.count("allowed-doc-exception-types")) {
     docs.reindexer.allowed_exception_types =
         CommaList(vm["allowed-doc-exception-types"].as<std::vector<std::string>>());

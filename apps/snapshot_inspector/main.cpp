@@ -81,6 +81,7 @@ int Docs(int argc, char** argv) {
       "shard", po::value<rfs::apps::ShardNumber>(), "only this shard (default: every shard)")(
       "from-cursor", po::value<rfs::apps::Count>()->default_value({0}),
       "start at this shard-global document number (needs --index and --shard)");
+  rfs::apps::AddReaderThreadsOption(options);
   po::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kDocs, vm))
     return *done;
@@ -93,6 +94,9 @@ int Docs(int argc, char** argv) {
   if (vm.count("index")) run.index = vm["index"].as<std::string>();
   if (vm.count("shard")) run.shard = rfs::apps::Get<rfs::apps::ShardNumber>(vm, "shard");
   run.from_cursor = rfs::apps::Get<rfs::apps::Count>(vm, "from-cursor");
+  auto reader_threads = rfs::apps::ReaderThreads(vm);
+  if (!reader_threads.ok()) return rfs::apps::UsageError(kDocs, reader_threads.status().message());
+  run.reader_threads = *reader_threads;
   run.on_skipped = [](const std::string& message) {
     std::cerr << "SnapshotInspector: " << message << "\n";
   };

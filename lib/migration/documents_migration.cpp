@@ -12,6 +12,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
 
@@ -194,7 +195,7 @@ struct IndexPlacement {
 // target documents, until the shard ends or `stop_at` passes.
 class ShardDocumentStream final : public IDocumentStream {
  public:
-  ShardDocumentStream(lucene::DocumentCursor& cursor, std::string index,
+  ShardDocumentStream(lucene::IDocumentReader& cursor, std::string index,
                       const IndexPlacement& placement, transform::MultiTypePolicy policy,
                       std::function<bool()> stop_reading, IFailedDocumentSink* failed_sink,
                       const std::function<void(const lucene::Document&, std::string_view)>& report)
@@ -275,7 +276,7 @@ class ShardDocumentStream final : public IDocumentStream {
     return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
   }
 
-  lucene::DocumentCursor& cursor_;
+  lucene::IDocumentReader& cursor_;
   const std::string index_;
   const IndexPlacement& placement_;
   const transform::MultiTypePolicy policy_;
@@ -487,7 +488,24 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
                                           static_cast<int>(item.shard), reader_options);
   if (!reader.ok()) return TagSnapshotRead(reader.status());
   const uint64_t start = std::min<uint64_t>(recorded.next_cursor, (*reader)->max_cursor());
-  auto cursor = (*reader)->OpenAt(start);
+  absl::StatusOr<std::unique_ptr<lucene::IDocumentReader>> cursor;
+  if (options_.reader_threads > 0) {
+    lucene::ParallelReadOptions parallel;
+    parallel.threads = options_.reader_threads;
+    auto opened = lucene::ParallelDocumentReader::Open(**reader, start, parallel);
+    if (opened.ok()) {
+      cursor = std::unique_ptr<lucene::IDocumentReader>(*std::move(opened));
+    } else {
+      cursor = opened.status();
+    }
+  } else {
+    auto opened = (*reader)->OpenAt(start);
+    if (opened.ok()) {
+      cursor = std::unique_ptr<lucene::IDocumentReader>(*std::move(opened));
+    } else {
+      cursor = opened.status();
+    }
+  }
   if (!cursor.ok()) return TagSnapshotRead(cursor.status());
   base.max_cursor = (*reader)->max_cursor();
   base.cursor = start;

@@ -5,6 +5,7 @@
 
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
 #include "rfs/migration/tools.hpp"
@@ -45,12 +46,22 @@ class ShardExporter {
     auto reader =
         lucene::OpenSnapshotShard(repository, snapshot, index.name, shard, reader_options);
     if (!reader.ok()) return reader.status();
-    auto cursor = (*reader)->OpenAt(from_cursor);
-    if (!cursor.ok()) return cursor.status();
+    std::unique_ptr<lucene::IDocumentReader> cursor;
+    if (options_.reader_threads > 0) {
+      lucene::ParallelReadOptions parallel;
+      parallel.threads = options_.reader_threads;
+      auto opened = lucene::ParallelDocumentReader::Open(**reader, from_cursor, parallel);
+      if (!opened.ok()) return opened.status();
+      cursor = *std::move(opened);
+    } else {
+      auto opened = (*reader)->OpenAt(from_cursor);
+      if (!opened.ok()) return opened.status();
+      cursor = *std::move(opened);
+    }
     const auto mapping_type = lucene::IndexMappingType(index);
     lucene::Document doc;
     while (true) {
-      auto more = (*cursor)->Next(doc);
+      auto more = cursor->Next(doc);
       if (!more.ok()) return more.status();
       if (!*more) return absl::OkStatus();
       if (!doc.has_source) {

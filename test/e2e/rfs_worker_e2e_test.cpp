@@ -3,6 +3,7 @@
 // double, for a generated snapshot and for the corpus; the same with workers SIGKILLed at random
 // in every phase and restarted; a failing phase (snapshot FAILED, template rejected) ends every
 // worker with the same clear outcome; the verify phase finds missing documents.
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <set>
@@ -33,7 +34,11 @@ std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& 
 
 // Starts `count` workers at once; returns their exit codes.
 std::multiset<int> RunWorkers(MigrationRun& run, int count, const std::string& repo,
-                              const std::string& target, const std::vector<std::string>& extra) {
+                              const std::string& target, std::vector<std::string> extra) {
+  // Never the default ./failed-documents: tests run side by side in one folder.
+  if (std::find(extra.begin(), extra.end(), "--failed-documents-dir") == extra.end()) {
+    extra.insert(extra.end(), {"--failed-documents-dir", run.dir.File("failed")});
+  }
   std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
   for (int i = 0; i < count; ++i) {
     const std::string name = "w" + std::to_string(i);

@@ -73,21 +73,34 @@ struct ReaderStats {
 
 class ShardReader;
 
-class DocumentCursor {
+/// Live documents of a shard in cursor order, one at a time: a DocumentCursor,
+/// or a ParallelDocumentReader (parallel_reader.hpp) decoding ahead on threads.
+class IDocumentReader {
  public:
-  ~DocumentCursor();
+  virtual ~IDocumentReader() = default;
+  /// Fills `doc` with the next live document (its source valid until the
+  /// next call); false at the end.
+  virtual absl::StatusOr<bool> Next(Document& doc) = 0;
+  /// The cursor the next call starts from: every document before it was
+  /// returned or is not live.
+  virtual uint64_t position() const = 0;
+};
+
+class DocumentCursor final : public IDocumentReader {
+ public:
+  ~DocumentCursor() override;
 
   /// The next live document, std::nullopt at the end of the shard.
   absl::StatusOr<std::optional<Document>> Next();
   /// Same, filling `doc` in place (reusing its string buffers). Returns
   /// false at the end of the shard.
-  absl::StatusOr<bool> Next(Document& doc);
+  absl::StatusOr<bool> Next(Document& doc) override;
 
   /// Positions the cursor so the next document returned is the first live
   /// one with cursor >= `cursor` (past the end: the cursor is exhausted).
   absl::Status SeekTo(uint64_t cursor);
   /// The cursor the next call starts from.
-  uint64_t position() const;
+  uint64_t position() const override;
   const ReaderStats& stats() const;
 
  private:

@@ -138,6 +138,9 @@ struct DocumentMigrationOptions {
   /// WorkerOutcome::kStopped. May be null.
   const std::atomic<bool>* stop_requested = nullptr;
   std::chrono::milliseconds shutdown_timeout{20'000};
+  /// Threads decoding the shard ahead of the reindexer (lucene::ParallelDocumentReader; output
+  /// stays in cursor order, so checkpoints are exact). 0 reads on the worker's thread.
+  int reader_threads = 0;
   /// Acquisitions of one work item before the run ends with an error naming it (0: no limit;
   /// RfsWorker sets its --max-attempts, and marks the migration FAILED).
   int max_item_attempts = 0;

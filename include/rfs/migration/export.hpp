@@ -28,6 +28,9 @@ struct ExportOptions {
   std::optional<int> shard;
   /// Start at this shard-global document number (needs `index` and `shard`).
   uint64_t from_cursor = 0;
+  /// Threads decoding each shard ahead of the writer (lucene::ParallelDocumentReader); 0 reads
+  /// on the calling thread.
+  int reader_threads = 0;
   /// A document that is not written (no `_source`, or a source that has no JSON form).
   std::function<void(const std::string&)> on_skipped;
 };

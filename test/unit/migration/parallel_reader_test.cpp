@@ -1,0 +1,110 @@
+// lucene::ParallelDocumentReader against a DocumentCursor on real Lucene shards (generated with
+// several segments, updates and deletes): the same documents in the same order with the same
+// positions, whatever the threads, range size and memory budget, from any start, and a reader
+// dropped part-way stops cleanly.
+#include "rfs/lucene/parallel_reader.hpp"
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/snapshot/repository.hpp"
+#include "rfs/snapshot/source_repo.hpp"
+
+#include "support/generated_repo.hpp"
+
+namespace {
+
+using Row = std::tuple<uint64_t, std::string, std::string, std::string, uint64_t>;
+
+// (cursor, id, routing, source, position after) of every document `reader` returns.
+std::vector<Row> ReadAll(rfs::lucene::IDocumentReader& reader, size_t limit = SIZE_MAX) {
+  std::vector<Row> rows;
+  rfs::lucene::Document doc;
+  while (rows.size() < limit) {
+    auto more = reader.Next(doc);
+    REQUIRE(more.ok());
+    if (!*more) break;
+    rows.emplace_back(doc.cursor, doc.id, doc.routing.value_or(""),
+                      std::string(doc.source.begin(), doc.source.end()), reader.position());
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("ParallelDocumentReader returns exactly what a DocumentCursor returns, in order",
+          "[lucene][parallel][generated]") {
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91");
+  auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(source.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  for (int shard = 0; shard < 2; ++shard) {
+    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", shard);
+    REQUIRE(reader.ok());
+    const uint64_t max = (*reader)->max_cursor();
+    for (uint64_t start : {uint64_t{0}, max / 3, max - 1, max}) {
+      auto serial = (*reader)->OpenAt(start);
+      REQUIRE(serial.ok());
+      const std::vector<Row> expected = ReadAll(**serial);
+      for (auto [threads, range, budget] :
+           {std::tuple{1, uint64_t{2048}, size_t{64} << 20}, std::tuple{2, uint64_t{7}, size_t{1}},
+            std::tuple{3, uint64_t{100}, size_t{4096}},
+            std::tuple{4, uint64_t{1}, size_t{64} << 20}}) {
+        INFO("shard " << shard << " start " << start << " threads " << threads << " range " << range
+                      << " budget " << budget);
+        rfs::lucene::ParallelReadOptions options;
+        options.threads = threads;
+        options.range_docs = range;
+        options.max_buffered_bytes = budget;
+        auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, start, options);
+        REQUIRE(parallel.ok());
+        CHECK((*parallel)->position() == start);
+        const std::vector<Row> got = ReadAll(**parallel);
+        REQUIRE(got.size() == expected.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          // Positions may run ahead over deleted documents at range ends, never past the next.
+          CHECK(std::get<0>(got[i]) == std::get<0>(expected[i]));
+          CHECK(std::get<1>(got[i]) == std::get<1>(expected[i]));
+          CHECK(std::get<2>(got[i]) == std::get<2>(expected[i]));
+          CHECK(std::get<3>(got[i]) == std::get<3>(expected[i]));
+          CHECK(std::get<4>(got[i]) == std::get<0>(got[i]) + 1);
+        }
+        CHECK((*parallel)->position() >=
+              (expected.empty() ? start : std::get<0>(expected.back()) + 1));
+        CHECK((*parallel)->stats().docs_emitted == expected.size());
+      }
+    }
+    // Dropped part-way (decoding ahead, blocked on its window): stops and joins.
+    rfs::lucene::ParallelReadOptions options;
+    options.threads = 2;
+    options.range_docs = 16;
+    options.max_ranges_ahead = 2;
+    auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
+    REQUIRE(parallel.ok());
+    const auto first = ReadAll(**parallel, 40);
+    CHECK(first.size() == 40);
+    // Resuming a DocumentCursor at the reported position continues with the next document.
+    auto resumed = (*reader)->OpenAt((*parallel)->position());
+    REQUIRE(resumed.ok());
+    rfs::lucene::Document next;
+    auto more = (*resumed)->Next(next);
+    REQUIRE(more.ok());
+    REQUIRE(*more);
+    CHECK(next.cursor > std::get<0>(first.back()));
+    parallel->reset();
+  }
+  rfs::lucene::ParallelReadOptions bad;
+  bad.threads = 0;
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+  REQUIRE(reader.ok());
+  CHECK(absl::IsInvalidArgument(
+      rfs::lucene::ParallelDocumentReader::Open(**reader, 0, bad).status()));
+}
