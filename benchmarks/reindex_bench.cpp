@@ -3,6 +3,13 @@
 //   reindex_bench [--docs N] [--doc-bytes B] [--batch-mb M] [--connections C] [--rounds R]
 //                 [--targets serialize,serialize-gzip,ndjson,ndjson-nosync,http,http-gzip]
 //                 [--dir PATH] [--snapshot REPOSITORY]
+//                 [--reject-429 P] [--capacity C] [--backpressure on|off|both]
+//
+// Backpressure: --reject-429 makes the double answer a fraction P of bulk requests with 429, and
+// --capacity C puts a gate in front of the http sink that delays every request by 5 ms per
+// request in flight (a target slowing under load), sends it, and answers 429 (as a queue-full
+// cluster does, after receiving the body) when more than C were in flight. --backpressure both runs
+// each http round with and without the reindexer's AIMD backpressure.
 //
 // Targets:
 //   ndjson         NdjsonDirectorySink into --dir (fsync per file, as in production)
@@ -51,6 +58,9 @@ struct Options {
   size_t doc_bytes = 1024;
   size_t batch_mb = 10;
   size_t connections = 10;
+  double reject_429 = 0;
+  int capacity = 0;
+  std::string backpressure = "on";
   int rounds = 3;
   std::string targets = "serialize,serialize-gzip,ndjson,ndjson-nosync,http,http-gzip";
   std::string dir;
@@ -159,6 +169,7 @@ struct Result {
   double cpu_seconds = 0;  // user + system time of the whole process (server included)
   uint64_t docs = 0;
   uint64_t source_bytes = 0;
+  int rejected = 0;  // 429s met (gate and double)
 };
 
 double CpuSeconds() {
@@ -168,11 +179,45 @@ double CpuSeconds() {
          (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
+// A target that takes at most `capacity` bulks at once (the others get 429) and slows down with
+// load, in front of another sink.
+class CapacityGate final : public rfs::reindex::IDocumentSink {
+ public:
+  CapacityGate(rfs::reindex::IDocumentSink& inner, int capacity)
+      : inner_(inner), capacity_(capacity) {}
+  absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> Write(
+      std::span<const SourceDocument* const> docs) override {
+    const int now = ++active_;
+    // Every request costs its transfer and parsing; past capacity it is then refused (the
+    // cluster's write queue is full) and the client must send it again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 * now));
+    absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> result = inner_.Write(docs);
+    if (capacity_ > 0 && now > capacity_) {
+      ++rejected;
+      result = absl::ResourceExhaustedError("429 es_rejected_execution_exception (gate)");
+    }
+    --active_;
+    return result;
+  }
+  std::string description() const override { return inner_.description(); }
+  std::atomic<int> rejected{0};
+
+ private:
+  rfs::reindex::IDocumentSink& inner_;
+  const int capacity_;
+  std::atomic<int> active_{0};
+};
+
 Result RunOnce(rfs::reindex::IDocumentSink& sink, const Options& options,
-               std::vector<SourceDocument> docs) {
+               std::vector<SourceDocument> docs, bool backpressure = true) {
+  rfs::reindex::DocumentReindexerOptions reindexer_options{
+      .max_bytes_per_batch = options.batch_mb << 20, .max_concurrent_batches = options.connections};
+  reindexer_options.retry.max_attempts = 0;  // as a worker under a lease: retry until done
+  reindexer_options.retry.initial_backoff = std::chrono::milliseconds(50);
+  reindexer_options.retry.max_backoff = std::chrono::milliseconds(2000);
+  reindexer_options.backpressure = backpressure;
   rfs::reindex::DocumentReindexer reindexer(sink, nullptr, rfs::core::SystemClock::Instance(),
-                                            {.max_bytes_per_batch = options.batch_mb << 20,
-                                             .max_concurrent_batches = options.connections});
+                                            reindexer_options);
   rfs::reindex::VectorDocumentStream stream(std::move(docs));
   const double cpu_start = CpuSeconds();
   const auto start = std::chrono::steady_clock::now();
@@ -198,10 +243,11 @@ void Report(const std::string& target, const std::vector<Result>& results) {
   // a process with that many cores to itself would sustain.
   std::printf(
       "%-14s %9.0f docs/s %8.1f MB/s wall | %7.1f MB per CPU-second (%.2f s wall, "
-      "%.2f s CPU for %llu docs, %.1f MB of _source; best of %zu)\n",
+      "%.2f s CPU for %llu docs, %.1f MB of _source; best of %zu; %d 429s)\n",
       target.c_str(), best.docs / best.seconds, best.source_bytes / best.seconds / 1e6,
       best.source_bytes / best.cpu_seconds / 1e6, best.seconds, best.cpu_seconds,
-      static_cast<unsigned long long>(best.docs), best.source_bytes / 1e6, results.size());
+      static_cast<unsigned long long>(best.docs), best.source_bytes / 1e6, results.size(),
+      best.rejected);
   std::fflush(stdout);
 }
 
@@ -228,6 +274,12 @@ int main(int argc, char** argv) {
       options.snapshot = value;
     } else if (arg == "--dir") {
       options.dir = value;
+    } else if (arg == "--reject-429") {
+      options.reject_429 = std::stod(value);
+    } else if (arg == "--capacity") {
+      options.capacity = std::stoi(value);
+    } else if (arg == "--backpressure") {
+      options.backpressure = value;
     } else {
       std::fprintf(stderr, "unknown option %s\n", arg.c_str());
       return 2;
@@ -255,6 +307,7 @@ int main(int argc, char** argv) {
        {"serialize", "serialize-gzip", "ndjson", "ndjson-nosync", "http", "http-gzip"}) {
     if (!has(target)) continue;
     std::vector<Result> results;
+    std::vector<Result> off_results;
     for (int round = 0; round < options.rounds; ++round) {
       std::vector<SourceDocument> docs =
           shard_docs.empty() ? GenerateDocs(options, 42 + round) : shard_docs;
@@ -275,15 +328,33 @@ int main(int argc, char** argv) {
         auto server = rfs::testing::OpenSearchDouble::Start(
             {.discard_bulk = true, .max_content_length = size_t{1} << 31});
         if (!server.ok()) return 1;
+        if (options.reject_429 > 0) {
+          rfs::testing::FaultOptions faults;
+          faults.path_contains = "_bulk";
+          faults.reject_429 = options.reject_429;
+          (*server)->SetFaults(faults);
+        }
         auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
         if (!transport.ok()) return 1;
         rfs::opensearch::OpenSearchClient client(**transport,
                                                  {.compression = target == "http-gzip"});
         rfs::reindex::OpenSearchBulkSink sink(client);
-        results.push_back(RunOnce(sink, options, std::move(docs)));
+        CapacityGate gate(sink, options.capacity);
+        for (const std::string mode : {"on", "off"}) {
+          if (options.backpressure != "both" && options.backpressure != mode) continue;
+          const int rejected_before = gate.rejected.load();
+          auto stats_before = (*server)->stats();
+          Result r = RunOnce(gate, options, docs, mode == "on");
+          r.rejected =
+              gate.rejected.load() - rejected_before +
+              static_cast<int>((*server)->stats().faults_injected - stats_before.faults_injected);
+          (mode == "on" ? results : off_results).push_back(r);
+        }
       }
     }
-    Report(target, results);
+    Report(target + (options.backpressure == "both" ? " bp-on" : ""), results);
+    if (!off_results.empty()) Report(target + " bp-off", off_results);
+    off_results.clear();
   }
   return 0;
 }

@@ -47,6 +47,7 @@ class WorkerProgress {
         line["docs"] = event.docs;
         line["source_bytes"] = event.source_bytes;
         line["failed_docs"] = event.failed_docs;
+        if (event.concurrency > 0) line["concurrency"] = event.concurrency;
         line["elapsed_s"] = std::chrono::duration<double>(event.elapsed).count();
       }
       if (!event.message.empty()) line["message"] = event.message;
@@ -77,10 +78,11 @@ class WorkerProgress {
     char text[256];
     switch (event.kind) {
       case migration::WorkerEvent::Kind::kProgress:
-        std::snprintf(text, sizeof(text), "[%s] %s/%d: %llu docs, %.1f MB, %.1f MB/s, ETA %s",
+        std::snprintf(text, sizeof(text),
+                      "[%s] %s/%d: %llu docs, %.1f MB, %.1f MB/s, ETA %s, %zu bulks in flight",
                       worker_id_.c_str(), event.index.c_str(), event.shard,
                       static_cast<unsigned long long>(event.docs), Megabytes(event.source_bytes),
-                      rate, eta.c_str());
+                      rate, eta.c_str(), event.concurrency);
         std::cerr << "\r\033[K" << text << std::flush;
         line_open_ = true;
         return;

@@ -127,6 +127,10 @@ po::options_description Options() {
       "single-work-item", po::bool_switch(), "stop after one completed work item (exit 0)")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
   AddReaderThreadsOption(options);
+  options.add_options()("no-backpressure", po::bool_switch(),
+                        "keep --max-connections bulks of --documents-size-per-bulk-request in "
+                        "flight even while the target answers 429 or slows down (default: fewer "
+                        "and smaller bulks until it recovers)");
 
   return options;
 }
@@ -221,6 +225,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   auto reader_threads = ReaderThreads(vm);
   if (!reader_threads.ok()) return reader_threads.status();
   docs.reader_threads = *reader_threads;
+  docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {
     docs.reindexer.allowed_exception_types =
         CommaList(vm["allowed-doc-exception-types"].as<std::vector<std::string>>());

@@ -554,6 +554,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
         e.cursor = acked.cursor;
         e.docs = stream.docs_read();
         e.source_bytes = stream.bytes_read();
+        e.concurrency = acked.concurrency;
       });
     }
     return absl::OkStatus();

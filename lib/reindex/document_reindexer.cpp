@@ -22,6 +22,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/adaptive_concurrency.hpp"
 #include "rfs/reindex/bulk_format.hpp"
 
 namespace rfs::reindex {
@@ -80,6 +81,14 @@ class ReindexRun {
         on_progress_(on_progress) {}
 
   absl::StatusOr<ReindexSummary> Run(IDocumentStream& docs) {
+    if (options_.backpressure) {
+      AdaptiveConcurrencyOptions adaptive;
+      adaptive.max_in_flight = options_.max_concurrent_batches;
+      adaptive.max_batch_bytes = options_.max_bytes_per_batch;
+      adaptive.min_batch_bytes =
+          std::min<size_t>(adaptive.min_batch_bytes, options_.max_bytes_per_batch);
+      concurrency_.emplace(adaptive);
+    }
     const uint64_t seed = options_.random_seed != 0 ? options_.random_seed : std::random_device{}();
     std::vector<std::thread> workers;
     for (size_t i = 0; i < options_.max_concurrent_batches; ++i) {
@@ -96,6 +105,12 @@ class ReindexRun {
     std::lock_guard lock(mu_);
     if (!first_error_.ok()) return first_error_;
     summary_.last_acknowledged_cursor = acknowledged_cursor_;
+    if (concurrency_) {
+      summary_.concurrency_decreases = concurrency_->decreases();
+      summary_.lowest_concurrency = concurrency_->lowest_limit();
+    } else {
+      summary_.lowest_concurrency = options_.max_concurrent_batches;
+    }
     return summary_;
   }
 
@@ -118,9 +133,10 @@ class ReindexRun {
       const size_t bytes = EstimateBulkBytes(doc);
       const bool full_by_docs =
           options_.max_docs_per_batch != 0 && batch.docs.size() >= options_.max_docs_per_batch;
+      const size_t batch_limit =
+          concurrency_ ? concurrency_->batch_bytes() : options_.max_bytes_per_batch;
       if (!batch.docs.empty() &&
-          (full_by_docs || (options_.max_bytes_per_batch != 0 &&
-                            batch.bytes + bytes > options_.max_bytes_per_batch))) {
+          (full_by_docs || (batch_limit != 0 && batch.bytes + bytes > batch_limit))) {
         batch.sequence = sequence++;
         Submit(std::move(batch));
         batch = Batch();
@@ -236,7 +252,23 @@ class ReindexRun {
                    pending.front()->cursor, "-", pending.back()->cursor,
                    ") still pending when the send deadline (lease or shutdown) came"));
       }
+      const uint64_t epoch = concurrency_ ? concurrency_->Acquire() : 0;
+      const auto sent = std::chrono::steady_clock::now();
       auto failures = sink_.Write(pending);
+      if (concurrency_) {
+        bool pushed_back = !failures.ok() && (absl::IsResourceExhausted(failures.status()) ||
+                                              absl::IsUnavailable(failures.status()));
+        if (failures.ok()) {
+          for (const ItemFailure& f : *failures) {
+            if (f.status == 429 || f.type == "es_rejected_execution_exception" ||
+                f.type == "rejected_execution_exception") {
+              pushed_back = true;
+              break;
+            }
+          }
+        }
+        concurrency_->Release(epoch, pushed_back, std::chrono::steady_clock::now() - sent);
+      }
       if (!failures.ok()) {
         const absl::Status& s = failures.status();
         if (absl::IsOutOfRange(s)) return s;
@@ -335,13 +367,15 @@ class ReindexRun {
       uint64_t batch_bytes = 0;
       for (const auto& doc : batch.docs) batch_bytes += doc.source.size();
       completed_[batch.sequence] =
-          AcknowledgedProgress{batch.docs.back().cursor, batch.docs.size(), batch_bytes};
+          AcknowledgedProgress{batch.docs.back().cursor, batch.docs.size(), batch_bytes, 0};
       while (!completed_.empty() && completed_.begin()->first == next_to_acknowledge_) {
         const AcknowledgedProgress& done = completed_.begin()->second;
         acknowledged_.cursor = done.cursor;
         acknowledged_.docs += done.docs;
         acknowledged_.bytes += done.bytes;
         acknowledged_cursor_ = done.cursor;
+        acknowledged_.concurrency =
+            concurrency_ ? concurrency_->limit() : options_.max_concurrent_batches;
         completed_.erase(completed_.begin());
         ++next_to_acknowledge_;
         advanced = acknowledged_;
@@ -381,7 +415,8 @@ class ReindexRun {
   AcknowledgedProgress acknowledged_;
 
   std::mutex progress_mu_;
-  std::optional<uint64_t> reported_;  // guarded by progress_mu_
+  std::optional<uint64_t> reported_;                // guarded by progress_mu_
+  std::optional<AdaptiveConcurrency> concurrency_;  // set before the workers start
 };
 
 }  // namespace

@@ -103,6 +103,8 @@ struct WorkerEvent {
   uint64_t docs = 0;
   uint64_t source_bytes = 0;
   uint64_t failed_docs = 0;
+  /// kProgress: bulk requests allowed in flight now (backpressure lowers it under 429s).
+  size_t concurrency = 0;
   /// Since the item was acquired.
   std::chrono::nanoseconds elapsed{0};
   std::string message;

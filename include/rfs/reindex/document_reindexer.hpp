@@ -65,6 +65,10 @@ struct DocumentReindexerOptions {
   /// every attempt (a lease that renewals move forward, or a shutdown's grace period). A batch
   /// still pending then fails the reindex with DeadlineExceeded.
   std::function<core::IClock::TimePoint()> send_deadline;
+  /// Backpressure (AdaptiveConcurrency): fewer and smaller bulks in flight while the target
+  /// answers 429s or slows down, back to `max_concurrent_batches` and `max_bytes_per_batch` as it
+  /// recovers. Off: always the configured numbers.
+  bool backpressure = true;
 };
 
 struct ReindexSummary {
@@ -81,6 +85,9 @@ struct ReindexSummary {
   uint64_t retries = 0;
   /// Cursor of the last document such that it and all before it are acknowledged.
   std::optional<uint64_t> last_acknowledged_cursor;
+  /// Backpressure: how often the in-flight limit was cut, and the lowest it went.
+  uint64_t concurrency_decreases = 0;
+  size_t lowest_concurrency = 0;
 };
 
 /// The acknowledged prefix of the stream: its last cursor, and the documents and `_source` bytes
@@ -89,6 +96,8 @@ struct AcknowledgedProgress {
   uint64_t cursor = 0;
   uint64_t docs = 0;
   uint64_t bytes = 0;
+  /// Bulk requests allowed in flight now (backpressure), for progress displays.
+  size_t concurrency = 0;
 };
 
 /// Called as the acknowledged prefix grows. Returning an error stops the reindex (for example
