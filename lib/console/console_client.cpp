@@ -6,6 +6,7 @@
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
 
@@ -58,20 +59,8 @@ absl::StatusOr<json::value> Call(const ConsoleClientOptions& options, std::strin
   }
 }
 
-std::string Escape(std::string_view segment) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : segment) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+// A path segment (session names and work item ids), every byte outside unreserved escaped.
+std::string Escape(std::string_view segment) { return net::PercentEncode(segment, false); }
 
 }  // namespace
 

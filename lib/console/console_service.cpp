@@ -1,5 +1,6 @@
 #include "rfs/console/console_service.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string_view>
@@ -86,20 +87,10 @@ Result<T> FromStatusOr(absl::StatusOr<T> value) {
 
 // %XX escapes; '+' is a space in queries only.
 std::string PercentDecode(std::string_view text, bool query = false) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      int value = 0;
-      const auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
-      if (ec == std::errc() && end == text.data() + i + 3) {
-        out += static_cast<char>(value);
-        i += 2;
-        continue;
-      }
-    }
-    out += query && text[i] == '+' ? ' ' : text[i];
-  }
-  return out;
+  if (!query) return net::PercentDecode(text);
+  std::string spaced(text);
+  std::replace(spaced.begin(), spaced.end(), '+', ' ');
+  return net::PercentDecode(spaced);
 }
 
 struct Target {

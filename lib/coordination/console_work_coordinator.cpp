@@ -22,21 +22,8 @@ using core::StrCat;
 
 TimePoint FromMillis(int64_t millis) { return TimePoint(std::chrono::milliseconds(millis)); }
 
-// Path segments here are session names and work item ids: escape anything outside unreserved.
-std::string Escape(std::string_view segment) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : segment) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+// A path segment (session names and work item ids), every byte outside unreserved escaped.
+std::string Escape(std::string_view segment) { return net::PercentEncode(segment, false); }
 
 int64_t Int(const json::object& o, std::string_view name, int64_t fallback = 0) {
   const json::value* v = o.if_contains(name);

@@ -83,19 +83,14 @@ class LeaseKeeper {
       if (now >= lease_.local_deadline()) return Expired();
       return absl::OkStatus();
     }
-    auto renewed = coordinator_.RenewLease(lease_, acknowledged_);
+    absl::Status renewed = RenewLocked();
     if (renewed.ok()) {
-      lease_ = *std::move(renewed);
       last_renewal_ = now;
-      recorded_now_ = acknowledged_;
-      renewals_.fetch_add(1);
-      Publish();
       return absl::OkStatus();
     }
-    if (coordination::IsLeaseLost(renewed.status())) {
-      lost_ = true;
+    if (coordination::IsLeaseLost(renewed)) {
       return absl::AbortedError(
-          core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.status().message()));
+          core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.message()));
     }
     // A transient store failure: keep going on the current lease and try again next time.
     if (now >= lease_.local_deadline()) return Expired();
@@ -114,22 +109,25 @@ class LeaseKeeper {
     if (acknowledged_ == recorded_now_ || clock_.Now() >= lease_.local_deadline()) {
       return absl::OkStatus();
     }
-    auto renewed = coordinator_.RenewLease(lease_, acknowledged_);
-    if (renewed.ok()) {
-      lease_ = *std::move(renewed);
-      recorded_now_ = acknowledged_;
-      renewals_.fetch_add(1);
-      Publish();
-      return absl::OkStatus();
-    }
-    if (coordination::IsLeaseLost(renewed.status())) {
-      lost_ = true;
-      return renewed.status();
-    }
-    return absl::OkStatus();
+    absl::Status renewed = RenewLocked();
+    return coordination::IsLeaseLost(renewed) ? renewed : absl::OkStatus();
   }
 
  private:
+  // Records the acknowledged progress and restarts the lease; a lost lease marks it lost.
+  absl::Status RenewLocked() {
+    auto renewed = coordinator_.RenewLease(lease_, acknowledged_);
+    if (!renewed.ok()) {
+      if (coordination::IsLeaseLost(renewed.status())) lost_ = true;
+      return renewed.status();
+    }
+    lease_ = *std::move(renewed);
+    recorded_now_ = acknowledged_;
+    renewals_.fetch_add(1);
+    Publish();
+    return absl::OkStatus();
+  }
+
   absl::Status Expired() const {
     return absl::AbortedError(
         core::StrCat("the lease on ", lease_.work_item_id, " expired before the item finished"));
