@@ -84,6 +84,10 @@ po::options_description Options() {
       "max-shard-size-bytes", po::value<Count>()->default_value({uint64_t{80} << 30}),
       "a shard whose snapshot files are larger stops the worker with an error (it is never "
       "skipped silently)")(
+      "split-shard-bytes", po::value<Count>()->default_value({uint64_t{10} << 30}),
+      "shards with more snapshot files than this are set up as several work items over "
+      "disjoint document ranges (about this size each), so several workers migrate one shard at "
+      "once; 0 never splits")(
       "initial-lease-duration", po::value<std::string>()->default_value("PT10M"),
       "ISO-8601 lease of a work item's first attempt; an attempt that ends without progress "
       "doubles the next one")(
@@ -192,6 +196,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   if (!policy.ok()) return policy.status();
   docs.multi_type_policy = *policy;
   docs.max_shard_size_bytes = Get<Count>(vm, "max-shard-size-bytes");
+  docs.split_shard_bytes = Get<Count>(vm, "split-shard-bytes");
   auto lease = core::ParseIsoDuration(vm["initial-lease-duration"].as<std::string>());
   if (!lease.ok()) {
     return absl::InvalidArgumentError(

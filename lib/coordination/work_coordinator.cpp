@@ -45,7 +45,10 @@ bool ParseDecimal(std::string_view digits, T& out) {
 }  // namespace
 
 std::string WorkItemId::ToString() const {
-  return StrCat(core::Base64UrlEncode(index_name), kSeparator, shard, kSeparator, starting_cursor);
+  std::string id =
+      StrCat(core::Base64UrlEncode(index_name), kSeparator, shard, kSeparator, starting_cursor);
+  if (ending_cursor) id += StrCat("-", *ending_cursor);
+  return id;
 }
 
 absl::StatusOr<WorkItemId> WorkItemId::Parse(std::string_view id) {
@@ -55,12 +58,25 @@ absl::StatusOr<WorkItemId> WorkItemId::Parse(std::string_view id) {
   // Parse from the right: the cursor and the shard are digits, which never contain '_', while
   // the base64url index name may hold '_' (even "__"), so only this direction is unambiguous.
   std::string_view rest = id;
-  const std::string_view cursor_digits = TakeTrailingDigits(rest);
+  std::string_view cursor_digits = TakeTrailingDigits(rest);
+  std::optional<std::string_view> end_digits;
+  if (!rest.empty() && rest.back() == '-') {  // a part: <start>-<end>
+    rest.remove_suffix(1);
+    end_digits = cursor_digits;
+    cursor_digits = TakeTrailingDigits(rest);
+  }
   if (!TakeSeparatorSuffix(rest)) return invalid("expected <index>__<shard>__<cursor>");
   const std::string_view shard_digits = TakeTrailingDigits(rest);
   if (!TakeSeparatorSuffix(rest)) return invalid("expected <index>__<shard>__<cursor>");
   WorkItemId out;
   if (!ParseDecimal(cursor_digits, out.starting_cursor)) return invalid("bad cursor");
+  if (end_digits) {
+    uint64_t end = 0;
+    if (!ParseDecimal(*end_digits, end) || end <= out.starting_cursor) {
+      return invalid("bad ending cursor (it must follow the starting cursor)");
+    }
+    out.ending_cursor = end;
+  }
   if (!ParseDecimal(shard_digits, out.shard)) return invalid("bad shard number");
   if (rest.empty()) return invalid("empty index name");
   for (char c : rest) {

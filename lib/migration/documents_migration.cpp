@@ -13,6 +13,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
+#include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
 
@@ -193,11 +194,12 @@ struct IndexPlacement {
 // target documents, until the shard ends or `stop_at` passes.
 class ShardDocumentStream final : public IDocumentStream {
  public:
-  ShardDocumentStream(lucene::IDocumentReader& cursor, std::string index,
+  ShardDocumentStream(lucene::IDocumentReader& cursor, uint64_t end, std::string index,
                       const IndexPlacement& placement, transform::MultiTypePolicy policy,
                       std::function<bool()> stop_reading, IFailedDocumentSink* failed_sink,
                       const std::function<void(const lucene::Document&, std::string_view)>& report)
       : cursor_(cursor),
+        end_(end),
         index_(std::move(index)),
         placement_(placement),
         policy_(policy),
@@ -218,6 +220,8 @@ class ShardDocumentStream final : public IDocumentStream {
         return TagSnapshotRead(more.status());
       }
       if (!*more) return std::optional<SourceDocument>();
+      // The end of the item (a part of a split shard ends before the shard does).
+      if (doc_.cursor >= end_) return std::optional<SourceDocument>();
       SourceDocument out;
       out.id = doc_.id;
       out.routing = doc_.routing;
@@ -275,6 +279,7 @@ class ShardDocumentStream final : public IDocumentStream {
   }
 
   lucene::IDocumentReader& cursor_;
+  const uint64_t end_;
   const std::string index_;
   const IndexPlacement& placement_;
   const transform::MultiTypePolicy policy_;
@@ -385,6 +390,34 @@ void DocumentMigrationWorker::Emit(WorkerEvent event) const {
   if (options_.on_event) options_.on_event(event);
 }
 
+absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
+    const std::string& index, int shard) const {
+  const WorkItemId whole{index, static_cast<uint32_t>(shard), 0};
+  if (options_.split_shard_bytes == 0) return std::vector<WorkItemId>{whole};
+  auto files = repository_.ReadShardSnapshot(*snapshot_, index, shard);
+  // A shard without data (NotFound) is one item that finds nothing; other errors stop setup.
+  if (absl::IsNotFound(files.status())) return std::vector<WorkItemId>{whole};
+  if (!files.ok()) return TagSnapshotRead(files.status());
+  const uint64_t bytes = files->total_file_bytes();
+  if (bytes <= options_.split_shard_bytes) return std::vector<WorkItemId>{whole};
+  auto directory = repository_.OpenShardFiles(*snapshot_, index, shard);
+  if (!directory.ok()) return TagSnapshotRead(directory.status());
+  auto infos = lucene::ReadSegmentInfos(**directory);
+  if (!infos.ok()) return TagSnapshotRead(infos.status());
+  const uint64_t max_cursor = infos->total_max_doc();
+  // Disjoint ranges of the cursor space, about split_shard_bytes of files each.
+  const uint64_t parts = std::min<uint64_t>(
+      {(bytes + options_.split_shard_bytes - 1) / options_.split_shard_bytes, max_cursor, 4096});
+  if (parts <= 1) return std::vector<WorkItemId>{whole};
+  std::vector<WorkItemId> items;
+  for (uint64_t part = 0; part < parts; ++part) {
+    const uint64_t begin = max_cursor * part / parts;
+    const uint64_t end = max_cursor * (part + 1) / parts;
+    items.push_back(WorkItemId{index, static_cast<uint32_t>(shard), begin, end});
+  }
+  return items;
+}
+
 absl::Status DocumentMigrationWorker::SetupShards() {
   uint64_t created = 0;
   uint64_t indices = 0;
@@ -394,10 +427,12 @@ absl::Status DocumentMigrationWorker::SetupShards() {
     if (!metadata.ok()) return TagSnapshotRead(metadata.status());
     ++indices;
     for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
-      const std::string id = WorkItemId{index, static_cast<uint32_t>(shard), 0}.ToString();
-      auto fresh = coordinator_.CreateUnassignedWorkItem(id, 0);
-      if (!fresh.ok()) return fresh.status();
-      created += *fresh ? 1 : 0;
+      RFS_ASSIGN_OR_RETURN(std::vector<WorkItemId> items, ShardItems(index, shard));
+      for (const WorkItemId& item : items) {
+        auto fresh = coordinator_.CreateUnassignedWorkItem(item.ToString(), 0);
+        if (!fresh.ok()) return fresh.status();
+        created += *fresh ? 1 : 0;
+      }
     }
   }
   WorkerEvent event;
@@ -461,7 +496,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
       repository_.ReadShardSnapshot(*snapshot_, item.index_name, static_cast<int>(item.shard));
   if (!shard_snapshot.ok()) return TagSnapshotRead(shard_snapshot.status());
   const uint64_t shard_bytes = shard_snapshot->total_file_bytes();
-  if (shard_bytes > options_.max_shard_size_bytes) {
+  // A part of a split shard reads only its range: the limit is for whole shards.
+  if (!item.ending_cursor && shard_bytes > options_.max_shard_size_bytes) {
     const std::string message =
         core::StrCat("shard ", item.shard, " of index ", item.index_name, " is ", shard_bytes,
                      " bytes, over --max-shard-size-bytes ", options_.max_shard_size_bytes,
@@ -485,7 +521,10 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto reader = lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name,
                                           static_cast<int>(item.shard), reader_options);
   if (!reader.ok()) return TagSnapshotRead(reader.status());
-  const uint64_t start = std::min<uint64_t>(recorded.next_cursor, (*reader)->max_cursor());
+  // The item's end: its part's ending cursor, or the shard's end.
+  const uint64_t item_end =
+      std::min<uint64_t>(item.ending_cursor.value_or(UINT64_MAX), (*reader)->max_cursor());
+  const uint64_t start = std::min<uint64_t>(recorded.next_cursor, item_end);
   absl::StatusOr<std::unique_ptr<lucene::IDocumentReader>> cursor;
   if (options_.reader_threads > 0) {
     lucene::ParallelReadOptions parallel;
@@ -505,7 +544,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     }
   }
   if (!cursor.ok()) return TagSnapshotRead(cursor.status());
-  base.max_cursor = (*reader)->max_cursor();
+  base.max_cursor = item_end;
   base.cursor = start;
   emit(WorkerEvent::Kind::kAcquired, [&](WorkerEvent& e) {
     if (start > item.starting_cursor) {
@@ -528,7 +567,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   LeaseKeeper keeper(raw_coordinator_, clock_, lease, options_.lease_renewal_interval, recorded);
   StopWatch stop(options_.stop_requested, clock_, options_.shutdown_timeout);
   ShardDocumentStream stream(
-      **cursor, item.index_name, placement, options_.multi_type_policy,
+      **cursor, item_end, item.index_name, placement, options_.multi_type_policy,
       [&] { return stop.requested() || clock_.Now() >= keeper.checkpoint_at(); }, failed_sink_,
       report_without_source);
 

@@ -3,6 +3,7 @@
 // target's content compared with what the corpus's EXPECTED/PROVENANCE files state; the same under
 // 20% injected target faults; and with workers SIGKILLed mid-shard, whose successors must resume
 // without losing a document.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -17,6 +18,9 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include "rfs/coordination/work_coordinator.hpp"
 
 #include "e2e_support.hpp"
 #include "support/corpus.hpp"
@@ -664,4 +668,67 @@ TEST_CASE("DocumentsFromSnapshotMigration reports bad input with its exit codes"
   CHECK(errors.find("'10 minutes' is not an ISO-8601 duration") != std::string::npos);
   CHECK(errors.find("s3://bucket/path needs --s3-region") != std::string::npos);
   CHECK(errors.find("'ftp://host/path' is not supported") != std::string::npos);
+}
+
+TEST_CASE("a shard split into parts is migrated by several workers at once, exactly",
+          "[e2e][generated][split]") {
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 2 --docs 6000 --updates 100 --deletes 80 --segments 3 --seed 64");
+  MigrationRun run;
+  const std::string out = run.dir.File("out");
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+        std::vector<std::string>{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
+                                 generated->repo().string(), "--output-dir", out, "--worker-id",
+                                 name, "--split-shard-bytes", "100000"},
+        run.Out(name), run.Err(name)));
+  }
+  std::multiset<int> codes;
+  for (auto& worker : workers) codes.insert(worker->Wait());
+  INFO(run.Logs("a") << run.Logs("b") << run.Logs("c") << run.Logs("d"));
+  CHECK(codes.count(kNoWorkLeft) >= 1);
+  const int check = rfs::test::RunProcess(
+      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
+       "--output-dir", out},
+      run.Out("check"), run.Err("check"));
+  INFO(run.Logs("check"));
+  CHECK(check == 0);
+  // The parts: disjoint ranges covering each shard, every one complete, more than one worker
+  // took parts.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((out + "/.rfs/coordination.sqlite").c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT id, completed_at_ms IS NOT NULL FROM work_items", -1,
+                             &stmt, nullptr) == SQLITE_OK);
+  std::map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> parts;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const std::string id = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    CHECK(sqlite3_column_int(stmt, 1) == 1);
+    auto parsed = rfs::coordination::WorkItemId::Parse(id);
+    if (!parsed.ok()) continue;  // the shard-setup item
+    if (parsed->ending_cursor) {
+      parts[parsed->shard].emplace_back(parsed->starting_cursor, *parsed->ending_cursor);
+    }
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  REQUIRE(parts.size() == 2);
+  for (auto& [shard, ranges] : parts) {
+    std::sort(ranges.begin(), ranges.end());
+    CHECK(ranges.size() >= 2);
+    CHECK(ranges.front().first == 0);
+    for (size_t i = 1; i < ranges.size(); ++i) {
+      // Successors of a part start inside it; the parts themselves tile the shard.
+      CHECK(ranges[i].first <= ranges[i - 1].second);
+    }
+  }
+  int workers_with_items = 0;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    workers_with_items +=
+        rfs::test::ReadTextFile(run.Err(name)).find("\"event\":\"completed\"") != std::string::npos
+            ? 1
+            : 0;
+  }
+  CHECK(workers_with_items >= 2);
 }

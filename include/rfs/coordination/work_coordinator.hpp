@@ -58,19 +58,24 @@ inline constexpr std::string_view kShardSetupWorkItemId = "shard_setup";
 inline constexpr size_t kMaxWorkItemIdLength = 512;
 
 /// One shard range to migrate: documents of `shard` of `index_name` from shard-global document
-/// number `starting_cursor` on. Its string form, the store's key, is
-/// base64url-without-padding(index name) "__" shard "__" starting cursor (decimal); encoding the
-/// index name keeps the "__" separators unambiguous whatever characters the name holds.
+/// number `starting_cursor` on, up to `ending_cursor` (exclusive) for the parts of a shard split
+/// among several workers, else to the shard's end. Its string form, the store's key, is
+/// base64url-without-padding(index name) "__" shard "__" starting cursor, then "-" ending cursor
+/// for a part (decimal); encoding the index name keeps the "__" separators unambiguous whatever
+/// characters the name holds, and a '-' never precedes the last digits of an unsplit id.
 struct WorkItemId {
   std::string index_name;
   uint32_t shard = 0;
   uint64_t starting_cursor = 0;
+  std::optional<uint64_t> ending_cursor;
 
   std::string ToString() const;
   /// InvalidArgument unless `id` is exactly the format ToString() writes.
   static absl::StatusOr<WorkItemId> Parse(std::string_view id);
-  /// The same shard from a later cursor: the id of a checkpoint successor.
-  WorkItemId WithCursor(uint64_t cursor) const { return {index_name, shard, cursor}; }
+  /// The same range from a later cursor: the id of a checkpoint successor (a part keeps its end).
+  WorkItemId WithCursor(uint64_t cursor) const {
+    return {index_name, shard, cursor, ending_cursor};
+  }
 
   friend bool operator==(const WorkItemId&, const WorkItemId&) = default;
 };

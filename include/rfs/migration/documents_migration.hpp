@@ -140,6 +140,10 @@ struct DocumentMigrationOptions {
   /// WorkerOutcome::kStopped. May be null.
   const std::atomic<bool>* stop_requested = nullptr;
   std::chrono::milliseconds shutdown_timeout{20'000};
+  /// Shards whose snapshot files exceed this are set up as several work items over disjoint
+  /// cursor ranges (about this many bytes each), so that several workers migrate one shard at
+  /// once. 0 never splits.
+  uint64_t split_shard_bytes = uint64_t{10} << 30;
   /// Threads decoding the shard ahead of the reindexer (lucene::ParallelDocumentReader; output
   /// stays in cursor order, so checkpoints are exact). 0 reads on the worker's thread.
   int reader_threads = 0;
@@ -198,6 +202,9 @@ class DocumentMigrationWorker {
   struct ItemResult;
   absl::Status RunLoop();
   absl::Status SetupShards();
+  /// The work items of one shard: the whole shard, or the parts of a split one.
+  absl::StatusOr<std::vector<coordination::WorkItemId>> ShardItems(const std::string& index,
+                                                                   int shard) const;
   absl::StatusOr<ItemResult> MigrateItem(const coordination::Lease& lease);
   absl::StatusOr<ItemResult> MigrateLeasedItem(
       const coordination::Lease& lease, std::optional<coordination::ItemProgress>& progress_out);

@@ -55,6 +55,30 @@ TEST_CASE("WithCursor keeps the shard", "[coordination]") {
   CHECK(id.WithCursor(99) == WorkItemId{"idx", 5, 99});
 }
 
+TEST_CASE("the parts of a split shard carry their ending cursor", "[coordination]") {
+  const WorkItemId part{"logs", 3, 1000, 2000};
+  CHECK(part.ToString() == "bG9ncw__3__1000-2000");
+  CHECK(*WorkItemId::Parse("bG9ncw__3__1000-2000") == part);
+  CHECK(part.WithCursor(1500) == WorkItemId{"logs", 3, 1500, 2000});
+  // Index names ending in '-' or digits stay unambiguous.
+  for (const std::string& name : std::vector<std::string>{"a-", "x__1__2-3", "\xfb\xef", "9"}) {
+    for (auto [start, end] : {std::pair<uint64_t, uint64_t>{0, 1}, {5, 18446744073709551615u}}) {
+      const WorkItemId id{name, 1, start, end};
+      INFO(id.ToString());
+      auto parsed = WorkItemId::Parse(id.ToString());
+      REQUIRE(parsed.ok());
+      CHECK(*parsed == id);
+      CHECK(*WorkItemId::Parse(WorkItemId{name, 1, start}.ToString()) ==
+            WorkItemId{name, 1, start});
+    }
+  }
+  for (const char* bad : {"bG9ncw__3__1000-1000", "bG9ncw__3__1000-999", "bG9ncw__3__-5",
+                          "bG9ncw__3__1-", "bG9ncw__3__1-02", "bG9ncw__3__1--2"}) {
+    INFO(bad);
+    CHECK(absl::IsInvalidArgument(WorkItemId::Parse(bad).status()));
+  }
+}
+
 TEST_CASE("work item ids must suit every store", "[coordination]") {
   CHECK(ValidateWorkItemId("shard_setup").ok());
   CHECK(ValidateWorkItemId(std::string(512, 'a')).ok());
