@@ -157,11 +157,15 @@ class ReindexRun {
     // batch stuck in retries lets the others run far ahead, and everything past the prefix is
     // sent again by whoever resumes from the recorded cursor.
     const uint64_t window = 2 * static_cast<uint64_t>(options_.max_concurrent_batches);
+    const size_t budget = options_.max_in_flight_bytes;
     space_cv_.wait(lock, [&] {
-      return (queue_.empty() && batch.sequence < next_to_acknowledge_ + window) ||
+      const bool bytes_fit =
+          budget == 0 || in_flight_bytes_ == 0 || in_flight_bytes_ + batch.bytes <= budget;
+      return (queue_.empty() && batch.sequence < next_to_acknowledge_ + window && bytes_fit) ||
              !first_error_.ok();
     });
     if (!first_error_.ok()) return;
+    in_flight_bytes_ += batch.bytes;
     queue_.push_back(std::move(batch));
     lock.unlock();
     work_cv_.notify_one();
@@ -363,6 +367,7 @@ class ReindexRun {
       summary_.docs_failed += counts.failed;
       summary_.retries += counts.retries;
       summary_.batches += 1;
+      in_flight_bytes_ -= std::min(in_flight_bytes_, batch.bytes);
       for (const auto& doc : batch.docs) summary_.source_bytes += doc.source.size();
       uint64_t batch_bytes = 0;
       for (const auto& doc : batch.docs) batch_bytes += doc.source.size();
@@ -381,7 +386,7 @@ class ReindexRun {
         advanced = acknowledged_;
       }
     }
-    if (advanced) space_cv_.notify_all();  // The window moved.
+    space_cv_.notify_all();  // The window moved, or bytes in flight were freed.
     if (!advanced || !on_progress_) return;
     // Report outside mu_ (the callback may do I/O), in cursor order.
     std::lock_guard progress_lock(progress_mu_);
@@ -411,6 +416,7 @@ class ReindexRun {
   // sequence -> that batch's last cursor and counts, for batches beyond the prefix
   std::map<uint64_t, AcknowledgedProgress> completed_;
   uint64_t next_to_acknowledge_ = 0;
+  size_t in_flight_bytes_ = 0;  // bulk bytes submitted and not completed
   std::optional<uint64_t> acknowledged_cursor_;
   AcknowledgedProgress acknowledged_;
 

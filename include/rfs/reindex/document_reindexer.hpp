@@ -56,6 +56,10 @@ struct DocumentReindexerOptions {
   size_t max_bytes_per_batch = size_t{10} << 20;
   /// Bulk requests in flight (`--max-connections`).
   size_t max_concurrent_batches = 10;
+  /// Bulk bytes cut but not yet acknowledged, queued and in flight together; the reader waits
+  /// beyond it (one batch always goes). Bounds memory whatever the connections and batch size.
+  /// 0: no bound but the window of 2 x max_concurrent_batches batches.
+  size_t max_in_flight_bytes = size_t{96} << 20;
   RetryOptions retry;
   /// Item error types that count as success (`--allowed-doc-exception-types`).
   std::vector<std::string> allowed_exception_types;

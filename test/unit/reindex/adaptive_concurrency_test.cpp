@@ -166,3 +166,48 @@ TEST_CASE("backpressure keeps a worker near the target's capacity, with every do
   CHECK(without.concurrency_decreases == 0);
   CHECK(rejected_with * 2 < rejected_without);
 }
+
+TEST_CASE("bulk bytes in flight stay under max_in_flight_bytes whatever the connections",
+          "[reindex][memory]") {
+  // Counts the bulks written at once (each about the same size).
+  class SlowSink final : public rfs::reindex::IDocumentSink {
+   public:
+    absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> Write(
+        std::span<const rfs::reindex::SourceDocument* const>) override {
+      const int now = ++active_;
+      int seen = peak.load();
+      while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(3ms);
+      --active_;
+      return std::vector<rfs::reindex::ItemFailure>{};
+    }
+    std::string description() const override { return "slow sink"; }
+    std::atomic<int> peak{0};
+
+   private:
+    std::atomic<int> active_{0};
+  };
+  auto peak_with = [](size_t budget) {
+    SlowSink sink;
+    rfs::core::SystemClock clock;
+    rfs::reindex::DocumentReindexerOptions options;
+    options.max_docs_per_batch = 50;  // about 50 x ~60 bytes per bulk
+    options.max_concurrent_batches = 10;
+    options.max_in_flight_bytes = budget;
+    options.backpressure = false;
+    rfs::reindex::DocumentReindexer reindexer(sink, nullptr, clock, options);
+    VectorStream docs(5000);
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(summary->docs_written == 5000);
+    return sink.peak.load();
+  };
+  const int unbounded = peak_with(0);
+  CHECK(unbounded >= 5);  // the connections fill up
+  // A few bulks' worth (each is about 50 x 50 bytes of bulk body): a few at once.
+  const int bounded = peak_with(6000);
+  CHECK(bounded <= 3);
+  CHECK(bounded < unbounded);
+  CHECK(peak_with(1) == 1);  // below one bulk: still one at a time, never stuck
+}
