@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "rfs/core/str_cat.hpp"
@@ -81,23 +82,55 @@ absl::Status CreateDirectories(const std::string& path, bool sync) {
 }
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data, bool sync) {
+  auto writer = AtomicFileWriter::Create(path, sync);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status status = writer->Append(data); !status.ok()) return status;
+  return writer->Commit();
+}
+
+absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Create(std::string path, bool sync) {
   static std::atomic<uint64_t> counter{0};
-  const std::string temp =
+  std::string temp =
       StrCat(path, ".tmp-", static_cast<uint64_t>(::getpid()), "-", counter.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("create", temp, errno);
-  absl::Status status = WriteAll(fd, data, temp);
-  if (status.ok() && sync && ::fdatasync(fd) != 0) status = ErrnoStatus("fsync", temp, errno);
-  if (::close(fd) != 0 && status.ok()) status = ErrnoStatus("close", temp, errno);
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    status = ErrnoStatus("rename into", path, errno);
+  return AtomicFileWriter(std::move(path), std::move(temp), fd, sync);
+}
+
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_(std::move(other.temp_)),
+      fd_(std::exchange(other.fd_, -1)),
+      sync_(other.sync_) {}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+}
+
+absl::Status AtomicFileWriter::Append(std::string_view data) {
+  if (fd_ < 0) return absl::FailedPreconditionError(StrCat(path_, ": already committed"));
+  return WriteAll(fd_, data, temp_);
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  if (fd_ < 0) return absl::FailedPreconditionError(StrCat(path_, ": already committed"));
+  absl::Status status;
+  if (sync_ && ::fdatasync(fd_) != 0) status = ErrnoStatus("fsync", temp_, errno);
+  if (::close(std::exchange(fd_, -1)) != 0 && status.ok()) {
+    status = ErrnoStatus("close", temp_, errno);
+  }
+  if (status.ok() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
+    status = ErrnoStatus("rename into", path_, errno);
   }
   if (!status.ok()) {
-    ::unlink(temp.c_str());
+    ::unlink(temp_.c_str());
     return status;
   }
-  if (sync) {
-    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (sync_) {
+    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
     return SyncDirectory(parent.empty() ? "." : parent.string());
   }
   return absl::OkStatus();

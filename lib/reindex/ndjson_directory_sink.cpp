@@ -1,4 +1,5 @@
 // NdjsonDirectorySink (see document_sink.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -74,19 +75,39 @@ absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
   for (const auto& [index, positions] : by_index) {
     const std::string folder = StrCat(options_.directory, "/", index, "/", options_.shard);
     if (absl::Status s = core::CreateDirectories(folder, options_.sync); !s.ok()) return s;
-    size_t bytes = 0;
-    for (size_t i : positions) bytes += EstimateBulkBytes(*docs[i]);
-    std::string body;
-    body.reserve(bytes);
-    for (size_t i : positions) {
-      AppendBulkAction(*docs[i], {}, body);
-      AppendSourceLine(docs[i]->source, body);
-    }
     const std::string path = StrCat(folder, "/", CursorName(docs[positions.front()]->cursor), "-",
                                     CursorName(docs[positions.back()]->cursor), ".ndjson");
-    if (absl::Status s = core::WriteFileAtomically(path, body, options_.sync); !s.ok()) {
-      return s;
+    // Written in pieces of about 1 MiB: a batch's body is never held whole beside its documents.
+    constexpr size_t kPiece = size_t{1} << 20;
+    auto file = core::AtomicFileWriter::Create(path, options_.sync);
+    if (!file.ok()) return file.status();
+    std::string body;
+    body.reserve(kPiece + 4096);
+    for (size_t i : positions) {
+      AppendBulkAction(*docs[i], {}, body);
+      const std::string_view source = docs[i]->source;
+      if (source.size() <= kPiece) {
+        AppendSourceLine(source, body);
+      } else {
+        // A huge source goes out a piece at a time (as AppendSourceLine would write it: one
+        // line), never copied whole.
+        for (size_t offset = 0; offset < source.size(); offset += kPiece) {
+          const size_t start = body.size();
+          body.append(source.substr(offset, kPiece));
+          std::replace(body.begin() + static_cast<std::ptrdiff_t>(start), body.end(), '\n', ' ');
+          std::replace(body.begin() + static_cast<std::ptrdiff_t>(start), body.end(), '\r', ' ');
+          if (absl::Status s = file->Append(body); !s.ok()) return s;
+          body.clear();
+        }
+        body.push_back('\n');
+      }
+      if (body.size() >= kPiece) {
+        if (absl::Status s = file->Append(body); !s.ok()) return s;
+        body.clear();
+      }
     }
+    if (absl::Status s = file->Append(body); !s.ok()) return s;
+    if (absl::Status s = file->Commit(); !s.ok()) return s;
   }
   return failures;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace rfs::core {
 
@@ -26,5 +27,27 @@ absl::Status CreateDirectories(const std::string& path, bool sync);
 /// Writes `data` to `path` atomically: a temporary file in the same folder, fsync (when `sync`),
 /// rename over `path`, then fsync of the folder. Readers see the old file or the whole new one.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data, bool sync);
+
+/// WriteFileAtomically in pieces, for content too large to hold at once: Append as it is made,
+/// then Commit. Destroyed without Commit, it removes its temporary file. Not thread-safe.
+class AtomicFileWriter {
+ public:
+  static absl::StatusOr<AtomicFileWriter> Create(std::string path, bool sync);
+  AtomicFileWriter(AtomicFileWriter&& other) noexcept;
+  AtomicFileWriter& operator=(AtomicFileWriter&&) = delete;
+  ~AtomicFileWriter();
+
+  absl::Status Append(std::string_view data);
+  /// fsync (when `sync`), rename over the path, fsync of the folder.
+  absl::Status Commit();
+
+ private:
+  AtomicFileWriter(std::string path, std::string temp, int fd, bool sync)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd), sync_(sync) {}
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  bool sync_ = false;
+};
 
 }  // namespace rfs::core

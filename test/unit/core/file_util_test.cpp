@@ -1,0 +1,58 @@
+// Atomic file writes, whole or in pieces: readers see the old file or the whole new one, and a
+// writer dropped before Commit leaves nothing behind.
+#include "rfs/core/file_util.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "support/temp_dir.hpp"
+
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+size_t Entries(const std::filesystem::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("AtomicFileWriter shows the whole file only on Commit", "[core][file]") {
+  rfs::test::TempDir dir("rfs-file");
+  const std::string path = dir.File("out.ndjson");
+  REQUIRE(rfs::core::WriteFileAtomically(path, "old\n", true).ok());
+  {
+    auto writer = rfs::core::AtomicFileWriter::Create(path, true);
+    REQUIRE(writer.ok());
+    REQUIRE(writer->Append("new 1\n").ok());
+    REQUIRE(writer->Append(std::string(3 << 20, 'x')).ok());
+    CHECK(Read(path) == "old\n");  // not yet
+    REQUIRE(writer->Append("\nnew 2\n").ok());
+    REQUIRE(writer->Commit().ok());
+    CHECK(absl::IsFailedPrecondition(writer->Append("late")));
+  }
+  const std::string content = Read(path);
+  CHECK(content.size() == 6 + (3u << 20) + 7);
+  CHECK(content.starts_with("new 1\nxxx"));
+  CHECK(content.ends_with("x\nnew 2\n"));
+  CHECK(Entries(dir.path()) == 1);
+  {
+    auto dropped = rfs::core::AtomicFileWriter::Create(dir.File("never.ndjson"), false);
+    REQUIRE(dropped.ok());
+    REQUIRE(dropped->Append("partial").ok());
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.File("never.ndjson")));
+  CHECK(Entries(dir.path()) == 1);  // no temporary file left
+  CHECK(absl::IsNotFound(
+      rfs::core::AtomicFileWriter::Create(dir.File("missing/folder/x"), false).status()));
+}
