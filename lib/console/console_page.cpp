@@ -81,6 +81,7 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
   <nav><h2>Sessions</h2><ul id="sessions"></ul><div class="error" id="sessions-error"></div></nav>
   <div class="stack">
     <section id="overview"><h2>Session</h2><p class="muted">Choose a session.</p></section>
+    <section id="phases-section" hidden><h2>RfsWorker phases</h2><table id="phases"></table></section>
     <section id="workers-section" hidden><h2>Active workers</h2><table id="workers"></table></section>
     <section id="indices-section" hidden><h2>Indices</h2><table id="indices"></table></section>
     <section id="shards-section" hidden><h2>Shards</h2>
@@ -193,6 +194,12 @@ function render(status) {
       <div class="figure"><small>ETA</small><b id="eta">${duration(status.eta_seconds)}</b></div>
       <div class="figure"><small>Failed documents</small><b id="documents-failed">${num(d.failed)}</b></div>
     </div>`;
+  const phases = (status.workflow || []).filter((r) => r.record.startsWith("phase_") || r.record === "failed");
+  $("phases-section").hidden = phases.length === 0;
+  $("phases").innerHTML = `<tr><th>Phase</th><th>Status</th><th>Attempts</th><th>Worker</th><th>Reason</th></tr>` +
+    phases.map((r) => `<tr class="phase" data-status="${esc(r.status)}"><td>${esc(r.record)}</td>
+      <td><span class="status ${r.status === "COMPLETED" ? "completed" : r.status === "IN_PROGRESS" ? "assigned" : "pending"}">${esc(r.status)}</span></td>
+      <td class="num">${esc(r.attempts)}</td><td>${esc(r.worker_id ?? "")}</td><td>${esc(r.reason ?? "")}</td></tr>`).join("");
   $("workers-section").hidden = false;
   $("workers").innerHTML = `<tr><th>Worker</th><th>Index</th><th>Shard</th><th>Lease expiry</th></tr>` +
     (status.active_workers.map((w) => `<tr class="worker"><td>${esc(w.worker_id)}</td>

@@ -435,6 +435,21 @@ std::string FormatStatusText(const json::object& status) {
                   json::value_to<std::string>(worker.at("work_item_id")), " (lease until ",
                   json::value_to<std::string>(worker.at("lease_expiry")), ")\n");
   }
+  // RfsWorker's phases, when its workers keep their records in this session.
+  if (const json::value* workflow = status.if_contains("workflow");
+      workflow != nullptr && workflow->is_array() && !workflow->as_array().empty()) {
+    out += "Phases:";
+    for (const auto& r : workflow->as_array()) {
+      const json::object& record = r.as_object();
+      const std::string id = json::value_to<std::string>(record.at("record"));
+      if (!id.starts_with("phase_") && id != "failed") continue;
+      out += StrCat(" ", id, "=", json::value_to<std::string>(record.at("status")));
+      if (const json::value* reason = record.if_contains("reason"); reason != nullptr) {
+        out += StrCat(" (", json::value_to<std::string>(*reason), ")");
+      }
+    }
+    out += "\n";
+  }
   out += "Index                            Shards  Done  Documents                 Percent\n";
   for (const auto& i : status.at("indices").as_array()) {
     const json::object& index = i.as_object();

@@ -396,4 +396,11 @@ TEST_CASE("RfsWorkers coordinate through the migration console, which shows thei
                              "phase_4_documents", "phase_5_verify"}) {
     CHECK(completed.contains(record));
   }
+  std::filesystem::remove(run.Out("status"));
+  REQUIRE(rfs::test::RunProcess(
+              {RFS_CONSOLE_TOOL, "status", "--url", url, "--session", "w", "--token", token},
+              run.Out("status"), run.Err("status")) == 0);
+  CHECK(rfs::test::ReadTextFile(run.Out("status"))
+            .find("Phases: phase_1_snapshot=COMPLETED phase_2_metadata=COMPLETED") !=
+        std::string::npos);
 }
