@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <utility>
 
@@ -25,6 +26,27 @@ std::string JoinWorkItemIds(std::span<const std::string> ids) {
     out.append(id);
   }
   return out;
+}
+
+std::vector<std::string> SplitWorkItemIds(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+absl::Status ValidateTableName(std::string_view table) {
+  const bool valid =
+      !table.empty() && table.size() <= 63 && !std::isdigit(static_cast<unsigned char>(table[0])) &&
+      std::all_of(table.begin(), table.end(),
+                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("'", table, "' is not a usable table name (letters, digits, '_')"));
 }
 
 int64_t FloorMillis(TimePoint t) {

@@ -43,6 +43,12 @@ TimePoint FromMillis(int64_t millis);
 
 /// "a,b,c": how successor lists are stored and shown (ids never hold ',').
 std::string JoinWorkItemIds(std::span<const std::string> ids);
+/// The inverse of JoinWorkItemIds ("" is no ids).
+std::vector<std::string> SplitWorkItemIds(std::string_view text);
+
+/// InvalidArgument unless `table` can name a table of the SQL stores unquoted: 1 to 63 letters,
+/// digits and '_', not starting with a digit.
+absl::Status ValidateTableName(std::string_view table);
 
 /// What a backend's TryAcquireNext found: a grant (with the item's record after it, which may
 /// carry successors left by a dead holder), or one of the no-grant outcomes.

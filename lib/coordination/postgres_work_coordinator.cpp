@@ -29,24 +29,6 @@ constexpr const char* kColumns =
 // How many of the longest-expired available items an acquisition picks from at random.
 constexpr int64_t kPickWindow = 16;
 
-bool ValidTableName(std::string_view name) {
-  return !name.empty() && name.size() <= 63 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-         });
-}
-
-std::vector<std::string> SplitIds(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    out.emplace_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
 WorkItemState ReadRow(const pqxx::row& row) {
   WorkItemState state;
   state.id = row[0].as<std::string>();
@@ -55,7 +37,7 @@ WorkItemState ReadRow(const pqxx::row& row) {
   state.lease_expires_at = FromMillis(row[3].as<int64_t>());
   state.lease_generation = row[4].as<int64_t>();
   if (!row[5].is_null()) state.completed_at = FromMillis(row[5].as<int64_t>());
-  state.successor_ids = SplitIds(row[6].as<std::string>());
+  state.successor_ids = internal::SplitWorkItemIds(row[6].as<std::string>());
   state.successor_lease_exponent = row[7].as<int>();
   state.creator_id = row[8].as<std::string>();
   if (!row[9].is_null()) {
@@ -320,10 +302,7 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> PostgresWorkCoordinator::Open(
   if (options.connection.empty()) {
     return absl::InvalidArgumentError("a PostgreSQL connection string is required");
   }
-  if (!ValidTableName(options.table)) {
-    return absl::InvalidArgumentError(
-        StrCat("'", options.table, "' is not a usable table name (letters, digits, '_')"));
-  }
+  RFS_RETURN_IF_ERROR(internal::ValidateTableName(options.table));
   auto coordinator = std::make_unique<PostgresCoordinator>(std::move(options));
   RFS_RETURN_IF_ERROR(coordinator->Connect());
   return std::unique_ptr<IWorkCoordinator>(std::move(coordinator));

@@ -99,17 +99,6 @@ std::string ForTable(std::string_view sql, std::string_view table) {
   }
 }
 
-std::vector<std::string> SplitIds(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    out.emplace_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
 // Prepared statements of one connection, prepared on first use and kept: preparing costs more
 // than running these one-row statements. Not thread-safe (the coordinator's mutex guards it).
 class StatementCache {
@@ -195,7 +184,7 @@ WorkItemState ReadRow(const Statement& row) {
   state.lease_expires_at = FromMillis(row.Int(3));
   state.lease_generation = row.Int(4);
   if (!row.IsNull(5)) state.completed_at = FromMillis(row.Int(5));
-  state.successor_ids = SplitIds(row.Text(6));
+  state.successor_ids = internal::SplitWorkItemIds(row.Text(6));
   state.successor_lease_exponent = static_cast<int>(row.Int(7));
   state.creator_id = row.Text(8);
   if (!row.IsNull(9)) {
@@ -477,14 +466,7 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> SqliteWorkCoordinator::Open(
     SqliteWorkCoordinatorOptions options) {
   RFS_RETURN_IF_ERROR(internal::CoordinatorBase::ValidateOptions(options));
   if (options.path.empty()) return absl::InvalidArgumentError("sqlite path is required");
-  if (options.table.empty() || options.table.size() > 63 ||
-      std::isdigit(static_cast<unsigned char>(options.table[0])) ||
-      !std::all_of(options.table.begin(), options.table.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-      })) {
-    return absl::InvalidArgumentError(
-        StrCat("'", options.table, "' is not a usable table name (letters, digits, '_')"));
-  }
+  RFS_RETURN_IF_ERROR(internal::ValidateTableName(options.table));
   sqlite3* db = nullptr;
   // FULLMUTEX is belt and braces: the coordinator serialises its connection anyway.
   const int rc =
