@@ -11,6 +11,9 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 # libyaml (YAML _source -> JSON) is found through its pkg-config file yaml-0.1.
 pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
+# zstd stored fields (ES 8.14+, OpenSearch custom codecs) and OpenSearch ZSTD\0 metadata blobs:
+# libzstd is the library those writers call through zstd-jni (Debian libzstd-dev).
+pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
 # The PostgreSQL work-coordination store (libpqxx 6.4, Debian libpqxx-dev).
 pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
 find_package(Threads REQUIRED)

@@ -6,6 +6,8 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/compression_internal.hpp"
+#include <zstd.h>
+#include <zstd_errors.h>
 
 namespace rfs::lucene::internal {
 
@@ -151,6 +153,42 @@ absl::Status Inflater::Inflate(std::span<const uint8_t> compressed, std::span<ui
                           StrCat("corrupt DEFLATE block (zlib ", rc,
                                  zs.msg != nullptr ? StrCat(": ", zs.msg) : std::string(),
                                  zs.avail_out == 0 ? ", longer than expected" : "", ")"));
+}
+
+struct ZstdDecoder::State {
+  ZSTD_DCtx* dctx = nullptr;
+  ~State() { ZSTD_freeDCtx(dctx); }
+};
+
+ZstdDecoder::ZstdDecoder() : state_(std::make_unique<State>()) {}
+ZstdDecoder::~ZstdDecoder() = default;
+
+absl::Status ZstdDecoder::Decompress(std::span<const uint8_t> compressed, std::span<uint8_t> out,
+                                     std::span<const uint8_t> dictionary, std::string_view source,
+                                     uint64_t offset) {
+  if (state_->dctx == nullptr) {
+    state_->dctx = ZSTD_createDCtx();
+    if (state_->dctx == nullptr) return absl::ResourceExhaustedError("ZSTD_createDCtx failed");
+  }
+  // ZSTD_decompress_usingDict decodes every frame in `compressed` (and skips
+  // skippable ones), auto-detecting the dictionary's kind like ZSTD_createDDict.
+  const size_t n = ZSTD_decompress_usingDict(
+      state_->dctx, out.data(), out.size(), compressed.data(), compressed.size(),
+      dictionary.empty() ? nullptr : dictionary.data(), dictionary.size());
+  if (ZSTD_isError(n)) {
+    const bool too_long = ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall;
+    return core::DataLossAt(
+        source, offset,
+        StrCat(
+            "corrupt zstd block (", ZSTD_getErrorName(n),
+            too_long ? StrCat(", longer than the expected ", out.size(), " bytes") : std::string(),
+            ")"));
+  }
+  if (n != out.size()) {
+    return core::DataLossAt(
+        source, offset, StrCat("zstd block decompressed to ", n, " bytes, expected ", out.size()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace rfs::lucene::internal

@@ -1,6 +1,7 @@
 // Block decompressors for stored fields (FORMATS.md C.8): Lucene's LZ4 block
-// format and raw DEFLATE (zlib), with the preset-dictionary variants built on
-// top of them in stored_fields.cpp.
+// format, raw DEFLATE (zlib) and zstd frames (libzstd, for Elasticsearch's
+// and OpenSearch's zstd stored fields), with the block layouts built on top
+// of them in stored_fields.cpp.
 //
 // Why a hand-written LZ4 decoder instead of liblz4: Lucene50 BEST_SPEED
 // stores no compressed length, so the decoder must stop after producing the
@@ -11,12 +12,14 @@
 // LZ4.java only keeps LAST_LITERALS = 5). Every read and write here is bounds
 // checked; matches never reach before the start of the allowed history.
 //
-// Internal to rfs::lucene. Inflater is not thread-safe (one per reader).
+// Internal to rfs::lucene. Inflater and ZstdDecoder are not thread-safe (one
+// per reader).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "rfs/core/byte_reader.hpp"
 
@@ -50,6 +53,31 @@ class Inflater {
   absl::Status Inflate(std::span<const uint8_t> compressed, std::span<uint8_t> out,
                        std::span<const uint8_t> dictionary, std::string_view source,
                        uint64_t offset);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// zstd frames, as zstd-jni writes them for Elasticsearch and OpenSearch.
+/// The decompression context is created on first use, so readers of other
+/// formats never pay for it.
+class ZstdDecoder {
+ public:
+  ZstdDecoder();
+  ~ZstdDecoder();
+  ZstdDecoder(const ZstdDecoder&) = delete;
+  ZstdDecoder& operator=(const ZstdDecoder&) = delete;
+
+  /// Decompresses all frames of `compressed` into exactly `out` (its size is
+  /// the expected length). A non-empty `dictionary` is loaded the way
+  /// zstd-jni's ZstdDictDecompress loads it (ZSTD_createDDict: a zstd
+  /// dictionary when it starts with the dictionary magic, raw content
+  /// otherwise). DataLoss naming `source` and `offset` on corrupt frames or
+  /// any other length.
+  absl::Status Decompress(std::span<const uint8_t> compressed, std::span<uint8_t> out,
+                          std::span<const uint8_t> dictionary, std::string_view source,
+                          uint64_t offset);
 
  private:
   struct State;

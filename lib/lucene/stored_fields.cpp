@@ -24,7 +24,19 @@ namespace {
 
 constexpr std::string_view kFdtNames[] = {
     "Lucene50StoredFieldsFastData", "Lucene50StoredFieldsHighData", "Lucene87StoredFieldsFastData",
-    "Lucene87StoredFieldsHighData", "Lucene90StoredFieldsFastData", "Lucene90StoredFieldsHighData"};
+    "Lucene87StoredFieldsHighData", "Lucene90StoredFieldsFastData", "Lucene90StoredFieldsHighData",
+    // Lucene90CompressingStoredFieldsFormat with other compression modes: the
+    // `.fdt` codec name is the format name as given, the `.fdm`/`.fdx` keep
+    // Lucene90FieldsIndex*. Elasticsearch 8.14+:
+    // server/src/main/java/org/elasticsearch/index/codec/zstd/Zstd814StoredFieldsFormat.java
+    // ("ZstdStoredFields814", BEST_SPEED level 0 / 14 KiB blocks / 128 docs,
+    // BEST_COMPRESSION level 3 / 240 KiB / 2048 docs; the mode attribute is
+    // informational). OpenSearch custom-codecs, the same names in every
+    // Lucene container (Lucene95/99/912/101/103/104CustomStoredFieldsFormat,
+    // codecs ZSTD, ZSTD99, ZSTD912, ZSTD101, ZSTD103, ZSTD104 and the
+    // ZSTDNODICT twins):
+    // src/main/java/org/opensearch/index/codec/customcodecs/Lucene104CustomStoredFieldsFormat.java
+    "ZstdStoredFields814", "CustomStoredFieldsZstd", "CustomStoredFieldsZstdNoDict"};
 // Lucene 4.0 stored fields (Lucene40StoredFieldsFormat, uncompressed); not
 // read.
 constexpr std::string_view kFdtLegacyNames[] = {"Lucene40StoredFieldsData"};
@@ -82,6 +94,27 @@ absl::StatusOr<DictLayout> ReadDictLayout(ByteReader& in, size_t len) {
   return out;
 }
 
+// OpenSearch zstd_no_dict: VInt blockLength, then ceil(len / blockLength)
+// sub-blocks.
+struct NoDictLayout {
+  uint32_t block_len = 0;
+  size_t num_blocks = 0;
+};
+
+absl::StatusOr<NoDictLayout> ReadNoDictLayout(ByteReader& in, size_t len) {
+  const size_t at = in.position();
+  NoDictLayout out;
+  RFS_ASSIGN_OR_RETURN(out.block_len, in.ReadVInt());
+  if (len > 0 && out.block_len == 0) {
+    return in.ErrorAt(at, StrCat("invalid block length 0 for ", len, " bytes"));
+  }
+  out.num_blocks = len == 0 ? 0 : (len + out.block_len - 1) / out.block_len;
+  if (out.num_blocks > in.remaining()) {
+    return in.ErrorAt(at, StrCat("invalid block count ", out.num_blocks));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32_t version,
@@ -99,13 +132,23 @@ absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32
         codec == kFdtNames[2] ? Compression::kLz4WithDict : Compression::kDeflateWithDict;
     min_version = kVersionMeta;
     max_version = kVersionDirtyBit;
-  } else if (codec == kFdtNames[4] || codec == kFdtNames[5]) {
-    f.compression =
-        codec == kFdtNames[4] ? Compression::kLz4WithDict : Compression::kDeflateWithDict;
+  } else if (codec == kFdtNames[4] || codec == kFdtNames[5] || codec == kFdtNames[6] ||
+             codec == kFdtNames[7] || codec == kFdtNames[8]) {
+    if (codec == kFdtNames[4]) {
+      f.compression = Compression::kLz4WithDict;
+    } else if (codec == kFdtNames[5]) {
+      f.compression = Compression::kDeflateWithDict;
+    } else if (codec == kFdtNames[6]) {
+      f.compression = Compression::kZstd;
+    } else if (codec == kFdtNames[7]) {
+      f.compression = Compression::kZstdWithDict;
+    } else {
+      f.compression = Compression::kZstdNoDict;
+    }
     f.order = ByteOrder::kLittle;
     f.lucene90_ints = true;
     // Lucene90CompressingStoredFieldsWriter: VERSION_START = VERSION_CURRENT
-    // = 1.
+    // = 1 (Lucene 9.0 through 10.x).
     min_version = 1;
     max_version = 1;
   } else if (codec == kFdtLucene41) {
@@ -216,8 +259,27 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
       RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(clen));
       return inflater_.Inflate(compressed, buf.subspan(pos, len), {}, in.source(), offset);
     }
+    case Compression::kZstd:
+      // Zstd814StoredFieldsFormat.ZstdCompressor writes nothing for an empty
+      // block, else VInt compressedLength and the frames.
+      if (len == 0) return absl::OkStatus();
+      return DecompressZstd(in, buf.subspan(pos, len), {}, /*allow_empty=*/false);
+    case Compression::kZstdNoDict: {
+      // ZstdNoDictCompressionMode: VInt blockLength = ceil(len / 10), then
+      // the sub-blocks (custom-codecs
+      // src/main/java/org/opensearch/index/codec/customcodecs/ZstdNoDictCompressionMode.java).
+      RFS_ASSIGN_OR_RETURN(const NoDictLayout layout, ReadNoDictLayout(in, len));
+      for (size_t i = 0; i < layout.num_blocks; ++i) {
+        const size_t start = i * layout.block_len;
+        const size_t n = std::min<size_t>(layout.block_len, len - start);
+        RFS_RETURN_IF_ERROR(DecompressZstd(in, std::span<uint8_t>(base + pos + start, n), {},
+                                           /*allow_empty=*/false));
+      }
+      return absl::OkStatus();
+    }
     case Compression::kLz4WithDict:
     case Compression::kDeflateWithDict:
+    case Compression::kZstdWithDict:
       break;
   }
   // Preset-dictionary modes (C.8.2 / C.8.3): VInt dictLength, VInt
@@ -228,6 +290,22 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
   const uint32_t block_len = layout.block_len;
   const size_t num_blocks = layout.num_blocks;
   uint8_t* const dict = base + pos;
+  if (format_.compression == Compression::kZstdWithDict) {
+    // ZstdCompressionMode (custom-codecs
+    // src/main/java/org/opensearch/index/codec/customcodecs/ZstdCompressionMode.java): the
+    // dictionary part compressed alone (VInt 0 when empty), then each
+    // sub-block compressed with the dictionary loaded as a ZstdDictDecompress.
+    RFS_RETURN_IF_ERROR(
+        DecompressZstd(in, std::span<uint8_t>(dict, dict_len), {}, /*allow_empty=*/true));
+    for (size_t i = 0; i < num_blocks; ++i) {
+      const size_t start = dict_len + i * block_len;
+      const size_t n = std::min<size_t>(block_len, len - start);
+      RFS_RETURN_IF_ERROR(DecompressZstd(in, std::span<uint8_t>(dict + start, n),
+                                         std::span<const uint8_t>(dict, dict_len),
+                                         /*allow_empty=*/false));
+    }
+    return absl::OkStatus();
+  }
   if (format_.compression == Compression::kDeflateWithDict) {
     const size_t dict_at = in.position();
     RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
@@ -291,6 +369,19 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
   return absl::OkStatus();
 }
 
+absl::Status ChunkDecoder::DecompressZstd(ByteReader& in, std::span<uint8_t> out,
+                                          std::span<const uint8_t> dictionary, bool allow_empty) {
+  const size_t at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+  if (clen == 0) {
+    if (allow_empty && out.empty()) return absl::OkStatus();
+    return in.ErrorAt(at, StrCat("empty zstd block, expected ", out.size(), " bytes"));
+  }
+  const uint64_t offset = in.source_offset();
+  RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(clen));
+  return zstd_.Decompress(compressed, out, dictionary, in.source(), offset);
+}
+
 absl::Status ChunkDecoder::SkipBlock(ByteReader& in, size_t len) {
   switch (format_.compression) {
     case Compression::kLz4:
@@ -301,13 +392,28 @@ absl::Status ChunkDecoder::SkipBlock(ByteReader& in, size_t len) {
       RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
       return in.Skip(clen);
     }
+    case Compression::kZstd: {
+      if (len == 0) return absl::OkStatus();
+      RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+      return in.Skip(clen);
+    }
+    case Compression::kZstdNoDict: {
+      RFS_ASSIGN_OR_RETURN(const NoDictLayout layout, ReadNoDictLayout(in, len));
+      for (size_t i = 0; i < layout.num_blocks; ++i) {
+        RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
+        RFS_RETURN_IF_ERROR(in.Skip(clen));
+      }
+      return absl::OkStatus();
+    }
     case Compression::kLz4WithDict:
     case Compression::kDeflateWithDict:
+    case Compression::kZstdWithDict:
       break;
   }
   RFS_ASSIGN_OR_RETURN(const DictLayout layout, ReadDictLayout(in, len));
   const size_t num_blocks = layout.num_blocks;
-  if (format_.compression == Compression::kDeflateWithDict) {
+  if (format_.compression != Compression::kLz4WithDict) {
+    // DEFLATE and zstd: every part carries its compressed length.
     for (size_t i = 0; i <= num_blocks; ++i) {
       RFS_ASSIGN_OR_RETURN(uint32_t clen, in.ReadVInt());
       RFS_RETURN_IF_ERROR(in.Skip(clen));
@@ -372,9 +478,13 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   }
   if (decompress) {
     // Cap the allocation by what the input could possibly expand to (LZ4 and
-    // DEFLATE both stay well under 1:1100), so corrupt lengths cannot demand
-    // gigabytes.
-    if (total > (in.remaining() + 64) * 1100) {
+    // DEFLATE both stay well under 1:1100; zstd at most 1:32768, a 4-byte RLE
+    // block per 128 KiB), so corrupt lengths cannot demand gigabytes.
+    const bool zstd = format_.compression == Compression::kZstd ||
+                      format_.compression == Compression::kZstdWithDict ||
+                      format_.compression == Compression::kZstdNoDict;
+    const uint64_t max_ratio = zstd ? uint64_t{1} << 16 : 1100;
+    if (total > (in.remaining() + 64) * max_ratio) {
       return in.ErrorAt(
           start, StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
     }

@@ -27,10 +27,20 @@
 namespace rfs::lucene::internal {
 
 enum class Compression {
-  kLz4,             // Lucene50 BEST_SPEED: LZ4, no stored length
-  kDeflate,         // Lucene50 BEST_COMPRESSION: VInt length + raw DEFLATE
-  kLz4WithDict,     // Lucene87/90 BEST_SPEED (C.8.2)
-  kDeflateWithDict  // Lucene87/90 BEST_COMPRESSION (C.8.3)
+  kLz4,              // Lucene50 BEST_SPEED: LZ4, no stored length
+  kDeflate,          // Lucene50 BEST_COMPRESSION: VInt length + raw DEFLATE
+  kLz4WithDict,      // Lucene87/90 BEST_SPEED (C.8.2)
+  kDeflateWithDict,  // Lucene87/90 BEST_COMPRESSION (C.8.3)
+  /// Elasticsearch 8.14+ Zstd814StoredFieldsFormat, both modes: per block a
+  /// VInt compressed length and zstd frames; nothing for an empty block.
+  kZstd,
+  /// OpenSearch custom-codecs `zstd`: VInt dictLength, VInt blockLength, the
+  /// dictionary's frames, then up to 10 sub-blocks decompressed with the
+  /// dictionary as raw content; each part a VInt compressed length + frames.
+  kZstdWithDict,
+  /// OpenSearch custom-codecs `zstd_no_dict`: VInt blockLength, then
+  /// ceil(len / blockLength) sub-blocks, each a VInt compressed length + frames.
+  kZstdNoDict
 };
 
 struct StoredFieldsFormat {
@@ -95,8 +105,12 @@ class ChunkDecoder {
                                size_t pos, size_t len);
   absl::Status SkipBlock(core::ByteReader& in, size_t len);
 
+  absl::Status DecompressZstd(core::ByteReader& in, std::span<uint8_t> out,
+                              std::span<const uint8_t> dictionary, bool allow_empty);
+
   StoredFieldsFormat format_;
   Inflater inflater_;
+  ZstdDecoder zstd_;
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> dict_scratch_;
   std::vector<uint32_t> lengths_;

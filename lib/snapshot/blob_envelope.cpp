@@ -101,10 +101,11 @@ absl::StatusOr<boost::json::value> DecodeBody(std::span<const uint8_t> body,
     case BodyForm::kJson:
       return ParseJson(body, source, base_offset);
     case BodyForm::kZstd:
-      return absl::UnimplementedError(StrCat(source,
-                                             ": unsupported zstd-compressed body (ZSTD\\0) at "
-                                             "offset ",
-                                             base_offset));
+      inflated = internal::ZstdDecompressStream(body.subspan(sizeof(kZstdMarker)), source,
+                                                base_offset + sizeof(kZstdMarker),
+                                                internal::kMaxDecompressedBody);
+      inner_source = StrCat(source, " (zstd body at offset ", base_offset, ", decompressed)");
+      break;
     case BodyForm::kDeflate:
       inflated = internal::InflateRaw(body.subspan(sizeof(kDeflateMarker)), source,
                                       base_offset + sizeof(kDeflateMarker),

@@ -1,8 +1,9 @@
-// Raw DEFLATE (zlib) and LZF decompression of metadata blob bodies; see
+// Raw DEFLATE (zlib), LZF and zstd decompression of metadata blob bodies; see
 // compression_internal.hpp.
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include <zlib.h>
@@ -13,6 +14,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "snapshot/compression_internal.hpp"
+#include <zstd.h>
 
 namespace rfs::snapshot::internal {
 namespace {
@@ -201,6 +203,53 @@ absl::StatusOr<std::vector<uint8_t>> LzfDecompress(std::span<const uint8_t> comp
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(StrCat(source, ": out of memory decompressing LZF"));
   }
+  return out;
+}
+
+absl::StatusOr<std::vector<uint8_t>> ZstdDecompressStream(std::span<const uint8_t> compressed,
+                                                          std::string_view source,
+                                                          uint64_t base_offset, size_t max_output) {
+  // OpenSearch ZstdCompressor writes through ZstdOutputStream: one or more
+  // frames whose content size may be absent, so the output grows as it
+  // comes, capped at max_output (+1 byte to tell "exactly max" from "more").
+  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(),
+                                                                  ZSTD_freeDStream);
+  if (stream == nullptr) {
+    return absl::ResourceExhaustedError(StrCat(source, ": cannot allocate a zstd stream"));
+  }
+  if (compressed.empty()) {
+    return DataLossAt(source, base_offset, "empty zstd stream");
+  }
+  std::vector<uint8_t> out;
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  size_t produced = 0;
+  size_t hint = 1;  // 0 once the last frame is complete
+  const size_t limit = max_output == SIZE_MAX ? max_output : max_output + 1;
+  while (in.pos < in.size || hint != 0) {
+    if (produced == out.size()) {
+      const size_t wanted = std::max<size_t>({4096, out.size() * 2, compressed.size() * 4});
+      out.resize(std::min(limit, wanted));
+      if (out.size() == produced) {
+        return TooLarge(source, base_offset + in.pos, "zstd stream", max_output);
+      }
+    }
+    ZSTD_outBuffer dst{out.data(), out.size(), produced};
+    const size_t before_in = in.pos;
+    hint = ZSTD_decompressStream(stream.get(), &dst, &in);
+    if (ZSTD_isError(hint)) {
+      return DataLossAt(source, base_offset + before_in,
+                        StrCat("corrupt zstd stream (", ZSTD_getErrorName(hint), ")"));
+    }
+    const bool progressed = dst.pos != produced || in.pos != before_in;
+    produced = dst.pos;
+    if (produced > max_output) {
+      return TooLarge(source, base_offset + in.pos, "zstd stream", max_output);
+    }
+    if (in.pos == in.size && hint != 0 && produced < out.size() && !progressed) {
+      return DataLossAt(source, base_offset + in.pos, "truncated zstd stream (frame not finished)");
+    }
+  }
+  out.resize(produced);
   return out;
 }
 

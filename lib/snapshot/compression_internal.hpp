@@ -1,9 +1,10 @@
 // Decompressors for the compressed XContent bodies of snapshot metadata blobs
-// (FORMATS.md A.3): raw DEFLATE after "DFL\0" (ES DeflateCompressor) and LZF
-// chunks ("ZV", ES 1.x LZFCompressor, the ning compress-lzf framing). Not part
+// (FORMATS.md A.3): raw DEFLATE after "DFL\0" (ES DeflateCompressor), LZF
+// chunks ("ZV", ES 1.x LZFCompressor, the ning compress-lzf framing) and
+// zstd after "ZSTD\0" (OpenSearch 2.10+ ZstdCompressor). Not part
 // of the public API; used by blob_envelope.cpp and the tests.
 //
-// Both treat their input as untrusted: output is capped at `max_output` bytes,
+// All treat their input as untrusted: output is capped at `max_output` bytes,
 // and every error is DataLoss naming `source` and the absolute offset
 // (base_offset + position in `compressed`). Thread-safe (no shared state).
 #pragma once
@@ -36,5 +37,14 @@ absl::StatusOr<std::vector<uint8_t>> InflateRaw(std::span<const uint8_t> compres
 absl::StatusOr<std::vector<uint8_t>> LzfDecompress(std::span<const uint8_t> compressed,
                                                    std::string_view source, uint64_t base_offset,
                                                    size_t max_output);
+
+/// Decodes a zstd stream filling all of `compressed`: one or more frames, as
+/// OpenSearch's ZstdCompressor writes them through zstd-jni's ZstdOutputStream
+/// (server/src/main/java/org/opensearch/compress/ZstdCompressor.java: header
+/// "ZSTD\0", level 3, frames without a content size). Truncation, corrupt
+/// frames or output beyond `max_output` are DataLoss.
+absl::StatusOr<std::vector<uint8_t>> ZstdDecompressStream(std::span<const uint8_t> compressed,
+                                                          std::string_view source,
+                                                          uint64_t base_offset, size_t max_output);
 
 }  // namespace rfs::snapshot::internal

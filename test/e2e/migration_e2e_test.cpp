@@ -732,3 +732,67 @@ TEST_CASE("a shard split into parts is migrated by several workers at once, exac
   }
   CHECK(workers_with_items >= 2);
 }
+
+// The generator's expected documents and SnapshotInspector's NDJSON, keyed by index and _id.
+std::map<std::string, json::value> DocsByKey(const std::string& ndjson_path) {
+  std::map<std::string, json::value> docs;
+  std::ifstream in(ndjson_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    json::value doc = json::parse(line);
+    const std::string key =
+        std::string(doc.at("_index").as_string()) + "/" + std::string(doc.at("_id").as_string());
+    docs.emplace(key, std::move(doc));
+  }
+  return docs;
+}
+
+TEST_CASE("zstd sources: SnapshotInspector and a worker read ES 8.14+ and OpenSearch zstd exactly",
+          "[e2e][generated][zstd]") {
+#ifndef RFS_INSPECTOR_TOOL
+  FAIL("the SnapshotInspector tool is not part of this build");
+#define RFS_INSPECTOR_TOOL ""
+#endif
+  for (const char* codec :
+       {"zstd814_best_speed", "zstd814_best_compression", "zstd", "zstd_no_dict"}) {
+    SECTION(codec) {
+      auto generated = rfs::test::Generate(
+          std::string("--indices 2 --shards 2 --docs 600 --updates 30 --deletes 20 --nested 3 "
+                      "--segments 2 --large-docs 2 --compress-metadata true "
+                      "--metadata-compressor zstd --seed 71 --codec ") +
+          codec);
+      if (!generated) return;
+      MigrationRun run;
+      const std::string repo = generated->repo().string();
+      const int inspect = rfs::test::RunProcess(
+          {RFS_INSPECTOR_TOOL, "docs", "--snapshot-local-dir", repo, "--snapshot-name", "snap-1"},
+          run.Out("inspect"), run.Err("inspect"));
+      INFO(rfs::test::ReadTextFile(run.Err("inspect")));
+      REQUIRE(inspect == 0);
+      const auto expected = DocsByKey((generated->dir / "expected-docs.ndjson").string());
+      const auto read = DocsByKey(run.Out("inspect"));
+      REQUIRE(expected.size() > 500);
+      CHECK(read.size() == expected.size());
+      for (const auto& [key, doc] : expected) {
+        INFO("document " << key);
+        auto it = read.find(key);
+        REQUIRE(it != read.end());
+        CHECK(it->second == doc);
+      }
+
+      const std::string out = run.dir.File("out");
+      const int code = rfs::test::RunProcess(
+          {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out},
+          run.Out("worker"), run.Err("worker"));
+      INFO(run.Logs("worker"));
+      CHECK(code == kNoWorkLeft);
+      const int check = rfs::test::RunProcess(
+          {RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+           (generated->dir / "expected-docs.ndjson").string(), "--output-dir", out},
+          run.Out("check"), run.Err("check"));
+      INFO(run.Logs("check"));
+      CHECK(check == 0);
+    }
+  }
+}

@@ -13,8 +13,8 @@
 //
 // Errors: corrupt, truncated or mis-checksummed bytes are DataLoss naming the
 // blob and the offset (offsets inside a decompressed body are reported as
-// offsets into the decompressed bytes, and the message says so); zstd bodies
-// and codec versions other than 1 are Unimplemented. Nothing throws.
+// offsets into the decompressed bytes, and the message says so); codec
+// versions other than 1 are Unimplemented. Nothing throws.
 // Thread-safe (no shared state).
 #pragma once
 
@@ -30,10 +30,9 @@ namespace rfs::snapshot {
 
 /// Decodes an XContent body, detecting its form from the first bytes: SMILE
 /// (3A 29 0A), raw DEFLATE ("DFL\0"), LZF ("ZV"), zstd ("ZSTD\0",
-/// Unimplemented) or JSON (first non-whitespace byte '{' or '['). A
-/// decompressed body must itself be SMILE or JSON. Decompressed bodies larger
-/// than 1 GiB are refused (DataLoss). `base_offset` is the offset of body[0]
-/// within the blob named `source`.
+/// OpenSearch 2.10+, frames with or without a content size) or JSON (first non-whitespace byte '{'
+/// or '['). A decompressed body must itself be SMILE or JSON. Decompressed bodies larger than 1 GiB
+/// are refused (DataLoss). `base_offset` is the offset of body[0] within the blob named `source`.
 absl::StatusOr<boost::json::value> DecodeXContent(std::span<const uint8_t> body,
                                                   std::string_view source,
                                                   uint64_t base_offset = 0);

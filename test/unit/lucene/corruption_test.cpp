@@ -9,6 +9,7 @@
 #include "rfs/core/crc32.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 
+#include "lucene/stored_fields_internal.hpp"
 #include "lucene/uid_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
@@ -145,6 +146,34 @@ TEST_CASE("Unknown codec versions are Unimplemented naming codec, version and se
   const absl::Status status = ReadEverything(dir);
   CHECK(absl::IsUnimplemented(status));
   CHECK(std::string(status.message()).find("segments") != std::string::npos);
+}
+
+TEST_CASE("Unknown stored-fields formats are Unimplemented naming the format and segment",
+          "[lucene][corrupt]") {
+  // Stored-fields formats are told apart by the .fdt codec name alone; a name rfs does not know
+  // (here OpenSearch's QAT codec, or a renamed Lucene one) must never be decoded as another.
+  for (const char* name : {"QatStoredFieldsLz4", "QatStoredFieldsDeflate", "ZstdStoredFields999"}) {
+    auto format = rfs::lucene::internal::FormatForHeader(name, 1, "_3.fdt");
+    CHECK(absl::IsUnimplemented(format.status()));
+    CHECK(std::string(format.status().message()).find(name) != std::string::npos);
+  }
+  for (const char* name :
+       {"ZstdStoredFields814", "CustomStoredFieldsZstd", "CustomStoredFieldsZstdNoDict"}) {
+    CHECK(rfs::lucene::internal::FormatForHeader(name, 1, "_3.fdt").ok());
+    CHECK(
+        absl::IsUnimplemented(rfs::lucene::internal::FormatForHeader(name, 2, "_3.fdt").status()));
+  }
+  if (!rfs::lucene::testing::HaveCorpus()) return;
+  auto dir = Fixture("stored_fields_index");
+  auto& bytes = dir->files.at("_0.fdt");
+  const std::string renamed = "Lucene99StoredFieldsFastData";  // same length as the real name
+  std::copy(renamed.begin(), renamed.end(), bytes.begin() + 5);
+  FixChecksum(bytes);
+  const absl::Status status = ReadEverything(dir);
+  INFO(status.ToString());
+  CHECK(absl::IsUnimplemented(status));
+  CHECK(std::string(status.message()).find(renamed) != std::string::npos);
+  CHECK(std::string(status.message()).find("_0") != std::string::npos);
 }
 
 TEST_CASE("Missing files are NotFound naming the segment", "[lucene][corrupt]") {

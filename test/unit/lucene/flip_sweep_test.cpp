@@ -168,6 +168,12 @@ TEST_CASE("one flipped byte in a generated shard: an error or exactly the right 
       // Hard deletes (.liv) in compound files, with best_compression stored fields.
       "--docs 150 --updates 20 --deletes 25 --segments 2 --soft-deletes false --compound true "
       "--codec best_compression --seed 122",
+      // zstd stored fields (Elasticsearch 8.14+ and OpenSearch's dictionary layout) and OpenSearch
+      // ZSTD\0 metadata blobs.
+      "--docs 150 --updates 20 --deletes 25 --segments 2 --codec zstd814_best_speed "
+      "--compress-metadata true --metadata-compressor zstd --seed 123",
+      "--docs 150 --updates 20 --deletes 25 --segments 2 --soft-deletes false --codec zstd "
+      "--seed 124",
   };
   for (const char* args : variants) {
     SECTION(args) {

@@ -205,6 +205,17 @@ TEST_CASE("generated repositories: live ids, sources and routing per shard",
       "--routing-fraction 0.5 --codec best_compression --seed 9",
       "--docs 1500 --updates 100 --deletes 100 --segments 4 --soft-deletes false --compound true "
       "--large-docs 3 --id-style numeric --seed 10",
+      // zstd stored fields in the Lucene 9/10 container, frames by zstd-jni: Elasticsearch 8.14+
+      // both modes (sliced chunks from the large documents), OpenSearch zstd and zstd_no_dict; and
+      // OpenSearch's ZSTD\0 metadata blobs.
+      "--docs 400 --updates 30 --deletes 20 --nested 5 --segments 3 --large-docs 3 "
+      "--codec zstd814_best_speed --compress-metadata true --metadata-compressor zstd --seed 12",
+      "--shards 2 --docs 3000 --updates 50 --deletes 50 --segments 2 --large-docs 4 --soft-deletes "
+      "false --codec zstd814_best_compression --id-style utf8 --seed 13",
+      "--docs 2500 --updates 40 --deletes 40 --nested 10 --segments 3 --large-docs 3 --codec zstd "
+      "--compress-metadata true --metadata-compressor zstd --seed 14",
+      "--docs 2500 --deletes 40 --segments 2 --large-docs 3 --soft-deletes false "
+      "--routing-fraction 0.5 --codec zstd_no_dict --seed 15",
   };
   for (const char* args : variants) {
     SECTION(args) {
