@@ -24,6 +24,7 @@
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
+#include "bench_support.hpp"
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,12 @@
 namespace {
 
 namespace fs = std::filesystem;
+using bench::Fail;
+using bench::Generate;
+using bench::Restore;
+using bench::Result;
+using bench::RunJava;
+using bench::SnapshotShard;
 
 struct Options {
   long docs = 1000000;
@@ -40,72 +47,6 @@ struct Options {
   bool skip_java = false;
   fs::path data_dir = RFS_BENCH_DATA_DIR;
 };
-
-struct Result {
-  uint64_t docs = 0;
-  uint64_t source_bytes = 0;
-  double seconds = 0;
-  double docs_per_second() const { return seconds > 0 ? docs / seconds : 0; }
-  double mb_per_second() const { return seconds > 0 ? source_bytes / seconds / 1e6 : 0; }
-};
-
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "lucene_extract_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
-fs::path Generate(const Options& options, const std::string& name, const std::string& args) {
-  const fs::path dir = options.data_dir / name;
-  if (fs::exists(dir / "expected.json")) return dir;
-  fs::remove_all(dir);
-  fs::create_directories(options.data_dir);
-  const std::string command = std::string(RFS_GENERATE_SNAPSHOT) + " --out '" + dir.string() +
-                              "' --write-docs false --templates false " + args;
-  std::fprintf(stderr, "generating %s ...\n", name.c_str());
-  if (std::system(command.c_str()) != 0) Fail("generator failed: " + command);
-  return dir;
-}
-
-std::shared_ptr<const rfs::core::IDirectory> SnapshotShard(
-    const fs::path& dir, std::unique_ptr<rfs::snapshot::SnapshotRepository>& keep,
-    const rfs::snapshot::SnapshotEntry** snapshot) {
-  auto repo = rfs::snapshot::FileSystemRepo::Open((dir / "repo").string());
-  if (!repo.ok()) Fail(std::string(repo.status().message()));
-  auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
-  if (!repository.ok()) Fail(std::string(repository.status().message()));
-  keep = std::move(repository).value();
-  auto latest = keep->LatestSnapshot();
-  if (!latest.ok()) Fail(std::string(latest.status().message()));
-  *snapshot = *latest;
-  auto files = keep->OpenShardFiles(**latest, "index-0", 0);
-  if (!files.ok()) Fail(std::string(files.status().message()));
-  return *files;
-}
-
-// Restores the shard's Lucene files into a plain folder (for Java Lucene and the plain-folder
-// measurement).
-fs::path Restore(const fs::path& dir) {
-  const fs::path out = dir / "lucene";
-  if (fs::exists(out / ".complete")) return out;
-  fs::remove_all(out);
-  fs::create_directories(out);
-  std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
-  const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
-  auto files = SnapshotShard(dir, keep, &snapshot);
-  for (const auto& name : files->ListFiles()) {
-    auto file = files->OpenFile(name);
-    if (!file.ok()) Fail(std::string(file.status().message()));
-    std::ofstream stream(out / name, std::ios::binary);
-    std::vector<uint8_t> buffer(1 << 20);
-    for (uint64_t offset = 0; offset < (*file)->size(); offset += buffer.size()) {
-      const size_t n = std::min<uint64_t>(buffer.size(), (*file)->size() - offset);
-      if (!(*file)->ReadAt(offset, std::span(buffer).first(n)).ok()) Fail("read " + name);
-      stream.write(reinterpret_cast<const char*>(buffer.data()), n);
-    }
-  }
-  std::ofstream(out / ".complete") << "ok";
-  return out;
-}
 
 Result ReadAll(std::shared_ptr<const rfs::core::IDirectory> directory, std::string segments) {
   rfs::lucene::ShardReaderOptions options;
@@ -147,28 +88,6 @@ Result Best(int rounds, F run) {
   return best;
 }
 
-Result RunJava(const fs::path& lucene_dir, int rounds, const char* mode) {
-  const std::string command = std::string(RFS_JAVA) + " -cp '" + RFS_BENCH_CLASSPATH +
-                              "' rfs.bench.LuceneReadBench '" + lucene_dir.string() + "' " +
-                              std::to_string(rounds) + " " + mode;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) Fail("cannot run java");
-  Result best;
-  char line[512];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    Result r;
-    unsigned long long docs = 0, bytes = 0;
-    if (std::sscanf(line, "docs=%llu source_bytes=%llu seconds=%lf", &docs, &bytes, &r.seconds) ==
-        3) {
-      r.docs = docs;
-      r.source_bytes = bytes;
-      if (best.seconds == 0 || r.seconds < best.seconds) best = r;
-    }
-  }
-  if (::pclose(pipe) != 0) Fail("java baseline failed: " + command);
-  return best;
-}
-
 void Print(const char* what, const Result& r) {
   std::printf("  %-34s %9llu docs %8.2f s %11.0f docs/s %8.1f MB/s\n", what,
               static_cast<unsigned long long>(r.docs), r.seconds, r.docs_per_second(),
@@ -198,6 +117,7 @@ double PeakRssOfExtraction(const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::program = "lucene_extract_bench";
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -231,7 +151,7 @@ int main(int argc, char** argv) {
     const std::string name = std::string(codec) + "-" + std::to_string(options.docs) + "x" +
                              std::to_string(options.doc_size);
     const fs::path dir =
-        Generate(options, name,
+        Generate(options.data_dir, name,
                  "--docs " + std::to_string(options.docs) + " --doc-size " +
                      std::to_string(options.doc_size) + " --segments 10 --codec " + codec);
     const fs::path lucene_dir = Restore(dir);
@@ -267,7 +187,7 @@ int main(int argc, char** argv) {
   if (options.huge_doc_mb > 0) {
     const long bytes = options.huge_doc_mb * 1024 * 1024;
     const fs::path dir =
-        Generate(options, "huge-" + std::to_string(options.huge_doc_mb) + "mb",
+        Generate(options.data_dir, "huge-" + std::to_string(options.huge_doc_mb) + "mb",
                  "--docs 20 --doc-size 500 --huge-doc-bytes " + std::to_string(bytes));
     const double rss = PeakRssOfExtraction(dir);
     std::printf(

@@ -99,6 +99,20 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
+void MappedFile::DropCachedPages(uint64_t offset, uint64_t length) const {
+  if (data_ == nullptr || offset >= size_) return;
+  length = std::min(length, size_ - offset);
+  // Only whole pages inside the range: a page shared with bytes still in use stays.
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t base = reinterpret_cast<uintptr_t>(data_);
+  const uint64_t first = (base + offset + page - 1) / page * page;
+  const uint64_t last = (base + offset + length) / page * page;
+  if (last <= first) return;
+  // A read-only private file mapping that was never written: MADV_DONTNEED only drops the
+  // pages, which read back from the file on the next access.
+  ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 absl::Status MappedFile::ReadAt(uint64_t offset, std::span<uint8_t> out) const {
   if (auto status = CheckRange(name_, size_, offset, out.size()); !status.ok()) return status;
   if (!out.empty()) std::memcpy(out.data(), data_ + offset, out.size());

@@ -1,5 +1,6 @@
 // Compound file reader (FORMATS.md C.4; Lucene50CompoundReader.java,
 // Lucene90CompoundReader.java).
+#include <algorithm>
 #include <cstring>
 
 #include "rfs/core/errors.hpp"
@@ -45,6 +46,10 @@ class SliceFile final : public core::IRandomAccessFile {
   std::optional<std::span<const uint8_t>> ContiguousView() const override {
     if (has_view_) return view_;
     return std::nullopt;
+  }
+  void DropCachedPages(uint64_t offset, uint64_t length) const override {
+    if (offset < length_)
+      base_->DropCachedPages(offset_ + offset, std::min(length, length_ - offset));
   }
 
  private:

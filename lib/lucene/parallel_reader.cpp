@@ -118,7 +118,7 @@ struct ParallelDocumentReader::Impl {
             break;
           }
           OwnedDocument& owned = range.docs.emplace_back();
-          owned.source.assign(doc.source.begin(), doc.source.end());
+          owned.source.assign(reinterpret_cast<const char*>(doc.source.data()), doc.source.size());
           owned.meta = doc;
           owned.meta.source = {};
           range.bytes += owned.source.size() + owned.meta.id.size() + 64;

@@ -57,6 +57,8 @@ constexpr int32_t kVersionMeta = 3;
 constexpr int32_t kVersionDirtyBit = 4;
 // Upper bound on a chunk's decoded size: Lucene stores lengths as ints.
 constexpr uint64_t kMaxChunkBytes = 0x7FFFFFFF;
+// Compressed bytes consumed between two hints that a mapped `.fdt` may drop them.
+constexpr uint64_t kDropPagesEvery = uint64_t{8} << 20;
 // Window read at a time when the `.fdt` is not contiguous in memory.
 constexpr size_t kMinWindow = size_t{1} << 20;
 
@@ -561,6 +563,8 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
     if (auto status = VerifyFileChecksum(*file); !status.ok()) {
       return core::WithContext(status, StrCat("segment ", segment.name));
     }
+    // Hashing touched every page; decoding reads them back as it goes.
+    file->DropCachedPages(0, size);
   }
   if (format.lucene90_ints || format.version >= kVersionMeta) {
     const std::string fdm_name = SegmentFileName(segment.name, "", "fdm");
@@ -657,6 +661,12 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
     RFS_RETURN_IF_ERROR(in.Seek(next_offset_));
     RFS_RETURN_IF_ERROR(decoder_.Decode(in, left, want_doc, chunk_));
     next_offset_ = in.position();
+    // The compressed bytes behind the cursor are not needed again (a backward
+    // move reads them back), so a mapped `.fdt` does not stay resident whole.
+    if (next_offset_ - dropped_until_ >= kDropPagesEvery) {
+      file_->DropCachedPages(dropped_until_, next_offset_ - dropped_until_);
+      dropped_until_ = next_offset_;
+    }
   } else {
     size_t want = std::max(kMinWindow, window_.size());
     for (;;) {

@@ -144,7 +144,8 @@ class ChunkCursor {
         max_doc_(max_doc),
         data_start_(data_start),
         data_end_(data_end),
-        next_offset_(data_start) {}
+        next_offset_(data_start),
+        dropped_until_(data_start) {}
 
   absl::Status DecodeNext(int32_t want_doc);
   // Lucene41StoredFieldsData (plain codec header, optional footer).
@@ -162,6 +163,7 @@ class ChunkCursor {
   uint64_t data_start_;
   uint64_t data_end_;  // start of the footer
   uint64_t next_offset_;
+  uint64_t dropped_until_;  // pages before this offset were offered back
   int32_t next_doc_ = 0;
   DecodedChunk chunk_;
   bool have_chunk_ = false;

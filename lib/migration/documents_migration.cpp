@@ -237,7 +237,9 @@ class ShardDocumentStream final : public IDocumentStream {
         continue;
       }
       if (doc_.source_format == lucene::SourceFormat::kJson) {
-        out.source.assign(doc_.source.begin(), doc_.source.end());
+        // From a char pointer: assign(first, last) over byte iterators would build a temporary
+        // copy first, a second full copy of a huge source.
+        out.source.assign(reinterpret_cast<const char*>(doc_.source.data()), doc_.source.size());
       } else {
         absl::Status converted =
             lucene::AppendSourceAsJson(doc_.source, doc_.source_format, out.source,

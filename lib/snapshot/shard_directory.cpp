@@ -55,6 +55,10 @@ class PartsFile final : public core::IRandomAccessFile {
     return std::nullopt;
   }
 
+  void DropCachedPages(uint64_t offset, uint64_t length) const override {
+    if (parts_.size() == 1) parts_[0]->DropCachedPages(offset, length);
+  }
+
  private:
   std::string name_;
   std::vector<std::shared_ptr<const core::IRandomAccessFile>> parts_;

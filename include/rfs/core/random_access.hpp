@@ -40,6 +40,16 @@ class IRandomAccessFile {
   /// (memory-mapped or inline); std::nullopt otherwise. The view lives as long
   /// as this object.
   virtual std::optional<std::span<const uint8_t>> ContiguousView() const { return std::nullopt; }
+
+  /// A hint that [offset, offset + length) will not be read again soon: a
+  /// memory-mapped file lets the kernel drop those pages from the process's
+  /// resident set (they are read back from the file if touched again), so a
+  /// sequential reader of a large mapped file does not pin all of it. No-op
+  /// by default; never changes what ReadAt or ContiguousView return.
+  virtual void DropCachedPages(uint64_t offset, uint64_t length) const {
+    (void)offset;
+    (void)length;
+  }
 };
 
 /// Reads [offset, offset + length) of `file` into a new buffer
@@ -83,6 +93,7 @@ class MappedFile final : public IRandomAccessFile {
   std::optional<std::span<const uint8_t>> ContiguousView() const override {
     return std::span<const uint8_t>(data_, size_);
   }
+  void DropCachedPages(uint64_t offset, uint64_t length) const override;
 
  private:
   MappedFile(std::string name, const uint8_t* data, uint64_t size)

@@ -1,0 +1,118 @@
+// Helpers shared by the benchmark programs that compare rfs with real Java Lucene on shards the
+// fixture generator writes: generating (cached) repositories, restoring a shard's Lucene files to
+// a plain folder, running the Java baseline. Each program defines RFS_GENERATE_SNAPSHOT, RFS_JAVA
+// and RFS_BENCH_CLASSPATH (CMake) and sets bench::program for messages.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rfs/core/random_access.hpp"
+#include "rfs/snapshot/repository.hpp"
+#include "rfs/snapshot/source_repo.hpp"
+
+namespace bench {
+
+namespace fs = std::filesystem;
+
+inline const char* program = "bench";
+
+struct Result {
+  uint64_t docs = 0;
+  uint64_t source_bytes = 0;
+  double seconds = 0;
+  double docs_per_second() const { return seconds > 0 ? docs / seconds : 0; }
+  double mb_per_second() const { return seconds > 0 ? source_bytes / seconds / 1e6 : 0; }
+};
+
+[[noreturn]] inline void Fail(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+  std::exit(1);
+}
+
+/// The repository generated with `args` under data_dir/name (kept for later runs).
+inline fs::path Generate(const fs::path& data_dir, const std::string& name,
+                         const std::string& args) {
+  const fs::path dir = data_dir / name;
+  if (fs::exists(dir / "expected.json")) return dir;
+  fs::remove_all(dir);
+  fs::create_directories(data_dir);
+  const std::string command = std::string(RFS_GENERATE_SNAPSHOT) + " --out '" + dir.string() +
+                              "' --write-docs false --templates false " + args;
+  std::fprintf(stderr, "generating %s ...\n", name.c_str());
+  if (std::system(command.c_str()) != 0) Fail("generator failed: " + command);
+  return dir;
+}
+
+inline std::shared_ptr<const rfs::core::IDirectory> SnapshotShard(
+    const fs::path& dir, std::unique_ptr<rfs::snapshot::SnapshotRepository>& keep,
+    const rfs::snapshot::SnapshotEntry** snapshot) {
+  auto repo = rfs::snapshot::FileSystemRepo::Open((dir / "repo").string());
+  if (!repo.ok()) Fail(std::string(repo.status().message()));
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
+  if (!repository.ok()) Fail(std::string(repository.status().message()));
+  keep = std::move(repository).value();
+  auto latest = keep->LatestSnapshot();
+  if (!latest.ok()) Fail(std::string(latest.status().message()));
+  *snapshot = *latest;
+  auto files = keep->OpenShardFiles(**latest, "index-0", 0);
+  if (!files.ok()) Fail(std::string(files.status().message()));
+  return *files;
+}
+
+// Restores the shard's Lucene files into a plain folder (for Java Lucene and the plain-folder
+// measurement).
+inline fs::path Restore(const fs::path& dir) {
+  const fs::path out = dir / "lucene";
+  if (fs::exists(out / ".complete")) return out;
+  fs::remove_all(out);
+  fs::create_directories(out);
+  std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
+  const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
+  auto files = SnapshotShard(dir, keep, &snapshot);
+  for (const auto& name : files->ListFiles()) {
+    auto file = files->OpenFile(name);
+    if (!file.ok()) Fail(std::string(file.status().message()));
+    std::ofstream stream(out / name, std::ios::binary);
+    std::vector<uint8_t> buffer(1 << 20);
+    for (uint64_t offset = 0; offset < (*file)->size(); offset += buffer.size()) {
+      const size_t n = std::min<uint64_t>(buffer.size(), (*file)->size() - offset);
+      if (!(*file)->ReadAt(offset, std::span(buffer).first(n)).ok()) Fail("read " + name);
+      stream.write(reinterpret_cast<const char*>(buffer.data()), n);
+    }
+  }
+  std::ofstream(out / ".complete") << "ok";
+  return out;
+}
+
+/// Java Lucene 8's read of the plain folder (benchmarks/java LuceneReadBench): the best of
+/// `rounds` rounds in `mode` ("document" or "sequential").
+inline Result RunJava(const fs::path& lucene_dir, int rounds, const char* mode) {
+  const std::string command = std::string(RFS_JAVA) + " -cp '" + RFS_BENCH_CLASSPATH +
+                              "' rfs.bench.LuceneReadBench '" + lucene_dir.string() + "' " +
+                              std::to_string(rounds) + " " + mode;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) Fail("cannot run java");
+  Result best;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    Result r;
+    unsigned long long docs = 0, bytes = 0;
+    if (std::sscanf(line, "docs=%llu source_bytes=%llu seconds=%lf", &docs, &bytes, &r.seconds) ==
+        3) {
+      r.docs = docs;
+      r.source_bytes = bytes;
+      if (best.seconds == 0 || r.seconds < best.seconds) best = r;
+    }
+  }
+  if (::pclose(pipe) != 0) Fail("java baseline failed: " + command);
+  return best;
+}
+
+}  // namespace bench

@@ -1,0 +1,250 @@
+// perf_report: the performance figures of one machine in one run, side by side with Java
+// Lucene 8.8.1's fastest single-threaded read of the same shard:
+//
+//   1. read speed: `SnapshotInspector docs` (serial and --reader-threads auto) vs Java;
+//   2. export speed and peak RSS: one `DocumentsFromSnapshotMigration` into the embedded default
+//      (bulk files) for the 1 GB shard, serial and with --reader-threads auto;
+//   3. a shard with one 100 MB document: peak RSS of SnapshotInspector and of the worker, and the
+//      worker's output checked exactly against the generator's documents;
+//   4. the 1 GB shard split in 4 parts (--split-shard-bytes) migrated by 1 worker vs 4 workers;
+//   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
+//      with capacity for 3 bulks, with and without backpressure (reindex_bench).
+//
+//   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--rounds R] [--data-dir DIR]
+//
+// The tools run as child processes (wall time, peak RSS from wait4). Repositories come from the
+// real-Lucene fixture generator and are cached in the data dir. Build in Release without
+// sanitizers. Goals (issue "Performance"): read >= 3x Java, export >= 1.5x Java at <= 256 MB
+// peak RSS, a 100 MB document <= 256 MB peak RSS.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_support.hpp"
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using bench::Fail;
+using bench::fs::path;
+
+struct Options {
+  long docs = 1000000;
+  long doc_size = 1000;
+  long huge_doc_mb = 100;
+  int rounds = 2;
+  path data_dir = RFS_BENCH_DATA_DIR;
+};
+
+struct Run {
+  double seconds = 0;
+  double peak_mib = 0;  // the largest child's peak RSS
+  std::vector<int> exit_codes;
+};
+
+// Starts each command with stdout to `out` (or /dev/null), stderr to /dev/null, waits for all.
+Run RunAll(const std::vector<std::vector<std::string>>& commands, const std::string& out = "") {
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> children;
+  for (const auto& command : commands) {
+    const pid_t child = ::fork();
+    if (child < 0) Fail("fork failed");
+    if (child == 0) {
+      const int fd = ::open(out.empty() ? "/dev/null" : out.c_str(),
+                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || null < 0) std::_Exit(127);
+      ::dup2(fd, 1);
+      ::dup2(null, 2);
+      std::vector<char*> argv;
+      for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      std::_Exit(127);
+    }
+    children.push_back(child);
+  }
+  Run run;
+  for (pid_t child : children) {
+    int status = 0;
+    struct rusage usage {};
+    if (::wait4(child, &status, 0, &usage) < 0) Fail("wait4 failed");
+    run.exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    run.peak_mib = std::max(run.peak_mib, usage.ru_maxrss / 1024.0);
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+// The best (fastest) of `rounds` runs; `prepare` runs before each (e.g. to empty an output dir).
+template <typename Prepare>
+Run Best(int rounds, const std::vector<std::vector<std::string>>& commands, Prepare prepare,
+         const std::vector<int>& accepted_codes, const char* what) {
+  Run best;
+  for (int i = 0; i < rounds; ++i) {
+    prepare();
+    Run run = RunAll(commands);
+    for (int code : run.exit_codes) {
+      if (std::find(accepted_codes.begin(), accepted_codes.end(), code) == accepted_codes.end()) {
+        Fail(std::string(what) + " exited with " + std::to_string(code));
+      }
+    }
+    if (best.seconds == 0 || run.seconds < best.seconds) best = run;
+  }
+  return best;
+}
+
+uint64_t DirectoryBytes(const path& dir) {
+  uint64_t total = 0;
+  for (const auto& entry : bench::fs::directory_iterator(dir)) {
+    if (entry.is_regular_file()) total += entry.file_size();
+  }
+  return total;
+}
+
+void Line(const char* what, const Run& run, double source_mb, double java_mb_s) {
+  const double mb_s = source_mb / run.seconds;
+  std::printf("  %-52s %7.2f s %8.1f MB/s %6.2fx Java  peak RSS %6.1f MiB\n", what, run.seconds,
+              mb_s, mb_s / java_mb_s, run.peak_mib);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::program = "perf_report";
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) Fail("missing value for " + arg);
+      return argv[++i];
+    };
+    if (arg == "--docs") {
+      options.docs = std::stol(next());
+    } else if (arg == "--doc-size") {
+      options.doc_size = std::stol(next());
+    } else if (arg == "--huge-doc-mb") {
+      options.huge_doc_mb = std::stol(next());
+    } else if (arg == "--rounds") {
+      options.rounds = std::stoi(next());
+    } else if (arg == "--data-dir") {
+      options.data_dir = next();
+    } else {
+      std::printf(
+          "usage: %s [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--rounds R] "
+          "[--data-dir DIR]\n",
+          argv[0]);
+      return arg == "--help" ? 0 : 2;
+    }
+  }
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const std::string shard_name =
+      "perf-" + std::to_string(options.docs) + "x" + std::to_string(options.doc_size);
+  const path dir = bench::Generate(options.data_dir, shard_name,
+                                   "--docs " + std::to_string(options.docs) + " --doc-size " +
+                                       std::to_string(options.doc_size) + " --segments 4 --seed 7");
+  const path lucene_dir = bench::Restore(dir);
+  const std::string repo = (dir / "repo").string();
+  const path work = options.data_dir / "perf-report-work";
+  bench::fs::create_directories(work);
+  const std::string out_dir = (work / "out").string();
+  auto clear_out = [&] { bench::fs::remove_all(out_dir); };
+  auto nothing = [] {};
+
+  std::printf(
+      "perf_report: %ld docs of ~%ld bytes in one shard (4 segments), %ld cores, best of %d\n",
+      options.docs, options.doc_size, cores, options.rounds);
+  const bench::Result java = bench::RunJava(lucene_dir, options.rounds + 3, "sequential");
+  const double source_mb = java.source_bytes / 1e6;
+  const double java_mb_s = java.mb_per_second();
+  std::printf("  %-52s %7.2f s %8.1f MB/s  1.00x       (%llu docs, %.1f MB of _source)\n",
+              "Java Lucene 8.8.1, sequential merge reader", java.seconds, java_mb_s,
+              static_cast<unsigned long long>(java.docs), source_mb);
+
+  std::printf("read:\n");
+  for (const char* threads : {"0", "auto"}) {
+    const Run run = Best(options.rounds,
+                         {{RFS_INSPECTOR_TOOL, "docs", "--snapshot-local-dir", repo,
+                           "--snapshot-name", "snap-1", "--reader-threads", threads}},
+                         nothing, {0}, "SnapshotInspector");
+    Line((std::string("SnapshotInspector docs, --reader-threads ") + threads).c_str(), run,
+         source_mb, java_mb_s);
+  }
+
+  std::printf("export to the embedded default (bulk files):\n");
+  for (const char* threads : {"0", "auto"}) {
+    const Run run = Best(options.rounds,
+                         {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir",
+                           out_dir, "--reader-threads", threads}},
+                         clear_out, {3}, "DocumentsFromSnapshotMigration");
+    Line((std::string("one worker, --reader-threads ") + threads).c_str(), run, source_mb,
+         java_mb_s);
+  }
+
+  std::printf("a shard split in 4 parts (--split-shard-bytes = shard bytes / 4):\n");
+  const std::string split = std::to_string(DirectoryBytes(lucene_dir) / 4 + 1);
+  for (int workers : {1, 4}) {
+    std::vector<std::vector<std::string>> commands;
+    for (int w = 0; w < workers; ++w) {
+      commands.push_back({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out_dir,
+                          "--split-shard-bytes", split, "--worker-id", "w" + std::to_string(w)});
+    }
+    // A worker that finds every part taken by others ends with 4 or after handing on with 2.
+    const Run run = Best(options.rounds, commands, clear_out, {2, 3, 4}, "split workers");
+    Line((std::to_string(workers) + (workers == 1 ? " worker" : " workers")).c_str(), run,
+         source_mb, java_mb_s);
+  }
+
+  if (options.huge_doc_mb > 0) {
+    const long bytes = options.huge_doc_mb * 1000 * 1000;
+    const path huge = bench::Generate(
+        options.data_dir, "perf-huge-" + std::to_string(options.huge_doc_mb) + "mb",
+        "--docs 50 --write-docs true --huge-doc-bytes " + std::to_string(bytes) + " --seed 7");
+    const std::string huge_repo = (huge / "repo").string();
+    std::printf("a shard with one %ld MB document:\n", options.huge_doc_mb);
+    const Run inspect = Best(1,
+                             {{RFS_INSPECTOR_TOOL, "docs", "--snapshot-local-dir", huge_repo,
+                               "--snapshot-name", "snap-1"}},
+                             nothing, {0}, "SnapshotInspector");
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB\n", "SnapshotInspector docs", inspect.seconds,
+                inspect.peak_mib);
+    const Run worker =
+        Best(1, {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", huge_repo, "--output-dir", out_dir}},
+             clear_out, {3}, "DocumentsFromSnapshotMigration");
+    const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+                               (huge / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  output %s\n", "one worker to bulk files",
+                worker.seconds, worker.peak_mib,
+                check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
+  }
+
+  // 1 MiB bulks, 10 in flight: random 429s (a target refusing a fifth of all bulks whatever the
+  // load) and a target with capacity for 3 bulks that slows down and refuses above it.
+  const std::pair<const char*, std::vector<std::string>> pushback[] = {
+      {"into the double answering 20% of bulks with 429", {"--reject-429", "0.2"}},
+      {"into a target with capacity 3 (slows, then 429s)", {"--capacity", "3"}}};
+  for (const auto& [title, args] : pushback) {
+    std::printf("%s (reindex_bench, 200k docs, 1 MiB bulks):\n", title);
+    const std::string bench_out = (work / "reindex_bench.txt").string();
+    std::vector<std::string> command = {
+        RFS_REINDEX_BENCH, "--targets", "http",     "--batch-mb", "1",
+        "--backpressure",  "both",      "--rounds", "3"};
+    command.insert(command.end(), args.begin(), args.end());
+    const Run reindex = RunAll({command}, bench_out);
+    if (reindex.exit_codes[0] != 0) Fail("reindex_bench failed");
+    std::ifstream lines(bench_out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.starts_with("http")) std::printf("  %s\n", line.c_str());
+    }
+  }
+  bench::fs::remove_all(out_dir);
+  return 0;
+}
