@@ -40,7 +40,7 @@ absl::StatusOr<std::vector<uint8_t>> LzfDecompress(std::span<const uint8_t> comp
 
 /// Decodes a zstd stream filling all of `compressed`: one or more frames, as
 /// OpenSearch's ZstdCompressor writes them through zstd-jni's ZstdOutputStream
-/// (server/src/main/java/org/opensearch/compress/ZstdCompressor.java: header
+/// (libs/compress/src/main/java/org/opensearch/compress/ZstdCompressor.java: header
 /// "ZSTD\0", level 3, frames without a content size). Truncation, corrupt
 /// frames or output beyond `max_output` are DataLoss.
 absl::StatusOr<std::vector<uint8_t>> ZstdDecompressStream(std::span<const uint8_t> compressed,
