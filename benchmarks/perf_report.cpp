@@ -16,6 +16,7 @@
 // real-Lucene fixture generator and are cached in the data dir. Build in Release without
 // sanitizers. Goals (issue "Performance"): read >= 3x Java, export >= 1.5x Java at <= 256 MB
 // peak RSS, a 100 MB document <= 256 MB peak RSS.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>

@@ -96,6 +96,17 @@ void MigrateMetadata(MigrationRun& run, const std::string& repo, const std::stri
   REQUIRE(code == 0);
 }
 
+// rfs-check-output: the bulk files in `out` hold exactly the generator's expected documents.
+void CheckBulkFiles(const MigrationRun& run, const fs::path& generated_dir,
+                    const std::string& out) {
+  const int check = rfs::test::RunProcess(
+      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated_dir / "expected-docs.ndjson").string(),
+       "--output-dir", out},
+      run.Out("check"), run.Err("check"));
+  INFO(run.Logs("check"));
+  CHECK(check == 0);
+}
+
 }  // namespace
 
 TEST_CASE("every corpus repository migrates into the target: metadata, then documents",
@@ -598,12 +609,7 @@ TEST_CASE("the embedded default target: two concurrent workers share one output 
   // One of them saw the last item complete; the other may have stopped while it was leased.
   CHECK(codes.count(kNoWorkLeft) == 1);
   CHECK(fs::exists(out + "/.rfs/coordination.sqlite"));
-  const int check = rfs::test::RunProcess(
-      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
-       "--output-dir", out},
-      run.Out("check"), run.Err("check"));
-  INFO(run.Logs("check"));
-  CHECK(check == 0);
+  CheckBulkFiles(run, generated->dir, out);
   // A worker started after everything is done has nothing to do.
   const int late = rfs::test::RunProcess(
       {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--output-dir", out},
@@ -630,12 +636,7 @@ TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][gener
   INFO(run.Logs("a") << run.Logs("b") << run.Logs("c"));
   CHECK(codes.count(kNoWorkLeft) == 1);
   CHECK_FALSE(fs::exists(out + "/.rfs/coordination.sqlite"));  // the database held the items
-  const int check = rfs::test::RunProcess(
-      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
-       "--output-dir", out},
-      run.Out("check"), run.Err("check"));
-  INFO(run.Logs("check"));
-  CHECK(check == 0);
+  CheckBulkFiles(run, generated->dir, out);
   pqxx::connection connection(postgres.uri());
   pqxx::work txn(connection);
   const pqxx::row counts = txn.exec1(
@@ -688,12 +689,7 @@ TEST_CASE("a shard split into parts is migrated by several workers at once, exac
   for (auto& worker : workers) codes.insert(worker->Wait());
   INFO(run.Logs("a") << run.Logs("b") << run.Logs("c") << run.Logs("d"));
   CHECK(codes.count(kNoWorkLeft) >= 1);
-  const int check = rfs::test::RunProcess(
-      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
-       "--output-dir", out},
-      run.Out("check"), run.Err("check"));
-  INFO(run.Logs("check"));
-  CHECK(check == 0);
+  CheckBulkFiles(run, generated->dir, out);
   // The parts: disjoint ranges covering each shard, every one complete, more than one worker
   // took parts.
   sqlite3* db = nullptr;
@@ -787,12 +783,7 @@ TEST_CASE("zstd sources: SnapshotInspector and a worker read ES 8.14+ and OpenSe
           run.Out("worker"), run.Err("worker"));
       INFO(run.Logs("worker"));
       CHECK(code == kNoWorkLeft);
-      const int check = rfs::test::RunProcess(
-          {RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
-           (generated->dir / "expected-docs.ndjson").string(), "--output-dir", out},
-          run.Out("check"), run.Err("check"));
-      INFO(run.Logs("check"));
-      CHECK(check == 0);
+      CheckBulkFiles(run, generated->dir, out);
     }
   }
 }
