@@ -16,4 +16,8 @@ pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
 pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
 # The PostgreSQL work-coordination store (libpqxx 6.4, Debian libpqxx-dev).
 pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
+# User transforms: libjq (jq 1.6; Debian ships no pkg-config file for it) and duktape.
+find_library(RFS_JQ_LIBRARY jq REQUIRED)
+find_path(RFS_JQ_INCLUDE_DIR jq.h REQUIRED)
+pkg_check_modules(DUKTAPE REQUIRED IMPORTED_TARGET duktape)
 find_package(Threads REQUIRED)

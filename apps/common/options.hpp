@@ -17,7 +17,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "rfs/core/duration.hpp"
 #include "rfs/migration/tools.hpp"
+#include "rfs/transform/json_transformer.hpp"
 
 #include "absl/strings/string_view.h"
 
@@ -121,6 +123,62 @@ inline absl::StatusOr<int> ReaderThreads(const po::variables_map& vm) {
 /// The text value of an option, or "" when it is not set.
 inline std::string Text(const po::variables_map& vm, const char* name) {
   return vm.count(name) ? vm[name].as<std::string>() : std::string();
+}
+
+/// --<name>, --<name>-base64 and --<name>-file: a transformer configuration (Java's format).
+inline void AddTransformerOptions(po::options_description& options, const std::string& name,
+                                  const std::string& what) {
+  options.add_options()(name.c_str(), po::value<std::string>(), what.c_str())(
+      (name + "-base64").c_str(), po::value<std::string>(),
+      ("the same, base64-encoded (one of --" + name + "[-base64|-file])").c_str())(
+      (name + "-file").c_str(), po::value<std::string>(), "the same, read from a JSON file");
+}
+
+/// The transformer configuration those options give (nullopt: none). Checks only the choice of
+/// form here; the content is checked when the tool loads it, before any work.
+inline absl::StatusOr<std::optional<std::string>> TransformerConfig(const po::variables_map& vm,
+                                                                    const std::string& name) {
+  auto get = [&](const std::string& option) { return Text(vm, option.c_str()); };
+  return transform::ResolveTransformerConfig(name, get(name), get(name + "-base64"),
+                                             get(name + "-file"));
+}
+
+/// --metrics-port, --metrics-bind-address, --otel-metrics-collector-endpoint (and the Java
+/// document tool's --otel-collector-endpoint).
+inline void AddMetricsOptions(po::options_description& options) {
+  options.add_options()("metrics-port", po::value<Bounded<uint16_t>>(),
+                        "serve Prometheus metrics at http://<bind>:PORT/metrics (documents and "
+                        "bytes read and sent, bulk latency, retries, 429s, concurrency, leases, "
+                        "work items, failed documents)")(
+      "metrics-bind-address", po::value<std::string>()->default_value("0.0.0.0"),
+      "the address the metrics endpoint listens on")(
+      "otel-metrics-collector-endpoint", po::value<std::string>(),
+      "push the same metrics as OTLP/HTTP JSON to this OpenTelemetry collector, e.g. "
+      "http://otel-collector:4318 (posted to /v1/metrics) every --otel-metrics-interval")(
+      "otel-collector-endpoint", po::value<std::string>(),
+      "the Java tool's name for --otel-metrics-collector-endpoint")(
+      "otel-metrics-interval", po::value<std::string>()->default_value("PT10S"),
+      "ISO-8601 interval between OTLP pushes (a last one is sent at exit)");
+}
+
+inline absl::StatusOr<migration::MetricsOptions> MetricsOptionsFrom(const po::variables_map& vm) {
+  migration::MetricsOptions out;
+  if (vm.count("metrics-port")) out.port = vm["metrics-port"].as<Bounded<uint16_t>>().value;
+  out.bind_address = vm["metrics-bind-address"].as<std::string>();
+  out.otel_endpoint = Text(vm, "otel-metrics-collector-endpoint");
+  if (out.otel_endpoint.empty()) out.otel_endpoint = Text(vm, "otel-collector-endpoint");
+  auto interval = core::ParseIsoDuration(vm["otel-metrics-interval"].as<std::string>());
+  if (!interval.ok() || *interval <= std::chrono::nanoseconds(0)) {
+    return absl::InvalidArgumentError(
+        "--otel-metrics-interval takes a positive ISO-8601 duration, e.g. PT10S");
+  }
+  out.otel_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  if (!out.otel_endpoint.empty() && !out.otel_endpoint.starts_with("http://") &&
+      !out.otel_endpoint.starts_with("https://")) {
+    return absl::InvalidArgumentError(
+        "--otel-metrics-collector-endpoint takes an http:// or https:// URL (OTLP/HTTP)");
+  }
+  return out;
 }
 
 /// The command line of a tool: --help or -h anywhere prints `usage` and the options and returns

@@ -134,10 +134,14 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
       static_cast<unsigned long long>(summary.items_checkpointed),
       static_cast<unsigned long long>(summary.items_lost),
       static_cast<unsigned long long>(summary.lease_renewals));
+  if (summary.docs_dropped_by_transform > 0) {
+    std::printf("%s: %llu documents dropped by the document transformers, as configured\n", program,
+                static_cast<unsigned long long>(summary.docs_dropped_by_transform));
+  }
   if (failed > 0) {
     std::printf(
-        "%s: %llu documents could not be migrated (%llu rejected by the target, %llu "
-        "without _source); they are in %s\n",
+        "%s: %llu documents could not be migrated (%llu rejected by the target or failed in a "
+        "transform, %llu without _source); they are in %s\n",
         program, static_cast<unsigned long long>(failed),
         static_cast<unsigned long long>(summary.docs_failed),
         static_cast<unsigned long long>(summary.docs_without_source),

@@ -131,6 +131,13 @@ po::options_description Options() {
       "single-work-item", po::bool_switch(), "stop after one completed work item (exit 0)")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
   AddReaderThreadsOption(options);
+  AddTransformerOptions(options, "doc-transformer-config",
+                        "user transforms of each document: a JSON list of {\"<Provider>\": "
+                        "<config>} applied in order (providers: NoopTransformerProvider, "
+                        "TypeMappingSanitizationTransformerProvider, "
+                        "JsonConditionalTransformerProvider, JqTransformerProvider, "
+                        "JsonJSTransformerProvider; see README)");
+  AddMetricsOptions(options);
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "
                         "flight even while the target answers 429 or slows down (default: fewer "
@@ -235,6 +242,12 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
     docs.reindexer.allowed_exception_types =
         CommaList(vm["allowed-doc-exception-types"].as<std::vector<std::string>>());
   }
+  auto transformers = TransformerConfig(vm, "doc-transformer-config");
+  if (!transformers.ok()) return transformers.status();
+  docs.doc_transformer_config = *std::move(transformers);
+  auto metrics = MetricsOptionsFrom(vm);
+  if (!metrics.ok()) return metrics.status();
+  run.metrics = *std::move(metrics);
   docs.single_work_item = vm["single-work-item"].as<bool>();
   if (run.worker_id.empty()) run.worker_id = rfs::migration::DefaultWorkerId();
   return run;

@@ -78,6 +78,10 @@ po::options_description Options() {
                                          "raise index.number_of_replicas to at least this")(
       "output", po::value<std::string>()->default_value("human-readable"),
       "human-readable or json");
+  AddTransformerOptions(options, "transformer-config",
+                        "user transforms of each template and index: a JSON list of "
+                        "{\"<Provider>\": <config>} applied in order, before the transforms for "
+                        "the target version (see README)");
   return options;
 }
 
@@ -136,6 +140,16 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
     return Invalid(core::StrCat("--target-version: ", target_version.status().message()));
   }
   metadata.assumed_target_version = *target_version;
+  auto transformers = TransformerConfig(vm, "transformer-config");
+  if (!transformers.ok()) return transformers.status();
+  metadata.transformer_config = *std::move(transformers);
+  if (metadata.transformer_config) {
+    // A broken configuration is a usage error, found before the snapshot is opened.
+    auto loaded = transform::LoadTransformers(*metadata.transformer_config);
+    if (!loaded.ok()) {
+      return Invalid(core::StrCat("--transformer-config: ", loaded.status().message()));
+    }
+  }
   // The repository first: it is what every command reads.
   auto repository = RepositoryOption(vm);
   if (!repository.ok()) return repository.status();

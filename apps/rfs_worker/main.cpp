@@ -82,6 +82,9 @@ po::options_description Options() {
       "documents per index fetched by _id and compared with the snapshot's _source")(
       "skip-verify", po::bool_switch(), "skip phase 5")("verify-only", po::bool_switch(),
                                                         "run phase 5 alone and report");
+  rfs::apps::AddTransformerOptions(options, "transformer-config",
+                                   "phase 2: user transforms of each template and index (the "
+                                   "MetadataMigration option)");
   return options;
 }
 
@@ -92,6 +95,16 @@ absl::StatusOr<rfs::migration::RfsWorkerOptions> WorkerOptions(const po::variabl
   run.documents = *std::move(documents);
   run.metadata.index_allowlist = run.documents.migration.index_allowlist;
   run.metadata.multi_type_policy = run.documents.migration.multi_type_policy;
+  auto transformers = rfs::apps::TransformerConfig(vm, "transformer-config");
+  if (!transformers.ok()) return transformers.status();
+  run.metadata.transformer_config = *std::move(transformers);
+  if (run.metadata.transformer_config) {
+    auto loaded = rfs::transform::LoadTransformers(*run.metadata.transformer_config);
+    if (!loaded.ok()) {
+      return absl::InvalidArgumentError(
+          rfs::core::StrCat("--transformer-config: ", loaded.status().message()));
+    }
+  }
   for (auto [name, into] :
        {std::pair{"index-template-allowlist", &run.metadata.index_template_allowlist},
         {"component-template-allowlist", &run.metadata.component_template_allowlist}}) {

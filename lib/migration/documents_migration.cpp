@@ -16,6 +16,7 @@
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
+#include "rfs/migration/worker_metrics.hpp"
 
 #include "absl/strings/cord.h"
 
@@ -255,10 +256,15 @@ class ShardDocumentStream final : public IDocumentStream {
       }
       ++docs_read_;
       bytes_read_ += out.source.size();
+      if (counters_ != nullptr) {
+        counters_->documents_read.Add();
+        counters_->source_bytes_read.Add(out.source.size());
+      }
       return std::optional<SourceDocument>(std::move(out));
     }
   }
 
+  void set_counters(WorkerCounters* counters) { counters_ = counters; }
   bool stopped_early() const { return stopped_early_; }
   bool read_failed() const { return read_failed_; }
   uint64_t docs_read() const { return docs_read_; }
@@ -289,6 +295,7 @@ class ShardDocumentStream final : public IDocumentStream {
   IFailedDocumentSink* const failed_sink_;
   const std::function<void(const lucene::Document&, std::string_view)>& report_without_source_;
   lucene::Document doc_;
+  WorkerCounters* counters_ = nullptr;
   bool stopped_early_ = false;
   bool read_failed_ = false;
   uint64_t docs_read_ = 0;
@@ -389,6 +396,30 @@ DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotReposit
       options_(std::move(options)) {}
 
 void DocumentMigrationWorker::Emit(WorkerEvent event) const {
+  if (WorkerCounters* c = options_.counters) {
+    switch (event.kind) {
+      case WorkerEvent::Kind::kAcquired:
+        c->work_items.With({"acquired"}).Add();
+        break;
+      case WorkerEvent::Kind::kCompleted:
+        c->work_items.With({"completed"}).Add();
+        break;
+      case WorkerEvent::Kind::kCheckpointed:
+        c->work_items.With({"handed_on"}).Add();
+        break;
+      case WorkerEvent::Kind::kReleased:
+        c->work_items.With({"released"}).Add();
+        break;
+      case WorkerEvent::Kind::kLeaseLost:
+        c->work_items.With({"lost"}).Add();
+        break;
+      case WorkerEvent::Kind::kProgress:
+        c->concurrency.Set(static_cast<int64_t>(event.concurrency));
+        break;
+      default:
+        break;
+    }
+  }
   if (options_.on_event) options_.on_event(event);
 }
 
@@ -572,6 +603,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
       **cursor, item_end, item.index_name, placement, options_.multi_type_policy,
       [&] { return stop.requested() || clock_.Now() >= keeper.checkpoint_at(); }, failed_sink_,
       report_without_source);
+  stream.set_counters(options_.counters);
 
   // Progress: the reindexer reports the acknowledged prefix; the heartbeat renews the lease;
   // events are throttled.
@@ -649,11 +681,36 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     if (auto shutdown = stop.deadline()) deadline = std::min(deadline, *shutdown);
     return deadline;
   };
+  if (WorkerCounters* c = options_.counters) {
+    reindexer_options.on_bulk_attempt = [c](const reindex::BulkAttempt& attempt) {
+      c->documents_sent.Add(attempt.docs);
+      c->source_bytes_sent.Add(attempt.source_bytes);
+      c->bulk_latency.Observe(std::chrono::duration<double>(attempt.latency).count());
+      c->rejections.Add(attempt.items_rejected +
+                        (attempt.error == absl::StatusCode::kResourceExhausted ? 1 : 0));
+      if (!attempt.retry_cause.empty()) c->retries.With({attempt.retry_cause}).Add();
+    };
+  }
   DocumentReindexer reindexer(*sink, failed_sink_, clock_, reindexer_options);
-  auto reindexed = reindexer.Reindex(stream, on_progress);
+  std::optional<reindex::TransformingDocumentStream> transformed;
+  if (transformer_) {
+    transformed.emplace(stream, *transformer_, failed_sink_, options_.transform_batch);
+  }
+  auto reindexed = transformed ? reindexer.Reindex(*transformed, on_progress)
+                               : reindexer.Reindex(stream, on_progress);
+  const uint64_t transform_failures = transformed ? transformed->docs_failed() : 0;
   summary_.docs_without_source += stream.without_source();
-  summary_.docs_failed += stream.conversion_failures();
+  summary_.docs_failed += stream.conversion_failures() + transform_failures;
+  if (transformed) summary_.docs_dropped_by_transform += transformed->docs_dropped();
   summary_.lease_renewals += keeper.renewals();
+  if (WorkerCounters* c = options_.counters) {
+    c->lease_renewals.Add(keeper.renewals());
+    c->failed_documents.With({"no_source"}).Add(stream.without_source());
+    c->failed_documents.With({"source_conversion"}).Add(stream.conversion_failures());
+    c->failed_documents.With({"transform"}).Add(transform_failures);
+    if (transformed) c->transform_dropped.Add(transformed->docs_dropped());
+    if (reindexed.ok()) c->failed_documents.With({"rejected"}).Add(reindexed->docs_failed);
+  }
   progress_out = keeper.acknowledged();
   if (!reindexed.ok()) {
     if (stream.read_failed()) return reindexed.status();
@@ -697,7 +754,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto fill_counts = [&](WorkerEvent& e) {
     e.docs = reindexed->docs_written + reindexed->docs_allowed_errors;
     e.source_bytes = reindexed->source_bytes;
-    e.failed_docs = reindexed->docs_failed + stream.conversion_failures() + stream.without_source();
+    e.failed_docs = reindexed->docs_failed + stream.conversion_failures() +
+                    stream.without_source() + transform_failures;
     e.cursor = reindexed->last_acknowledged_cursor.value_or(start);
   };
 
@@ -733,6 +791,14 @@ absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
 }
 
 absl::Status DocumentMigrationWorker::RunLoop() {
+  if (options_.doc_transformer_config) {
+    auto loaded = transform::LoadTransformers(*options_.doc_transformer_config);
+    if (!loaded.ok()) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--doc-transformer-config: ", loaded.status().message()));
+    }
+    transformer_ = *std::move(loaded);
+  }
   if (options_.snapshot_name.empty()) {
     auto latest = repository_.LatestSnapshot();
     if (!latest.ok()) return TagSnapshotRead(latest.status());

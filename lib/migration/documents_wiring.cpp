@@ -177,4 +177,28 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
   return opened;
 }
 
+std::optional<WiringError> WireTransformsAndMetrics(DocumentsToolOptions& options,
+                                                    const std::string& tool,
+                                                    const std::string& worker_id,
+                                                    DocumentsWiring& wiring) {
+  if (options.migration.doc_transformer_config) {
+    auto loaded = transform::LoadTransformers(*options.migration.doc_transformer_config);
+    if (!loaded.ok()) {
+      return WiringError{absl::InvalidArgumentError(
+                             StrCat("--doc-transformer-config: ", loaded.status().message())),
+                         kExitUsage};
+    }
+  }
+  if (!options.metrics.port && options.metrics.otel_endpoint.empty()) return std::nullopt;
+  auto started = MetricsExport::Start(options.metrics, tool, worker_id);
+  if (!started.ok()) {
+    return WiringError{started.status(),
+                       absl::IsInvalidArgument(started.status()) ? kExitUsage : kExitFailure};
+  }
+  wiring.metrics = *std::move(started);
+  wiring.counters = std::make_unique<WorkerCounters>(wiring.metrics->registry());
+  options.migration.counters = wiring.counters.get();
+  return std::nullopt;
+}
+
 }  // namespace rfs::migration::internal

@@ -9,6 +9,7 @@
 
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/migration/tools.hpp"
+#include "rfs/migration/worker_metrics.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
@@ -38,7 +39,18 @@ struct DocumentsWiring {
   SinkFactory sinks;
   /// The snapshot repository once opened; a console coordinator reads shard totals from it.
   std::unique_ptr<snapshot::SnapshotRepository> repository;
+  /// The metrics export and the worker's counters (set when metrics are asked for).
+  std::unique_ptr<MetricsExport> metrics;
+  std::unique_ptr<WorkerCounters> counters;
 };
+
+/// Checks the document transformer configuration (a broken one is a usage error before any work
+/// is taken) and starts the metrics `options.metrics` asks for, pointing
+/// `options.migration.counters` at them.
+std::optional<WiringError> WireTransformsAndMetrics(DocumentsToolOptions& options,
+                                                    const std::string& tool,
+                                                    const std::string& worker_id,
+                                                    DocumentsWiring& wiring);
 
 /// Checks the target options, opens the target and the failed-document sink, prepares `sinks`.
 std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,

@@ -14,6 +14,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/blob_envelope.hpp"
+#include "rfs/transform/json_transformer.hpp"
 
 namespace rfs::migration {
 
@@ -28,11 +29,29 @@ using transform::ClusterDescription;
 
 std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
 
-constexpr std::array<MetadataOutcome, 7> kOutcomes = {
-    MetadataOutcome::kCreated,       MetadataOutcome::kWouldCreate,
-    MetadataOutcome::kAlreadyExists, MetadataOutcome::kSkippedByAllowlist,
-    MetadataOutcome::kSkippedSystem, MetadataOutcome::kSkippedUnsupported,
-    MetadataOutcome::kFailed};
+constexpr std::array<MetadataOutcome, 8> kOutcomes = {MetadataOutcome::kCreated,
+                                                      MetadataOutcome::kWouldCreate,
+                                                      MetadataOutcome::kAlreadyExists,
+                                                      MetadataOutcome::kSkippedByAllowlist,
+                                                      MetadataOutcome::kSkippedSystem,
+                                                      MetadataOutcome::kSkippedUnsupported,
+                                                      MetadataOutcome::kSkippedByTransform,
+                                                      MetadataOutcome::kFailed};
+
+// The "type" of a metadata item in the Java tool's transformer input.
+std::string_view JavaItemType(MetadataItemKind kind) {
+  switch (kind) {
+    case MetadataItemKind::kLegacyTemplate:
+      return "template";
+    case MetadataItemKind::kComponentTemplate:
+      return "component_template";
+    case MetadataItemKind::kIndexTemplate:
+      return "index_template";
+    case MetadataItemKind::kIndex:
+      return "index";
+  }
+  return "index";
+}
 constexpr std::array<MetadataItemKind, 4> kKinds = {
     MetadataItemKind::kLegacyTemplate, MetadataItemKind::kComponentTemplate,
     MetadataItemKind::kIndexTemplate, MetadataItemKind::kIndex};
@@ -149,6 +168,12 @@ class MigrationRun {
   }
 
   void Templates(const json::object& templates, MetadataItemKind kind);
+  // One template (as the snapshot holds it, or as a user transform made it) to the target.
+  void TemplateVariant(MetadataItemKind kind, MetadataItemReport item, const std::string& name,
+                       const json::object& source);
+  // The user transformers' outputs for one item: (name, body) pairs of the item's own type.
+  absl::StatusOr<std::vector<std::pair<std::string, json::object>>> UserTransform(
+      MetadataItemKind kind, json::object input);
   // Existence on the target or in the output directory.
   absl::StatusOr<bool> Exists(MetadataItemKind kind, const std::string& name);
   // Sets the outcome of a selected, transformed item: exists / would create / create.
@@ -165,6 +190,7 @@ class MigrationRun {
   transform::MetadataTransformOptions transform_;
   MetadataReport report_;
   std::set<std::string> components_on_target_;  // migrated, would be migrated, or existing
+  std::unique_ptr<transform::IJsonTransformer> user_transformer_;
 };
 
 absl::StatusOr<MetadataReport> MigrationRun::Execute() {
@@ -176,6 +202,15 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
                 absl::InvalidArgumentError(
                     "migrate needs a target: a cluster (--target-host) or a directory "
                     "(--output-dir)"));
+  }
+  if (options_.transformer_config) {
+    auto loaded = transform::LoadTransformers(*options_.transformer_config);
+    if (!loaded.ok()) {
+      return Fail(
+          MetadataFailureSource::kOptions,
+          absl::InvalidArgumentError(StrCat("--transformer-config: ", loaded.status().message())));
+    }
+    user_transformer_ = *std::move(loaded);
   }
   transform_.multi_type_policy = options_.multi_type_policy;
   transform_.min_replicas = options_.min_replicas;
@@ -232,16 +267,50 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
     }
     auto metadata = repository_.ReadIndexMetadata(snapshot_, name);
     if (!metadata.ok()) return Fail(MetadataFailureSource::kSnapshot, metadata.status());
-    transform::SourceIndex source{metadata->name, metadata->settings, metadata->mappings,
-                                  metadata->aliases};
-    auto transformed = transform::TransformIndex(source, transform_);
-    if (!transformed.ok()) {
-      item.outcome = MetadataOutcome::kFailed;
-      item.error = std::string(transformed.status().message());
-      report_.items.push_back(std::move(item));
-      continue;
+    std::vector<transform::SourceIndex> sources;
+    if (!user_transformer_) {
+      sources.push_back(transform::SourceIndex{metadata->name, metadata->settings,
+                                               metadata->mappings, metadata->aliases});
+    } else {
+      json::object input{{"type", "index"},
+                         {"name", metadata->name},
+                         {"body", json::object{{"settings", metadata->settings},
+                                               {"mappings", metadata->mappings},
+                                               {"aliases", metadata->aliases}}}};
+      auto variants = UserTransform(MetadataItemKind::kIndex, std::move(input));
+      if (!variants.ok() || variants->empty()) {
+        item.outcome =
+            variants.ok() ? MetadataOutcome::kSkippedByTransform : MetadataOutcome::kFailed;
+        if (!variants.ok()) item.error = std::string(variants.status().message());
+        report_.items.push_back(std::move(item));
+        continue;
+      }
+      for (auto& [variant_name, body] : *variants) {
+        auto part = [&](const char* key) {
+          const json::value* v = body.if_contains(key);
+          return v && v->is_object() ? v->as_object() : json::object();
+        };
+        sources.push_back(transform::SourceIndex{variant_name, part("settings"), part("mappings"),
+                                                 part("aliases")});
+      }
     }
-    for (auto& t : *transformed) {
+    std::vector<transform::TransformedIndex> all;
+    bool failed = false;
+    for (const transform::SourceIndex& source : sources) {
+      auto transformed = transform::TransformIndex(source, transform_);
+      if (!transformed.ok()) {
+        MetadataItemReport failed_item = item;
+        failed_item.name = source.name;
+        failed_item.outcome = MetadataOutcome::kFailed;
+        failed_item.error = std::string(transformed.status().message());
+        report_.items.push_back(std::move(failed_item));
+        failed = true;
+        continue;
+      }
+      for (auto& t : *transformed) all.push_back(std::move(t));
+    }
+    if (failed && all.empty()) continue;
+    for (auto& t : all) {
       MetadataItemReport target_item;
       target_item.kind = MetadataItemKind::kIndex;
       target_item.name = t.name;
@@ -302,68 +371,127 @@ void MigrationRun::Templates(const json::object& templates, MetadataItemKind kin
       if (json::value* m = t->as_object().if_contains("mappings"))
         DecodeCompressedMappings(*m, what);
     }
-    absl::StatusOr<transform::TransformedTemplate> transformed =
-        kind == MetadataItemKind::kLegacyTemplate
-            ? transform::TransformLegacyTemplate(name, source, transform_)
-        : kind == MetadataItemKind::kComponentTemplate
-            ? transform::TransformComponentTemplate(name, source, transform_)
-            : transform::TransformIndexTemplate(name, source, transform_);
-    if (!transformed.ok()) {
+    if (!user_transformer_) {
+      TemplateVariant(kind, std::move(item), name, source);
+      continue;
+    }
+    json::object input{{"type", JavaItemType(kind)}, {"name", name}, {"body", source}};
+    auto variants = UserTransform(kind, std::move(input));
+    if (!variants.ok()) {
       item.outcome = MetadataOutcome::kFailed;
-      item.error = std::string(transformed.status().message());
+      item.error = std::string(variants.status().message());
       report_.items.push_back(std::move(item));
       continue;
     }
-    item.body = std::move(transformed->body);
-    item.dropped_settings = std::move(transformed->notes.dropped_settings);
-    item.notes = std::move(transformed->notes.notes);
-    if (kind == MetadataItemKind::kIndexTemplate) {
-      // ES 8.7+ ignore_missing_component_templates: those may be absent; OpenSearch has no such
-      // option, so they leave composed_of when they will not be on the target.
-      std::set<std::string> may_be_missing;
-      if (const json::value* ignore = source.if_contains("ignore_missing_component_templates");
-          ignore && ignore->is_array()) {
-        for (const auto& n : ignore->as_array()) {
-          if (n.is_string()) may_be_missing.insert(Str(n.as_string()));
-        }
-      }
-      std::string error;
-      std::vector<std::string> missing = MissingComponents(item.body, error);
-      if (!error.empty()) {
-        item.outcome = MetadataOutcome::kFailed;
-        item.error = error;
-        report_.items.push_back(std::move(item));
-        continue;
-      }
-      std::vector<std::string> fatal;
-      for (const std::string& m : missing) {
-        if (may_be_missing.count(m)) {
-          auto& composed = item.body["composed_of"].as_array();
-          composed.erase(std::remove(composed.begin(), composed.end(), json::value(m)),
-                         composed.end());
-          item.notes.push_back(StrCat("missing component template [", m,
-                                      "] removed from composed_of (it was allowed to be missing)"));
-        } else {
-          fatal.push_back(m);
-        }
-      }
-      if (!fatal.empty()) {
-        std::string list;
-        for (const auto& f : fatal) list += (list.empty() ? "" : ", ") + f;
-        item.outcome = MetadataOutcome::kFailed;
-        item.error = StrCat("composed of component templates [", list,
-                            "] that are neither migrated nor on the target (select them with "
-                            "--component-template-allowlist)");
-        report_.items.push_back(std::move(item));
-        continue;
-      }
+    if (variants->empty()) {
+      item.outcome = MetadataOutcome::kSkippedByTransform;
+      report_.items.push_back(std::move(item));
+      continue;
     }
-    Apply(item);
-    if (kind == MetadataItemKind::kComponentTemplate && IsFine(item.outcome)) {
-      components_on_target_.insert(name);
+    for (auto& [variant_name, variant_body] : *variants) {
+      MetadataItemReport variant = item;
+      variant.name = variant_name;
+      TemplateVariant(kind, std::move(variant), variant_name, variant_body);
     }
-    report_.items.push_back(std::move(item));
   }
+}
+
+void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport item,
+                                   const std::string& name, const json::object& source) {
+  absl::StatusOr<transform::TransformedTemplate> transformed =
+      kind == MetadataItemKind::kLegacyTemplate
+          ? transform::TransformLegacyTemplate(name, source, transform_)
+      : kind == MetadataItemKind::kComponentTemplate
+          ? transform::TransformComponentTemplate(name, source, transform_)
+          : transform::TransformIndexTemplate(name, source, transform_);
+  if (!transformed.ok()) {
+    item.outcome = MetadataOutcome::kFailed;
+    item.error = std::string(transformed.status().message());
+    report_.items.push_back(std::move(item));
+    return;
+  }
+  item.body = std::move(transformed->body);
+  item.dropped_settings = std::move(transformed->notes.dropped_settings);
+  item.notes = std::move(transformed->notes.notes);
+  if (kind == MetadataItemKind::kIndexTemplate) {
+    // ES 8.7+ ignore_missing_component_templates: those may be absent; OpenSearch has no such
+    // option, so they leave composed_of when they will not be on the target.
+    std::set<std::string> may_be_missing;
+    if (const json::value* ignore = source.if_contains("ignore_missing_component_templates");
+        ignore && ignore->is_array()) {
+      for (const auto& n : ignore->as_array()) {
+        if (n.is_string()) may_be_missing.insert(Str(n.as_string()));
+      }
+    }
+    std::string error;
+    std::vector<std::string> missing = MissingComponents(item.body, error);
+    if (!error.empty()) {
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = error;
+      report_.items.push_back(std::move(item));
+      return;
+    }
+    std::vector<std::string> fatal;
+    for (const std::string& m : missing) {
+      if (may_be_missing.count(m)) {
+        auto& composed = item.body["composed_of"].as_array();
+        composed.erase(std::remove(composed.begin(), composed.end(), json::value(m)),
+                       composed.end());
+        item.notes.push_back(StrCat("missing component template [", m,
+                                    "] removed from composed_of (it was allowed to be missing)"));
+      } else {
+        fatal.push_back(m);
+      }
+    }
+    if (!fatal.empty()) {
+      std::string list;
+      for (const auto& f : fatal) list += (list.empty() ? "" : ", ") + f;
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = StrCat("composed of component templates [", list,
+                          "] that are neither migrated nor on the target (select them with "
+                          "--component-template-allowlist)");
+      report_.items.push_back(std::move(item));
+      return;
+    }
+  }
+  Apply(item);
+  if (kind == MetadataItemKind::kComponentTemplate && IsFine(item.outcome)) {
+    components_on_target_.insert(name);
+  }
+  report_.items.push_back(std::move(item));
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, json::object>>> MigrationRun::UserTransform(
+    MetadataItemKind kind, json::object input) {
+  auto out = user_transformer_->Transform(json::value(std::move(input)));
+  if (!out.ok()) {
+    return absl::InvalidArgumentError(StrCat("user transform: ", out.status().message()));
+  }
+  std::vector<const json::value*> items;
+  if (out->is_array()) {
+    for (const json::value& v : out->as_array()) items.push_back(&v);
+  } else if (!out->is_null()) {
+    items.push_back(&*out);
+  }
+  std::vector<std::pair<std::string, json::object>> variants;
+  for (const json::value* v : items) {
+    const json::object* o = v->if_object();
+    const json::value* name = o ? o->if_contains("name") : nullptr;
+    const json::value* body = o ? o->if_contains("body") : nullptr;
+    const json::value* type = o ? o->if_contains("type") : nullptr;
+    if (name == nullptr || !name->is_string() || name->as_string().empty() || body == nullptr ||
+        !body->is_object()) {
+      return absl::InvalidArgumentError(
+          StrCat("user transform: an output is not {\"type\", \"name\", \"body\"}: ",
+                 json::serialize(*v).substr(0, 200)));
+    }
+    if (type != nullptr && !(type->is_string() && type->as_string() == JavaItemType(kind))) {
+      return absl::InvalidArgumentError(StrCat("user transform: a ", JavaItemType(kind), " became ",
+                                               json::serialize(*type), ", which is not supported"));
+    }
+    variants.emplace_back(Str(name->as_string()), body->as_object());
+  }
+  return variants;
 }
 
 std::vector<std::string> MigrationRun::MissingComponents(const json::object& body,
@@ -494,6 +622,8 @@ std::string_view ToString(MetadataOutcome outcome) {
       return "skipped_system";
     case MetadataOutcome::kSkippedUnsupported:
       return "skipped_unsupported";
+    case MetadataOutcome::kSkippedByTransform:
+      return "skipped_by_transform";
     case MetadataOutcome::kFailed:
       return "failed";
   }
@@ -572,13 +702,13 @@ std::string MetadataReport::ToText() const {
     }
     if (!any) out += "  (none)\n";
   }
-  out +=
-      StrCat("\nSummary: ", Count(MetadataOutcome::kCreated), " created, ",
-             Count(MetadataOutcome::kWouldCreate), " would create, ",
-             Count(MetadataOutcome::kAlreadyExists), " already exist, ",
-             Count(MetadataOutcome::kSkippedByAllowlist) + Count(MetadataOutcome::kSkippedSystem) +
-                 Count(MetadataOutcome::kSkippedUnsupported),
-             " skipped, ", Count(MetadataOutcome::kFailed), " failed\n");
+  out += StrCat(
+      "\nSummary: ", Count(MetadataOutcome::kCreated), " created, ",
+      Count(MetadataOutcome::kWouldCreate), " would create, ",
+      Count(MetadataOutcome::kAlreadyExists), " already exist, ",
+      Count(MetadataOutcome::kSkippedByAllowlist) + Count(MetadataOutcome::kSkippedSystem) +
+          Count(MetadataOutcome::kSkippedUnsupported) + Count(MetadataOutcome::kSkippedByTransform),
+      " skipped, ", Count(MetadataOutcome::kFailed), " failed\n");
   return out;
 }
 

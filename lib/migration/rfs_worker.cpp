@@ -243,6 +243,10 @@ class Worker {
                         "--s3-repo-uri"),
                     kExitUsage);
     }
+    if (auto error =
+            internal::WireTransformsAndMetrics(docs, "RfsWorker", result_.worker_id, wiring_)) {
+      return Finish(error->status, error->exit_code);
+    }
     if (auto error = internal::WireTarget(docs, result_.worker_id, wiring_)) {
       return Finish(error->status, error->exit_code);
     }

@@ -82,6 +82,10 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   DocumentsToolResult result;
   result.worker_id = options.worker_id.empty() ? DefaultWorkerId() : options.worker_id;
   internal::DocumentsWiring wiring;
+  if (auto error = internal::WireTransformsAndMetrics(options, "DocumentsFromSnapshotMigration",
+                                                      result.worker_id, wiring)) {
+    return Finish(std::move(result), error->status, error->exit_code);
+  }
   if (auto error = internal::WireTarget(options, result.worker_id, wiring)) {
     return Finish(std::move(result), error->status, error->exit_code);
   }

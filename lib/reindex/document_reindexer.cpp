@@ -125,17 +125,20 @@ class ReindexRun {
       if (!next.ok()) return next.status();
       if (!next->has_value()) break;
       SourceDocument doc = std::move(**next);
-      if (previous_cursor && doc.cursor <= *previous_cursor) {
-        return absl::InvalidArgumentError(
-            StrCat("document cursors must increase: ", doc.cursor, " follows ", *previous_cursor));
+      if (previous_cursor && doc.cursor < *previous_cursor) {
+        return absl::InvalidArgumentError(StrCat("document cursors must not decrease: ", doc.cursor,
+                                                 " follows ", *previous_cursor));
       }
+      // Documents sharing a cursor (one source document a transform split in several) stay in
+      // one batch, so the acknowledged cursor never covers half of them.
+      const bool same_cursor = previous_cursor && doc.cursor == *previous_cursor;
       previous_cursor = doc.cursor;
       const size_t bytes = EstimateBulkBytes(doc);
       const bool full_by_docs =
           options_.max_docs_per_batch != 0 && batch.docs.size() >= options_.max_docs_per_batch;
       const size_t batch_limit =
           concurrency_ ? concurrency_->batch_bytes() : options_.max_bytes_per_batch;
-      if (!batch.docs.empty() &&
+      if (!batch.docs.empty() && !same_cursor &&
           (full_by_docs || (batch_limit != 0 && batch.bytes + bytes > batch_limit))) {
         batch.sequence = sequence++;
         Submit(std::move(batch));
@@ -273,6 +276,7 @@ class ReindexRun {
         }
         concurrency_->Release(epoch, pushed_back, std::chrono::steady_clock::now() - sent);
       }
+      if (options_.on_bulk_attempt) ReportAttempt(pending, failures, sent);
       if (!failures.ok()) {
         const absl::Status& s = failures.status();
         if (absl::IsOutOfRange(s)) return s;
@@ -317,6 +321,44 @@ class ReindexRun {
       pending = std::move(retry);
     }
     return absl::OkStatus();
+  }
+
+  void ReportAttempt(const std::vector<const SourceDocument*>& pending,
+                     const absl::StatusOr<std::vector<ItemFailure>>& failures,
+                     std::chrono::steady_clock::time_point sent) {
+    BulkAttempt attempt;
+    attempt.docs = pending.size();
+    for (const SourceDocument* doc : pending) attempt.source_bytes += doc->source.size();
+    attempt.latency = std::chrono::steady_clock::now() - sent;
+    if (!failures.ok()) {
+      const absl::Status& s = failures.status();
+      attempt.error = s.code();
+      if (absl::IsResourceExhausted(s)) {
+        attempt.retry_cause = "too_many_requests";
+      } else if (absl::IsOutOfRange(s)) {
+        attempt.retry_cause = "too_large";
+      } else if (absl::IsDeadlineExceeded(s)) {
+        attempt.retry_cause = "timeout";
+      } else if (core::IsRetryable(s)) {
+        attempt.retry_cause = "unavailable";
+      }
+    } else {
+      for (const ItemFailure& f : *failures) {
+        const bool rejected = f.status == 429 || f.type == "es_rejected_execution_exception" ||
+                              f.type == "rejected_execution_exception";
+        if (rejected) ++attempt.items_rejected;
+        if (IsRetryableItemFailure(f.status, f.type) &&
+            std::find(options_.allowed_exception_types.begin(),
+                      options_.allowed_exception_types.end(),
+                      f.type) == options_.allowed_exception_types.end()) {
+          ++attempt.items_retried;
+        }
+      }
+      if (attempt.items_retried > 0) {
+        attempt.retry_cause = attempt.items_rejected > 0 ? "too_many_requests" : "server_error";
+      }
+    }
+    options_.on_bulk_attempt(attempt);
   }
 
   FailedDocument MakeFailedDocument(const SourceDocument& doc, const ItemFailure& failure) {

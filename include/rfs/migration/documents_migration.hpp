@@ -48,14 +48,18 @@
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
+#include "rfs/reindex/transforming_stream.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/transform/index_filter.hpp"
+#include "rfs/transform/json_transformer.hpp"
 #include "rfs/transform/type_policy.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace rfs::migration {
+
+struct WorkerCounters;
 
 /// How a worker run ended; each maps to the Java tool's process exit code (ExitCode).
 enum class WorkerOutcome {
@@ -147,6 +151,13 @@ struct DocumentMigrationOptions {
   /// Threads decoding the shard ahead of the reindexer (lucene::ParallelDocumentReader; output
   /// stays in cursor order, so checkpoints are exact). 0 reads on the worker's thread.
   int reader_threads = 0;
+  /// User transforms of every document (the Java tool's --doc-transformer-config format), applied
+  /// after the source is JSON and placed by the multi-type policy; unset: documents go as read,
+  /// unparsed. A configuration that does not load fails Run before any work is taken.
+  std::optional<std::string> doc_transformer_config;
+  /// Metrics to keep up to date (rfs/migration/worker_metrics.hpp); may be null. Must outlive Run.
+  WorkerCounters* counters = nullptr;
+  reindex::DocumentTransformOptions transform_batch;
   /// Acquisitions of one work item before the run ends with an error naming it (0: no limit;
   /// RfsWorker sets its --max-attempts, and marks the migration FAILED).
   int max_item_attempts = 0;
@@ -171,6 +182,8 @@ struct WorkerSummary {
   uint64_t docs_allowed_errors = 0;
   uint64_t docs_failed = 0;
   uint64_t docs_without_source = 0;
+  /// Documents a user transform dropped (read but, by design, not written).
+  uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;
   uint64_t retries = 0;
   /// Heartbeats that renewed a lease.
@@ -221,6 +234,7 @@ class DocumentMigrationWorker {
   core::IClock& clock_;
   DocumentMigrationOptions options_;
   const snapshot::SnapshotEntry* snapshot_ = nullptr;
+  std::unique_ptr<transform::IJsonTransformer> transformer_;
   WorkerSummary summary_;
 };
 

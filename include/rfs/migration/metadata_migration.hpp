@@ -54,10 +54,11 @@ enum class MetadataOutcome {
   kSkippedByAllowlist,  // not selected by the allowlist
   kSkippedSystem,       // a system index or template, not selected explicitly
   kSkippedUnsupported,  // the target cannot hold it (composable templates before ES 7.8)
+  kSkippedByTransform,  // a user transform dropped it
   kFailed,              // transform or target rejected it; see error
 };
 /// "created", "would_create", "already_exists", "skipped_by_allowlist", "skipped_system",
-/// "skipped_unsupported", "failed".
+/// "skipped_unsupported", "skipped_by_transform", "failed".
 std::string_view ToString(MetadataOutcome outcome);
 /// Every outcome but kFailed.
 inline bool IsFine(MetadataOutcome outcome) { return outcome != MetadataOutcome::kFailed; }
@@ -119,6 +120,12 @@ struct MetadataMigrationOptions {
   bool include_templates = true;
   bool include_indices = true;
   std::optional<std::string> only_index;
+  /// User transforms (the Java tool's --transformer-config format), applied to each selected
+  /// template and index as the snapshot holds it, before the transforms for the target version:
+  /// {"type": "index"|"template"|"index_template"|"component_template", "name", "body"}, where an
+  /// index's body is {"settings" (flat), "mappings" (by type for ES <= 6), "aliases"}. A
+  /// transform returns one item, several (one index per mapping type) or none (dropped).
+  std::optional<std::string> transformer_config;
 };
 
 /// Why Run() returned an error: the snapshot could not be read (exit 5 in the tool) or the

@@ -15,6 +15,7 @@
 #include "rfs/migration/documents_migration.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
 #include "rfs/migration/metadata_migration.hpp"
+#include "rfs/migration/worker_metrics.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/snapshots.hpp"
 #include "rfs/s3/s3_repo.hpp"
@@ -73,6 +74,8 @@ struct DocumentsToolOptions {
   /// Default: DefaultWorkerId().
   std::string worker_id;
   DocumentMigrationOptions migration;
+  /// --metrics-port and --otel-metrics-collector-endpoint.
+  MetricsOptions metrics;
   /// Non-fatal findings, e.g. a --source-version that differs from the snapshot's.
   std::function<void(const std::string&)> on_warning;
 };

@@ -48,6 +48,22 @@ struct RetryOptions {
   std::chrono::milliseconds max_backoff{30'000};
 };
 
+/// One bulk request as the reindexer saw it, for metrics.
+struct BulkAttempt {
+  size_t docs = 0;
+  /// Bytes of `_source` in the request.
+  uint64_t source_bytes = 0;
+  std::chrono::nanoseconds latency{0};
+  /// The whole request's error (OK when the target answered with per-item results).
+  absl::StatusCode error = absl::StatusCode::kOk;
+  /// Items answered 429 (or rejected execution), and items that will be retried.
+  size_t items_rejected = 0;
+  size_t items_retried = 0;
+  /// Why (part of) the request is sent again: "", "too_many_requests" (429s, whole or per item),
+  /// "server_error" (5xx items), "unavailable", "timeout" or "too_large" (split and resent).
+  std::string retry_cause;
+};
+
 struct DocumentReindexerOptions {
   /// Documents per bulk request; 0 means unbounded (only the byte limit applies).
   size_t max_docs_per_batch = 0;
@@ -73,6 +89,8 @@ struct DocumentReindexerOptions {
   /// answers 429s or slows down, back to `max_concurrent_batches` and `max_bytes_per_batch` as it
   /// recovers. Off: always the configured numbers.
   bool backpressure = true;
+  /// Called after every bulk request (on the sending thread; may run concurrently).
+  std::function<void(const BulkAttempt&)> on_bulk_attempt;
 };
 
 struct ReindexSummary {
@@ -119,7 +137,7 @@ class DocumentReindexer {
   DocumentReindexer(IDocumentSink& sink, IFailedDocumentSink* failed_sink, core::IClock& clock,
                     DocumentReindexerOptions options = {});
 
-  /// Reads `docs` to the end, writing every document. Cursors must increase along the stream.
+  /// Reads `docs` to the end, writing every document. Cursors must not decrease along the stream.
   /// On success every document is acknowledged. On error the summary is lost but the progress
   /// callback has seen the last safe cursor.
   absl::StatusOr<ReindexSummary> Reindex(IDocumentStream& docs,

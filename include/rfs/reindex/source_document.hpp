@@ -2,9 +2,10 @@
 // IDocumentStream, the pull interface the reindexer reads them through.
 //
 // The Lucene reader produces SourceDocuments in shard order; `cursor` is the reader's position
-// (for example the Lucene doc id within the shard) and only needs to grow strictly along the
-// stream, so the reindexer can report "every document up to this cursor is acknowledged" and a
-// restarted worker can resume after it.
+// (for example the Lucene doc id within the shard) and only needs to grow along the stream
+// (documents made from one source document by a transform share its cursor), so the reindexer can
+// report "every document up to this cursor is acknowledged" and a restarted worker can resume after
+// it.
 //
 // Thread safety: SourceDocument is a plain value. An IDocumentStream is used by one thread at a
 // time.
@@ -30,7 +31,8 @@ struct SourceDocument {
   /// The `_source` as JSON bytes; may span several lines (pretty-printed sources are kept as
   /// stored).
   std::string source;
-  /// Position of the document in its stream; strictly increasing.
+  /// Position of the document in its stream; never decreasing (equal only for documents a
+  /// transform made from one source document).
   uint64_t cursor = 0;
 };
 

@@ -1,0 +1,178 @@
+#include "rfs/reindex/transforming_stream.hpp"
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "boost/json/parse.hpp"
+#include "boost/json/serialize.hpp"
+
+namespace rfs::reindex {
+
+namespace json = boost::json;
+using core::StrCat;
+
+namespace {
+
+// Stands in for an unparsed source in the transformer's input; a NUL keeps it from meeting a
+// real string by chance.
+constexpr std::string_view kSourcePlaceholder{"\0rfs-source:", 12};
+
+}  // namespace
+
+TransformingDocumentStream::TransformingDocumentStream(IDocumentStream& input,
+                                                       transform::IJsonTransformer& transformer,
+                                                       IFailedDocumentSink* failed_sink,
+                                                       DocumentTransformOptions options)
+    : input_(input),
+      transformer_(transformer),
+      failed_sink_(failed_sink),
+      options_(options),
+      parse_sources_(transformer.ReadsDocumentSource()) {}
+
+absl::StatusOr<std::optional<SourceDocument>> TransformingDocumentStream::Next() {
+  while (ready_.empty()) {
+    if (input_done_) return std::optional<SourceDocument>();
+    RFS_RETURN_IF_ERROR(Refill());
+  }
+  SourceDocument doc = std::move(ready_.front());
+  ready_.pop_front();
+  return std::optional<SourceDocument>(std::move(doc));
+}
+
+absl::Status TransformingDocumentStream::Refill() {
+  std::vector<SourceDocument> batch;
+  size_t bytes = 0;
+  while (batch.size() < std::max<size_t>(1, options_.max_batch_docs) &&
+         (batch.empty() || bytes < options_.max_batch_bytes)) {
+    auto next = input_.Next();
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) {
+      input_done_ = true;
+      break;
+    }
+    bytes += (*next)->source.size();
+    batch.push_back(std::move(**next));
+  }
+  docs_in_ += batch.size();
+  if (batch.empty()) return absl::OkStatus();
+  return TransformBatch(batch);
+}
+
+absl::Status TransformingDocumentStream::TransformBatch(std::vector<SourceDocument>& batch) {
+  std::vector<SourceDocument*> all;
+  for (auto& doc : batch) all.push_back(&doc);
+  auto outputs = Apply(all, batch.back().cursor);
+  if (outputs.ok()) {
+    docs_out_ += outputs->size();
+    if (outputs->size() < batch.size()) docs_dropped_ += batch.size() - outputs->size();
+    for (auto& out : *outputs) ready_.push_back(std::move(out));
+    return absl::OkStatus();
+  }
+  if (batch.size() > 1) {
+    // Find the documents at fault: one by one, each keeping its own cursor.
+    for (auto& doc : batch) {
+      auto one = Apply({&doc}, doc.cursor);
+      if (one.ok()) {
+        docs_out_ += one->size();
+        if (one->empty()) ++docs_dropped_;
+        for (auto& out : *one) ready_.push_back(std::move(out));
+        continue;
+      }
+      ++docs_failed_;
+      if (failed_sink_ == nullptr) continue;
+      FailedDocument failed;
+      failed.index = doc.index;
+      failed.id = doc.id;
+      failed.cursor = doc.cursor;
+      failed.error_type = "transform_exception";
+      failed.reason = std::string(one.status().message());
+      failed.source = doc.source;
+      RFS_RETURN_IF_ERROR(failed_sink_->Record(std::span<const FailedDocument>(&failed, 1)));
+    }
+    return absl::OkStatus();
+  }
+  SourceDocument& doc = batch.front();
+  ++docs_failed_;
+  if (failed_sink_ == nullptr) return absl::OkStatus();
+  FailedDocument failed;
+  failed.index = doc.index;
+  failed.id = doc.id;
+  failed.cursor = doc.cursor;
+  failed.error_type = "transform_exception";
+  failed.reason = std::string(outputs.status().message());
+  failed.source = std::move(doc.source);
+  return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
+}
+
+absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
+    std::vector<SourceDocument*> docs, uint64_t cursor) {
+  json::array input;
+  input.reserve(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const SourceDocument& doc = *docs[i];
+    json::value source;
+    if (parse_sources_) {
+      boost::system::error_code ec;
+      source = json::parse(doc.source, ec);
+      if (ec) {
+        return absl::InvalidArgumentError(
+            StrCat("the _source of ", doc.index, "/", doc.id, " is not JSON: ", ec.message()));
+      }
+    } else {
+      source = json::string(StrCat(kSourcePlaceholder, i));
+    }
+    input.push_back(transform::MakeDocumentMap(
+        transform::DocumentOperation{doc.index, doc.id, doc.type, doc.routing}, std::move(source)));
+  }
+  RFS_ASSIGN_OR_RETURN(json::value output, transformer_.Transform(json::value(std::move(input))));
+  if (!output.is_array()) {
+    return absl::InvalidArgumentError(StrCat("the transformers returned ",
+                                             json::serialize(output).substr(0, 100),
+                                             " instead of an array of documents"));
+  }
+  std::vector<SourceDocument> out;
+  out.reserve(output.as_array().size());
+  // An output that is itself an array (a transform that maps each document to a list, as the
+  // Java type-mapping script does) is flattened one level.
+  std::vector<const json::value*> items;
+  for (const json::value& item : output.as_array()) {
+    if (item.is_array()) {
+      for (const json::value& inner : item.as_array()) items.push_back(&inner);
+    } else {
+      items.push_back(&item);
+    }
+  }
+  for (const json::value* item : items) {
+    RFS_ASSIGN_OR_RETURN(transform::DocumentOperation op, transform::ReadDocumentOperation(*item));
+    const json::value* document = item->as_object().if_contains("document");
+    if (document == nullptr || document->is_null()) {
+      return absl::InvalidArgumentError(StrCat("the transformed document ", op.index, "/", op.id,
+                                               " has no \"document\" (its source)"));
+    }
+    SourceDocument doc;
+    doc.index = std::move(op.index);
+    doc.id = std::move(op.id);
+    doc.type = std::move(op.type);
+    doc.routing = std::move(op.routing);
+    doc.cursor = cursor;
+    const json::string* text = document->if_string();
+    if (!parse_sources_ && text != nullptr && text->size() > kSourcePlaceholder.size() &&
+        std::string_view(*text).substr(0, kSourcePlaceholder.size()) == kSourcePlaceholder) {
+      size_t k = 0;
+      for (char c : std::string_view(*text).substr(kSourcePlaceholder.size())) {
+        k = k * 10 + static_cast<size_t>(c - '0');
+      }
+      if (k >= docs.size()) return absl::InternalError("source placeholder out of range");
+      doc.source = docs[k]->source;
+    } else if (document->is_object()) {
+      doc.source = transform::SerializeJson(*document);
+    } else {
+      return absl::InvalidArgumentError(StrCat("the transformed document ", doc.index, "/", doc.id,
+                                               " has a \"document\" that is not an object"));
+    }
+    out.push_back(std::move(doc));
+  }
+  return out;
+}
+
+}  // namespace rfs::reindex

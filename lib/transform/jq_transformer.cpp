@@ -1,0 +1,246 @@
+// JqTransformerProvider and JqPredicateProvider: user programs in the jq language, run by libjq
+// (Debian libjq-dev, jq 1.6). Config: {"script": "<jq program>"} or {"scriptFile": "<path>"}.
+//
+// The program runs once per document (a batch is taken apart) or once on a metadata item. Its
+// outputs replace the input: none drops it, several split it. A predicate is true when the
+// program's first output is `true`. jq 1.6 holds numbers as doubles, so an input carrying an
+// integer beyond 2^53 is refused (that document fails, naming the field) rather than altered.
+#include <cmath>
+
+extern "C" {
+#include <jq.h>
+#include <jv.h>
+}
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "json_transformers_internal.hpp"
+
+namespace rfs::transform::internal {
+
+namespace json = boost::json;
+using core::StrCat;
+
+namespace {
+
+jv ToJv(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return jv_null();
+    case json::kind::bool_:
+      return v.get_bool() ? jv_true() : jv_false();
+    case json::kind::int64:
+      return jv_number(static_cast<double>(v.get_int64()));
+    case json::kind::uint64:
+      return jv_number(static_cast<double>(v.get_uint64()));
+    case json::kind::double_:
+      return jv_number(v.get_double());
+    case json::kind::string:
+      return jv_string_sized(v.get_string().data(), static_cast<int>(v.get_string().size()));
+    case json::kind::array: {
+      jv out = jv_array();
+      for (const auto& e : v.get_array()) out = jv_array_append(out, ToJv(e));
+      return out;
+    }
+    case json::kind::object: {
+      jv out = jv_object();
+      for (const auto& [key, e] : v.get_object()) {
+        out =
+            jv_object_set(out, jv_string_sized(key.data(), static_cast<int>(key.size())), ToJv(e));
+      }
+      return out;
+    }
+  }
+  return jv_null();
+}
+
+// Consumes `v`.
+absl::StatusOr<json::value> FromJv(jv v) {
+  switch (jv_get_kind(v)) {
+    case JV_KIND_NULL:
+      jv_free(v);
+      return json::value(nullptr);
+    case JV_KIND_TRUE:
+      jv_free(v);
+      return json::value(true);
+    case JV_KIND_FALSE:
+      jv_free(v);
+      return json::value(false);
+    case JV_KIND_NUMBER: {
+      const double d = jv_number_value(v);
+      jv_free(v);
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
+        return json::value(static_cast<int64_t>(d));
+      }
+      if (!std::isfinite(d)) return absl::InvalidArgumentError("jq produced a non-finite number");
+      return json::value(d);
+    }
+    case JV_KIND_STRING: {
+      json::value out(json::string_view(jv_string_value(v),
+                                        static_cast<size_t>(jv_string_length_bytes(jv_copy(v)))));
+      jv_free(v);
+      return out;
+    }
+    case JV_KIND_ARRAY: {
+      json::array out;
+      const int n = jv_array_length(jv_copy(v));
+      out.reserve(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        auto e = FromJv(jv_array_get(jv_copy(v), i));
+        if (!e.ok()) {
+          jv_free(v);
+          return e.status();
+        }
+        out.push_back(*std::move(e));
+      }
+      jv_free(v);
+      return json::value(std::move(out));
+    }
+    case JV_KIND_OBJECT: {
+      json::object out;
+      for (int it = jv_object_iter(v); jv_object_iter_valid(v, it);
+           it = jv_object_iter_next(v, it)) {
+        jv key = jv_object_iter_key(v, it);
+        std::string k(jv_string_value(key),
+                      static_cast<size_t>(jv_string_length_bytes(jv_copy(key))));
+        jv_free(key);
+        auto e = FromJv(jv_object_iter_value(v, it));
+        if (!e.ok()) {
+          jv_free(v);
+          return e.status();
+        }
+        out[k] = *std::move(e);
+      }
+      jv_free(v);
+      return json::value(std::move(out));
+    }
+    case JV_KIND_INVALID:
+      break;
+  }
+  jv_free(v);
+  return absl::InternalError("jq produced an invalid value");
+}
+
+void CollectMessage(void* data, jv message) {
+  auto* out = static_cast<std::string*>(data);
+  if (jv_get_kind(message) == JV_KIND_STRING) {
+    if (!out->empty()) *out += "; ";
+    *out += jv_string_value(message);
+  }
+  jv_free(message);
+}
+
+// One compiled program.
+class JqProgram {
+ public:
+  static absl::StatusOr<std::unique_ptr<JqProgram>> Compile(const std::string& script) {
+    std::unique_ptr<JqProgram> program(new JqProgram);
+    program->state_ = jq_init();
+    if (program->state_ == nullptr) return absl::ResourceExhaustedError("jq_init failed");
+    jq_set_error_cb(program->state_, CollectMessage, &program->messages_);
+    if (!jq_compile(program->state_, script.c_str())) {
+      return absl::InvalidArgumentError(
+          StrCat("the jq program does not compile: ",
+                 program->messages_.empty() ? "syntax error" : program->messages_));
+    }
+    return program;
+  }
+  ~JqProgram() {
+    if (state_ != nullptr) jq_teardown(&state_);
+  }
+
+  // Every output of the program on `input`.
+  absl::StatusOr<std::vector<json::value>> Run(const json::value& input) {
+    if (auto inexact = FindInexactInteger(input)) {
+      return absl::InvalidArgumentError(
+          StrCat("jq 1.6 would alter the integer at ", *inexact,
+                 " (beyond 2^53, held as a double); the document is left untransformed"));
+    }
+    messages_.clear();
+    jq_start(state_, ToJv(input), 0);
+    std::vector<json::value> out;
+    while (true) {
+      jv result = jq_next(state_);
+      if (!jv_is_valid(result)) {
+        if (jv_invalid_has_msg(jv_copy(result))) {
+          jv message = jv_invalid_get_msg(result);
+          std::string text;
+          if (jv_get_kind(message) == JV_KIND_STRING) {
+            text = jv_string_value(message);
+            jv_free(message);
+          } else {
+            jv dumped = jv_dump_string(message, 0);
+            text = jv_string_value(dumped);
+            jv_free(dumped);
+          }
+          return absl::InvalidArgumentError(StrCat("jq error: ", text));
+        }
+        jv_free(result);
+        break;
+      }
+      RFS_ASSIGN_OR_RETURN(json::value v, FromJv(result));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
+ private:
+  JqProgram() = default;
+  jq_state* state_ = nullptr;
+  std::string messages_;
+};
+
+class JqTransformer final : public IJsonTransformer {
+ public:
+  explicit JqTransformer(std::unique_ptr<JqProgram> program) : program_(std::move(program)) {}
+  absl::StatusOr<json::value> Transform(json::value input) override {
+    if (!input.is_array()) {
+      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input));
+      if (outputs.size() == 1) return std::move(outputs.front());
+      json::array out;
+      for (auto& o : outputs) out.push_back(std::move(o));
+      return json::value(std::move(out));
+    }
+    json::array out;
+    for (const json::value& item : input.as_array()) {
+      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(item));
+      for (auto& o : outputs) out.push_back(std::move(o));
+    }
+    return json::value(std::move(out));
+  }
+  std::string Describe() const override { return "JqTransformerProvider"; }
+
+ private:
+  std::unique_ptr<JqProgram> program_;
+};
+
+class JqPredicate final : public IJsonPredicate {
+ public:
+  explicit JqPredicate(std::unique_ptr<JqProgram> program) : program_(std::move(program)) {}
+  absl::StatusOr<bool> Test(const json::value& input) override {
+    RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input));
+    return !outputs.empty() && outputs.front().is_bool() && outputs.front().get_bool();
+  }
+
+ private:
+  std::unique_ptr<JqProgram> program_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJqTransformer(const json::value& config) {
+  RFS_ASSIGN_OR_RETURN(std::string script,
+                       ScriptFromConfig(config, "JqTransformerProvider", "script", "scriptFile"));
+  RFS_ASSIGN_OR_RETURN(auto program, JqProgram::Compile(script));
+  return std::unique_ptr<IJsonTransformer>(new JqTransformer(std::move(program)));
+}
+
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJqPredicate(const json::value& config) {
+  RFS_ASSIGN_OR_RETURN(std::string script,
+                       ScriptFromConfig(config, "JqPredicateProvider", "script", "scriptFile"));
+  RFS_ASSIGN_OR_RETURN(auto program, JqProgram::Compile(script));
+  return std::unique_ptr<IJsonPredicate>(new JqPredicate(std::move(program)));
+}
+
+}  // namespace rfs::transform::internal
