@@ -1,6 +1,7 @@
 #include "rfs/metrics/registry.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -85,9 +86,10 @@ void AppendHelp(std::string& out, std::string_view help) {
 std::string FormatDouble(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
+  // Shortest text that reads back as the same double (0.1, not 0.10000000000000001).
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, end);
 }
 
 uint64_t UnixNanos(std::chrono::system_clock::time_point t) {
@@ -131,6 +133,9 @@ Registry::~Registry() = default;
 Registry::Entry& Registry::Add(std::string name, std::string help, MetricType type,
                                std::vector<std::string> labels, std::vector<double> buckets) {
   if (!ValidName(name)) throw std::invalid_argument("invalid metric name: " + name);
+  if (type == MetricType::kCounter && !name.ends_with("_total")) {
+    throw std::invalid_argument("counter names end in _total: " + name);
+  }
   for (const auto& label : labels) {
     if (!ValidName(label) || label.find(':') != std::string::npos || label == "le") {
       throw std::invalid_argument("invalid label name: " + label);

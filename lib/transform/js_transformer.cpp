@@ -8,9 +8,10 @@
 // items). A predicate's function returns true (or "true") to match.
 //
 // Inputs are plain JSON objects (`doc.operation._index`). Scripts written for the Java tool's
-// Java maps may call .get(k), .has(k) and .set(k, v) on them: those are defined, not enumerable,
-// on Object.prototype. JavaScript numbers are doubles: an input carrying an integer beyond 2^53
-// is refused (that document fails, naming the field) rather than altered.
+// Java maps may call .get(k), .has(k) and .set(k, v) on them: each input object has those as
+// own, non-enumerable properties (unless it has a field of that name). JavaScript numbers are
+// doubles: an input carrying an integer beyond 2^53 is refused (that document fails, naming the
+// field) rather than altered.
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -26,16 +27,32 @@ using core::StrCat;
 
 namespace {
 
-constexpr const char* kMapShim = R"JS(
+// Evaluates to the input decoder: JSON.parse, then .get/.has/.set added to every object as own,
+// non-enumerable properties (skipped where the object has a field of that name). Not on
+// Object.prototype: an inherited "get" or "set" would break every Object.defineProperty call made
+// with a plain descriptor object.
+constexpr const char* kDecoderScript = R"JS(
 (function () {
-  function define(name, fn) {
-    Object.defineProperty(Object.prototype, name,
-                          {value: fn, enumerable: false, configurable: true, writable: true});
+  function get(k) { return this[k]; }
+  function has(k) { return Object.prototype.hasOwnProperty.call(this, k); }
+  function set(k, v) { this[k] = v; return this; }
+  function define(o, name, fn) {
+    if (Object.prototype.hasOwnProperty.call(o, name)) return;
+    var d = Object.create(null);
+    d.value = fn; d.enumerable = false; d.configurable = true; d.writable = true;
+    Object.defineProperty(o, name, d);
   }
-  define('get', function (k) { return this[k]; });
-  define('has', function (k) { return Object.prototype.hasOwnProperty.call(this, k); });
-  define('set', function (k, v) { this[k] = v; return this; });
-})();
+  function attach(v) {
+    if (v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (var i = 0; i < v.length; i++) attach(v[i]);
+      return;
+    }
+    define(v, 'get', get); define(v, 'has', has); define(v, 'set', set);
+    for (var k in v) attach(v[k]);
+  }
+  return function (text) { var v = JSON.parse(text); attach(v); return v; };
+})()
 )JS";
 
 // The error on top of the stack as text, e.g. "TypeError: x is undefined" (pops it).
@@ -53,9 +70,12 @@ class JsFunction {
     fn->ctx_ = duk_create_heap_default();
     if (fn->ctx_ == nullptr) return absl::ResourceExhaustedError("cannot create a duktape heap");
     duk_context* ctx = fn->ctx_;
-    if (duk_peval_string(ctx, kMapShim) != 0) {
-      return absl::InternalError(StrCat("map shim: ", PopError(ctx)));
+    if (duk_peval_string(ctx, kDecoderScript) != 0) {
+      return absl::InternalError(StrCat("input decoder: ", PopError(ctx)));
     }
+    duk_push_global_stash(ctx);
+    duk_swap_top(ctx, -2);
+    duk_put_prop_string(ctx, -2, "decode");
     duk_pop(ctx);
     if (duk_peval_lstring(ctx, script.data(), script.size()) != 0) {
       return absl::InvalidArgumentError(
@@ -103,14 +123,15 @@ class JsFunction {
     const std::string text = SerializeJson(input);
     duk_push_global_stash(ctx);
     duk_get_prop_string(ctx, -1, "transform");
-    duk_remove(ctx, -2);
+    duk_get_prop_string(ctx, -2, "decode");
+    duk_remove(ctx, -3);
     duk_push_lstring(ctx, text.data(), text.size());
     // Decode, call and encode inside one protected call, so a throw anywhere is an error here.
     if (duk_safe_call(
             ctx,
             [](duk_context* c, void*) -> duk_ret_t {
-              duk_json_decode(c, -1);
-              duk_call(c, 1);
+              duk_call(c, 1);  // decode(text)
+              duk_call(c, 1);  // transform(input)
               if (duk_is_undefined(c, -1)) {
                 return duk_error(c, DUK_ERR_TYPE_ERROR,
                                  "the transform function returned undefined");
@@ -118,7 +139,7 @@ class JsFunction {
               duk_json_encode(c, -1);
               return 1;
             },
-            nullptr, 2, 1) != 0) {
+            nullptr, 3, 1) != 0) {
       return absl::InvalidArgumentError(StrCat("JavaScript error: ", PopError(ctx)));
     }
     duk_size_t size = 0;

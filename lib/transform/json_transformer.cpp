@@ -58,9 +58,11 @@ class ChainTransformer final : public IJsonTransformer {
     for (size_t i = 0; i < links_.size(); ++i) {
       auto out = links_[i]->Transform(std::move(input));
       if (!out.ok()) {
-        return absl::Status(out.status().code(),
-                            StrCat("transformer ", i + 1, " (", links_[i]->Describe(),
-                                   "): ", out.status().message()));
+        // Errors name the transformer that failed, so a failed document's reason says where.
+        const std::string where =
+            links_.size() == 1 ? links_[i]->Describe()
+                               : StrCat("transformer ", i + 1, " (", links_[i]->Describe(), ")");
+        return absl::Status(out.status().code(), StrCat(where, ": ", out.status().message()));
       }
       input = *std::move(out);
     }
@@ -238,7 +240,6 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> LoadList(const json::value& li
     return absl::InvalidArgumentError(
         "the transformer configuration must be a JSON list of {\"<ProviderName>\": <config>}");
   }
-  if (links.size() == 1) return std::move(links.front());
   return std::unique_ptr<IJsonTransformer>(new ChainTransformer(std::move(links)));
 }
 
