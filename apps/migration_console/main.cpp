@@ -2,6 +2,7 @@
 // progress page, and the commands that talk to it.
 //
 //   MigrationConsole serve --port P [--store sqlite:PATH | postgresql://...] [--admin-token T]
+//                          [--metrics-port M]
 //   MigrationConsole create-session --url URL --name S [--admin-token T]
 //   MigrationConsole status --url URL --session S [--token T] [--json] [--watch SECONDS]
 #include <cstdlib>
@@ -58,6 +59,11 @@ po::options_description Options() {
                                               "serve: PEM certificate chain: serve HTTPS")(
       "tls-key", po::value<std::string>(), "serve: PEM private key of --tls-cert")(
       "threads", po::value<int>()->default_value(8), "serve: threads serving requests")(
+      "metrics-port", po::value<uint16_t>(),
+      "serve: serve Prometheus metrics (GET /metrics) on this port: API requests, the fleet's "
+      "lease actions, each session's progress (default: no metrics endpoint)")(
+      "metrics-bind-address", po::value<std::string>()->default_value("0.0.0.0"),
+      "serve: the address the metrics endpoint listens on")(
       "url", po::value<std::string>(), "create-session, status: the console's URL")(
       "name", po::value<std::string>(), "create-session: the session's name")(
       "session", po::value<std::string>(), "status: the session")(
@@ -96,6 +102,8 @@ int Serve(const po::variables_map& vm) {
   options.http.port = vm["port"].as<uint16_t>();
   options.http.bind_address = vm["bind"].as<std::string>();
   options.http.threads = vm["threads"].as<int>();
+  if (vm.count("metrics-port")) options.metrics_port = vm["metrics-port"].as<uint16_t>();
+  options.metrics_bind_address = vm["metrics-bind-address"].as<std::string>();
   const std::string cert = rfs::apps::Text(vm, "tls-cert");
   const std::string key = rfs::apps::Text(vm, "tls-key");
   if (cert.empty() != key.empty()) {
@@ -104,8 +112,12 @@ int Serve(const po::variables_map& vm) {
   if (!cert.empty()) options.http.tls = rfs::net::HttpServerTls{cert, key};
   const auto& stop = rfs::apps::InstallStopHandlers();
   absl::Status served = rfs::console::ServeConsole(
-      std::move(options), stop,
-      [](const std::string& url) { std::cerr << kProgram << ": serving on " << url << "\n"; });
+      std::move(options), stop, [](const rfs::console::ConsoleServer& server) {
+        std::cerr << kProgram << ": serving on " << server.url() << "\n";
+        if (const std::string metrics = server.metrics_url(); !metrics.empty()) {
+          std::cerr << kProgram << ": metrics (Prometheus) on " << metrics << "\n";
+        }
+      });
   if (absl::IsInvalidArgument(served)) return rfs::apps::UsageError(kProgram, served.message());
   if (!served.ok()) return Fail(served);
   std::cerr << kProgram << ": stopped\n";

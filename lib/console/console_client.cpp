@@ -88,9 +88,9 @@ absl::StatusOr<json::object> FetchSessionStatus(const ConsoleClientOptions& opti
 }
 
 absl::Status ServeConsole(ConsoleServerOptions options, const std::atomic<bool>& stop,
-                          const std::function<void(const std::string& url)>& on_ready) {
+                          const std::function<void(const ConsoleServer& server)>& on_ready) {
   RFS_ASSIGN_OR_RETURN(auto server, ConsoleServer::Start(std::move(options)));
-  if (on_ready) on_ready(server->url());
+  if (on_ready) on_ready(*server);
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   server->Stop();
   return absl::OkStatus();

@@ -5,10 +5,13 @@
 #include <thread>
 
 #include "rfs/core/status_macros.hpp"
+#include "rfs/metrics/exporters.hpp"
 
 namespace rfs::console {
 
 struct ConsoleServer::Impl {
+  std::unique_ptr<metrics::Registry> registry;
+  std::unique_ptr<metrics::PrometheusEndpoint> metrics_endpoint;
   std::unique_ptr<ConsoleStore> store;
   std::unique_ptr<ConsoleService> service;
   std::unique_ptr<net::HttpServer> http;
@@ -37,6 +40,7 @@ struct ConsoleServer::Impl {
     wake.notify_all();
     if (sampler.joinable()) sampler.join();
     if (http) http->Stop();
+    if (metrics_endpoint) metrics_endpoint->Stop();
   }
 };
 
@@ -51,6 +55,14 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(ConsoleServe
   }
   auto impl = std::make_unique<Impl>();
   RFS_ASSIGN_OR_RETURN(impl->store, ConsoleStore::Open(options.store));
+  if (options.metrics_port) {
+    impl->registry = std::make_unique<metrics::Registry>(
+        std::vector<std::pair<std::string, std::string>>{{"tool", "MigrationConsole"}});
+    options.service.metrics = impl->registry.get();
+    RFS_ASSIGN_OR_RETURN(impl->metrics_endpoint,
+                         metrics::PrometheusEndpoint::Start(*impl->registry, *options.metrics_port,
+                                                            options.metrics_bind_address));
+  }
   impl->service = std::make_unique<ConsoleService>(*impl->store, options.service);
   ConsoleService* service = impl->service.get();
   RFS_ASSIGN_OR_RETURN(impl->http,
@@ -65,6 +77,9 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(ConsoleServe
 
 std::string ConsoleServer::url() const { return impl_->http->url(); }
 uint16_t ConsoleServer::port() const { return impl_->http->port(); }
+std::string ConsoleServer::metrics_url() const {
+  return impl_->metrics_endpoint ? impl_->metrics_endpoint->url() : "";
+}
 ConsoleStore& ConsoleServer::store() { return *impl_->store; }
 ConsoleService& ConsoleServer::service() { return *impl_->service; }
 void ConsoleServer::Stop() { impl_->Stop(); }

@@ -276,14 +276,126 @@ std::string NewSessionToken() {
   return token;
 }
 
+// The console's metrics (with ConsoleServiceOptions::metrics):
+//   rfs_console_requests_total{route,code}           API requests by route and HTTP status
+//   rfs_console_request_duration_seconds             their latency
+//   rfs_console_work_items_total{outcome}            acquired, completed, handed_on, released
+//   rfs_console_lease_renewals_total                 leases renewed by workers
+//   rfs_console_session_work_items{session,state}    pending, assigned, completed (sampled)
+//   rfs_console_session_documents_processed{session} documents and bytes the fleet reported
+//   rfs_console_session_source_bytes_processed{session}
+//   rfs_console_session_failed_documents{session}
+struct ConsoleMetrics {
+  explicit ConsoleMetrics(metrics::Registry& r)
+      : requests(r.AddCounter("rfs_console_requests_total",
+                              "Console API requests by route and HTTP status.", {"route", "code"})),
+        latency(r.AddHistogram("rfs_console_request_duration_seconds",
+                               "Console API request latency in seconds.",
+                               metrics::LatencyBucketsSeconds())
+                    .Get()),
+        work_items(r.AddCounter("rfs_console_work_items_total",
+                                "Work-item actions of the fleet: acquired, completed, handed_on "
+                                "(successors created), released.",
+                                {"outcome"})),
+        lease_renewals(r.AddCounter("rfs_console_lease_renewals_total",
+                                    "Leases renewed by the fleet's workers.")
+                           .Get()),
+        session_items(r.AddGauge("rfs_console_session_work_items",
+                                 "Shards of a session by state, as last sampled.",
+                                 {"session", "state"})),
+        session_documents(r.AddGauge("rfs_console_session_documents_processed",
+                                     "Documents a session's workers reported migrated.",
+                                     {"session"})),
+        session_bytes(r.AddGauge("rfs_console_session_source_bytes_processed",
+                                 "Source bytes a session's workers reported migrated.",
+                                 {"session"})),
+        session_failed(r.AddGauge("rfs_console_session_failed_documents",
+                                  "Documents a session's workers reported failed.", {"session"})) {}
+  metrics::Family<metrics::Counter>& requests;
+  metrics::Histogram& latency;
+  metrics::Family<metrics::Counter>& work_items;
+  metrics::Counter& lease_renewals;
+  metrics::Family<metrics::Gauge>& session_items;
+  metrics::Family<metrics::Gauge>& session_documents;
+  metrics::Family<metrics::Gauge>& session_bytes;
+  metrics::Family<metrics::Gauge>& session_failed;
+};
+
+// A low-cardinality name for the route of `segments` (never a session or item name).
+std::string_view RouteLabel(const std::vector<std::string>& s) {
+  if (s.empty() || (s.size() == 1 && s[0] == "index.html")) return "page";
+  if (s[0] == "health") return "health";
+  if (s[0] != "sessions") return "other";
+  if (s.size() == 1) return "sessions";
+  if (s.size() == 2) return "session";
+  if (s.size() == 4) return s[3] == "time" ? "time" : "work_items";
+  if (s.size() == 5) {
+    if (s[4] == "acquire") return "acquire";
+    if (s[4] == "status") return "status";
+    return "work_item";
+  }
+  if (s.size() == 6) {
+    for (std::string_view action : {"acquire", "lease", "complete", "release", "successors"}) {
+      if (s[5] == action) return action;
+    }
+  }
+  return "other";
+}
+
 struct ConsoleService::Impl {
   ConsoleStore& store;
   ConsoleServiceOptions options;
   std::string admin_sha256;
   ProgressHistory history;
+  std::unique_ptr<ConsoleMetrics> metrics;
 
   Impl(ConsoleStore& s, ConsoleServiceOptions o)
-      : store(s), options(std::move(o)), admin_sha256(net::Sha256Hex(options.admin_token)) {}
+      : store(s), options(std::move(o)), admin_sha256(net::Sha256Hex(options.admin_token)) {
+    if (options.metrics != nullptr) metrics = std::make_unique<ConsoleMetrics>(*options.metrics);
+  }
+
+  void Count(const net::HttpRequest& request, const Reply& reply,
+             std::chrono::steady_clock::duration elapsed) {
+    if (!metrics) return;
+    const std::string_view route = RouteLabel(ParseTarget(request.target).segments);
+    metrics->requests.With({route, std::to_string(reply.status)}).Add();
+    metrics->latency.Observe(std::chrono::duration<double>(elapsed).count());
+    if (reply.status != 200) return;
+    if (route == "acquire") {
+      const json::object* body = reply.body.if_object();
+      const json::value* outcome = body ? body->if_contains("outcome") : nullptr;
+      if (outcome && *outcome == "acquired") metrics->work_items.With({"acquired"}).Add();
+    } else if (route == "complete") {
+      metrics->work_items.With({"completed"}).Add();
+    } else if (route == "successors") {
+      metrics->work_items.With({"handed_on"}).Add();
+    } else if (route == "release") {
+      metrics->work_items.With({"released"}).Add();
+    } else if (route == "lease") {
+      metrics->lease_renewals.Add();
+    }
+  }
+
+  void RecordSessionGauges(const SessionRecord& session, const json::object& status) {
+    if (!metrics) return;
+    auto number = [&](const char* key) -> int64_t {
+      const json::value* v = status.if_contains(key);
+      return v && v->is_number() ? v->to_number<int64_t>() : 0;
+    };
+    metrics->session_items.With({session.name, "pending"}).Set(number("pending_work_items"));
+    metrics->session_items.With({session.name, "assigned"}).Set(number("assigned_work_items"));
+    metrics->session_items.With({session.name, "completed"}).Set(number("completed_work_items"));
+    metrics->session_documents.With({session.name}).Set(number("total_documents_processed"));
+    metrics->session_bytes.With({session.name}).Set(number("total_bytes_processed"));
+    int64_t failed = 0;
+    if (const json::value* documents = status.if_contains("documents")) {
+      if (const json::value* f = documents->as_object().if_contains("failed");
+          f && f->is_number()) {
+        failed = f->to_number<int64_t>();
+      }
+    }
+    metrics->session_failed.With({session.name}).Set(failed);
+  }
 
   bool IsAdmin(const std::optional<std::string>& token) const {
     return token && !options.admin_token.empty() && TokenMatches(*token, admin_sha256);
@@ -684,6 +796,7 @@ struct ConsoleService::Impl {
     history.Add(session.name,
                 ProgressSample{now, status.at("total_documents_processed").to_number<uint64_t>(),
                                status.at("total_bytes_processed").to_number<uint64_t>()});
+    RecordSessionGauges(session, status);
     return status;
   }
 
@@ -765,7 +878,9 @@ ConsoleService::ConsoleService(ConsoleStore& store, ConsoleServiceOptions option
 ConsoleService::~ConsoleService() = default;
 
 net::HttpResponse ConsoleService::Handle(const net::HttpRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
   Reply reply = impl_->Route(request);
+  impl_->Count(request, reply, std::chrono::steady_clock::now() - started);
   net::HttpResponse response;
   response.status = reply.status;
   response.headers.emplace_back("Cache-Control", "no-store");

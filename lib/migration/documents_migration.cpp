@@ -347,6 +347,8 @@ std::string_view ToString(WorkerEvent::Kind kind) {
   switch (kind) {
     case WorkerEvent::Kind::kShardSetup:
       return "shard_setup";
+    case WorkerEvent::Kind::kMetricsEndpoint:
+      return "metrics_endpoint";
     case WorkerEvent::Kind::kAcquired:
       return "acquired";
     case WorkerEvent::Kind::kProgress:

@@ -196,6 +196,13 @@ std::optional<WiringError> WireTransformsAndMetrics(DocumentsToolOptions& option
                        absl::IsInvalidArgument(started.status()) ? kExitUsage : kExitFailure};
   }
   wiring.metrics = *std::move(started);
+  if (const std::string url = wiring.metrics->endpoint_url();
+      !url.empty() && options.migration.on_event) {
+    WorkerEvent event;
+    event.kind = WorkerEvent::Kind::kMetricsEndpoint;
+    event.message = url;
+    options.migration.on_event(event);
+  }
   wiring.counters = std::make_unique<WorkerCounters>(wiring.metrics->registry());
   options.migration.counters = wiring.counters.get();
   return std::nullopt;

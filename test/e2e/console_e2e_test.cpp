@@ -14,6 +14,7 @@
 #include "rfs/net/http_transport.hpp"
 
 #include "support/generated_repo.hpp"
+#include "support/metrics_text.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -28,14 +29,18 @@ constexpr const char* kAdminToken = "console-e2e-admin-token-0123456789";
 // A MigrationConsole process on a free loopback port, and its logs.
 class ConsoleProcess {
  public:
-  explicit ConsoleProcess(const std::string& store = "") : dir_("rfs-console-e2e") {
+  explicit ConsoleProcess(const std::string& store = "", std::vector<std::string> extra = {})
+      : dir_("rfs-console-e2e") {
     port_ = rfs::test::FreeLoopbackPort();
-    process_ = std::make_unique<rfs::test::ChildProcess>(
-        std::vector<std::string>{RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port_),
-                                 "--bind", "127.0.0.1", "--store",
-                                 store.empty() ? "sqlite:" + dir_.File("console.db") : store,
-                                 "--admin-token", kAdminToken},
-        dir_.File("console.out"), dir_.File("console.err"));
+    std::vector<std::string> args{
+        RFS_CONSOLE_TOOL, "serve",
+        "--port",         std::to_string(port_),
+        "--bind",         "127.0.0.1",
+        "--store",        store.empty() ? "sqlite:" + dir_.File("console.db") : store,
+        "--admin-token",  kAdminToken};
+    args.insert(args.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<rfs::test::ChildProcess>(args, dir_.File("console.out"),
+                                                         dir_.File("console.err"));
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -81,6 +86,20 @@ class ConsoleProcess {
   std::unique_ptr<rfs::test::ChildProcess> process_;
 };
 
+// GET /metrics from a local metrics endpoint.
+std::string ScrapeMetrics(int port) {
+  rfs::net::HttpTransportOptions options;
+  options.endpoint = "http://127.0.0.1:" + std::to_string(port);
+  auto transport = rfs::net::BeastHttpTransport::Open(options);
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest get;
+  get.target = "/metrics";
+  auto response = (*transport)->Send(get);
+  REQUIRE(response.ok());
+  REQUIRE(response->status == 200);
+  return response->body;
+}
+
 size_t CountLines(const fs::path& file) {
   std::ifstream in(file);
   size_t lines = 0;
@@ -94,7 +113,10 @@ TEST_CASE("three workers coordinate through the migration console and its status
           "[e2e][generated][console]") {
   auto generated =
       rfs::test::Generate("--indices 2 --shards 3 --docs 2000 --updates 50 --deletes 40 --seed 71");
-  ConsoleProcess console;
+  if (!generated) return;
+  const int metrics_port = rfs::test::FreeLoopbackPort();
+  ConsoleProcess console(
+      "", {"--metrics-port", std::to_string(metrics_port), "--metrics-bind-address", "127.0.0.1"});
   const std::string token = console.CreateSession("e2e");
   const std::string out = console.dir().File("out");
   std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
@@ -142,6 +164,27 @@ TEST_CASE("three workers coordinate through the migration console and its status
   CHECK(text_code == 0);
   CHECK(summary.find("Session e2e: 100% complete (shards: 0 pending, 0 assigned, 6 completed)") !=
         std::string::npos);
+
+  // The console's metrics: the fleet's lease actions and the session's progress, in a text
+  // promtool accepts.
+  const std::string metrics = ScrapeMetrics(metrics_port);
+  INFO(metrics);
+  CHECK(rfs::test::MetricValue(metrics,
+                               "rfs_console_work_items_total{tool=\"MigrationConsole\",outcome="
+                               "\"completed\"}") >= 6);
+  CHECK(rfs::test::MetricValue(metrics,
+                               "rfs_console_work_items_total{tool=\"MigrationConsole\",outcome="
+                               "\"acquired\"}") >= 6);
+  CHECK(rfs::test::MetricValue(metrics,
+                               "rfs_console_session_work_items{tool=\"MigrationConsole\",session="
+                               "\"e2e\",state=\"completed\"}") == 6);
+  CHECK(rfs::test::MetricValue(metrics,
+                               "rfs_console_session_documents_processed{tool=\"MigrationConsole\","
+                               "session=\"e2e\"}") == static_cast<double>(expected_docs));
+  CHECK(rfs::test::MetricValue(metrics,
+                               "rfs_console_requests_total{tool=\"MigrationConsole\",route="
+                               "\"status\",code=\"200\"}") >= 1);
+  CHECK(rfs::test::PromtoolCheck(metrics).first == 0);
 
   // Tokens and names: a wrong token exits 4, an unknown session 3, missing options 64.
   CHECK(console.Status("e2e", "not-the-token").first == 4);

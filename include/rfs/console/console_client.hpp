@@ -35,8 +35,9 @@ absl::StatusOr<std::string> CreateSession(const ConsoleClientOptions& options,
 absl::StatusOr<boost::json::object> FetchSessionStatus(const ConsoleClientOptions& options,
                                                        std::string_view session);
 
-/// Runs a console until `stop` is set: starts it, calls `on_ready` with its URL, then waits.
+/// Runs a console until `stop` is set: starts it, calls `on_ready` with it (its URLs), then
+/// waits.
 absl::Status ServeConsole(ConsoleServerOptions options, const std::atomic<bool>& stop,
-                          const std::function<void(const std::string& url)>& on_ready);
+                          const std::function<void(const ConsoleServer& server)>& on_ready);
 
 }  // namespace rfs::console

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "rfs/console/console_service.hpp"
@@ -20,6 +21,10 @@ struct ConsoleServerOptions {
   ConsoleServiceOptions service;
   net::HttpServerOptions http;
   std::chrono::milliseconds sample_interval{std::chrono::seconds(5)};
+  /// Serve the console's metrics (Prometheus text, GET /metrics) on this port (0: any free
+  /// port) and `metrics_bind_address`; unset: no metrics endpoint.
+  std::optional<uint16_t> metrics_port;
+  std::string metrics_bind_address = "0.0.0.0";
 };
 
 class ConsoleServer {
@@ -31,6 +36,8 @@ class ConsoleServer {
 
   std::string url() const;
   uint16_t port() const;
+  /// The metrics endpoint's URL ("http://host:port/metrics"), "" without one.
+  std::string metrics_url() const;
   ConsoleStore& store();
   ConsoleService& service();
   /// Stops serving and sampling. Idempotent.

@@ -18,6 +18,7 @@
 
 #include "rfs/console/console_status.hpp"
 #include "rfs/console/console_store.hpp"
+#include "rfs/metrics/registry.hpp"
 #include "rfs/net/http.hpp"
 
 namespace rfs::console {
@@ -27,6 +28,10 @@ struct ConsoleServiceOptions {
   std::string admin_token;
   /// The lease of the seed's clients, which do not say (lease_duration_seconds: 300).
   std::chrono::milliseconds default_lease{std::chrono::seconds(300)};
+  /// When set, the service counts its requests and the fleet's lease actions here, and
+  /// SampleProgress records each session's progress (rfs_console_* metrics; see
+  /// console_service.cpp). Must outlive the service.
+  metrics::Registry* metrics = nullptr;
 };
 
 class ConsoleService {

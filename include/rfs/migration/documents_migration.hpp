@@ -94,6 +94,7 @@ struct WorkerEvent {
     kDocumentWithoutSource,  // `message` names the document
     kShardTooLarge,          // `message` says by how much
     kReleased,               // the item was given back with its cursor recorded (stop, error)
+    kMetricsEndpoint,        // `message`: the URL the Prometheus metrics are served at
   };
   Kind kind = Kind::kProgress;
   std::string work_item;

@@ -12,6 +12,8 @@
 #include "rfs/net/http_server.hpp"
 #include "rfs/net/http_transport.hpp"
 
+#include "support/metrics_text.hpp"
+
 namespace json = boost::json;
 using rfs::metrics::Registry;
 
@@ -19,26 +21,6 @@ namespace {
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-// Runs `promtool check metrics` on `text` (its standard input); returns its exit status and
-// output. promtool is installed by scripts/install-deps (Debian prometheus).
-std::pair<int, std::string> PromtoolCheck(const std::string& text) {
-  char path[] = "/tmp/rfs-metrics-XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-  close(fd);
-  const std::string command = std::string(RFS_PROMTOOL) + " check metrics < " + path + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  std::remove(path);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
 void FillWorkerLike(Registry& registry) {
@@ -87,15 +69,15 @@ TEST_CASE("the registry renders the Prometheus text format", "[metrics]") {
   // Families sorted by name.
   CHECK(text.find("rfs_bulk_concurrency") < text.find("rfs_documents_read_total"));
 
-  auto [status, output] = PromtoolCheck(text);
+  auto [status, output] = rfs::test::PromtoolCheck(text);
   INFO(output);
   CHECK(status == 0);
 }
 
 TEST_CASE("promtool rejects what the check is there to catch", "[metrics]") {
   // The check itself must be able to fail: a counter without _total and a duplicated series.
-  auto [status, output] =
-      PromtoolCheck("# HELP requests Requests.\n# TYPE requests counter\nrequests 1\nrequests 2\n");
+  auto [status, output] = rfs::test::PromtoolCheck(
+      "# HELP requests Requests.\n# TYPE requests counter\nrequests 1\nrequests 2\n");
   INFO(output);
   CHECK(status != 0);
 }
@@ -144,7 +126,7 @@ TEST_CASE("the Prometheus endpoint serves GET /metrics", "[metrics][http]") {
   CHECK(response->Header("Content-Type") ==
         std::optional<std::string>(rfs::metrics::kPrometheusContentType));
   CHECK(Contains(response->body, "rfs_documents_read_total 42\n"));
-  auto [status, output] = PromtoolCheck(response->body);
+  auto [status, output] = rfs::test::PromtoolCheck(response->body);
   INFO(output);
   CHECK(status == 0);
 
