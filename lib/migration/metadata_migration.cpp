@@ -38,19 +38,10 @@ constexpr std::array<MetadataOutcome, 8> kOutcomes = {MetadataOutcome::kCreated,
                                                       MetadataOutcome::kSkippedByTransform,
                                                       MetadataOutcome::kFailed};
 
-// The "type" of a metadata item in the Java tool's transformer input.
+// The "type" of a metadata item in the Java tool's transformer input: ToString's names, but
+// "template" for a legacy template.
 std::string_view JavaItemType(MetadataItemKind kind) {
-  switch (kind) {
-    case MetadataItemKind::kLegacyTemplate:
-      return "template";
-    case MetadataItemKind::kComponentTemplate:
-      return "component_template";
-    case MetadataItemKind::kIndexTemplate:
-      return "index_template";
-    case MetadataItemKind::kIndex:
-      return "index";
-  }
-  return "index";
+  return kind == MetadataItemKind::kLegacyTemplate ? "template" : ToString(kind);
 }
 constexpr std::array<MetadataItemKind, 4> kKinds = {
     MetadataItemKind::kLegacyTemplate, MetadataItemKind::kComponentTemplate,

@@ -86,20 +86,6 @@ class ConsoleProcess {
   std::unique_ptr<rfs::test::ChildProcess> process_;
 };
 
-// GET /metrics from a local metrics endpoint.
-std::string ScrapeMetrics(int port) {
-  rfs::net::HttpTransportOptions options;
-  options.endpoint = "http://127.0.0.1:" + std::to_string(port);
-  auto transport = rfs::net::BeastHttpTransport::Open(options);
-  REQUIRE(transport.ok());
-  rfs::net::HttpRequest get;
-  get.target = "/metrics";
-  auto response = (*transport)->Send(get);
-  REQUIRE(response.ok());
-  REQUIRE(response->status == 200);
-  return response->body;
-}
-
 size_t CountLines(const fs::path& file) {
   std::ifstream in(file);
   size_t lines = 0;
@@ -167,7 +153,8 @@ TEST_CASE("three workers coordinate through the migration console and its status
 
   // The console's metrics: the fleet's lease actions and the session's progress, in a text
   // promtool accepts.
-  const std::string metrics = ScrapeMetrics(metrics_port);
+  const std::string metrics =
+      rfs::test::ScrapeMetrics("http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics");
   INFO(metrics);
   CHECK(rfs::test::MetricValue(metrics,
                                "rfs_console_work_items_total{tool=\"MigrationConsole\",outcome="

@@ -1,4 +1,4 @@
-// Checks of Prometheus metrics text in tests: promtool's verdict and one series' value.
+// Checks of Prometheus metrics in tests: a scrape, promtool's verdict and one series' value.
 #pragma once
 
 #include <cstdio>
@@ -7,6 +7,8 @@
 #include <utility>
 
 #include <catch2/catch.hpp>
+
+#include "rfs/net/http_transport.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +33,21 @@ inline std::pair<int, std::string> PromtoolCheck(const std::string& text) {
   const int status = pclose(pipe);
   std::remove(path);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+/// GET `url` (a metrics endpoint, e.g. "http://127.0.0.1:9464/metrics"): the body of its 200.
+inline std::string ScrapeMetrics(const std::string& url) {
+  const size_t path = url.find('/', url.find("://") + 3);
+  rfs::net::HttpTransportOptions options;
+  options.endpoint = url.substr(0, path);
+  auto transport = rfs::net::BeastHttpTransport::Open(options);
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest get;
+  get.target = path == std::string::npos ? "/metrics" : url.substr(path);
+  auto response = (*transport)->Send(get);
+  REQUIRE(response.ok());
+  REQUIRE(response->status == 200);
+  return response->body;
 }
 
 /// The value of the sample whose name and labels are exactly `series` (as written in the text,

@@ -4,8 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
-
 #include "support/metrics_text.hpp"
 
 using rfs::migration::MetricsExport;
@@ -34,17 +32,7 @@ TEST_CASE("a worker's metrics are served as Prometheus text promtool accepts",
   counters.failed_documents.With({"transform"}).Add(4);
   counters.transform_dropped.Add(6);
 
-  rfs::net::HttpTransportOptions transport_options;
-  const std::string url = exported.endpoint_url();
-  transport_options.endpoint = url.substr(0, url.size() - std::string("/metrics").size());
-  auto transport = rfs::net::BeastHttpTransport::Open(transport_options);
-  REQUIRE(transport.ok());
-  rfs::net::HttpRequest get;
-  get.target = "/metrics";
-  auto response = (*transport)->Send(get);
-  REQUIRE(response.ok());
-  REQUIRE(response->status == 200);
-  const std::string& text = response->body;
+  const std::string text = rfs::test::ScrapeMetrics(exported.endpoint_url());
   INFO(text);
   const std::string labels = R"({tool="DocumentsFromSnapshotMigration",worker_id="worker-1")";
   CHECK(rfs::test::MetricValue(text, "rfs_documents_read_total" + labels + "}") == 1000);
