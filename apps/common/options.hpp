@@ -128,7 +128,12 @@ inline std::string Text(const po::variables_map& vm, const char* name) {
 /// --<name>, --<name>-base64 and --<name>-file: a transformer configuration (Java's format).
 inline void AddTransformerOptions(po::options_description& options, const std::string& name,
                                   const std::string& what) {
-  options.add_options()(name.c_str(), po::value<std::string>(), what.c_str())(
+  std::string providers;
+  for (const auto& provider : transform::TransformerProviderNames()) {
+    providers += (providers.empty() ? "" : ", ") + provider;
+  }
+  const std::string help = what + " (providers: " + providers + "; see README)";
+  options.add_options()(name.c_str(), po::value<std::string>(), help.c_str())(
       (name + "-base64").c_str(), po::value<std::string>(),
       ("the same, base64-encoded (one of --" + name + "[-base64|-file])").c_str())(
       (name + "-file").c_str(), po::value<std::string>(), "the same, read from a JSON file");

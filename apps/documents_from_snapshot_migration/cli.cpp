@@ -133,10 +133,7 @@ po::options_description Options() {
   AddReaderThreadsOption(options);
   AddTransformerOptions(options, "doc-transformer-config",
                         "user transforms of each document: a JSON list of {\"<Provider>\": "
-                        "<config>} applied in order (providers: NoopTransformerProvider, "
-                        "TypeMappingSanitizationTransformerProvider, "
-                        "JsonConditionalTransformerProvider, JqTransformerProvider, "
-                        "JsonJSTransformerProvider; see README)");
+                        "<config>} applied in order");
   AddMetricsOptions(options);
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "

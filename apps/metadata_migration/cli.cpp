@@ -81,7 +81,7 @@ po::options_description Options() {
   AddTransformerOptions(options, "transformer-config",
                         "user transforms of each template and index: a JSON list of "
                         "{\"<Provider>\": <config>} applied in order, before the transforms for "
-                        "the target version (see README)");
+                        "the target version");
   return options;
 }
 

@@ -427,7 +427,7 @@ void DocumentMigrationWorker::Emit(WorkerEvent event) const {
 
 absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
     const std::string& index, int shard) const {
-  const WorkItemId whole{index, static_cast<uint32_t>(shard), 0};
+  const WorkItemId whole{index, static_cast<uint32_t>(shard), 0, std::nullopt};
   if (options_.split_shard_bytes == 0) return std::vector<WorkItemId>{whole};
   auto files = repository_.ReadShardSnapshot(*snapshot_, index, shard);
   // A shard without data (NotFound) is one item that finds nothing; other errors stop setup.
