@@ -78,20 +78,15 @@ absl::Status TransformingDocumentStream::TransformBatch(std::vector<SourceDocume
         for (auto& out : *one) ready_.push_back(std::move(out));
         continue;
       }
-      ++docs_failed_;
-      if (failed_sink_ == nullptr) continue;
-      FailedDocument failed;
-      failed.index = doc.index;
-      failed.id = doc.id;
-      failed.cursor = doc.cursor;
-      failed.error_type = "transform_exception";
-      failed.reason = std::string(one.status().message());
-      failed.source = doc.source;
-      RFS_RETURN_IF_ERROR(failed_sink_->Record(std::span<const FailedDocument>(&failed, 1)));
+      RFS_RETURN_IF_ERROR(RecordFailure(doc, one.status()));
     }
     return absl::OkStatus();
   }
-  SourceDocument& doc = batch.front();
+  return RecordFailure(batch.front(), outputs.status());
+}
+
+absl::Status TransformingDocumentStream::RecordFailure(SourceDocument& doc,
+                                                       const absl::Status& error) {
   ++docs_failed_;
   if (failed_sink_ == nullptr) return absl::OkStatus();
   FailedDocument failed;
@@ -99,7 +94,7 @@ absl::Status TransformingDocumentStream::TransformBatch(std::vector<SourceDocume
   failed.id = doc.id;
   failed.cursor = doc.cursor;
   failed.error_type = "transform_exception";
-  failed.reason = std::string(outputs.status().message());
+  failed.reason = std::string(error.message());
   failed.source = std::move(doc.source);
   return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
 }

@@ -54,6 +54,8 @@ class TransformingDocumentStream final : public IDocumentStream {
  private:
   absl::Status Refill();
   absl::Status TransformBatch(std::vector<SourceDocument>& batch);
+  /// Counts `doc` as failed and records it (its source moved out) with `error` as the reason.
+  absl::Status RecordFailure(SourceDocument& doc, const absl::Status& error);
   /// The outputs of `docs` (all given `cursor`), or an error for the whole group.
   absl::StatusOr<std::vector<SourceDocument>> Apply(std::vector<SourceDocument*> docs,
                                                     uint64_t cursor);
