@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -18,8 +19,8 @@ namespace rfs::test {
 /// Runs `promtool check metrics` (Debian prometheus, installed by scripts/install-deps) on
 /// `text`; its exit status and output.
 inline std::pair<int, std::string> PromtoolCheck(const std::string& text) {
-  char path[] = "/tmp/rfs-metrics-XXXXXX";
-  const int fd = mkstemp(path);
+  std::string path = (std::filesystem::temp_directory_path() / "rfs-metrics-XXXXXX").string();
+  const int fd = mkstemp(path.data());
   REQUIRE(fd >= 0);
   REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
   close(fd);
@@ -31,7 +32,7 @@ inline std::pair<int, std::string> PromtoolCheck(const std::string& text) {
   size_t n;
   while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
   const int status = pclose(pipe);
-  std::remove(path);
+  std::remove(path.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
