@@ -43,6 +43,13 @@ struct BatchCounts {
   uint64_t retries = 0;
 };
 
+// An item the target refused because it is overloaded (429, thread-pool rejection): the signal
+// backpressure slows down on and the metrics count as a rejection.
+bool IsRejectedItem(const ItemFailure& f) {
+  return f.status == 429 || f.type == "es_rejected_execution_exception" ||
+         f.type == "rejected_execution_exception";
+}
+
 }  // namespace
 
 bool IsRetryableItemFailure(int status, std::string_view error_type) {
@@ -266,13 +273,7 @@ class ReindexRun {
         bool pushed_back = !failures.ok() && (absl::IsResourceExhausted(failures.status()) ||
                                               absl::IsUnavailable(failures.status()));
         if (failures.ok()) {
-          for (const ItemFailure& f : *failures) {
-            if (f.status == 429 || f.type == "es_rejected_execution_exception" ||
-                f.type == "rejected_execution_exception") {
-              pushed_back = true;
-              break;
-            }
-          }
+          pushed_back = std::any_of(failures->begin(), failures->end(), IsRejectedItem);
         }
         concurrency_->Release(epoch, pushed_back, std::chrono::steady_clock::now() - sent);
       }
@@ -344,9 +345,7 @@ class ReindexRun {
       }
     } else {
       for (const ItemFailure& f : *failures) {
-        const bool rejected = f.status == 429 || f.type == "es_rejected_execution_exception" ||
-                              f.type == "rejected_execution_exception";
-        if (rejected) ++attempt.items_rejected;
+        if (IsRejectedItem(f)) ++attempt.items_rejected;
         if (IsRetryableItemFailure(f.status, f.type) &&
             std::find(options_.allowed_exception_types.begin(),
                       options_.allowed_exception_types.end(),

@@ -126,6 +126,9 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
                                              " instead of an array of documents"));
   }
   std::vector<SourceDocument> out;
+  // (output, input) pairs of sources passed through, filled in once every output is valid: the
+  // inputs stay intact for the one-by-one retry if this group fails.
+  std::vector<std::pair<size_t, size_t>> source_of;
   out.reserve(output.as_array().size());
   // An output that is itself an array (a transform that maps each document to a list, as the
   // Java type-mapping script does) is flattened one level.
@@ -158,7 +161,7 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
         k = k * 10 + static_cast<size_t>(c - '0');
       }
       if (k >= docs.size()) return absl::InternalError("source placeholder out of range");
-      doc.source = docs[k]->source;
+      source_of.emplace_back(out.size(), k);
     } else if (document->is_object()) {
       doc.source = transform::SerializeJson(*document);
     } else {
@@ -166,6 +169,16 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
                                                " has a \"document\" that is not an object"));
     }
     out.push_back(std::move(doc));
+  }
+  // Each input's source moves to its first output; a split's further outputs copy it.
+  std::vector<size_t> holder(docs.size(), SIZE_MAX);
+  for (auto [output, input] : source_of) {
+    if (holder[input] == SIZE_MAX) {
+      out[output].source = std::move(docs[input]->source);
+      holder[input] = output;
+    } else {
+      out[output].source = out[holder[input]].source;
+    }
   }
   return out;
 }

@@ -163,3 +163,41 @@ TEST_CASE("batches are bounded by source bytes", "[reindex][transform]") {
   CHECK(out[2].cursor == 4);
   CHECK(out[5].cursor == 6);
 }
+
+namespace {
+
+// Duplicates every document into "<index>-copy" without reading sources (a library user's own
+// transformer): both outputs must carry the unparsed source.
+class DuplicateIndex final : public rfs::transform::IJsonTransformer {
+ public:
+  absl::StatusOr<boost::json::value> Transform(boost::json::value input) override {
+    boost::json::array out;
+    for (auto& doc : input.as_array()) {
+      boost::json::value copy = doc;
+      copy.at("operation").as_object()["_index"] = "copy";
+      out.push_back(std::move(doc));
+      out.push_back(std::move(copy));
+    }
+    return boost::json::value(std::move(out));
+  }
+  bool ReadsDocumentSource() const override { return false; }
+  std::string Describe() const override { return "DuplicateIndex"; }
+};
+
+}  // namespace
+
+TEST_CASE("a split that never reads sources gives every output the source as read",
+          "[reindex][transform]") {
+  VectorDocumentStream input(Docs(3));
+  DuplicateIndex transformer;
+  TransformingDocumentStream stream(input, transformer, nullptr);
+  auto out = Drain(stream);
+  REQUIRE(out.size() == 6);
+  for (int i = 0; i < 3; ++i) {
+    const std::string source = "{ \"n\" : " + std::to_string(i) + ", \"f\": 1.50 }";
+    CHECK(out[2 * i].index == "src");
+    CHECK(out[2 * i].source == source);
+    CHECK(out[2 * i + 1].index == "copy");
+    CHECK(out[2 * i + 1].source == source);
+  }
+}
