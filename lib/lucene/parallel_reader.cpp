@@ -4,28 +4,12 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace rfs::lucene {
 namespace {
-
-// One decoded document, owning its source.
-struct OwnedDocument {
-  Document meta;  // meta.source is unset; `source` holds the bytes
-  std::string source;
-};
-
-// The documents of cursors [begin, end), or the error that stopped their decoding.
-struct Range {
-  uint64_t end = 0;
-  std::vector<OwnedDocument> docs;
-  absl::Status status;
-  ReaderStats stats;
-  size_t bytes = 0;
-};
 
 void Add(ReaderStats& into, const ReaderStats& delta) {
   into.docs_emitted += delta.docs_emitted;
@@ -41,35 +25,73 @@ ReaderStats Minus(const ReaderStats& a, const ReaderStats& b) {
                      a.source_bytes - b.source_bytes};
 }
 
+// A decoded range, or the error that stopped its decoding.
+struct Slot {
+  std::unique_ptr<ScannedRange> range;
+  absl::Status status;
+};
+
 }  // namespace
 
-struct ParallelDocumentReader::Impl {
+struct ParallelShardScan::Impl {
   const ShardReader& reader;
   const uint64_t start;
   const uint64_t max_cursor;
   const ParallelReadOptions options;
+  const NewRange new_range;
+  const OnDocument on_document;
+  const OnRangeDone on_range_done;
 
   std::mutex mu;
   std::condition_variable produced;  // a range is ready
   std::condition_variable consumed;  // the caller moved on (or stop)
-  std::map<size_t, Range> ready;
-  size_t next_range = 0;  // the range the caller takes documents from
+  std::map<size_t, Slot> ready;
+  size_t next_range = 0;  // the range the caller takes next
   size_t buffered_bytes = 0;
   bool stopping = false;
   std::vector<std::thread> threads;
+  ReaderStats stats;  // the caller's side
 
-  // The caller's side.
-  std::optional<Range> current;
-  size_t current_index = 0;  // within current->docs
-  uint64_t position = 0;
-  ReaderStats stats;
-
-  Impl(const ShardReader& r, uint64_t s, ParallelReadOptions o)
-      : reader(r), start(s), max_cursor(r.max_cursor()), options(o), position(s) {}
+  Impl(const ShardReader& r, uint64_t s, ParallelReadOptions o, NewRange n, OnDocument d,
+       OnRangeDone done)
+      : reader(r),
+        start(s),
+        max_cursor(r.max_cursor()),
+        options(o),
+        new_range(std::move(n)),
+        on_document(std::move(d)),
+        on_range_done(std::move(done)) {}
 
   size_t range_count() const {
     if (start >= max_cursor) return 0;
     return static_cast<size_t>((max_cursor - start + options.range_docs - 1) / options.range_docs);
+  }
+
+  // Fills `range` with the documents of [begin, range.end) through `cursor`.
+  absl::Status DecodeRange(std::unique_ptr<DocumentCursor>& cursor, uint64_t begin,
+                           ScannedRange& range, Document& doc) {
+    if (!cursor) {
+      auto opened = reader.OpenAt(begin);
+      if (!opened.ok()) return opened.status();
+      cursor = *std::move(opened);
+    } else if (absl::Status s = cursor->SeekTo(begin); !s.ok()) {
+      return s;
+    }
+    const ReaderStats before = cursor->stats();
+    while (true) {
+      auto more = cursor->Next(doc);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (doc.cursor >= range.end) {
+        // One document into the next range: not ours (the stats drop it too).
+        const ReaderStats past{1, 0, 0, doc.has_source ? 0u : 1u, doc.source.size()};
+        range.stats = Minus(Minus(cursor->stats(), before), past);
+        return absl::OkStatus();
+      }
+      if (absl::Status s = on_document(doc, range); !s.ok()) return s;
+    }
+    range.stats = Minus(cursor->stats(), before);
+    return absl::OkStatus();
   }
 
   void Decode(size_t thread) {
@@ -88,48 +110,16 @@ struct ParallelDocumentReader::Impl {
         if (stopping) return;
       }
       const uint64_t begin = start + index * options.range_docs;
-      Range range;
-      range.end = std::min(max_cursor, begin + options.range_docs);
-      if (!cursor) {
-        auto opened = reader.OpenAt(begin);
-        if (opened.ok()) {
-          cursor = *std::move(opened);
-        } else {
-          range.status = opened.status();
-        }
-      } else {
-        range.status = cursor->SeekTo(begin);
-      }
-      if (range.status.ok()) {
-        const ReaderStats before = cursor->stats();
-        bool stats_set = false;
-        while (true) {
-          auto more = cursor->Next(doc);
-          if (!more.ok()) {
-            range.status = more.status();
-            break;
-          }
-          if (!*more) break;
-          if (doc.cursor >= range.end) {
-            // One document into the next range: not ours (the stats drop it too).
-            ReaderStats past{1, 0, 0, doc.has_source ? 0u : 1u, doc.source.size()};
-            range.stats = Minus(Minus(cursor->stats(), before), past);
-            stats_set = true;
-            break;
-          }
-          OwnedDocument& owned = range.docs.emplace_back();
-          owned.source.assign(reinterpret_cast<const char*>(doc.source.data()), doc.source.size());
-          owned.meta = doc;
-          owned.meta.source = {};
-          range.bytes += owned.source.size() + owned.meta.id.size() + 64;
-        }
-        if (!stats_set) range.stats = Minus(cursor->stats(), before);
-      }
-      const bool failed = !range.status.ok();
+      Slot slot;
+      slot.range = new_range();
+      slot.range->end = std::min(max_cursor, begin + options.range_docs);
+      slot.status = DecodeRange(cursor, begin, *slot.range, doc);
+      if (slot.status.ok() && on_range_done && on_range_done(*slot.range)) cursor.reset();
+      const bool failed = !slot.status.ok();
       {
         std::lock_guard lock(mu);
-        buffered_bytes += range.bytes;
-        ready.emplace(index, std::move(range));
+        buffered_bytes += slot.range->bytes;
+        ready.emplace(index, std::move(slot));
       }
       produced.notify_all();
       if (failed) return;  // the caller stops at this range
@@ -148,70 +138,126 @@ struct ParallelDocumentReader::Impl {
   }
 };
 
-ParallelDocumentReader::ParallelDocumentReader(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
+ParallelShardScan::ParallelShardScan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-ParallelDocumentReader::~ParallelDocumentReader() { impl_->Stop(); }
+ParallelShardScan::~ParallelShardScan() { impl_->Stop(); }
 
-absl::StatusOr<std::unique_ptr<ParallelDocumentReader>> ParallelDocumentReader::Open(
-    const ShardReader& reader, uint64_t start, ParallelReadOptions options) {
+absl::StatusOr<std::unique_ptr<ParallelShardScan>> ParallelShardScan::Open(
+    const ShardReader& reader, uint64_t start, ParallelReadOptions options, NewRange new_range,
+    OnDocument on_document, OnRangeDone on_range_done) {
   if (options.threads < 1 || options.threads > 256) {
     return absl::InvalidArgumentError("reader threads must be 1 to 256");
   }
   if (options.range_docs == 0 || options.max_ranges_ahead == 0) {
     return absl::InvalidArgumentError("range_docs and max_ranges_ahead must be positive");
   }
+  if (!new_range || !on_document) {
+    return absl::InvalidArgumentError("a parallel scan needs new_range and on_document");
+  }
   options.max_ranges_ahead = std::max<size_t>(options.max_ranges_ahead, options.threads);
-  auto impl = std::make_unique<Impl>(reader, std::min(start, reader.max_cursor()), options);
+  auto impl = std::make_unique<Impl>(reader, std::min(start, reader.max_cursor()), options,
+                                     std::move(new_range), std::move(on_document),
+                                     std::move(on_range_done));
   Impl* raw = impl.get();
   for (int t = 0; t < options.threads; ++t) {
     raw->threads.emplace_back([raw, t] { raw->Decode(static_cast<size_t>(t)); });
   }
+  return std::unique_ptr<ParallelShardScan>(new ParallelShardScan(std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<ScannedRange>> ParallelShardScan::Next() {
+  Impl& s = *impl_;
+  if (s.next_range >= s.range_count()) return std::unique_ptr<ScannedRange>();
+  std::unique_lock lock(s.mu);
+  s.produced.wait(lock, [&] { return s.ready.contains(s.next_range); });
+  auto node = s.ready.extract(s.next_range);
+  s.buffered_bytes -= node.mapped().range->bytes;
+  ++s.next_range;
+  lock.unlock();
+  s.consumed.notify_all();
+  if (!node.mapped().status.ok()) {
+    s.next_range = s.range_count();  // the scan ends at the error
+    return node.mapped().status;
+  }
+  Add(s.stats, node.mapped().range->stats);
+  return std::move(node.mapped().range);
+}
+
+const ReaderStats& ParallelShardScan::stats() const { return impl_->stats; }
+
+namespace {
+
+// One decoded document, owning its source.
+struct OwnedDocument {
+  Document meta;  // meta.source is unset; `source` holds the bytes
+  std::string source;
+};
+
+struct OwnedRange final : ScannedRange {
+  std::vector<OwnedDocument> docs;
+};
+
+}  // namespace
+
+struct ParallelDocumentReader::Impl {
+  std::unique_ptr<ParallelShardScan> scan;
+  std::unique_ptr<ScannedRange> current;
+  size_t current_index = 0;  // within current's docs
+  uint64_t position = 0;
+};
+
+ParallelDocumentReader::ParallelDocumentReader(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+ParallelDocumentReader::~ParallelDocumentReader() = default;
+
+absl::StatusOr<std::unique_ptr<ParallelDocumentReader>> ParallelDocumentReader::Open(
+    const ShardReader& reader, uint64_t start, ParallelReadOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->position = std::min(start, reader.max_cursor());
+  auto scan = ParallelShardScan::Open(
+      reader, start, options, [] { return std::make_unique<OwnedRange>(); },
+      [](Document& doc, ScannedRange& range) {
+        auto& owned_range = static_cast<OwnedRange&>(range);
+        OwnedDocument& owned = owned_range.docs.emplace_back();
+        // Copied here, on the thread that decoded the chunk, while it is still in cache.
+        owned.source.assign(reinterpret_cast<const char*>(doc.source.data()), doc.source.size());
+        owned.meta = std::move(doc);
+        owned.meta.source = {};
+        range.bytes += owned.source.size() + owned.meta.id.size() + 64;
+        return absl::OkStatus();
+      });
+  if (!scan.ok()) return scan.status();
+  impl->scan = *std::move(scan);
   return std::unique_ptr<ParallelDocumentReader>(new ParallelDocumentReader(std::move(impl)));
 }
 
 absl::StatusOr<bool> ParallelDocumentReader::Next(Document& doc) {
   Impl& s = *impl_;
-  while (!s.current || s.current_index >= s.current->docs.size()) {
+  while (!s.current || s.current_index >= static_cast<OwnedRange&>(*s.current).docs.size()) {
     if (s.current) {
       // The range is used up: every cursor before its end was returned or is not live.
       s.position = std::max(s.position, s.current->end);
       s.current.reset();
-      {
-        std::lock_guard lock(s.mu);
-        ++s.next_range;
-      }
-      s.consumed.notify_all();
     }
-    if (s.next_range >= s.range_count()) return false;
-    std::unique_lock lock(s.mu);
-    s.produced.wait(lock, [&] { return s.ready.contains(s.next_range); });
-    auto node = s.ready.extract(s.next_range);
-    s.buffered_bytes -= node.mapped().bytes;
-    lock.unlock();
-    s.consumed.notify_all();
-    if (!node.mapped().status.ok()) {
-      absl::Status status = node.mapped().status;
-      s.next_range = s.range_count();  // the stream ends at the error
-      return status;
-    }
-    Add(s.stats, node.mapped().stats);
-    s.current = std::move(node.mapped());
+    auto next = s.scan->Next();
+    if (!next.ok()) return next.status();
+    if (*next == nullptr) return false;
+    s.current = *std::move(next);
     s.current_index = 0;
   }
-  OwnedDocument& next = s.current->docs[s.current_index++];
-  std::string source = std::move(next.source);
+  OwnedDocument& next = static_cast<OwnedRange&>(*s.current).docs[s.current_index++];
   doc = std::move(next.meta);
-  // The source stays valid until the next call: keep it in the document slot just taken.
-  next.source = std::move(source);
+  // The source stays in the range's slot (valid until the next call) unless the caller moves it.
   doc.source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(next.source.data()),
                                         next.source.size());
+  doc.source_storage = &next.source;
   s.position = doc.cursor + 1;
   return true;
 }
 
 uint64_t ParallelDocumentReader::position() const { return impl_->position; }
 
-const ReaderStats& ParallelDocumentReader::stats() const { return impl_->stats; }
+const ReaderStats& ParallelDocumentReader::stats() const { return impl_->scan->stats(); }
 
 }  // namespace rfs::lucene

@@ -242,6 +242,25 @@ absl::Status ChunkDecoder::ReadInts(ByteReader& in, int32_t count, std::vector<u
   return absl::OkStatus();
 }
 
+absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
+  while (chunk.ready < end && next_pending_ < pending_.size()) {
+    const PendingBlock& block = pending_[next_pending_++];
+    ByteReader sub(block.compressed, pending_source_, block.source_offset);
+    RFS_RETURN_IF_ERROR(Lz4Decompress(sub, scratch_, 0, pending_dict_len_, block.len));
+    if (!sub.at_end()) {
+      return sub.Error(
+          StrCat("LZ4 block ends ", sub.remaining(), " bytes before its stored length"));
+    }
+    std::memcpy(chunk.data.data() + block.start, scratch_.data() + pending_dict_len_, block.len);
+    chunk.ready = block.start + block.len;
+  }
+  if (chunk.ready < end) {
+    return core::DataLossAt(pending_source_, chunk.file_offset,
+                            StrCat("chunk data ends at ", chunk.ready, ", before byte ", end));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t capacity,
                                            size_t pos, size_t len) {
   const std::span<uint8_t> buf(base, capacity);
@@ -363,6 +382,13 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
     const size_t n = std::min<size_t>(block_len, len - start);
     if (i == 0) {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
+    } else if (lazy_ && pos == 0) {
+      // Decoded by EnsureDecoded when a document reaches it.
+      const uint64_t offset = in.source_offset();
+      RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(lengths_[i]));
+      pending_.push_back({compressed, offset, start, n});
+      pending_source_ = in.source();
+      pending_dict_len_ = dict_len;
     } else {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], scratch_, 0, dict_len, n));
       std::memcpy(dict + start, scratch_.data() + dict_len, n);
@@ -436,6 +462,9 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   const size_t start = in.position();
   out.file_offset = in.source_offset();
   out.decompressed = false;
+  out.ready = 0;
+  pending_.clear();
+  next_pending_ = 0;
   RFS_ASSIGN_OR_RETURN(uint32_t doc_base, in.ReadVInt());
   RFS_ASSIGN_OR_RETURN(uint32_t token, in.ReadVInt());
   const uint32_t chunk_docs = format_.lucene4 ? token : token >> (format_.token_dirty_bit ? 2 : 1);
@@ -498,8 +527,10 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
         RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), pos,
                                             std::min(chunk_size, total - pos)));
       }
+      out.ready = total;
     } else {
       RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), 0, total));
+      out.ready = pending_.empty() ? total : pending_.front().start;
     }
     out.decompressed = true;
   } else if (out.sliced) {
@@ -661,11 +692,12 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
     RFS_RETURN_IF_ERROR(in.Seek(next_offset_));
     RFS_RETURN_IF_ERROR(decoder_.Decode(in, left, want_doc, chunk_));
     next_offset_ = in.position();
-    // The compressed bytes behind the cursor are not needed again (a backward
-    // move reads them back), so a mapped `.fdt` does not stay resident whole.
-    if (next_offset_ - dropped_until_ >= kDropPagesEvery) {
-      file_->DropCachedPages(dropped_until_, next_offset_ - dropped_until_);
-      dropped_until_ = next_offset_;
+    // The compressed bytes before this chunk are not needed again (a backward move reads them
+    // back), so a mapped `.fdt` does not stay resident whole. This chunk's own bytes stay: its
+    // later blocks are decoded as they are reached.
+    if (chunk_.file_offset - dropped_until_ >= kDropPagesEvery) {
+      file_->DropCachedPages(dropped_until_, chunk_.file_offset - dropped_until_);
+      dropped_until_ = chunk_.file_offset;
     }
   } else {
     size_t want = std::max(kMinWindow, window_.size());
@@ -718,6 +750,8 @@ absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
     next_doc_ = chunk_.doc_base;
     RFS_RETURN_IF_ERROR(DecodeNext(doc));
   }
+  const size_t end = chunk_.offsets[static_cast<size_t>(doc - chunk_.doc_base) + 1];
+  if (end > chunk_.ready) RFS_RETURN_IF_ERROR(decoder_.EnsureDecoded(chunk_, end));
   return &chunk_;
 }
 

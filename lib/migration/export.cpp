@@ -2,10 +2,16 @@
 #include "rfs/migration/export.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "rfs/core/json_string.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
@@ -18,20 +24,82 @@ namespace {
 using core::AppendJsonString;
 using core::StrCat;
 
-// Sources may be pretty-printed over lines; in valid JSON a raw CR or LF can only be whitespace
-// between tokens, so replacing them with spaces keeps the document and makes it one line.
-void AppendOneLine(std::span<const uint8_t> source, std::string& out) {
-  const size_t start = out.size();
-  out.append(reinterpret_cast<const char*>(source.data()), source.size());
-  // Raw line breaks are rare (pretty-printed sources): memchr skips the rest at memory speed,
-  // where a byte-by-byte loop cost more than decoding the shard.
-  char* const begin = out.data() + start;
-  char* const end = out.data() + out.size();
-  for (const char c : {'\n', '\r'}) {
-    for (char* p = begin; (p = static_cast<char*>(std::memchr(p, c, end - p))) != nullptr; ++p) {
-      *p = ' ';
-    }
+// A huge source goes out a piece at a time, so its line is never held whole next to the decoded
+// chunk; the parallel path leaves such documents to the writing thread.
+constexpr size_t kPiece = size_t{1} << 20;
+
+// Where one shard's documents go.
+struct ShardTarget {
+  const std::string& index;
+  const std::optional<std::string>& mapping_type;
+  int shard = 0;
+};
+
+// Appends `doc`'s NDJSON line to `out` and counts it. A document that has no JSON form is
+// counted and described in `skipped` instead (`out` is left as it was). `flush`, when set, is
+// called between the pieces of a large source, so `out` can be written out and emptied.
+absl::Status AppendLine(const lucene::Document& doc, const ShardTarget& target, std::string& out,
+                        ExportTotals& totals, std::vector<std::string>& skipped,
+                        const std::function<void()>& flush) {
+  if (!doc.has_source) {
+    ++totals.without_source;
+    skipped.push_back(StrCat("document ", target.index, "/", doc.id, " (shard ", target.shard,
+                             ", cursor ", doc.cursor, ") has no _source; not written"));
+    return absl::OkStatus();
   }
+  const size_t line_start = out.size();
+  out += "{\"_index\":";
+  AppendJsonString(target.index, out);
+  if (doc.type || target.mapping_type) {
+    out += ",\"_type\":";
+    AppendJsonString(doc.type ? *doc.type : *target.mapping_type, out);
+  }
+  out += ",\"_id\":";
+  AppendJsonString(doc.id, out);
+  if (doc.routing) {
+    out += ",\"_routing\":";
+    AppendJsonString(*doc.routing, out);
+  }
+  out += ",\"_source\":";
+  if (doc.source_format == lucene::SourceFormat::kJson) {
+    for (size_t offset = 0; offset < doc.source.size(); offset += kPiece) {
+      const size_t piece = std::min(kPiece, doc.source.size() - offset);
+      core::AppendJsonOneLine(
+          std::string_view(reinterpret_cast<const char*>(doc.source.data()) + offset, piece), out);
+      if (flush && out.size() > kPiece) flush();
+    }
+  } else if (auto converted = lucene::AppendSourceAsJson(doc.source, doc.source_format, out,
+                                                         StrCat("_source of ", doc.id));
+             !converted.ok()) {
+    out.resize(line_start);
+    if (!absl::IsUnimplemented(converted)) return converted;
+    ++totals.unconvertible;
+    skipped.push_back(
+        StrCat("document ", target.index, "/", doc.id, ": ", converted.message(), "; not written"));
+    return absl::OkStatus();
+  }
+  out += "}\n";
+  ++totals.docs;
+  totals.source_bytes += doc.source.size();
+  return absl::OkStatus();
+}
+
+// The lines of one range of cursors, made on the thread that decoded it.
+struct NdjsonRange final : lucene::ScannedRange {
+  std::string text;
+  ExportTotals totals;
+  std::vector<std::string> skipped;
+  // Large JSON sources left to the writing thread: where their line goes in `text`, and their
+  // cursor. The decoding thread then drops its cursor, so the huge chunk is held by one thread
+  // at a time.
+  std::vector<std::pair<size_t, uint64_t>> deferred;
+};
+
+void Add(ExportTotals& into, const ExportTotals& delta) {
+  into.docs += delta.docs;
+  into.source_bytes += delta.source_bytes;
+  into.without_source += delta.without_source;
+  into.unconvertible += delta.unconvertible;
 }
 
 class ShardExporter {
@@ -41,7 +109,7 @@ class ShardExporter {
   ~ShardExporter() { Flush(); }
 
   void Flush() {
-    std::fwrite(buffer_.data(), 1, buffer_.size(), out_);
+    Write(buffer_);
     buffer_.clear();
     std::fflush(out_);
   }
@@ -54,79 +122,106 @@ class ShardExporter {
     auto reader =
         lucene::OpenSnapshotShard(repository, snapshot, index.name, shard, reader_options);
     if (!reader.ok()) return reader.status();
-    std::unique_ptr<lucene::IDocumentReader> cursor;
-    if (options_.reader_threads > 0) {
-      lucene::ParallelReadOptions parallel;
-      parallel.threads = options_.reader_threads;
-      auto opened = lucene::ParallelDocumentReader::Open(**reader, from_cursor, parallel);
-      if (!opened.ok()) return opened.status();
-      cursor = *std::move(opened);
-    } else {
-      auto opened = (*reader)->OpenAt(from_cursor);
-      if (!opened.ok()) return opened.status();
-      cursor = *std::move(opened);
-    }
     const auto mapping_type = lucene::IndexMappingType(index);
+    const ShardTarget target{index.name, mapping_type, shard};
+    if (options_.reader_threads > 0) {
+      return ExportParallel(**reader, target, from_cursor);
+    }
+    auto cursor = (*reader)->OpenAt(from_cursor);
+    if (!cursor.ok()) return cursor.status();
     lucene::Document doc;
     while (true) {
-      auto more = cursor->Next(doc);
+      auto more = (*cursor)->Next(doc);
       if (!more.ok()) return more.status();
       if (!*more) return absl::OkStatus();
-      if (!doc.has_source) {
-        ++totals_.without_source;
-        Skipped(StrCat("document ", index.name, "/", doc.id, " (shard ", shard, ", cursor ",
-                       doc.cursor, ") has no _source; not written"));
-        continue;
-      }
-      const size_t line_start = buffer_.size();
-      buffer_ += "{\"_index\":";
-      AppendJsonString(index.name, buffer_);
-      if (doc.type || mapping_type) {
-        buffer_ += ",\"_type\":";
-        AppendJsonString(doc.type ? *doc.type : *mapping_type, buffer_);
-      }
-      buffer_ += ",\"_id\":";
-      AppendJsonString(doc.id, buffer_);
-      if (doc.routing) {
-        buffer_ += ",\"_routing\":";
-        AppendJsonString(*doc.routing, buffer_);
-      }
-      buffer_ += ",\"_source\":";
-      if (doc.source_format == lucene::SourceFormat::kJson) {
-        // A huge source goes out a piece at a time (AppendOneLine works byte by byte), so the
-        // line is never held whole next to the decoded chunk.
-        constexpr size_t kPiece = size_t{1} << 20;
-        for (size_t offset = 0; offset < doc.source.size(); offset += kPiece) {
-          AppendOneLine(doc.source.subspan(offset, std::min(kPiece, doc.source.size() - offset)),
-                        buffer_);
-          if (buffer_.size() > kPiece) Flush();
-        }
-      } else if (auto converted = lucene::AppendSourceAsJson(doc.source, doc.source_format, buffer_,
-                                                             StrCat("_source of ", doc.id));
-                 !converted.ok()) {
-        buffer_.resize(line_start);
-        if (!absl::IsUnimplemented(converted)) return converted;
-        ++totals_.unconvertible;
-        Skipped(StrCat("document ", index.name, "/", doc.id, ": ", converted.message(),
-                       "; not written"));
-        continue;
-      }
-      buffer_ += "}\n";
-      ++totals_.docs;
-      totals_.source_bytes += doc.source.size();
-      if (buffer_.size() > (1 << 20)) Flush();
+      RFS_RETURN_IF_ERROR(AppendLine(doc, target, buffer_, totals_, skipped_, flush_));
+      ReportSkipped();
+      if (buffer_.size() > kPiece) Flush();
     }
   }
 
  private:
-  void Skipped(const std::string& message) {
-    if (options_.on_skipped) options_.on_skipped(message);
+  // Decoding and formatting run on the reader threads; this thread writes the ranges in order.
+  absl::Status ExportParallel(const lucene::ShardReader& reader, const ShardTarget& target,
+                              uint64_t from_cursor) {
+    lucene::ParallelReadOptions parallel;
+    parallel.threads = options_.reader_threads;
+    auto scan = lucene::ParallelShardScan::Open(
+        reader, from_cursor, parallel, [] { return std::make_unique<NdjsonRange>(); },
+        [&target](lucene::Document& doc, lucene::ScannedRange& scanned) -> absl::Status {
+          auto& range = static_cast<NdjsonRange&>(scanned);
+          if (doc.has_source && doc.source_format == lucene::SourceFormat::kJson &&
+              doc.source.size() > kPiece) {
+            range.deferred.emplace_back(range.text.size(), doc.cursor);
+          } else {
+            RFS_RETURN_IF_ERROR(
+                AppendLine(doc, target, range.text, range.totals, range.skipped, nullptr));
+          }
+          range.bytes = range.text.size();
+          return absl::OkStatus();
+        },
+        [](lucene::ScannedRange& scanned) {
+          return !static_cast<NdjsonRange&>(scanned).deferred.empty();
+        });
+    if (!scan.ok()) return scan.status();
+    Flush();
+    std::unique_ptr<lucene::DocumentCursor> huge;  // reads the deferred documents
+    lucene::Document doc;
+    while (true) {
+      auto next = (*scan)->Next();
+      if (!next.ok()) return next.status();
+      if (*next == nullptr) return absl::OkStatus();
+      auto& range = static_cast<NdjsonRange&>(**next);
+      Add(totals_, range.totals);
+      skipped_ = std::move(range.skipped);
+      ReportSkipped();
+      size_t written = 0;
+      for (const auto& [offset, cursor] : range.deferred) {
+        Write(std::string_view(range.text).substr(written, offset - written));
+        written = offset;
+        if (!huge) {
+          auto opened = reader.OpenAt(cursor);
+          if (!opened.ok()) return opened.status();
+          huge = *std::move(opened);
+        } else {
+          RFS_RETURN_IF_ERROR(huge->SeekTo(cursor));
+        }
+        auto more = huge->Next(doc);
+        if (!more.ok()) return more.status();
+        if (!*more || doc.cursor != cursor) {
+          return absl::InternalError(StrCat("document at cursor ", cursor, " of shard ",
+                                            target.shard, " of ", target.index,
+                                            " was not found again"));
+        }
+        RFS_RETURN_IF_ERROR(AppendLine(doc, target, buffer_, totals_, skipped_, flush_));
+        ReportSkipped();
+        Flush();
+        huge.reset();  // its chunk is as large as the document
+      }
+      Write(std::string_view(range.text).substr(written));
+    }
+  }
+
+  void Write(std::string_view bytes) {
+    if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), out_);
+  }
+
+  void ReportSkipped() {
+    for (const auto& message : skipped_) {
+      if (options_.on_skipped) options_.on_skipped(message);
+    }
+    skipped_.clear();
   }
 
   const ExportOptions& options_;
   std::FILE* out_;
   ExportTotals& totals_;
   std::string buffer_;
+  std::vector<std::string> skipped_;
+  const std::function<void()> flush_ = [this] {
+    Write(buffer_);
+    buffer_.clear();
+  };
 };
 
 ExportResult Done(ExportResult result, absl::Status status, int exit_code) {

@@ -1,8 +1,6 @@
 // Bulk NDJSON serialization. Runs once per document on the hot path, so it works on raw bytes:
-// no JSON parse, two memchr passes over the source, and no allocation beyond growing `out`.
+// no JSON parse, one scan of the source for line breaks, and no allocation beyond growing `out`.
 #include "rfs/reindex/bulk_format.hpp"
-
-#include <cstring>
 
 #include "rfs/core/json_string.hpp"
 
@@ -29,17 +27,7 @@ void AppendSourceLine(std::string_view source, std::string& out) {
     out.append("{}\n");
     return;
   }
-  const size_t start = out.size();
-  out.append(source);
-  // Most sources are already one line; memchr finds that at memory speed, so two passes (LF,
-  // then CR) cost far less than a JSON parse would.
-  char* const end = out.data() + out.size();
-  for (const char c : {'\n', '\r'}) {
-    char* p = out.data() + start;
-    while ((p = static_cast<char*>(std::memchr(p, c, static_cast<size_t>(end - p)))) != nullptr) {
-      *p++ = ' ';
-    }
-  }
+  core::AppendJsonOneLine(source, out);
   out.push_back('\n');
 }
 

@@ -18,4 +18,12 @@ bool IsValidUtf8(std::string_view value);
 /// AppendJsonString for text that must be UTF-8: false, with `out` unchanged, when it is not.
 bool AppendJsonStringIfUtf8(std::string_view value, std::string& out);
 
+/// Appends the JSON text `json` to `out` on one line: each raw CR or LF becomes a space. In valid
+/// JSON a raw CR or LF can only be whitespace between tokens (inside strings they must be escaped
+/// as \r and \n), so the document is unchanged and needs no parse. Copies and scans in one pass.
+void AppendJsonOneLine(std::string_view json, std::string& out);
+
+/// The position of the first raw CR or LF in `text`, or text.size() when there is none.
+size_t FindLineBreak(std::string_view text);
+
 }  // namespace rfs::core
