@@ -9,10 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace rfs::core {
@@ -101,7 +103,9 @@ AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
     : path_(std::move(other.path_)),
       temp_(std::move(other.temp_)),
       fd_(std::exchange(other.fd_, -1)),
-      sync_(other.sync_) {}
+      sync_(other.sync_),
+      written_(other.written_),
+      writeback_started_(other.writeback_started_) {}
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) {
@@ -112,7 +116,53 @@ AtomicFileWriter::~AtomicFileWriter() {
 
 absl::Status AtomicFileWriter::Append(std::string_view data) {
   if (fd_ < 0) return absl::FailedPreconditionError(StrCat(path_, ": already committed"));
-  return WriteAll(fd_, data, temp_);
+  RFS_RETURN_IF_ERROR(WriteAll(fd_, data, temp_));
+  written_ += data.size();
+  StartWriteback();
+  return absl::OkStatus();
+}
+
+void AtomicFileWriter::StartWriteback() {
+  constexpr uint64_t kStep = uint64_t{1} << 20;
+  if (!sync_ || written_ - writeback_started_ < kStep) return;
+  // A hint only: errors surface at the fsync in Commit.
+  (void)::sync_file_range(fd_, static_cast<off_t>(writeback_started_),
+                          static_cast<off_t>(written_ - writeback_started_), SYNC_FILE_RANGE_WRITE);
+  writeback_started_ = written_;
+}
+
+absl::Status AtomicFileWriter::AppendAll(std::span<const std::string_view> pieces) {
+  if (fd_ < 0) return absl::FailedPreconditionError(StrCat(path_, ": already committed"));
+  constexpr size_t kMaxIov = 1024;  // IOV_MAX on Linux
+  iovec iov[kMaxIov];
+  size_t next = 0;
+  while (next < pieces.size()) {
+    size_t count = 0;
+    for (; next + count < pieces.size() && count < kMaxIov; ++count) {
+      const std::string_view piece = pieces[next + count];
+      iov[count].iov_base = const_cast<char*>(piece.data());
+      iov[count].iov_len = piece.size();
+    }
+    const ssize_t n = ::writev(fd_, iov, static_cast<int>(count));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write", temp_, errno);
+    }
+    // Skip the pieces written whole; a piece written in part is finished with write().
+    size_t written = static_cast<size_t>(n);
+    size_t i = 0;
+    written_ += written;
+    for (; i < count && written >= iov[i].iov_len; ++i) written -= iov[i].iov_len;
+    next += i;
+    if (i < count && written > 0) {
+      const std::string_view rest = pieces[next].substr(written);
+      RFS_RETURN_IF_ERROR(WriteAll(fd_, rest, temp_));
+      written_ += rest.size();
+      ++next;
+    }
+    StartWriteback();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status AtomicFileWriter::Commit() {

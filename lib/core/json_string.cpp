@@ -128,21 +128,21 @@ __attribute__((target("avx2"))) size_t FindLineBreakAvx2(const char* p, size_t n
   return FindLineBreakScalar(p, i, n);
 }
 
-// Replaces every CR and LF in [p, p + n) by a space, 32 bytes per step.
-__attribute__((target("avx2"))) void ReplaceLineBreaksAvx2(char* p, size_t n) {
+// Writes [from, from + n) to p with every CR and LF replaced by a space, 32 bytes per step.
+// `from` may be `p`. Reading the original rather than a copy just written avoids waiting for
+// those stores.
+__attribute__((target("avx2"))) void ReplaceLineBreaksAvx2(const char* from, char* p, size_t n) {
   const __m256i lf = _mm256_set1_epi8('\n');
   const __m256i cr = _mm256_set1_epi8('\r');
   const __m256i space = _mm256_set1_epi8(' ');
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
     const __m256i hits = _mm256_or_si256(_mm256_cmpeq_epi8(v, lf), _mm256_cmpeq_epi8(v, cr));
-    if (!_mm256_testz_si256(hits, hits)) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i), _mm256_blendv_epi8(v, space, hits));
-    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i), _mm256_blendv_epi8(v, space, hits));
   }
   for (; i < n; ++i) {
-    if (p[i] == '\n' || p[i] == '\r') p[i] = ' ';
+    p[i] = from[i] == '\n' || from[i] == '\r' ? ' ' : from[i];
   }
 }
 
@@ -163,6 +163,19 @@ size_t FindLineBreak(std::string_view text) {
   return cr ? static_cast<size_t>(static_cast<const char*>(cr) - text.data()) : end;
 }
 
+namespace {
+
+void ReplaceLineBreaks(const char* from, char* p, size_t n) {
+#if defined(__x86_64__)
+  if (kHasAvx2) return ReplaceLineBreaksAvx2(from, p, n);
+#endif
+  for (size_t i = 0; i < n; ++i) {
+    p[i] = from[i] == '\n' || from[i] == '\r' ? ' ' : from[i];
+  }
+}
+
+}  // namespace
+
 void AppendJsonOneLine(std::string_view json, std::string& out) {
   // The scan reads the input, which was usually just decoded and is still in cache. Most
   // sources are one line already; a pretty-printed one has a break every few bytes from the
@@ -170,15 +183,13 @@ void AppendJsonOneLine(std::string_view json, std::string& out) {
   const size_t at = FindLineBreak(json);
   const size_t start = out.size();
   out.append(json);
-  if (at == json.size()) return;
-  char* const rest = out.data() + start + at;
-  const size_t n = json.size() - at;
-#if defined(__x86_64__)
-  if (kHasAvx2) return ReplaceLineBreaksAvx2(rest, n);
-#endif
-  for (size_t i = 0; i < n; ++i) {
-    if (rest[i] == '\n' || rest[i] == '\r') rest[i] = ' ';
-  }
+  if (at < json.size())
+    ReplaceLineBreaks(json.data() + at, out.data() + start + at, json.size() - at);
+}
+
+void MakeJsonOneLine(std::string& json) {
+  const size_t at = FindLineBreak(json);
+  if (at < json.size()) ReplaceLineBreaks(json.data() + at, json.data() + at, json.size() - at);
 }
 
 }  // namespace rfs::core

@@ -56,7 +56,7 @@ struct ParallelShardScan::Impl {
        OnRangeDone done)
       : reader(r),
         start(s),
-        max_cursor(r.max_cursor()),
+        max_cursor(std::min(r.max_cursor(), o.end_cursor)),
         options(o),
         new_range(std::move(n)),
         on_document(std::move(d)),
@@ -155,9 +155,9 @@ absl::StatusOr<std::unique_ptr<ParallelShardScan>> ParallelShardScan::Open(
     return absl::InvalidArgumentError("a parallel scan needs new_range and on_document");
   }
   options.max_ranges_ahead = std::max<size_t>(options.max_ranges_ahead, options.threads);
-  auto impl = std::make_unique<Impl>(reader, std::min(start, reader.max_cursor()), options,
-                                     std::move(new_range), std::move(on_document),
-                                     std::move(on_range_done));
+  auto impl = std::make_unique<Impl>(
+      reader, std::min({start, reader.max_cursor(), options.end_cursor}), options,
+      std::move(new_range), std::move(on_document), std::move(on_range_done));
   Impl* raw = impl.get();
   for (int t = 0; t < options.threads; ++t) {
     raw->threads.emplace_back([raw, t] { raw->Decode(static_cast<size_t>(t)); });

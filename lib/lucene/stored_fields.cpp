@@ -262,7 +262,7 @@ absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
 }
 
 absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t capacity,
-                                           size_t pos, size_t len) {
+                                           size_t pos, size_t len, bool whole_chunk) {
   const std::span<uint8_t> buf(base, capacity);
   switch (format_.compression) {
     case Compression::kLz4:
@@ -382,7 +382,7 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
     const size_t n = std::min<size_t>(block_len, len - start);
     if (i == 0) {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
-    } else if (lazy_ && pos == 0) {
+    } else if (lazy_ && whole_chunk) {
       // Decoded by EnsureDecoded when a document reaches it.
       const uint64_t offset = in.source_offset();
       RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(lengths_[i]));
@@ -529,7 +529,8 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
       }
       out.ready = total;
     } else {
-      RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), 0, total));
+      RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), 0, total,
+                                          /*whole_chunk=*/true));
       out.ready = pending_.empty() ? total : pending_.front().start;
     }
     out.decompressed = true;

@@ -122,8 +122,10 @@ class ChunkDecoder {
 
   absl::Status ReadInts(core::ByteReader& in, int32_t count, std::vector<uint32_t>& out,
                         size_t out_offset);
+  // `whole_chunk`: the block is the chunk's whole data (not one slice of a sliced chunk), so its
+  // later sub-blocks may wait (lazy_).
   absl::Status DecompressBlock(core::ByteReader& in, uint8_t* dst_base, size_t dst_capacity,
-                               size_t pos, size_t len);
+                               size_t pos, size_t len, bool whole_chunk = false);
   absl::Status SkipBlock(core::ByteReader& in, size_t len);
 
   absl::Status DecompressZstd(core::ByteReader& in, std::span<uint8_t> out,

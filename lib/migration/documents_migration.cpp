@@ -10,6 +10,7 @@
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
@@ -191,19 +192,155 @@ struct IndexPlacement {
   std::optional<std::string> mapping_type;
 };
 
-// Reads one shard's live documents from a cursor position and hands them to the reindexer as
-// target documents, until the shard ends or `stop_at` passes.
+// One shard document as the worker sends it, or why it cannot be sent. Made without side
+// effects, so the parallel reader makes them on its decoding threads.
+struct ConvertedDocument {
+  enum class Kind : uint8_t { kDocument, kWithoutSource, kUnconvertible };
+  Kind kind = Kind::kDocument;
+  SourceDocument doc;      // index, id and cursor in every kind; the source for kDocument
+  std::string reason;      // kUnconvertible
+  std::string raw_base64;  // kUnconvertible: the stored source, for an operator
+};
+
+// Where a shard's documents go, for ConvertDocument.
+struct ConversionTarget {
+  const std::string& index;
+  const IndexPlacement& placement;
+  transform::MultiTypePolicy policy;
+};
+
+void ConvertDocument(lucene::Document& in, const ConversionTarget& target, ConvertedDocument& out) {
+  SourceDocument& doc = out.doc;
+  doc.id = in.id;
+  doc.routing = in.routing;
+  doc.cursor = in.cursor;
+  doc.type = in.type ? in.type : target.placement.mapping_type;
+  doc.index = transform::TargetIndexForType(target.index, doc.type.value_or(""),
+                                            target.placement.type_count, target.policy);
+  doc.source.clear();
+  doc.one_line = false;
+  if (!in.has_source) {
+    out.kind = ConvertedDocument::Kind::kWithoutSource;
+    return;
+  }
+  out.kind = ConvertedDocument::Kind::kDocument;
+  // JSON sources are made one line here, where they are copied anyway (bulk lines need it; the
+  // document does not change), so the sinks can send them as they are.
+  if (in.source_format == lucene::SourceFormat::kJson && in.source_storage != nullptr) {
+    doc.source = std::move(*in.source_storage);
+    core::MakeJsonOneLine(doc.source);
+    doc.one_line = true;
+  } else if (in.source_format == lucene::SourceFormat::kJson) {
+    core::AppendJsonOneLine(
+        std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()),
+        doc.source);
+    doc.one_line = true;
+  } else if (absl::Status converted =
+                 lucene::AppendSourceAsJson(in.source, in.source_format, doc.source,
+                                            core::StrCat("_source of ", target.index, "/", in.id));
+             !converted.ok()) {
+    // One undecodable source must not stop the shard; it is kept (base64) for an operator.
+    out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.reason = std::string(converted.message());
+    out.raw_base64 = core::Base64Encode(in.source);
+    doc.source.clear();
+  }
+}
+
+// A shard's documents from a cursor position, converted; position() is where a successor
+// resumes after the documents returned so far.
+class IConvertedSource {
+ public:
+  virtual ~IConvertedSource() = default;
+  virtual absl::StatusOr<bool> Next(ConvertedDocument& out) = 0;
+  virtual uint64_t position() const = 0;
+};
+
+// Decodes and converts on the calling thread.
+class SerialConvertedSource final : public IConvertedSource {
+ public:
+  SerialConvertedSource(std::unique_ptr<lucene::DocumentCursor> cursor, ConversionTarget target)
+      : cursor_(std::move(cursor)), target_(target) {}
+  absl::StatusOr<bool> Next(ConvertedDocument& out) override {
+    auto more = cursor_->Next(doc_);
+    if (!more.ok() || !*more) return more;
+    ConvertDocument(doc_, target_, out);
+    return true;
+  }
+  uint64_t position() const override { return cursor_->position(); }
+
+ private:
+  std::unique_ptr<lucene::DocumentCursor> cursor_;
+  const ConversionTarget target_;
+  lucene::Document doc_;
+};
+
+// Decodes and converts on the reader threads (lucene::ParallelShardScan), in cursor order.
+class ParallelConvertedSource final : public IConvertedSource {
+ public:
+  static absl::StatusOr<std::unique_ptr<ParallelConvertedSource>> Open(
+      const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
+      ConversionTarget target) {
+    auto source = std::unique_ptr<ParallelConvertedSource>(new ParallelConvertedSource(target));
+    source->position_ = std::min(start, end);
+    lucene::ParallelReadOptions options;
+    options.threads = threads;
+    options.end_cursor = end;
+    // The reindexer holds up to its own in-flight bytes too: keep the read-ahead smaller.
+    options.max_buffered_bytes = size_t{32} << 20;
+    const ConversionTarget* conversion = &source->target_;
+    auto scan = lucene::ParallelShardScan::Open(
+        reader, start, options, [] { return std::make_unique<Range>(); },
+        [conversion](lucene::Document& doc, lucene::ScannedRange& scanned) {
+          auto& range = static_cast<Range&>(scanned);
+          ConvertedDocument& converted = range.docs.emplace_back();
+          ConvertDocument(doc, *conversion, converted);
+          range.bytes += converted.doc.source.size() + converted.raw_base64.size() + 128;
+          return absl::OkStatus();
+        });
+    if (!scan.ok()) return scan.status();
+    source->scan_ = *std::move(scan);
+    return source;
+  }
+
+  absl::StatusOr<bool> Next(ConvertedDocument& out) override {
+    while (!current_ || next_ >= current_->docs.size()) {
+      if (current_) position_ = std::max(position_, current_->end);
+      current_.reset();
+      auto next = scan_->Next();
+      if (!next.ok()) return next.status();
+      if (*next == nullptr) return false;
+      current_.reset(static_cast<Range*>(next->release()));
+      next_ = 0;
+    }
+    out = std::move(current_->docs[next_++]);
+    position_ = out.doc.cursor + 1;
+    return true;
+  }
+  uint64_t position() const override { return position_; }
+
+ private:
+  struct Range final : lucene::ScannedRange {
+    std::vector<ConvertedDocument> docs;
+  };
+  explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
+
+  const ConversionTarget target_;
+  std::unique_ptr<lucene::ParallelShardScan> scan_;
+  std::unique_ptr<Range> current_;
+  size_t next_ = 0;
+  uint64_t position_ = 0;
+};
+
+// Hands one shard's converted documents to the reindexer until the shard ends or `end` (a part
+// of a split shard ends before the shard does) is reached; records the ones that cannot be sent.
 class ShardDocumentStream final : public IDocumentStream {
  public:
-  ShardDocumentStream(lucene::IDocumentReader& cursor, uint64_t end, std::string index,
-                      const IndexPlacement& placement, transform::MultiTypePolicy policy,
-                      std::function<bool()> stop_reading, IFailedDocumentSink* failed_sink,
-                      const std::function<void(const lucene::Document&, std::string_view)>& report)
-      : cursor_(cursor),
+  ShardDocumentStream(IConvertedSource& source, uint64_t end, std::function<bool()> stop_reading,
+                      IFailedDocumentSink* failed_sink,
+                      const std::function<void(const SourceDocument&)>& report)
+      : source_(source),
         end_(end),
-        index_(std::move(index)),
-        placement_(placement),
-        policy_(policy),
         stop_reading_(std::move(stop_reading)),
         failed_sink_(failed_sink),
         report_without_source_(report) {}
@@ -215,44 +352,27 @@ class ShardDocumentStream final : public IDocumentStream {
         stopped_early_ = true;
         return std::optional<SourceDocument>();
       }
-      auto more = cursor_.Next(doc_);
+      auto more = source_.Next(converted_);
       if (!more.ok()) {
         read_failed_ = true;
         return TagSnapshotRead(more.status());
       }
       if (!*more) return std::optional<SourceDocument>();
-      // The end of the item (a part of a split shard ends before the shard does).
-      if (doc_.cursor >= end_) return std::optional<SourceDocument>();
-      SourceDocument out;
-      out.id = doc_.id;
-      out.routing = doc_.routing;
-      out.cursor = doc_.cursor;
-      out.type = doc_.type ? doc_.type : placement_.mapping_type;
-      out.index = transform::TargetIndexForType(index_, out.type.value_or(""),
-                                                placement_.type_count, policy_);
-      if (!doc_.has_source) {
+      SourceDocument& out = converted_.doc;
+      if (out.cursor >= end_) return std::optional<SourceDocument>();
+      if (converted_.kind == ConvertedDocument::Kind::kWithoutSource) {
         RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "document_without_source",
                                                "the document has no stored _source", ""));
         ++without_source_;
-        report_without_source_(doc_, out.index);
+        report_without_source_(out);
         continue;
       }
-      if (doc_.source_format == lucene::SourceFormat::kJson) {
-        // From a char pointer: assign(first, last) over byte iterators would build a temporary
-        // copy first, a second full copy of a huge source.
-        out.source.assign(reinterpret_cast<const char*>(doc_.source.data()), doc_.source.size());
-      } else {
-        absl::Status converted =
-            lucene::AppendSourceAsJson(doc_.source, doc_.source_format, out.source,
-                                       core::StrCat("_source of ", index_, "/", doc_.id));
-        if (!converted.ok()) {
-          // One undecodable source must not stop the shard; it is kept (base64) for an operator.
-          RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "source_conversion_exception",
-                                                 std::string(converted.message()),
-                                                 core::Base64Encode(doc_.source)));
-          ++conversion_failures_;
-          continue;
-        }
+      if (converted_.kind == ConvertedDocument::Kind::kUnconvertible) {
+        RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "source_conversion_exception",
+                                               converted_.reason,
+                                               std::move(converted_.raw_base64)));
+        ++conversion_failures_;
+        continue;
       }
       ++docs_read_;
       bytes_read_ += out.source.size();
@@ -263,7 +383,6 @@ class ShardDocumentStream final : public IDocumentStream {
       return std::optional<SourceDocument>(std::move(out));
     }
   }
-
   void set_counters(WorkerCounters* counters) { counters_ = counters; }
   bool stopped_early() const { return stopped_early_; }
   bool read_failed() const { return read_failed_; }
@@ -286,15 +405,12 @@ class ShardDocumentStream final : public IDocumentStream {
     return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
   }
 
-  lucene::IDocumentReader& cursor_;
+  IConvertedSource& source_;
   const uint64_t end_;
-  const std::string index_;
-  const IndexPlacement& placement_;
-  const transform::MultiTypePolicy policy_;
   const std::function<bool()> stop_reading_;
   IFailedDocumentSink* const failed_sink_;
-  const std::function<void(const lucene::Document&, std::string_view)>& report_without_source_;
-  lucene::Document doc_;
+  const std::function<void(const SourceDocument&)>& report_without_source_;
+  ConvertedDocument converted_;
   WorkerCounters* counters_ = nullptr;
   bool stopped_early_ = false;
   bool read_failed_ = false;
@@ -560,20 +676,21 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   const uint64_t item_end =
       std::min<uint64_t>(item.ending_cursor.value_or(UINT64_MAX), (*reader)->max_cursor());
   const uint64_t start = std::min<uint64_t>(recorded.next_cursor, item_end);
-  absl::StatusOr<std::unique_ptr<lucene::IDocumentReader>> cursor;
+  const ConversionTarget conversion{item.index_name, placement, options_.multi_type_policy};
+  absl::StatusOr<std::unique_ptr<IConvertedSource>> cursor;
   if (options_.reader_threads > 0) {
-    lucene::ParallelReadOptions parallel;
-    parallel.threads = options_.reader_threads;
-    auto opened = lucene::ParallelDocumentReader::Open(**reader, start, parallel);
+    auto opened = ParallelConvertedSource::Open(**reader, start, item_end, options_.reader_threads,
+                                                conversion);
     if (opened.ok()) {
-      cursor = std::unique_ptr<lucene::IDocumentReader>(*std::move(opened));
+      cursor = std::unique_ptr<IConvertedSource>(*std::move(opened));
     } else {
       cursor = opened.status();
     }
   } else {
     auto opened = (*reader)->OpenAt(start);
     if (opened.ok()) {
-      cursor = std::unique_ptr<lucene::IDocumentReader>(*std::move(opened));
+      cursor = std::unique_ptr<IConvertedSource>(
+          std::make_unique<SerialConvertedSource>(*std::move(opened), conversion));
     } else {
       cursor = opened.status();
     }
@@ -591,18 +708,18 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
                        sinks_(item.index_name, static_cast<int>(item.shard)));
 
-  const std::function<void(const lucene::Document&, std::string_view)> report_without_source =
-      [&](const lucene::Document& doc, std::string_view target_index) {
+  const std::function<void(const SourceDocument&)> report_without_source =
+      [&](const SourceDocument& doc) {
         emit(WorkerEvent::Kind::kDocumentWithoutSource, [&](WorkerEvent& e) {
           e.cursor = doc.cursor;
           e.message = core::StrCat("document ", doc.id, " of ", item.index_name, " (target ",
-                                   target_index, ") has no _source and cannot be migrated");
+                                   doc.index, ") has no _source and cannot be migrated");
         });
       };
   LeaseKeeper keeper(raw_coordinator_, clock_, lease, options_.lease_renewal_interval, recorded);
   StopWatch stop(options_.stop_requested, clock_, options_.shutdown_timeout);
   ShardDocumentStream stream(
-      **cursor, item_end, item.index_name, placement, options_.multi_type_policy,
+      **cursor, item_end,
       [&] { return stop.requested() || clock_.Now() >= keeper.checkpoint_at(); }, failed_sink_,
       report_without_source);
   stream.set_counters(options_.counters);

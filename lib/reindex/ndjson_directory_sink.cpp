@@ -2,8 +2,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "rfs/core/file_util.hpp"
+#include "rfs/core/json_string.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
@@ -35,6 +40,82 @@ std::string CursorName(uint64_t cursor) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%020llu", static_cast<unsigned long long>(cursor));
   return buffer;
+}
+
+// Writes the bulk lines of `docs[positions]` to `file`: action lines built here, each one-line
+// source written from where it is (no copy into a body; the kernel takes it with writev), a
+// pretty-printed source made one line in a copy first, a huge pretty one a piece at a time.
+absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
+                            const std::vector<size_t>& positions, core::AtomicFileWriter& file) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  constexpr size_t kPiecesPerWrite = 3 * 1024;
+  std::string actions;    // the action lines of the pending pieces
+  std::string one_lined;  // sources copied to remove their line breaks
+  std::vector<std::string_view> pieces;
+  // `actions` and `one_lined` may grow while pieces are gathered, so pieces are made from
+  // offsets only when written.
+  struct Pending {
+    enum Kind : uint8_t { kAction, kOneLined, kSource, kNewline } kind;
+    size_t offset;
+    size_t size;
+    const char* data;
+  };
+  std::vector<Pending> pending;
+  pending.reserve(kPiecesPerWrite + 3);
+  auto flush = [&]() -> absl::Status {
+    pieces.clear();
+    for (const Pending& p : pending) {
+      switch (p.kind) {
+        case Pending::kAction:
+          pieces.emplace_back(actions.data() + p.offset, p.size);
+          break;
+        case Pending::kOneLined:
+          pieces.emplace_back(one_lined.data() + p.offset, p.size);
+          break;
+        case Pending::kSource:
+          pieces.emplace_back(p.data, p.size);
+          break;
+        case Pending::kNewline:
+          pieces.emplace_back("\n", 1);
+          break;
+      }
+    }
+    RFS_RETURN_IF_ERROR(file.AppendAll(pieces));
+    pending.clear();
+    actions.clear();
+    one_lined.clear();
+    return absl::OkStatus();
+  };
+  for (size_t i : positions) {
+    const size_t action_start = actions.size();
+    AppendBulkAction(*docs[i], {}, actions);
+    pending.push_back({Pending::kAction, action_start, actions.size() - action_start, nullptr});
+    const std::string_view source = docs[i]->source;
+    const size_t line_break = docs[i]->one_line ? source.size() : core::FindLineBreak(source);
+    if (source.empty()) {
+      pending.push_back({Pending::kSource, 0, 2, "{}"});
+    } else if (line_break == source.size()) {
+      pending.push_back({Pending::kSource, 0, source.size(), source.data()});
+    } else if (source.size() <= kPiece) {
+      const size_t start = one_lined.size();
+      core::AppendJsonOneLine(source, one_lined);
+      pending.push_back({Pending::kOneLined, start, source.size(), nullptr});
+    } else {
+      // A huge pretty-printed source: a piece at a time through `one_lined`, never copied whole.
+      for (size_t offset = 0; offset < source.size(); offset += kPiece) {
+        const size_t start = one_lined.size();
+        const size_t n = std::min(kPiece, source.size() - offset);
+        core::AppendJsonOneLine(source.substr(offset, n), one_lined);
+        pending.push_back({Pending::kOneLined, start, n, nullptr});
+        RFS_RETURN_IF_ERROR(flush());
+      }
+    }
+    pending.push_back({Pending::kNewline, 0, 1, nullptr});
+    if (pending.size() >= kPiecesPerWrite || one_lined.size() >= kPiece) {
+      RFS_RETURN_IF_ERROR(flush());
+    }
+  }
+  return flush();
 }
 
 }  // namespace
@@ -77,36 +158,9 @@ absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
     if (absl::Status s = core::CreateDirectories(folder, options_.sync); !s.ok()) return s;
     const std::string path = StrCat(folder, "/", CursorName(docs[positions.front()]->cursor), "-",
                                     CursorName(docs[positions.back()]->cursor), ".ndjson");
-    // Written in pieces of about 1 MiB: a batch's body is never held whole beside its documents.
-    constexpr size_t kPiece = size_t{1} << 20;
     auto file = core::AtomicFileWriter::Create(path, options_.sync);
     if (!file.ok()) return file.status();
-    std::string body;
-    body.reserve(kPiece + 4096);
-    for (size_t i : positions) {
-      AppendBulkAction(*docs[i], {}, body);
-      const std::string_view source = docs[i]->source;
-      if (source.size() <= kPiece) {
-        AppendSourceLine(source, body);
-      } else {
-        // A huge source goes out a piece at a time (as AppendSourceLine would write it: one
-        // line), never copied whole.
-        for (size_t offset = 0; offset < source.size(); offset += kPiece) {
-          const size_t start = body.size();
-          body.append(source.substr(offset, kPiece));
-          std::replace(body.begin() + static_cast<std::ptrdiff_t>(start), body.end(), '\n', ' ');
-          std::replace(body.begin() + static_cast<std::ptrdiff_t>(start), body.end(), '\r', ' ');
-          if (absl::Status s = file->Append(body); !s.ok()) return s;
-          body.clear();
-        }
-        body.push_back('\n');
-      }
-      if (body.size() >= kPiece) {
-        if (absl::Status s = file->Append(body); !s.ok()) return s;
-        body.clear();
-      }
-    }
-    if (absl::Status s = file->Append(body); !s.ok()) return s;
+    if (absl::Status s = WriteBulkLines(docs, positions, *file); !s.ok()) return s;
     if (absl::Status s = file->Commit(); !s.ok()) return s;
   }
   return failures;

@@ -2,6 +2,7 @@
 // Thread-safe (no shared state; callers pick distinct file names).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -38,16 +39,25 @@ class AtomicFileWriter {
   ~AtomicFileWriter();
 
   absl::Status Append(std::string_view data);
+  /// Appends the pieces in order with as few system calls as the kernel allows (writev), so
+  /// callers need not copy them into one buffer first.
+  absl::Status AppendAll(std::span<const std::string_view> pieces);
   /// fsync (when `sync`), rename over the path, fsync of the folder.
   absl::Status Commit();
 
  private:
   AtomicFileWriter(std::string path, std::string temp, int fd, bool sync)
       : path_(std::move(path)), temp_(std::move(temp)), fd_(fd), sync_(sync) {}
+  // With `sync`, writeback of each MiB written starts at once, so Commit's fsync waits for
+  // little more than the last one.
+  void StartWriteback();
+
   std::string path_;
   std::string temp_;
   int fd_ = -1;
   bool sync_ = false;
+  uint64_t written_ = 0;
+  uint64_t writeback_started_ = 0;
 };
 
 }  // namespace rfs::core

@@ -23,6 +23,9 @@ bool AppendJsonStringIfUtf8(std::string_view value, std::string& out);
 /// as \r and \n), so the document is unchanged and needs no parse. Copies and scans in one pass.
 void AppendJsonOneLine(std::string_view json, std::string& out);
 
+/// AppendJsonOneLine in place: each raw CR or LF of `json` becomes a space.
+void MakeJsonOneLine(std::string& json);
+
 /// The position of the first raw CR or LF in `text`, or text.size() when there is none.
 size_t FindLineBreak(std::string_view text);
 

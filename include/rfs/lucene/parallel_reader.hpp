@@ -37,6 +37,8 @@ struct ParallelReadOptions {
   uint64_t range_docs = 2048;
   size_t max_ranges_ahead = 8;
   size_t max_buffered_bytes = size_t{64} << 20;
+  /// Decode only the cursors before this one (a part of a split shard); default: to the end.
+  uint64_t end_cursor = UINT64_MAX;
 };
 
 /// What a decoding thread made of one range; callers derive their own.

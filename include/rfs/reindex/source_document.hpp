@@ -31,6 +31,9 @@ struct SourceDocument {
   /// The `_source` as JSON bytes; may span several lines (pretty-printed sources are kept as
   /// stored).
   std::string source;
+  /// Set when `source` is known to hold no raw CR or LF (the shard reader's stream makes JSON
+  /// sources one line as it copies them), so bulk writers need not scan it again.
+  bool one_line = false;
   /// Position of the document in its stream; never decreasing (equal only for documents a
   /// transform made from one source document).
   uint64_t cursor = 0;

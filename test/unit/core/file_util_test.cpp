@@ -4,7 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -55,4 +58,28 @@ TEST_CASE("AtomicFileWriter shows the whole file only on Commit", "[core][file]"
   CHECK(Entries(dir.path()) == 1);  // no temporary file left
   CHECK(absl::IsNotFound(
       rfs::core::AtomicFileWriter::Create(dir.File("missing/folder/x"), false).status()));
+}
+
+TEST_CASE("AtomicFileWriter::AppendAll writes many pieces in order", "[core][file]") {
+  rfs::test::TempDir dir;
+  const std::string path = (dir.path() / "pieces.txt").string();
+  // More pieces than one writev takes, some empty, one large.
+  std::vector<std::string> storage;
+  std::string expected;
+  for (int i = 0; i < 2600; ++i) {
+    storage.push_back(i % 5 == 0 ? std::string() : "piece-" + std::to_string(i) + "\n");
+  }
+  storage.push_back(std::string(3 << 20, 'x'));
+  std::vector<std::string_view> pieces;
+  for (const auto& piece : storage) {
+    pieces.emplace_back(piece);
+    expected += piece;
+  }
+  auto writer = rfs::core::AtomicFileWriter::Create(path, /*sync=*/true);
+  REQUIRE(writer.ok());
+  REQUIRE(writer->AppendAll(pieces).ok());
+  REQUIRE(writer->AppendAll(std::span<const std::string_view>(pieces).first(3)).ok());
+  expected += storage[0] + storage[1] + storage[2];
+  REQUIRE(writer->Commit().ok());
+  CHECK(Read(path) == expected);
 }

@@ -54,3 +54,31 @@ TEST_CASE("UTF-8 validation rejects overlongs, surrogates, truncation and out-of
   CHECK(AppendJsonStringIfUtf8("\xc3\xa9", out));
   CHECK(out == "prefix\"\xc3\xa9\"");
 }
+
+TEST_CASE("one-line JSON: every raw CR and LF becomes a space, at any position and length",
+          "[core][json]") {
+  // Lengths and positions around the 32- and 64-byte steps of the vectorized scan.
+  for (size_t length : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{63},
+                        size_t{64}, size_t{65}, size_t{100}, size_t{130}}) {
+    for (size_t at = 0; at <= length; ++at) {
+      std::string json(length, 'a');
+      std::string expected = json;
+      if (at < length) {
+        json[at] = at % 2 == 0 ? '\n' : '\r';
+        expected[at] = ' ';
+        // A pretty-printed tail: a break every 7 bytes after the first.
+        for (size_t i = at + 7; i < length; i += 7) {
+          json[i] = '\n';
+          expected[i] = ' ';
+        }
+      }
+      CAPTURE(length, at);
+      CHECK(rfs::core::FindLineBreak(json) == (at < length ? at : length));
+      std::string out = "prefix\n";
+      rfs::core::AppendJsonOneLine(json, out);
+      CHECK(out == "prefix\n" + expected);
+      rfs::core::MakeJsonOneLine(json);
+      CHECK(json == expected);
+    }
+  }
+}

@@ -4,6 +4,7 @@
 // dropped part-way stops cleanly.
 #include "rfs/lucene/parallel_reader.hpp"
 
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -107,4 +108,58 @@ TEST_CASE("ParallelDocumentReader returns exactly what a DocumentCursor returns,
   REQUIRE(reader.ok());
   CHECK(absl::IsInvalidArgument(
       rfs::lucene::ParallelDocumentReader::Open(**reader, 0, bad).status()));
+}
+
+TEST_CASE("ParallelShardScan stops at end_cursor and counts its ranges' documents",
+          "[lucene][parallel][generated]") {
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91");
+  auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(source.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+  REQUIRE(reader.ok());
+  const uint64_t start = 100;
+  const uint64_t end = (*reader)->max_cursor() / 2 + 3;
+  // The serial documents of [start, end).
+  auto serial = (*reader)->OpenAt(start);
+  REQUIRE(serial.ok());
+  std::vector<uint64_t> expected;
+  rfs::lucene::Document doc;
+  while (true) {
+    auto more = (*serial)->Next(doc);
+    REQUIRE(more.ok());
+    if (!*more || doc.cursor >= end) break;
+    expected.push_back(doc.cursor);
+  }
+  struct Cursors final : rfs::lucene::ScannedRange {
+    std::vector<uint64_t> cursors;
+  };
+  rfs::lucene::ParallelReadOptions options;
+  options.threads = 2;
+  options.range_docs = 97;
+  options.end_cursor = end;
+  auto scan = rfs::lucene::ParallelShardScan::Open(
+      **reader, start, options, [] { return std::make_unique<Cursors>(); },
+      [](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
+        static_cast<Cursors&>(range).cursors.push_back(d.cursor);
+        return absl::OkStatus();
+      });
+  REQUIRE(scan.ok());
+  std::vector<uint64_t> got;
+  uint64_t last_end = start;
+  while (true) {
+    auto range = (*scan)->Next();
+    REQUIRE(range.ok());
+    if (*range == nullptr) break;
+    CHECK((*range)->end > last_end);
+    last_end = (*range)->end;
+    for (uint64_t c : static_cast<Cursors&>(**range).cursors) got.push_back(c);
+  }
+  CHECK(last_end == end);
+  CHECK(got == expected);
+  CHECK((*scan)->stats().docs_emitted == expected.size());
 }
