@@ -693,12 +693,13 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
     RFS_RETURN_IF_ERROR(in.Seek(next_offset_));
     RFS_RETURN_IF_ERROR(decoder_.Decode(in, left, want_doc, chunk_));
     next_offset_ = in.position();
-    // The compressed bytes before this chunk are not needed again (a backward move reads them
-    // back), so a mapped `.fdt` does not stay resident whole. This chunk's own bytes stay: its
-    // later blocks are decoded as they are reached.
-    if (chunk_.file_offset - dropped_until_ >= kDropPagesEvery) {
-      file_->DropCachedPages(dropped_until_, chunk_.file_offset - dropped_until_);
-      dropped_until_ = chunk_.file_offset;
+    // The compressed bytes behind the cursor are not needed again (a backward move reads them
+    // back), so a mapped `.fdt` does not stay resident whole. A chunk whose later blocks are
+    // still to be decoded keeps its own bytes.
+    const uint64_t done = chunk_.ready == chunk_.total ? next_offset_ : chunk_.file_offset;
+    if (done - dropped_until_ >= kDropPagesEvery) {
+      file_->DropCachedPages(dropped_until_, done - dropped_until_);
+      dropped_until_ = done;
     }
   } else {
     size_t want = std::max(kMinWindow, window_.size());

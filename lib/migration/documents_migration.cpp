@@ -286,8 +286,8 @@ class ParallelConvertedSource final : public IConvertedSource {
     lucene::ParallelReadOptions options;
     options.threads = threads;
     options.end_cursor = end;
-    // The reindexer holds up to its own in-flight bytes too: keep the read-ahead smaller.
-    options.max_buffered_bytes = size_t{32} << 20;
+    // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small.
+    options.max_buffered_bytes = size_t{8} << 20;
     const ConversionTarget* conversion = &source->target_;
     auto scan = lucene::ParallelShardScan::Open(
         reader, start, options, [] { return std::make_unique<Range>(); },
