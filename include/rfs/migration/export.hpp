@@ -28,8 +28,8 @@ struct ExportOptions {
   std::optional<int> shard;
   /// Start at this shard-global document number (needs `index` and `shard`).
   uint64_t from_cursor = 0;
-  /// Threads decoding each shard ahead of the writer (lucene::ParallelDocumentReader); 0 reads
-  /// on the calling thread.
+  /// Threads decoding each shard and formatting its lines (lucene::ParallelShardScan), the
+  /// calling thread writing them in order; 0 does everything on the calling thread.
   int reader_threads = 0;
   /// A document that is not written (no `_source`, or a source that has no JSON form).
   std::function<void(const std::string&)> on_skipped;

@@ -35,131 +35,134 @@ std::vector<Row> ReadAll(rfs::lucene::IDocumentReader& reader, size_t limit = SI
   return rows;
 }
 
+// Runs `body(repository, snapshot)` (both checked) on a generated repository: 2 shards of several
+// segments with updates and deletes.
+template <typename Body>
+void WithGeneratedRepository(Body body) {
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91");
+  auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(source.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  body(repository, snapshot);
+}
+
 }  // namespace
 
 TEST_CASE("ParallelDocumentReader returns exactly what a DocumentCursor returns, in order",
           "[lucene][parallel][generated]") {
-  auto generated = rfs::test::Generate(
-      "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91");
-  auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
-  REQUIRE(source.ok());
-  auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
-  REQUIRE(repository.ok());
-  auto snapshot = (*repository)->LatestSnapshot();
-  REQUIRE(snapshot.ok());
-  for (int shard = 0; shard < 2; ++shard) {
-    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", shard);
-    REQUIRE(reader.ok());
-    const uint64_t max = (*reader)->max_cursor();
-    for (uint64_t start : {uint64_t{0}, max / 3, max - 1, max}) {
-      auto serial = (*reader)->OpenAt(start);
-      REQUIRE(serial.ok());
-      const std::vector<Row> expected = ReadAll(**serial);
-      for (auto [threads, range, budget] :
-           {std::tuple{1, uint64_t{2048}, size_t{64} << 20}, std::tuple{2, uint64_t{7}, size_t{1}},
-            std::tuple{3, uint64_t{100}, size_t{4096}},
-            std::tuple{4, uint64_t{1}, size_t{64} << 20}}) {
-        INFO("shard " << shard << " start " << start << " threads " << threads << " range " << range
-                      << " budget " << budget);
-        rfs::lucene::ParallelReadOptions options;
-        options.threads = threads;
-        options.range_docs = range;
-        options.max_buffered_bytes = budget;
-        auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, start, options);
-        REQUIRE(parallel.ok());
-        CHECK((*parallel)->position() == start);
-        const std::vector<Row> got = ReadAll(**parallel);
-        REQUIRE(got.size() == expected.size());
-        for (size_t i = 0; i < got.size(); ++i) {
-          // Positions may run ahead over deleted documents at range ends, never past the next.
-          CHECK(std::get<0>(got[i]) == std::get<0>(expected[i]));
-          CHECK(std::get<1>(got[i]) == std::get<1>(expected[i]));
-          CHECK(std::get<2>(got[i]) == std::get<2>(expected[i]));
-          CHECK(std::get<3>(got[i]) == std::get<3>(expected[i]));
-          CHECK(std::get<4>(got[i]) == std::get<0>(got[i]) + 1);
+  WithGeneratedRepository([&](auto& repository, auto& snapshot) {
+    for (int shard = 0; shard < 2; ++shard) {
+      auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", shard);
+      REQUIRE(reader.ok());
+      const uint64_t max = (*reader)->max_cursor();
+      for (uint64_t start : {uint64_t{0}, max / 3, max - 1, max}) {
+        auto serial = (*reader)->OpenAt(start);
+        REQUIRE(serial.ok());
+        const std::vector<Row> expected = ReadAll(**serial);
+        for (auto [threads, range, budget] :
+             {std::tuple{1, uint64_t{2048}, size_t{64} << 20},
+              std::tuple{2, uint64_t{7}, size_t{1}}, std::tuple{3, uint64_t{100}, size_t{4096}},
+              std::tuple{4, uint64_t{1}, size_t{64} << 20}}) {
+          INFO("shard " << shard << " start " << start << " threads " << threads << " range "
+                        << range << " budget " << budget);
+          rfs::lucene::ParallelReadOptions options;
+          options.threads = threads;
+          options.range_docs = range;
+          options.max_buffered_bytes = budget;
+          auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, start, options);
+          REQUIRE(parallel.ok());
+          CHECK((*parallel)->position() == start);
+          const std::vector<Row> got = ReadAll(**parallel);
+          REQUIRE(got.size() == expected.size());
+          for (size_t i = 0; i < got.size(); ++i) {
+            // Positions may run ahead over deleted documents at range ends, never past the next.
+            CHECK(std::get<0>(got[i]) == std::get<0>(expected[i]));
+            CHECK(std::get<1>(got[i]) == std::get<1>(expected[i]));
+            CHECK(std::get<2>(got[i]) == std::get<2>(expected[i]));
+            CHECK(std::get<3>(got[i]) == std::get<3>(expected[i]));
+            CHECK(std::get<4>(got[i]) == std::get<0>(got[i]) + 1);
+          }
+          CHECK((*parallel)->position() >=
+                (expected.empty() ? start : std::get<0>(expected.back()) + 1));
+          CHECK((*parallel)->stats().docs_emitted == expected.size());
         }
-        CHECK((*parallel)->position() >=
-              (expected.empty() ? start : std::get<0>(expected.back()) + 1));
-        CHECK((*parallel)->stats().docs_emitted == expected.size());
       }
+      // Dropped part-way (decoding ahead, blocked on its window): stops and joins.
+      rfs::lucene::ParallelReadOptions options;
+      options.threads = 2;
+      options.range_docs = 16;
+      options.max_ranges_ahead = 2;
+      auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
+      REQUIRE(parallel.ok());
+      const auto first = ReadAll(**parallel, 40);
+      CHECK(first.size() == 40);
+      // Resuming a DocumentCursor at the reported position continues with the next document.
+      auto resumed = (*reader)->OpenAt((*parallel)->position());
+      REQUIRE(resumed.ok());
+      rfs::lucene::Document next;
+      auto more = (*resumed)->Next(next);
+      REQUIRE(more.ok());
+      REQUIRE(*more);
+      CHECK(next.cursor > std::get<0>(first.back()));
+      parallel->reset();
     }
-    // Dropped part-way (decoding ahead, blocked on its window): stops and joins.
-    rfs::lucene::ParallelReadOptions options;
-    options.threads = 2;
-    options.range_docs = 16;
-    options.max_ranges_ahead = 2;
-    auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
-    REQUIRE(parallel.ok());
-    const auto first = ReadAll(**parallel, 40);
-    CHECK(first.size() == 40);
-    // Resuming a DocumentCursor at the reported position continues with the next document.
-    auto resumed = (*reader)->OpenAt((*parallel)->position());
-    REQUIRE(resumed.ok());
-    rfs::lucene::Document next;
-    auto more = (*resumed)->Next(next);
-    REQUIRE(more.ok());
-    REQUIRE(*more);
-    CHECK(next.cursor > std::get<0>(first.back()));
-    parallel->reset();
-  }
-  rfs::lucene::ParallelReadOptions bad;
-  bad.threads = 0;
-  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-  REQUIRE(reader.ok());
-  CHECK(absl::IsInvalidArgument(
-      rfs::lucene::ParallelDocumentReader::Open(**reader, 0, bad).status()));
+    rfs::lucene::ParallelReadOptions bad;
+    bad.threads = 0;
+    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+    REQUIRE(reader.ok());
+    CHECK(absl::IsInvalidArgument(
+        rfs::lucene::ParallelDocumentReader::Open(**reader, 0, bad).status()));
+  });
 }
 
 TEST_CASE("ParallelShardScan stops at end_cursor and counts its ranges' documents",
           "[lucene][parallel][generated]") {
-  auto generated = rfs::test::Generate(
-      "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91");
-  auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
-  REQUIRE(source.ok());
-  auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
-  REQUIRE(repository.ok());
-  auto snapshot = (*repository)->LatestSnapshot();
-  REQUIRE(snapshot.ok());
-  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-  REQUIRE(reader.ok());
-  const uint64_t start = 100;
-  const uint64_t end = (*reader)->max_cursor() / 2 + 3;
-  // The serial documents of [start, end).
-  auto serial = (*reader)->OpenAt(start);
-  REQUIRE(serial.ok());
-  std::vector<uint64_t> expected;
-  rfs::lucene::Document doc;
-  while (true) {
-    auto more = (*serial)->Next(doc);
-    REQUIRE(more.ok());
-    if (!*more || doc.cursor >= end) break;
-    expected.push_back(doc.cursor);
-  }
-  struct Cursors final : rfs::lucene::ScannedRange {
-    std::vector<uint64_t> cursors;
-  };
-  rfs::lucene::ParallelReadOptions options;
-  options.threads = 2;
-  options.range_docs = 97;
-  options.end_cursor = end;
-  auto scan = rfs::lucene::ParallelShardScan::Open(
-      **reader, start, options, [] { return std::make_unique<Cursors>(); },
-      [](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
-        static_cast<Cursors&>(range).cursors.push_back(d.cursor);
-        return absl::OkStatus();
-      });
-  REQUIRE(scan.ok());
-  std::vector<uint64_t> got;
-  uint64_t last_end = start;
-  while (true) {
-    auto range = (*scan)->Next();
-    REQUIRE(range.ok());
-    if (*range == nullptr) break;
-    CHECK((*range)->end > last_end);
-    last_end = (*range)->end;
-    for (uint64_t c : static_cast<Cursors&>(**range).cursors) got.push_back(c);
-  }
-  CHECK(last_end == end);
-  CHECK(got == expected);
-  CHECK((*scan)->stats().docs_emitted == expected.size());
+  WithGeneratedRepository([&](auto& repository, auto& snapshot) {
+    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+    REQUIRE(reader.ok());
+    const uint64_t start = 100;
+    const uint64_t end = (*reader)->max_cursor() / 2 + 3;
+    // The serial documents of [start, end).
+    auto serial = (*reader)->OpenAt(start);
+    REQUIRE(serial.ok());
+    std::vector<uint64_t> expected;
+    rfs::lucene::Document doc;
+    while (true) {
+      auto more = (*serial)->Next(doc);
+      REQUIRE(more.ok());
+      if (!*more || doc.cursor >= end) break;
+      expected.push_back(doc.cursor);
+    }
+    struct Cursors final : rfs::lucene::ScannedRange {
+      std::vector<uint64_t> cursors;
+    };
+    rfs::lucene::ParallelReadOptions options;
+    options.threads = 2;
+    options.range_docs = 97;
+    options.end_cursor = end;
+    auto scan = rfs::lucene::ParallelShardScan::Open(
+        **reader, start, options, [] { return std::make_unique<Cursors>(); },
+        [](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
+          static_cast<Cursors&>(range).cursors.push_back(d.cursor);
+          return absl::OkStatus();
+        });
+    REQUIRE(scan.ok());
+    std::vector<uint64_t> got;
+    uint64_t last_end = start;
+    while (true) {
+      auto range = (*scan)->Next();
+      REQUIRE(range.ok());
+      if (*range == nullptr) break;
+      CHECK((*range)->end > last_end);
+      last_end = (*range)->end;
+      for (uint64_t c : static_cast<Cursors&>(**range).cursors) got.push_back(c);
+    }
+    CHECK(last_end == end);
+    CHECK(got == expected);
+    CHECK((*scan)->stats().docs_emitted == expected.size());
+  });
 }
