@@ -129,14 +129,14 @@ struct HttpServer::Impl {
 
   void Stop() {
     std::call_once(stopped, [this] {
-      asio::post(ioc, [this] {
-        beast::error_code ignored;
-        acceptor.close(ignored);
-      });
       ioc.stop();
       for (auto& thread : threads) {
         if (thread.joinable()) thread.join();
       }
+      // Closed here, with no thread left running the context: a close posted to the context
+      // could be dropped by stop(), leaving the port listening and new clients waiting forever.
+      beast::error_code ignored;
+      acceptor.close(ignored);
     });
   }
 };
