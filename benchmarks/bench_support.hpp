@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +37,25 @@ struct Result {
 [[noreturn]] inline void Fail(const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", program, message.c_str());
   std::exit(1);
+}
+
+/// Parses `--name value` arguments, each given to its setter. --help prints `usage` and gives 0,
+/// anything unknown prints it and gives 2; nullopt means go on.
+inline std::optional<int> ParseOptions(
+    int argc, char** argv,
+    const std::map<std::string, std::function<void(const std::string&)>>& setters,
+    const std::string& usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto setter = setters.find(arg);
+    if (setter == setters.end()) {
+      std::printf("usage: %s %s\n", argv[0], usage.c_str());
+      return arg == "--help" ? 0 : 2;
+    }
+    if (i + 1 >= argc) Fail("missing value for " + arg);
+    setter->second(argv[++i]);
+  }
+  return std::nullopt;
 }
 
 /// The repository generated with `args` under data_dir/name (kept for later runs).

@@ -121,29 +121,15 @@ void Line(const char* what, const Run& run, double source_mb, double java_mb_s) 
 int main(int argc, char** argv) {
   bench::program = "perf_report";
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) Fail("missing value for " + arg);
-      return argv[++i];
-    };
-    if (arg == "--docs") {
-      options.docs = std::stol(next());
-    } else if (arg == "--doc-size") {
-      options.doc_size = std::stol(next());
-    } else if (arg == "--huge-doc-mb") {
-      options.huge_doc_mb = std::stol(next());
-    } else if (arg == "--rounds") {
-      options.rounds = std::stoi(next());
-    } else if (arg == "--data-dir") {
-      options.data_dir = next();
-    } else {
-      std::printf(
-          "usage: %s [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--rounds R] "
-          "[--data-dir DIR]\n",
-          argv[0]);
-      return arg == "--help" ? 0 : 2;
-    }
+  if (auto exit_code = bench::ParseOptions(
+          argc, argv,
+          {{"--docs", [&](const std::string& v) { options.docs = std::stol(v); }},
+           {"--doc-size", [&](const std::string& v) { options.doc_size = std::stol(v); }},
+           {"--huge-doc-mb", [&](const std::string& v) { options.huge_doc_mb = std::stol(v); }},
+           {"--rounds", [&](const std::string& v) { options.rounds = std::stoi(v); }},
+           {"--data-dir", [&](const std::string& v) { options.data_dir = v; }}},
+          "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--rounds R] [--data-dir DIR]")) {
+    return *exit_code;
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   const std::string shard_name =

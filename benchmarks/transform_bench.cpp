@@ -106,29 +106,15 @@ Measured RunOnce(const std::vector<SourceDocument>& docs, const std::string& con
 int main(int argc, char** argv) {
   bench::program = "transform_bench";
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) bench::Fail("missing value for " + arg);
-      return argv[++i];
-    };
-    if (arg == "--docs") {
-      options.docs = std::stoul(next());
-    } else if (arg == "--shard-docs") {
-      options.shard_docs = std::stol(next());
-    } else if (arg == "--doc-size") {
-      options.doc_size = std::stol(next());
-    } else if (arg == "--rounds") {
-      options.rounds = std::stoi(next());
-    } else if (arg == "--data-dir") {
-      options.data_dir = next();
-    } else {
-      std::printf(
-          "usage: %s [--docs N] [--shard-docs N] [--doc-size BYTES] [--rounds R] "
-          "[--data-dir DIR]\n",
-          argv[0]);
-      return arg == "--help" ? 0 : 2;
-    }
+  if (auto exit_code = bench::ParseOptions(
+          argc, argv,
+          {{"--docs", [&](const std::string& v) { options.docs = std::stoul(v); }},
+           {"--shard-docs", [&](const std::string& v) { options.shard_docs = std::stol(v); }},
+           {"--doc-size", [&](const std::string& v) { options.doc_size = std::stol(v); }},
+           {"--rounds", [&](const std::string& v) { options.rounds = std::stoi(v); }},
+           {"--data-dir", [&](const std::string& v) { options.data_dir = v; }}},
+          "[--docs N] [--shard-docs N] [--doc-size BYTES] [--rounds R] [--data-dir DIR]")) {
+    return *exit_code;
   }
   const std::string name =
       "perf-" + std::to_string(options.shard_docs) + "x" + std::to_string(options.doc_size);

@@ -248,10 +248,9 @@ absl::StatusOr<bool> ParallelDocumentReader::Next(Document& doc) {
   }
   OwnedDocument& next = static_cast<OwnedRange&>(*s.current).docs[s.current_index++];
   doc = std::move(next.meta);
-  // The source stays in the range's slot (valid until the next call) unless the caller moves it.
+  // The source stays in the range's slot, valid until the next call.
   doc.source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(next.source.data()),
                                         next.source.size());
-  doc.source_storage = &next.source;
   s.position = doc.cursor + 1;
   return true;
 }

@@ -241,10 +241,7 @@ absl::StatusOr<std::optional<Document>> DocumentCursor::Next() {
   return std::optional<Document>(std::move(doc));
 }
 
-absl::StatusOr<bool> DocumentCursor::Next(Document& doc) {
-  doc.source_storage = nullptr;
-  return impl_->Next(doc);
-}
+absl::StatusOr<bool> DocumentCursor::Next(Document& doc) { return impl_->Next(doc); }
 
 absl::Status DocumentCursor::SeekTo(uint64_t cursor) {
   impl_->Seek(cursor);

@@ -226,11 +226,7 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target, Conve
   out.kind = ConvertedDocument::Kind::kDocument;
   // JSON sources are made one line here, where they are copied anyway (bulk lines need it; the
   // document does not change), so the sinks can send them as they are.
-  if (in.source_format == lucene::SourceFormat::kJson && in.source_storage != nullptr) {
-    doc.source = std::move(*in.source_storage);
-    core::MakeJsonOneLine(doc.source);
-    doc.one_line = true;
-  } else if (in.source_format == lucene::SourceFormat::kJson) {
+  if (in.source_format == lucene::SourceFormat::kJson) {
     core::AppendJsonOneLine(
         std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()),
         doc.source);

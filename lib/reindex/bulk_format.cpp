@@ -31,6 +31,12 @@ void AppendSourceLine(std::string_view source, std::string& out) {
   out.push_back('\n');
 }
 
+void AppendSourceLine(const SourceDocument& doc, std::string& out) {
+  if (!doc.one_line || doc.source.empty()) return AppendSourceLine(doc.source, out);
+  out.append(doc.source);
+  out.push_back('\n');
+}
+
 size_t EstimateBulkBytes(const SourceDocument& doc) {
   // `{"index":{"_index":"","_id":""}}\n` is 33 bytes; routing and type add their own keys.
   size_t bytes = 33 + doc.index.size() + doc.id.size() + doc.source.size() + 1;

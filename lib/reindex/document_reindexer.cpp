@@ -370,7 +370,7 @@ class ReindexRun {
     out.reason = failure.reason;
     AppendBulkAction(doc, sink_.action_options(), out.action);
     if (!out.action.empty() && out.action.back() == '\n') out.action.pop_back();
-    AppendSourceLine(doc.source, out.source);
+    AppendSourceLine(doc, out.source);
     out.source.pop_back();
     return out;
   }

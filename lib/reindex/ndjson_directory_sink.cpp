@@ -49,71 +49,52 @@ absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
                             const std::vector<size_t>& positions, core::AtomicFileWriter& file) {
   constexpr size_t kPiece = size_t{1} << 20;
   constexpr size_t kPiecesPerWrite = 3 * 1024;
+  static const std::string kEmptySource = "{}";
+  static const std::string kNewline = "\n";
   std::string actions;    // the action lines of the pending pieces
   std::string one_lined;  // sources copied to remove their line breaks
-  std::vector<std::string_view> pieces;
-  // `actions` and `one_lined` may grow while pieces are gathered, so pieces are made from
-  // offsets only when written.
-  struct Pending {
-    enum Kind : uint8_t { kAction, kOneLined, kSource, kNewline } kind;
+  // A piece is a range of a string: `actions` and `one_lined` may grow (and move) while pieces
+  // are gathered, so views are made only when the pieces are written.
+  struct Piece {
+    const std::string* in;
     size_t offset;
     size_t size;
-    const char* data;
   };
-  std::vector<Pending> pending;
+  std::vector<Piece> pending;
   pending.reserve(kPiecesPerWrite + 3);
+  std::vector<std::string_view> views;
   auto flush = [&]() -> absl::Status {
-    pieces.clear();
-    for (const Pending& p : pending) {
-      switch (p.kind) {
-        case Pending::kAction:
-          pieces.emplace_back(actions.data() + p.offset, p.size);
-          break;
-        case Pending::kOneLined:
-          pieces.emplace_back(one_lined.data() + p.offset, p.size);
-          break;
-        case Pending::kSource:
-          pieces.emplace_back(p.data, p.size);
-          break;
-        case Pending::kNewline:
-          pieces.emplace_back("\n", 1);
-          break;
-      }
-    }
-    RFS_RETURN_IF_ERROR(file.AppendAll(pieces));
+    views.clear();
+    for (const Piece& p : pending) views.emplace_back(p.in->data() + p.offset, p.size);
+    RFS_RETURN_IF_ERROR(file.AppendAll(views));
     pending.clear();
     actions.clear();
     one_lined.clear();
     return absl::OkStatus();
   };
   for (size_t i : positions) {
+    const SourceDocument& doc = *docs[i];
     const size_t action_start = actions.size();
-    AppendBulkAction(*docs[i], {}, actions);
-    pending.push_back({Pending::kAction, action_start, actions.size() - action_start, nullptr});
-    const std::string_view source = docs[i]->source;
-    const size_t line_break = docs[i]->one_line ? source.size() : core::FindLineBreak(source);
-    if (source.empty()) {
-      pending.push_back({Pending::kSource, 0, 2, "{}"});
-    } else if (line_break == source.size()) {
-      pending.push_back({Pending::kSource, 0, source.size(), source.data()});
-    } else if (source.size() <= kPiece) {
-      const size_t start = one_lined.size();
-      core::AppendJsonOneLine(source, one_lined);
-      pending.push_back({Pending::kOneLined, start, source.size(), nullptr});
+    AppendBulkAction(doc, {}, actions);
+    pending.push_back({&actions, action_start, actions.size() - action_start});
+    const size_t line_break = doc.one_line ? doc.source.size() : core::FindLineBreak(doc.source);
+    if (doc.source.empty()) {
+      pending.push_back({&kEmptySource, 0, kEmptySource.size()});
+    } else if (line_break == doc.source.size()) {
+      pending.push_back({&doc.source, 0, doc.source.size()});
     } else {
-      // A huge pretty-printed source: a piece at a time through `one_lined`, never copied whole.
-      for (size_t offset = 0; offset < source.size(); offset += kPiece) {
+      // A pretty-printed source is made one line in a copy, a piece of at most 1 MiB at a time,
+      // so a huge one is never copied whole.
+      for (size_t offset = 0; offset < doc.source.size(); offset += kPiece) {
         const size_t start = one_lined.size();
-        const size_t n = std::min(kPiece, source.size() - offset);
-        core::AppendJsonOneLine(source.substr(offset, n), one_lined);
-        pending.push_back({Pending::kOneLined, start, n, nullptr});
-        RFS_RETURN_IF_ERROR(flush());
+        const size_t n = std::min(kPiece, doc.source.size() - offset);
+        core::AppendJsonOneLine(std::string_view(doc.source).substr(offset, n), one_lined);
+        pending.push_back({&one_lined, start, n});
+        if (one_lined.size() >= kPiece) RFS_RETURN_IF_ERROR(flush());
       }
     }
-    pending.push_back({Pending::kNewline, 0, 1, nullptr});
-    if (pending.size() >= kPiecesPerWrite || one_lined.size() >= kPiece) {
-      RFS_RETURN_IF_ERROR(flush());
-    }
+    pending.push_back({&kNewline, 0, 1});
+    if (pending.size() >= kPiecesPerWrite) RFS_RETURN_IF_ERROR(flush());
   }
   return flush();
 }

@@ -27,7 +27,7 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
   body.reserve(bytes);
   for (const SourceDocument* doc : docs) {
     AppendBulkAction(*doc, options, body);
-    AppendSourceLine(doc->source, body);
+    AppendSourceLine(*doc, body);
   }
   auto response = client_.Bulk(std::move(body), docs.size());
   if (!response.ok()) return response.status();

@@ -87,8 +87,6 @@ class ParallelDocumentReader final : public IDocumentReader {
       const ShardReader& reader, uint64_t start, ParallelReadOptions options = {});
   ~ParallelDocumentReader() override;
 
-  /// As DocumentCursor::Next; `doc.source_storage` is set (the copy `doc.source` points into,
-  /// which the caller may move out).
   absl::StatusOr<bool> Next(Document& doc) override;
   uint64_t position() const override;
   /// The counts of the documents handed out so far (and of the deleted ones skipped before them).

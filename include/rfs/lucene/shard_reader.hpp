@@ -61,10 +61,6 @@ struct Document {
   SourceFormat source_format = SourceFormat::kNone;
   /// Shard-global document number (segment base + doc id).
   uint64_t cursor = 0;
-  /// Set by readers that copy each source anyway (ParallelDocumentReader): the string `source`
-  /// points into, which the caller may move out (`source` is then no longer valid). Null when
-  /// `source` points into the reader's own buffers.
-  std::string* source_storage = nullptr;
 };
 
 struct ReaderStats {

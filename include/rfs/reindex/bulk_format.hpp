@@ -32,6 +32,9 @@ void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& option
 /// empty source becomes `{}`.
 void AppendSourceLine(std::string_view source, std::string& out);
 
+/// AppendSourceLine for a document: a source marked `one_line` is copied without a scan.
+void AppendSourceLine(const SourceDocument& doc, std::string& out);
+
 /// Appends `value` as a JSON string literal (quotes included) to `out`; kept here for source
 /// compatibility, the escaper lives in rfs/core/json_string.hpp.
 using core::AppendJsonString;
