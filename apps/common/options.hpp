@@ -97,13 +97,12 @@ inline int UsageError(const char* program, absl::string_view message) {
   return kUsageExitCode;
 }
 
-/// --reader-threads: decoding threads per shard; 0 decodes on the tool's own thread, "auto" uses
-/// one per core. SnapshotInspector defaults to auto: its decoding threads also write the NDJSON
-/// lines, so on 2 cores it runs 1.4x faster than serial. The workers default to 0: their bulk
-/// writers already keep the other core busy, so on 2 cores decoding ahead only adds memory.
-inline void AddReaderThreadsOption(po::options_description& options,
-                                   const char* default_value = "0") {
-  options.add_options()("reader-threads", po::value<std::string>()->default_value(default_value),
+/// --reader-threads: decoding threads per shard; 0 decodes on the tool's own thread, "auto" (the
+/// default) uses one per core. The decoding threads also do the per-document work (NDJSON lines
+/// for SnapshotInspector, bulk documents for the workers), so the tool's own thread only orders
+/// and sends them.
+inline void AddReaderThreadsOption(po::options_description& options) {
+  options.add_options()("reader-threads", po::value<std::string>()->default_value("auto"),
                         "threads decoding each shard in cursor order (0: decode on the main "
                         "thread; auto: one per core)");
 }

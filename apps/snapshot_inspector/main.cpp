@@ -81,7 +81,7 @@ int Docs(int argc, char** argv) {
       "shard", po::value<rfs::apps::ShardNumber>(), "only this shard (default: every shard)")(
       "from-cursor", po::value<rfs::apps::Count>()->default_value({0}),
       "start at this shard-global document number (needs --index and --shard)");
-  rfs::apps::AddReaderThreadsOption(options, "auto");
+  rfs::apps::AddReaderThreadsOption(options);
   po::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kDocs, vm))
     return *done;

@@ -164,24 +164,35 @@ absl::StatusOr<codec::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSp
 }
 
 absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file) {
-  if (auto view = file.ContiguousView(); view.has_value()) {
-    return codec::VerifyFooter(*view, file.name()).status();
-  }
   const uint64_t size = file.size();
   if (size < codec::kFooterLength) {
     return core::DataLossAt(file.name(), 0, "file too short for a codec footer");
   }
-  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer,
-                       core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
-  RFS_ASSIGN_OR_RETURN(uint32_t stored, codec::ReadFooterChecksum(footer, file.name()));
+  const auto view = file.ContiguousView();
+  std::vector<uint8_t> footer;
+  if (!view) {
+    RFS_ASSIGN_OR_RETURN(footer,
+                         core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
+  }
+  RFS_ASSIGN_OR_RETURN(
+      uint32_t stored,
+      codec::ReadFooterChecksum(view ? *view : std::span<const uint8_t>(footer), file.name()));
+  // Hashed a step at a time: a mapped file's pages are dropped once hashed, so the pass does not
+  // leave the whole file resident; other files are read a step at a time.
+  constexpr uint64_t kStep = uint64_t{8} << 20;
   core::Crc32Accumulator crc;
   std::vector<uint8_t> buf;
   const uint64_t end = size - 8;  // the CRC covers everything before its field
   for (uint64_t at = 0; at < end;) {
-    const uint64_t n = std::min<uint64_t>(end - at, uint64_t{1} << 20);
-    buf.resize(n);
-    RFS_RETURN_IF_ERROR(file.ReadAt(at, buf));
-    crc.Update(buf);
+    const uint64_t n = std::min(end - at, kStep);
+    if (view) {
+      crc.Update(view->subspan(at, n));
+      file.DropCachedPages(at, n);
+    } else {
+      buf.resize(n);
+      RFS_RETURN_IF_ERROR(file.ReadAt(at, buf));
+      crc.Update(buf);
+    }
     at += n;
   }
   if (crc.value() != stored) {

@@ -2,6 +2,7 @@
 #include "rfs/lucene/shard_reader.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -22,6 +23,12 @@ struct ShardReader::State {
   ShardReaderOptions options;
   SegmentInfos infos;
   std::vector<uint64_t> bases;  // segments + 1 entries
+  // Each segment's `.fdt` is hashed once per reader, by the first cursor that opens it: the
+  // parallel reader's threads each open every segment, and hashing a file is a pass over all of
+  // it. The lock is held while hashing, so a second cursor waits for the verdict instead of
+  // hashing too.
+  mutable std::mutex verify_mu;
+  mutable std::vector<bool> fdt_verified;  // by segment
 };
 
 namespace {
@@ -94,8 +101,15 @@ struct DocumentCursor::Impl {
     recovery_source_field = number("_recovery_source");
     chunks.reset();
     if (live.CountLive() > 0) {
-      RFS_ASSIGN_OR_RETURN(chunks,
-                           internal::ChunkCursor::Open(*dir, s, state->options.verify_checksums));
+      std::unique_lock<std::mutex> verifying;
+      bool verify = false;
+      if (state->options.verify_checksums) {
+        verifying = std::unique_lock(state->verify_mu);
+        verify = !state->fdt_verified[segment];
+        if (!verify) verifying.unlock();
+      }
+      RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(*dir, s, verify));
+      if (verify) state->fdt_verified[segment] = true;
     }
     segment_dir = std::move(dir);
     open = true;
@@ -270,6 +284,7 @@ absl::StatusOr<std::unique_ptr<ShardReader>> ShardReader::Open(
   for (const auto& seg : state->infos.segments) {
     state->bases.push_back(state->bases.back() + static_cast<uint64_t>(seg.max_doc()));
   }
+  state->fdt_verified.assign(state->infos.segments.size(), false);
   return std::unique_ptr<ShardReader>(new ShardReader(std::move(state)));
 }
 
