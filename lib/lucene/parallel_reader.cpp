@@ -8,8 +8,115 @@
 #include <thread>
 #include <vector>
 
+#include "rfs/codec/codec_util.hpp"
+#include "rfs/core/crc32.hpp"
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
 namespace rfs::lucene {
 namespace {
+
+// Verifies the `.fdt` of each segment the scan reads whole from the chunks its threads decode,
+// so the file is read once, not once to hash and again to decode. Each chunk's CRC is computed
+// on the decoding thread while its bytes are in cache; Finish combines them in file order with
+// the bytes no thread decoded (the header, chunks skipped for holding only deleted documents, the
+// tail) and compares the result with the footer.
+class ChunkChecksums final : public IStoredFieldsVerifier {
+ public:
+  explicit ChunkChecksums(std::vector<bool> covered)
+      : covered_(std::move(covered)), files_(covered_.size()) {}
+
+  bool Covers(size_t segment) const override {
+    return segment < covered_.size() && covered_[segment];
+  }
+
+  void OnChunk(size_t segment, const std::shared_ptr<const core::IRandomAccessFile>& file,
+               uint64_t offset, std::span<const uint8_t> bytes) override {
+    const uint32_t crc = core::Crc32(bytes);
+    std::lock_guard lock(mu_);
+    File& f = files_[segment];
+    if (!f.file) f.file = file;
+    // Two threads may decode the same chunk (ranges meet inside it): the first piece stays.
+    f.pieces.emplace(offset, Piece{offset + bytes.size(), crc});
+  }
+
+  /// The verdict on segment `segment` once every document of it has been decoded.
+  absl::Status Finish(size_t segment) {
+    if (!Covers(segment)) return absl::OkStatus();
+    File f;
+    {
+      std::lock_guard lock(mu_);
+      f = std::move(files_[segment]);
+      files_[segment] = File();
+    }
+    if (!f.file) return absl::OkStatus();  // no chunk was decoded: nothing of the file was used
+    const core::IRandomAccessFile& file = *f.file;
+    const uint64_t size = file.size();
+    if (size < codec::kFooterLength) {
+      return core::DataLossAt(file.name(), 0, "file too short for a codec footer");
+    }
+    RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer,
+                         core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
+    RFS_ASSIGN_OR_RETURN(const uint32_t stored, codec::ReadFooterChecksum(footer, file.name()));
+    const uint64_t end = size - 8;  // the CRC covers everything before its field
+    uint32_t crc = 0;
+    uint64_t at = 0;
+    auto hash_to = [&](uint64_t to) -> absl::Status {
+      constexpr uint64_t kStep = uint64_t{1} << 20;
+      while (at < to) {
+        const uint64_t n = std::min(to - at, kStep);
+        RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, core::ReadRange(file, at, n));
+        crc = core::Crc32(bytes, crc);
+        at += n;
+      }
+      return absl::OkStatus();
+    };
+    for (const auto& [begin, piece] : f.pieces) {
+      if (piece.end > end) {
+        return core::DataLossAt(file.name(), begin, "a chunk runs into the footer's checksum");
+      }
+      if (begin < at) {
+        // Overlapping chunk boundaries (only damaged bytes make decoders disagree): the rest of
+        // this piece is hashed from the file.
+        RFS_RETURN_IF_ERROR(hash_to(std::max(at, piece.end)));
+        continue;
+      }
+      RFS_RETURN_IF_ERROR(hash_to(begin));
+      crc = core::Crc32Combine(crc, piece.crc, piece.end - begin);
+      at = piece.end;
+    }
+    RFS_RETURN_IF_ERROR(hash_to(end));
+    if (crc != stored) {
+      return core::DataLossAt(
+          file.name(), end,
+          core::StrCat("checksum mismatch (stored ", stored, ", computed ", crc, ")"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Piece {
+    uint64_t end;
+    uint32_t crc;
+  };
+  struct File {
+    std::shared_ptr<const core::IRandomAccessFile> file;
+    std::map<uint64_t, Piece> pieces;  // by offset
+  };
+  const std::vector<bool> covered_;
+  std::mutex mu_;
+  std::vector<File> files_;  // by segment
+};
+
+// The segments that lie whole in [start, end).
+std::vector<bool> WholeSegments(const ShardReader& reader, uint64_t start, uint64_t end) {
+  std::vector<bool> whole(reader.segments().size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    whole[i] = reader.segment_base(i) >= start && reader.segment_base(i + 1) <= end;
+  }
+  return whole;
+}
 
 void Add(ReaderStats& into, const ReaderStats& delta) {
   into.docs_emitted += delta.docs_emitted;
@@ -51,6 +158,8 @@ struct ParallelShardScan::Impl {
   bool stopping = false;
   std::vector<std::thread> threads;
   ReaderStats stats;  // the caller's side
+  ChunkChecksums checksums;
+  size_t next_to_verify = 0;  // the first segment whose verdict the caller has not had
 
   Impl(const ShardReader& r, uint64_t s, ParallelReadOptions o, NewRange n, OnDocument d,
        OnRangeDone done)
@@ -60,7 +169,8 @@ struct ParallelShardScan::Impl {
         options(o),
         new_range(std::move(n)),
         on_document(std::move(d)),
-        on_range_done(std::move(done)) {}
+        on_range_done(std::move(done)),
+        checksums(WholeSegments(r, s, max_cursor)) {}
 
   size_t range_count() const {
     if (start >= max_cursor) return 0;
@@ -74,6 +184,7 @@ struct ParallelShardScan::Impl {
       auto opened = reader.OpenAt(begin);
       if (!opened.ok()) return opened.status();
       cursor = *std::move(opened);
+      cursor->set_stored_fields_verifier(&checksums);
     } else if (absl::Status s = cursor->SeekTo(begin); !s.ok()) {
       return s;
     }
@@ -126,6 +237,18 @@ struct ParallelShardScan::Impl {
     }
   }
 
+  // The verdicts on the segments that end at or before `end`, every document before which has
+  // been decoded: a damaged file fails the scan before the range holding its last documents is
+  // handed out.
+  absl::Status VerifySegmentsBefore(uint64_t end) {
+    const size_t segments = reader.segments().size();
+    while (next_to_verify < segments && reader.segment_base(next_to_verify + 1) <= end) {
+      RFS_RETURN_IF_ERROR(checksums.Finish(next_to_verify));
+      ++next_to_verify;
+    }
+    return absl::OkStatus();
+  }
+
   void Stop() {
     {
       std::lock_guard lock(mu);
@@ -175,6 +298,8 @@ absl::StatusOr<std::unique_ptr<ScannedRange>> ParallelShardScan::Next() {
   ++s.next_range;
   lock.unlock();
   s.consumed.notify_all();
+  if (node.mapped().status.ok())
+    node.mapped().status = s.VerifySegmentsBefore(node.mapped().range->end);
   if (!node.mapped().status.ok()) {
     s.next_range = s.range_count();  // the scan ends at the error
     return node.mapped().status;

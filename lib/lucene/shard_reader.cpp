@@ -78,6 +78,7 @@ struct DocumentCursor::Impl {
   int32_t id_field = -1, uid_field = -1, routing_field = -1, source_field = -1,
           recovery_source_field = -1;
   std::string uid_scratch;
+  IStoredFieldsVerifier* verifier = nullptr;
 
   const SegmentCommitInfo& seg() const { return state->infos.segments[segment]; }
 
@@ -101,15 +102,24 @@ struct DocumentCursor::Impl {
     recovery_source_field = number("_recovery_source");
     chunks.reset();
     if (live.CountLive() > 0) {
+      const bool verified_elsewhere = verifier != nullptr && verifier->Covers(segment);
       std::unique_lock<std::mutex> verifying;
       bool verify = false;
-      if (state->options.verify_checksums) {
+      if (state->options.verify_checksums && !verified_elsewhere) {
         verifying = std::unique_lock(state->verify_mu);
         verify = !state->fdt_verified[segment];
         if (!verify) verifying.unlock();
       }
       RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(*dir, s, verify));
       if (verify) state->fdt_verified[segment] = true;
+      if (verified_elsewhere && state->options.verify_checksums) {
+        chunks->set_chunk_bytes_observer(
+            [verifier = verifier, segment = segment](
+                const std::shared_ptr<const core::IRandomAccessFile>& file, uint64_t offset,
+                std::span<const uint8_t> bytes) {
+              verifier->OnChunk(segment, file, offset, bytes);
+            });
+      }
     }
     segment_dir = std::move(dir);
     open = true;
@@ -270,6 +280,10 @@ uint64_t DocumentCursor::position() const {
 }
 
 const ReaderStats& DocumentCursor::stats() const { return impl_->stats; }
+
+void DocumentCursor::set_stored_fields_verifier(IStoredFieldsVerifier* verifier) {
+  impl_->verifier = verifier;
+}
 
 ShardReader::ShardReader(std::shared_ptr<const State> state) : state_(std::move(state)) {}
 ShardReader::~ShardReader() = default;

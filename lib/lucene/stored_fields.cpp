@@ -688,11 +688,15 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
                             "no chunk left for the requested document");
   }
   const int32_t left = max_doc_ - next_doc_;
+  const uint64_t chunk_start = next_offset_;
   if (contiguous_) {
     ByteReader in(view_, file_->name());
     RFS_RETURN_IF_ERROR(in.Seek(next_offset_));
     RFS_RETURN_IF_ERROR(decoder_.Decode(in, left, want_doc, chunk_));
     next_offset_ = in.position();
+    if (observer_) {
+      observer_(file_, chunk_start, view_.subspan(chunk_start, next_offset_ - chunk_start));
+    }
     // The compressed bytes behind the cursor are not needed again (a backward move reads them
     // back), so a mapped `.fdt` does not stay resident whole. A chunk whose later blocks are
     // still to be decoded keeps its own bytes.
@@ -714,6 +718,11 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
       absl::Status status = decoder_.Decode(in, left, want_doc, chunk_);
       if (status.ok()) {
         next_offset_ = window_start_ + in.position();
+        if (observer_) {
+          observer_(file_, chunk_start,
+                    std::span<const uint8_t>(window_).subspan(chunk_start - window_start_,
+                                                              next_offset_ - chunk_start));
+        }
         break;
       }
       // A chunk larger than the window: retry with a bigger one until the

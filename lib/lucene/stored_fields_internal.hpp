@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -159,6 +160,13 @@ class ChunkCursor {
   int32_t max_doc() const { return max_doc_; }
   const std::string& file_name() const { return file_->name(); }
 
+  /// Called with the compressed bytes of each chunk decoded (their file and offset) while they
+  /// are still in cache, so a caller can hash the file from what is read anyway.
+  using ChunkBytesObserver =
+      std::function<void(const std::shared_ptr<const core::IRandomAccessFile>& file,
+                         uint64_t offset, std::span<const uint8_t> bytes)>;
+  void set_chunk_bytes_observer(ChunkBytesObserver observer) { observer_ = std::move(observer); }
+
   /// Makes the chunk holding `doc` current (decompressed) and returns it.
   /// Forward moves skip chunks without decompressing when possible; a
   /// backward move restarts from the first chunk.
@@ -197,6 +205,7 @@ class ChunkCursor {
   int32_t next_doc_ = 0;
   DecodedChunk chunk_;
   bool have_chunk_ = false;
+  ChunkBytesObserver observer_;
 };
 
 /// Parses `num_fields` serialized fields (C.7.4) of one document. Calls

@@ -11,6 +11,10 @@ namespace rfs::core {
 /// CRC-32 of `bytes`, continuing from `crc` (0 to start).
 uint32_t Crc32(std::span<const uint8_t> bytes, uint32_t crc = 0);
 
+/// The CRC-32 of A followed by B, from the CRC-32 of A, that of B and B's length: pieces of a
+/// file hashed out of order (by several threads) give the file's CRC.
+uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
+
 /// Incremental CRC-32 for data that arrives in pieces. Not thread-safe.
 class Crc32Accumulator {
  public:

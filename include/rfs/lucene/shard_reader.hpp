@@ -86,9 +86,27 @@ class IDocumentReader {
   virtual uint64_t position() const = 0;
 };
 
+/// Verifies the checksums of stored-fields files (`.fdt`) from the chunks cursors decode, instead
+/// of the pass over each whole file a cursor otherwise makes before reading it: the bytes are
+/// hashed while in cache, and the file is read once (ParallelShardScan does this for the segments
+/// it reads whole). Called from several cursors' threads at once.
+class IStoredFieldsVerifier {
+ public:
+  virtual ~IStoredFieldsVerifier() = default;
+  /// Whether segment `segment`'s `.fdt` is verified here (cursors then skip their own pass).
+  virtual bool Covers(size_t segment) const = 0;
+  /// The compressed bytes of one chunk of that `.fdt`, at `offset` of `file`.
+  virtual void OnChunk(size_t segment, const std::shared_ptr<const core::IRandomAccessFile>& file,
+                       uint64_t offset, std::span<const uint8_t> bytes) = 0;
+};
+
 class DocumentCursor final : public IDocumentReader {
  public:
   ~DocumentCursor() override;
+
+  /// Hands the `.fdt` checksums of the segments `verifier` covers to it (see
+  /// IStoredFieldsVerifier). Set before the first Next; `verifier` must outlive the cursor.
+  void set_stored_fields_verifier(IStoredFieldsVerifier* verifier);
 
   /// The next live document, std::nullopt at the end of the shard.
   absl::StatusOr<std::optional<Document>> Next();

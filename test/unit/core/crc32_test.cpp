@@ -1,6 +1,7 @@
 #include "rfs/core/crc32.hpp"
 
 #include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -22,4 +23,17 @@ TEST_CASE("CRC-32 accumulates across pieces", "[core]") {
   crc.Update(AsBytes("56789"));
   CHECK(crc.value() == 0xCBF43926u);
   CHECK(rfs::core::Crc32(AsBytes("56789"), rfs::core::Crc32(AsBytes("1234"))) == 0xCBF43926u);
+}
+
+TEST_CASE("Crc32Combine joins the CRCs of pieces hashed apart", "[core][crc32]") {
+  std::vector<uint8_t> bytes(100000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 2654435761u) >> 7);
+  const std::span<const uint8_t> all(bytes);
+  const uint32_t whole = rfs::core::Crc32(all);
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{4096}, size_t{65537}, bytes.size()}) {
+    INFO("cut at " << cut);
+    const uint32_t first = rfs::core::Crc32(all.first(cut));
+    const uint32_t second = rfs::core::Crc32(all.subspan(cut));
+    CHECK(rfs::core::Crc32Combine(first, second, bytes.size() - cut) == whole);
+  }
 }
