@@ -163,44 +163,53 @@ absl::StatusOr<codec::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSp
   return header;
 }
 
-absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file) {
+absl::StatusOr<uint32_t> ReadStoredChecksum(const core::IRandomAccessFile& file) {
   const uint64_t size = file.size();
   if (size < codec::kFooterLength) {
     return core::DataLossAt(file.name(), 0, "file too short for a codec footer");
   }
-  const auto view = file.ContiguousView();
-  std::vector<uint8_t> footer;
-  if (!view) {
-    RFS_ASSIGN_OR_RETURN(footer,
-                         core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
-  }
-  RFS_ASSIGN_OR_RETURN(
-      uint32_t stored,
-      codec::ReadFooterChecksum(view ? *view : std::span<const uint8_t>(footer), file.name()));
-  // Hashed a step at a time: a mapped file's pages are dropped once hashed, so the pass does not
-  // leave the whole file resident; other files are read a step at a time.
+  if (const auto view = file.ContiguousView()) return codec::ReadFooterChecksum(*view, file.name());
+  RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer,
+                       core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
+  return codec::ReadFooterChecksum(footer, file.name());
+}
+
+absl::StatusOr<uint32_t> HashFileRange(const core::IRandomAccessFile& file, uint64_t from,
+                                       uint64_t to, uint32_t crc) {
+  // A step at a time: a mapped file's pages are dropped once hashed, so the pass does not leave
+  // the whole file resident; other files are read a step at a time.
   constexpr uint64_t kStep = uint64_t{8} << 20;
-  core::Crc32Accumulator crc;
+  const auto view = file.ContiguousView();
   std::vector<uint8_t> buf;
-  const uint64_t end = size - 8;  // the CRC covers everything before its field
-  for (uint64_t at = 0; at < end;) {
-    const uint64_t n = std::min(end - at, kStep);
+  for (uint64_t at = from; at < to;) {
+    const uint64_t n = std::min(to - at, kStep);
     if (view) {
-      crc.Update(view->subspan(at, n));
+      if (at + n > view->size()) return core::DataLossAt(file.name(), at, "hashed past the end");
+      crc = core::Crc32(view->subspan(at, n), crc);
       file.DropCachedPages(at, n);
     } else {
       buf.resize(n);
       RFS_RETURN_IF_ERROR(file.ReadAt(at, buf));
-      crc.Update(buf);
+      crc = core::Crc32(buf, crc);
     }
     at += n;
   }
-  if (crc.value() != stored) {
-    return core::DataLossAt(
-        file.name(), end,
-        StrCat("checksum mismatch (stored ", stored, ", computed ", crc.value(), ")"));
-  }
-  return absl::OkStatus();
+  return crc;
+}
+
+absl::Status CompareChecksums(const core::IRandomAccessFile& file, uint32_t stored,
+                              uint32_t computed) {
+  if (computed == stored) return absl::OkStatus();
+  return core::DataLossAt(
+      file.name(), file.size() - 8,
+      StrCat("checksum mismatch (stored ", stored, ", computed ", computed, ")"));
+}
+
+absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file) {
+  RFS_ASSIGN_OR_RETURN(const uint32_t stored, ReadStoredChecksum(file));
+  // The CRC covers everything before its own field.
+  RFS_ASSIGN_OR_RETURN(const uint32_t computed, HashFileRange(file, 0, file.size() - 8, 0));
+  return CompareChecksums(file, stored, computed);
 }
 
 absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name) {

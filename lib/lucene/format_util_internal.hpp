@@ -93,6 +93,15 @@ absl::StatusOr<codec::IndexHeader> ReadFileHeader(core::ByteReader& in, const He
 /// it has no contiguous view.
 absl::Status VerifyFileChecksum(const core::IRandomAccessFile& file);
 
+/// The pieces of VerifyFileChecksum, for files hashed in parts: the checksum
+/// the footer stores (its structure checked); `crc` continued over
+/// [from, to) of `file`; DataLoss naming the file unless the two agree.
+absl::StatusOr<uint32_t> ReadStoredChecksum(const core::IRandomAccessFile& file);
+absl::StatusOr<uint32_t> HashFileRange(const core::IRandomAccessFile& file, uint64_t from,
+                                       uint64_t to, uint32_t crc);
+absl::Status CompareChecksums(const core::IRandomAccessFile& file, uint32_t stored,
+                              uint32_t computed);
+
 /// Verifies the footer and CRC of a whole file (FORMATS.md C.1).
 absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name);
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "rfs/codec/codec_util.hpp"
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
-#include "rfs/core/str_cat.hpp"
+
+#include "lucene/format_util_internal.hpp"
 
 namespace rfs::lucene {
 namespace {
@@ -52,26 +52,10 @@ class ChunkChecksums final : public IStoredFieldsVerifier {
     }
     if (!f.file) return absl::OkStatus();  // no chunk was decoded: nothing of the file was used
     const core::IRandomAccessFile& file = *f.file;
-    const uint64_t size = file.size();
-    if (size < codec::kFooterLength) {
-      return core::DataLossAt(file.name(), 0, "file too short for a codec footer");
-    }
-    RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> footer,
-                         core::ReadRange(file, size - codec::kFooterLength, codec::kFooterLength));
-    RFS_ASSIGN_OR_RETURN(const uint32_t stored, codec::ReadFooterChecksum(footer, file.name()));
-    const uint64_t end = size - 8;  // the CRC covers everything before its field
+    RFS_ASSIGN_OR_RETURN(const uint32_t stored, internal::ReadStoredChecksum(file));
+    const uint64_t end = file.size() - 8;  // the CRC covers everything before its field
     uint32_t crc = 0;
     uint64_t at = 0;
-    auto hash_to = [&](uint64_t to) -> absl::Status {
-      constexpr uint64_t kStep = uint64_t{1} << 20;
-      while (at < to) {
-        const uint64_t n = std::min(to - at, kStep);
-        RFS_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, core::ReadRange(file, at, n));
-        crc = core::Crc32(bytes, crc);
-        at += n;
-      }
-      return absl::OkStatus();
-    };
     for (const auto& [begin, piece] : f.pieces) {
       if (piece.end > end) {
         return core::DataLossAt(file.name(), begin, "a chunk runs into the footer's checksum");
@@ -79,20 +63,17 @@ class ChunkChecksums final : public IStoredFieldsVerifier {
       if (begin < at) {
         // Overlapping chunk boundaries (only damaged bytes make decoders disagree): the rest of
         // this piece is hashed from the file.
-        RFS_RETURN_IF_ERROR(hash_to(std::max(at, piece.end)));
+        const uint64_t to = std::max(at, piece.end);
+        RFS_ASSIGN_OR_RETURN(crc, internal::HashFileRange(file, at, to, crc));
+        at = to;
         continue;
       }
-      RFS_RETURN_IF_ERROR(hash_to(begin));
+      RFS_ASSIGN_OR_RETURN(crc, internal::HashFileRange(file, at, begin, crc));
       crc = core::Crc32Combine(crc, piece.crc, piece.end - begin);
       at = piece.end;
     }
-    RFS_RETURN_IF_ERROR(hash_to(end));
-    if (crc != stored) {
-      return core::DataLossAt(
-          file.name(), end,
-          core::StrCat("checksum mismatch (stored ", stored, ", computed ", crc, ")"));
-    }
-    return absl::OkStatus();
+    RFS_ASSIGN_OR_RETURN(crc, internal::HashFileRange(file, at, end, crc));
+    return internal::CompareChecksums(file, stored, crc);
   }
 
  private:
