@@ -138,7 +138,8 @@ po::options_description Options() {
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "
                         "flight even while the target answers 429 or slows down (default: fewer "
-                        "and smaller bulks until it recovers)");
+                        "and smaller bulks until it recovers; bulk files in --output-dir always "
+                        "get the configured numbers)");
 
   return options;
 }

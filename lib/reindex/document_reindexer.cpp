@@ -88,7 +88,7 @@ class ReindexRun {
         on_progress_(on_progress) {}
 
   absl::StatusOr<ReindexSummary> Run(IDocumentStream& docs) {
-    if (options_.backpressure) {
+    if (options_.backpressure && sink_.reports_target_load()) {
       AdaptiveConcurrencyOptions adaptive;
       adaptive.max_in_flight = options_.max_concurrent_batches;
       adaptive.max_batch_bytes = options_.max_bytes_per_batch;

@@ -87,7 +87,8 @@ struct DocumentReindexerOptions {
   std::function<core::IClock::TimePoint()> send_deadline;
   /// Backpressure (AdaptiveConcurrency): fewer and smaller bulks in flight while the target
   /// answers 429s or slows down, back to `max_concurrent_batches` and `max_bytes_per_batch` as it
-  /// recovers. Off: always the configured numbers.
+  /// recovers. Off: always the configured numbers. Sinks that do not report a target's load
+  /// (IDocumentSink::reports_target_load, e.g. bulk files) always get the configured numbers.
   bool backpressure = true;
   /// Called after every bulk request (on the sending thread; may run concurrently).
   std::function<void(const BulkAttempt&)> on_bulk_attempt;

@@ -51,6 +51,10 @@ class IDocumentSink {
   virtual BulkActionOptions action_options() const { return {}; }
   /// For messages, e.g. "OpenSearch bulk to https://host:9200".
   virtual std::string description() const = 0;
+  /// Whether this sink's latency and refusals tell how loaded a shared target is, so that
+  /// backpressure should follow them. A local directory's latency is its disk's and this
+  /// process's own CPU's: following it only shrinks bulks and concurrency for nothing.
+  virtual bool reports_target_load() const { return true; }
 };
 
 /// Sends each batch as one `_bulk` request through `client` (which detects the target version
@@ -94,6 +98,7 @@ class NdjsonDirectorySink final : public IDocumentSink {
   absl::StatusOr<std::vector<ItemFailure>> Write(
       std::span<const SourceDocument* const> docs) override;
   std::string description() const override;
+  bool reports_target_load() const override { return false; }
 
  private:
   explicit NdjsonDirectorySink(NdjsonDirectorySinkOptions options) : options_(std::move(options)) {}

@@ -167,6 +167,63 @@ TEST_CASE("backpressure keeps a worker near the target's capacity, with every do
   CHECK(rejected_with * 2 < rejected_without);
 }
 
+TEST_CASE("a sink that reports no target load keeps the configured bulks and concurrency",
+          "[reindex][backpressure]") {
+  // Refuses every fifth bulk with 429s, the signal backpressure follows.
+  class RefusingSink final : public rfs::reindex::IDocumentSink {
+   public:
+    explicit RefusingSink(bool reports_load) : reports_load_(reports_load) {}
+    absl::StatusOr<std::vector<rfs::reindex::ItemFailure>> Write(
+        std::span<const rfs::reindex::SourceDocument* const> docs) override {
+      std::this_thread::sleep_for(1ms);
+      std::vector<rfs::reindex::ItemFailure> failures;
+      if (++calls_ % 5 == 0) {
+        for (size_t i = 0; i < docs.size(); ++i) {
+          failures.push_back({i, 429, "es_rejected_execution_exception", "queue full"});
+        }
+        return failures;
+      }
+      std::lock_guard lock(mu_);
+      for (const auto* doc : docs) written_.insert(doc->id);
+      return failures;
+    }
+    std::string description() const override { return "refusing sink"; }
+    bool reports_target_load() const override { return reports_load_; }
+
+    const bool reports_load_;
+    std::atomic<int> calls_{0};
+    std::mutex mu_;
+    std::set<std::string> written_;
+  };
+  auto run = [](RefusingSink& sink) {
+    rfs::core::SystemClock clock;
+    rfs::reindex::DocumentReindexerOptions options;
+    options.max_concurrent_batches = 4;
+    options.max_docs_per_batch = 10;
+    options.retry.max_attempts = 0;
+    options.retry.initial_backoff = 1ms;
+    options.retry.max_backoff = 2ms;
+    options.backpressure = true;
+    rfs::reindex::DocumentReindexer reindexer(sink, nullptr, clock, options);
+    VectorStream docs(1000);
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(sink.written_.size() == 1000);
+    return *summary;
+  };
+  RefusingSink reporting(true);
+  const auto followed = run(reporting);
+  RefusingSink local(false);
+  const auto kept = run(local);
+  // The same refusals cut the concurrency of a sink that reports its target's load...
+  CHECK(followed.concurrency_decreases > 0);
+  CHECK(followed.lowest_concurrency < 4);
+  // ...and leave one that does not (bulk files) at the configured numbers.
+  CHECK(kept.concurrency_decreases == 0);
+  CHECK(kept.lowest_concurrency == 4);
+  CHECK(kept.retries > 0);
+}
+
 TEST_CASE("bulk bytes in flight stay under max_in_flight_bytes whatever the connections",
           "[reindex][memory]") {
   // Counts the bulks written at once (each about the same size).
