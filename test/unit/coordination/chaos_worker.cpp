@@ -10,6 +10,7 @@
 // processes never interleave and a SIGKILL never leaves half a line:
 //
 //   ACQUIRE <worker> <item> <generation> <lease start ms> <lease end ms> <exponent>
+//           <lease start ms on the worker's clock>
 //   WORK <worker> <item> <generation> <ms> <from cursor> <to cursor>
 //   CHECKPOINT <worker> <item> <generation> <ms> <successor item>
 //   COMPLETE <worker> <item> <generation> <ms> <end cursor>
@@ -97,8 +98,8 @@ int main(int argc, char** argv) {
   };
   options.lease_observer = [&](const Lease& lease) {
     audit.Line(StrCat("ACQUIRE ", worker, " ", lease.work_item_id, " ", lease.generation, " ",
-                      Millis(lease.acquired_at), " ", Millis(lease.expires_at), " ",
-                      lease.exponent));
+                      Millis(lease.acquired_at), " ", Millis(lease.expires_at), " ", lease.exponent,
+                      " ", Millis(lease.local_start)));
   };
   const std::string store = argv[1];
   absl::StatusOr<std::unique_ptr<rfs::coordination::IWorkCoordinator>> opened;
