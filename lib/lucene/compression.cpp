@@ -47,6 +47,42 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
     return in.ErrorAt(static_cast<size_t>(at - ibase), StrCat("corrupt LZ4 block: ", what));
   };
   for (;;) {
+    // Most sequences (in JSON, nearly all) have fewer than 15 literals and a match shorter than
+    // 19 bytes. Far from the ends of input and output, such a sequence needs no length checks:
+    // 16 literal bytes and 16 + 16 match bytes are copied whatever the lengths (the slack past
+    // the output takes the excess), and only the offset is checked.
+    if (iend - ip >= 32 && oend - op >= 32) {
+      const uint8_t token = *ip;
+      const size_t lit = token >> 4;
+      const size_t short_match = token & 15;
+      if (lit != 15 && short_match != 15) {
+        std::memcpy(op, ip + 1, 16);
+        op += lit;
+        ip += 1 + lit;
+        const size_t offset = size_t{ip[0]} | (size_t{ip[1]} << 8);
+        ip += 2;
+        if (offset == 0 || offset > static_cast<size_t>(op - hist)) {
+          return fail(ip - 2, StrCat("match offset ", offset, " out of range"));
+        }
+        const size_t mlen = short_match + 4;  // at most 18, and oend - op >= 18 here
+        const uint8_t* m = op - offset;
+        if (offset >= 16) {
+          // Two steps of 16: the second reads only bytes the first has written or that were
+          // there before (offset >= 16).
+          std::memcpy(op, m, 16);
+          std::memcpy(op + 16, m + 16, 16);
+        } else if (offset >= 8) {
+          std::memcpy(op, m, 8);
+          std::memcpy(op + 8, m + 8, 8);
+          std::memcpy(op + 16, m + 16, 8);
+        } else {
+          for (size_t i = 0; i < mlen; ++i) op[i] = m[i];
+        }
+        op += mlen;
+        if (op == oend) break;
+        continue;
+      }
+    }
     const uint8_t* const seq = ip;
     if (ip >= iend) return fail(ip, "truncated");
     const uint8_t token = *ip++;
