@@ -79,6 +79,29 @@ class VectorStream final : public rfs::reindex::IDocumentStream {
   size_t next_ = 0;
 };
 
+struct RunShape {
+  size_t batch_docs = 0;
+  size_t concurrency = 0;
+  std::chrono::milliseconds max_backoff{0};
+  bool backpressure = true;
+};
+
+// Reindexes `count` VectorStream documents into `sink`, retrying without an attempt limit.
+absl::StatusOr<rfs::reindex::ReindexSummary> ReindexAll(rfs::reindex::IDocumentSink& sink,
+                                                        size_t count, RunShape shape) {
+  rfs::core::SystemClock clock;
+  rfs::reindex::DocumentReindexerOptions options;
+  options.max_docs_per_batch = shape.batch_docs;
+  options.max_concurrent_batches = shape.concurrency;
+  options.retry.max_attempts = 0;
+  options.retry.initial_backoff = 1ms;
+  options.retry.max_backoff = shape.max_backoff;
+  options.backpressure = shape.backpressure;
+  rfs::reindex::DocumentReindexer reindexer(sink, nullptr, clock, options);
+  VectorStream docs(count);
+  return reindexer.Reindex(docs);
+}
+
 }  // namespace
 
 TEST_CASE("AIMD: a pushback halves the limit once per window, successes grow it back",
@@ -141,17 +164,9 @@ TEST_CASE("backpressure keeps a worker near the target's capacity, with every do
           "[reindex][backpressure]") {
   auto run = [](bool backpressure) {
     CapacitySink sink(2);
-    rfs::core::SystemClock clock;
-    rfs::reindex::DocumentReindexerOptions options;
-    options.max_docs_per_batch = 20;
-    options.max_concurrent_batches = 10;
-    options.retry.max_attempts = 0;
-    options.retry.initial_backoff = 1ms;
-    options.retry.max_backoff = 20ms;
-    options.backpressure = backpressure;
-    rfs::reindex::DocumentReindexer reindexer(sink, nullptr, clock, options);
-    VectorStream docs(4000);
-    auto summary = reindexer.Reindex(docs);
+    auto summary = ReindexAll(
+        sink, 4000,
+        {.batch_docs = 20, .concurrency = 10, .max_backoff = 20ms, .backpressure = backpressure});
     REQUIRE(summary.ok());
     CHECK(sink.written() == 4000);
     CHECK(summary->docs_written == 4000);
@@ -196,17 +211,8 @@ TEST_CASE("a sink that reports no target load keeps the configured bulks and con
     std::set<std::string> written_;
   };
   auto run = [](RefusingSink& sink) {
-    rfs::core::SystemClock clock;
-    rfs::reindex::DocumentReindexerOptions options;
-    options.max_concurrent_batches = 4;
-    options.max_docs_per_batch = 10;
-    options.retry.max_attempts = 0;
-    options.retry.initial_backoff = 1ms;
-    options.retry.max_backoff = 2ms;
-    options.backpressure = true;
-    rfs::reindex::DocumentReindexer reindexer(sink, nullptr, clock, options);
-    VectorStream docs(1000);
-    auto summary = reindexer.Reindex(docs);
+    auto summary = ReindexAll(
+        sink, 1000, {.batch_docs = 10, .concurrency = 4, .max_backoff = 2ms, .backpressure = true});
     REQUIRE(summary.ok());
     CHECK(sink.written_.size() == 1000);
     return *summary;
