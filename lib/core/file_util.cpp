@@ -101,6 +101,11 @@ constexpr size_t kDirectAlignment = 4096;
 // Large enough that the device, not the system call, sets the pace; small enough for one per
 // concurrent bulk.
 constexpr size_t kDirectBufferBytes = size_t{1} << 20;
+// Shorter pieces are copied: writing one in place costs an extra write of the buffer.
+constexpr size_t kInPlaceMinBytes = size_t{256} << 10;
+
+size_t BlockOffset(uint64_t position) { return static_cast<size_t>(position % kDirectAlignment); }
+size_t BlockOffset(const void* p) { return BlockOffset(reinterpret_cast<uintptr_t>(p)); }
 
 }  // namespace
 
@@ -146,7 +151,35 @@ AtomicFileWriter::~AtomicFileWriter() {
   }
 }
 
+std::optional<size_t> AtomicFileWriter::PaddingForInPlace(std::string_view piece,
+                                                          uint64_t bytes_before) const {
+  if (!direct() || piece.size() < kInPlaceMinBytes) return std::nullopt;
+  return (kDirectAlignment + BlockOffset(piece.data()) - BlockOffset(written_ + bytes_before)) %
+         kDirectAlignment;
+}
+
+absl::StatusOr<std::string_view> AtomicFileWriter::AppendInPlace(std::string_view data) {
+  const size_t head = (kDirectAlignment - BlockOffset(data.data())) % kDirectAlignment;
+  // The buffer ends where `data` is within its block, so it ends on a block boundary after the
+  // head (and never past its own end, which is one).
+  std::memcpy(direct_buffer_.get() + direct_buffered_, data.data(), head);
+  direct_buffered_ += head;
+  written_ += head;
+  data.remove_prefix(head);
+  if (direct_buffered_ > 0) RFS_RETURN_IF_ERROR(WriteDirectBuffer(direct_buffered_));
+  if (!direct()) return data;
+  const size_t whole = data.size() / kDirectAlignment * kDirectAlignment;
+  RFS_ASSIGN_OR_RETURN(const size_t done, WriteDirect(data.data(), whole));
+  written_ += done;
+  data.remove_prefix(done);
+  if (done < whole) RFS_RETURN_IF_ERROR(FallBackToPageCache());
+  return data;
+}
+
 absl::Status AtomicFileWriter::AppendDirect(std::string_view data) {
+  if (data.size() >= kInPlaceMinBytes && BlockOffset(data.data()) == BlockOffset(written_)) {
+    RFS_ASSIGN_OR_RETURN(data, AppendInPlace(data));
+  }
   while (!data.empty() && direct()) {
     const size_t n = std::min(data.size(), kDirectBufferBytes - direct_buffered_);
     std::memcpy(direct_buffer_.get() + direct_buffered_, data.data(), n);
@@ -164,10 +197,10 @@ absl::Status AtomicFileWriter::AppendDirect(std::string_view data) {
   return absl::OkStatus();
 }
 
-absl::Status AtomicFileWriter::WriteDirectBuffer(size_t size) {
+absl::StatusOr<size_t> AtomicFileWriter::WriteDirect(const char* data, size_t size) {
   size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::write(fd_, direct_buffer_.get() + done, size - done);
+    const ssize_t n = ::write(fd_, data + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EINVAL) break;
@@ -177,6 +210,11 @@ absl::Status AtomicFileWriter::WriteDirectBuffer(size_t size) {
     // A short write that leaves the rest unaligned: finish through the cache.
     if (done % kDirectAlignment != 0) break;
   }
+  return done;
+}
+
+absl::Status AtomicFileWriter::WriteDirectBuffer(size_t size) {
+  RFS_ASSIGN_OR_RETURN(const size_t done, WriteDirect(direct_buffer_.get(), size));
   if (done < size) {
     // Whatever the direct writes did not take is written through the cache.
     // (Zeros of the padding written in excess are cut off by Commit.)

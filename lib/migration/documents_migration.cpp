@@ -209,7 +209,29 @@ struct ConversionTarget {
   transform::MultiTypePolicy policy;
 };
 
-void ConvertDocument(lucene::Document& in, const ConversionTarget& target, ConvertedDocument& out) {
+// Appends the source of `in` to `out` as one-line JSON.
+absl::Status AppendOneLineJsonSource(const lucene::Document& in, const ConversionTarget& target,
+                                     std::string& out) {
+  if (in.source_format == lucene::SourceFormat::kJson) {
+    core::AppendJsonOneLine(
+        std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()), out);
+    return absl::OkStatus();
+  }
+  const size_t start = out.size();
+  RFS_RETURN_IF_ERROR(lucene::AppendSourceAsJson(
+      in.source, in.source_format, out, core::StrCat("_source of ", target.index, "/", in.id)));
+  if (core::FindLineBreak(std::string_view(out).substr(start)) != out.size() - start) {
+    const std::string converted = out.substr(start);
+    out.resize(start);
+    core::AppendJsonOneLine(converted, out);
+  }
+  return absl::OkStatus();
+}
+
+// Converts `in`. With `lines`, its bulk lines are laid out there at once (for a sink that writes
+// them as they are), while its decoded bytes are still in this thread's cache.
+void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
+                     const std::shared_ptr<reindex::RenderedLines>* lines, ConvertedDocument& out) {
   SourceDocument& doc = out.doc;
   doc.id = in.id;
   doc.routing = in.routing;
@@ -224,6 +246,17 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target, Conve
     return;
   }
   out.kind = ConvertedDocument::Kind::kDocument;
+  doc.rendered.reset();
+  if (lines != nullptr) {
+    absl::Status converted = reindex::AppendRenderedLines(
+        doc, *lines, [&](std::string& to) { return AppendOneLineJsonSource(in, target, to); });
+    if (!converted.ok()) {
+      out.kind = ConvertedDocument::Kind::kUnconvertible;
+      out.reason = std::string(converted.message());
+      out.raw_base64 = core::Base64Encode(in.source);
+    }
+    return;
+  }
   // JSON sources are made one line here, where they are copied anyway (bulk lines need it; the
   // document does not change), so the sinks can send them as they are.
   if (in.source_format == lucene::SourceFormat::kJson) {
@@ -260,7 +293,7 @@ class SerialConvertedSource final : public IConvertedSource {
   absl::StatusOr<bool> Next(ConvertedDocument& out) override {
     auto more = cursor_->Next(doc_);
     if (!more.ok() || !*more) return more;
-    ConvertDocument(doc_, target_, out);
+    ConvertDocument(doc_, target_, nullptr, out);
     return true;
   }
   uint64_t position() const override { return cursor_->position(); }
@@ -274,9 +307,11 @@ class SerialConvertedSource final : public IConvertedSource {
 // Decodes and converts on the reader threads (lucene::ParallelShardScan), in cursor order.
 class ParallelConvertedSource final : public IConvertedSource {
  public:
+  /// With `render`, each range's documents have their bulk lines laid out with those options
+  /// (reindex::RenderedLines) as they are converted.
   static absl::StatusOr<std::unique_ptr<ParallelConvertedSource>> Open(
       const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
-      ConversionTarget target) {
+      ConversionTarget target, std::optional<reindex::BulkActionOptions> render) {
     auto source = std::unique_ptr<ParallelConvertedSource>(new ParallelConvertedSource(target));
     source->position_ = std::min(start, end);
     lucene::ParallelReadOptions options;
@@ -284,15 +319,35 @@ class ParallelConvertedSource final : public IConvertedSource {
     options.end_cursor = end;
     // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small.
     options.max_buffered_bytes = size_t{8} << 20;
-    const ConversionTarget* conversion = &source->target_;
+    ParallelConvertedSource* self = source.get();
+    auto new_range = [self, render] {
+      auto range = std::make_unique<Range>();
+      if (render) {
+        range->lines = std::make_shared<reindex::RenderedLines>();
+        range->lines->options = *render;
+        // Sized like the last range's lines, they are rarely regrown (and copied).
+        range->lines->bytes.reserve(self->lines_hint_.load(std::memory_order_relaxed));
+      }
+      return range;
+    };
     auto scan = lucene::ParallelShardScan::Open(
-        reader, start, options, [] { return std::make_unique<Range>(); },
-        [conversion](lucene::Document& doc, lucene::ScannedRange& scanned) {
+        reader, start, options, std::move(new_range),
+        [self](lucene::Document& doc, lucene::ScannedRange& scanned) {
           auto& range = static_cast<Range&>(scanned);
           ConvertedDocument& converted = range.docs.emplace_back();
-          ConvertDocument(doc, *conversion, converted);
-          range.bytes += converted.doc.source.size() + converted.raw_base64.size() + 128;
+          ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
+          range.bytes += converted.doc.rendered_end - converted.doc.rendered_begin +
+                         converted.doc.source.size() + converted.raw_base64.size() + 128;
           return absl::OkStatus();
+        },
+        [self](lucene::ScannedRange& scanned) {
+          auto& range = static_cast<Range&>(scanned);
+          if (range.lines) {
+            const size_t used = range.lines->bytes.size();
+            self->lines_hint_.store(std::min(used + used / 8, kMaxLinesHint),
+                                    std::memory_order_relaxed);
+          }
+          return false;
         });
     if (!scan.ok()) return scan.status();
     source->scan_ = *std::move(scan);
@@ -318,10 +373,15 @@ class ParallelConvertedSource final : public IConvertedSource {
  private:
   struct Range final : lucene::ScannedRange {
     std::vector<ConvertedDocument> docs;
+    std::shared_ptr<reindex::RenderedLines> lines;  // with `render`
   };
   explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
 
+  // A range holding a huge document does not make every later one reserve as much.
+  static constexpr size_t kMaxLinesHint = size_t{16} << 20;
+
   const ConversionTarget target_;
+  std::atomic<size_t> lines_hint_{0};
   std::unique_ptr<lucene::ParallelShardScan> scan_;
   std::unique_ptr<Range> current_;
   size_t next_ = 0;
@@ -343,7 +403,8 @@ class ShardDocumentStream final : public IDocumentStream {
 
   absl::StatusOr<std::optional<SourceDocument>> Next() override {
     while (true) {
-      // Checked once per document (a clock read and two atomics): cheap next to decoding one.
+      // Checked once per document (a coarse clock read and two atomics): cheap next to decoding
+      // one.
       if (stop_reading_()) {
         stopped_early_ = true;
         return std::optional<SourceDocument>();
@@ -370,11 +431,12 @@ class ShardDocumentStream final : public IDocumentStream {
         ++conversion_failures_;
         continue;
       }
+      const size_t source_bytes = reindex::SourceSize(out);
       ++docs_read_;
-      bytes_read_ += out.source.size();
+      bytes_read_ += source_bytes;
       if (counters_ != nullptr) {
         counters_->documents_read.Add();
-        counters_->source_bytes_read.Add(out.source.size());
+        counters_->source_bytes_read.Add(source_bytes);
       }
       return std::optional<SourceDocument>(std::move(out));
     }
@@ -673,10 +735,16 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
       std::min<uint64_t>(item.ending_cursor.value_or(UINT64_MAX), (*reader)->max_cursor());
   const uint64_t start = std::min<uint64_t>(recorded.next_cursor, item_end);
   const ConversionTarget conversion{item.index_name, placement, options_.multi_type_policy};
+  RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
+                       sinks_(item.index_name, static_cast<int>(item.shard)));
+  // A sink that writes laid-out bulk lines as they are gets them from the decoding threads,
+  // unless a transform is to change the documents first.
+  std::optional<reindex::BulkActionOptions> render;
+  if (sink->writes_rendered_lines() && !transformer_) render = sink->action_options();
   absl::StatusOr<std::unique_ptr<IConvertedSource>> cursor;
   if (options_.reader_threads > 0) {
     auto opened = ParallelConvertedSource::Open(**reader, start, item_end, options_.reader_threads,
-                                                conversion);
+                                                conversion, render);
     if (opened.ok()) {
       cursor = std::unique_ptr<IConvertedSource>(*std::move(opened));
     } else {
@@ -701,9 +769,6 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   });
   const auto setup_time = clock_.Now() - acquired_at;
 
-  RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
-                       sinks_(item.index_name, static_cast<int>(item.shard)));
-
   const std::function<void(const SourceDocument&)> report_without_source =
       [&](const SourceDocument& doc) {
         emit(WorkerEvent::Kind::kDocumentWithoutSource, [&](WorkerEvent& e) {
@@ -716,8 +781,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   StopWatch stop(options_.stop_requested, clock_, options_.shutdown_timeout);
   ShardDocumentStream stream(
       **cursor, item_end,
-      [&] { return stop.requested() || clock_.Now() >= keeper.checkpoint_at(); }, failed_sink_,
-      report_without_source);
+      [&] { return stop.requested() || clock_.CoarseNow() >= keeper.checkpoint_at(); },
+      failed_sink_, report_without_source);
   stream.set_counters(options_.counters);
 
   // Progress: the reindexer reports the acknowledged prefix; the heartbeat renews the lease;

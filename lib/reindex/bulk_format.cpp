@@ -31,15 +31,26 @@ void AppendSourceLine(std::string_view source, std::string& out) {
   out.push_back('\n');
 }
 
+std::string_view SourceBytes(const SourceDocument& doc) {
+  if (!doc.rendered) return doc.source;
+  return std::string_view(doc.rendered->bytes)
+      .substr(doc.rendered_source, doc.rendered_end - 1 - doc.rendered_source);
+}
+
+bool HasRenderedLines(const SourceDocument& doc, const BulkActionOptions& options) {
+  return doc.rendered && doc.rendered->options.include_type == options.include_type;
+}
+
 void AppendSourceLine(const SourceDocument& doc, std::string& out) {
-  if (!doc.one_line || doc.source.empty()) return AppendSourceLine(doc.source, out);
-  out.append(doc.source);
+  const std::string_view source = SourceBytes(doc);
+  if (!doc.one_line || source.empty()) return AppendSourceLine(source, out);
+  out.append(source);
   out.push_back('\n');
 }
 
 size_t EstimateBulkBytes(const SourceDocument& doc) {
   // `{"index":{"_index":"","_id":""}}\n` is 33 bytes; routing and type add their own keys.
-  size_t bytes = 33 + doc.index.size() + doc.id.size() + doc.source.size() + 1;
+  size_t bytes = 33 + doc.index.size() + doc.id.size() + SourceSize(doc) + 1;
   if (doc.routing) bytes += 13 + doc.routing->size();
   if (doc.type) bytes += 11 + doc.type->size();
   return bytes;

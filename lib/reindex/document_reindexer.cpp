@@ -333,7 +333,7 @@ class ReindexRun {
                      std::chrono::steady_clock::time_point sent) {
     BulkAttempt attempt;
     attempt.docs = pending.size();
-    for (const SourceDocument* doc : pending) attempt.source_bytes += doc->source.size();
+    for (const SourceDocument* doc : pending) attempt.source_bytes += SourceSize(*doc);
     attempt.latency = std::chrono::steady_clock::now() - sent;
     if (!failures.ok()) {
       const absl::Status& s = failures.status();
@@ -413,9 +413,9 @@ class ReindexRun {
       summary_.retries += counts.retries;
       summary_.batches += 1;
       in_flight_bytes_ -= std::min(in_flight_bytes_, batch.bytes);
-      for (const auto& doc : batch.docs) summary_.source_bytes += doc.source.size();
       uint64_t batch_bytes = 0;
-      for (const auto& doc : batch.docs) batch_bytes += doc.source.size();
+      for (const auto& doc : batch.docs) batch_bytes += SourceSize(doc);
+      summary_.source_bytes += batch_bytes;
       completed_[batch.sequence] =
           AcknowledgedProgress{batch.docs.back().cursor, batch.docs.size(), batch_bytes, 0};
       while (!completed_.empty() && completed_.begin()->first == next_to_acknowledge_) {

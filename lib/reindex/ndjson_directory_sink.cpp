@@ -10,6 +10,7 @@
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/bulk_format.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
 namespace rfs::reindex {
@@ -42,9 +43,16 @@ std::string CursorName(uint64_t cursor) {
   return buffer;
 }
 
-// Writes the bulk lines of `docs[positions]` to `file`: action lines built here, each one-line
-// source written from where it is (no copy into a body; the kernel takes it with writev), a
-// pretty-printed source made one line in a copy first, a huge pretty one a piece at a time.
+// Writes the bulk lines of `docs[positions]` to `file`, each piece from where it is (the kernel
+// takes them with writev, or direct I/O copies them once into its aligned buffer):
+// - lines a reader laid out (RenderedLines) are written as they are, a run of consecutive
+//   documents' lines as one piece;
+// - other documents get their action line made here and their source written from where it
+//   is; a pretty-printed source is made one line in a copy, a piece of at most 1 MiB at a time,
+//   so a huge one is never copied whole.
+// Before a long piece, the action line is padded with spaces (which JSON and `_bulk` ignore) so
+// that direct I/O writes the piece from where it is rather than copying it
+// (AtomicFileWriter::PaddingForInPlace).
 absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
                             const std::vector<size_t>& positions, core::AtomicFileWriter& file) {
   constexpr size_t kPiece = size_t{1} << 20;
@@ -62,40 +70,92 @@ absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
   };
   std::vector<Piece> pending;
   pending.reserve(kPiecesPerWrite + 3);
+  uint64_t pending_bytes = 0;
   std::vector<std::string_view> views;
+  auto add = [&](const std::string* in, size_t offset, size_t size) {
+    pending.push_back({in, offset, size});
+    pending_bytes += size;
+  };
   auto flush = [&]() -> absl::Status {
     views.clear();
     for (const Piece& p : pending) views.emplace_back(p.in->data() + p.offset, p.size);
     RFS_RETURN_IF_ERROR(file.AppendAll(views));
     pending.clear();
+    pending_bytes = 0;
     actions.clear();
     one_lined.clear();
     return absl::OkStatus();
   };
+  // Adds the action line `action` (ending in '\n'), padded so that `next`, which follows it, is
+  // written in place.
+  auto add_action = [&](std::string_view action, std::string_view next) {
+    const size_t start = actions.size();
+    actions.append(action);
+    if (auto padding = file.PaddingForInPlace(next, pending_bytes + action.size())) {
+      actions.insert(actions.size() - 1, *padding, ' ');
+    }
+    add(&actions, start, actions.size() - start);
+  };
+  // The run of laid-out lines gathered so far: [run_begin, run_end) of *run_lines.
+  const std::string* run_lines = nullptr;
+  size_t run_begin = 0;
+  size_t run_source = 0;  // where the first document's source line begins
+  size_t run_end = 0;
+  auto add_run = [&] {
+    if (run_lines == nullptr) return;
+    const std::string_view lines(*run_lines);
+    const std::string_view rest = lines.substr(run_source, run_end - run_source);
+    if (file.PaddingForInPlace(rest, 0).value_or(0) > 0) {
+      add_action(lines.substr(run_begin, run_source - run_begin), rest);
+      add(run_lines, run_source, run_end - run_source);
+    } else {
+      add(run_lines, run_begin, run_end - run_begin);
+    }
+    run_lines = nullptr;
+  };
+  std::string action;
   for (size_t i : positions) {
     const SourceDocument& doc = *docs[i];
-    const size_t action_start = actions.size();
-    AppendBulkAction(doc, {}, actions);
-    pending.push_back({&actions, action_start, actions.size() - action_start});
-    const size_t line_break = doc.one_line ? doc.source.size() : core::FindLineBreak(doc.source);
-    if (doc.source.empty()) {
-      pending.push_back({&kEmptySource, 0, kEmptySource.size()});
-    } else if (line_break == doc.source.size()) {
-      pending.push_back({&doc.source, 0, doc.source.size()});
+    if (HasRenderedLines(doc, {})) {
+      if (run_lines != &doc.rendered->bytes || run_end != doc.rendered_begin) {
+        add_run();
+        run_lines = &doc.rendered->bytes;
+        run_begin = doc.rendered_begin;
+        run_source = doc.rendered_source;
+      }
+      run_end = doc.rendered_end;
+      continue;
+    }
+    add_run();
+    const std::string_view source = SourceBytes(doc);
+    action.clear();
+    AppendBulkAction(doc, {}, action);
+    const size_t line_break = doc.one_line ? source.size() : core::FindLineBreak(source);
+    if (source.empty()) {
+      add_action(action, {});
+      add(&kEmptySource, 0, kEmptySource.size());
+    } else if (line_break == source.size()) {
+      add_action(action, source);
+      // Laid out with other action options: the source is still taken from its line.
+      if (doc.rendered) {
+        add(&doc.rendered->bytes, doc.rendered_source, source.size());
+      } else {
+        add(&doc.source, 0, doc.source.size());
+      }
     } else {
-      // A pretty-printed source is made one line in a copy, a piece of at most 1 MiB at a time,
-      // so a huge one is never copied whole.
-      for (size_t offset = 0; offset < doc.source.size(); offset += kPiece) {
+      add_action(action, {});
+      for (size_t offset = 0; offset < source.size(); offset += kPiece) {
         const size_t start = one_lined.size();
-        const size_t n = std::min(kPiece, doc.source.size() - offset);
-        core::AppendJsonOneLine(std::string_view(doc.source).substr(offset, n), one_lined);
-        pending.push_back({&one_lined, start, n});
+        const size_t n = std::min(kPiece, source.size() - offset);
+        core::AppendJsonOneLine(source.substr(offset, n), one_lined);
+        add(&one_lined, start, n);
         if (one_lined.size() >= kPiece) RFS_RETURN_IF_ERROR(flush());
       }
     }
-    pending.push_back({&kNewline, 0, 1});
+    add(&kNewline, 0, 1);
     if (pending.size() >= kPiecesPerWrite) RFS_RETURN_IF_ERROR(flush());
   }
+  add_run();
   return flush();
 }
 
@@ -126,13 +186,24 @@ absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
   std::vector<ItemFailure> failures;
   // Group positions by index, keeping stream order within each file.
   std::map<std::string_view, std::vector<size_t>> by_index;
+  // Neighbours nearly always share their index: its name is checked and looked up once per run.
+  std::string_view last_index;
+  std::vector<size_t>* last_positions = nullptr;
   for (size_t i = 0; i < docs.size(); ++i) {
-    if (auto reason = InvalidIndexName(docs[i]->index)) {
-      failures.push_back({i, 400, "invalid_index_name_exception",
-                          StrCat("Invalid index name [", docs[i]->index, "], ", *reason)});
+    const std::string_view index = docs[i]->index;
+    if (last_positions != nullptr && index == last_index) {
+      last_positions->push_back(i);
       continue;
     }
-    by_index[docs[i]->index].push_back(i);
+    if (auto reason = InvalidIndexName(index)) {
+      failures.push_back({i, 400, "invalid_index_name_exception",
+                          StrCat("Invalid index name [", index, "], ", *reason)});
+      last_positions = nullptr;
+      continue;
+    }
+    last_index = index;
+    last_positions = &by_index[index];
+    last_positions->push_back(i);
   }
   for (const auto& [index, positions] : by_index) {
     const std::string folder = StrCat(options_.directory, "/", index, "/", options_.shard);

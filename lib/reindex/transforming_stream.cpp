@@ -2,6 +2,7 @@
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/bulk_format.hpp"
 
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
@@ -50,8 +51,14 @@ absl::Status TransformingDocumentStream::Refill() {
       input_done_ = true;
       break;
     }
-    bytes += (*next)->source.size();
-    batch.push_back(std::move(**next));
+    SourceDocument& doc = **next;
+    // Transforms work on the source itself: lines laid out for a sink are of no use.
+    if (doc.rendered) {
+      doc.source = std::string(SourceBytes(doc));
+      doc.rendered.reset();
+    }
+    bytes += doc.source.size();
+    batch.push_back(std::move(doc));
   }
   docs_in_ += batch.size();
   if (batch.empty()) return absl::OkStatus();

@@ -2,7 +2,9 @@
 // Thread-safe (no shared state; callers pick distinct file names).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +63,14 @@ class AtomicFileWriter {
   /// True while the file is written with direct I/O (false after a fallback to the cache).
   bool direct() const { return direct_buffer_ != nullptr; }
 
+  /// Direct I/O copies what is appended into an aligned buffer, except a long piece that sits at
+  /// the same place within a disk block as the file's end: its whole blocks go to the disk from
+  /// where they are. Returns how many bytes to append first so that `piece`, appended after
+  /// `bytes_before` more bytes, is written in place; std::nullopt when it would be copied anyway
+  /// (writes through the cache, or a piece too short to be worth it). Callers whose format can
+  /// pad (spaces at the end of a JSON line) use it to spare the copy of their large pieces.
+  std::optional<size_t> PaddingForInPlace(std::string_view piece, uint64_t bytes_before) const;
+
  private:
   struct FreeDeleter {
     void operator()(char* p) const;
@@ -76,8 +86,16 @@ class AtomicFileWriter {
   // little more than the last one.
   void StartWriteback();
   absl::Status AppendDirect(std::string_view data);
+  // Writes `size` bytes (a multiple of the alignment, from aligned memory) at the file's end with
+  // direct I/O. Returns how many were written: fewer when direct I/O was refused part way, and
+  // the caller writes the rest through the cache.
+  absl::StatusOr<size_t> WriteDirect(const char* data, size_t size);
   // Writes the buffer's first `size` bytes (a multiple of the alignment) at the file's end.
   absl::Status WriteDirectBuffer(size_t size);
+  // Appends the head of `data` up to its first block boundary to the buffer, writes the buffer,
+  // then writes the whole blocks of `data` from where they are. `data` must be in place (see
+  // PaddingForInPlace); what is left of it is returned.
+  absl::StatusOr<std::string_view> AppendInPlace(std::string_view data);
   // Direct I/O refused (EINVAL: the device wants a larger alignment): go on through the cache.
   absl::Status FallBackToPageCache();
 

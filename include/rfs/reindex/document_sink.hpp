@@ -55,6 +55,10 @@ class IDocumentSink {
   /// backpressure should follow them. A local directory's latency is its disk's and this
   /// process's own CPU's: following it only shrinks bulks and concurrency for nothing.
   virtual bool reports_target_load() const { return true; }
+  /// Whether this sink writes lines laid out by the reader (SourceDocument::rendered) as they
+  /// are, so that a reader should lay them out (with action_options()). Every sink accepts such
+  /// documents; the others only read their sources from the lines.
+  virtual bool writes_rendered_lines() const { return false; }
 };
 
 /// Sends each batch as one `_bulk` request through `client` (which detects the target version
@@ -83,8 +87,10 @@ struct NdjsonDirectorySinkOptions {
 
 /// Writes each batch as bulk-format files, one per target index:
 ///   <directory>/<index>/<shard>/<first cursor>-<last cursor>.ndjson
-/// Each file holds action and source lines exactly as OpenSearchBulkSink sends them, so
+/// Each file holds action and source lines as OpenSearchBulkSink sends them, so
 /// `curl -H 'Content-Type: application/x-ndjson' --data-binary @file <target>/_bulk` replays it.
+/// An action line may end in spaces (at most 4095) before its '\n': padding that places the
+/// long piece after it where direct I/O writes it without a copy. JSON and `_bulk` ignore them.
 /// A file is written under a temporary name, fsynced, renamed into place and its folder fsynced
 /// before Write returns, so a killed worker never leaves a torn file and an acknowledged batch is
 /// never lost. A batch resent after a crash rewrites the same name (same cursors) or adds a
@@ -99,6 +105,7 @@ class NdjsonDirectorySink final : public IDocumentSink {
       std::span<const SourceDocument* const> docs) override;
   std::string description() const override;
   bool reports_target_load() const override { return false; }
+  bool writes_rendered_lines() const override { return true; }
 
  private:
   explicit NdjsonDirectorySink(NdjsonDirectorySinkOptions options) : options_(std::move(options)) {}

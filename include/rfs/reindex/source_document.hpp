@@ -12,14 +12,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace rfs::reindex {
+
+struct RenderedLines;  // bulk_format.hpp
 
 struct SourceDocument {
   /// Target index name.
@@ -37,7 +41,24 @@ struct SourceDocument {
   /// Position of the document in its stream; never decreasing (equal only for documents a
   /// transform made from one source document).
   uint64_t cursor = 0;
+  /// Set when the reader already laid out this document's bulk lines (action line, one-line
+  /// source, '\n') in `rendered`, after those of the documents before it, so that a file sink
+  /// writes them from there (see RenderedLines). `source` is then empty: read it with
+  /// SourceBytes().
+  std::shared_ptr<const RenderedLines> rendered;
+  /// Where this document's lines are in `rendered`: its action line begins at `rendered_begin`,
+  /// its source line at `rendered_source`, and the next document's lines at `rendered_end`.
+  size_t rendered_begin = 0;
+  size_t rendered_source = 0;
+  size_t rendered_end = 0;
 };
+
+/// The document's `_source`: `source`, or its line in `rendered` (without the '\n').
+std::string_view SourceBytes(const SourceDocument& doc);
+/// SourceBytes(doc).size(), without reading `rendered`.
+inline size_t SourceSize(const SourceDocument& doc) {
+  return doc.rendered ? doc.rendered_end - 1 - doc.rendered_source : doc.source.size();
+}
 
 class IDocumentStream {
  public:
