@@ -142,7 +142,8 @@ AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
       written_(other.written_),
       writeback_started_(other.writeback_started_),
       direct_buffer_(std::move(other.direct_buffer_)),
-      direct_buffered_(other.direct_buffered_) {}
+      direct_buffered_(other.direct_buffered_),
+      in_place_bytes_(other.in_place_bytes_) {}
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) {
@@ -171,6 +172,7 @@ absl::StatusOr<std::string_view> AtomicFileWriter::AppendInPlace(std::string_vie
   const size_t whole = data.size() / kDirectAlignment * kDirectAlignment;
   RFS_ASSIGN_OR_RETURN(const size_t done, WriteDirect(data.data(), whole));
   written_ += done;
+  in_place_bytes_ += done;
   data.remove_prefix(done);
   if (done < whole) RFS_RETURN_IF_ERROR(FallBackToPageCache());
   return data;

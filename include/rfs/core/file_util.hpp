@@ -70,6 +70,8 @@ class AtomicFileWriter {
   /// (writes through the cache, or a piece too short to be worth it). Callers whose format can
   /// pad (spaces at the end of a JSON line) use it to spare the copy of their large pieces.
   std::optional<size_t> PaddingForInPlace(std::string_view piece, uint64_t bytes_before) const;
+  /// Bytes written to the disk from where the caller had them, without a copy.
+  uint64_t in_place_bytes() const { return in_place_bytes_; }
 
  private:
   struct FreeDeleter {
@@ -107,6 +109,7 @@ class AtomicFileWriter {
   uint64_t writeback_started_ = 0;
   std::unique_ptr<char, FreeDeleter> direct_buffer_;
   size_t direct_buffered_ = 0;  // bytes waiting in direct_buffer_
+  uint64_t in_place_bytes_ = 0;
 };
 
 }  // namespace rfs::core

@@ -2,8 +2,10 @@
 // writer dropped before Commit leaves nothing behind.
 #include "rfs/core/file_util.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <span>
 #include <sstream>
 #include <string_view>
@@ -117,4 +119,51 @@ TEST_CASE("AtomicFileWriter with direct I/O writes every length exactly", "[core
   if (!used_direct) {
     WARN("the temporary folder's file system refuses direct I/O: only the fallback was tested");
   }
+}
+
+TEST_CASE("AtomicFileWriter writes a long piece from where it is once padding places it",
+          "[core][file]") {
+  rfs::test::TempDir dir;
+  constexpr size_t kBlock = 4096;
+  constexpr size_t kPieceBytes = (size_t{600} << 10) + 123;
+  // The piece sits 37 bytes into a block of its buffer; the file already holds 100 bytes.
+  auto* memory = static_cast<char*>(std::aligned_alloc(kBlock, kPieceBytes + 2 * kBlock));
+  REQUIRE(memory != nullptr);
+  std::unique_ptr<char, decltype(&std::free)> owned(memory, &std::free);
+  const std::string_view piece(memory + 37, kPieceBytes);
+  for (size_t i = 0; i < kPieceBytes; ++i) memory[37 + i] = static_cast<char>('a' + i % 23);
+  const std::string head(100, 'h');
+
+  const std::string path = dir.File("in-place");
+  auto writer =
+      rfs::core::AtomicFileWriter::Create(path, /*sync=*/true, rfs::core::FileCaching::kDirect);
+  REQUIRE(writer.ok());
+  REQUIRE(writer->Append(head).ok());
+  std::string padding;
+  if (!writer->direct()) {
+    WARN("the temporary folder's file system refuses direct I/O: nothing is written in place");
+    CHECK_FALSE(writer->PaddingForInPlace(piece, 0).has_value());
+  } else {
+    // Short pieces are copied whatever their place.
+    CHECK_FALSE(writer->PaddingForInPlace(piece.substr(0, 1000), 0).has_value());
+    // The padding counts the bytes still to come before the piece.
+    const auto after_ten = writer->PaddingForInPlace(piece, 10);
+    REQUIRE(after_ten.has_value());
+    CHECK(*after_ten == (kBlock + 37 - 110) % kBlock);
+    const auto now = writer->PaddingForInPlace(piece, 0);
+    REQUIRE(now.has_value());
+    CHECK(*now == (kBlock + 37 - 100) % kBlock);
+    padding.assign(*now, ' ');
+    REQUIRE(writer->Append(padding).ok());
+    CHECK(writer->PaddingForInPlace(piece, 0) == 0);
+  }
+  const std::string_view pieces[] = {piece, "tail"};
+  REQUIRE(writer->AppendAll(pieces).ok());
+  if (writer->direct()) {
+    // Every whole block of the piece past its first boundary went from where it was.
+    const size_t head_bytes = kBlock - 37;
+    CHECK(writer->in_place_bytes() == (kPieceBytes - head_bytes) / kBlock * kBlock);
+  }
+  REQUIRE(writer->Commit().ok());
+  CHECK(Read(path) == head + padding + std::string(piece) + "tail");
 }

@@ -1,5 +1,8 @@
 #include "rfs/reindex/bulk_format.hpp"
 
+#include <memory>
+#include <utility>
+
 #include <catch2/catch.hpp>
 
 namespace rfs::reindex {
@@ -54,6 +57,58 @@ TEST_CASE("EstimateBulkBytes covers the serialized size", "[reindex]") {
   AppendSourceLine(doc.source, out);
   CHECK(EstimateBulkBytes(doc) >= out.size());
   CHECK(EstimateBulkBytes(doc) <= out.size() + 16);
+}
+
+TEST_CASE("AppendRenderedLines lays documents out one after another", "[reindex]") {
+  auto lines = std::make_shared<RenderedLines>();
+  SourceDocument first = Doc("1", "");
+  SourceDocument second = Doc("2", "");
+  second.routing = "r";
+  SourceDocument empty = Doc("3", "");
+  auto append = [](std::string_view source) {
+    return [source](std::string& out) {
+      core::AppendJsonOneLine(source, out);
+      return absl::OkStatus();
+    };
+  };
+  REQUIRE(AppendRenderedLines(first, lines, append("{\n\"a\": 1}")).ok());
+  REQUIRE(AppendRenderedLines(second, lines, append(R"({"b":2})")).ok());
+  REQUIRE(AppendRenderedLines(empty, lines, append("")).ok());
+
+  // The same bytes as a body made document by document.
+  std::string expected;
+  for (auto [doc, source] : {std::pair{&first, "{ \"a\": 1}"}, std::pair{&second, R"({"b":2})"},
+                             std::pair{&empty, "{}"}}) {
+    AppendBulkAction(*doc, {}, expected);
+    expected.append(source).push_back('\n');
+  }
+  CHECK(lines->bytes == expected);
+  CHECK(first.rendered_begin == 0);
+  CHECK(second.rendered_begin == first.rendered_end);
+  CHECK(empty.rendered_end == lines->bytes.size());
+  CHECK(SourceBytes(first) == "{ \"a\": 1}");
+  CHECK(SourceSize(first) == 9);
+  CHECK(SourceBytes(second) == R"({"b":2})");
+  CHECK(SourceBytes(empty) == "{}");
+  CHECK(first.source.empty());
+  CHECK(HasRenderedLines(first, {}));
+  CHECK_FALSE(HasRenderedLines(first, {.include_type = true}));
+  CHECK(EstimateBulkBytes(second) >= second.rendered_end - second.rendered_begin);
+  std::string line;
+  AppendSourceLine(second, line);
+  CHECK(line == "{\"b\":2}\n");
+
+  // A source that cannot be made leaves the lines and the document as they were.
+  SourceDocument failing = Doc("4", "kept");
+  const std::string before = lines->bytes;
+  const absl::Status status = AppendRenderedLines(failing, lines, [](std::string& out) {
+    out.append("half");
+    return absl::InvalidArgumentError("bad source");
+  });
+  CHECK(absl::IsInvalidArgument(status));
+  CHECK(lines->bytes == before);
+  CHECK_FALSE(failing.rendered);
+  CHECK(SourceBytes(failing) == "kept");
 }
 
 }  // namespace

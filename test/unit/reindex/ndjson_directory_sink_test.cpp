@@ -7,7 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/core/file_util.hpp"
+#include "rfs/core/json_string.hpp"
 #include "rfs/net/http_transport.hpp"
+#include "rfs/reindex/bulk_format.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
@@ -117,6 +120,104 @@ TEST_CASE("NDJSON sink rejects index names OpenSearch would reject", "[reindex][
   CHECK(FilesUnder(dir.path()).size() == 1);
   CHECK(absl::IsInvalidArgument(
       NdjsonDirectorySink::Open({.directory = dir.str(), .shard = "a/b"}).status()));
+}
+
+// `docs` laid out as a reader lays them out: `per_lines` documents to each RenderedLines.
+void LayOut(std::span<SourceDocument> docs, size_t per_lines, BulkActionOptions options = {}) {
+  std::shared_ptr<RenderedLines> lines;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (i % per_lines == 0) {
+      lines = std::make_shared<RenderedLines>();
+      lines->options = options;
+    }
+    const std::string source = std::move(docs[i].source);
+    REQUIRE(AppendRenderedLines(docs[i], lines, [&](std::string& out) {
+              core::AppendJsonOneLine(source, out);
+              return absl::OkStatus();
+            }).ok());
+  }
+}
+
+// `body` without the spaces that end its lines.
+std::string WithoutTrailingSpaces(const std::string& body) {
+  std::string out;
+  std::istringstream lines(body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out.append(line).push_back('\n');
+  }
+  return out;
+}
+
+// How many lines of `body` end in spaces; fails the test when one is not an action line.
+size_t PaddedActionLines(const std::string& body) {
+  size_t padded = 0;
+  std::istringstream lines(body);
+  std::string line;
+  for (bool action = true; std::getline(lines, line); action = !action) {
+    if (!line.ends_with(' ')) continue;
+    CHECK(action);
+    ++padded;
+  }
+  return padded;
+}
+
+TEST_CASE("NDJSON sink writes laid-out lines as they are, long pieces from where they are",
+          "[reindex][ndjson]") {
+  // Laid-out runs of 400 documents (about 400 KB each), a run laid out with a type in the action
+  // (which this sink does not write: it makes its own), documents as they were read, one
+  // 700 KB source and one the sink cannot take.
+  auto list = MakeDocs(1200, "books", 1000);
+  LayOut(std::span(list).first(600), 400);
+  LayOut(std::span(list).subspan(700, 20), 10, {.include_type = true});
+  LayOut(std::span(list).subspan(800), 400);
+  list[650].source = R"({"big":")" + std::string(700 << 10, 'b') + R"("})";
+  list[900].index = "Bad";
+  // The same documents, every one as read.
+  std::vector<SourceDocument> plain = list;
+  for (SourceDocument& doc : plain) {
+    if (!doc.rendered) continue;
+    doc.source = std::string(SourceBytes(doc));
+    doc.rendered.reset();
+  }
+  auto write = [](const std::string& directory, const std::vector<SourceDocument>& docs) {
+    auto sink = NdjsonDirectorySink::Open({.directory = directory});
+    REQUIRE(sink.ok());
+    std::vector<const SourceDocument*> pointers;
+    for (const SourceDocument& doc : docs) pointers.push_back(&doc);
+    auto failures = (*sink)->Write(pointers);
+    REQUIRE(failures.ok());
+    REQUIRE(failures->size() == 1);
+    CHECK((*failures)[0].position == 900);
+  };
+  TempDir laid_out_dir;
+  TempDir plain_dir;
+  write(laid_out_dir.str(), list);
+  write(plain_dir.str(), plain);
+
+  const std::string laid_out = ReadFile(laid_out_dir.path() / "books/0" /
+                                        "00000000000000000001-00000000000000001200.ndjson");
+  const std::string expected =
+      ReadFile(plain_dir.path() / "books/0" / "00000000000000000001-00000000000000001200.ndjson");
+  CHECK(expected.size() > 1'900'000);
+  CHECK(IsCompleteBulkBody(laid_out));
+  // Only padding differs: spaces at the end of action lines.
+  CHECK(WithoutTrailingSpaces(laid_out) == WithoutTrailingSpaces(expected));
+  const size_t padded = PaddedActionLines(laid_out);
+  const size_t padded_plain = PaddedActionLines(expected);
+  auto probe = core::AtomicFileWriter::Create((plain_dir.path() / "probe").string(), true,
+                                              core::FileCaching::kDirect);
+  REQUIRE(probe.ok());
+  if (probe->direct()) {
+    // Each long piece may have its action line padded: the three runs and the big source.
+    CHECK(padded >= 1);
+    CHECK(padded <= 4);
+    CHECK(padded_plain <= 1);
+  } else {
+    WARN("the temporary folder's file system refuses direct I/O: nothing was padded");
+    CHECK(padded + padded_plain == 0);
+  }
 }
 
 TEST_CASE("NDJSON sink leaves only whole files when its process is killed", "[reindex][ndjson]") {

@@ -1,10 +1,12 @@
 #include "rfs/reindex/transforming_stream.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "rfs/reindex/bulk_format.hpp"
 #include "rfs/transform/json_transformer.hpp"
 
 using rfs::reindex::DocumentTransformOptions;
@@ -80,6 +82,31 @@ TEST_CASE("transformers that never read sources pass them through byte for byte"
   CHECK(out[9].cursor == 10);
   CHECK(stream.docs_in() == 10);
   CHECK(stream.docs_out() == 10);
+}
+
+TEST_CASE("documents whose bulk lines were laid out are transformed by their sources",
+          "[reindex][transform]") {
+  auto docs = Docs(3);
+  auto lines = std::make_shared<rfs::reindex::RenderedLines>();
+  for (SourceDocument& doc : docs) {
+    const std::string source = std::move(doc.source);
+    REQUIRE(rfs::reindex::AppendRenderedLines(doc, lines, [&](std::string& out) {
+              out.append(source);
+              return absl::OkStatus();
+            }).ok());
+  }
+  VectorDocumentStream input(std::move(docs));
+  auto transformer =
+      Load(R"J([{"JqTransformerProvider":{"script":".document.m = (.document.n + 1)"}}])J");
+  TransformingDocumentStream stream(input, *transformer, nullptr,
+                                    DocumentTransformOptions{2, 1 << 20});
+  auto out = Drain(stream);
+  REQUIRE(out.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK_FALSE(out[i].rendered);
+    CHECK(out[i].source ==
+          R"({"n":)" + std::to_string(i) + R"(,"f":1.5,"m":)" + std::to_string(i + 1) + "}");
+  }
 }
 
 TEST_CASE("transformed sources are re-serialised, drops and splits counted",
