@@ -248,8 +248,12 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   out.kind = ConvertedDocument::Kind::kDocument;
   doc.rendered.reset();
   if (lines != nullptr) {
-    absl::Status converted = reindex::AppendRenderedLines(
-        doc, *lines, [&](std::string& to) { return AppendOneLineJsonSource(in, target, to); });
+    absl::Status converted = reindex::AppendRenderedLines(doc, *lines, [&](std::string& to) {
+      // Room for the '\n' too: an append that only just fits grows the lines, and a huge
+      // document would be copied into twice its size for that byte.
+      to.reserve(to.size() + in.source.size() + 1);
+      return AppendOneLineJsonSource(in, target, to);
+    });
     if (!converted.ok()) {
       out.kind = ConvertedDocument::Kind::kUnconvertible;
       out.reason = std::string(converted.message());
@@ -320,20 +324,19 @@ class ParallelConvertedSource final : public IConvertedSource {
     // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small.
     options.max_buffered_bytes = size_t{8} << 20;
     ParallelConvertedSource* self = source.get();
-    auto new_range = [self, render] {
+    source->render_ = render;
+    auto new_range = [self] {
       auto range = std::make_unique<Range>();
-      if (render) {
-        range->lines = std::make_shared<reindex::RenderedLines>();
-        range->lines->options = *render;
-        // Sized like the last range's lines, they are rarely regrown (and copied).
-        range->lines->bytes.reserve(self->lines_hint_.load(std::memory_order_relaxed));
-      }
+      if (self->render_) self->StartLines(*range);
       return range;
     };
     auto scan = lucene::ParallelShardScan::Open(
         reader, start, options, std::move(new_range),
         [self](lucene::Document& doc, lucene::ScannedRange& scanned) {
           auto& range = static_cast<Range&>(scanned);
+          // Lines past the limit (a huge document) are not grown further: growing copies them
+          // into a buffer twice their size.
+          if (range.lines && range.lines->bytes.size() >= kLinesLimit) self->StartLines(range);
           ConvertedDocument& converted = range.docs.emplace_back();
           ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
           range.bytes += converted.doc.rendered_end - converted.doc.rendered_begin +
@@ -344,7 +347,7 @@ class ParallelConvertedSource final : public IConvertedSource {
           auto& range = static_cast<Range&>(scanned);
           if (range.lines) {
             const size_t used = range.lines->bytes.size();
-            self->lines_hint_.store(std::min(used + used / 8, kMaxLinesHint),
+            self->lines_hint_.store(std::min(used + used / 8, kLinesLimit),
                                     std::memory_order_relaxed);
           }
           return false;
@@ -377,10 +380,20 @@ class ParallelConvertedSource final : public IConvertedSource {
   };
   explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
 
-  // A range holding a huge document does not make every later one reserve as much.
-  static constexpr size_t kMaxLinesHint = size_t{16} << 20;
+  // Gives the range's next documents new lines, sized like the last range's, so they are
+  // rarely regrown (and copied) as they fill.
+  void StartLines(Range& range) const {
+    range.lines = std::make_shared<reindex::RenderedLines>();
+    range.lines->options = *render_;
+    range.lines->bytes.reserve(lines_hint_.load(std::memory_order_relaxed));
+  }
+
+  // The most one RenderedLines holds before the next document starts another (and the most a
+  // new one reserves): a range with a huge document does not double that document's copy.
+  static constexpr size_t kLinesLimit = size_t{16} << 20;
 
   const ConversionTarget target_;
+  std::optional<reindex::BulkActionOptions> render_;
   std::atomic<size_t> lines_hint_{0};
   std::unique_ptr<lucene::ParallelShardScan> scan_;
   std::unique_ptr<Range> current_;
