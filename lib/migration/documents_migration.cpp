@@ -241,37 +241,27 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
                                             target.placement.type_count, target.policy);
   doc.source.clear();
   doc.one_line = false;
+  doc.rendered.reset();
   if (!in.has_source) {
     out.kind = ConvertedDocument::Kind::kWithoutSource;
     return;
   }
   out.kind = ConvertedDocument::Kind::kDocument;
-  doc.rendered.reset();
+  // Sources are made one line here, where they are copied anyway (bulk lines need it; the
+  // document does not change), so the sinks can send them as they are.
+  absl::Status converted;
   if (lines != nullptr) {
-    absl::Status converted = reindex::AppendRenderedLines(doc, *lines, [&](std::string& to) {
+    converted = reindex::AppendRenderedLines(doc, *lines, [&](std::string& to) {
       // Room for the '\n' too: an append that only just fits grows the lines, and a huge
       // document would be copied into twice its size for that byte.
       to.reserve(to.size() + in.source.size() + 1);
       return AppendOneLineJsonSource(in, target, to);
     });
-    if (!converted.ok()) {
-      out.kind = ConvertedDocument::Kind::kUnconvertible;
-      out.reason = std::string(converted.message());
-      out.raw_base64 = core::Base64Encode(in.source);
-    }
-    return;
+  } else {
+    converted = AppendOneLineJsonSource(in, target, doc.source);
+    doc.one_line = converted.ok();
   }
-  // JSON sources are made one line here, where they are copied anyway (bulk lines need it; the
-  // document does not change), so the sinks can send them as they are.
-  if (in.source_format == lucene::SourceFormat::kJson) {
-    core::AppendJsonOneLine(
-        std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()),
-        doc.source);
-    doc.one_line = true;
-  } else if (absl::Status converted =
-                 lucene::AppendSourceAsJson(in.source, in.source_format, doc.source,
-                                            core::StrCat("_source of ", target.index, "/", in.id));
-             !converted.ok()) {
+  if (!converted.ok()) {
     // One undecodable source must not stop the shard; it is kept (base64) for an operator.
     out.kind = ConvertedDocument::Kind::kUnconvertible;
     out.reason = std::string(converted.message());
