@@ -105,7 +105,8 @@ absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
     if (run_lines == nullptr) return;
     const std::string_view lines(*run_lines);
     const std::string_view rest = lines.substr(run_source, run_end - run_source);
-    if (file.PaddingForInPlace(rest, 0).value_or(0) > 0) {
+    // Long enough to go in place: its first action line is copied to take the padding.
+    if (file.PaddingForInPlace(rest, 0).has_value()) {
       add_action(lines.substr(run_begin, run_source - run_begin), rest);
       add(run_lines, run_source, run_end - run_source);
     } else {
