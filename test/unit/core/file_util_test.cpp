@@ -127,7 +127,9 @@ TEST_CASE("AtomicFileWriter writes a long piece from where it is once padding pl
   constexpr size_t kBlock = 4096;
   constexpr size_t kPieceBytes = (size_t{600} << 10) + 123;
   // The piece sits 37 bytes into a block of its buffer; the file already holds 100 bytes.
-  auto* memory = static_cast<char*>(std::aligned_alloc(kBlock, kPieceBytes + 2 * kBlock));
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  const size_t buffer_bytes = (kPieceBytes + 2 * kBlock) / kBlock * kBlock;
+  auto* memory = static_cast<char*>(std::aligned_alloc(kBlock, buffer_bytes));
   REQUIRE(memory != nullptr);
   std::unique_ptr<char, decltype(&std::free)> owned(memory, &std::free);
   const std::string_view piece(memory + 37, kPieceBytes);
