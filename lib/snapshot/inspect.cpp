@@ -29,6 +29,9 @@ absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& reposit
     snapshots.push_back(json::object{{"name", s.name}, {"uuid", s.uuid}, {"state", s.state}});
   }
   out["snapshots"] = std::move(snapshots);
+  json::array warnings;
+  for (const auto& w : repository.warnings()) warnings.emplace_back(w);
+  out["warnings"] = std::move(warnings);
 
   RFS_ASSIGN_OR_RETURN(auto info, repository.ReadSnapshotInfo(*chosen));
   json::array failures;
@@ -113,6 +116,9 @@ std::string FormatInspection(const json::object& in) {
   std::string out;
   out += StrCat("Repository:     ", Str(in.at("repository")), " (", Str(in.at("layout")), ")\n");
   out += StrCat("Source version: ", Str(in.at("source_version")), "\n");
+  if (const auto* warnings = in.if_contains("warnings"); warnings && warnings->is_array()) {
+    for (const auto& w : warnings->get_array()) out += StrCat("Warning:        ", Str(w), "\n");
+  }
   out += "Snapshots:\n";
   for (const auto& s : in.at("snapshots").get_array()) {
     const auto& o = s.get_object();

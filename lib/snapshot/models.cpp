@@ -35,7 +35,6 @@ constexpr IndexVersionRelease kIndexVersionReleases[] = {
     {8505000, 8, 14},
     {9009000, 9, 0},
 };
-constexpr int64_t kFirstIndexVersionId = 8500000;
 
 }  // namespace
 

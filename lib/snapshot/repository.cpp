@@ -115,14 +115,37 @@ absl::Status SnapshotRepository::LoadModern() {
     core::ByteReader in(*bytes, "index.latest");
     if (bytes->size() != 8) return in.ErrorAt(0, "index.latest must hold 8 bytes");
     latest = static_cast<int64_t>(in.ReadBeU64().value());
+  } else if (!absl::IsNotFound(bytes.status())) {
+    return core::WithContext(bytes.status(), "reading index.latest");
   }
-  // ES prefers the listing; index.latest serves stores that cannot list (A.1).
+  // ES prefers the listing; index.latest serves stores that cannot list (A.1). index.latest
+  // naming a generation newer than every listed index-N means that index-N is missing: reading
+  // the older one would silently give an older list of snapshots. One naming an older
+  // generation is legitimate (ES may stop updating it, e.g. without support_url_repo): the
+  // listing is used, and the disagreement reported.
+  if (listed >= 0 && latest > listed) {
+    return absl::DataLossError(
+        StrCat("index.latest of ", repo_->description(), " names generation ", latest,
+               " but the newest repository index listed is index-", listed, " (index-", latest,
+               " is missing): the repository is damaged or was copied while a snapshot was being "
+               "written"));
+  }
+  if (listed >= 0 && latest >= 0 && latest < listed) {
+    warnings_.push_back(StrCat("index.latest names generation ", latest, " but index-", listed,
+                               " is listed; reading index-", listed));
+  }
   generation_ = listed >= 0 ? listed : latest;
   if (generation_ < 0) {
     return absl::NotFoundError(StrCat("no index-N blob in ", repo_->description()));
   }
   const std::string index_blob = StrCat("index-", generation_);
-  RFS_ASSIGN_OR_RETURN(auto bytes, repo_->ReadBlob(index_blob));
+  auto bytes_or = repo_->ReadBlob(index_blob);
+  if (absl::IsNotFound(bytes_or.status())) {
+    // index.latest names a generation whose blob is gone.
+    return absl::DataLossError(StrCat(index_blob, " of ", repo_->description(),
+                                      " is named by index.latest but cannot be found"));
+  }
+  RFS_ASSIGN_OR_RETURN(auto bytes, std::move(bytes_or));
   RFS_ASSIGN_OR_RETURN(auto root_value, DecodeXContent(bytes, index_blob));
   RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(root_value, index_blob, "(root)"));
 
@@ -222,7 +245,10 @@ absl::Status SnapshotRepository::LoadLegacy() {
 
 absl::StatusOr<const SnapshotEntry*> SnapshotRepository::FindSnapshot(std::string_view name) const {
   for (const auto& s : snapshots_) {
-    if (s.name == name) return &s;
+    if (s.name == name) {
+      RFS_RETURN_IF_ERROR(VerifyRepositoryIndex(s));
+      return &s;
+    }
   }
   return absl::NotFoundError(StrCat("snapshot '", name, "' not found in ", repo_->description(),
                                     " (snapshots: ", SnapshotNames(), ")"));
@@ -279,7 +305,80 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
         " ms, so the newest is ambiguous: pass --snapshot-name (snapshots: ", SnapshotNames(),
         ")"));
   }
+  RFS_RETURN_IF_ERROR(VerifyRepositoryIndex(*best));
   return best;
+}
+
+absl::Status SnapshotRepository::VerifyRepositoryIndex(const SnapshotEntry& snapshot) const {
+  // ES 1.x/2.x layouts take every fact from the SnapshotInfo blobs themselves.
+  if (layout_ != RepositoryLayout::kModern) return absl::OkStatus();
+  {
+    std::lock_guard lock(verified_mu_);
+    if (verified_.contains(snapshot.uuid)) return absl::OkStatus();
+  }
+  // index-N is unchecksummed JSON; snap-<uuid>.dat is checksummed. Every fact of index-N that
+  // decides what is read must agree with it, or one damaged byte would silently read another
+  // index, none at all, or another snapshot's files.
+  const std::string index_blob = StrCat("index-", generation_);
+  const std::string info_blob = SnapshotBlobName(snapshot);
+  auto info = ReadSnapshotInfo(snapshot);
+  if (absl::IsNotFound(info.status())) {
+    return absl::DataLossError(StrCat(index_blob, " of ", repo_->description(), " lists snapshot '",
+                                      snapshot.name, "' with uuid '", snapshot.uuid, "' but ",
+                                      info_blob, " does not exist"));
+  }
+  if (!info.ok()) return info.status();
+  auto disagree = [&](std::string_view field, std::string_view listed, std::string_view stored) {
+    return absl::DataLossError(StrCat(index_blob, " of ", repo_->description(), ": ", field,
+                                      " of snapshot '", snapshot.name, "' is '", listed, "' but ",
+                                      info_blob, " says '", stored, "'"));
+  };
+  if (info->name != snapshot.name) return disagree("the name", snapshot.name, info->name);
+  if (info->uuid != snapshot.uuid) return disagree("the uuid", snapshot.uuid, info->uuid);
+  if (!snapshot.state.empty() && !info->state.empty() && snapshot.state != info->state) {
+    return disagree("the state", snapshot.state, info->state);
+  }
+  // A real Version id says exactly which release wrote the snapshot; ES 8.10+ IndexVersion ids
+  // do not, and index-N's version string is then a placeholder.
+  if (snapshot.version && info->version_id > 0 && info->source_version.patch >= 0) {
+    const auto listed = ParseVersionNumber(info->source_version.product, *snapshot.version);
+    const std::string stored = StrCat(info->source_version.major, ".", info->source_version.minor,
+                                      ".", info->source_version.patch);
+    if (!listed || listed->major != info->source_version.major ||
+        listed->minor != info->source_version.minor ||
+        listed->patch != info->source_version.patch) {
+      return disagree("the version", *snapshot.version, stored);
+    }
+  }
+  if (snapshot.index_version && info->version_id >= kFirstIndexVersionId &&
+      *snapshot.index_version != info->version_id) {
+    return disagree("the index_version", std::to_string(*snapshot.index_version),
+                    std::to_string(info->version_id));
+  }
+  std::vector<std::string> listed = IndicesIn(snapshot);
+  std::vector<std::string> stored = info->indices;
+  std::sort(stored.begin(), stored.end());
+  if (listed != stored) {
+    std::string only_listed, only_stored;
+    for (const auto& name : listed) {
+      if (!std::binary_search(stored.begin(), stored.end(), name)) {
+        only_listed += StrCat(only_listed.empty() ? "" : ", ", name);
+      }
+    }
+    for (const auto& name : stored) {
+      if (!std::binary_search(listed.begin(), listed.end(), name)) {
+        only_stored += StrCat(only_stored.empty() ? "" : ", ", name);
+      }
+    }
+    return absl::DataLossError(StrCat(index_blob, " of ", repo_->description(), " and ", info_blob,
+                                      " disagree on the indices of snapshot '", snapshot.name,
+                                      "' (only in ", index_blob, ": [", only_listed, "]; only in ",
+                                      info_blob, ": [", only_stored,
+                                      "]): the repository index is damaged"));
+  }
+  std::lock_guard lock(verified_mu_);
+  verified_.insert(snapshot.uuid);
+  return absl::OkStatus();
 }
 
 std::string SnapshotRepository::SnapshotNames() const {
@@ -402,7 +501,17 @@ absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
 absl::StatusOr<GlobalMetadata> SnapshotRepository::ReadGlobalMetadata(
     const SnapshotEntry& snapshot) const {
   const std::string blob = GlobalMetadataBlobName(snapshot);
-  RFS_ASSIGN_OR_RETURN(auto value, ReadJsonBlob(*repo_, blob, kGlobalMetadataCodec));
+  auto value_or = ReadJsonBlob(*repo_, blob, kGlobalMetadataCodec);
+  if (absl::IsNotFound(value_or.status())) {
+    // Absent is "no global state" only when the snapshot says it was taken without it.
+    RFS_ASSIGN_OR_RETURN(auto info, ReadSnapshotInfo(snapshot));
+    if (info.include_global_state) {
+      return absl::DataLossError(StrCat(blob, " is missing from ", repo_->description(), " but ",
+                                        SnapshotBlobName(snapshot), " says snapshot '",
+                                        snapshot.name, "' includes the global state"));
+    }
+  }
+  RFS_ASSIGN_OR_RETURN(auto value, std::move(value_or));
   RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
   RFS_ASSIGN_OR_RETURN(auto* meta, internal::RequireObjectField(*root, "meta-data", blob));
   GlobalMetadata out;
@@ -427,12 +536,27 @@ absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
     const SnapshotEntry& snapshot, std::string_view index_name) const {
   RFS_ASSIGN_OR_RETURN(const IndexEntry* index, FindIndex(index_name));
   RFS_ASSIGN_OR_RETURN(const std::string blob, IndexMetadataBlobName(snapshot, *index));
-  RFS_ASSIGN_OR_RETURN(auto value, ReadJsonBlob(*repo_, blob, kIndexMetadataCodec));
+  auto value_or = ReadJsonBlob(*repo_, blob, kIndexMetadataCodec);
+  if (absl::IsNotFound(value_or.status()) &&
+      std::find(index->snapshot_uuids.begin(), index->snapshot_uuids.end(), snapshot.uuid) !=
+          index->snapshot_uuids.end()) {
+    // The repository index says the snapshot holds this index (under this id): its metadata
+    // must be there.
+    return absl::DataLossError(StrCat(blob, " is missing from ", repo_->description(), " (index '",
+                                      index->name, "' with id '", index->id, "' in snapshot '",
+                                      snapshot.name, "')"));
+  }
+  RFS_ASSIGN_OR_RETURN(auto value, std::move(value_or));
   RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
   if (root->size() != 1) {
     return absl::DataLossError(StrCat(blob, ": index metadata must have one key, the index name"));
   }
   const auto& [name, body] = *root->begin();
+  if (name != index->name) {
+    return absl::DataLossError(StrCat(blob, " holds the metadata of index '",
+                                      std::string_view(name), "' but the repository index lists '",
+                                      index->name, "' under id '", index->id, "'"));
+  }
   RFS_ASSIGN_OR_RETURN(auto* m, internal::RequireObject(body, blob, name));
   IndexMetadata out;
   out.name = std::string(name);

@@ -33,6 +33,8 @@ using SourceVersion = core::ClusterVersion;
 /// carry bit 0x08000000 (OpenSearch Version.MASK). ES 8.10+ IndexVersion ids (>= 8500000) are
 /// mapped through a table of known releases. Product kUnknown for ids <= 0.
 SourceVersion VersionFromId(int64_t id);
+/// The first ES IndexVersion id (8.10): ids from here on name an index format, not a release.
+inline constexpr int64_t kFirstIndexVersionId = 8500000;
 /// Parses "7.10.2" (all three parts) with the given product.
 std::optional<SourceVersion> ParseVersionNumber(SourceVersion::Product product,
                                                 std::string_view text);

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,8 +45,12 @@ class SnapshotRepository {
   const ISourceRepo& repo() const { return *repo_; }
   const std::vector<SnapshotEntry>& snapshots() const { return snapshots_; }
   const std::vector<IndexEntry>& indices() const { return indices_; }
+  /// What Open() noticed and worked around (e.g. an index.latest older than the listing).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
-  /// The snapshot with this name; NotFound listing the names present otherwise.
+  /// The snapshot with this name; NotFound listing the names present otherwise. The snapshot
+  /// returned by this and LatestSnapshot() has been cross-checked with its checksummed
+  /// SnapshotInfo blob (DataLoss naming the blob and the field when they disagree).
   absl::StatusOr<const SnapshotEntry*> FindSnapshot(std::string_view name) const;
   /// The newest snapshot by its start time (from the repository index, else from its
   /// SnapshotInfo blob). FailedPrecondition, asking for a snapshot name, when two snapshots
@@ -81,6 +87,9 @@ class SnapshotRepository {
   absl::Status LoadLegacy();
   std::string SnapshotBlobName(const SnapshotEntry& snapshot) const;
   std::string SnapshotNames() const;
+  /// DataLoss unless every fact of index-N that decides what `snapshot` reads (its name, uuid,
+  /// state, version and the indices listed in it) agrees with the checksummed snap-<uuid>.dat.
+  absl::Status VerifyRepositoryIndex(const SnapshotEntry& snapshot) const;
   std::string GlobalMetadataBlobName(const SnapshotEntry& snapshot) const;
   absl::StatusOr<std::string> IndexMetadataBlobName(const SnapshotEntry& snapshot,
                                                     const IndexEntry& index) const;
@@ -90,6 +99,10 @@ class SnapshotRepository {
   int64_t generation_ = -1;
   std::vector<SnapshotEntry> snapshots_;
   std::vector<IndexEntry> indices_;
+  std::vector<std::string> warnings_;
+  // Snapshots (by uuid) VerifyRepositoryIndex found consistent: checked once per run.
+  mutable std::mutex verified_mu_;
+  mutable std::set<std::string> verified_;
   boost::json::object index_metadata_identifiers_;
 };
 

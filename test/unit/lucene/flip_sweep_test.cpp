@@ -16,6 +16,7 @@
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "support/corpus.hpp"
+#include "support/flipping_repo.hpp"
 #include "support/generated_repo.hpp"
 
 namespace {
@@ -23,41 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using rfs::snapshot::ISourceRepo;
 
-// Passes every call to the real repository, except that one blob reads with one byte flipped.
-class FlippingRepo final : public ISourceRepo {
- public:
-  explicit FlippingRepo(std::shared_ptr<const ISourceRepo> base) : base_(std::move(base)) {}
-
-  void Flip(std::string blob, uint64_t offset) {
-    blob_ = std::move(blob);
-    offset_ = offset;
-  }
-
-  const std::string& description() const override { return base_->description(); }
-  absl::StatusOr<std::vector<std::string>> ListBlobs(std::string_view dir) const override {
-    return base_->ListBlobs(dir);
-  }
-  absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view dir) const override {
-    return base_->ListFolders(dir);
-  }
-  absl::StatusOr<uint64_t> BlobSize(std::string_view path) const override {
-    return base_->BlobSize(path);
-  }
-  absl::StatusOr<std::shared_ptr<const rfs::core::IRandomAccessFile>> OpenBlob(
-      std::string_view path) const override {
-    auto file = base_->OpenBlob(path);
-    if (!file.ok() || path != blob_) return file;
-    auto bytes = rfs::core::ReadRange(**file, 0, (*file)->size());
-    if (!bytes.ok()) return bytes.status();
-    (*bytes)[offset_] ^= 0x01;
-    return std::make_shared<rfs::core::MemoryFile>((*file)->name(), *std::move(bytes));
-  }
-
- private:
-  std::shared_ptr<const ISourceRepo> base_;
-  std::string blob_;
-  uint64_t offset_ = 0;
-};
+using rfs::test::FlippingRepo;
 
 struct Doc {
   std::string source;
