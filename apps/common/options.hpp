@@ -22,6 +22,7 @@
 #include "rfs/transform/json_transformer.hpp"
 
 #include "absl/strings/string_view.h"
+#include <unistd.h>
 
 namespace rfs::apps {
 
@@ -43,7 +44,13 @@ void validate(boost::any& out, const std::vector<std::string>& values, Bounded<T
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || parsed < Min ||
       parsed > Max) {
-    throw po::validation_error(po::validation_error::invalid_option_value, "", text);
+    // The range in the message: "invalid" alone leaves the user guessing.
+    po::error_with_option_name error(
+        "the argument ('%value%') for option '%canonical_option%' "
+        "must be a whole number from " +
+        std::to_string(Min) + " to " + std::to_string(Max));
+    error.set_substitute("value", text);
+    throw error;
   }
   out = boost::any(Bounded<T, Min, Max>{static_cast<T>(parsed)});
 }
@@ -51,6 +58,23 @@ void validate(boost::any& out, const std::vector<std::string>& values, Bounded<T
 /// Option value types: counts and sizes (>= 0), and shard numbers.
 using Count = Bounded<uint64_t>;
 using ShardNumber = Bounded<int, 0, 1u << 30>;
+/// Requests in flight at once (each holds a connection and a batch in memory).
+using Connections = Bounded<uint64_t, 1, 1024>;
+/// Bytes of one request body (HTTP bodies over 2 GiB are refused by every server).
+using RequestBytes = Bounded<uint64_t, 0, uint64_t{2} << 30>;
+/// Documents in one request.
+using RequestDocs = Bounded<uint64_t, 0, 100'000'000>;
+/// A TCP port.
+using Port = Bounded<uint16_t>;
+
+/// Environment variables with the RFS_ prefix that are no option: read by the tools directly
+/// (tokens kept out of the process list) or by the build and test scripts.
+inline bool IsEnvironmentOnlyVariable(std::string_view variable) {
+  return variable == "RFS_CONSOLE_TOKEN" || variable == "RFS_CONSOLE_ADMIN_TOKEN" ||
+         variable == "RFS_KEEP_TEST_DIRS" || variable == "RFS_BUILD_DIR" ||
+         variable == "RFS_DEMO_DIR" || variable == "RFS_JAVA_OPTS" ||
+         variable.starts_with("RFS_E2E_");
+}
 
 /// The value of a Bounded option with a default (or given) value.
 template <typename B>
@@ -73,8 +97,39 @@ inline std::string EnvironmentToOption(const po::options_description& options,
 /// error and a hint when the options are invalid.
 inline bool ParseOptions(int argc, char** argv, int first, const po::options_description& options,
                          po::variables_map& vm, const char* program) {
+  // A misspelt RFS_ variable would otherwise be ignored without a word.
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view assignment(*entry);
+    if (!assignment.starts_with("RFS_")) continue;
+    const std::string variable(assignment.substr(0, assignment.find('=')));
+    if (IsEnvironmentOnlyVariable(variable) || !EnvironmentToOption(options, variable).empty()) {
+      continue;
+    }
+    std::cerr << program << ": environment variable " << variable << " names no option of "
+              << program << " (RFS_<OPTION> sets --<option>; unset it or fix its name)\nTry '"
+              << program << " --help'.\n";
+    return false;
+  }
   try {
-    po::store(po::command_line_parser(argc - first, argv + first).options(options).run(), vm);
+    // No positional arguments: a stray word (a value after a switch, a missing "--") is an
+    // error naming it. They are collected under a hidden name to be reported.
+    po::options_description with_stray;
+    with_stray.add(options);
+    with_stray.add_options()("rfs-stray-argument", po::value<std::vector<std::string>>());
+    po::positional_options_description stray;
+    stray.add("rfs-stray-argument", -1);
+    po::store(po::command_line_parser(argc - first, argv + first)
+                  .options(with_stray)
+                  .positional(stray)
+                  .run(),
+              vm);
+    if (vm.count("rfs-stray-argument")) {
+      std::cerr << program << ": unexpected argument '"
+                << vm["rfs-stray-argument"].as<std::vector<std::string>>().front()
+                << "' (every option is --name value; switches take no value)\nTry '" << program
+                << " --help'.\n";
+      return false;
+    }
     po::store(po::parse_environment(options,
                                     [&](const std::string& variable) {
                                       return EnvironmentToOption(options, variable);

@@ -58,7 +58,8 @@ po::options_description Options() {
       "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
       "indices to snapshot: names and wildcards, space- or comma-separated (default: every "
       "index); a missing concrete index fails the snapshot")(
-      "max-snapshot-rate-mb-per-node", po::value<int64_t>()->default_value(0),
+      "max-snapshot-rate-mb-per-node",
+      po::value<Bounded<int64_t, 0, 1000000000>>()->default_value({0}),
       "throttle each node's snapshot writes to this many MB/s (0: the cluster's default)")(
       "compression-enabled", po::bool_switch(), "compress the repository's metadata files")(
       "no-wait", po::bool_switch(), "start the snapshot and exit without waiting for it")(
@@ -102,7 +103,8 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
                                                             .endpoint = text("s3-endpoint"),
                                                             .role_arn = text("s3-role-arn")};
   }
-  const int64_t rate = vm["max-snapshot-rate-mb-per-node"].as<int64_t>();
+  const int64_t rate =
+      vm["max-snapshot-rate-mb-per-node"].as<Bounded<int64_t, 0, 1000000000>>().value;
   if (rate < 0) return Invalid("--max-snapshot-rate-mb-per-node must not be negative");
   if (rate > 0) run.repository.max_snapshot_rate_mb_per_node = rate;
   run.repository.compress = vm["compression-enabled"].as<bool>();

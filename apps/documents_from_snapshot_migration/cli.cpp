@@ -7,6 +7,7 @@
 
 #include "rfs/core/duration.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/core/version.hpp"
 
 #include "common/connection.hpp"
 #include "common/options.hpp"
@@ -95,17 +96,18 @@ po::options_description Options() {
       "ISO-8601 heartbeat: while a shard moves, its lease is renewed and the acknowledged "
       "cursor recorded this often (at most a quarter of the lease; PT0S turns it off), so a "
       "killed worker costs about one interval of re-sent documents")(
-      "max-retries", po::value<Count>()->default_value({0}),
+      "max-retries", po::value<Bounded<uint64_t, 0, 1000000>>()->default_value({0}),
       "attempts per bulk request before the worker gives up (0: retry transient errors for as "
       "long as the lease allows)")(
       "shutdown-timeout", po::value<std::string>()->default_value("PT20S"),
       "on SIGTERM or SIGINT: how long in-flight bulk requests may take before the worker "
       "records its cursor, releases the shard and exits 2 (a second signal exits at once)")(
-      "max-connections", po::value<Count>()->default_value({10}),
+      "max-connections", po::value<Connections>()->default_value({10}),
       "bulk requests in flight at once")("documents-per-bulk-request",
-                                         po::value<Count>()->default_value({0}),
+                                         po::value<RequestDocs>()->default_value({0}),
                                          "documents per bulk request (0: no limit but the size)")(
-      "documents-size-per-bulk-request", po::value<Count>()->default_value({uint64_t{10} << 20}),
+      "documents-size-per-bulk-request",
+      po::value<RequestBytes>()->default_value({uint64_t{10} << 20}),
       "bytes of documents per bulk request (0: no limit but the document count; a larger "
       "document travels alone)")(
       "allowed-doc-exception-types", po::value<std::vector<std::string>>()->multitoken(),
@@ -189,6 +191,12 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   }
   run.worker_id = text("worker-id");
   run.source_version = text("source-version");
+  if (!run.source_version.empty()) {
+    if (auto parsed = core::ClusterVersion::ParseKnown(run.source_version); !parsed.ok()) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--source-version: ", parsed.status().message()));
+    }
+  }
   migration::DocumentMigrationOptions& docs = run.migration;
   docs.snapshot_name = text("snapshot-name");
   if (vm.count("index-allowlist")) {
@@ -223,15 +231,15 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
     }
     *into = std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
   }
-  const uint64_t max_retries = Get<Count>(vm, "max-retries");
+  const uint64_t max_retries = Get<Bounded<uint64_t, 0, 1000000>>(vm, "max-retries");
   if (max_retries > 1'000'000) {
     return absl::InvalidArgumentError("--max-retries must be at most 1000000 (0: no limit)");
   }
   // Attempts count the first request too.
   docs.reindexer.retry.max_attempts = max_retries == 0 ? 0 : static_cast<int>(max_retries) + 1;
-  docs.reindexer.max_concurrent_batches = std::max<size_t>(1, Get<Count>(vm, "max-connections"));
-  docs.reindexer.max_docs_per_batch = Get<Count>(vm, "documents-per-bulk-request");
-  docs.reindexer.max_bytes_per_batch = Get<Count>(vm, "documents-size-per-bulk-request");
+  docs.reindexer.max_concurrent_batches = Get<Connections>(vm, "max-connections");
+  docs.reindexer.max_docs_per_batch = Get<RequestDocs>(vm, "documents-per-bulk-request");
+  docs.reindexer.max_bytes_per_batch = Get<RequestBytes>(vm, "documents-size-per-bulk-request");
   auto reader_threads = ReaderThreads(vm);
   if (!reader_threads.ok()) return reader_threads.status();
   docs.reader_threads = *reader_threads;

@@ -74,7 +74,7 @@ po::options_description Options() {
       "component templates to migrate (default: every non-system template)")(
       "multi-type-behavior", po::value<std::string>()->default_value("union"),
       "indices with several mapping types (ES <= 5): union merges them into one index, split "
-      "creates <index>_<type> per type")("min-replicas", po::value<int>(),
+      "creates <index>_<type> per type")("min-replicas", po::value<Bounded<int, 0, 1000>>(),
                                          "raise index.number_of_replicas to at least this")(
       "output", po::value<std::string>()->default_value("human-readable"),
       "human-readable or json");
@@ -126,7 +126,7 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
   if (!policy.ok()) return policy.status();
   metadata.multi_type_policy = *policy;
   if (vm.count("min-replicas")) {
-    const int replicas = vm["min-replicas"].as<int>();
+    const int replicas = vm["min-replicas"].as<Bounded<int, 0, 1000>>().value;
     if (replicas < 0) return Invalid("--min-replicas must not be negative");
     metadata.min_replicas = replicas;
   }

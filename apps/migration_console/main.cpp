@@ -47,7 +47,7 @@ const char* const kUsage =
 po::options_description Options() {
   po::options_description options("Options");
   options.add_options()("help,h", "show this help")(
-      "port", po::value<uint16_t>()->default_value(8080), "serve: the port to listen on")(
+      "port", po::value<rfs::apps::Port>()->default_value({8080}), "serve: the port to listen on")(
       "bind", po::value<std::string>()->default_value("0.0.0.0"),
       "serve: the address to listen on (127.0.0.1 for this host only)")(
       "store", po::value<std::string>()->default_value("sqlite:migration-console.db"),
@@ -58,8 +58,9 @@ po::options_description Options() {
       "that token (RFS_CONSOLE_ADMIN_TOKEN)")("tls-cert", po::value<std::string>(),
                                               "serve: PEM certificate chain: serve HTTPS")(
       "tls-key", po::value<std::string>(), "serve: PEM private key of --tls-cert")(
-      "threads", po::value<int>()->default_value(8), "serve: threads serving requests")(
-      "metrics-port", po::value<uint16_t>(),
+      "threads", po::value<rfs::apps::Bounded<int, 1, 256>>()->default_value({8}),
+      "serve: threads serving requests")(
+      "metrics-port", po::value<rfs::apps::Port>(),
       "serve: serve Prometheus metrics (GET /metrics) on this port: API requests, the fleet's "
       "lease actions, each session's progress (default: no metrics endpoint)")(
       "metrics-bind-address", po::value<std::string>()->default_value("0.0.0.0"),
@@ -70,7 +71,7 @@ po::options_description Options() {
       "token", po::value<std::string>(),
       "status: the session's token (or the admin token); RFS_CONSOLE_TOKEN")(
       "json", po::bool_switch(), "status: print the status document as JSON")(
-      "watch", po::value<int>()->default_value(0),
+      "watch", po::value<rfs::apps::Bounded<int, 0, 86400>>()->default_value({0}),
       "status: print again every this many seconds until the session completes");
   return options;
 }
@@ -99,10 +100,11 @@ int Serve(const po::variables_map& vm) {
   rfs::console::ConsoleServerOptions options;
   options.store.uri = vm["store"].as<std::string>();
   options.service.admin_token = FromEnvironment(vm, "admin-token", "RFS_CONSOLE_ADMIN_TOKEN");
-  options.http.port = vm["port"].as<uint16_t>();
+  options.http.port = vm["port"].as<rfs::apps::Port>().value;
   options.http.bind_address = vm["bind"].as<std::string>();
-  options.http.threads = vm["threads"].as<int>();
-  if (vm.count("metrics-port")) options.metrics_port = vm["metrics-port"].as<uint16_t>();
+  options.http.threads = vm["threads"].as<rfs::apps::Bounded<int, 1, 256>>().value;
+  if (vm.count("metrics-port"))
+    options.metrics_port = vm["metrics-port"].as<rfs::apps::Port>().value;
   options.metrics_bind_address = vm["metrics-bind-address"].as<std::string>();
   const std::string cert = rfs::apps::Text(vm, "tls-cert");
   const std::string key = rfs::apps::Text(vm, "tls-key");
@@ -153,7 +155,7 @@ int StatusCommand(const po::variables_map& vm) {
   if (client.token.empty()) {
     return rfs::apps::UsageError(kProgram, "status needs a token (--token or RFS_CONSOLE_TOKEN)");
   }
-  const int watch = vm["watch"].as<int>();
+  const int watch = vm["watch"].as<rfs::apps::Bounded<int, 0, 86400>>().value;
   if (watch < 0) return rfs::apps::UsageError(kProgram, "--watch must be >= 0");
   const auto& stop = rfs::apps::InstallStopHandlers();
   while (true) {

@@ -42,9 +42,13 @@ const char* const kUsage =
     "  5 verify     per index: the snapshot's live documents against the target's _count after\n"
     "               a refresh, and a sample fetched by _id compared with the snapshot's _source\n"
     "Every phase, and each index, runs under a lease a health thread renews; a worker whose\n"
-    "lease is lost ends at once (exit 2). A record taken --max-attempts times without finishing,\n"
-    "or whose work fails for good (snapshot FAILED, template rejected, documents missing), makes\n"
-    "the migration FAILED: every worker then ends with exit 7 and the reason.\n"
+    "lease is lost ends at once (exit 2). Transient errors (a source or target not up yet, 429,\n"
+    "5xx, resets) are retried under the lease and never count as attempts. A record taken\n"
+    "--max-attempts times without finishing, or whose work fails for good (snapshot FAILED,\n"
+    "template rejected, documents missing), makes the migration FAILED: every worker then ends\n"
+    "with exit 7 and the reason, until one runs with --reset-failed after the cause is fixed.\n"
+    "A store remembers the snapshot and allowlists it was set up for: a run with others is\n"
+    "refused (exit 64; use --session-name or another store).\n"
     "\n"
     "Exit codes: 0 every phase COMPLETED (also for a worker that finds it so), 2 stopped by\n"
     "SIGTERM/SIGINT or its lease was lost (run again), 5 the snapshot cannot be read, 6 some\n"
@@ -76,12 +80,15 @@ po::options_description Options() {
       "work runs; a dead worker's record is taken over once it runs out")(
       "snapshot-poll-interval", po::value<std::string>()->default_value("PT1S"),
       "phase 1: how often the snapshot's progress is polled")(
-      "max-attempts", po::value<int>()->default_value(3),
+      "max-attempts", po::value<rfs::apps::Bounded<int, 1, 1000>>()->default_value({3}),
       "acquisitions of one phase or index record before the migration is marked FAILED")(
-      "verify-sample", po::value<int>()->default_value(20),
+      "verify-sample", po::value<rfs::apps::Bounded<int, 0, 1000000>>()->default_value({20}),
       "documents per index fetched by _id and compared with the snapshot's _source")(
       "skip-verify", po::bool_switch(), "skip phase 5")("verify-only", po::bool_switch(),
-                                                        "run phase 5 alone and report");
+                                                        "run phase 5 alone and report")(
+      "reset-failed", po::bool_switch(),
+      "clear the migration's FAILED mark in this store (after fixing its cause), then run: the "
+      "phases go on where they stopped, each record with --max-attempts more attempts");
   rfs::apps::AddTransformerOptions(options, "transformer-config",
                                    "phase 2: user transforms of each template and index (the "
                                    "MetadataMigration option)");
@@ -145,10 +152,11 @@ absl::StatusOr<rfs::migration::RfsWorkerOptions> WorkerOptions(const po::variabl
       return absl::InvalidArgumentError(rfs::core::StrCat("--", name, " must be positive"));
     }
   }
-  run.max_attempts = vm["max-attempts"].as<int>();
+  run.max_attempts = vm["max-attempts"].as<rfs::apps::Bounded<int, 1, 1000>>().value;
   if (run.max_attempts < 1) return absl::InvalidArgumentError("--max-attempts must be >= 1");
-  run.verify_sample = vm["verify-sample"].as<int>();
+  run.verify_sample = vm["verify-sample"].as<rfs::apps::Bounded<int, 0, 1000000>>().value;
   if (run.verify_sample < 0) return absl::InvalidArgumentError("--verify-sample must be >= 0");
+  run.reset_failed = vm["reset-failed"].as<bool>();
   run.skip_verify = vm["skip-verify"].as<bool>();
   run.verify_only = vm["verify-only"].as<bool>();
   if (run.skip_verify && run.verify_only) {

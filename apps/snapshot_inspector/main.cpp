@@ -69,6 +69,10 @@ int Info(int argc, char** argv) {
   } else {
     std::cout << rfs::snapshot::FormatInspection(*inspection);
   }
+  if (!std::cout.flush()) {
+    std::cerr << "SnapshotInspector: writing the standard output failed\n";
+    return rfs::migration::kExitFailure;
+  }
   return 0;
 }
 
@@ -104,7 +108,10 @@ int Docs(int argc, char** argv) {
   if (result.exit_code == rfs::migration::kExitUsage) {
     return rfs::apps::UsageError(kDocs, result.status.message());
   }
-  if (!result.status.ok()) return Fail(result.status);
+  if (!result.status.ok()) {
+    std::cerr << "SnapshotInspector: " << result.status.message() << "\n";
+    return result.exit_code;
+  }
   const auto& totals = result.totals;
   std::cerr << "SnapshotInspector: " << totals.docs << " documents, " << totals.source_bytes
             << " bytes of _source";

@@ -773,6 +773,14 @@ struct ConsoleService::Impl {
       records.work_table += kWorkflowTableSuffix;
       RFS_CONSOLE_TRY(auto reader, Coordinator(records, kConsoleWorker));
       RFS_CONSOLE_TRY(auto phases, FromStatusOr(reader->ListWorkItems()));
+      // After N resets (--reset-failed: records failed_reset_1..N) the FAILED record of the
+      // migration is failed.N; earlier ones were reset.
+      int resets = 0;
+      for (const auto& record : phases) {
+        if (record.id.starts_with("failed_reset_")) ++resets;
+      }
+      const std::string current_failed =
+          resets == 0 ? std::string("failed") : StrCat("failed.", resets);
       for (const auto& record : phases) {
         const std::string state = ItemStatus(record, now);
         json::object row{{"record", record.id},
@@ -785,8 +793,11 @@ struct ConsoleService::Impl {
           row["lease_expiry"] = FormatTime(record.lease_expires_at);
         }
         // The FAILED record carries its reason as its creator (see rfs_worker.cpp).
-        if (record.id == "failed") {
+        if (record.id == current_failed) {
           row["status"] = "FAILED";
+          row["reason"] = record.creator_id;
+        } else if (record.id == "failed" || record.id.starts_with("failed.")) {
+          row["status"] = "RESET";
           row["reason"] = record.creator_id;
         }
         workflow.push_back(std::move(row));

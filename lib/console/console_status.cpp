@@ -163,6 +163,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
       setup_completed = item.completed();
       continue;
     }
+    if (coordination::IsBookkeepingItem(item.id)) continue;
     const auto found = info_by_id.find(item.id);
     const WorkItemInfo* info = found == info_by_id.end() ? nullptr : found->second;
     std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
@@ -442,7 +443,7 @@ std::string FormatStatusText(const json::object& status) {
     for (const auto& r : workflow->as_array()) {
       const json::object& record = r.as_object();
       const std::string id = json::value_to<std::string>(record.at("record"));
-      if (!id.starts_with("phase_") && id != "failed") continue;
+      if (!id.starts_with("phase_") && id != "failed" && !id.starts_with("failed.")) continue;
       out += StrCat(" ", id, "=", json::value_to<std::string>(record.at("status")));
       if (const json::value* reason = record.if_contains("reason"); reason != nullptr) {
         out += StrCat(" (", json::value_to<std::string>(*reason), ")");

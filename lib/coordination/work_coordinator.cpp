@@ -8,6 +8,7 @@
 #include "rfs/core/base64.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/aws_sigv4.hpp"
 
 namespace rfs::coordination {
 namespace {
@@ -177,6 +178,30 @@ absl::Status RunOneTimeSetup(IWorkCoordinator& coordinator, core::IClock& clock,
     return absl::InternalError(
         StrCat("AcquireWorkItem('", item_id, "') reported no available work"));
   }
+}
+
+absl::Status RecordCompletedItem(IWorkCoordinator& coordinator, core::IClock& clock,
+                                 std::string_view id, Duration lease, uint64_t value) {
+  for (int attempt = 0;; ++attempt) {
+    auto outcome = coordinator.AcquireWorkItem(id, lease);
+    if (!outcome.ok()) return outcome.status();
+    if (const auto* acquired = std::get_if<Acquired>(&*outcome)) {
+      auto renewed = coordinator.RenewLease(acquired->lease, {.next_cursor = value});
+      if (!renewed.ok()) return renewed.status();
+      return coordinator.CompleteWorkItem(*renewed);
+    }
+    if (std::holds_alternative<AlreadyCompleted>(*outcome)) return absl::OkStatus();
+    // Another worker holds it (recording it, or giving it back): look again shortly.
+    if (attempt >= 600) {
+      return absl::UnavailableError(
+          core::StrCat("work item ", id, " stays leased by another worker"));
+    }
+    clock.SleepFor(std::chrono::milliseconds(100));
+  }
+}
+
+uint64_t SettingsHash(std::string_view text) {
+  return std::stoull(net::Sha256Hex(text).substr(0, 13), nullptr, 16);
 }
 
 }  // namespace rfs::coordination

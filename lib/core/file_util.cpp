@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -28,7 +29,11 @@ absl::Status ErrnoStatus(std::string_view what, std::string_view path, int error
   switch (error) {
     case ENOSPC:
     case EDQUOT:
-      return absl::ResourceExhaustedError(message);
+      // Not transient for a worker: its lease runs out long before anyone frees space.
+      return NotRetryable(absl::ResourceExhaustedError(message));
+    case EFBIG:
+      // Not OutOfRange: the reindexer reads that as a request too large and splits it.
+      return NotRetryable(absl::ResourceExhaustedError(message));
     case EIO:
     case EAGAIN:
     case EINTR:

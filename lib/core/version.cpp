@@ -77,4 +77,14 @@ absl::StatusOr<ClusterVersion> ClusterVersion::Parse(std::string_view text) {
   return out;
 }
 
+absl::StatusOr<ClusterVersion> ClusterVersion::ParseKnown(std::string_view text) {
+  auto parsed = Parse(text);
+  if (!parsed.ok()) return parsed;
+  if (!parsed->IsKnownMajor()) {
+    return absl::InvalidArgumentError(StrCat(
+        "version '", text, "' is not one rfs knows: ", "Elasticsearch 1 to 9, OpenSearch 1 to 3"));
+  }
+  return parsed;
+}
+
 }  // namespace rfs::core

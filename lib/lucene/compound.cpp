@@ -220,8 +220,10 @@ absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> CompoundDirectory
   if (it == entries_.end()) {
     return absl::NotFoundError(StrCat("no file '", name, "' in compound file ", description_));
   }
-  return std::shared_ptr<const core::IRandomAccessFile>(
-      std::make_shared<SliceFile>(std::string(name), cfs_, it->second.offset, it->second.length));
+  // Named with the compound file's own name, which names the repository blob holding it, so
+  // that an error inside the sub-file says where the bytes are.
+  return std::shared_ptr<const core::IRandomAccessFile>(std::make_shared<SliceFile>(
+      StrCat(name, " in ", cfs_->name()), cfs_, it->second.offset, it->second.length));
 }
 
 }  // namespace rfs::lucene

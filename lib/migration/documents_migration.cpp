@@ -43,6 +43,12 @@ absl::Status TagSnapshotRead(absl::Status status) {
   return status;
 }
 
+using coordination::kSetupForWorkItemId;
+using coordination::kSetupIndicesPrefix;
+
+using coordination::RecordCompletedItem;
+using coordination::SettingsHash;
+
 // The lease on the item being migrated. The heartbeat (called from the reindexer's progress
 // callback, in cursor order) renews it and records the acknowledged cursor; the reader and the
 // senders read its deadlines through atomics, once per document or request.
@@ -550,8 +556,14 @@ bool IsItemOverAttempts(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kItemAttemptsPayload).has_value();
 }
 
+absl::Status MarkSnapshotReadFailure(absl::Status status) { return TagSnapshotRead(status); }
+
 bool IsSnapshotReadFailure(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kSnapshotReadPayload).has_value();
+}
+
+bool IsStoreMismatch(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kStoreMismatchPayload).has_value();
 }
 
 struct DocumentMigrationWorker::ItemResult {
@@ -630,11 +642,70 @@ absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
   return items;
 }
 
+std::vector<std::string> DocumentMigrationWorker::SelectedIndices() const {
+  std::vector<std::string> out;
+  for (std::string& index : repository_.IndicesIn(*snapshot_)) {
+    if (transform::SelectIndex(options_.index_allowlist, index)) out.push_back(std::move(index));
+  }
+  return out;
+}
+
+std::string DocumentMigrationWorker::SetupIdentity() const {
+  // What decides the shard items and where their documents go: the snapshot (its uuid tells a
+  // snapshot from a later one of the same name, in any copy of the repository), the split size
+  // and the multi-type policy.
+  return core::StrCat(
+      "snapshot '", snapshot_->name, "' (uuid ", snapshot_->uuid, "), --split-shard-bytes ",
+      options_.split_shard_bytes, ", --multi-type-behavior ",
+      options_.multi_type_policy == transform::MultiTypePolicy::kSplit ? "split" : "union");
+}
+
+std::string DocumentMigrationWorker::SetupIndicesMarker() const {
+  std::string names;
+  for (const auto& index : SelectedIndices()) names += core::StrCat(index, "\n");
+  return core::StrCat(kSetupIndicesPrefix, SettingsHash(names));
+}
+
+absl::Status DocumentMigrationWorker::CheckStoreIsForThisRun() {
+  const uint64_t mine = SettingsHash(SetupIdentity());
+  RFS_ASSIGN_OR_RETURN(auto record, coordinator_.GetWorkItem(kSetupForWorkItemId));
+  if (!record || !record->completed() || !record->progress) {
+    // A store set up by an rfs that kept no such record: it is adopted for this run's settings
+    // (the first worker to record them decides).
+    RFS_RETURN_IF_ERROR(RecordCompletedItem(coordinator_, clock_, kSetupForWorkItemId,
+                                            options_.initial_lease, mine));
+    RFS_ASSIGN_OR_RETURN(record, coordinator_.GetWorkItem(kSetupForWorkItemId));
+  }
+  if (!record || !record->progress || record->progress->next_cursor != mine) {
+    // Its completed items would read as "no work left" for work never done.
+    absl::Status status = absl::FailedPreconditionError(core::StrCat(
+        "this work-coordination store was set up for another snapshot or other settings than "
+        "this run's ",
+        SetupIdentity(),
+        ": its completed items say nothing of this run. Use a store of its own (--session-name "
+        "NAME, another --output-dir or --coordinator-db), or the settings it was set up with"));
+    status.SetPayload(kStoreMismatchPayload, absl::Cord("1"));
+    return status;
+  }
+  RFS_ASSIGN_OR_RETURN(auto indices, coordinator_.GetWorkItem(SetupIndicesMarker()));
+  if (!indices) {
+    // Another selection of indices over the same snapshot: adding the items it lacks is safe
+    // (creation leaves existing items alone); the items of other indices stay in the store.
+    RFS_RETURN_IF_ERROR(CreateShardItems());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DocumentMigrationWorker::SetupShards() {
+  RFS_RETURN_IF_ERROR(CreateShardItems());
+  return RecordCompletedItem(coordinator_, clock_, kSetupForWorkItemId, options_.initial_lease,
+                             SettingsHash(SetupIdentity()));
+}
+
+absl::Status DocumentMigrationWorker::CreateShardItems() {
   uint64_t created = 0;
   uint64_t indices = 0;
-  for (const std::string& index : repository_.IndicesIn(*snapshot_)) {
-    if (!transform::SelectIndex(options_.index_allowlist, index)) continue;
+  for (const std::string& index : SelectedIndices()) {
     auto metadata = repository_.ReadIndexMetadata(*snapshot_, index);
     if (!metadata.ok()) return TagSnapshotRead(metadata.status());
     ++indices;
@@ -653,7 +724,7 @@ absl::Status DocumentMigrationWorker::SetupShards() {
   event.message = core::StrCat(created, " shard work items for ", indices, " indices of snapshot ",
                                snapshot_->name);
   Emit(std::move(event));
-  return absl::OkStatus();
+  return RecordCompletedItem(coordinator_, clock_, SetupIndicesMarker(), options_.initial_lease);
 }
 
 absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::MigrateItem(
@@ -896,6 +967,12 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   }
   progress_out = keeper.acknowledged();
   if (!reindexed.ok()) {
+    // What the target acknowledged before the end counts, whatever ends the item (a handoff's
+    // summary must agree with its checkpoint).
+    if (progress_out->docs >= recorded.docs) {
+      summary_.docs_written += progress_out->docs - recorded.docs;
+      summary_.source_bytes += progress_out->bytes - std::min(progress_out->bytes, recorded.bytes);
+    }
     if (stream.read_failed()) return reindexed.status();
     const absl::Status& error = reindexed.status();
     auto lease_lost = [&] {
@@ -1001,6 +1078,7 @@ absl::Status DocumentMigrationWorker::RunLoop() {
   RFS_RETURN_IF_ERROR(coordination::RunOneTimeSetup(
       coordinator_, clock_, coordination::kShardSetupWorkItemId,
       [&](const Lease&) { return SetupShards(); }, setup_options));
+  RFS_RETURN_IF_ERROR(CheckStoreIsForThisRun());
 
   while (true) {
     if (options_.stop_requested != nullptr && options_.stop_requested->load()) {
@@ -1019,6 +1097,14 @@ absl::Status DocumentMigrationWorker::RunLoop() {
     }
     const auto* acquired = std::get_if<coordination::Acquired>(&*outcome);
     if (acquired == nullptr) continue;
+    if (coordination::IsBookkeepingItem(acquired->lease.work_item_id) &&
+        acquired->lease.work_item_id != coordination::kShardSetupWorkItemId) {
+      // Caught between its creation and its completion by the worker that records it: given
+      // back for that worker (a lost lease means it has it already).
+      absl::Status released = coordinator_.ReleaseWorkItem(acquired->lease);
+      if (!released.ok() && !coordination::IsLeaseLost(released)) return released;
+      continue;
+    }
     if (options_.max_item_attempts > 0 && acquired->lease.generation > options_.max_item_attempts) {
       // Its holders keep dying or failing on it: give it back and end the run, naming it.
       coordinator_.ReleaseWorkItem(acquired->lease).IgnoreError();

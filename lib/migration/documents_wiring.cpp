@@ -7,6 +7,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
+#include "rfs/net/retrying_transport.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
 
@@ -49,6 +50,18 @@ absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
   auto transport = net::BeastHttpTransport::Open(std::move(options));
   if (!transport.ok()) return transport.status();
   return std::shared_ptr<net::IHttpTransport>(*std::move(transport));
+}
+
+absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenPatientTransport(
+    net::HttpTransportOptions options, size_t max_connections) {
+  auto transport = OpenTransport(std::move(options), max_connections);
+  if (!transport.ok()) return transport.status();
+  net::TransportRetryPolicy policy;
+  policy.max_attempts = 9;
+  policy.initial_backoff = std::chrono::milliseconds(250);
+  policy.max_backoff = std::chrono::seconds(8);
+  return std::shared_ptr<net::IHttpTransport>(std::make_shared<net::RetryingHttpTransport>(
+      *std::move(transport), core::SystemClock::Instance(), policy));
 }
 
 std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
@@ -144,6 +157,13 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
       return ShardTotals(*source, **snapshot, id);
     };
     opened = coordination::ConsoleWorkCoordinator::Open(std::move(console));
+  } else if (const auto scheme = db.find("://"); scheme != std::string::npos &&
+                                                 !db.starts_with("postgresql://") &&
+                                                 !db.starts_with("postgres://")) {
+    // A URL of a database rfs does not speak would otherwise become a SQLite file of that name.
+    return absl::InvalidArgumentError(
+        StrCat("--coordinator-db takes a SQLite file path or a postgresql:// URL, not a ",
+               db.substr(0, scheme), ":// URL"));
   } else if (db.starts_with("postgresql://") || db.starts_with("postgres://")) {
     coordination::PostgresWorkCoordinatorOptions postgres;
     postgres.worker_id = worker_id;

@@ -71,4 +71,10 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
 absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
     net::HttpTransportOptions options, size_t max_connections);
 
+/// The same, resending each request that meets a transient fault (a reset, refused connection,
+/// timeout, 429, 502, 503, 504) for up to about half a minute with backoff: for callers whose
+/// requests are all safe to send twice (metadata, snapshot and cluster requests; never _bulk).
+absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenPatientTransport(
+    net::HttpTransportOptions options, size_t max_connections);
+
 }  // namespace rfs::migration::internal

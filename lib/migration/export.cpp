@@ -2,6 +2,7 @@
 #include "rfs/migration/export.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "rfs/core/file_util.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -111,8 +113,13 @@ class ShardExporter {
   void Flush() {
     Write(buffer_);
     buffer_.clear();
-    std::fflush(out_);
+    if (std::fflush(out_) != 0 && write_status_.ok()) {
+      write_status_ = core::ErrnoStatus("write", "the standard output", errno);
+    }
   }
+
+  /// The first failed write (a full disk, a closed pipe): the output is incomplete.
+  const absl::Status& write_status() const { return write_status_; }
 
   absl::Status Export(const snapshot::SnapshotRepository& repository,
                       const snapshot::SnapshotEntry& snapshot, const snapshot::IndexMetadata& index,
@@ -136,7 +143,10 @@ class ShardExporter {
       if (!*more) return absl::OkStatus();
       RFS_RETURN_IF_ERROR(AppendLine(doc, target, buffer_, totals_, skipped_, flush_));
       ReportSkipped();
-      if (buffer_.size() > kPiece) Flush();
+      if (buffer_.size() > kPiece) {
+        Flush();
+        RFS_RETURN_IF_ERROR(write_status_);
+      }
     }
   }
 
@@ -199,11 +209,15 @@ class ShardExporter {
         huge.reset();  // its chunk is as large as the document
       }
       Write(std::string_view(range.text).substr(written));
+      RFS_RETURN_IF_ERROR(write_status_);
     }
   }
 
   void Write(std::string_view bytes) {
-    if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), out_);
+    if (bytes.empty() || !write_status_.ok()) return;
+    if (std::fwrite(bytes.data(), 1, bytes.size(), out_) != bytes.size()) {
+      write_status_ = core::ErrnoStatus("write", "the standard output", errno);
+    }
   }
 
   void ReportSkipped() {
@@ -217,6 +231,7 @@ class ShardExporter {
   std::FILE* out_;
   ExportTotals& totals_;
   std::string buffer_;
+  absl::Status write_status_;
   std::vector<std::string> skipped_;
   const std::function<void()> flush_ = [this] {
     Write(buffer_);
@@ -262,10 +277,16 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
     }
     for (int shard = first; shard <= last; ++shard) {
       auto status = exporter.Export(**repository, **snapshot, *meta, shard, options.from_cursor);
+      if (!exporter.write_status().ok()) {
+        return Done(std::move(result), exporter.write_status(), kExitFailure);
+      }
       if (!status.ok()) return Done(std::move(result), std::move(status), kExitSnapshot);
     }
   }
   exporter.Flush();
+  if (!exporter.write_status().ok()) {
+    return Done(std::move(result), exporter.write_status(), kExitFailure);
+  }
   return result;
 }
 

@@ -4,12 +4,14 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
 #include <boost/json.hpp>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -58,9 +60,7 @@ TemplateKind TemplateKindOf(MetadataItemKind kind) {
   }
 }
 
-bool IsTransient(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsResourceExhausted(s) || absl::IsDeadlineExceeded(s);
-}
+bool IsTransient(const absl::Status& s) { return core::IsRetryable(s); }
 
 // Templates Elasticsearch installs and manages itself.
 bool IsManaged(const json::object& tmpl) {
@@ -181,6 +181,7 @@ class MigrationRun {
   transform::MetadataTransformOptions transform_;
   MetadataReport report_;
   std::set<std::string> components_on_target_;  // migrated, would be migrated, or existing
+  std::map<std::string, std::string> components_failed_;  // selected but failed: why
   std::unique_ptr<transform::IJsonTransformer> user_transformer_;
 };
 
@@ -398,6 +399,7 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
   if (!transformed.ok()) {
     item.outcome = MetadataOutcome::kFailed;
     item.error = std::string(transformed.status().message());
+    if (kind == MetadataItemKind::kComponentTemplate) components_failed_[name] = item.error;
     report_.items.push_back(std::move(item));
     return;
   }
@@ -435,12 +437,25 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
       }
     }
     if (!fatal.empty()) {
-      std::string list;
-      for (const auto& f : fatal) list += (list.empty() ? "" : ", ") + f;
+      // The advice depends on why each is missing: not selected, or selected and failed.
+      std::string unselected, failed;
+      for (const auto& f : fatal) {
+        if (auto it = components_failed_.find(f); it != components_failed_.end()) {
+          failed += StrCat(failed.empty() ? "" : "; ", f, ": ", it->second);
+        } else {
+          unselected += StrCat(unselected.empty() ? "" : ", ", f);
+        }
+      }
       item.outcome = MetadataOutcome::kFailed;
-      item.error = StrCat("composed of component templates [", list,
-                          "] that are neither migrated nor on the target (select them with "
-                          "--component-template-allowlist)");
+      item.error = "composed of component templates that are not on the target";
+      if (!failed.empty()) {
+        item.error += StrCat(" (failed to migrate: ", failed, ")");
+      }
+      if (!unselected.empty()) {
+        item.error += StrCat(" ([", unselected,
+                             "] neither migrated nor on the target: select them with "
+                             "--component-template-allowlist)");
+      }
       report_.items.push_back(std::move(item));
       return;
     }
@@ -448,6 +463,8 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
   Apply(item);
   if (kind == MetadataItemKind::kComponentTemplate && IsFine(item.outcome)) {
     components_on_target_.insert(name);
+  } else if (kind == MetadataItemKind::kComponentTemplate) {
+    components_failed_[name] = item.error;
   }
   report_.items.push_back(std::move(item));
 }

@@ -19,6 +19,7 @@
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
 #include "rfs/net/aws_sigv4.hpp"
+#include "rfs/net/retrying_transport.hpp"
 #include "rfs/transform/index_filter.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
@@ -32,6 +33,9 @@ using coordination::Lease;
 using core::StrCat;
 
 constexpr std::string_view kFailedRecord = "failed";
+constexpr std::string_view kRunForRecord = "run_for";
+constexpr std::string_view kResetPrefix = "failed_reset_";
+constexpr int kExitStopped = 2;
 constexpr std::string_view kFailedPrefix = "FAILED ";
 constexpr const char* kPhasePayload = "rfs.migration.phase_failed";
 
@@ -57,8 +61,12 @@ bool IsPhaseFailure(const absl::Status& status) {
 class HealthGuard {
  public:
   HealthGuard(IWorkCoordinator& records, core::IClock& clock, Lease lease,
-              std::function<void(const std::string&)> on_lost)
-      : records_(records), clock_(clock), lease_(std::move(lease)), on_lost_(std::move(on_lost)) {
+              std::function<void(const std::string&)> on_lost, coordination::ItemProgress progress)
+      : records_(records),
+        clock_(clock),
+        lease_(std::move(lease)),
+        on_lost_(std::move(on_lost)),
+        progress_(progress) {
     thread_ = std::thread([this] { Loop(); });
   }
   ~HealthGuard() {
@@ -85,7 +93,7 @@ class HealthGuard {
       if (done_) return;
       Lease current = lease_;
       lock.unlock();
-      auto renewed = records_.RenewLease(current, coordination::ItemProgress{});
+      auto renewed = records_.RenewLease(current, progress_);
       lock.lock();
       if (renewed.ok()) {
         lease_ = *std::move(renewed);
@@ -109,13 +117,19 @@ class HealthGuard {
   Lease lease_;
   bool done_ = false;
   std::function<void(const std::string&)> on_lost_;
+  const coordination::ItemProgress progress_;
   std::thread thread_;
 };
 
 // The expected documents of one index and a sample of them (reservoir), read from the snapshot.
 struct SnapshotIndexDocs {
   uint64_t count = 0;
-  std::vector<std::pair<std::string, std::string>> sample;  // (_id, _source JSON)
+  struct Sampled {
+    std::string id;
+    std::optional<std::string> routing;
+    std::string source;  // JSON
+  };
+  std::vector<Sampled> sample;
 };
 
 absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotRepository& repository,
@@ -137,8 +151,8 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
       if (!more.ok()) return more.status();
       if (!*more) break;
       ++out.count;
-      // Reservoir sampling over documents with a source and no custom routing (fetched by _id).
-      if (!doc.has_source || doc.routing) continue;
+      // Reservoir sampling over documents with a source (fetched by _id and routing).
+      if (!doc.has_source) continue;
       size_t slot = out.sample.size();
       if (out.sample.size() >= sample_size) {
         slot = std::uniform_int_distribution<uint64_t>(0, out.count - 1)(rng);
@@ -146,10 +160,11 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
       }
       std::string source;
       if (!lucene::AppendSourceAsJson(doc.source, doc.source_format, source).ok()) continue;
+      SnapshotIndexDocs::Sampled sampled{doc.id, doc.routing, std::move(source)};
       if (slot == out.sample.size()) {
-        out.sample.emplace_back(doc.id, std::move(source));
+        out.sample.push_back(std::move(sampled));
       } else {
-        out.sample[slot] = {doc.id, std::move(source)};
+        out.sample[slot] = std::move(sampled);
       }
     }
   }
@@ -262,20 +277,28 @@ class Worker {
       return Finish(absl::OkStatus(), 0);
     }
 
+    // What can be checked without the store is checked first, so that a mistyped option is a
+    // usage error (64) and never a FAILED record every later worker would meet.
+    if (auto code = CheckBeforeTheStore()) return Finish(precheck_status_, *code);
+
     int exit_code = kExitFailure;
     auto records = internal::OpenCoordinator(docs, wiring_, result_.worker_id,
                                              internal::ItemSpace::kWorkerRecords, &exit_code);
     if (!records.ok()) return Finish(records.status(), exit_code);
     records_ = *std::move(records);
     if (auto status = records_->Setup(); !status.ok()) return Finish(status, kExitFailure);
+    if (auto status = ReadResetEpoch(); !status.ok()) return Finish(status, kExitFailure);
+    if (options_.reset_failed) {
+      if (auto status = ResetFailed(); !status.ok()) return Finish(status, kExitFailure);
+    }
 
     absl::Status status = RunPhases();
+    if (stopped_) return Finish(absl::OkStatus(), kExitStopped);
     if (IsPhaseFailure(status)) {
       result_.failure = std::string(status.message());
       return Finish(status, kExitPhaseFailed);
     }
     if (!status.ok()) return Finish(status, exit_code_override_.value_or(kExitFailure));
-    if (stopped_) return Finish(absl::OkStatus(), 2);
     return Finish(absl::OkStatus(),
                   result_.documents.docs_failed > 0 ? kDocumentsFailedExitCode : 0);
   }
@@ -306,6 +329,91 @@ class Worker {
     return absl::OkStatus();
   }
 
+  // nullopt when the run may touch the store; else the exit code (precheck_status_ says why).
+  std::optional<int> CheckBeforeTheStore() {
+    // A malformed URL is a usage error; a cluster that does not answer within the patient
+    // transport's half minute is named, with nothing recorded.
+    auto check_cluster = [&](const net::HttpTransportOptions& cluster, const char* role,
+                             const char* option) -> std::optional<int> {
+      auto transport = internal::OpenPatientTransport(cluster, 2);
+      if (!transport.ok()) {
+        precheck_status_ = core::WithContext(transport.status(), option);
+        return kExitUsage;
+      }
+      opensearch::OpenSearchClient client(**transport);
+      if (auto version = client.GetVersion(); !version.ok()) {
+        precheck_status_ = core::WithContext(version.status(),
+                                             StrCat("the ", role, " cluster at ", cluster.endpoint,
+                                                    " does not answer (check ", option, ")"));
+        return core::IsRetryable(version.status()) ? kExitFailure : kExitUsage;
+      }
+      return std::nullopt;
+    };
+    if (options_.source) {
+      if (auto code = check_cluster(*options_.source, "source", "--source-host")) return code;
+    }
+    if (options_.documents.target) {
+      if (auto code = check_cluster(*options_.documents.target, "target", "--target-host")) {
+        return code;
+      }
+    }
+    if (options_.source) return std::nullopt;
+    // No source: the snapshot must be in the repository already.
+    absl::Status status = OpenRepository();
+    if (status.ok()) return std::nullopt;
+    if (absl::IsNotFound(status) && !result_.snapshot_name.empty()) {
+      precheck_status_ = core::WithContext(status, "--snapshot-name");
+      return kExitUsage;
+    }
+    precheck_status_ = status;
+    return kSnapshotReadFailureExitCode;
+  }
+
+  // Resets (--reset-failed) are records failed_reset_1, _2, ...; after N of them the FAILED
+  // record is failed.N and each record and work item has N x --max-attempts attempts.
+  absl::Status ReadResetEpoch() {
+    while (true) {
+      auto reset = records_->GetWorkItem(StrCat(kResetPrefix, epoch_ + 1));
+      if (!reset.ok()) return reset.status();
+      if (!*reset) return absl::OkStatus();
+      ++epoch_;
+    }
+  }
+
+  std::string FailedRecord() const {
+    return epoch_ == 0 ? std::string(kFailedRecord) : StrCat(kFailedRecord, ".", epoch_);
+  }
+
+  int AttemptLimit() const { return options_.max_attempts * (epoch_ + 1); }
+
+  absl::Status ResetFailed() {
+    auto failed = records_->GetWorkItem(FailedRecord());
+    if (!failed.ok()) return failed.status();
+    if (!*failed) {
+      Emit(WorkerPhase::kSnapshot, "reset", "", "the migration is not FAILED: nothing to reset");
+      return absl::OkStatus();
+    }
+    RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(
+        *records_, clock_, StrCat(kResetPrefix, epoch_ + 1), options_.record_lease));
+    RFS_RETURN_IF_ERROR(ReadResetEpoch());
+    Emit(WorkerPhase::kSnapshot, "reset", "",
+         StrCat("the FAILED mark is cleared (reset ", epoch_,
+                "); phases go on where they stopped, each record with ", options_.max_attempts,
+                " more attempts"));
+    return absl::OkStatus();
+  }
+
+  // Sleeps `duration`, waking early when a stop is requested.
+  void SleepUnlessStopped(std::chrono::milliseconds duration) {
+    const auto until = clock_.Now() + duration;
+    while (!StopRequested() && clock_.Now() < until) {
+      clock_.SleepFor(std::min<std::chrono::milliseconds>(
+          std::chrono::milliseconds(100),
+          std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_.Now()) +
+              std::chrono::milliseconds(1)));
+    }
+  }
+
   // Sleeps a short random time (a worker that lost a race looks again soon, but not in step).
   void Backoff(std::chrono::milliseconds at_most = std::chrono::milliseconds(1500)) {
     const auto ms = std::uniform_int_distribution<int64_t>(
@@ -320,12 +428,13 @@ class Worker {
 
   // The migration's FAILED record, if any: its reason.
   absl::Status CheckFailed() {
-    auto failed = records_->GetWorkItem(kFailedRecord);
+    auto failed = records_->GetWorkItem(FailedRecord());
     if (!failed.ok()) return failed.status();
     if (!*failed) return absl::OkStatus();
     std::string reason = (*failed)->creator_id;
     if (reason.starts_with(kFailedPrefix)) reason = reason.substr(kFailedPrefix.size());
-    return PhaseFailed(StrCat("the migration FAILED: ", reason));
+    return PhaseFailed(StrCat("the migration FAILED: ", reason,
+                              " (after fixing the cause, run once with --reset-failed)"));
   }
 
   // Records the failure (the first one stands) and returns it as every worker will see it. The
@@ -340,7 +449,7 @@ class Worker {
     auto marker = internal::OpenCoordinator(options_.documents, wiring_, reason,
                                             internal::ItemSpace::kWorkerRecords, &exit_code);
     if (marker.ok()) {
-      auto created = (*marker)->CreateUnassignedWorkItem(kFailedRecord, 0);
+      auto created = (*marker)->CreateUnassignedWorkItem(FailedRecord(), 0);
       if (!created.ok()) return created.status();
     } else {
       return marker.status();
@@ -357,6 +466,7 @@ class Worker {
   absl::StatusOr<Once> RunOnce(WorkerPhase phase, const std::string& record,
                                const std::string& item, bool wait,
                                const std::function<absl::Status()>& body) {
+    int transient_rounds = 0;
     while (true) {
       RFS_RETURN_IF_ERROR(CheckFailed());
       if (StopRequested()) {
@@ -380,19 +490,36 @@ class Worker {
         continue;
       }
       const Lease lease = std::get<coordination::Acquired>(*outcome).lease;
-      if (lease.generation > options_.max_attempts) {
+      // A record's progress counts the grants given back after a transient error or a stop:
+      // those are not failed attempts, only grants that died or failed for good are.
+      coordination::ItemProgress given_back =
+          lease.recorded_progress.value_or(coordination::ItemProgress{});
+      const int64_t attempts = lease.generation - static_cast<int64_t>(given_back.docs);
+      if (attempts > AttemptLimit()) {
         return MarkFailed(phase, item,
-                          StrCat("not completed in ", options_.max_attempts,
+                          StrCat("not completed in ", AttemptLimit(),
                                  " attempts (the workers holding it died or failed)"));
       }
-      Emit(phase, "started", item, StrCat("attempt ", lease.generation));
+      Emit(phase, "started", item, StrCat("attempt ", attempts));
       absl::Status status;
       Lease current = lease;
       {
-        HealthGuard guard(*records_, clock_, lease, options_.on_lease_lost);
+        HealthGuard guard(*records_, clock_, lease, options_.on_lease_lost, given_back);
         status = body();
+        // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
+        // this lease, which the guard keeps renewing, for up to one lease duration.
+        auto backoff = std::chrono::milliseconds(250);
+        const auto retry_until = clock_.Now() + options_.record_lease;
+        while (core::IsRetryable(status) && !StopRequested() && clock_.Now() < retry_until) {
+          Emit(phase, "waiting", item, StrCat("retrying after: ", status.message()));
+          SleepUnlessStopped(backoff);
+          backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(15));
+          if (StopRequested()) break;
+          status = body();
+        }
         current = guard.lease();
       }
+      ++given_back.docs;
       if (status.ok()) {
         absl::Status completed = records_->CompleteWorkItem(current);
         if (coordination::IsLeaseLost(completed)) continue;  // someone else will, or did
@@ -400,29 +527,52 @@ class Worker {
         Emit(phase, "completed", item, "");
         return Once::kDone;
       }
-      if (IsPhaseFailure(status)) return status;
-      if (absl::IsCancelled(status)) {
+      if (IsPhaseFailure(status)) {
         records_->ReleaseWorkItem(current).IgnoreError();
-        stopped_ = true;
         return status;
       }
-      if (!core::IsRetryable(status)) return MarkFailed(phase, item, std::string(status.message()));
-      // Transient: give the record back; the next attempt (maybe ours) counts against the limit.
-      Emit(phase, "waiting", item, StrCat("retrying after: ", status.message()));
-      records_->ReleaseWorkItem(current).IgnoreError();
+      if (absl::IsCancelled(status) || (StopRequested() && core::IsRetryable(status))) {
+        records_->ReleaseWorkItem(current, given_back).IgnoreError();
+        stopped_ = true;
+        return absl::CancelledError("stopped by a signal");
+      }
+      if (IsSnapshotReadFailure(status)) {
+        // Not FAILED: once the repository is readable again, the next worker goes on.
+        records_->ReleaseWorkItem(current, given_back).IgnoreError();
+        exit_code_override_ = kSnapshotReadFailureExitCode;
+        return status;
+      }
+      if (!core::IsRetryable(status)) {
+        // An attempt that failed for good: given back (counted), so that after --reset-failed
+        // the next worker takes the record at once instead of waiting out this lease.
+        records_->ReleaseWorkItem(current).IgnoreError();
+        return MarkFailed(phase, item, std::string(status.message()));
+      }
+      // Still transient after a whole lease of retries: give the record back (not an attempt).
+      // After three such leases the worker ends (exit 1, nothing FAILED): a target or source
+      // that never answers is more likely a wrong option than a passing fault.
+      records_->ReleaseWorkItem(current, given_back).IgnoreError();
+      if (++transient_rounds >= 3) {
+        return core::WithContext(status, StrCat(item,
+                                                ": still failing after three leases of "
+                                                "retries"));
+      }
       Backoff();
     }
   }
 
   absl::Status RunPhases() {
+    // The records in this store must be this migration's: a store set up for another snapshot
+    // or other allowlists would report phases COMPLETED that never ran for this one.
+    RFS_RETURN_IF_ERROR(CheckRecordsAreForThisRun());
     // 1: the snapshot.
     RFS_RETURN_IF_ERROR(
         RunOnce(WorkerPhase::kSnapshot, PhaseRecord(WorkerPhase::kSnapshot), "snapshot", true, [&] {
           return SnapshotPhase();
         }).status());
     if (auto status = OpenRepository(); !status.ok()) {
-      return MarkFailed(WorkerPhase::kSnapshot, "snapshot",
-                        StrCat("the repository cannot be read: ", status.message()));
+      exit_code_override_ = kSnapshotReadFailureExitCode;
+      return core::WithContext(status, "the snapshot cannot be read");
     }
     // 2: templates.
     RFS_RETURN_IF_ERROR(RunOnce(WorkerPhase::kMetadata, PhaseRecord(WorkerPhase::kMetadata),
@@ -470,6 +620,49 @@ class Worker {
         .status();
   }
 
+  // What decides the phases' work: the snapshot (by name, known before phase 1 creates it; the
+  // documents' store also checks its uuid) and every selection and placement option.
+  std::string RunIdentity() const {
+    auto list = [](const transform::Allowlist& allowlist) {
+      std::string out;
+      for (const auto& entry : allowlist.entries()) out += StrCat(out.empty() ? "" : ",", entry);
+      return out.empty() ? std::string("(default)") : out;
+    };
+    return StrCat(
+        "snapshot '", result_.snapshot_name, "', --index-allowlist ",
+        list(options_.metadata.index_allowlist), ", --index-template-allowlist ",
+        list(options_.metadata.index_template_allowlist), ", --component-template-allowlist ",
+        list(options_.metadata.component_template_allowlist), ", --multi-type-behavior ",
+        options_.metadata.multi_type_policy == transform::MultiTypePolicy::kSplit ? "split"
+                                                                                  : "union");
+  }
+
+  // The first worker records the run's identity (a hash in the record kRunForRecord); a store
+  // whose records were made for another run is refused, before any phase is looked at.
+  absl::Status CheckRecordsAreForThisRun() {
+    const std::string identity = RunIdentity();
+    const uint64_t mine = coordination::SettingsHash(identity);
+    auto record = records_->GetWorkItem(kRunForRecord);
+    if (!record.ok()) return record.status();
+    if (!*record || !(*record)->completed() || !(*record)->progress) {
+      // A fresh store, or one an rfs without this record made: adopted for this run.
+      RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(*records_, clock_, kRunForRecord,
+                                                            options_.record_lease, mine));
+      record = records_->GetWorkItem(kRunForRecord);
+      if (!record.ok()) return record.status();
+    }
+    if (*record && (*record)->progress && (*record)->progress->next_cursor == mine) {
+      return absl::OkStatus();
+    }
+    exit_code_override_ = kExitUsage;
+    return absl::FailedPreconditionError(
+        StrCat("this store's migration records were made for another snapshot or other allowlists "
+               "than this run's: ",
+               identity,
+               ". Use a store of its own (--session-name NAME, another --output-dir or "
+               "--coordinator-db), or the options it was set up with"));
+  }
+
   absl::Status SnapshotPhase() {
     if (!options_.source) {
       // No source cluster: the snapshot must be in the repository already.
@@ -479,7 +672,7 @@ class Worker {
             StrCat("snapshot ", result_.snapshot_name.empty() ? "(newest)" : result_.snapshot_name,
                    " is not in the repository: ", status.message()));
       }
-      return status;
+      return core::IsRetryable(status) ? status : MarkSnapshotReadFailure(status);
     }
     auto transport = internal::OpenTransport(*options_.source, 2);
     if (!transport.ok()) return transport.status();
@@ -539,12 +732,16 @@ class Worker {
     metadata.include_indices = index.has_value();
     metadata.only_index = index;
     if (!wiring_.client) metadata.output_dir = options_.documents.output_dir;
-    MetadataMigrator migrator(*wiring_.repository, *snapshot_, wiring_.client.get(), metadata);
+    RFS_RETURN_IF_ERROR(OpenRequestClient());
+    MetadataMigrator migrator(*wiring_.repository, *snapshot_, request_client_.get(), metadata);
     auto report = migrator.Run();
     if (!report.ok()) {
       if (migrator.failure_source() == MetadataFailureSource::kTarget &&
           core::IsRetryable(report.status())) {
         return report.status();
+      }
+      if (migrator.failure_source() == MetadataFailureSource::kSnapshot) {
+        return MarkSnapshotReadFailure(report.status());
       }
       return absl::FailedPreconditionError(std::string(report.status().message()));
     }
@@ -562,6 +759,19 @@ class Worker {
     return absl::OkStatus();
   }
 
+  // The client of the metadata and verify phases: each of their requests is safe to send twice,
+  // so a fault is resent a few times at once (the bulk client is not); longer outages are
+  // retried by RunOnce, which a stop interrupts.
+  absl::Status OpenRequestClient() {
+    if (!wiring_.client || request_client_) return absl::OkStatus();
+    auto transport = internal::OpenTransport(*options_.documents.target, 4);
+    if (!transport.ok()) return transport.status();
+    request_transport_ =
+        std::make_shared<net::RetryingHttpTransport>(*std::move(transport), clock_);
+    request_client_ = std::make_unique<opensearch::OpenSearchClient>(*request_transport_);
+    return absl::OkStatus();
+  }
+
   absl::Status DocumentsPhase() {
     const std::string record = PhaseRecord(WorkerPhase::kDocuments);
     Emit(WorkerPhase::kDocuments, "started", "documents", "");
@@ -576,7 +786,7 @@ class Worker {
       if (*state && (*state)->completed()) return absl::OkStatus();
       DocumentMigrationOptions migration = options_.documents.migration;
       migration.single_work_item = false;
-      migration.max_item_attempts = options_.max_attempts;
+      migration.max_item_attempts = AttemptLimit();
       DocumentMigrationWorker worker(*wiring_.repository, **items, wiring_.sinks,
                                      wiring_.failed_sink.get(), clock_, migration);
       auto run = worker.Run();
@@ -592,8 +802,12 @@ class Worker {
                             std::string(run.status().message()));
         }
         if (IsSnapshotReadFailure(run.status())) {
-          return MarkFailed(WorkerPhase::kDocuments, "documents",
-                            std::string(run.status().message()));
+          exit_code_override_ = kSnapshotReadFailureExitCode;
+          return run.status();
+        }
+        if (IsStoreMismatch(run.status())) {
+          exit_code_override_ = kExitUsage;
+          return run.status();
         }
         if (core::IsRetryable(run.status())) {
           Backoff();
@@ -640,8 +854,9 @@ class Worker {
     VerifyReport report;
     const std::map<std::string, uint64_t> failed =
         CountFailedDocuments(wiring_.failed_documents_dir);
-    if (wiring_.client) {
-      if (auto refreshed = wiring_.client->Refresh(); !refreshed.ok()) return refreshed;
+    RFS_RETURN_IF_ERROR(OpenRequestClient());
+    if (request_client_) {
+      if (auto refreshed = request_client_->Refresh(); !refreshed.ok()) return refreshed;
     }
     for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
       IndexVerification row;
@@ -654,14 +869,17 @@ class Worker {
       }
       auto docs = ReadIndexDocs(*wiring_.repository, *snapshot_, index,
                                 static_cast<size_t>(options_.verify_sample), rng_);
-      if (!docs.ok()) return docs.status();
+      if (!docs.ok()) {
+        return core::IsRetryable(docs.status()) ? docs.status()
+                                                : MarkSnapshotReadFailure(docs.status());
+      }
       row.expected = docs->count;
       Emit(WorkerPhase::kVerify, "progress", StrCat("index ", index),
            StrCat(row.expected, " documents in the snapshot"));
       if (auto it = failed.find(index); it != failed.end()) row.failed = it->second;
       std::map<std::string, std::string> target_sources;
-      if (wiring_.client) {
-        auto count = wiring_.client->Count(index);
+      if (request_client_) {
+        auto count = request_client_->Count(index);
         if (absl::IsNotFound(count.status())) {
           row.migrated = 0;
         } else if (!count.ok()) {
@@ -669,20 +887,21 @@ class Worker {
         } else {
           row.migrated = *count;
         }
-        for (const auto& [id, source] : docs->sample) {
-          auto stored = wiring_.client->GetDocument(index, id);
-          if (stored.ok() && *stored) target_sources[id] = (*stored)->source;
+        for (const auto& [id, routing, source] : docs->sample) {
+          auto stored = request_client_->GetDocument(index, id, routing);
+          if (!stored.ok()) return stored.status();
+          if (*stored) target_sources[id] = (*stored)->source;
         }
       } else {
         std::set<std::string> wanted;
-        for (const auto& [id, source] : docs->sample) wanted.insert(id);
+        for (const auto& [id, routing, source] : docs->sample) wanted.insert(id);
         DirectoryIndex directory = ReadDirectoryIndex(options_.documents.output_dir, index, wanted);
         row.migrated = directory.count;
         target_sources = std::move(directory.sources);
       }
       const uint64_t accounted = row.migrated + row.failed;
       row.missing = row.expected > accounted ? row.expected - accounted : 0;
-      for (const auto& [id, source] : docs->sample) {
+      for (const auto& [id, routing, source] : docs->sample) {
         ++row.sampled;
         auto it = target_sources.find(id);
         if (it == target_sources.end()) {
@@ -705,6 +924,10 @@ class Worker {
   std::mt19937_64 rng_{std::random_device{}()};
   bool stopped_ = false;
   std::optional<int> exit_code_override_;
+  absl::Status precheck_status_;
+  std::shared_ptr<net::IHttpTransport> request_transport_;
+  std::unique_ptr<opensearch::OpenSearchClient> request_client_;
+  int epoch_ = 0;
 };
 
 }  // namespace

@@ -108,9 +108,10 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   absl::StatusOr<WorkerSummary> run = worker.Run();
   result.summary = worker.summary();
   if (!run.ok()) {
-    return Finish(
-        std::move(result), run.status(),
-        IsSnapshotReadFailure(run.status()) ? kSnapshotReadFailureExitCode : kExitFailure);
+    return Finish(std::move(result), run.status(),
+                  IsSnapshotReadFailure(run.status()) ? kSnapshotReadFailureExitCode
+                  : IsStoreMismatch(run.status())     ? kExitUsage
+                                                      : kExitFailure);
   }
   const int code = ExitCode(result.summary);
   return Finish(std::move(result), absl::OkStatus(), code);
@@ -142,6 +143,7 @@ CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options) {
   if (auto body = opensearch::RepositoryBody(options.repository); !body.ok()) {
     return fail(body.status(), kExitUsage);
   }
+  // Not resent: a snapshot request applied but unanswered would come back "already exists".
   auto transport = OpenTransport(options.source, /*max_connections=*/2);
   if (!transport.ok()) {
     return fail(transport.status(),
@@ -182,7 +184,7 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
   std::shared_ptr<net::IHttpTransport> transport;
   std::unique_ptr<opensearch::OpenSearchClient> client;
   if (options.target) {
-    auto opened = OpenTransport(*options.target, /*max_connections=*/4);
+    auto opened = internal::OpenPatientTransport(*options.target, /*max_connections=*/4);
     if (!opened.ok()) return fail(opened.status(), kExitUsage);
     transport = *std::move(opened);
     client = std::make_unique<opensearch::OpenSearchClient>(*transport);

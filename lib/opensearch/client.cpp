@@ -404,9 +404,12 @@ absl::StatusOr<uint64_t> OpenSearchClient::Count(std::string_view index,
   return static_cast<uint64_t>(count);
 }
 
-absl::StatusOr<std::optional<StoredDocument>> OpenSearchClient::GetDocument(std::string_view index,
-                                                                            std::string_view id) {
-  const std::string target = StrCat("/", EncodePathSegment(index), "/_doc/", EncodePathSegment(id));
+absl::StatusOr<std::optional<StoredDocument>> OpenSearchClient::GetDocument(
+    std::string_view index, std::string_view id, const std::optional<std::string>& routing) {
+  std::string target = StrCat("/", EncodePathSegment(index), "/_doc/", EncodePathSegment(id));
+  // A document with custom routing lives on the shard its routing picks: fetched without it,
+  // it may be "not found".
+  if (routing) target += StrCat("?routing=", EncodePathSegment(*routing));
   auto response = Send(JsonRequest("GET", target));
   if (!response.ok()) return response.status();
   auto parsed = ParseJson(response->body);

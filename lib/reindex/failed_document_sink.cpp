@@ -30,6 +30,18 @@ json::value JsonOrString(std::string_view text) {
 
 json::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
+// Appends `text` as it is when it is one line of JSON: a parsed and re-printed source would not
+// be the document that failed (959.3 prints as 9.593E2, 1e400 as an infinity). Otherwise as
+// JsonOrString gives it.
+void AppendSource(std::string& out, std::string_view text) {
+  const bool one_line = text.find_first_of("\r\n") == std::string_view::npos;
+  if (auto parsed = net::ParseJson(text); parsed && one_line) {
+    out += text;
+  } else {
+    out += json::serialize(JsonOrString(text));
+  }
+}
+
 }  // namespace
 
 std::string FailedDocumentToJson(const FailedDocument& doc) {
@@ -39,9 +51,13 @@ std::string FailedDocumentToJson(const FailedDocument& doc) {
                       {"status", doc.status},
                       {"error_type", View(doc.error_type)},
                       {"reason", View(doc.reason)},
-                      {"action", JsonOrString(doc.action)},
-                      {"source", JsonOrString(doc.source)}};
-  return json::serialize(record);
+                      {"action", JsonOrString(doc.action)}};
+  std::string out = json::serialize(record);
+  out.pop_back();  // the closing brace: "source" goes last, as written
+  out += ",\"source\":";
+  AppendSource(out, doc.source);
+  out += '}';
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<GzipFailedDocumentSink>> GzipFailedDocumentSink::Open(

@@ -427,7 +427,7 @@ std::optional<int64_t> IntValue(const json::value& v) {
 }  // namespace
 
 absl::StatusOr<ClusterDescription> ParseClusterDescription(std::string_view text) {
-  return core::ClusterVersion::Parse(text);
+  return core::ClusterVersion::ParseKnown(text);
 }
 
 std::optional<std::string> DropReason(std::string_view key, std::string_view value,

@@ -22,7 +22,9 @@ void Usage() {
                "  [--fault-429 P] [--fault-503 P] [--fault-reset P] [--fault-reset-after P]\n"
                "  [--fault-slow P --slow-ms MS] [--fault-item P] [--fault-path SUBSTRING]\n"
                "  [--snapshot-polls N] [--snapshot-final-state SUCCESS|PARTIAL|FAILED]\n"
-               "  [--create-index NAME]... (empty indices created at start-up)\n");
+               "  [--create-index NAME]... (empty indices created at start-up)\n"
+               "Faults (--fault-* P: the probability per request) hit only requests whose path\n"
+               "contains --fault-path (default: _bulk); --fault-path / faults every request.\n");
 }
 
 }  // namespace

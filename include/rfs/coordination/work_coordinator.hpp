@@ -54,6 +54,19 @@ using Duration = core::IClock::Duration;
 /// the shard work items while the other workers wait.
 inline constexpr std::string_view kShardSetupWorkItemId = "shard_setup";
 
+/// The bookkeeping items a document migration keeps beside its shard items, created completed:
+/// what the store was set up for (a hash of the snapshot and the settings that shape the items,
+/// kept as the item's recorded progress), and one item per selection of indices set up in it
+/// (kSetupIndicesPrefix + a hash of the index names). They never parse as WorkItemIds.
+inline constexpr std::string_view kSetupForWorkItemId = "setup_for";
+inline constexpr std::string_view kSetupIndicesPrefix = "setup_indices__";
+
+/// True for kShardSetupWorkItemId and the setup records: items that are not shard ranges.
+inline bool IsBookkeepingItem(std::string_view id) {
+  return id == kShardSetupWorkItemId || id == kSetupForWorkItemId ||
+         id.starts_with(kSetupIndicesPrefix);
+}
+
 /// The longest id a store accepts (OpenSearch limits `_id` to 512 bytes).
 inline constexpr size_t kMaxWorkItemIdLength = 512;
 
@@ -335,5 +348,20 @@ absl::Status RunOneTimeSetup(IWorkCoordinator& coordinator, core::IClock& clock,
                              std::string_view item_id,
                              const std::function<absl::Status(const Lease&)>& setup,
                              const OneTimeSetupOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Records: completed items that say something by existing (and by a recorded number)
+// ---------------------------------------------------------------------------------------------
+
+/// Creates `id` as a completed item whose recorded progress holds `value` (next_cursor), unless
+/// it is complete already: idempotent, and the first worker to record it decides the value.
+/// Waits (on `clock`) while another worker holds it. Callers that acquire items at random must
+/// give such items back (IsBookkeepingItem) rather than complete them.
+absl::Status RecordCompletedItem(IWorkCoordinator& coordinator, core::IClock& clock,
+                                 std::string_view id, Duration lease, uint64_t value = 0);
+
+/// 52 bits of the SHA-256 of `text`: a value every store keeps exactly (JSON numbers, SQLite,
+/// PostgreSQL), for RecordCompletedItem.
+uint64_t SettingsHash(std::string_view text);
 
 }  // namespace rfs::coordination

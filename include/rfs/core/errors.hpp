@@ -19,6 +19,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 
 namespace rfs::core {
 
@@ -33,14 +34,28 @@ inline absl::Status UnsupportedIn(std::string_view source, std::string_view what
   return absl::UnimplementedError(StrCat(source, ": unsupported ", what));
 }
 
-/// Prefixes the message of a non-OK status with `context`, keeping its code.
+/// Prefixes the message of a non-OK status with `context`, keeping its code and payloads.
 inline absl::Status WithContext(const absl::Status& status, std::string_view context) {
   if (status.ok()) return status;
-  return absl::Status(status.code(), StrCat(context, ": ", status.message()));
+  absl::Status out(status.code(), StrCat(context, ": ", status.message()));
+  status.ForEachPayload(
+      [&](absl::string_view type, const absl::Cord& payload) { out.SetPayload(type, payload); });
+  return out;
+}
+
+/// The payload of errors no retry can fix although their code is a transient one: a full disk
+/// or quota (ResourceExhausted) is not freed by waiting out a lease. The run ends at once.
+inline constexpr const char* kNotRetryablePayload = "rfs.core.not_retryable";
+
+/// `status` marked as one no retry can fix.
+inline absl::Status NotRetryable(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kNotRetryablePayload, absl::Cord("1"));
+  return status;
 }
 
 /// True for the codes a caller may retry after backing off.
 inline bool IsRetryable(const absl::Status& status) {
+  if (status.GetPayload(kNotRetryablePayload).has_value()) return false;
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
          absl::IsResourceExhausted(status);
 }

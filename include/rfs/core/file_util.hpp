@@ -14,9 +14,10 @@
 
 namespace rfs::core {
 
-/// Maps an errno from a file operation to a Status: ENOSPC/EDQUOT -> ResourceExhausted (worth
-/// retrying once space is freed), EIO/EAGAIN/EINTR -> Unavailable, ENOENT -> NotFound,
-/// EACCES/EPERM -> PermissionDenied, anything else -> Internal. The message names the path.
+/// Maps an errno from a file operation to a Status: ENOSPC/EDQUOT/EFBIG -> ResourceExhausted
+/// marked NotRetryable (a run ends at once rather than retry until its lease runs out),
+/// EIO/EAGAIN/EINTR -> Unavailable, ENOENT -> NotFound, EACCES/EPERM/EROFS -> PermissionDenied,
+/// anything else -> Internal. The message names the path.
 absl::Status ErrnoStatus(std::string_view what, std::string_view path, int error);
 
 /// Writes all of `data` to `fd`, retrying short writes and EINTR.

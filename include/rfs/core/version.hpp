@@ -30,6 +30,11 @@ struct ClusterVersion {
   bool SupportsComposableTemplates() const {
     return opensearch() || major > 7 || (major == 7 && minor >= 8);
   }
+  /// The releases rfs reads and writes: Elasticsearch 1-9 and OpenSearch 1-3.
+  bool IsKnownMajor() const {
+    return (elasticsearch() && major >= 1 && major <= 9) ||
+           (opensearch() && major >= 1 && major <= 3);
+  }
   /// "ES 7.10.2", "OS 2.19" (without a known patch), "ES 9.x" (without a known minor), "unknown".
   std::string ToString() const;
   /// "Elasticsearch 7.10.2", "OpenSearch 2.11.0".
@@ -38,6 +43,8 @@ struct ClusterVersion {
   /// Parses "ES 6.8", "es6", "Elasticsearch 7.10.2", "OS 2.19", "OpenSearch 1.3", "os_2.11",
   /// "ES_7_10" (product, then major[.minor[.patch]]). InvalidArgument otherwise.
   static absl::StatusOr<ClusterVersion> Parse(std::string_view text);
+  /// Parse, refusing versions that are not IsKnownMajor() (a mistyped major, "OS_99").
+  static absl::StatusOr<ClusterVersion> ParseKnown(std::string_view text);
 
   friend bool operator==(const ClusterVersion&, const ClusterVersion&) = default;
 };

@@ -82,6 +82,8 @@ inline constexpr int kDocumentsFailedExitCode = 6;
 /// True when `status` came from reading the snapshot (repository, metadata or Lucene files)
 /// rather than from the target or the coordination store.
 bool IsSnapshotReadFailure(const absl::Status& status);
+/// `status` tagged as a failure to read the snapshot (IsSnapshotReadFailure).
+absl::Status MarkSnapshotReadFailure(absl::Status status);
 
 struct WorkerEvent {
   enum class Kind {
@@ -164,6 +166,11 @@ struct DocumentMigrationOptions {
   int max_item_attempts = 0;
 };
 
+/// The payload of the error of a run against a store set up for another snapshot or settings.
+inline constexpr const char* kStoreMismatchPayload = "rfs.migration.store_mismatch";
+/// True for that error.
+bool IsStoreMismatch(const absl::Status& status);
+
 /// The payload of the error of a run that met an item over `max_item_attempts`.
 inline constexpr const char* kItemAttemptsPayload = "rfs.migration.item_attempts";
 /// True for that error.
@@ -216,6 +223,16 @@ class DocumentMigrationWorker {
   struct ItemResult;
   absl::Status RunLoop();
   absl::Status SetupShards();
+  absl::Status CreateShardItems();
+  std::vector<std::string> SelectedIndices() const;
+  /// The store records what it was set up for as completed bookkeeping items: a hash of the
+  /// snapshot and the settings that shape the items (SetupIdentity, in the item
+  /// kSetupForWorkItemId), and each selection of indices (SetupIndicesMarker).
+  std::string SetupIdentity() const;
+  std::string SetupIndicesMarker() const;
+  /// FailedPrecondition (IsStoreMismatch) when the store was set up for another snapshot or
+  /// other settings; sets up the items of a new selection of indices.
+  absl::Status CheckStoreIsForThisRun();
   /// The work items of one shard: the whole shard, or the parts of a split one.
   absl::StatusOr<std::vector<coordination::WorkItemId>> ShardItems(const std::string& index,
                                                                    int shard) const;

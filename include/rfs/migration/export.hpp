@@ -44,8 +44,9 @@ struct ExportTotals {
 
 struct ExportResult {
   absl::Status status;
-  /// 0, kExitUsage (bad options: a shard out of range, a cursor without index and shard) or
-  /// kExitSnapshot (the repository or a shard cannot be read).
+  /// 0, kExitUsage (bad options: a shard out of range, a cursor without index and shard),
+  /// kExitSnapshot (the repository or a shard cannot be read) or kExitFailure (writing the
+  /// output failed: a full disk, a closed pipe; the status names it).
   int exit_code = 0;
   /// What was written before the end (also on error).
   ExportTotals totals;

@@ -96,8 +96,12 @@ struct RfsWorkerOptions {
   std::string source_repository_name = std::string(opensearch::kDefaultSnapshotRepositoryName);
   /// How the source registers the repository (from --snapshot-local-dir or --s3-repo-uri).
   std::optional<opensearch::RepositoryConfig> source_repository;
-  /// Acquisitions of one record before the migration is marked FAILED.
+  /// Acquisitions of one record before the migration is marked FAILED (grants given back after
+  /// transient errors or a stop do not count).
   int max_attempts = 3;
+  /// Clears the migration's FAILED mark before running (after its cause is fixed): the phases go
+  /// on where they stopped, each record and work item with max_attempts more attempts.
+  bool reset_failed = false;
   std::chrono::milliseconds record_lease{std::chrono::minutes(5)};
   std::chrono::milliseconds snapshot_poll_interval{std::chrono::seconds(1)};
   /// Documents per index fetched by _id in the verify phase.

@@ -142,8 +142,9 @@ class OpenSearchClient {
 
   /// GET /<index>/_doc/<id>; std::nullopt when the document does not exist. NotFound when the
   /// index does not exist.
-  absl::StatusOr<std::optional<StoredDocument>> GetDocument(std::string_view index,
-                                                            std::string_view id);
+  absl::StatusOr<std::optional<StoredDocument>> GetDocument(
+      std::string_view index, std::string_view id,
+      const std::optional<std::string>& routing = std::nullopt);
   /// PUT /<index>/_doc/<id> with compare-and-set and op_type options. A version conflict (409)
   /// is an outcome, not an error.
   absl::StatusOr<PutDocumentResult> PutDocument(std::string_view index, std::string_view id,

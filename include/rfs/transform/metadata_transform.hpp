@@ -44,7 +44,7 @@ namespace rfs::transform {
 /// The product and version of a source or target cluster: the library's one version type.
 using ClusterDescription = core::ClusterVersion;
 
-/// core::ClusterVersion::Parse.
+/// core::ClusterVersion::ParseKnown (Elasticsearch 1-9, OpenSearch 1-3).
 absl::StatusOr<ClusterDescription> ParseClusterDescription(std::string_view text);
 
 /// A setting removed from a body, and why.

@@ -83,5 +83,19 @@ TEST_CASE("gzip round-trips and rejects corrupt input", "[reindex][failed]") {
   CHECK(absl::IsDataLoss(net::GzipDecompress(packed->substr(0, packed->size() / 2)).status()));
 }
 
+TEST_CASE("a failed-document record keeps the source's text as written", "[reindex][failed]") {
+  // Parsed and printed again, 959.3 would read 9.593E2 and -6.1499999999999996E-6 another double.
+  const std::string source = R"({"price":959.3,"rating":-6.1499999999999996E-6,"big":1.0e2})";
+  const std::string record = FailedDocumentToJson(Failed("n", source));
+  CHECK(record.find(source) != std::string::npos);
+  CHECK(record.ends_with("\"source\":" + source + "}"));
+  CHECK(json::parse(record).as_object().at("id") == "n");
+  // A source on several lines (a pretty-printed one) still makes one line.
+  const std::string pretty = "{\n  \"a\": 1.50\n}";
+  const std::string one = FailedDocumentToJson(Failed("p", pretty));
+  CHECK(one.find('\n') == std::string::npos);
+  CHECK(json::parse(one).as_object().at("source").as_object().at("a") == 1.5);
+}
+
 }  // namespace
 }  // namespace rfs::reindex
