@@ -36,7 +36,9 @@ endfunction()
 
 # rfs_add_test(<name> SOURCES ... LIBS ...): one Catch2 executable, its cases discovered by ctest.
 function(rfs_add_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  # PROPERTIES: extra ctest properties of every test case (e.g. FIXTURES_REQUIRED), after the
+  # defaults so that they may override TIMEOUT.
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;PROPERTIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   # rfs_test_main publishes catch.hpp as a precompiled header, so each test target builds its own
   # (REUSE_FROM across directories fails to configure in CMake 3.25).
@@ -44,6 +46,6 @@ function(rfs_add_test name)
   # -w NoTests: a test name that matches no test case (a ';' splits names in ctest) fails instead
   # of passing with nothing run.
   catch_discover_tests(${name} TEST_PREFIX "${name}:" EXTRA_ARGS -w NoTests
-    PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+    PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 ${ARG_PROPERTIES}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()

@@ -1,9 +1,20 @@
 // OpenSearchBulkSink: one `_bulk` request per batch (see document_sink.hpp).
+#include <algorithm>
+
 #include "rfs/core/str_cat.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
 namespace rfs::reindex {
+namespace {
+
+using core::StrCat;
+
+// The longest `_id` OpenSearch (and Elasticsearch 5+) accepts, in UTF-8 bytes
+// (IndexRequest.validate: "id ... is too long, must be no longer than 512 bytes").
+constexpr size_t kMaxIdBytes = 512;
+
+}  // namespace
 
 OpenSearchBulkSink::OpenSearchBulkSink(opensearch::OpenSearchClient& client) : client_(client) {}
 
@@ -21,22 +32,41 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
   auto version = client_.GetVersion();
   if (!version.ok()) return version.status();
   const BulkActionOptions options{.include_type = version->RequiresDocumentType()};
+  // An _id over 512 bytes (which sources before Elasticsearch 5 allowed) makes OpenSearch refuse
+  // the whole bulk request (action_request_validation_exception, HTTP 400), so such a document
+  // is not sent: it fails alone, with the node's own words.
+  std::vector<ItemFailure> failures;
+  std::vector<size_t> sent;  // positions in `docs` of the documents in the request
+  sent.reserve(docs.size());
   size_t bytes = 0;
-  for (const SourceDocument* doc : docs) bytes += EstimateBulkBytes(*doc);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i]->id.size() > kMaxIdBytes) {
+      failures.push_back({i, 400, "action_request_validation_exception",
+                          StrCat("Validation Failed: 1: id [", docs[i]->id,
+                                 "] is too long, must be no longer than 512 bytes but was: ",
+                                 docs[i]->id.size(), ";")});
+      continue;
+    }
+    sent.push_back(i);
+    bytes += EstimateBulkBytes(*docs[i]);
+  }
+  if (sent.empty()) return failures;
   std::string body;
   body.reserve(bytes);
-  for (const SourceDocument* doc : docs) {
-    AppendBulkAction(*doc, options, body);
-    AppendSourceLine(*doc, body);
+  for (size_t i : sent) {
+    AppendBulkAction(*docs[i], options, body);
+    AppendSourceLine(*docs[i], body);
   }
-  auto response = client_.Bulk(std::move(body), docs.size());
+  auto response = client_.Bulk(std::move(body), sent.size());
   if (!response.ok()) return response.status();
-  std::vector<ItemFailure> failures;
-  for (size_t i = 0; i < response->items.size(); ++i) {
+  for (size_t i = 0; i < response->items.size() && i < sent.size(); ++i) {
     opensearch::BulkItemResult& item = response->items[i];
     if (item.ok()) continue;
-    failures.push_back({i, item.status, std::move(item.error_type), std::move(item.error_reason)});
+    failures.push_back(
+        {sent[i], item.status, std::move(item.error_type), std::move(item.error_reason)});
   }
+  std::sort(failures.begin(), failures.end(),
+            [](const ItemFailure& a, const ItemFailure& b) { return a.position < b.position; });
   return failures;
 }
 

@@ -282,8 +282,14 @@ struct OpenSearchDouble::Impl {
       if (options.send_date_header) res.set(http::field::date, HttpDate(Clock().Now()));
       for (const auto& [name, value] : response.headers) res.set(name, value);
       res.keep_alive(req.keep_alive());
-      res.body() = std::move(response.body);
-      res.prepare_payload();
+      if (req.method() == http::verb::head) {
+        // A HEAD answer carries the length of the body a GET would get, and no body (RFC 9110
+        // 9.3.2), faults and errors included.
+        res.content_length(response.body.size());
+      } else {
+        res.body() = std::move(response.body);
+        res.prepare_payload();
+      }
       http::write(stream, res, ec);
       if (ec || !req.keep_alive()) return false;
     }

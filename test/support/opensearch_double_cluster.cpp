@@ -120,6 +120,17 @@ using net::ParseJson;
 
 std::string ToJson(const json::value& v) { return json::serialize(v); }
 
+// `object` with "_source" last, holding `stored` as stored: the bytes the client sent, never
+// parsed and printed again (which would change number texts such as 1.39 or 1e400).
+std::string WithStoredSource(const json::object& object, std::string_view stored) {
+  std::string out = ToJson(object);
+  out.pop_back();
+  out += object.empty() ? "\"_source\":" : ",\"_source\":";
+  out += stored.empty() ? std::string_view("{}") : stored;
+  out += '}';
+  return out;
+}
+
 std::string StringOf(std::string_view s) { return std::string(s); }
 
 std::optional<int64_t> ParseInt(const std::string& s) {
@@ -1357,6 +1368,38 @@ DoubleResponse DoubleCluster::Bulk(const DoubleRequest& request, const std::stri
     return Error(400, "illegal_argument_exception",
                  "The bulk request must be terminated by a newline [\\n]");
   }
+  {
+    // OpenSearch validates the whole request before applying any item (BulkRequest.validate):
+    // an _id over 512 bytes refuses it all.
+    std::string errors_text;
+    int count = 0;
+    size_t at = 0;
+    bool expect_action = true;
+    while (at < request.body.size()) {
+      const size_t nl = request.body.find('\n', at);
+      const std::string_view text = std::string_view(request.body).substr(at, nl - at);
+      at = nl + 1;
+      if (text.empty()) continue;
+      if (!expect_action) {
+        expect_action = true;
+        continue;
+      }
+      auto action = ParseJson(text);
+      if (!action || !action->is_object() || action->as_object().size() != 1) break;
+      const auto& [op, meta] = *action->as_object().begin();
+      expect_action = op == "delete";
+      if (!meta.is_object()) continue;
+      if (auto id = StringField(meta.as_object(), "_id"); id && id->size() > 512) {
+        errors_text +=
+            StrCat(++count, ": id [", *id,
+                   "] is too long, must be no longer than 512 bytes but was: ", id->size(), ";");
+      }
+    }
+    if (count > 0) {
+      return Error(400, "action_request_validation_exception",
+                   StrCat("Validation Failed: ", errors_text));
+    }
+  }
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   json::array items;
   bool errors = false;
@@ -1507,8 +1550,7 @@ DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
                       {"_primary_term", it->second.primary_term},
                       {"found", true}};
     if (it->second.routing) body["_routing"] = *it->second.routing;
-    body["_source"] = ParseJson(it->second.source).value_or(json::object());
-    return {200, ToJson(body), {}};
+    return {200, WithStoredSource(body, it->second.source), {}};
   }
   if (m == "DELETE" && id && !create_endpoint) {
     WriteResult r =
@@ -1686,7 +1728,8 @@ DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool c
       return false;
     });
   }
-  json::array out;
+  // The hits as text: each _source is the stored bytes, as a real node returns them.
+  std::string out = "[";
   for (int64_t i = from; i < static_cast<int64_t>(hits.size()) && i < from + size; ++i) {
     const Hit& h = hits[static_cast<size_t>(i)];
     json::object hit{{"_index", *h.index}, {"_id", *h.id}, {"_score", 1.0}};
@@ -1696,9 +1739,11 @@ DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool c
       hit["_primary_term"] = h.doc->primary_term;
     }
     if (h.doc->routing) hit["_routing"] = *h.doc->routing;
-    if (with_source) hit["_source"] = h.source;
-    out.push_back(std::move(hit));
+    if (out.size() > 1) out += ',';
+    out += with_source ? WithStoredSource(hit, h.doc->source) : ToJson(hit);
   }
+  out += ']';
+  constexpr std::string_view kHitsPlaceholder = "\"rfs-double-hits\"";
   json::object result{
       {"took", 1},
       {"timed_out", false},
@@ -1707,8 +1752,10 @@ DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool c
            {"total", names.size()}, {"successful", names.size()}, {"skipped", 0}, {"failed", 0}}},
       {"hits", json::object{{"total", json::object{{"value", hits.size()}, {"relation", "eq"}}},
                             {"max_score", hits.empty() ? json::value(nullptr) : json::value(1.0)},
-                            {"hits", out}}}};
-  return {200, ToJson(result), {}};
+                            {"hits", kHitsPlaceholder.substr(1, kHitsPlaceholder.size() - 2)}}}};
+  std::string text = ToJson(result);
+  text.replace(text.find(kHitsPlaceholder), kHitsPlaceholder.size(), out);
+  return {200, std::move(text), {}};
 }
 
 }  // namespace rfs::testing::internal

@@ -219,3 +219,29 @@ TEST_CASE("the double accepts no query parameter the OpenSearch spec does not li
     }
   }
 }
+
+TEST_CASE("the double returns _source as sent, and HEAD answers without a body", "[double]") {
+  Cluster c;
+  // Number texts a parse-and-print would change (the digits of a double, 1.39 as 1.39E0), and
+  // whitespace.
+  const std::string source = R"({"rating":-6.1499999999999996E-6,"n":1.39, "s":"x"})";
+  REQUIRE(c.Send("PUT", "/i/_doc/1?refresh=true", source).status == 201);
+  const HttpResponse got = c.Send("GET", "/i/_doc/1");
+  REQUIRE(got.status == 200);
+  CHECK(got.body.find("\"_source\":" + source) != std::string::npos);
+  const HttpResponse searched = c.Send("POST", "/i/_search", R"({"query":{"match_all":{}}})");
+  REQUIRE(searched.status == 200);
+  CHECK(searched.body.find("\"_source\":" + source) != std::string::npos);
+  CHECK(
+      json::parse(searched.body).as_object().at("hits").as_object().at("hits").as_array().size() ==
+      1);
+
+  // A faulted HEAD: the status, no body.
+  rfs::testing::FaultOptions faults;
+  faults.reject_429 = 1.0;
+  faults.path_contains = "/i";
+  c.server->SetFaults(faults);
+  const HttpResponse head = c.Send("HEAD", "/i", "", "");
+  CHECK(head.status == 429);
+  CHECK(head.body.empty());
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The ctest fixture of the real nodes: `start DIR` starts OpenSearch 2 (DIR/os2) and 3 (DIR/os3)
+# at once through scripts/local-cluster and writes each base URL to DIR/<name>/url; `stop DIR`
+# stops both. Each node's path.repo is DIR/<name>/repo.
+set -euo pipefail
+action=$1
+base=$2
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cluster="$root/scripts/local-cluster"
+nodes=(os2:2 os3:3)
+
+case "$action" in
+  start)
+    pids=()
+    for node in "${nodes[@]}"; do
+      name=${node%%:*} version=${node##*:}
+      dir="$base/$name"
+      "$cluster" stop --dir "$dir/node" >/dev/null 2>&1 || true
+      rm -rf "$dir"
+      mkdir -p "$dir/repo"
+      (
+        if url=$("$cluster" start --dir "$dir/node" --version "$version" --repo-path "$dir/repo" \
+                   2>"$dir/fixture.log"); then
+          echo "$url" >"$dir/url"
+          echo "$name: $url"
+        else
+          echo "$name did not start:" >&2
+          cat "$dir/fixture.log" >&2
+          exit 1
+        fi
+      ) &
+      pids+=($!)
+    done
+    status=0
+    for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+    exit "$status"
+    ;;
+  stop)
+    for node in "${nodes[@]}"; do
+      name=${node%%:*}
+      "$cluster" stop --dir "$base/$name/node" || true
+      rm -f "$base/$name/url"
+    done
+    ;;
+  *)
+    echo "usage: $0 start|stop DIR" >&2
+    exit 64
+    ;;
+esac

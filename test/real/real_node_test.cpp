@@ -1,0 +1,754 @@
+// The target side against the engine users run: real OpenSearch 2.x and 3.x nodes, started by
+// the ctest fixture real_nodes from the engine's own jars (scripts/local-cluster).
+//   - Every corpus repository, generated datasets and the demo sample migrated with
+//     DocumentsFromSnapshotMigration --target-host, read back: every _source the snapshot's own
+//     JSON text (whitespace aside), routing kept, _count equal to the live documents.
+//   - Documents a real node refuses (a mapping conflict, the total-fields limit): each in the
+//     failed-documents folder with the node's own error, exit 6, the rest migrated.
+//   - Snapshots the real node writes (several segments, updates and deletes, nested documents,
+//     custom routing, best_compression, _source excludes) read by rfs exactly as the node
+//     returns the documents; CreateSnapshot and RfsWorker with one node as the source and the
+//     other as the target.
+#include "support/real_node.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/net/gzip.hpp"
+
+#include "support/corpus.hpp"
+#include "support/generated_repo.hpp"
+#include "support/opensearch_double.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+#include <signal.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using rfs::test::RealNode;
+using rfs::test::SnapshotDocuments;
+
+constexpr int kNoWorkLeft = 3;
+constexpr int kDocumentsFailed = 6;
+
+struct Runner {
+  rfs::test::TempDir dir{"rfs-real"};
+  int runs = 0;
+  std::string out, err;
+  int Run(const std::vector<std::string>& argv,
+          std::chrono::seconds limit = std::chrono::seconds(600)) {
+    const std::string name = "run" + std::to_string(++runs);
+    rfs::test::ChildProcess child(argv, dir.File(name + ".out"), dir.File(name + ".err"));
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!child.Exited()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        child.Kill();
+        child.Wait();
+        FAIL(argv[0] << " did not exit within " << limit.count() << " s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    out = rfs::test::ReadTextFile(dir.File(name + ".out"));
+    err = rfs::test::ReadTextFile(dir.File(name + ".err"));
+    return child.Wait();
+  }
+};
+
+std::vector<std::string> Names(const SnapshotDocuments& docs) {
+  std::vector<std::string> names;
+  for (const auto& [index, _] : docs) names.push_back(index);
+  return names;
+}
+
+// Migrates the repository's documents into the node (indices deleted first) and checks them.
+void MigrateAndCheck(RealNode& node, const fs::path& repo, const std::string& snapshot = "") {
+  const SnapshotDocuments expected = rfs::test::ReadSnapshotDocuments(repo, snapshot);
+  REQUIRE(!expected.empty());
+  node.DeleteIndices(Names(expected));
+  Runner runner;
+  std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
+                                   "--snapshot-local-dir",
+                                   repo.string(),
+                                   "--target-host",
+                                   node.url(),
+                                   "--coordinator-db",
+                                   runner.dir.File("coordination.sqlite"),
+                                   "--failed-documents-dir",
+                                   runner.dir.File("failed")};
+  if (!snapshot.empty()) argv.insert(argv.end(), {"--snapshot-name", snapshot});
+  const int code = runner.Run(argv);
+  INFO(runner.out << runner.err);
+  REQUIRE(code == kNoWorkLeft);
+  const size_t compared = rfs::test::CheckNodeHolds(node, expected);
+  CHECK(compared > 0);
+  node.DeleteIndices(Names(expected));
+}
+
+std::vector<fs::path> CorpusRepositories() {
+  std::vector<fs::path> out;
+  for (const char* name : {
+           "es-snapshots/ES_6_8_Single",
+           "es-snapshots/ES_6_8_Updates_Deletes_Native",
+           "es-snapshots/ES_7_10_Double",
+           "es-snapshots/ES_7_10_Single",
+           "es-snapshots/ES_7_10_Updates_Deletes_w_Soft",
+           "snapshot-matrix-es1-es9-os1-os3/es1_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/es2_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/es5_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/es6_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/es7_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/es8_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/es9_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/os1_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/os2_nocomp",
+           "snapshot-matrix-es1-es9-os1-os3/os3_nocomp",
+           "opensearch-2.11-soft-deletes-multiseg/OS_2_11_Deletes_w_Soft_Multi_Seg",
+       }) {
+    auto path = rfs::test::CorpusPath(name);
+    if (path) out.push_back(*path);
+  }
+  return out;
+}
+
+// Registers an fs repository below the node's path.repo and takes a snapshot of `indices`.
+fs::path SnapshotOnNode(RealNode& node, const std::string& repository, const std::string& snapshot,
+                        const std::string& indices) {
+  const fs::path location = node.repo_path() / repository;
+  node.Ok("PUT", "/_snapshot/" + repository,
+          json::serialize(json::object{
+              {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  // A snapshot of that name left by an earlier run of the suite on this node goes first.
+  node.Send("DELETE", "/_snapshot/" + repository + "/" + snapshot);
+  node.Ok("PUT", "/_snapshot/" + repository + "/" + snapshot + "?wait_for_completion=true",
+          json::serialize(json::object{{"indices", indices}, {"include_global_state", false}}));
+  return location;
+}
+
+}  // namespace
+
+TEST_CASE("every corpus repository migrates into real OpenSearch 2 and 3 exactly",
+          "[real][corpus]") {
+  const auto repositories = CorpusRepositories();
+  REQUIRE(!repositories.empty());
+  for (const char* name : {"os2", "os3"}) {
+    SECTION(name) {
+      RealNode node(name);
+      for (const auto& repo : repositories) {
+        INFO(repo.string() << " into " << node.url());
+        MigrateAndCheck(node, repo);
+      }
+    }
+  }
+}
+
+TEST_CASE("generated datasets and the demo sample migrate into real OpenSearch exactly",
+          "[real][generated]") {
+  const std::vector<std::string> datasets = {
+      // Several segments, updates, deletes, custom routing, nested documents, two shards.
+      "--docs 400 --shards 2 --updates 60 --deletes 40 --segments 3 --routing-fraction 0.3 "
+      "--nested 2 --seed 1701",
+      // Best-compression stored fields, hard deletes in compound files, unicode ids.
+      "--docs 300 --updates 20 --deletes 25 --segments 2 --soft-deletes false --compound true "
+      "--codec best_compression --id-style utf8 --seed 1702",
+      // The demo's sample (scripts/demo).
+      "--indices 3 --shards 2 --docs 34000 --doc-size 300 --updates 500 --deletes 300 "
+      "--segments 3 --routing-fraction 0.05 --templates true --seed 2026",
+  };
+  for (const char* name : {"os2", "os3"}) {
+    SECTION(name) {
+      RealNode node(name);
+      for (const auto& args : datasets) {
+        INFO(args);
+        auto generated = rfs::test::Generate(args);
+        REQUIRE(generated.has_value());
+        MigrateAndCheck(node, generated->repo());
+      }
+    }
+  }
+}
+
+TEST_CASE("documents a real node refuses are kept with its own error; the rest migrate", "[real]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string index = "rn-refused";
+  source.DeleteIndices({index});
+  target.DeleteIndices({index});
+  // "n" is a keyword on the source (numbers and text alike), an integer on the target.
+  source.Ok("PUT", "/" + index,
+            R"({"settings":{"number_of_shards":1,"number_of_replicas":0},)"
+            R"("mappings":{"properties":{"n":{"type":"keyword"}}}})");
+  // Fine on the target: "ok-1", "ok-2". Refused: "conflict" (a string for an integer field) and
+  // "wide" (more fields than the target's total_fields limit allows).
+  source.Ok("POST", "/_bulk?refresh=true",
+            "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"ok-1\"}}\n{\"n\":1}\n" +
+                "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"ok-2\"}}\n{\"n\":2}\n" +
+                "{\"index\":{\"_index\":\"" + index +
+                "\",\"_id\":\"conflict\"}}\n{\"n\":\"not a number\"}\n" +
+                "{\"index\":{\"_index\":\"" + index +
+                "\",\"_id\":\"wide\"}}\n{\"n\":3,\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5}\n");
+  const fs::path repo = SnapshotOnNode(source, "rn-refused-repo", "s1", index);
+  target.Ok("PUT", "/" + index,
+            R"({"settings":{"number_of_shards":1,"number_of_replicas":0,)"
+            R"("index.mapping.total_fields.limit":3},)"
+            R"("mappings":{"properties":{"n":{"type":"integer"}}}})");
+  Runner runner;
+  const std::string failed = runner.dir.File("failed");
+  const int code =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(), "--target-host",
+                  target.url(), "--coordinator-db", runner.dir.File("coordination.sqlite"),
+                  "--failed-documents-dir", failed});
+  INFO(runner.out << runner.err);
+  CHECK(code == kDocumentsFailed);
+  target.Ok("POST", "/" + index + "/_refresh");
+  CHECK(target.Ok("GET", "/" + index + "/_count").at("count") == 2);
+  // The failed-documents folder: each refused document with the node's own error type.
+  std::map<std::string, std::string> errors;
+  for (const auto& entry : fs::recursive_directory_iterator(failed)) {
+    if (!entry.is_regular_file()) continue;
+    auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path().string()));
+    REQUIRE(text.ok());
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      const auto record = json::parse(line).as_object();
+      errors[std::string(record.at("id").as_string())] =
+          std::string(record.at("error_type").as_string()) + ": " +
+          std::string(record.at("reason").as_string());
+    }
+  }
+  INFO(runner.out);
+  REQUIRE(errors.size() == 2);
+  CHECK(errors["conflict"].starts_with("mapper_parsing_exception"));
+  CHECK(errors["wide"].find("Limit of total fields [3]") != std::string::npos);
+  source.DeleteIndices({index});
+  target.DeleteIndices({index});
+}
+
+TEST_CASE("an _id over 512 bytes (older sources had no limit) fails alone with the node's error",
+          "[real][generated]") {
+  auto generated = rfs::test::Generate("--docs 30 --long-id-bytes 600 --seed 1703");
+  REQUIRE(generated.has_value());
+  const SnapshotDocuments expected = rfs::test::ReadSnapshotDocuments(generated->repo());
+  for (const char* name : {"os2", "os3"}) {
+    SECTION(name) {
+      RealNode node(name);
+      node.DeleteIndices(Names(expected));
+      Runner runner;
+      const std::string failed = runner.dir.File("failed");
+      const int code =
+          runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(),
+                      "--target-host", node.url(), "--coordinator-db",
+                      runner.dir.File("coordination.sqlite"), "--failed-documents-dir", failed});
+      INFO(runner.out << runner.err);
+      CHECK(code == kDocumentsFailed);
+      size_t total = 0;
+      std::string long_id;
+      for (const auto& [index, docs] : expected) {
+        total += docs.size();
+        for (const auto& [id, doc] : docs) {
+          if (id.size() > 512) long_id = id;
+        }
+      }
+      REQUIRE(long_id.size() == 600);
+      node.Ok("POST", "/_refresh");
+      uint64_t on_node = 0;
+      for (const auto& [index, docs] : expected) {
+        on_node += node.Ok("GET", "/" + index + "/_count").at("count").to_number<uint64_t>();
+      }
+      CHECK(on_node == total - 1);
+      std::string reason;
+      for (const auto& entry : fs::recursive_directory_iterator(failed)) {
+        if (!entry.is_regular_file()) continue;
+        auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path().string()));
+        REQUIRE(text.ok());
+        std::istringstream lines(*text);
+        for (std::string line; std::getline(lines, line);) {
+          if (line.empty()) continue;
+          const auto record = json::parse(line).as_object();
+          CHECK(std::string(record.at("id").as_string()) == long_id);
+          reason = std::string(record.at("reason").as_string());
+        }
+      }
+      INFO(reason);
+      CHECK(reason.find("512") != std::string::npos);
+      node.DeleteIndices(Names(expected));
+    }
+  }
+}
+
+TEST_CASE("snapshots a real node writes are read exactly as the node returns the documents",
+          "[real]") {
+  for (const char* name : {"os2", "os3"}) {
+    SECTION(name) {
+      RealNode node(name);
+      const std::string index = "rn-written";
+      node.DeleteIndices({index});
+      node.Ok("PUT", "/" + index,
+              R"({"settings":{"number_of_shards":2,"number_of_replicas":0,)"
+              R"("index.codec":"best_compression","index.merge.policy.max_merged_segment":"1kb"},)"
+              R"("mappings":{"_source":{"excludes":["secret"]},"properties":{)"
+              R"("comments":{"type":"nested"},"n":{"type":"long"}}}})");
+      // Three batches, each refreshed into a segment of its own; then updates and deletes.
+      for (int batch = 0; batch < 3; ++batch) {
+        std::string body;
+        for (int i = 0; i < 40; ++i) {
+          const int n = batch * 40 + i;
+          const std::string id = "d" + std::to_string(n);
+          std::string action = "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"" + id + "\"";
+          if (n % 5 == 0) action += ",\"routing\":\"r" + std::to_string(n % 3) + "\"";
+          action += "}}\n";
+          body += action;
+          body += "{\"n\":" + std::to_string(n) + ",\"price\":" + std::to_string(n) +
+                  ".10,\"rating\":-6.1499999999999996E-6,\"text\":\"caf\\u00e9 " +
+                  std::to_string(n) + "\",\"secret\":\"s" + std::to_string(n) +
+                  "\",\"comments\":[{\"by\":\"a\"},{\"by\":\"b\"}]}\n";
+        }
+        node.Ok("POST", "/_bulk?refresh=true", body);
+      }
+      for (int n = 0; n < 120; n += 7) {
+        const std::string routing = n % 5 == 0 ? "?routing=r" + std::to_string(n % 3) : "";
+        if (n % 2 == 0) {
+          node.Ok("PUT", "/" + index + "/_doc/d" + std::to_string(n) + routing,
+                  "{\"n\":" + std::to_string(n) + ",\"updated\":true}");
+        } else {
+          node.Ok("DELETE", "/" + index + "/_doc/d" + std::to_string(n) + routing);
+        }
+      }
+      node.Ok("POST", "/" + index + "/_refresh");
+      const fs::path repo = SnapshotOnNode(node, "rn-written-repo", "s1", index);
+      const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(repo, "s1");
+      REQUIRE(read.count(index) == 1);
+      // What the node returns for every document it holds.
+      const auto count = node.Ok("GET", "/" + index + "/_count");
+      CHECK(read.at(index).size() == count.at("count").to_number<uint64_t>());
+      CHECK(read.at(index).size() > 100);
+      rfs::test::CheckNodeHolds(node, read);
+      // The excluded field is in no source.
+      for (const auto& [id, doc] : read.at(index))
+        CHECK(doc.source.find("secret") == std::string::npos);
+      node.DeleteIndices({index});
+    }
+  }
+}
+
+TEST_CASE("CreateSnapshot and RfsWorker with a real source and a real target", "[real]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string index = "rn-worker";
+  source.DeleteIndices({index});
+  target.DeleteIndices({index});
+  source.Ok("PUT", "/" + index, R"({"settings":{"number_of_shards":3,"number_of_replicas":0}})");
+  std::string body;
+  for (int n = 0; n < 500; ++n) {
+    body += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"w" + std::to_string(n) + "\"" +
+            (n % 4 == 0 ? ",\"routing\":\"k" + std::to_string(n % 7) + "\"" : std::string()) +
+            "}}\n{\"n\":" + std::to_string(n) + ",\"v\":" + std::to_string(n) + ".50}\n";
+  }
+  source.Ok("POST", "/_bulk?refresh=true", body);
+  Runner runner;
+
+  SECTION("CreateSnapshot") {
+    const fs::path location = source.repo_path() / "rn-create-snapshot";
+    const int code = runner.Run({RFS_CREATE_SNAPSHOT_TOOL, "--source-host", source.url(),
+                                 "--snapshot-name", "cs1", "--file-system-repo-path",
+                                 location.string(), "--index-allowlist", index});
+    INFO(runner.out << runner.err);
+    REQUIRE(code == 0);
+    const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(location, "cs1");
+    CHECK(read.at(index).size() == 500);
+    rfs::test::CheckNodeHolds(source, read);
+  }
+  SECTION("RfsWorker: snapshot on the source, metadata, documents and verify on the target") {
+    const fs::path location = source.repo_path() / "rn-rfs-worker";
+    const int code = runner.Run({RFS_WORKER_TOOL, "--source-host", source.url(),
+                                 "--snapshot-local-dir", location.string(), "--snapshot-name", "w1",
+                                 "--target-host", target.url(), "--coordinator-db",
+                                 runner.dir.File("records.sqlite"), "--index-allowlist", index});
+    INFO(runner.out << runner.err);
+    REQUIRE(code == 0);
+    CHECK(runner.out.find("every phase COMPLETED") != std::string::npos);
+    const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(location, "w1");
+    CHECK(rfs::test::CheckNodeHolds(target, read) == 500);
+    // The index was created by the metadata phase with the source's shard count.
+    const auto settings = target.Ok("GET", "/" + index + "/_settings");
+    CHECK(settings.at(index).at("settings").at("index").at("number_of_shards") == "3");
+  }
+  source.DeleteIndices({index});
+  target.DeleteIndices({index});
+}
+
+namespace {
+
+// Settings as flat "index.x.y" -> string, from a nested or flat object.
+void Flatten(const json::value& value, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.as_object()) {
+      Flatten(child, prefix.empty() ? std::string(key) : prefix + "." + std::string(key), out);
+    }
+  } else if (value.is_string()) {
+    out[prefix] = std::string(value.as_string());
+  } else {
+    out[prefix] = json::serialize(value);
+  }
+}
+
+void DeleteMetadata(RealNode& node, const json::array& items) {
+  // Index templates before the component templates they are composed of.
+  for (const char* kind : {"index", "index_template", "legacy_template", "component_template"}) {
+    for (const auto& item : items) {
+      if (item.at("kind") != kind) continue;
+      const std::string name(item.at("name").as_string());
+      const std::string path = std::string(kind) == "index"             ? "/"
+                               : std::string(kind) == "index_template"  ? "/_index_template/"
+                               : std::string(kind) == "legacy_template" ? "/_template/"
+                                                                        : "/_component_template/";
+      node.Send("DELETE", path + rfs::test::Encode(name));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("MetadataMigration migrate of every corpus repository into real OpenSearch",
+          "[real][corpus]") {
+  const auto repositories = CorpusRepositories();
+  REQUIRE(!repositories.empty());
+  for (const char* name : {"os2", "os3"}) {
+    SECTION(name) {
+      RealNode node(name);
+      for (const auto& repo : repositories) {
+        INFO(repo.string() << " into " << node.url());
+        Runner runner;
+        int code = runner.Run({RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo.string(),
+                               "--target-host", node.url(), "--output", "json"});
+        INFO(runner.out << runner.err);
+        REQUIRE(code == 0);
+        const json::value evaluated = json::parse(runner.out);
+        const json::array& planned = evaluated.at("items").as_array();
+        DeleteMetadata(node, planned);
+        code = runner.Run({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", repo.string(),
+                           "--target-host", node.url(), "--output", "json"});
+        INFO(runner.out << runner.err);
+        REQUIRE((code == 0 || code == 1));
+        const json::value migrated = json::parse(runner.out);
+        std::map<std::string, const json::object*> plan;
+        for (const auto& item : planned) {
+          plan[std::string(item.at("kind").as_string()) + "/" +
+               std::string(item.at("name").as_string())] = &item.as_object();
+        }
+        size_t created = 0;
+        for (const auto& item : migrated.at("items").as_array()) {
+          const std::string kind(item.at("kind").as_string());
+          const std::string item_name(item.at("name").as_string());
+          const std::string outcome(item.at("outcome").as_string());
+          INFO(kind << " " << item_name << ": " << outcome);
+          if (outcome == "failed") {
+            // The node's own reason, never an empty one.
+            CHECK(!std::string(item.at("error").as_string()).empty());
+            continue;
+          }
+          if (outcome != "created") continue;
+          ++created;
+          const auto it = plan.find(kind + "/" + item_name);
+          REQUIRE(it != plan.end());
+          CHECK(it->second->at("outcome") == "would_create");
+          if (kind != "index") continue;
+          const json::object& body = it->second->at("body").as_object();
+          const auto read = node.Ok("GET", "/" + rfs::test::Encode(item_name));
+          const json::object& on_node = read.at(item_name).as_object();
+          if (const auto* mappings = body.if_contains("mappings")) {
+            CHECK(json::serialize(on_node.at("mappings")) == json::serialize(*mappings));
+          }
+          if (const auto* settings = body.if_contains("settings")) {
+            std::map<std::string, std::string> wanted, actual;
+            Flatten(*settings, "", wanted);
+            Flatten(on_node.at("settings"), "", actual);
+            for (const auto& [key, value] : wanted) {
+              const std::string full = key.starts_with("index.") ? key : "index." + key;
+              INFO("setting " << full);
+              CHECK(actual[full] == value);
+            }
+          }
+        }
+        CHECK(created > 0);
+        DeleteMetadata(node, planned);
+      }
+    }
+  }
+}
+
+TEST_CASE("the OpenSearch work coordinator on a real node: leases and progress and successors",
+          "[real][coordination]") {
+  RealNode node("os2");
+  const std::string session = "rn-coordination";
+  node.DeleteIndices({".migrations_working_state_" + session});
+  auto open = [&](const std::string& worker) {
+    rfs::coordination::OpenSearchWorkCoordinatorOptions options;
+    options.worker_id = worker;
+    auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = node.url()});
+    REQUIRE(transport.ok());
+    options.transport = std::shared_ptr<rfs::net::IHttpTransport>(*std::move(transport));
+    options.session_name = session;
+    auto opened = rfs::coordination::OpenSearchWorkCoordinator::Open(std::move(options));
+    INFO(opened.status().ToString());
+    REQUIRE(opened.ok());
+    return *std::move(opened);
+  };
+  auto w1 = open("w1");
+  auto w2 = open("w2");
+  REQUIRE(w1->Setup().ok());
+  REQUIRE(w2->Setup().ok());
+  using rfs::coordination::Acquired;
+  using rfs::coordination::AllLeasedElsewhere;
+  using rfs::coordination::NoAvailableWork;
+  for (const char* id : {"a__0__0", "b__0__0"}) {
+    auto created = w1->CreateUnassignedWorkItem(id, 0);
+    REQUIRE(created.ok());
+    CHECK(*created);
+    CHECK(!*w2->CreateUnassignedWorkItem(id, 0));  // idempotent, from any worker
+  }
+  CHECK(*w1->CountIncompleteWorkItems() == 2);
+  const auto lease = std::chrono::seconds(3);
+  auto first = w1->AcquireNextWorkItem(lease);
+  auto second = w2->AcquireNextWorkItem(lease);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*first));
+  REQUIRE(std::holds_alternative<Acquired>(*second));
+  const auto l1 = std::get<Acquired>(*first).lease;
+  const auto l2 = std::get<Acquired>(*second).lease;
+  CHECK(l1.work_item_id != l2.work_item_id);  // never the same item twice
+  auto busy = w1->AcquireNextWorkItem(lease);
+  REQUIRE(busy.ok());
+  CHECK(std::holds_alternative<AllLeasedElsewhere>(*busy));
+  // The heartbeat records progress; a release hands it to the next holder.
+  auto renewed = w2->RenewLease(l2, {.next_cursor = 17, .docs = 17, .bytes = 1700});
+  INFO(renewed.status().ToString());
+  REQUIRE(renewed.ok());
+  REQUIRE(w2->ReleaseWorkItem(*renewed, rfs::coordination::ItemProgress{20, 20, 2000}).ok());
+  auto again = w1->AcquireWorkItem(l2.work_item_id, lease);
+  REQUIRE(again.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*again));
+  const auto l3 = std::get<Acquired>(*again).lease;
+  REQUIRE(l3.recorded_progress.has_value());
+  CHECK(l3.recorded_progress->next_cursor == 20);
+  // The lost lease of w2 can no longer complete the item.
+  CHECK(rfs::coordination::IsLeaseLost(w2->CompleteWorkItem(l2)));
+  // Successors: recorded, created, the parent completed.
+  const std::vector<std::string> successors = {"b__0__20"};
+  REQUIRE(w1->CreateSuccessorsAndComplete(l3, successors, 0).ok());
+  REQUIRE(w1->CompleteWorkItem(l1).ok());
+  auto state = w1->GetWorkItem("b__0__0");
+  REQUIRE(state.ok());
+  REQUIRE(state->has_value());
+  CHECK((*state)->completed());
+  CHECK((*state)->successor_ids == successors);
+  // A lease that runs out is taken over (real time: the node's clock).
+  auto successor = w2->AcquireNextWorkItem(lease);
+  REQUIRE(successor.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*successor));
+  CHECK(std::get<Acquired>(*successor).lease.work_item_id == "b__0__20");
+  std::this_thread::sleep_for(lease + std::chrono::seconds(3));
+  auto taken_over = w1->AcquireNextWorkItem(lease);
+  REQUIRE(taken_over.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*taken_over));
+  const auto l4 = std::get<Acquired>(*taken_over).lease;
+  CHECK(l4.work_item_id == "b__0__20");
+  CHECK(l4.exponent == 1);  // the expired grant doubled the next lease
+  REQUIRE(w1->CompleteWorkItem(l4).ok());
+  auto none = w2->AcquireNextWorkItem(lease);
+  REQUIRE(none.ok());
+  CHECK(std::holds_alternative<NoAvailableWork>(*none));
+  CHECK(*w2->CountIncompleteWorkItems() == 0);
+  node.DeleteIndices({".migrations_working_state_" + session});
+}
+
+namespace {
+
+// (status, error type or "") of each request of a fixed suite, and of each bulk item.
+std::vector<std::string> RunRequestSuite(
+    const std::function<rfs::net::HttpResponse(const std::string&, const std::string&,
+                                               const std::string&, const std::string&)>& send) {
+  std::vector<std::string> out;
+  auto record = [&](const std::string& label, const rfs::net::HttpResponse& r) {
+    std::string type;
+    if (!r.body.empty()) {
+      boost::system::error_code ec;
+      const json::value body = json::parse(r.body, ec);
+      if (!ec && body.is_object()) {
+        if (const auto* error = body.as_object().if_contains("error");
+            error && error->is_object()) {
+          type = std::string(error->at("type").as_string());
+        }
+        if (const auto* items = body.as_object().if_contains("items"); items) {
+          for (const auto& item : items->as_array()) {
+            const auto& result = item.as_object().begin()->value().as_object();
+            std::string item_type;
+            if (const auto* e = result.if_contains("error")) {
+              item_type = std::string(e->at("type").as_string());
+            }
+            out.push_back(label + " item: " + std::to_string(result.at("status").to_number<int>()) +
+                          " " + item_type);
+          }
+        }
+      }
+    }
+    out.push_back(label + ": " + std::to_string(r.status) + " " + type);
+  };
+  const std::string json_type = "application/json";
+  auto req = [&](const std::string& method, const std::string& target, const std::string& body = "",
+                 const std::string& type = "application/json") {
+    record(method + " " + target, send(method, target, body, type));
+  };
+  req("PUT", "/rn-suite", R"({"settings":{"number_of_shards":1,"number_of_replicas":0}})");
+  req("PUT", "/rn-suite", R"({"settings":{"number_of_shards":1}})");
+  req("HEAD", "/rn-suite");
+  req("HEAD", "/rn-suite-missing");
+  req("PUT", "/rn-suite/_doc/1", R"({"a":1})");
+  req("PUT", "/rn-suite/_doc/1", R"({"a":2})");
+  req("PUT", "/rn-suite/_doc/1?op_type=create", R"({"a":3})");
+  req("GET", "/rn-suite/_doc/1");
+  req("GET", "/rn-suite/_doc/2");
+  req("GET", "/rn-suite-missing/_doc/1");
+  req("PUT", "/rn-suite/_doc/3", R"({"a":1})", "text/plain");
+  req("POST", "/rn-suite/_search?sizee=1", "{}");
+  req("POST", "/_bulk",
+      "{\"index\":{\"_index\":\"rn-suite\",\"_id\":\"b1\"}}\n{\"a\":5}\n"
+      "{\"create\":{\"_index\":\"rn-suite\",\"_id\":\"1\"}}\n{\"a\":6}\n"
+      "{\"delete\":{\"_index\":\"rn-suite\",\"_id\":\"nope\"}}\n",
+      "application/x-ndjson");
+  req("POST", "/_bulk",
+      "{\"index\":{\"_index\":\"rn-suite\",\"_id\":\"ok\"}}\n{\"a\":7}\n"
+      "{\"index\":{\"_index\":\"rn-suite\",\"_id\":\"" +
+          std::string(600, 'x') + "\"}}\n{\"a\":8}\n",
+      "application/x-ndjson");
+  req("PUT", "/rn-suite-strict",
+      R"({"settings":{"number_of_shards":1,"number_of_replicas":0},)"
+      R"("mappings":{"dynamic":"strict","properties":{"a":{"type":"long"}}}})");
+  req("PUT", "/rn-suite-strict/_doc/1", R"({"b":1})");
+  req("PUT", "/rn-suite-strict/_doc/2", R"({"a":"not a number"})");
+  req("POST", "/rn-suite/_refresh");
+  req("GET", "/rn-suite/_count");
+  req("DELETE", "/rn-suite");
+  req("DELETE", "/rn-suite-strict");
+  req("DELETE", "/rn-suite-missing");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the OpenSearch double answers a request suite as a real node does", "[real][double]") {
+  RealNode node("os2");
+  node.DeleteIndices({"rn-suite", "rn-suite-strict"});
+  auto send_to = [](rfs::net::IHttpTransport& transport) {
+    return [&transport](const std::string& method, const std::string& target,
+                        const std::string& body, const std::string& type) {
+      rfs::net::HttpRequest request;
+      request.method = method;
+      request.target = target;
+      if (!body.empty()) request.headers.emplace_back("Content-Type", type);
+      request.body = body;
+      auto response = transport.Send(request);
+      REQUIRE(response.ok());
+      return *std::move(response);
+    };
+  };
+  auto real_transport = rfs::net::BeastHttpTransport::Open({.endpoint = node.url()});
+  REQUIRE(real_transport.ok());
+  const auto real = RunRequestSuite(send_to(**real_transport));
+  auto double_node = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(double_node.ok());
+  auto double_transport =
+      rfs::net::BeastHttpTransport::Open({.endpoint = (*double_node)->endpoint()});
+  REQUIRE(double_transport.ok());
+  const auto doubled = RunRequestSuite(send_to(**double_transport));
+  REQUIRE(real.size() == doubled.size());
+  for (size_t i = 0; i < real.size(); ++i) {
+    INFO("real node: " << real[i] << "\ndouble:    " << doubled[i]);
+    CHECK(real[i] == doubled[i]);
+  }
+}
+
+TEST_CASE(
+    "three workers in the default mode on a real node survive SIGKILL and SIGSTOP and SIGTERM",
+    "[real][generated][chaos]") {
+  auto generated = rfs::test::Generate(
+      "--docs 3000 --shards 3 --updates 200 --deletes 100 --segments 2 --routing-fraction 0.2 "
+      "--seed 1704");
+  REQUIRE(generated.has_value());
+  const SnapshotDocuments expected = rfs::test::ReadSnapshotDocuments(generated->repo());
+  RealNode node("os3");
+  const std::string session = "rn-chaos";
+  node.DeleteIndices(Names(expected));
+  node.DeleteIndices({".migrations_working_state_" + session});
+  Runner runner;
+  auto start = [&](int n) {
+    const std::string name = "w" + std::to_string(n);
+    // Coordination in the node's own .migrations_working_state_<session> index (the default).
+    return std::make_unique<rfs::test::ChildProcess>(
+        std::vector<std::string>{
+            RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+            node.url(), "--session-name", session, "--worker-id", name, "--failed-documents-dir",
+            runner.dir.File("failed"), "--initial-lease-duration", "PT5S",
+            "--lease-renewal-interval", "PT1S", "--documents-per-bulk-request", "50",
+            "--max-connections", "2"},
+        runner.dir.File(name + ".out"), runner.dir.File(name + ".err"));
+  };
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  int started = 0;
+  for (int i = 0; i < 3; ++i) workers.push_back(start(started++));
+  // One of each signal, a few seconds apart, each to a worker still running; a stopped worker
+  // stays stopped past its lease (5 s) and is continued later.
+  const auto began = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ::kill(workers[0]->pid(), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ::kill(workers[1]->pid(), SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ::kill(workers[2]->pid(), SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  ::kill(workers[1]->pid(), SIGCONT);
+  // Workers are restarted (as a Deployment restarts pods) until one finds no work left.
+  bool done = false;
+  while (!done && std::chrono::steady_clock::now() - began < std::chrono::minutes(8)) {
+    for (auto& worker : workers) {
+      if (!worker->Exited()) continue;
+      const int code = worker->Wait();
+      INFO("a worker exited with " << code);
+      CHECK((code == 0 || code == 2 || code == kNoWorkLeft || code == 4 || code == 137));
+      if (code == kNoWorkLeft) {
+        done = true;
+        break;
+      }
+      worker = start(started++);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  REQUIRE(done);
+  for (auto& worker : workers) {
+    if (worker->Exited()) continue;
+    ::kill(worker->pid(), SIGTERM);
+    worker->Wait();
+  }
+  // Exactly the snapshot's documents: none lost, none doubled, sources and routing as written.
+  size_t live = 0;
+  for (const auto& [index, docs] : expected) live += docs.size();
+  CHECK(rfs::test::CheckNodeHolds(node, expected) == live);
+  CHECK((!fs::exists(runner.dir.File("failed")) || fs::is_empty(runner.dir.File("failed"))));
+  node.DeleteIndices(Names(expected));
+  node.DeleteIndices({".migrations_working_state_" + session});
+}
