@@ -171,7 +171,10 @@ class MigrationRun {
   void Apply(MetadataItemReport& item);
   absl::Status Create(MetadataItemReport& item, bool& existed);
   // Component templates an index template is composed of that will not be on the target.
-  std::vector<std::string> MissingComponents(const json::object& body, std::string& error);
+  /// The components of an index template that are neither migrated nor on the target; on a
+  /// failed lookup, `error` says why and `transient` whether it was a passing fault.
+  std::vector<std::string> MissingComponents(const json::object& body, std::string& error,
+                                             bool& transient);
 
   const snapshot::SnapshotRepository& repository_;
   const snapshot::SnapshotEntry& snapshot_;
@@ -182,6 +185,7 @@ class MigrationRun {
   MetadataReport report_;
   std::set<std::string> components_on_target_;  // migrated, would be migrated, or existing
   std::map<std::string, std::string> components_failed_;  // selected but failed: why
+  std::set<std::string> components_failed_transiently_;
   std::unique_ptr<transform::IJsonTransformer> user_transformer_;
 };
 
@@ -417,10 +421,12 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
       }
     }
     std::string error;
-    std::vector<std::string> missing = MissingComponents(item.body, error);
+    bool transient = false;
+    std::vector<std::string> missing = MissingComponents(item.body, error, transient);
     if (!error.empty()) {
       item.outcome = MetadataOutcome::kFailed;
       item.error = error;
+      item.transient = transient;
       report_.items.push_back(std::move(item));
       return;
     }
@@ -439,6 +445,10 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
     if (!fatal.empty()) {
       // The advice depends on why each is missing: not selected, or selected and failed.
       std::string unselected, failed;
+      // Missing only because their own migration met a passing fault: so is this one.
+      item.transient = std::all_of(fatal.begin(), fatal.end(), [&](const std::string& f) {
+        return components_failed_transiently_.contains(f);
+      });
       for (const auto& f : fatal) {
         if (auto it = components_failed_.find(f); it != components_failed_.end()) {
           failed += StrCat(failed.empty() ? "" : "; ", f, ": ", it->second);
@@ -465,6 +475,7 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
     components_on_target_.insert(name);
   } else if (kind == MetadataItemKind::kComponentTemplate) {
     components_failed_[name] = item.error;
+    if (item.transient) components_failed_transiently_.insert(name);
   }
   report_.items.push_back(std::move(item));
 }
@@ -503,7 +514,7 @@ absl::StatusOr<std::vector<std::pair<std::string, json::object>>> MigrationRun::
 }
 
 std::vector<std::string> MigrationRun::MissingComponents(const json::object& body,
-                                                         std::string& error) {
+                                                         std::string& error, bool& transient) {
   std::vector<std::string> missing;
   const json::value* composed = body.if_contains("composed_of");
   if (composed == nullptr || !composed->is_array()) return missing;
@@ -514,6 +525,7 @@ std::vector<std::string> MigrationRun::MissingComponents(const json::object& bod
     auto exists = Exists(MetadataItemKind::kComponentTemplate, name);
     if (!exists.ok()) {
       error = std::string(exists.status().message());
+      transient = IsTransient(exists.status());
       return {};
     }
     if (*exists) {
@@ -542,6 +554,7 @@ void MigrationRun::Apply(MetadataItemReport& item) {
   if (!exists.ok()) {
     item.outcome = MetadataOutcome::kFailed;
     item.error = std::string(exists.status().message());
+    item.transient = IsTransient(exists.status());
     return;
   }
   if (*exists) {
@@ -557,6 +570,7 @@ void MigrationRun::Apply(MetadataItemReport& item) {
   if (!created.ok()) {
     item.outcome = MetadataOutcome::kFailed;
     item.error = std::string(created.message());
+    item.transient = IsTransient(created);
     return;
   }
   item.outcome = existed ? MetadataOutcome::kAlreadyExists : MetadataOutcome::kCreated;

@@ -34,6 +34,7 @@ using core::StrCat;
 
 constexpr std::string_view kFailedRecord = "failed";
 constexpr std::string_view kRunForRecord = "run_for";
+constexpr std::string_view kRunSnapshotRecord = "run_for_snapshot";
 constexpr std::string_view kResetPrefix = "failed_reset_";
 constexpr int kExitStopped = 2;
 constexpr std::string_view kFailedPrefix = "FAILED ";
@@ -563,8 +564,10 @@ class Worker {
 
   absl::Status RunPhases() {
     // The records in this store must be this migration's: a store set up for another snapshot
-    // or other allowlists would report phases COMPLETED that never ran for this one.
-    RFS_RETURN_IF_ERROR(CheckRecordsAreForThisRun());
+    // or other allowlists would report phases COMPLETED that never ran for this one. First by
+    // the snapshot's name and the options, then, once the snapshot exists, by its uuid (a later
+    // snapshot of the same name is another migration).
+    RFS_RETURN_IF_ERROR(CheckRecordsAreForThisRun(kRunForRecord, RunIdentity()));
     // 1: the snapshot.
     RFS_RETURN_IF_ERROR(
         RunOnce(WorkerPhase::kSnapshot, PhaseRecord(WorkerPhase::kSnapshot), "snapshot", true, [&] {
@@ -574,6 +577,9 @@ class Worker {
       exit_code_override_ = kSnapshotReadFailureExitCode;
       return core::WithContext(status, "the snapshot cannot be read");
     }
+    RFS_RETURN_IF_ERROR(CheckRecordsAreForThisRun(
+        kRunSnapshotRecord,
+        StrCat("snapshot '", snapshot_->name, "' with uuid ", snapshot_->uuid)));
     // 2: templates.
     RFS_RETURN_IF_ERROR(RunOnce(WorkerPhase::kMetadata, PhaseRecord(WorkerPhase::kMetadata),
                                 "templates", true, [&] { return Metadata(std::nullopt); })
@@ -637,18 +643,17 @@ class Worker {
                                                                                   : "union");
   }
 
-  // The first worker records the run's identity (a hash in the record kRunForRecord); a store
-  // whose records were made for another run is refused, before any phase is looked at.
-  absl::Status CheckRecordsAreForThisRun() {
-    const std::string identity = RunIdentity();
+  // The first worker records the run's identity (a hash in `record_id`); a store whose records
+  // were made for another run is refused.
+  absl::Status CheckRecordsAreForThisRun(std::string_view record_id, const std::string& identity) {
     const uint64_t mine = coordination::SettingsHash(identity);
-    auto record = records_->GetWorkItem(kRunForRecord);
+    auto record = records_->GetWorkItem(record_id);
     if (!record.ok()) return record.status();
     if (!*record || !(*record)->completed() || !(*record)->progress) {
       // A fresh store, or one an rfs without this record made: adopted for this run.
-      RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(*records_, clock_, kRunForRecord,
+      RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(*records_, clock_, record_id,
                                                             options_.record_lease, mine));
-      record = records_->GetWorkItem(kRunForRecord);
+      record = records_->GetWorkItem(record_id);
       if (!record.ok()) return record.status();
     }
     if (*record && (*record)->progress && (*record)->progress->next_cursor == mine) {
@@ -746,14 +751,21 @@ class Worker {
       return absl::FailedPreconditionError(std::string(report.status().message()));
     }
     std::string failed;
+    bool all_transient = true;
     for (const auto& item : report->items) {
       if (item.outcome == MetadataOutcome::kFailed) {
+        all_transient = all_transient && item.transient;
         failed += StrCat(failed.empty() ? "" : "; ", ToString(item.kind), " ", item.name, ": ",
                          item.error);
       } else {
         Emit(index ? WorkerPhase::kIndices : WorkerPhase::kMetadata, "progress",
              StrCat(ToString(item.kind), " ", item.name), std::string(ToString(item.outcome)));
       }
+    }
+    if (!failed.empty() && all_transient) {
+      // The target's passing faults outlasted the migrator's own retries: retried under the
+      // lease (RunOnce), never a FAILED migration.
+      return absl::UnavailableError(StrCat("the target did not answer: ", failed));
     }
     if (!failed.empty()) return absl::FailedPreconditionError(StrCat("rejected: ", failed));
     return absl::OkStatus();

@@ -10,6 +10,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/blob_envelope.hpp"
 
+#include "absl/strings/str_join.h"
 #include "snapshot/json_access_internal.hpp"
 #include "snapshot/shard_directory_internal.hpp"
 
@@ -305,16 +306,89 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
         " ms, so the newest is ambiguous: pass --snapshot-name (snapshots: ", SnapshotNames(),
         ")"));
   }
+  if (layout_ != RepositoryLayout::kModern) {
+    // Every start time took part in the choice, and ES 1.x kept them unchecksummed: each must
+    // fit its own shard's recorded start, and the newest must also be the newest by the start
+    // times its shards recorded (in other files, which one damaged byte cannot also change).
+    int64_t best_shard_start = 0;
+    RFS_ASSIGN_OR_RETURN(best_shard_start, VerifyLegacyStartTime(*best));
+    for (const auto& s : snapshots_) {
+      RFS_ASSIGN_OR_RETURN(const int64_t shard_start, VerifyLegacyStartTime(s));
+      if (&s != best && best_shard_start > 0 && shard_start > best_shard_start) {
+        return absl::DataLossError(
+            StrCat("the start times recorded for snapshots '", best->name, "' and '", s.name,
+                   "' in ", repo_->description(),
+                   " disagree with the start times of their shards: a snapshot's "
+                   "record is damaged; pass --snapshot-name to choose one"));
+      }
+    }
+  }
   RFS_RETURN_IF_ERROR(VerifyRepositoryIndex(*best));
   return best;
 }
 
+absl::Status SnapshotRepository::VerifyLegacySnapshot(const SnapshotEntry& snapshot) const {
+  // ES 1.x wrote its SnapshotInfo as plain JSON without a checksum, and every fact of a legacy
+  // snapshot comes from it: what it says is checked against the files the snapshot wrote.
+  const std::string info_blob = SnapshotBlobName(snapshot);
+  RFS_ASSIGN_OR_RETURN(auto info, ReadSnapshotInfo(snapshot));
+  if (info.name != snapshot.name) {
+    return absl::DataLossError(StrCat(info_blob, " of ", repo_->description(), " names snapshot '",
+                                      info.name, "', not '", snapshot.name, "'"));
+  }
+  // The indices it lists are exactly the index folders holding its index metadata.
+  std::vector<std::string> listed = IndicesIn(snapshot);
+  std::vector<std::string> present;
+  RFS_ASSIGN_OR_RETURN(auto folders, repo_->ListFolders("indices"));
+  for (const auto& folder : folders) {
+    IndexEntry entry;
+    entry.name = entry.id = folder;
+    RFS_ASSIGN_OR_RETURN(const std::string blob, IndexMetadataBlobName(snapshot, entry));
+    if (repo_->BlobSize(blob).ok()) present.push_back(folder);
+  }
+  std::sort(present.begin(), present.end());
+  if (listed != present) {
+    return absl::DataLossError(
+        StrCat(info_blob, " of ", repo_->description(), " lists the indices [",
+               absl::StrJoin(listed, ", "), "] of snapshot '", snapshot.name,
+               "' but the repository holds metadata of [", absl::StrJoin(present, ", "),
+               "] for it: the snapshot's record is damaged"));
+  }
+  return VerifyLegacyStartTime(snapshot).status();
+}
+
+absl::StatusOr<int64_t> SnapshotRepository::VerifyLegacyStartTime(
+    const SnapshotEntry& snapshot) const {
+  // A legacy snapshot's start time decides which snapshot is the newest, and ES 1.x kept it
+  // unchecksummed: it must agree with the start time its first shard recorded.
+  const std::string info_blob = SnapshotBlobName(snapshot);
+  RFS_ASSIGN_OR_RETURN(auto info, ReadSnapshotInfo(snapshot));
+  std::vector<std::string> listed = IndicesIn(snapshot);
+  if (info.start_time > 0 && !listed.empty()) {
+    auto shard = ReadShardSnapshot(snapshot, listed.front(), 0);
+    if (shard.ok() && shard->start_time > 0 &&
+        (shard->start_time < info.start_time ||
+         (info.end_time >= info.start_time && shard->start_time > info.end_time))) {
+      return absl::DataLossError(StrCat(
+          info_blob, " of ", repo_->description(), " says snapshot '", snapshot.name, "' ran from ",
+          info.start_time, " to ", info.end_time, " ms but shard 0 of ", listed.front(),
+          " started at ", shard->start_time, " ms: the snapshot's record is damaged"));
+    }
+    if (shard.ok()) return shard->start_time;
+  }
+  return int64_t{0};
+}
+
 absl::Status SnapshotRepository::VerifyRepositoryIndex(const SnapshotEntry& snapshot) const {
-  // ES 1.x/2.x layouts take every fact from the SnapshotInfo blobs themselves.
-  if (layout_ != RepositoryLayout::kModern) return absl::OkStatus();
   {
     std::lock_guard lock(verified_mu_);
     if (verified_.contains(snapshot.uuid)) return absl::OkStatus();
+  }
+  if (layout_ != RepositoryLayout::kModern) {
+    RFS_RETURN_IF_ERROR(VerifyLegacySnapshot(snapshot));
+    std::lock_guard lock(verified_mu_);
+    verified_.insert(snapshot.uuid);
+    return absl::OkStatus();
   }
   // index-N is unchecksummed JSON; snap-<uuid>.dat is checksummed. Every fact of index-N that
   // decides what is read must agree with it, or one damaged byte would silently read another
@@ -670,6 +744,7 @@ absl::StatusOr<ShardSnapshot> SnapshotRepository::ReadShardSnapshot(const Snapsh
   ShardSnapshot out;
   out.snapshot_name = OptString(*root, "name").value_or(snapshot.name);
   out.index_version = OptInt(*root, "index_version").value_or(0);
+  out.start_time = OptInt(*root, "start_time").value_or(0);
   const auto* files = Find(*root, "files");
   if (files == nullptr || !files->is_array()) {
     return internal::FieldError(blob, "files", "an array");

@@ -3,6 +3,8 @@
 // end the run at once naming the path, RfsWorker's exit codes (stop, unreadable snapshot,
 // usage before the store is touched) and its --reset-failed, transient target faults retried
 // by MetadataMigration and RfsWorker, and options that are refused instead of ignored.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,8 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+
+#include "rfs/net/http_transport.hpp"
 
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
@@ -181,8 +185,9 @@ TEST_CASE("errors no retry fixes end the run at once, naming the path", "[e2e][g
   SECTION("the worker's bulk files under a file-size limit") {
     const std::string out = runner.dir.File("out");
     const auto started = std::chrono::steady_clock::now();
-    // SIGXFSZ ignored (inherited through exec): writes past the limit fail with EFBIG.
-    const int code = runner.Run({"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 64; exec \"$@\"", "sh",
+    // SIGXFSZ ignored (inherited through exec): writes past the limit fail with EFBIG. 512 KiB
+    // holds the coordination file, not a bulk file of this shard (800 KB of sources).
+    const int code = runner.Run({"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 512; exec \"$@\"", "sh",
                                  RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
                                  generated->repo().string(), "--output-dir", out,
                                  "--coordinator-db", runner.dir.File("coordination.sqlite")});
@@ -336,8 +341,8 @@ TEST_CASE("transient target faults are retried by MetadataMigration and RfsWorke
   auto target = rfs::testing::OpenSearchDouble::Start();
   REQUIRE(target.ok());
   rfs::testing::FaultOptions faults;
-  faults.reject_429 = 0.3;
-  faults.unavailable_503 = 0.2;
+  faults.reject_429 = 0.2;
+  faults.unavailable_503 = 0.1;
   faults.path_contains = "/";  // every request, not only _bulk
   faults.seed = 1605;
   (*target)->SetFaults(faults);
@@ -353,7 +358,8 @@ TEST_CASE("transient target faults are retried by MetadataMigration and RfsWorke
     const int code =
         runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", generated->repo().string(),
                     "--target-host", (*target)->endpoint(), "--coordinator-db",
-                    runner.dir.File("records.sqlite"), "--max-attempts", "1"});
+                    runner.dir.File("records.sqlite"), "--max-attempts", "1"},
+                   "", std::chrono::seconds(400));
     INFO(runner.out << runner.err);
     CHECK(code == 0);
   }
@@ -402,4 +408,61 @@ TEST_CASE("options that would be ignored or misread are refused", "[e2e][cli]") 
   INFO(runner.err);
   CHECK(code == kUsage);
   CHECK(runner.err.find("RFS_TARGET_HOTS") != std::string::npos);
+}
+
+TEST_CASE("the verify phase samples documents with custom routing too", "[e2e][generated][cli]") {
+  auto generated = rfs::test::Generate("--docs 60 --shards 3 --routing-fraction 0.5 --seed 1606");
+  REQUIRE(generated.has_value());
+  Runner runner;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  const std::vector<std::string> args = {RFS_WORKER_TOOL,
+                                         "--snapshot-local-dir",
+                                         generated->repo().string(),
+                                         "--target-host",
+                                         (*target)->endpoint(),
+                                         "--coordinator-db",
+                                         runner.dir.File("records.sqlite"),
+                                         "--verify-sample",
+                                         "1000"};
+  int code = runner.Run(args);
+  INFO(runner.out << runner.err);
+  REQUIRE(code == 0);
+  // One routed document changed on the target: only a sample that includes it can see it.
+  std::istringstream lines(
+      rfs::test::ReadTextFile(generated->dir.string() + "/expected-docs.ndjson"));
+  std::string index, id, routing;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const auto doc = json::parse(line).as_object();
+    auto plain = [](std::string_view text) {
+      return std::all_of(text.begin(), text.end(),
+                         [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; });
+    };
+    const std::string candidate(doc.at("_id").as_string());
+    const auto* r = doc.if_contains("_routing");
+    if (r != nullptr && plain(candidate) && plain(std::string_view(r->as_string()))) {
+      index = std::string(doc.at("_index").as_string());
+      id = candidate;
+      routing = std::string(r->as_string());
+      break;
+    }
+  }
+  REQUIRE(!routing.empty());
+  auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = (*target)->endpoint()});
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest put;
+  put.method = "PUT";
+  put.target = "/" + index + "/_doc/" + id + "?routing=" + routing + "&refresh=true";
+  put.headers.emplace_back("Content-Type", "application/json");
+  put.body = R"({"changed":true})";
+  auto response = (*transport)->Send(put);
+  REQUIRE(response.ok());
+  REQUIRE(response->status == 200);
+  std::vector<std::string> verify = args;
+  verify.push_back("--verify-only");
+  code = runner.Run(verify);
+  INFO(runner.out << runner.err);
+  CHECK(code == kPhaseFailed);
+  CHECK(runner.out.find(id + ": _source differs") != std::string::npos);
 }

@@ -71,6 +71,9 @@ struct MetadataItemReport {
   std::vector<transform::DroppedSetting> dropped_settings;
   std::vector<std::string> notes;
   std::string error;  // set when failed
+  /// Failed for a fault of the target that outlasted the retries (429, 5xx, a reset): running
+  /// again may succeed, unlike a refusal.
+  bool transient = false;
   /// The body sent (or that would be sent) to the target; empty for skipped items.
   boost::json::object body;
 };

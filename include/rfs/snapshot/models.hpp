@@ -127,6 +127,8 @@ struct FileInfo {
 struct ShardSnapshot {
   std::string snapshot_name;
   int64_t index_version = 0;  // Lucene commit generation (informational)
+  /// When the shard's snapshot started (ms since the epoch; 0 when not recorded).
+  int64_t start_time = 0;
   std::vector<FileInfo> files;
   uint64_t total_file_bytes() const;
 };

@@ -90,6 +90,12 @@ class SnapshotRepository {
   /// DataLoss unless every fact of index-N that decides what `snapshot` reads (its name, uuid,
   /// state, version and the indices listed in it) agrees with the checksummed snap-<uuid>.dat.
   absl::Status VerifyRepositoryIndex(const SnapshotEntry& snapshot) const;
+  /// The same for ES 1.x/2.x layouts, whose SnapshotInfo is the only index: its name, its
+  /// indices against the index metadata present, its start time against its shards'.
+  absl::Status VerifyLegacySnapshot(const SnapshotEntry& snapshot) const;
+  /// DataLoss when a legacy snapshot's start time disagrees with its first shard's; else that
+  /// shard's start time (0 when unknown).
+  absl::StatusOr<int64_t> VerifyLegacyStartTime(const SnapshotEntry& snapshot) const;
   std::string GlobalMetadataBlobName(const SnapshotEntry& snapshot) const;
   absl::StatusOr<std::string> IndexMetadataBlobName(const SnapshotEntry& snapshot,
                                                     const IndexEntry& index) const;

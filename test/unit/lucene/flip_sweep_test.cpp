@@ -233,3 +233,42 @@ TEST_CASE("one flipped byte in the corpus's soft-deletes shards: an error or the
     }
   }
 }
+
+TEST_CASE("an error inside a compound file names the repository blob that holds it",
+          "[lucene][generated][corrupt]") {
+  auto generated =
+      rfs::test::Generate("--docs 80 --segments 1 --soft-deletes false --compound true --seed 125");
+  REQUIRE(generated.has_value());
+  auto base = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(base.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*base);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  auto shard = (*repository)->ReadShardSnapshot(**snapshot, "index-0", 0);
+  REQUIRE(shard.ok());
+  auto index_entry = (*repository)->FindIndex("index-0");
+  REQUIRE(index_entry.ok());
+  auto folder = (*repository)->ShardFolder(**index_entry, 0);
+  REQUIRE(folder.ok());
+  std::string cfs_blob;
+  uint64_t cfs_size = 0;
+  for (const auto& file : shard->files) {
+    if (file.physical_name.ends_with(".cfs")) {
+      cfs_blob = rfs::core::StrCat(*folder, "/", file.name);
+      cfs_size = file.length;
+    }
+  }
+  REQUIRE(!cfs_blob.empty());
+  auto flipping = std::make_shared<FlippingRepo>(*base);
+  size_t errors = 0;
+  for (int i = 1; i < 8; ++i) {
+    flipping->Flip(cfs_blob, cfs_size * static_cast<uint64_t>(i) / 8);
+    auto docs = ReadShard(flipping, (*snapshot)->name, "index-0", 0);
+    if (docs.ok()) continue;
+    ++errors;
+    INFO(docs.status().ToString());
+    CHECK(docs.status().message().find(cfs_blob) != std::string_view::npos);
+  }
+  CHECK(errors > 0);
+}

@@ -45,12 +45,16 @@ absl::StatusOr<std::string> Templates(const SnapshotRepository& repository,
                 json::serialize(global->index_templates), "\n");
 }
 
+enum class Read { kEverything, kTemplatesOnly, kWithoutTemplates };
+
 // Everything a migration reads from the repository, as text: the newest snapshot's name, then per
-// snapshot its indices (metadata and every live document) and templates. `templates_only` reads
-// only the templates (what a global-metadata blob decides). The first error ends it.
+// snapshot its indices (metadata and every live document of each index a migration selects by
+// default: not the system ones) and templates. kTemplatesOnly reads only the templates (what a
+// global-metadata blob decides). The first error ends it.
 absl::StatusOr<std::string> ReadEverything(std::shared_ptr<const ISourceRepo> repo,
                                            const std::vector<std::string>& snapshot_names,
-                                           bool templates_only) {
+                                           Read what) {
+  const bool templates_only = what == Read::kTemplatesOnly;
   auto repository = SnapshotRepository::Open(std::move(repo));
   if (!repository.ok()) return repository.status();
   std::string out;
@@ -63,11 +67,14 @@ absl::StatusOr<std::string> ReadEverything(std::shared_ptr<const ISourceRepo> re
     auto snapshot = (*repository)->FindSnapshot(name);
     if (!snapshot.ok()) return snapshot.status();
     out += StrCat("snapshot ", name, "\n");
-    auto templates = Templates(**repository, **snapshot);
-    if (!templates.ok()) return templates.status();
-    out += *templates;
+    if (what != Read::kWithoutTemplates) {
+      auto templates = Templates(**repository, **snapshot);
+      if (!templates.ok()) return templates.status();
+      out += *templates;
+    }
     if (templates_only) continue;
     for (const auto& index : (*repository)->IndicesIn(**snapshot)) {
+      if (index.starts_with(".")) continue;
       auto meta = (*repository)->ReadIndexMetadata(**snapshot, index);
       if (!meta.ok()) return meta.status();
       out += StrCat("index ", meta->name, " ", meta->number_of_shards, " ",
@@ -111,12 +118,19 @@ SweepResult SweepRoot(const fs::path& root) {
   std::vector<std::string> names;
   for (const auto& s : (*intact_repository)->snapshots()) names.push_back(s.name);
   REQUIRE(!names.empty());
-  auto intact = ReadEverything(*base, names, false);
+  auto intact = ReadEverything(*base, names, Read::kEverything);
   INFO(intact.status().ToString());
   REQUIRE(intact.ok());
   REQUIRE(intact->find("\n0 ") != std::string::npos);  // some document was read
-  auto intact_templates = ReadEverything(*base, names, true);
+  auto intact_templates = ReadEverything(*base, names, Read::kTemplatesOnly);
   REQUIRE(intact_templates.ok());
+  auto intact_documents = ReadEverything(*base, names, Read::kWithoutTemplates);
+  REQUIRE(intact_documents.ok());
+  // Elasticsearch 1.x wrote its global metadata as plain JSON without a checksum: a changed byte
+  // of a template there cannot be told from an intact one. What it must never change is what is
+  // read of the documents.
+  const bool unchecked_global =
+      (*intact_repository)->layout() == rfs::snapshot::RepositoryLayout::kEs1;
 
   auto blobs = (*base)->ListBlobs("");
   REQUIRE(blobs.ok());
@@ -127,6 +141,12 @@ SweepResult SweepRoot(const fs::path& root) {
     REQUIRE(size.ok());
     // A global-metadata blob decides only the templates.
     const bool global = (blob.starts_with("meta-") || blob.starts_with("metadata-"));
+    const Read what = !global            ? Read::kEverything
+                      : unchecked_global ? Read::kWithoutTemplates
+                                         : Read::kTemplatesOnly;
+    const std::string& expected = what == Read::kEverything      ? *intact
+                                  : what == Read::kTemplatesOnly ? *intact_templates
+                                                                 : *intact_documents;
     const bool unchecksummed = blob == "index" || blob.starts_with("index-");
     std::vector<uint8_t> masks = {0x01};
     if (unchecksummed) masks.push_back(0x20);
@@ -142,13 +162,13 @@ SweepResult SweepRoot(const fs::path& root) {
     for (uint8_t mask : masks) {
       for (uint64_t offset : offsets) {
         flipping->Flip(blob, offset, mask);
-        auto read = ReadEverything(flipping, names, global);
+        auto read = ReadEverything(flipping, names, what);
         ++result.changes;
         if (!read.ok()) {
           ++result.errors;
           continue;
         }
-        if (*read == (global ? *intact_templates : *intact)) {
+        if (*read == expected) {
           ++result.identical;
           continue;
         }
@@ -156,7 +176,7 @@ SweepResult SweepRoot(const fs::path& root) {
              << ": " << blob << " byte " << offset << " XOR 0x" << std::hex << int{mask} << std::dec
              << " read without an error but differently:\n"
              << read->substr(0, 2000) << "\nintact:\n"
-             << (global ? *intact_templates : *intact).substr(0, 2000));
+             << expected.substr(0, 2000));
       }
     }
   }
@@ -194,8 +214,9 @@ TEST_CASE("one changed byte of any root file of a corpus repository: an error or
       if (!root) return;
       const auto started = std::chrono::steady_clock::now();
       const SweepResult result = SweepRoot(*root);
+      // Some changes must be caught (a repository may read none identically: ES 2.x root files
+      // are all checksummed or minified JSON).
       CHECK(result.errors > 0);
-      CHECK(result.identical > 0);
       Report(name, result);
       std::cout << "  ("
                 << std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -234,7 +255,7 @@ absl::Status OpenAndReadAll(const fs::path& root) {
   if (!repository.ok()) return repository.status();
   std::vector<std::string> names;
   for (const auto& s : (*repository)->snapshots()) names.push_back(s.name);
-  return ReadEverything(*base, names, false).status();
+  return ReadEverything(*base, names, Read::kEverything).status();
 }
 
 }  // namespace
