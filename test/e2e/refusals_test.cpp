@@ -98,7 +98,7 @@ std::vector<std::string> Docs(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("a store set up for one snapshot refuses another; a wider allowlist is set up",
+TEST_CASE("a store set up for one snapshot refuses another and a wider allowlist is set up",
           "[e2e][generated][cli]") {
   auto first = rfs::test::Generate("--docs 30 --indices 2 --seed 1601");
   auto second = rfs::test::Generate("--docs 40 --indices 2 --seed 1602");

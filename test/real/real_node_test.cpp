@@ -180,7 +180,8 @@ TEST_CASE("generated datasets and the demo sample migrate into real OpenSearch e
   }
 }
 
-TEST_CASE("documents a real node refuses are kept with its own error; the rest migrate", "[real]") {
+TEST_CASE("documents a real node refuses are kept with its own error and the rest migrate",
+          "[real]") {
   RealNode source("os2");
   RealNode target("os3");
   const std::string index = "rn-refused";
@@ -552,7 +553,7 @@ TEST_CASE("the OpenSearch work coordinator on a real node: leases and progress a
   const std::vector<std::string> successors = {"b__0__20"};
   REQUIRE(w1->CreateSuccessorsAndComplete(l3, successors, 0).ok());
   REQUIRE(w1->CompleteWorkItem(l1).ok());
-  auto state = w1->GetWorkItem("b__0__0");
+  auto state = w1->GetWorkItem(l3.work_item_id);
   REQUIRE(state.ok());
   REQUIRE(state->has_value());
   CHECK((*state)->completed());
