@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
 # The ctest fixture of the real nodes: `start DIR` starts OpenSearch 2 (DIR/os2) and 3 (DIR/os3)
-# at once through scripts/local-cluster and writes each base URL to DIR/<name>/url; `stop DIR`
-# stops both. Each node's path.repo is DIR/<name>/repo.
+# and Elasticsearch 7.10 (DIR/es7, a source) at once through scripts/local-cluster and writes each
+# base URL to DIR/<name>/url; `stop DIR` stops them. Each node's path.repo is DIR/<name>/repo.
 set -euo pipefail
 action=$1
 base=$2
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cluster="$root/scripts/local-cluster"
-nodes=(os2:2 os3:3)
+# name:distribution:version
+nodes=(os2:opensearch:2 os3:opensearch:3 es7:elasticsearch:7)
 
 case "$action" in
   start)
     pids=()
     for node in "${nodes[@]}"; do
-      name=${node%%:*} version=${node##*:}
+      IFS=: read -r name distribution version <<<"$node"
       dir="$base/$name"
       "$cluster" stop --dir "$dir/node" >/dev/null 2>&1 || true
       rm -rf "$dir"
       mkdir -p "$dir/repo"
       (
-        if url=$("$cluster" start --dir "$dir/node" --version "$version" --repo-path "$dir/repo" \
-                   2>"$dir/fixture.log"); then
+        if url=$("$cluster" start --dir "$dir/node" --distribution "$distribution" \
+                   --version "$version" --repo-path "$dir/repo" 2>"$dir/fixture.log"); then
           echo "$url" >"$dir/url"
           echo "$name: $url"
         else

@@ -292,7 +292,8 @@ TEST_CASE("an _id over 512 bytes (older sources had no limit) fails alone with t
 
 TEST_CASE("snapshots a real node writes are read exactly as the node returns the documents",
           "[real]") {
-  for (const char* name : {"os2", "os3"}) {
+  // OpenSearch 2 and 3, and Elasticsearch 7.10 (the source most migrations start from).
+  for (const char* name : {"os2", "os3", "es7"}) {
     SECTION(name) {
       RealNode node(name);
       const std::string index = "rn-written";
@@ -346,7 +347,10 @@ TEST_CASE("snapshots a real node writes are read exactly as the node returns the
 }
 
 TEST_CASE("CreateSnapshot and RfsWorker with a real source and a real target", "[real]") {
-  RealNode source("os2");
+  // From OpenSearch 2 to 3, and from Elasticsearch 7.10 to OpenSearch 3.
+  const char* source_name = GENERATE("os2", "es7");
+  INFO("source " << source_name);
+  RealNode source(source_name);
   RealNode target("os3");
   const std::string index = "rn-worker";
   source.DeleteIndices({index});
