@@ -126,6 +126,11 @@ int main(int argc, char** argv) {
           " --segments 4 --seed 7");
   const std::string repo = (dir / "repo").string();
   const path work = options.data_dir / "target-bench";
+  static std::string stop_command;  // run at exit, also when a step fails
+  stop_command = std::string(RFS_SOURCE_DIR) + "/scripts/local-cluster stop --dir '" +
+                 (work / "node").string() + "' >/dev/null 2>&1";
+  std::system(stop_command.c_str());
+  std::atexit([] { std::system(stop_command.c_str()); });
   bench::fs::remove_all(work);
   bench::fs::create_directories(work);
   const path node_dir = work / "node";
@@ -171,6 +176,5 @@ int main(int argc, char** argv) {
         100.0 * run.cpu_seconds / (run.seconds * cores), cores,
         100.0 * node_cpu / (run.seconds * cores), cores, run.seconds, docs);
   }
-  Shell(cluster + " stop --dir '" + node_dir.string() + "'");
-  return 0;
+  return 0;  // the node is stopped at exit
 }

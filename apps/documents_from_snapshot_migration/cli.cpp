@@ -137,6 +137,9 @@ po::options_description Options() {
                         "user transforms of each document: a JSON list of {\"<Provider>\": "
                         "<config>} applied in order");
   AddMetricsOptions(options);
+  options.add_options()("disable-compression", po::bool_switch(),
+                        "send bulk bodies uncompressed even when the target accepts gzip "
+                        "(default: gzip them, which costs CPU here and saves network)");
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "
                         "flight even while the target answers 429 or slows down (default: fewer "
@@ -252,6 +255,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   if (!reader_threads.ok()) return reader_threads.status();
   docs.reader_threads = *reader_threads;
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
+  run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {
     docs.reindexer.allowed_exception_types =
         CommaList(vm["allowed-doc-exception-types"].as<std::vector<std::string>>());

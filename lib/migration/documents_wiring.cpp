@@ -93,7 +93,9 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
         OpenTransport(*options.target, options.migration.reindexer.max_concurrent_batches + 2);
     if (!transport.ok()) return WiringError{transport.status(), kExitUsage};
     wiring.target_transport = *std::move(transport);
-    wiring.client = std::make_unique<opensearch::OpenSearchClient>(*wiring.target_transport);
+    wiring.client = std::make_unique<opensearch::OpenSearchClient>(
+        *wiring.target_transport,
+        opensearch::OpenSearchClientOptions{.compression = options.target_compression});
     wiring.cluster_sink = std::make_shared<reindex::OpenSearchBulkSink>(*wiring.client);
     if (wiring.failed_documents_dir.empty()) wiring.failed_documents_dir = "failed-documents";
   }

@@ -17,6 +17,7 @@
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tool_runner.hpp"
 #include <sys/stat.h>
 
 namespace {
@@ -29,28 +30,12 @@ constexpr int kSnapshotUnreadable = 5;
 constexpr int kDocumentsFailed = 6;
 constexpr int kUsage = 64;
 
-struct Tool {
-  rfs::test::TempDir dir{"rfs-hostile"};
-  int runs = 0;
-  std::string out, err;
-
-  // Runs the tool; fails the test if it has not exited after `limit` (a hang).
+// DocumentsFromSnapshotMigration with `args`; a hang fails the test.
+struct Tool : rfs::test::ToolRunner {
+  Tool() : ToolRunner("rfs-hostile") {}
   int Run(std::vector<std::string> args, std::chrono::seconds limit = std::chrono::seconds(60)) {
     args.insert(args.begin(), RFS_DOCUMENTS_TOOL);
-    const std::string name = "run" + std::to_string(++runs);
-    rfs::test::ChildProcess child(args, dir.File(name + ".out"), dir.File(name + ".err"));
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!child.Exited()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        child.Kill();
-        child.Wait();
-        FAIL("the tool did not exit within " << limit.count() << " s (hang)");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    out = rfs::test::ReadTextFile(dir.File(name + ".out"));
-    err = rfs::test::ReadTextFile(dir.File(name + ".err"));
-    return child.Wait();
+    return ToolRunner::Run(args, "", limit);
   }
 };
 

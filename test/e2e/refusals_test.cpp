@@ -23,6 +23,7 @@
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tool_runner.hpp"
 #include <signal.h>
 #include <sys/mount.h>
 
@@ -36,30 +37,8 @@ constexpr int kSnapshotUnreadable = 5;
 constexpr int kPhaseFailed = 7;
 constexpr int kUsage = 64;
 
-struct Runner {
-  rfs::test::TempDir dir{"rfs-refusals"};
-  int runs = 0;
-  std::string out, err;
-
-  // Runs `argv` (argv[0] the program), stdout into `stdout_path` (default: a file of the run).
-  int Run(std::vector<std::string> argv, std::string stdout_path = "",
-          std::chrono::seconds limit = std::chrono::seconds(120)) {
-    const std::string name = "run" + std::to_string(++runs);
-    if (stdout_path.empty()) stdout_path = dir.File(name + ".out");
-    rfs::test::ChildProcess child(argv, stdout_path, dir.File(name + ".err"));
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!child.Exited()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        child.Kill();
-        child.Wait();
-        FAIL(argv[0] << " did not exit within " << limit.count() << " s");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    out = stdout_path == dir.File(name + ".out") ? rfs::test::ReadTextFile(stdout_path) : "";
-    err = rfs::test::ReadTextFile(dir.File(name + ".err"));
-    return child.Wait();
-  }
+struct Runner : rfs::test::ToolRunner {
+  Runner() : ToolRunner("rfs-refusals") {}
 };
 
 // The `_id`s of the bulk files under `folder`.

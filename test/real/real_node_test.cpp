@@ -32,6 +32,7 @@
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tool_runner.hpp"
 #include <signal.h>
 
 namespace {
@@ -44,26 +45,12 @@ using rfs::test::SnapshotDocuments;
 constexpr int kNoWorkLeft = 3;
 constexpr int kDocumentsFailed = 6;
 
-struct Runner {
-  rfs::test::TempDir dir{"rfs-real"};
-  int runs = 0;
-  std::string out, err;
+// Runs the tools; a migration of the demo sample may take minutes under the sanitizers.
+struct Runner : rfs::test::ToolRunner {
+  Runner() : ToolRunner("rfs-real") {}
   int Run(const std::vector<std::string>& argv,
           std::chrono::seconds limit = std::chrono::seconds(600)) {
-    const std::string name = "run" + std::to_string(++runs);
-    rfs::test::ChildProcess child(argv, dir.File(name + ".out"), dir.File(name + ".err"));
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!child.Exited()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        child.Kill();
-        child.Wait();
-        FAIL(argv[0] << " did not exit within " << limit.count() << " s");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    out = rfs::test::ReadTextFile(dir.File(name + ".out"));
-    err = rfs::test::ReadTextFile(dir.File(name + ".err"));
-    return child.Wait();
+    return ToolRunner::Run(argv, "", limit);
   }
 };
 

@@ -19,6 +19,7 @@
 
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
+#include "rfs/net/encoding.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/snapshot/repository.hpp"
 
@@ -176,20 +177,7 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
 }
 
 /// URL-encodes one path segment or query value.
-inline std::string Encode(std::string_view text) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
+inline std::string Encode(std::string_view text) { return net::PercentEncode(text, false); }
 
 /// Every document of `expected` is on the node with its source text (whitespace aside) and
 /// routing, and each index holds exactly as many documents. Returns the documents compared.

@@ -56,6 +56,8 @@ struct DocumentsToolOptions {
   /// through `output_dir`/.rfs/coordination.sqlite) or a cluster.
   std::string output_dir;
   std::optional<net::HttpTransportOptions> target;
+  /// Gzip bulk bodies when the target accepts compressed requests (--disable-compression).
+  bool target_compression = true;
   /// Where work items live when `coordinator_db` is empty: this cluster's
   /// `.migrations_working_state[_<session_name>]` index, else the target's.
   std::optional<net::HttpTransportOptions> coordinator;
