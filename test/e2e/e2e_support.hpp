@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,6 +119,33 @@ inline std::vector<CorpusCase> CorpusCases() {
     cases.push_back(std::move(c));
   }
   return cases;
+}
+
+// The `_id`s of every NDJSON bulk file under `folder` (action lines only; none when it does not
+// exist), and the number of files in `files` when given.
+inline std::multiset<std::string> OutputIds(const fs::path& folder, size_t* files = nullptr) {
+  std::multiset<std::string> ids;
+  size_t count = 0;
+  if (fs::exists(folder)) {
+    for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+      if (entry.path().extension() != ".ndjson") continue;
+      if (entry.path().string().find("/.rfs/") != std::string::npos) continue;
+      ++count;
+      std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
+      std::string line;
+      bool action = true;
+      while (std::getline(lines, line)) {
+        if (line.empty()) continue;
+        if (action) {
+          const auto value = json::parse(line);
+          ids.insert(std::string(value.as_object().begin()->value().at("_id").as_string()));
+        }
+        action = !action;
+      }
+    }
+  }
+  if (files != nullptr) *files = count;
+  return ids;
 }
 
 // The generator's expected-docs.ndjson as ExpectedDocs.

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "e2e_support.hpp"
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
@@ -39,29 +40,7 @@ struct Tool : rfs::test::ToolRunner {
   }
 };
 
-// The `_id`s of every NDJSON bulk file under `folder` (action lines only).
-std::multiset<std::string> OutputIds(const fs::path& folder, size_t* files = nullptr) {
-  std::multiset<std::string> ids;
-  size_t count = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-    if (entry.path().extension() != ".ndjson") continue;
-    if (entry.path().string().find("/.rfs/") != std::string::npos) continue;
-    ++count;
-    std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
-    std::string line;
-    bool action = true;
-    while (std::getline(lines, line)) {
-      if (line.empty()) continue;
-      if (action) {
-        const auto value = json::parse(line);
-        ids.insert(std::string(value.as_object().begin()->value().at("_id").as_string()));
-      }
-      action = !action;
-    }
-  }
-  if (files != nullptr) *files = count;
-  return ids;
-}
+using rfs::e2e::OutputIds;
 
 fs::path WritableCopy(const fs::path& from, const fs::path& to) {
   fs::copy(from, to, fs::copy_options::recursive);

@@ -19,6 +19,7 @@
 
 #include "rfs/net/http_transport.hpp"
 
+#include "e2e_support.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
@@ -41,27 +42,7 @@ struct Runner : rfs::test::ToolRunner {
   Runner() : ToolRunner("rfs-refusals") {}
 };
 
-// The `_id`s of the bulk files under `folder`.
-std::multiset<std::string> OutputIds(const fs::path& folder) {
-  std::multiset<std::string> ids;
-  if (!fs::exists(folder)) return ids;
-  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-    if (entry.path().extension() != ".ndjson") continue;
-    if (entry.path().string().find("/.rfs/") != std::string::npos) continue;
-    std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
-    std::string line;
-    bool action = true;
-    while (std::getline(lines, line)) {
-      if (line.empty()) continue;
-      if (action) {
-        const auto value = json::parse(line);
-        ids.insert(std::string(value.as_object().begin()->value().at("_id").as_string()));
-      }
-      action = !action;
-    }
-  }
-  return ids;
-}
+using rfs::e2e::OutputIds;
 
 size_t ExpectedDocs(const rfs::test::GeneratedRepo& repo) {
   std::istringstream lines(rfs::test::ReadTextFile(repo.dir.string() + "/expected-docs.ndjson"));
