@@ -52,7 +52,10 @@ po::options_description Options() {
       "s3-endpoint", po::value<std::string>(),
       "custom S3 endpoint, e.g. http://minio:9000 (optional)")(
       "s3-role-arn", po::value<std::string>(),
-      "IAM role the source cluster assumes to write to the bucket (optional)");
+      "IAM role the source cluster assumes to write to the bucket (optional)")(
+      "s3-disable-chunked-encoding", po::bool_switch(),
+      "the repository uploads plain bodies (setting disable_chunked_encoding): for S3-compatible "
+      "servers that store aws-chunked signatures as data");
   AddConnectionOptions(options, "source", "source");
   options.add_options()(
       "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
@@ -98,10 +101,12 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
     run.repository.storage = opensearch::FileSystemRepositoryConfig{text("file-system-repo-path")};
   } else {
     if (text("s3-region").empty()) return Invalid("--s3-repo-uri needs --s3-region");
-    run.repository.storage = opensearch::S3RepositoryConfig{.uri = text("s3-repo-uri"),
-                                                            .region = text("s3-region"),
-                                                            .endpoint = text("s3-endpoint"),
-                                                            .role_arn = text("s3-role-arn")};
+    run.repository.storage = opensearch::S3RepositoryConfig{
+        .uri = text("s3-repo-uri"),
+        .region = text("s3-region"),
+        .endpoint = text("s3-endpoint"),
+        .role_arn = text("s3-role-arn"),
+        .disable_chunked_encoding = vm["s3-disable-chunked-encoding"].as<bool>()};
   }
   const int64_t rate =
       vm["max-snapshot-rate-mb-per-node"].as<Bounded<int64_t, 0, 1000000000>>().value;

@@ -175,6 +175,7 @@ absl::StatusOr<json::object> RepositoryBody(const RepositoryConfig& config) {
     settings["region"] = s3.region;
     if (!s3.endpoint.empty()) settings["endpoint"] = s3.endpoint;
     if (!s3.role_arn.empty()) settings["role_arn"] = s3.role_arn;
+    if (s3.disable_chunked_encoding) settings["disable_chunked_encoding"] = true;
   }
   if (config.max_snapshot_rate_mb_per_node) {
     if (*config.max_snapshot_rate_mb_per_node <= 0) {

@@ -57,6 +57,9 @@ struct S3RepositoryConfig {
   std::string endpoint;
   /// IAM role the cluster assumes to reach the bucket (optional).
   std::string role_arn;
+  /// Upload with plain bodies instead of aws-chunked ones, for S3-compatible servers that store
+  /// the chunk signatures as data (s3rver); the repository setting disable_chunked_encoding.
+  bool disable_chunked_encoding = false;
 };
 
 struct RepositoryConfig {
