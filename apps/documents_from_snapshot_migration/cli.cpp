@@ -162,13 +162,8 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
     *into = *std::move(connection);
   }
   run.coordinator_db = text("coordinator-db");
-  if (const auto scheme = run.coordinator_db.find("://");
-      scheme != std::string::npos && !run.coordinator_db.starts_with("postgresql://") &&
-      !run.coordinator_db.starts_with("postgres://")) {
-    // A URL of a database rfs does not speak would otherwise become a SQLite file of that name.
-    return absl::InvalidArgumentError(
-        core::StrCat("--coordinator-db takes a SQLite file path or a postgresql:// URL, not a ",
-                     run.coordinator_db.substr(0, scheme), ":// URL"));
+  if (auto valid = migration::ValidateCoordinatorDb(run.coordinator_db); !valid.ok()) {
+    return valid;
   }
   run.console_url = text("console-url");
   run.console_token = text("console-token");

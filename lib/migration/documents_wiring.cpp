@@ -159,13 +159,8 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
       return ShardTotals(*source, **snapshot, id);
     };
     opened = coordination::ConsoleWorkCoordinator::Open(std::move(console));
-  } else if (const auto scheme = db.find("://"); scheme != std::string::npos &&
-                                                 !db.starts_with("postgresql://") &&
-                                                 !db.starts_with("postgres://")) {
-    // A URL of a database rfs does not speak would otherwise become a SQLite file of that name.
-    return absl::InvalidArgumentError(
-        StrCat("--coordinator-db takes a SQLite file path or a postgresql:// URL, not a ",
-               db.substr(0, scheme), ":// URL"));
+  } else if (auto valid = ValidateCoordinatorDb(db); !valid.ok()) {
+    return valid;
   } else if (db.starts_with("postgresql://") || db.starts_with("postgres://")) {
     coordination::PostgresWorkCoordinatorOptions postgres;
     postgres.worker_id = worker_id;

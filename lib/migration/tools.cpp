@@ -70,6 +70,17 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotReposi
   return snapshot::SnapshotRepository::Open(*repo);
 }
 
+absl::Status ValidateCoordinatorDb(std::string_view db) {
+  const auto scheme = db.find("://");
+  if (scheme == std::string_view::npos || db.starts_with("postgresql://") ||
+      db.starts_with("postgres://")) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      StrCat("--coordinator-db takes a SQLite file path or a postgresql:// URL, not a ",
+             db.substr(0, scheme), ":// URL"));
+}
+
 std::string DefaultWorkerId() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");

@@ -310,11 +310,16 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
     // Every start time took part in the choice, and ES 1.x kept them unchecksummed: each must
     // fit its own shard's recorded start, and the newest must also be the newest by the start
     // times its shards recorded (in other files, which one damaged byte cannot also change).
-    int64_t best_shard_start = 0;
-    RFS_ASSIGN_OR_RETURN(best_shard_start, VerifyLegacyStartTime(*best));
+    std::vector<int64_t> shard_starts;
+    shard_starts.reserve(snapshots_.size());
     for (const auto& s : snapshots_) {
       RFS_ASSIGN_OR_RETURN(const int64_t shard_start, VerifyLegacyStartTime(s));
-      if (&s != best && best_shard_start > 0 && shard_start > best_shard_start) {
+      shard_starts.push_back(shard_start);
+    }
+    const int64_t best_shard_start = shard_starts[static_cast<size_t>(best - snapshots_.data())];
+    for (size_t i = 0; i < snapshots_.size(); ++i) {
+      const SnapshotEntry& s = snapshots_[i];
+      if (&s != best && best_shard_start > 0 && shard_starts[i] > best_shard_start) {
         return absl::DataLossError(
             StrCat("the start times recorded for snapshots '", best->name, "' and '", s.name,
                    "' in ", repo_->description(),

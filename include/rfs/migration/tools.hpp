@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "rfs/migration/documents_migration.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
@@ -30,6 +31,10 @@ namespace rfs::migration {
 inline constexpr int kExitFailure = 1;
 /// Bad options: a missing or contradictory option, a malformed URL, an unreadable CA file.
 inline constexpr int kExitUsage = 64;
+
+/// InvalidArgument for a --coordinator-db that is a URL of a database rfs does not speak (which
+/// would otherwise be opened as a SQLite file of that name); a path or postgresql:// URL is OK.
+absl::Status ValidateCoordinatorDb(std::string_view db);
 
 /// Where a snapshot repository is: a local folder (an `fs` repository or a copy of any other),
 /// `file:///path`, or `s3://bucket/prefix` read in place with `s3`'s region and endpoint.
