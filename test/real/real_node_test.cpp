@@ -11,6 +11,7 @@
 //     other as the target.
 #include "support/real_node.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -21,17 +22,21 @@
 #include <thread>
 #include <vector>
 
+#include <absl/strings/match.h>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/core/clock.hpp"
 #include "rfs/net/gzip.hpp"
 
+#include "conformance/work_coordinator_conformance.hpp"
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
 #include "support/s3_server.hpp"
+#include "support/scripted_http_server.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tool_runner.hpp"
 #include <signal.h>
@@ -568,6 +573,112 @@ TEST_CASE("the OpenSearch work coordinator on a real node: leases and progress a
   CHECK(std::holds_alternative<NoAvailableWork>(*none));
   CHECK(*w2->CountIncompleteWorkItems() == 0);
   node.DeleteIndices({".migrations_working_state_" + session});
+}
+
+namespace {
+
+// Passes every request on to a real node and answers with the node's response, stamped with a
+// store clock the test controls: a `Date` header (when asked; plain OpenSearch sends none), and the
+// epoch of `_cat/health` (the two ways the coordinator reads the store's clock). The coordinator
+// computes every lease time from that clock and keeps no time on the node (its writes are
+// conditional on _seq_no), so the node, with its real indexing, search, refresh and version
+// conflicts, runs the conformance suite on a fake clock. The server takes one connection at a time,
+// so concurrent workers interleave request by request.
+class StoreClockProxy {
+ public:
+  StoreClockProxy(const std::string& upstream, rfs::core::IClock& clock, bool date_header)
+      : clock_(clock),
+        date_header_(date_header),
+        upstream_([&] {
+          auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = upstream});
+          REQUIRE(transport.ok());
+          return *std::move(transport);
+        }()),
+        server_([this](const rfs::net::HttpRequest& request) { return Forward(request); }) {}
+
+  std::string endpoint() const { return server_.endpoint(); }
+  uint64_t forwarded() const { return forwarded_; }
+
+ private:
+  rfs::net::HttpResponse Forward(rfs::net::HttpRequest request) {
+    std::erase_if(request.headers, [](const auto& header) {
+      return absl::EqualsIgnoreCase(header.first, "host") ||
+             absl::EqualsIgnoreCase(header.first, "content-length") ||
+             absl::EqualsIgnoreCase(header.first, "connection");
+    });
+    auto answered = upstream_->Send(request);
+    if (!answered.ok()) return {502, {}, answered.status().ToString()};
+    ++forwarded_;
+    rfs::net::HttpResponse response = *std::move(answered);
+    std::erase_if(response.headers, [](const auto& header) {
+      return absl::EqualsIgnoreCase(header.first, "content-length") ||
+             absl::EqualsIgnoreCase(header.first, "connection") ||
+             absl::EqualsIgnoreCase(header.first, "transfer-encoding") ||
+             absl::EqualsIgnoreCase(header.first, "date");
+    });
+    const auto now = clock_.Now();
+    if (date_header_) response.headers.emplace_back("Date", rfs::testing::HttpDate(now));
+    if (request.target.starts_with("/_cat/health") && response.status == 200) {
+      json::value health = json::parse(response.body);
+      const auto seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+      for (auto& row : health.as_array()) row.as_object()["epoch"] = std::to_string(seconds);
+      response.body = json::serialize(health);
+    }
+    return response;
+  }
+
+  rfs::core::IClock& clock_;
+  bool date_header_;
+  std::unique_ptr<rfs::net::BeastHttpTransport> upstream_;
+  std::atomic<uint64_t> forwarded_{0};
+  rfs::test::ScriptedHttpServer server_;
+};
+
+// Catch2 enters a test case's body once per leaf section: each entry gets a fresh working-state
+// index of its own session on the node, removed afterwards.
+void RunConformanceOnRealNode(bool date_header) {
+  static int entry = 0;
+  RealNode node("os2");
+  const std::string session = "conformance-" + std::to_string(++entry);
+  const std::string index = ".migrations_working_state_" + session;
+  node.DeleteIndices({index});
+  rfs::core::FakeClock clock;
+  clock.Set(std::chrono::system_clock::now());
+  StoreClockProxy proxy(node.url(), clock, date_header);
+  rfs::coordination::conformance::ConformanceEnv env;
+  env.clock = &clock;
+  env.make_worker = [&](const rfs::coordination::conformance::WorkerSpec& spec) {
+    rfs::coordination::OpenSearchWorkCoordinatorOptions options;
+    rfs::coordination::conformance::ApplySpec(spec, &clock, options);
+    auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = proxy.endpoint()});
+    REQUIRE(transport.ok());
+    options.transport = std::shared_ptr<rfs::net::IHttpTransport>(*std::move(transport));
+    options.session_name = session;
+    return rfs::coordination::conformance::RequireOpened(
+        rfs::coordination::OpenSearchWorkCoordinator::Open(std::move(options)));
+  };
+  env.expiry_slack = std::chrono::seconds(3);  // Date headers and _cat/health: whole seconds
+  env.check_store = [&] {
+    // Everything went through the node, which kept the items in the session's own index.
+    CHECK(proxy.forwarded() > 0);
+    const json::value count = node.Ok("GET", "/" + index + "/_count");
+    CHECK(count.at("count").as_int64() >= 0);
+  };
+  rfs::coordination::conformance::RunWorkCoordinatorConformance(env);
+  node.DeleteIndices({index});
+}
+
+}  // namespace
+
+TEST_CASE("the OpenSearch work coordinator passes the conformance suite on a real node",
+          "[real][coordination]") {
+  RunConformanceOnRealNode(/*date_header=*/true);
+}
+
+TEST_CASE("the conformance suite on a real node that sends no Date header (the _cat/health probe)",
+          "[real][coordination]") {
+  RunConformanceOnRealNode(/*date_header=*/false);
 }
 
 namespace {

@@ -37,22 +37,6 @@ using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using core::StrCat;
 
-// RFC 9110 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
-std::string HttpDate(core::IClock::TimePoint t) {
-  const std::time_t seconds = static_cast<std::time_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  char text[40];
-  std::snprintf(text, sizeof(text), "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[utc.tm_wday],
-                utc.tm_mday, kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min,
-                utc.tm_sec);
-  return text;
-}
-
 // The media types OpenSearch's XContentType.fromMediaType accepts (parameters such as charset
 // ignored), plus x-ndjson, which the bulk and multi-search APIs take.
 bool IsSupportedContentType(std::string_view type) {
@@ -89,6 +73,22 @@ void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
 }
 
 }  // namespace
+
+// RFC 9110 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string HttpDate(core::IClock::TimePoint t) {
+  const std::time_t seconds = static_cast<std::time_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  char text[40];
+  std::snprintf(text, sizeof(text), "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[utc.tm_wday],
+                utc.tm_mday, kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min,
+                utc.tm_sec);
+  return text;
+}
 
 struct OpenSearchDouble::Impl {
   explicit Impl(const OpenSearchDoubleOptions& o)

@@ -172,4 +172,7 @@ class OpenSearchDouble {
   std::unique_ptr<Impl> impl_;
 };
 
+/// An HTTP `Date` header's text for `t` (RFC 9110 IMF-fixdate, whole seconds).
+std::string HttpDate(core::IClock::TimePoint t);
+
 }  // namespace rfs::testing
