@@ -133,6 +133,7 @@ po::options_description Options() {
       "single-work-item", po::bool_switch(), "stop after one completed work item (exit 0)")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
   AddReaderThreadsOption(options);
+  AddSourcelessOption(options);
   AddTransformerOptions(options, "doc-transformer-config",
                         "user transforms of each document: a JSON list of {\"<Provider>\": "
                         "<config>} applied in order");
@@ -249,6 +250,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   auto reader_threads = ReaderThreads(vm);
   if (!reader_threads.ok()) return reader_threads.status();
   docs.reader_threads = *reader_threads;
+  docs.enable_sourceless_migrations = vm["enable-sourceless-migrations"].as<bool>();
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
   run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {

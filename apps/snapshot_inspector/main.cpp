@@ -86,6 +86,7 @@ int Docs(int argc, char** argv) {
       "from-cursor", po::value<rfs::apps::Count>()->default_value({0}),
       "start at this shard-global document number (needs --index and --shard)");
   rfs::apps::AddReaderThreadsOption(options);
+  rfs::apps::AddSourcelessOption(options);
   po::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kDocs, vm))
     return *done;
@@ -101,6 +102,7 @@ int Docs(int argc, char** argv) {
   auto reader_threads = rfs::apps::ReaderThreads(vm);
   if (!reader_threads.ok()) return rfs::apps::UsageError(kDocs, reader_threads.status().message());
   run.reader_threads = *reader_threads;
+  run.enable_sourceless_migrations = vm["enable-sourceless-migrations"].as<bool>();
   run.on_skipped = [](const std::string& message) {
     std::cerr << "SnapshotInspector: " << message << "\n";
   };

@@ -1,4 +1,4 @@
-// Doc values (docs/formats.md "Doc values"; Lucene70/80/90DocValuesProducer.java, IndexedDISI.java,
+// Doc values (Lucene70/80/90DocValuesProducer.java, IndexedDISI.java,
 // DirectReader.java, LegacyDirectReader.java, DirectMonotonicReader.java).
 #include <algorithm>
 #include <bit>
@@ -612,15 +612,31 @@ absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, in
   }
   const std::span<const uint8_t> data = file_.data();
   if (meta.block_shift >= 0) {
-    // Blocks of 2^shift values, each: u8 bitsPerValue, i64 min, [i32 length, packed values];
-    // they have no index, so walk them from the first.
+    // Blocks of 2^shift values, each: u8 bitsPerValue, i64 min, [i32 length, packed values].
+    // Lucene80/90 end them with a jump table of each block's absolute file pointer; Lucene70's
+    // are walked from the first.
     const int64_t wanted = index >> meta.block_shift;
     uint64_t pos = static_cast<uint64_t>(meta.values_offset);
     const uint64_t end = pos + static_cast<uint64_t>(meta.values_length);
     if (end > data.size()) {
       return core::DataLossAt(file_.data_name(), pos, "numeric blocks run past the end");
     }
-    for (int64_t block = 0;; ++block) {
+    int64_t first_block = 0;
+    if (meta.jump_table_offset >= 0) {
+      const uint64_t entry = static_cast<uint64_t>(meta.jump_table_offset) + 8 * wanted;
+      if (entry + 8 > end) {
+        return core::DataLossAt(file_.data_name(), meta.jump_table_offset,
+                                StrCat("jump table entry of block ", wanted, " past its range"));
+      }
+      const uint64_t start = ReadUnsigned(data, entry, 8, file_.order());
+      if (start < pos || start >= end) {
+        return core::DataLossAt(file_.data_name(), entry,
+                                StrCat("block ", wanted, " at ", start, " outside its range"));
+      }
+      pos = start;
+      first_block = wanted;
+    }
+    for (int64_t block = first_block;; ++block) {
       if (pos + 9 > end) {
         return core::DataLossAt(file_.data_name(), pos, "numeric block header past its range");
       }
@@ -816,12 +832,7 @@ absl::StatusOr<bool> FieldDocValues::Binary(int32_t doc, std::string& out) {
   if (!has) return false;
   const BinaryMeta& meta = entry_.binary;
   const int64_t index = docs_.index();
-  if (meta.compressed) {
-    return absl::UnimplementedError(
-        StrCat(file_.data_name(),
-               ": LZ4-compressed binary doc values (Lucene80 BEST_COMPRESSION)"
-               " are not read yet"));
-  }
+  if (meta.compressed) return CompressedBinary(index, out);
   int64_t start = 0, end = 0;
   if (!meta.addresses) {
     start = index * meta.max_length;
@@ -838,6 +849,48 @@ absl::StatusOr<bool> FieldDocValues::Binary(int32_t doc, std::string& out) {
   }
   const auto bytes = file_.data().subspan(meta.data_offset + start, end - start);
   out.assign(bytes.begin(), bytes.end());
+  return true;
+}
+
+// Lucene80 BEST_COMPRESSION binary values: chunks of 2^docs_per_chunk_shift docs, each: VInt v
+// (v >> 1 = the first length; v & 1: every length is that one, else the other lengths as VInts),
+// then the values LZ4-compressed as one piece. The addresses are absolute file pointers.
+absl::StatusOr<bool> FieldDocValues::CompressedBinary(int64_t index, std::string& out) {
+  const BinaryMeta& meta = entry_.binary;
+  if (!meta.addresses || meta.docs_per_chunk_shift > 16) {
+    return core::DataLossAt(file_.meta_name(), 0, "compressed binary entry without chunks");
+  }
+  const int64_t chunk = index >> meta.docs_per_chunk_shift;
+  const uint32_t per_chunk = uint32_t{1} << meta.docs_per_chunk_shift;
+  if (chunk != chunk_) {
+    chunk_ = -1;
+    RFS_ASSIGN_OR_RETURN(int64_t address, Monotonic(*meta.addresses, chunk));
+    ByteReader in(file_.data(), file_.data_name());
+    if (address < 0) return in.Error(StrCat("binary chunk ", chunk, " at ", address));
+    RFS_RETURN_IF_ERROR(in.Seek(static_cast<size_t>(address)));
+    RFS_ASSIGN_OR_RETURN(uint32_t first, in.ReadVInt());
+    std::vector<uint32_t> lengths(per_chunk, first >> 1);
+    if ((first & 1) == 0) {
+      for (uint32_t i = 1; i < per_chunk; ++i) {
+        RFS_ASSIGN_OR_RETURN(lengths[i], in.ReadVInt());
+      }
+    }
+    chunk_offsets_.assign(1, 0);
+    uint64_t total = 0;
+    for (uint32_t length : lengths) {
+      total += length;
+      chunk_offsets_.push_back(static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX)));
+    }
+    if (total > meta.max_chunk_size || total > (uint64_t{1} << 30)) {
+      return in.Error(StrCat("binary chunk of ", total, " bytes, max ", meta.max_chunk_size));
+    }
+    chunk_bytes_.assign(total + kLz4Slack, 0);
+    if (total > 0) RFS_RETURN_IF_ERROR(Lz4Decompress(in, chunk_bytes_, 0, 0, total));
+    chunk_ = chunk;
+  }
+  const auto within = static_cast<size_t>(index & (per_chunk - 1));
+  out.assign(reinterpret_cast<const char*>(chunk_bytes_.data()) + chunk_offsets_[within],
+             chunk_offsets_[within + 1] - chunk_offsets_[within]);
   return true;
 }
 

@@ -1,4 +1,4 @@
-// Doc values of one segment (docs/formats.md "Doc values"; Lucene70/80/90DocValuesProducer.java,
+// Doc values of one segment (Lucene70/80/90DocValuesProducer.java,
 // IndexedDISI.java, DirectReader.java, DirectMonotonicReader.java): the `.dvm` metadata of every
 // field parsed once, and per-field readers that give a document's values, reading the `.dvd` in
 // place.
@@ -232,6 +232,7 @@ class FieldDocValues {
   absl::StatusOr<int64_t> Monotonic(const AddressesMeta& addresses, int64_t index);
   absl::Status Ords(int32_t doc, std::vector<int64_t>& ords);
   absl::Status LookupTerm(int64_t ord, std::string& out);
+  absl::StatusOr<bool> CompressedBinary(int64_t index, std::string& out);
 
   const DocValuesFile& file_;
   const DocValuesEntry& entry_;

@@ -104,13 +104,19 @@ void Add(ReaderStats& into, const ReaderStats& delta) {
   into.deleted_skipped += delta.deleted_skipped;
   into.nested_skipped += delta.nested_skipped;
   into.no_source_docs += delta.no_source_docs;
+  into.rebuilt_docs += delta.rebuilt_docs;
   into.source_bytes += delta.source_bytes;
 }
 
 ReaderStats Minus(const ReaderStats& a, const ReaderStats& b) {
-  return ReaderStats{a.docs_emitted - b.docs_emitted, a.deleted_skipped - b.deleted_skipped,
-                     a.nested_skipped - b.nested_skipped, a.no_source_docs - b.no_source_docs,
-                     a.source_bytes - b.source_bytes};
+  ReaderStats out;
+  out.docs_emitted = a.docs_emitted - b.docs_emitted;
+  out.deleted_skipped = a.deleted_skipped - b.deleted_skipped;
+  out.nested_skipped = a.nested_skipped - b.nested_skipped;
+  out.no_source_docs = a.no_source_docs - b.no_source_docs;
+  out.rebuilt_docs = a.rebuilt_docs - b.rebuilt_docs;
+  out.source_bytes = a.source_bytes - b.source_bytes;
+  return out;
 }
 
 // A decoded range, or the error that stopped its decoding.
@@ -176,7 +182,11 @@ struct ParallelShardScan::Impl {
       if (!*more) break;
       if (doc.cursor >= range.end) {
         // One document into the next range: not ours (the stats drop it too).
-        const ReaderStats past{1, 0, 0, doc.has_source ? 0u : 1u, doc.source.size()};
+        ReaderStats past;
+        past.docs_emitted = 1;
+        past.no_source_docs = doc.has_source && !doc.rebuilt ? 0 : 1;
+        past.rebuilt_docs = doc.rebuilt ? 1 : 0;
+        past.source_bytes = doc.source.size();
         range.stats = Minus(Minus(cursor->stats(), before), past);
         return absl::OkStatus();
       }

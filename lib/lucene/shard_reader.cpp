@@ -2,6 +2,7 @@
 #include "rfs/lucene/shard_reader.hpp"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "rfs/core/errors.hpp"
@@ -9,8 +10,10 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/compound_internal.hpp"
+#include "lucene/doc_values_internal.hpp"
 #include "lucene/field_infos_internal.hpp"
 #include "lucene/live_docs_internal.hpp"
+#include "lucene/source_rebuild_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
 #include "lucene/uid_internal.hpp"
 
@@ -79,6 +82,14 @@ struct DocumentCursor::Impl {
           recovery_source_field = -1;
   std::string uid_scratch;
   IStoredFieldsVerifier* verifier = nullptr;
+  // Source rebuilding (options.rebuild_plan): the open segment's field infos and doc values, the
+  // stored fields the plan reads (by field number), and the last rebuilt source.
+  FieldInfos fields;
+  std::unique_ptr<internal::SegmentDocValues> doc_values;
+  std::unique_ptr<internal::SourceRebuilder> rebuilder;
+  std::map<int32_t, std::string> rebuild_stored;
+  std::vector<internal::StoredValue> stored_values;
+  std::string rebuilt_source;
 
   const SegmentCommitInfo& seg() const { return state->infos.segments[segment]; }
 
@@ -89,7 +100,7 @@ struct DocumentCursor::Impl {
       RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state->dir, s.name, s.id));
       dir = std::move(compound);
     }
-    RFS_ASSIGN_OR_RETURN(FieldInfos fields, ReadFieldInfos(*state->dir, *dir, s));
+    RFS_ASSIGN_OR_RETURN(fields, ReadFieldInfos(*state->dir, *dir, s));
     RFS_ASSIGN_OR_RETURN(live, ReadLiveDocs(*state->dir, *dir, s, fields));
     auto number = [&](std::string_view name) {
       const FieldInfo* f = fields.ByName(name);
@@ -121,6 +132,20 @@ struct DocumentCursor::Impl {
             });
       }
     }
+    rebuild_stored.clear();
+    doc_values.reset();
+    if (state->options.rebuild_plan != nullptr) {
+      if (rebuilder == nullptr) {
+        rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
+      }
+      doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
+      for (const auto& field : state->options.rebuild_plan->fields) {
+        if (!field.stored) continue;
+        if (const FieldInfo* info = fields.ByName(field.path)) {
+          rebuild_stored[info->number] = field.path;
+        }
+      }
+    }
     segment_dir = std::move(dir);
     open = true;
     return absl::OkStatus();
@@ -129,6 +154,7 @@ struct DocumentCursor::Impl {
   void CloseSegment() {
     open = false;
     chunks.reset();
+    doc_values.reset();
     segment_dir.reset();
     live = LiveDocs();
     ++segment;
@@ -146,6 +172,7 @@ struct DocumentCursor::Impl {
     std::span<const uint8_t> source, recovery;
     bool has_source = false, has_recovery = false;
     bool has_type = false;
+    stored_values.clear();
     const bool ok = internal::ParseFields(
         chunk->doc_bytes(index), chunk->num_fields[index], chunks->format().order,
         [&](const StoredField& f) {
@@ -174,6 +201,18 @@ struct DocumentCursor::Impl {
           } else if (n == recovery_source_field) {
             recovery = f.bytes;
             has_recovery = true;
+          } else if (!rebuild_stored.empty()) {
+            if (auto it = rebuild_stored.find(n); it != rebuild_stored.end()) {
+              internal::StoredValue& v = stored_values.emplace_back();
+              v.name = it->second;
+              v.text.assign(f.string_value());
+              v.long_value = f.long_value;
+              v.double_value = f.double_value;
+              v.is_number = f.type != StoredFieldType::kString && f.type != StoredFieldType::kBytes;
+              if (f.type == StoredFieldType::kInt || f.type == StoredFieldType::kLong) {
+                v.double_value = static_cast<double>(f.long_value);
+              }
+            }
           }
           return true;
         },
@@ -195,6 +234,16 @@ struct DocumentCursor::Impl {
       source = recovery;
       has_source = true;
       out.from_recovery_source = true;
+    }
+    out.rebuilt = false;
+    if (!has_source && rebuilder != nullptr) {
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(rebuilder->Rebuild(d, *doc_values, stored_values, rebuilt_source),
+                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
+                                        rebuilt_source.size());
+      has_source = true;
+      out.rebuilt = true;
     }
     out.has_source = has_source;
     out.source = has_source ? source : std::span<const uint8_t>();
@@ -220,7 +269,10 @@ struct DocumentCursor::Impl {
           ++stats.nested_skipped;
           continue;
         }
-        if (!out.has_source) {
+        if (out.rebuilt) {
+          ++stats.no_source_docs;
+          ++stats.rebuilt_docs;
+        } else if (!out.has_source) {
           ++stats.no_source_docs;
           if (state->options.skip_documents_without_source) continue;
         } else if (out.source_format != SourceFormat::kJson &&

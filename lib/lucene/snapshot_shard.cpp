@@ -33,4 +33,31 @@ std::optional<std::string> IndexMappingType(const snapshot::IndexMetadata& index
   return std::string(index.mappings.begin()->key());
 }
 
+IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index) {
+  IndexSource out;
+  const std::string type = IndexMappingType(index).value_or("");
+  if (const auto* typed = index.mappings.if_contains(type); typed && typed->is_object()) {
+    out.mapping = typed->get_object();
+  } else if (!index.mappings.empty() && index.mappings.begin()->value().is_object()) {
+    // Typeless indices keep one entry ("_doc" or the mapping itself, by version).
+    const auto& first = index.mappings.begin()->value().get_object();
+    out.mapping =
+        first.contains("properties") || first.contains("_source") ? first : index.mappings;
+  }
+  if (out.mapping.empty() ||
+      (!out.mapping.contains("properties") && !out.mapping.contains("_source"))) {
+    out.mapping = index.mappings;
+  }
+  out.storage = DescribeSourceStorage(out.mapping, index.settings);
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(
+    const snapshot::IndexMetadata& index) {
+  const IndexSource source = DescribeIndexSource(index);
+  if (!source.storage.incomplete()) return nullptr;
+  RFS_ASSIGN_OR_RETURN(SourceRebuildPlan plan, SourceRebuildPlan::FromMapping(source.mapping));
+  return std::make_shared<const SourceRebuildPlan>(std::move(plan));
+}
+
 }  // namespace rfs::lucene

@@ -126,6 +126,11 @@ class ShardExporter {
                       int shard, uint64_t from_cursor) {
     lucene::ShardReaderOptions reader_options;
     reader_options.pass_through_non_json_source = true;
+    if (options_.enable_sourceless_migrations) {
+      auto plan = lucene::RebuildPlanForIndex(index);
+      if (!plan.ok()) return plan.status();
+      reader_options.rebuild_plan = *std::move(plan);
+    }
     auto reader =
         lucene::OpenSnapshotShard(repository, snapshot, index.name, shard, reader_options);
     if (!reader.ok()) return reader.status();

@@ -15,6 +15,7 @@
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/snapshot/blob_envelope.hpp"
 #include "rfs/transform/json_transformer.hpp"
 
@@ -26,6 +27,37 @@ using opensearch::TemplateKind;
 namespace {
 
 namespace json = boost::json;
+
+// What evaluate says of an index that keeps no complete `_source`: how its documents migrate
+// (docs/sourceless.md), and which fields can and cannot be rebuilt.
+std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata) {
+  using core::StrCat;
+  const lucene::IndexSource source = lucene::DescribeIndexSource(metadata);
+  if (!source.storage.incomplete()) return {};
+  std::vector<std::string> notes;
+  if (!source.storage.includes.empty() || !source.storage.excludes.empty()) {
+    notes.push_back(StrCat("documents keep only part of their _source (", source.storage.Describe(),
+                           "); completing them is not supported yet, so document migration "
+                           "stops at this index"));
+    return notes;
+  }
+  auto plan = lucene::SourceRebuildPlan::FromMapping(source.mapping);
+  if (!plan.ok()) {
+    notes.push_back(StrCat("documents have no stored _source (", source.storage.Describe(),
+                           ") and the mapping gives no rebuild plan: ", plan.status().message()));
+    return notes;
+  }
+  std::string fields;
+  for (const auto& field : plan->fields) fields += StrCat(fields.empty() ? "" : ", ", field.path);
+  notes.push_back(StrCat("documents have no stored _source (", source.storage.Describe(),
+                         "): they migrate only with --enable-sourceless-migrations, rebuilt from "
+                         "doc values and stored fields: ",
+                         fields.empty() ? std::string("no field") : fields));
+  for (const auto& line : plan->unrebuildable) notes.push_back("cannot be rebuilt: " + line);
+  for (const auto& line : plan->inexact) notes.push_back("rebuilt, not always exact: " + line);
+  return notes;
+}
+
 using core::StrCat;
 using transform::ClusterDescription;
 
@@ -315,6 +347,9 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
       target_item.notes = std::move(t.notes.notes);
       if (metadata->state == "close") {
         target_item.notes.push_back("the index was closed in the snapshot; created open");
+      }
+      for (std::string& note : SourcelessNotes(*metadata)) {
+        target_item.notes.push_back(std::move(note));
       }
       target_item.body = std::move(t.body);
       Apply(target_item);

@@ -817,7 +817,7 @@ class Worker {
           exit_code_override_ = kSnapshotReadFailureExitCode;
           return run.status();
         }
-        if (IsStoreMismatch(run.status())) {
+        if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status())) {
           exit_code_override_ = kExitUsage;
           return run.status();
         }

@@ -121,8 +121,9 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   if (!run.ok()) {
     return Finish(std::move(result), run.status(),
                   IsSnapshotReadFailure(run.status()) ? kSnapshotReadFailureExitCode
-                  : IsStoreMismatch(run.status())     ? kExitUsage
-                                                      : kExitFailure);
+                  : IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status())
+                      ? kExitUsage
+                      : kExitFailure);
   }
   const int code = ExitCode(result.summary);
   return Finish(std::move(result), absl::OkStatus(), code);

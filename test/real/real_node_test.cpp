@@ -948,3 +948,208 @@ TEST_CASE("OpenSearch 3 snapshots into S3 (s3rver) and rfs reads that snapshot f
           rfs::test::WithoutJsonWhitespace(doc.source));
   }
 }
+
+namespace {
+
+// One index per node with a field of every type rfs rebuilds, and documents whose values are
+// each type's canonical printing (sorted arrays without duplicates, dates in the first format),
+// so a document rebuilt from doc values and stored fields must equal the one indexed.
+constexpr const char* kRebuildProperties = R"({
+  "kw":{"type":"keyword"},"l":{"type":"long"},"i":{"type":"integer"},"s":{"type":"short"},
+  "b":{"type":"byte"},"d":{"type":"double"},"f":{"type":"float"},"hf":{"type":"half_float"},
+  "sf":{"type":"scaled_float","scaling_factor":100},"ul":{"type":"unsigned_long"},
+  "flag":{"type":"boolean"},"dt":{"type":"date"},
+  "dt2":{"type":"date","format":"yyyy/MM/dd HH:mm:ss||epoch_millis"},
+  "dn":{"type":"date_nanos"},"ip":{"type":"ip"},"geo":{"type":"geo_point"},
+  "txt":{"type":"text","store":true},
+  "obj":{"properties":{"inner":{"properties":{"kw":{"type":"keyword"},"n":{"type":"long"}}}}}})";
+
+json::object RebuildDocument(int n) {
+  json::object doc;
+  if (n % 4 == 0) {
+    doc["kw"] = json::array{"a" + std::to_string(n), "b" + std::to_string(n)};
+    doc["l"] = json::array{-5, n, 1000000007LL * n + 1};
+  } else {
+    doc["kw"] = "k" + std::to_string(n);
+    doc["l"] = 1000000007LL * n;
+  }
+  doc["i"] = -n;
+  doc["s"] = n * 3;
+  doc["b"] = n % 100;
+  doc["d"] = n + 0.25;
+  doc["f"] = n + 0.5;
+  doc["hf"] = n + 0.5;
+  doc["sf"] = n + 0.07;
+  doc["ul"] = UINT64_MAX - static_cast<uint64_t>(n);
+  doc["flag"] = n % 2 == 0;
+  doc["dt"] = "2024-01-" + std::string(n % 28 + 1 < 10 ? "0" : "") + std::to_string(n % 28 + 1) +
+              "T10:11:12.345Z";
+  doc["dt2"] = "2024/03/04 05:06:" + std::string(n < 10 ? "0" : "") + std::to_string(n % 60);
+  doc["dn"] = "2024-01-02T10:11:12.123456789Z";
+  doc["ip"] = n % 3 == 0 ? "2001:db8::" + std::to_string(n + 1) : "10.0.0." + std::to_string(n);
+  if (n % 5 != 0) doc["geo"] = json::object{{"lat", 41.12}, {"lon", -71.34 + n}};
+  doc["txt"] = "some text " + std::to_string(n);
+  doc["obj"] = json::object{{"inner", json::object{{"kw", "o" + std::to_string(n)}, {"n", n}}}};
+  return doc;
+}
+
+// Equal JSON, numbers compared as numbers and the geo point within Lucene's encoding precision.
+void CheckSameDocument(const json::value& rebuilt, const json::value& expected,
+                       const std::string& path = "") {
+  INFO(path << ": rebuilt " << json::serialize(rebuilt) << " expected "
+            << json::serialize(expected));
+  if (expected.is_number() && rebuilt.is_number()) {
+    if (path.starts_with("geo.")) {
+      CHECK(std::abs(rebuilt.to_number<double>() - expected.to_number<double>()) < 1e-6);
+    } else if (expected.is_double() || rebuilt.is_double()) {
+      CHECK(rebuilt.to_number<double>() == expected.to_number<double>());
+    } else {
+      CHECK(rebuilt == expected);
+    }
+    return;
+  }
+  if (expected.is_object() && rebuilt.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [key, value] : expected.get_object()) keys.emplace(key);
+    for (const auto& [key, value] : rebuilt.get_object()) keys.emplace(key);
+    for (const auto& key : keys) {
+      const json::value* a = rebuilt.get_object().if_contains(key);
+      const json::value* b = expected.get_object().if_contains(key);
+      INFO("field " << path << key);
+      REQUIRE(a != nullptr);
+      REQUIRE(b != nullptr);
+      CheckSameDocument(*a, *b, path + key + ".");
+    }
+    return;
+  }
+  if (expected.is_array() && rebuilt.is_array() &&
+      expected.get_array().size() == rebuilt.get_array().size()) {
+    for (size_t i = 0; i < expected.get_array().size(); ++i) {
+      CheckSameDocument(rebuilt.get_array()[i], expected.get_array()[i], path);
+    }
+    return;
+  }
+  CHECK(rebuilt == expected);
+}
+
+// Creates `index` on `node` (with `settings` and `source` mapping parts), indexes 30 documents in
+// three refreshed segments, updates one and deletes one, and snapshots it. The documents the
+// index then holds, by _id.
+std::map<std::string, json::object> IndexForRebuild(RealNode& node, const std::string& index,
+                                                    const std::string& settings,
+                                                    const std::string& source_mapping,
+                                                    fs::path& repo) {
+  node.DeleteIndices({index});
+  node.Ok("PUT", "/" + index,
+          R"({"settings":{"number_of_shards":1,"number_of_replicas":0)" + settings +
+              R"(},"mappings":{)" + source_mapping + R"("properties":)" + kRebuildProperties +
+              "}}");
+  std::map<std::string, json::object> held;
+  for (int batch = 0; batch < 3; ++batch) {
+    std::string body;
+    for (int n = batch * 10; n < batch * 10 + 10; ++n) {
+      const std::string id = "r" + std::to_string(n);
+      body += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"" + id + "\"}}\n";
+      held[id] = RebuildDocument(n);
+      body += json::serialize(held[id]) + "\n";
+    }
+    node.Ok("POST", "/_bulk?refresh=true", body);
+  }
+  held["r3"] = RebuildDocument(33);
+  node.Ok("PUT", "/" + index + "/_doc/r3?refresh=true", json::serialize(held["r3"]));
+  node.Ok("DELETE", "/" + index + "/_doc/r7?refresh=true");
+  held.erase("r7");
+  repo = SnapshotOnNode(node, "rn-rebuild-repo", "s-" + index, index);
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("documents of an index with _source disabled are rebuilt as they were indexed",
+          "[real][sourceless]") {
+  RealNode node("os2");
+  const std::string index = "rn-source-disabled";
+  fs::path repo;
+  const auto held = IndexForRebuild(node, index, "", R"("_source":{"enabled":false},)", repo);
+  uint64_t rebuilt = 0;
+  const SnapshotDocuments read =
+      rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
+  REQUIRE(read.count(index) == 1);
+  CHECK(read.at(index).size() == held.size());
+  // OpenSearch 2 keeps `_recovery_source` of recent operations (the exact document) and rfs
+  // prefers it; the others are rebuilt. Either way each equals the document indexed, date_nanos
+  // aside (printed to the millisecond by its default format, as the node's derived source does).
+  INFO(rebuilt << " of " << held.size() << " rebuilt");
+  for (auto [id, expected] : held) {
+    if (read.at(index).count(id) == 1 &&
+        read.at(index).at(id).source.find(".123456789Z") == std::string::npos) {
+      expected["dn"] = "2024-01-02T10:11:12.123Z";
+    }
+    INFO("_id " << id);
+    REQUIRE(read.at(index).count(id) == 1);
+    CheckSameDocument(json::parse(read.at(index).at(id).source), expected);
+  }
+
+  // The tools. evaluate says how the index's documents migrate and what cannot be rebuilt.
+  RealNode target("os3");
+  target.DeleteIndices({index});
+  Runner runner;
+  REQUIRE(runner.Run({RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo.string(),
+                      "--snapshot-name", "s-" + index, "--output", "json"}) == 0);
+  {
+    INFO(runner.out << runner.err);
+    CHECK(runner.out.find("_source disabled") != std::string::npos);
+    CHECK(runner.out.find("--enable-sourceless-migrations") != std::string::npos);
+    CHECK(runner.out.find("geo_point to Lucene") != std::string::npos);
+  }
+  // Without the flag the index stops the run before any work, naming the index and the flag;
+  // with it every document arrives rebuilt.
+  std::vector<std::string> args = {
+      RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(),
+      "--snapshot-name",  "s-" + index,           "--target-host",
+      target.url(),       "--coordinator-db",     runner.dir.File("coordination.sqlite")};
+  const int refused = runner.Run(args);
+  INFO(runner.out << runner.err);
+  CHECK(refused == 64);
+  CHECK(runner.err.find(index) != std::string::npos);
+  CHECK(runner.err.find("--enable-sourceless-migrations") != std::string::npos);
+  CHECK(target.Send("GET", "/" + index + "/_count").status == 404);
+  // The target index as MetadataMigration creates it (dynamic mapping cannot hold unsigned_long).
+  target.Ok(
+      "PUT", "/" + index,
+      R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":)" +
+          std::string(kRebuildProperties) + "}}");
+  args.push_back("--enable-sourceless-migrations");
+  args[8] = runner.dir.File("coordination-2.sqlite");
+  const int migrated = runner.Run(args);
+  INFO(runner.out << runner.err);
+  CHECK(migrated == kNoWorkLeft);  // every item done
+  target.Ok("POST", "/" + index + "/_refresh");
+  CHECK(target.Ok("GET", "/" + index + "/_count").at("count").to_number<uint64_t>() == held.size());
+  const json::value r4 = target.Ok("GET", "/" + index + "/_doc/r4");
+  CheckSameDocument(r4.at("_source"), json::parse(read.at(index).at("r4").source));
+  target.DeleteIndices({index});
+  node.DeleteIndices({index});
+}
+
+TEST_CASE("documents of an OpenSearch 3 derived-source index are rebuilt as the node derives them",
+          "[real][sourceless]") {
+  RealNode node("os3");
+  const std::string index = "rn-derived-source";
+  fs::path repo;
+  const auto held =
+      IndexForRebuild(node, index, R"(,"index.derived_source.enabled":true)", "", repo);
+  uint64_t rebuilt = 0;
+  const SnapshotDocuments read =
+      rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
+  REQUIRE(read.count(index) == 1);
+  CHECK(read.at(index).size() == held.size());
+  CHECK(rebuilt == held.size());
+  for (const auto& [id, doc] : read.at(index)) {
+    INFO("_id " << id << " rebuilt " << doc.source);
+    const json::value derived = node.Ok("GET", "/" + index + "/_doc/" + id);
+    // The node's own derived source, printed by its own mappers.
+    CheckSameDocument(json::parse(doc.source), derived.at("_source"));
+  }
+  node.DeleteIndices({index});
+}

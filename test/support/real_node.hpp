@@ -135,9 +135,12 @@ struct SnapshotDocument {
 /// index -> _id -> document.
 using SnapshotDocuments = std::map<std::string, std::map<std::string, SnapshotDocument>>;
 
-/// Every live document of `snapshot_name` (the newest when empty) of the repository at `root`.
+/// Every live document of `snapshot_name` (the newest when empty) of the repository at `root`;
+/// with `rebuild`, documents of indices without a complete `_source` are rebuilt
+/// (lucene::RebuildPlanForIndex), and `rebuilt` (when given) counts them.
 inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root,
-                                               const std::string& snapshot_name = "") {
+                                               const std::string& snapshot_name = "",
+                                               bool rebuild = false, uint64_t* rebuilt = nullptr) {
   auto base = snapshot::FileSystemRepo::Open(root.string());
   REQUIRE(base.ok());
   auto repository = snapshot::SnapshotRepository::Open(*base);
@@ -153,8 +156,15 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
     auto meta = (*repository)->ReadIndexMetadata(**chosen, index);
     REQUIRE(meta.ok());
     auto& docs = out[index];
+    lucene::ShardReaderOptions options;
+    if (rebuild) {
+      auto plan = lucene::RebuildPlanForIndex(*meta);
+      INFO(plan.status().ToString());
+      REQUIRE(plan.ok());
+      options.rebuild_plan = *plan;
+    }
     for (int shard = 0; shard < meta->number_of_shards; ++shard) {
-      auto reader = lucene::OpenSnapshotShard(**repository, **chosen, index, shard);
+      auto reader = lucene::OpenSnapshotShard(**repository, **chosen, index, shard, options);
       if (absl::IsNotFound(reader.status())) continue;
       INFO(index << "/" << shard << ": " << reader.status().ToString());
       REQUIRE(reader.ok());
@@ -167,6 +177,7 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
         REQUIRE(more.ok());
         if (!*more) break;
         if (!doc.has_source) continue;
+        if (rebuilt != nullptr && doc.rebuilt) ++*rebuilt;
         std::string source;
         REQUIRE(lucene::AppendSourceAsJson(doc.source, doc.source_format, source).ok());
         docs[doc.id] = SnapshotDocument{std::move(source), doc.routing};

@@ -28,6 +28,7 @@
 
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
+#include "rfs/lucene/source_rebuild.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -48,6 +49,10 @@ struct ShardReaderOptions {
   /// Check the CRC-32 of every `.fdt` before reading it (small files are
   /// always checked). Costs one extra pass over the stored fields data.
   bool verify_checksums = true;
+  /// When set, a live document without `_source` (nor `_recovery_source`) is rebuilt from its
+  /// doc values and stored fields through this plan (source_rebuild.hpp) and returned with
+  /// `rebuilt` true.
+  std::shared_ptr<const SourceRebuildPlan> rebuild_plan;
 };
 
 struct Document {
@@ -58,6 +63,7 @@ struct Document {
   std::span<const uint8_t> source;
   bool has_source = false;
   bool from_recovery_source = false;  ///< source came from _recovery_source
+  bool rebuilt = false;               ///< source rebuilt from doc values and stored fields
   SourceFormat source_format = SourceFormat::kNone;
   /// Shard-global document number (segment base + doc id).
   uint64_t cursor = 0;
@@ -67,7 +73,8 @@ struct ReaderStats {
   uint64_t docs_emitted = 0;
   uint64_t deleted_skipped = 0;  ///< hard or soft deleted
   uint64_t nested_skipped = 0;   ///< live docs without stored _id/_uid
-  uint64_t no_source_docs = 0;   ///< live docs with an id but no source
+  uint64_t no_source_docs = 0;   ///< live docs with an id but no source (rebuilt ones included)
+  uint64_t rebuilt_docs = 0;     ///< of those, rebuilt through the options' plan
   uint64_t source_bytes = 0;     ///< total bytes of emitted sources
 };
 

@@ -38,4 +38,17 @@ absl::StatusOr<std::unique_ptr<ShardReader>> OpenSnapshotShard(
 /// multi-type indices carry the type per document instead (Document::type from `_uid`).
 std::optional<std::string> IndexMappingType(const snapshot::IndexMetadata& index);
 
+/// How an index keeps `_source` (from its mapping and settings), and the mapping of its (single
+/// or first) type, from which a SourceRebuildPlan is made.
+struct IndexSource {
+  SourceStorage storage;
+  boost::json::object mapping;
+};
+IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index);
+
+/// The plan that rebuilds the documents of `index` when its sources are incomplete; nullptr when
+/// they are complete. InvalidArgument for a mapping that is not an object tree.
+absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(
+    const snapshot::IndexMetadata& index);
+
 }  // namespace rfs::lucene

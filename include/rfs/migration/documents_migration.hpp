@@ -164,7 +164,18 @@ struct DocumentMigrationOptions {
   /// Acquisitions of one work item before the run ends with an error naming it (0: no limit;
   /// RfsWorker sets its --max-attempts, and marks the migration FAILED).
   int max_item_attempts = 0;
+  /// Rebuild documents of indices that keep no (or an incomplete) `_source` from their doc values
+  /// and stored fields (lucene/source_rebuild.hpp), the Java tool's
+  /// --enable-sourceless-migrations. Unset, such an index stops the run before any work is taken
+  /// (IsSourcelessIndex).
+  bool enable_sourceless_migrations = false;
 };
+
+/// The payload of the error of a run that met an index without a complete `_source` while
+/// sourceless migrations are off (or whose `_source` cannot be completed).
+inline constexpr const char* kSourcelessPayload = "rfs.migration.sourceless_index";
+/// True for that error.
+bool IsSourcelessIndex(const absl::Status& status);
 
 /// The payload of the error of a run against a store set up for another snapshot or settings.
 inline constexpr const char* kStoreMismatchPayload = "rfs.migration.store_mismatch";
@@ -225,6 +236,9 @@ class DocumentMigrationWorker {
   absl::Status SetupShards();
   absl::Status CreateShardItems();
   std::vector<std::string> SelectedIndices() const;
+  /// Fails (kSourcelessPayload) when a selected index keeps no complete `_source` and it cannot
+  /// be rebuilt under the options.
+  absl::Status CheckSourceStorage() const;
   /// The store records what it was set up for as completed bookkeeping items: a hash of the
   /// snapshot and the settings that shape the items (SetupIdentity, in the item
   /// kSetupForWorkItemId), and each selection of indices (SetupIndicesMarker).

@@ -31,6 +31,8 @@ struct ExportOptions {
   /// Threads decoding each shard and formatting its lines (lucene::ParallelShardScan), the
   /// calling thread writing them in order; 0 does everything on the calling thread.
   int reader_threads = 0;
+  /// Rebuild documents of indices without a stored `_source` (--enable-sourceless-migrations).
+  bool enable_sourceless_migrations = false;
   /// A document that is not written (no `_source`, or a source that has no JSON form).
   std::function<void(const std::string&)> on_skipped;
 };

@@ -1,0 +1,95 @@
+// Rebuilding a document's `_source` from what Lucene kept when the snapshot holds none: `_source`
+// disabled, Elasticsearch's synthetic source, OpenSearch's derived source (docs/sourceless.md).
+//
+// A SourceRebuildPlan is made once per index from its mapping: for each mapped leaf field, where
+// its value lives (doc values, a stored field, a keyword sub-field) and how it prints. The shard
+// reader then rebuilds each document without a source through the plan, field by field, the way
+// the engines print their own synthetic/derived source: one value as a scalar, several as an
+// array (in doc-values order: sorted; keyword, ip and wildcard without duplicates), numbers as
+// Java prints them, dates in the mapping's first format, object paths as nested objects.
+//
+// What cannot be rebuilt (a field with neither doc values nor a stored value, nested objects) is
+// listed by the plan, and each rebuilt document that would have held such a field is only as
+// exact as the plan says.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "absl/status/statusor.h"
+
+namespace rfs::lucene {
+
+/// How an index keeps `_source`, from its mapping and settings.
+struct SourceStorage {
+  enum class Mode { kStored, kDisabled, kSynthetic, kDerived };
+  Mode mode = Mode::kStored;
+  /// `_source.includes` / `_source.excludes` (fields left out of the stored source).
+  std::vector<std::string> includes, excludes;
+  /// Whether documents of this index may lack (part of) their `_source`.
+  bool incomplete() const {
+    return mode != Mode::kStored || !includes.empty() || !excludes.empty();
+  }
+  std::string Describe() const;
+};
+
+/// `mapping` is one type's mapping (`{"_source": ..., "properties": ...}`), `settings` the
+/// index settings (flat or nested).
+SourceStorage DescribeSourceStorage(const boost::json::object& mapping,
+                                    const boost::json::object& settings);
+
+enum class RebuildKind : uint8_t {
+  kKeyword,  // keyword, wildcard, constant-like strings in SORTED_SET doc values
+  kText,     // stored text, or its keyword sub-field
+  kLong,     // byte, short, integer, long
+  kUnsignedLong,
+  kDouble,
+  kFloat,
+  kHalfFloat,
+  kScaledFloat,
+  kBoolean,
+  kDate,
+  kDateNanos,
+  kIp,
+  kBinary,
+  kGeoPoint,
+};
+
+struct RebuildField {
+  std::string path;  ///< dotted full name, as Lucene names the field
+  RebuildKind kind = RebuildKind::kKeyword;
+  std::string type;  ///< the mapping's type name
+  bool doc_values = true;
+  bool stored = false;
+  /// Lucene field to read instead (a text field's keyword sub-field).
+  std::string value_field;
+  double scaling_factor = 1;
+  std::string date_format;  ///< the mapping's first format
+};
+
+struct SourceRebuildPlan {
+  std::vector<RebuildField> fields;
+  /// "path: reason" for every mapped field that cannot be rebuilt.
+  std::vector<std::string> unrebuildable;
+  /// "path: what differs" for fields rebuilt but not always exactly as indexed.
+  std::vector<std::string> inexact;
+
+  /// The plan of one type's mapping. InvalidArgument for a mapping that is not an object tree.
+  static absl::StatusOr<SourceRebuildPlan> FromMapping(const boost::json::object& mapping);
+};
+
+/// Java's Double.toString / Float.toString (shortest round-trip digits, JDK 19+), as the engines
+/// print numbers in a rebuilt source.
+std::string JavaDoubleString(double value);
+std::string JavaFloatString(float value);
+
+/// Prints epoch milliseconds (or nanoseconds) in a date format of the mapping: the built-in ISO
+/// formats, epoch_millis / epoch_second, and `yyyy MM dd HH mm ss SSS` patterns. The
+/// strict_date_optional_time printers when the format is not understood.
+std::string FormatDate(int64_t value, bool nanos, std::string_view format);
+
+}  // namespace rfs::lucene

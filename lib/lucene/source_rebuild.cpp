@@ -1,0 +1,755 @@
+// Source rebuild plans and printing (docs/sourceless.md). Value encodings: OpenSearch's and
+// Elasticsearch's NumberFieldMapper (NumericUtils sortable bits, HalfFloatPoint),
+// ScaledFloatFieldMapper, BooleanFieldMapper, DateFieldMapper, IpFieldMapper (InetAddressPoint),
+// GeoPointFieldMapper (LatLonDocValuesField, GeoEncodingUtils), BinaryFieldMapper
+// (CustomBinaryDocValuesField).
+#include "rfs/lucene/source_rebuild.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/json_string.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+#include "lucene/doc_values_internal.hpp"
+#include "lucene/source_rebuild_internal.hpp"
+
+namespace rfs::lucene {
+
+namespace json = boost::json;
+using core::StrCat;
+
+namespace {
+
+std::string_view S(json::string_view s) { return {s.data(), s.size()}; }
+
+const json::value* Find(const json::object& object, std::string_view key) {
+  return object.if_contains(json::string_view(key.data(), key.size()));
+}
+
+std::string SettingText(const json::object& settings, std::string_view flat) {
+  if (const json::value* v = Find(settings, flat)) {
+    if (v->is_string()) return std::string(S(v->get_string()));
+    return json::serialize(*v);
+  }
+  // Nested form: {"index": {"mapping": {...}}}.
+  const json::object* at = &settings;
+  std::string_view rest = flat;
+  while (!rest.empty()) {
+    const size_t dot = rest.find('.');
+    const std::string_view part = rest.substr(0, dot);
+    const json::value* v = Find(*at, part);
+    if (v == nullptr) return "";
+    if (dot == std::string_view::npos) {
+      return v->is_string() ? std::string(S(v->get_string())) : json::serialize(*v);
+    }
+    if (!v->is_object()) return "";
+    at = &v->get_object();
+    rest = rest.substr(dot + 1);
+  }
+  return "";
+}
+
+std::vector<std::string> StringList(const json::value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr) return out;
+  if (v->is_string()) out.emplace_back(S(v->get_string()));
+  if (v->is_array()) {
+    for (const auto& item : v->get_array()) {
+      if (item.is_string()) out.emplace_back(S(item.get_string()));
+    }
+  }
+  return out;
+}
+
+bool Flag(const json::object& object, std::string_view key, bool fallback) {
+  const json::value* v = Find(object, key);
+  if (v == nullptr) return fallback;
+  if (v->is_bool()) return v->get_bool();
+  if (v->is_string()) return S(v->get_string()) == "true";
+  return fallback;
+}
+
+std::string FirstFormat(const json::object& field) {
+  // The default of both date and date_nanos in OpenSearch (and Elasticsearch 7): date_nanos
+  // without a format of its own prints to the millisecond, as OpenSearch's derived source does.
+  std::string format = "strict_date_optional_time";
+  if (const json::value* v = Find(field, "format"); v != nullptr && v->is_string()) {
+    format = std::string(S(v->get_string()));
+  }
+  if (const json::value* v = Find(field, "print_format"); v != nullptr && v->is_string()) {
+    return std::string(S(v->get_string()));
+  }
+  const size_t bar = format.find("||");
+  return bar == std::string::npos ? format : format.substr(0, bar);
+}
+
+struct PlanBuilder {
+  SourceRebuildPlan plan;
+
+  void Properties(const json::object& properties, const std::string& prefix) {
+    for (const auto& [key, value] : properties) {
+      if (!value.is_object()) continue;
+      const std::string path = prefix.empty() ? std::string(S(key)) : StrCat(prefix, ".", S(key));
+      Field(value.get_object(), path);
+    }
+  }
+
+  void Field(const json::object& field, const std::string& path) {
+    const json::value* type_value = Find(field, "type");
+    const std::string type = type_value != nullptr && type_value->is_string()
+                                 ? std::string(S(type_value->get_string()))
+                                 : std::string();
+    if (type.empty() || type == "object") {
+      if (!Flag(field, "enabled", true)) {
+        plan.unrebuildable.push_back(StrCat(path, ": object with enabled false (never indexed)"));
+        return;
+      }
+      if (const json::value* props = Find(field, "properties"); props && props->is_object()) {
+        Properties(props->get_object(), path);
+      }
+      return;
+    }
+    if (type == "nested") {
+      plan.unrebuildable.push_back(StrCat(path, ": nested objects are not rebuilt yet"));
+      return;
+    }
+    RebuildField out;
+    out.path = path;
+    out.type = type;
+    out.doc_values = Flag(field, "doc_values", true);
+    out.stored = Flag(field, "store", false);
+    if (type == "keyword" || type == "wildcard" || type == "constant_keyword" ||
+        type == "version") {
+      out.kind = RebuildKind::kKeyword;
+      if (type == "wildcard") out.doc_values = Flag(field, "doc_values", false);
+      if (type == "version" || type == "constant_keyword") {
+        plan.unrebuildable.push_back(StrCat(path, ": ", type, " fields are not rebuilt yet"));
+        return;
+      }
+      if (Find(field, "normalizer") != nullptr) {
+        plan.inexact.push_back(StrCat(path, ": normalized keyword (the normalized form)"));
+      }
+      if (Find(field, "ignore_above") != nullptr) {
+        plan.inexact.push_back(StrCat(path, ": values over ignore_above have no doc values"));
+      }
+      if (out.doc_values && !out.stored) {
+        plan.inexact.push_back(StrCat(path, ": arrays come back sorted without duplicates"));
+      }
+    } else if (type == "text" || type == "match_only_text" || type == "annotated_text") {
+      out.kind = RebuildKind::kText;
+      out.doc_values = false;
+      if (!out.stored) {
+        // A keyword sub-field without normalizer or ignore_above holds the whole value.
+        if (const json::value* fields = Find(field, "fields"); fields && fields->is_object()) {
+          for (const auto& [name, sub] : fields->get_object()) {
+            if (!sub.is_object()) continue;
+            const auto& s = sub.get_object();
+            const json::value* st = Find(s, "type");
+            if (st && st->is_string() && S(st->get_string()) == "keyword" &&
+                Flag(s, "doc_values", true) && Find(s, "normalizer") == nullptr) {
+              out.value_field = StrCat(path, ".", S(name));
+              out.doc_values = true;
+              plan.inexact.push_back(StrCat(path, ": from keyword sub-field ", out.value_field,
+                                            " (sorted, without duplicates; values over its "
+                                            "ignore_above are lost)"));
+              break;
+            }
+          }
+        }
+        if (out.value_field.empty()) {
+          plan.unrebuildable.push_back(
+              StrCat(path, ": text with neither a stored value nor a keyword sub-field"));
+          return;
+        }
+      }
+    } else if (type == "long" || type == "integer" || type == "short" || type == "byte") {
+      out.kind = RebuildKind::kLong;
+    } else if (type == "unsigned_long") {
+      out.kind = RebuildKind::kUnsignedLong;
+    } else if (type == "double") {
+      out.kind = RebuildKind::kDouble;
+    } else if (type == "float") {
+      out.kind = RebuildKind::kFloat;
+    } else if (type == "half_float") {
+      out.kind = RebuildKind::kHalfFloat;
+      plan.inexact.push_back(StrCat(path, ": half_float keeps 11 significant bits"));
+    } else if (type == "scaled_float") {
+      out.kind = RebuildKind::kScaledFloat;
+      if (const json::value* f = Find(field, "scaling_factor"); f && f->is_number()) {
+        out.scaling_factor = f->to_number<double>();
+      } else if (f && f->is_string()) {
+        out.scaling_factor = std::strtod(std::string(S(f->get_string())).c_str(), nullptr);
+      }
+      plan.inexact.push_back(StrCat(path, ": scaled_float rounded to its scaling factor"));
+    } else if (type == "boolean") {
+      out.kind = RebuildKind::kBoolean;
+    } else if (type == "date" || type == "date_nanos") {
+      out.kind = type == "date" ? RebuildKind::kDate : RebuildKind::kDateNanos;
+      out.date_format = FirstFormat(field);
+      if (type == "date_nanos" && out.date_format.find("nanos") == std::string::npos &&
+          out.date_format.find('S') == std::string::npos) {
+        plan.inexact.push_back(StrCat(
+            path, ": date_nanos printed to the millisecond by its format ", out.date_format));
+      }
+    } else if (type == "ip") {
+      out.kind = RebuildKind::kIp;
+    } else if (type == "binary") {
+      out.kind = RebuildKind::kBinary;
+      out.doc_values = Flag(field, "doc_values", false);
+    } else if (type == "geo_point") {
+      out.kind = RebuildKind::kGeoPoint;
+      plan.inexact.push_back(StrCat(path, ": geo_point to Lucene's 1e-7 degree precision"));
+    } else {
+      plan.unrebuildable.push_back(StrCat(path, ": type ", type, " is not rebuilt"));
+      return;
+    }
+    if (!out.doc_values && !out.stored) {
+      plan.unrebuildable.push_back(StrCat(path, ": ", type, " with neither doc values nor store"));
+      return;
+    }
+    if (Find(field, "copy_to") != nullptr) {
+      // Targets of copy_to are filled at index time: rebuilding them would add values the
+      // document never had.
+    }
+    plan.fields.push_back(std::move(out));
+  }
+};
+
+// Java's Double.toString / Float.toString from the shortest round-trip digits.
+template <typename T>
+std::string JavaNumber(T value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
+  std::string sci(buf, end);  // d[.ddd]e±xx
+  const size_t e = sci.find('e');
+  const int exponent = std::atoi(sci.c_str() + e + 1);
+  std::string digits;
+  bool negative = false;
+  for (size_t i = 0; i < e; ++i) {
+    if (sci[i] == '-') negative = true;
+    if (sci[i] >= '0' && sci[i] <= '9') digits.push_back(sci[i]);
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string out = negative ? "-" : "";
+  const T magnitude = std::fabs(value);
+  if (magnitude >= T(1e-3) && magnitude < T(1e7)) {
+    if (exponent >= 0) {
+      const size_t int_digits = static_cast<size_t>(exponent) + 1;
+      std::string whole = digits.substr(0, std::min(int_digits, digits.size()));
+      whole.append(int_digits > digits.size() ? int_digits - digits.size() : 0, '0');
+      std::string fraction = int_digits < digits.size() ? digits.substr(int_digits) : "0";
+      out += whole + "." + fraction;
+    } else {
+      out += "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+    }
+    return out;
+  }
+  out += digits.substr(0, 1) + "." + (digits.size() > 1 ? digits.substr(1) : "0") + "E" +
+         std::to_string(exponent);
+  return out;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Days since the epoch to a civil date (Howard Hinnant's algorithm).
+void CivilFromDays(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = static_cast<int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+}
+
+std::string Pad(int64_t v, int width) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  if (static_cast<int>(s.size()) < width) s.insert(0, width - s.size(), '0');
+  return v < 0 ? "-" + s : s;
+}
+
+// Lucene's InetAddressPoint bytes (16) as InetAddresses.toAddrString prints them.
+std::string IpString(std::string_view bytes) {
+  if (bytes.size() != 16) return std::string();
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
+  static const unsigned char kV4Prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(b, kV4Prefix, 12) == 0) {
+    return StrCat(int{b[12]}, ".", int{b[13]}, ".", int{b[14]}, ".", int{b[15]});
+  }
+  uint16_t groups[8];
+  for (int i = 0; i < 8; ++i) groups[i] = static_cast<uint16_t>(b[2 * i] << 8 | b[2 * i + 1]);
+  // The longest run of two or more zero groups (the first one when tied) becomes "::".
+  int best = -1, best_len = 0;
+  for (int i = 0; i < 8;) {
+    if (groups[i] != 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < 8 && groups[j] == 0) ++j;
+    if (j - i > best_len && j - i >= 2) {
+      best = i;
+      best_len = j - i;
+    }
+    i = j;
+  }
+  std::string out;
+  char hex[8];
+  for (int i = 0; i < 8; ++i) {
+    if (i == best) {
+      out += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!out.empty() && out.back() != ':') out += ":";
+    std::snprintf(hex, sizeof(hex), "%x", groups[i]);
+    out += hex;
+  }
+  return out;
+}
+
+double SortableLongToDouble(int64_t v) {
+  const uint64_t bits = static_cast<uint64_t>(v ^ ((v >> 63) & 0x7fffffffffffffffLL));
+  return std::bit_cast<double>(bits);
+}
+
+float SortableIntToFloat(int32_t v) {
+  const auto bits = static_cast<uint32_t>(v ^ ((v >> 31) & 0x7fffffff));
+  return std::bit_cast<float>(bits);
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+  } else if (exponent == 31) {
+    magnitude = mantissa == 0 ? INFINITY : NAN;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+// HalfFloatPoint.sortableShortToHalfFloat.
+float SortableShortToHalfFloat(int16_t v) {
+  const auto bits = static_cast<uint16_t>(v ^ ((v >> 15) & 0x7fff));
+  return HalfToFloat(bits);
+}
+
+}  // namespace
+
+std::string JavaDoubleString(double value) { return JavaNumber(value); }
+std::string JavaFloatString(float value) { return JavaNumber(value); }
+
+std::string FormatDate(int64_t value, bool nanos, std::string_view format) {
+  const int64_t per_milli = nanos ? 1000000 : 1;
+  const int64_t millis = FloorDiv(value, per_milli);
+  const int64_t sub_milli = value - millis * per_milli;  // nanos within the milli
+  if (format == "epoch_millis") {
+    if (nanos && sub_milli != 0) {
+      return StrCat(millis, ".", Pad(sub_milli, 6));
+    }
+    return std::to_string(millis);
+  }
+  if (format == "epoch_second") return std::to_string(FloorDiv(millis, 1000));
+  const int64_t days = FloorDiv(millis, 86400000);
+  const int64_t ms_of_day = millis - days * 86400000;
+  int64_t year;
+  unsigned month, day;
+  CivilFromDays(days, year, month, day);
+  const int64_t hour = ms_of_day / 3600000, minute = ms_of_day / 60000 % 60,
+                second = ms_of_day / 1000 % 60, milli = ms_of_day % 1000;
+  const std::string date = StrCat(Pad(year, 4), "-", Pad(month, 2), "-", Pad(day, 2));
+  if (format == "strict_date" || format == "date" || format == "yyyy-MM-dd") return date;
+  std::string pattern(format);
+  const bool iso = pattern.find("date_optional_time") != std::string::npos ||
+                   pattern.find("date_time") != std::string::npos ||
+                   pattern.find("strict_date_hour_minute_second") != std::string::npos ||
+                   pattern.find('y') == std::string::npos;
+  if (iso) {
+    std::string out =
+        StrCat(date, "T", Pad(hour, 2), ":", Pad(minute, 2), ":", Pad(second, 2), ".");
+    if (pattern.find("nanos") != std::string::npos) {
+      // Nanosecond printers show the fraction without trailing zeros, at least 3 digits.
+      std::string fraction = Pad(milli * 1000000 + sub_milli, 9);
+      while (fraction.size() > 3 && fraction.back() == '0') fraction.pop_back();
+      out += fraction;
+    } else {
+      out += Pad(milli, 3);
+    }
+    return out + "Z";
+  }
+  // A java.time pattern of the usual letters; quoted text kept, other letters as they are.
+  std::string out;
+  for (size_t i = 0; i < pattern.size();) {
+    const char c = pattern[i];
+    size_t run = 1;
+    while (i + run < pattern.size() && pattern[i + run] == c) ++run;
+    if (c == '\'') {
+      const size_t close = pattern.find('\'', i + 1);
+      out += pattern.substr(i + 1, (close == std::string::npos ? pattern.size() : close) - i - 1);
+      i = close == std::string::npos ? pattern.size() : close + 1;
+      continue;
+    }
+    switch (c) {
+      case 'y':
+      case 'u':
+        out +=
+            run == 2 ? Pad(year % 100, 2) : Pad(year, static_cast<int>(std::max<size_t>(run, 4)));
+        break;
+      case 'M':
+        out += Pad(month, static_cast<int>(run));
+        break;
+      case 'd':
+        out += Pad(day, static_cast<int>(run));
+        break;
+      case 'H':
+        out += Pad(hour, static_cast<int>(run));
+        break;
+      case 'm':
+        out += Pad(minute, static_cast<int>(run));
+        break;
+      case 's':
+        out += Pad(second, static_cast<int>(run));
+        break;
+      case 'S':
+        out += Pad(milli * 1000000 + sub_milli, 9).substr(0, std::min<size_t>(run, 9));
+        break;
+      case 'X':
+      case 'Z':
+        out += run >= 2 && c == 'Z' ? "+0000" : "Z";
+        break;
+      default:
+        out.append(run, c);
+    }
+    i += run;
+  }
+  return out;
+}
+
+std::string SourceStorage::Describe() const {
+  std::string out;
+  switch (mode) {
+    case Mode::kStored:
+      out = "stored";
+      break;
+    case Mode::kDisabled:
+      out = "_source disabled";
+      break;
+    case Mode::kSynthetic:
+      out = "synthetic _source";
+      break;
+    case Mode::kDerived:
+      out = "derived _source";
+      break;
+  }
+  if (!includes.empty()) out += ", _source.includes";
+  if (!excludes.empty()) out += ", _source.excludes";
+  return out;
+}
+
+SourceStorage DescribeSourceStorage(const json::object& mapping, const json::object& settings) {
+  SourceStorage out;
+  if (const json::value* source = Find(mapping, "_source"); source && source->is_object()) {
+    const auto& s = source->get_object();
+    if (!Flag(s, "enabled", true)) out.mode = SourceStorage::Mode::kDisabled;
+    if (const json::value* mode = Find(s, "mode"); mode && mode->is_string()) {
+      if (S(mode->get_string()) == "synthetic") out.mode = SourceStorage::Mode::kSynthetic;
+      if (S(mode->get_string()) == "disabled") out.mode = SourceStorage::Mode::kDisabled;
+    }
+    out.includes = StringList(Find(s, "includes"));
+    out.excludes = StringList(Find(s, "excludes"));
+  }
+  const std::string setting_mode = SettingText(settings, "index.mapping.source.mode");
+  if (setting_mode == "synthetic") out.mode = SourceStorage::Mode::kSynthetic;
+  if (setting_mode == "disabled") out.mode = SourceStorage::Mode::kDisabled;
+  const std::string index_mode = SettingText(settings, "index.mode");
+  if ((index_mode == "time_series" || index_mode == "logsdb") && setting_mode.empty() &&
+      out.mode == SourceStorage::Mode::kStored) {
+    out.mode = SourceStorage::Mode::kSynthetic;
+  }
+  if (SettingText(settings, "index.derived_source.enabled") == "true") {
+    out.mode = SourceStorage::Mode::kDerived;
+  }
+  return out;
+}
+
+absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(const json::object& mapping) {
+  PlanBuilder builder;
+  const json::value* properties = Find(mapping, "properties");
+  if (properties != nullptr && !properties->is_object()) {
+    return absl::InvalidArgumentError("mapping properties is not an object");
+  }
+  if (properties != nullptr) builder.Properties(properties->get_object(), "");
+  std::sort(builder.plan.fields.begin(), builder.plan.fields.end(),
+            [](const RebuildField& a, const RebuildField& b) { return a.path < b.path; });
+  return std::move(builder.plan);
+}
+
+namespace internal {
+
+SourceRebuilder::SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan)
+    : plan_(std::move(plan)) {
+  // The object tree of the plan's paths, children in name order.
+  nodes_.emplace_back();
+  for (size_t f = 0; f < plan_->fields.size(); ++f) {
+    const std::string& path = plan_->fields[f].path;
+    size_t node = 0;
+    size_t start = 0;
+    for (;;) {
+      const size_t dot = path.find('.', start);
+      const std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
+      auto it = nodes_[node].children.find(part);
+      size_t child;
+      if (it == nodes_[node].children.end()) {
+        child = nodes_.size();
+        nodes_[node].children.emplace(part, child);
+        nodes_.emplace_back();
+      } else {
+        child = it->second;
+      }
+      node = child;
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    nodes_[node].field = static_cast<int>(f);
+  }
+  values_.resize(plan_->fields.size());
+}
+
+absl::Status SourceRebuilder::FieldValues(const RebuildField& field, int32_t doc,
+                                          SegmentDocValues& doc_values,
+                                          const std::vector<StoredValue>& stored,
+                                          std::vector<std::string>& out) {
+  out.clear();
+  const std::string& lucene_name = field.value_field.empty() ? field.path : field.value_field;
+  // Stored values keep the document's order and duplicates: prefer them.
+  if (field.stored) {
+    for (const auto& value : stored) {
+      if (value.name != field.path) continue;
+      switch (field.kind) {
+        case RebuildKind::kKeyword:
+        case RebuildKind::kText:
+          scratch_.clear();
+          core::AppendJsonString(value.text, scratch_);
+          out.push_back(scratch_);
+          break;
+        case RebuildKind::kBoolean:
+          out.push_back(value.text == "T" ? "true" : "false");
+          break;
+        case RebuildKind::kDouble:
+        case RebuildKind::kScaledFloat:
+          out.push_back(value.is_number
+                            ? JavaDoubleString(field.kind == RebuildKind::kScaledFloat
+                                                   ? static_cast<double>(value.long_value) /
+                                                         field.scaling_factor
+                                                   : value.double_value)
+                            : std::string());
+          break;
+        case RebuildKind::kFloat:
+        case RebuildKind::kHalfFloat:
+          out.push_back(JavaFloatString(static_cast<float>(value.double_value)));
+          break;
+        case RebuildKind::kLong:
+          out.push_back(std::to_string(value.long_value));
+          break;
+        case RebuildKind::kUnsignedLong:
+          out.push_back(std::to_string(static_cast<uint64_t>(value.long_value)));
+          break;
+        case RebuildKind::kDate:
+        case RebuildKind::kDateNanos:
+          scratch_.clear();
+          core::AppendJsonString(FormatDate(value.long_value, field.kind == RebuildKind::kDateNanos,
+                                            field.date_format),
+                                 scratch_);
+          out.push_back(scratch_);
+          break;
+        case RebuildKind::kIp:
+          scratch_.clear();
+          core::AppendJsonString(IpString(value.text), scratch_);
+          out.push_back(scratch_);
+          break;
+        case RebuildKind::kBinary: {
+          scratch_.clear();
+          core::AppendJsonString(
+              core::Base64Encode(std::span<const uint8_t>(
+                  reinterpret_cast<const uint8_t*>(value.text.data()), value.text.size())),
+              scratch_);
+          out.push_back(scratch_);
+          break;
+        }
+        case RebuildKind::kGeoPoint:
+          break;
+      }
+    }
+    std::erase(out, std::string());
+    if (!out.empty() || !field.doc_values) return absl::OkStatus();
+  }
+  if (!field.doc_values) return absl::OkStatus();
+  RFS_ASSIGN_OR_RETURN(FieldDocValues * values, doc_values.Field(lucene_name));
+  if (values == nullptr) return absl::OkStatus();  // no document of the segment has a value
+  switch (field.kind) {
+    case RebuildKind::kKeyword:
+    case RebuildKind::kText:
+    case RebuildKind::kIp: {
+      RFS_RETURN_IF_ERROR(values->Terms(doc, terms_));
+      for (const auto& term : terms_) {
+        scratch_.clear();
+        core::AppendJsonString(field.kind == RebuildKind::kIp ? IpString(term) : term, scratch_);
+        out.push_back(scratch_);
+      }
+      return absl::OkStatus();
+    }
+    case RebuildKind::kBinary: {
+      RFS_ASSIGN_OR_RETURN(bool has, values->Binary(doc, binary_));
+      if (!has) return absl::OkStatus();
+      // CustomBinaryDocValuesField: VInt count, then VInt length + bytes per value.
+      core::ByteReader in(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(binary_.data()),
+                                                   binary_.size()),
+                          lucene_name);
+      RFS_ASSIGN_OR_RETURN(uint32_t count, in.ReadVInt());
+      for (uint32_t i = 0; i < count; ++i) {
+        RFS_ASSIGN_OR_RETURN(uint32_t length, in.ReadVInt());
+        RFS_ASSIGN_OR_RETURN(auto bytes, in.ReadBytes(length));
+        scratch_.clear();
+        core::AppendJsonString(core::Base64Encode(bytes), scratch_);
+        out.push_back(scratch_);
+      }
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  RFS_RETURN_IF_ERROR(values->Numbers(doc, numbers_));
+  if (field.kind == RebuildKind::kUnsignedLong) {
+    std::sort(numbers_.begin(), numbers_.end(), [](int64_t a, int64_t b) {
+      return static_cast<uint64_t>(a) < static_cast<uint64_t>(b);
+    });
+  }
+  for (int64_t v : numbers_) {
+    switch (field.kind) {
+      case RebuildKind::kLong:
+        out.push_back(std::to_string(v));
+        break;
+      case RebuildKind::kUnsignedLong:
+        out.push_back(std::to_string(static_cast<uint64_t>(v)));
+        break;
+      case RebuildKind::kDouble:
+        out.push_back(JavaDoubleString(SortableLongToDouble(v)));
+        break;
+      case RebuildKind::kFloat:
+        out.push_back(JavaFloatString(SortableIntToFloat(static_cast<int32_t>(v))));
+        break;
+      case RebuildKind::kHalfFloat:
+        out.push_back(JavaFloatString(SortableShortToHalfFloat(static_cast<int16_t>(v))));
+        break;
+      case RebuildKind::kScaledFloat:
+        out.push_back(JavaDoubleString(static_cast<double>(v) / field.scaling_factor));
+        break;
+      case RebuildKind::kBoolean:
+        out.push_back(v == 1 ? "true" : "false");
+        break;
+      case RebuildKind::kDate:
+      case RebuildKind::kDateNanos:
+        scratch_.clear();
+        core::AppendJsonString(
+            FormatDate(v, field.kind == RebuildKind::kDateNanos, field.date_format), scratch_);
+        out.push_back(scratch_);
+        break;
+      case RebuildKind::kGeoPoint: {
+        // LatLonDocValuesField: latitude in the high 32 bits, longitude in the low 32.
+        const auto lat_bits = static_cast<int32_t>(static_cast<uint64_t>(v) >> 32);
+        const auto lon_bits = static_cast<int32_t>(static_cast<uint64_t>(v) & 0xFFFFFFFFu);
+        const double lat = lat_bits * (180.0 / 4294967296.0);
+        const double lon = lon_bits * (360.0 / 4294967296.0);
+        out.push_back(
+            StrCat("{\"lat\":", JavaDoubleString(lat), ",\"lon\":", JavaDoubleString(lon), "}"));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SourceRebuilder::Rebuild(int32_t doc, SegmentDocValues& doc_values,
+                                      const std::vector<StoredValue>& stored, std::string& out) {
+  for (size_t f = 0; f < plan_->fields.size(); ++f) {
+    auto status = FieldValues(plan_->fields[f], doc, doc_values, stored, values_[f]);
+    if (!status.ok()) {
+      return core::WithContext(
+          status, StrCat("rebuilding field '", plan_->fields[f].path, "' of doc ", doc));
+    }
+  }
+  out.clear();
+  Write(0, out);
+  if (out.empty()) out = "{}";
+  return absl::OkStatus();
+}
+
+// Writes node `node` as an object; false (nothing written) when no field below it has a value.
+bool SourceRebuilder::Write(size_t node, std::string& out) {
+  const size_t start = out.size();
+  out += '{';
+  bool any = false;
+  for (const auto& [name, child] : nodes_[node].children) {
+    const size_t before = out.size();
+    if (any) out += ',';
+    core::AppendJsonString(name, out);
+    out += ':';
+    const int field = nodes_[child].field;
+    bool wrote = false;
+    if (field >= 0 && !values_[field].empty()) {
+      const auto& values = values_[field];
+      if (values.size() == 1) {
+        out += values[0];
+      } else {
+        out += '[';
+        for (size_t i = 0; i < values.size(); ++i) {
+          if (i > 0) out += ',';
+          out += values[i];
+        }
+        out += ']';
+      }
+      wrote = true;
+    } else if (!nodes_[child].children.empty()) {
+      wrote = Write(child, out);
+    }
+    if (wrote) {
+      any = true;
+    } else {
+      out.resize(before);
+    }
+  }
+  if (!any) {
+    out.resize(start);
+    return false;
+  }
+  out += '}';
+  return true;
+}
+
+}  // namespace internal
+
+}  // namespace rfs::lucene
