@@ -236,7 +236,7 @@ struct DocumentCursor::Impl {
       out.from_recovery_source = true;
     }
     out.rebuilt = false;
-    if (!has_source && rebuilder != nullptr) {
+    if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
       RFS_RETURN_IF_ERROR(
           core::WithContext(rebuilder->Rebuild(d, *doc_values, stored_values, rebuilt_source),
                             StrCat("segment ", seg().name, " (_id ", out.id, ")")));

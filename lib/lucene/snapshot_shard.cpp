@@ -33,6 +33,14 @@ std::optional<std::string> IndexMappingType(const snapshot::IndexMetadata& index
   return std::string(index.mappings.begin()->key());
 }
 
+bool DocValuesByDefault(const snapshot::IndexMetadata& index) {
+  // Elasticsearch 1.x kept doc values only where the mapping asked (version ids below 2.0.0);
+  // OpenSearch ids carry bit 0x08000000.
+  constexpr int64_t kOpenSearchMask = 0x08000000;
+  return index.version_created <= 0 || (index.version_created & kOpenSearchMask) != 0 ||
+         index.version_created >= 2000000;
+}
+
 IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index) {
   IndexSource out;
   const std::string type = IndexMappingType(index).value_or("");
@@ -56,7 +64,8 @@ absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(
     const snapshot::IndexMetadata& index) {
   const IndexSource source = DescribeIndexSource(index);
   if (!source.storage.incomplete()) return nullptr;
-  RFS_ASSIGN_OR_RETURN(SourceRebuildPlan plan, SourceRebuildPlan::FromMapping(source.mapping));
+  RFS_ASSIGN_OR_RETURN(SourceRebuildPlan plan,
+                       SourceRebuildPlan::FromMapping(source.mapping, DocValuesByDefault(index)));
   return std::make_shared<const SourceRebuildPlan>(std::move(plan));
 }
 

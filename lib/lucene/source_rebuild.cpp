@@ -94,6 +94,7 @@ std::string FirstFormat(const json::object& field) {
 
 struct PlanBuilder {
   SourceRebuildPlan plan;
+  bool doc_values_by_default = true;
 
   void Properties(const json::object& properties, const std::string& prefix) {
     for (const auto& [key, value] : properties) {
@@ -125,7 +126,7 @@ struct PlanBuilder {
     RebuildField out;
     out.path = path;
     out.type = type;
-    out.doc_values = Flag(field, "doc_values", true);
+    out.doc_values = Flag(field, "doc_values", doc_values_by_default);
     out.stored = Flag(field, "store", false);
     if (type == "keyword" || type == "wildcard" || type == "constant_keyword" ||
         type == "version") {
@@ -155,7 +156,7 @@ struct PlanBuilder {
             const auto& s = sub.get_object();
             const json::value* st = Find(s, "type");
             if (st && st->is_string() && S(st->get_string()) == "keyword" &&
-                Flag(s, "doc_values", true) && Find(s, "normalizer") == nullptr) {
+                Flag(s, "doc_values", doc_values_by_default) && Find(s, "normalizer") == nullptr) {
               out.value_field = StrCat(path, ".", S(name));
               out.doc_values = true;
               plan.inexact.push_back(StrCat(path, ": from keyword sub-field ", out.value_field,
@@ -494,8 +495,10 @@ SourceStorage DescribeSourceStorage(const json::object& mapping, const json::obj
   return out;
 }
 
-absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(const json::object& mapping) {
+absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(const json::object& mapping,
+                                                                 bool doc_values_by_default) {
   PlanBuilder builder;
+  builder.doc_values_by_default = doc_values_by_default;
   const json::value* properties = Find(mapping, "properties");
   if (properties != nullptr && !properties->is_object()) {
     return absl::InvalidArgumentError("mapping properties is not an object");

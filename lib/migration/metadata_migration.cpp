@@ -41,7 +41,8 @@ std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata
                            "stops at this index"));
     return notes;
   }
-  auto plan = lucene::SourceRebuildPlan::FromMapping(source.mapping);
+  auto plan =
+      lucene::SourceRebuildPlan::FromMapping(source.mapping, lucene::DocValuesByDefault(metadata));
   if (!plan.ok()) {
     notes.push_back(StrCat("documents have no stored _source (", source.storage.Describe(),
                            ") and the mapping gives no rebuild plan: ", plan.status().message()));

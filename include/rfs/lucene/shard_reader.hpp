@@ -53,6 +53,9 @@ struct ShardReaderOptions {
   /// doc values and stored fields through this plan (source_rebuild.hpp) and returned with
   /// `rebuilt` true.
   std::shared_ptr<const SourceRebuildPlan> rebuild_plan;
+  /// With a plan: rebuild every document, also those with a stored `_source` (to check what a
+  /// plan gives against the sources a snapshot holds).
+  bool rebuild_stored_sources = false;
 };
 
 struct Document {

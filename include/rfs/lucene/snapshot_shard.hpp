@@ -46,6 +46,10 @@ struct IndexSource {
 };
 IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index);
 
+/// Whether fields of `index` have doc values unless the mapping says otherwise (not for indices
+/// created by Elasticsearch 1.x).
+bool DocValuesByDefault(const snapshot::IndexMetadata& index);
+
 /// The plan that rebuilds the documents of `index` when its sources are incomplete; nullptr when
 /// they are complete. InvalidArgument for a mapping that is not an object tree.
 absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(

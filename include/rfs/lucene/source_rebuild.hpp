@@ -78,8 +78,11 @@ struct SourceRebuildPlan {
   /// "path: what differs" for fields rebuilt but not always exactly as indexed.
   std::vector<std::string> inexact;
 
-  /// The plan of one type's mapping. InvalidArgument for a mapping that is not an object tree.
-  static absl::StatusOr<SourceRebuildPlan> FromMapping(const boost::json::object& mapping);
+  /// The plan of one type's mapping. `doc_values_by_default`: whether fields without a
+  /// `doc_values` setting have them (false for indices created by Elasticsearch 1.x).
+  /// InvalidArgument for a mapping that is not an object tree.
+  static absl::StatusOr<SourceRebuildPlan> FromMapping(const boost::json::object& mapping,
+                                                       bool doc_values_by_default = true);
 };
 
 /// Java's Double.toString / Float.toString (shortest round-trip digits, JDK 19+), as the engines
