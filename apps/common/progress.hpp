@@ -134,6 +134,12 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
       static_cast<unsigned long long>(summary.items_checkpointed),
       static_cast<unsigned long long>(summary.items_lost),
       static_cast<unsigned long long>(summary.lease_renewals));
+  if (summary.docs_rebuilt > 0) {
+    std::printf(
+        "%s: %llu documents rebuilt from doc values and stored fields (no stored _source; "
+        "see docs/sourceless.md for what is exact)\n",
+        program, static_cast<unsigned long long>(summary.docs_rebuilt));
+  }
   if (summary.docs_dropped_by_transform > 0) {
     std::printf("%s: %llu documents dropped by the document transformers, as configured\n", program,
                 static_cast<unsigned long long>(summary.docs_dropped_by_transform));

@@ -8,6 +8,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/source_json.hpp"
 
 #include "lucene/compound_internal.hpp"
 #include "lucene/doc_values_internal.hpp"
@@ -236,7 +237,24 @@ struct DocumentCursor::Impl {
       out.from_recovery_source = true;
     }
     out.rebuilt = false;
-    if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
+    if (rebuilder != nullptr && has_source && rebuilder->plan().completes_partial_sources &&
+        !state->options.rebuild_stored_sources) {
+      // A filtered _source: completed with the fields the filter left out.
+      std::string rebuilt_fields;
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(rebuilder->Rebuild(d, *doc_values, stored_values, rebuilt_fields),
+                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      if (rebuilt_fields != "{}") {
+        rebuilt_source.clear();
+        RFS_RETURN_IF_ERROR(AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
+        RFS_RETURN_IF_ERROR(
+            core::WithContext(MergeRebuiltFields(rebuilt_fields, rebuilt_source),
+                              StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+        source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
+                                          rebuilt_source.size());
+        out.rebuilt = true;
+      }
+    } else if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
       RFS_RETURN_IF_ERROR(
           core::WithContext(rebuilder->Rebuild(d, *doc_values, stored_values, rebuilt_source),
                             StrCat("segment ", seg().name, " (_id ", out.id, ")")));

@@ -66,6 +66,10 @@ absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(
   if (!source.storage.incomplete()) return nullptr;
   RFS_ASSIGN_OR_RETURN(SourceRebuildPlan plan,
                        SourceRebuildPlan::FromMapping(source.mapping, DocValuesByDefault(index)));
+  // A stored but filtered _source is completed with the fields the filter left out.
+  if (source.storage.mode == SourceStorage::Mode::kStored) {
+    RestrictToLeftOutFields(source.storage, plan);
+  }
   return std::make_shared<const SourceRebuildPlan>(std::move(plan));
 }
 

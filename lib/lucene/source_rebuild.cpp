@@ -509,6 +509,68 @@ absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(const json::obj
   return std::move(builder.plan);
 }
 
+namespace {
+
+// Regex.simpleMatch: '*' matches any run of characters.
+bool SimpleMatch(std::string_view pattern, std::string_view text) {
+  const size_t star = pattern.find('*');
+  if (star == std::string_view::npos) return pattern == text;
+  if (text.substr(0, star) != pattern.substr(0, star)) return false;
+  const std::string_view rest = pattern.substr(star + 1);
+  for (size_t i = star; i <= text.size(); ++i) {
+    if (SimpleMatch(rest, text.substr(i))) return true;
+  }
+  return false;
+}
+
+// Whether a pattern names `path` or an object above it.
+bool MatchesPathOrParent(const std::vector<std::string>& patterns, std::string_view path) {
+  for (const auto& pattern : patterns) {
+    for (size_t end = path.find('.');; end = path.find('.', end + 1)) {
+      if (SimpleMatch(pattern, path.substr(0, end))) return true;
+      if (end == std::string_view::npos) break;
+    }
+  }
+  return false;
+}
+
+void MergeInto(json::object& target, const json::object& rebuilt) {
+  for (const auto& [key, value] : rebuilt) {
+    json::value* existing = target.if_contains(key);
+    if (existing == nullptr) {
+      target[key] = value;
+    } else if (existing->is_object() && value.is_object()) {
+      MergeInto(existing->get_object(), value.get_object());
+    }
+  }
+}
+
+}  // namespace
+
+void RestrictToLeftOutFields(const SourceStorage& storage, SourceRebuildPlan& plan) {
+  std::erase_if(plan.fields, [&](const RebuildField& field) {
+    const bool included =
+        storage.includes.empty() || MatchesPathOrParent(storage.includes, field.path);
+    const bool excluded = MatchesPathOrParent(storage.excludes, field.path);
+    return included && !excluded;  // kept in the stored source: nothing to rebuild
+  });
+  plan.completes_partial_sources = true;
+}
+
+absl::Status MergeRebuiltFields(std::string_view rebuilt, std::string& source) {
+  boost::system::error_code ec;
+  json::value stored = json::parse(json::string_view(source.data(), source.size()), ec);
+  if (ec || !stored.is_object()) {
+    return absl::InvalidArgumentError("the stored _source is not a JSON object");
+  }
+  json::value made = json::parse(json::string_view(rebuilt.data(), rebuilt.size()), ec);
+  if (ec || !made.is_object()) return absl::InvalidArgumentError("rebuilt fields not an object");
+  if (made.get_object().empty()) return absl::OkStatus();
+  MergeInto(stored.get_object(), made.get_object());
+  source = json::serialize(stored);
+  return absl::OkStatus();
+}
+
 namespace internal {
 
 SourceRebuilder::SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan)

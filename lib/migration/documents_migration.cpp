@@ -206,6 +206,7 @@ struct ConvertedDocument {
   SourceDocument doc;      // index, id and cursor in every kind; the source for kDocument
   std::string reason;      // kUnconvertible
   std::string raw_base64;  // kUnconvertible: the stored source, for an operator
+  bool rebuilt = false;    // the source was rebuilt from doc values and stored fields
 };
 
 // Where a shard's documents go, for ConvertDocument.
@@ -248,6 +249,7 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   doc.source.clear();
   doc.one_line = false;
   doc.rendered.reset();
+  out.rebuilt = in.rebuilt;
   if (!in.has_source) {
     out.kind = ConvertedDocument::Kind::kWithoutSource;
     return;
@@ -442,6 +444,7 @@ class ShardDocumentStream final : public IDocumentStream {
       }
       const size_t source_bytes = reindex::SourceSize(out);
       ++docs_read_;
+      if (converted_.rebuilt) ++rebuilt_;
       bytes_read_ += source_bytes;
       if (counters_ != nullptr) {
         counters_->documents_read.Add();
@@ -456,6 +459,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t docs_read() const { return docs_read_; }
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t without_source() const { return without_source_; }
+  uint64_t rebuilt() const { return rebuilt_; }
   uint64_t conversion_failures() const { return conversion_failures_; }
 
  private:
@@ -484,6 +488,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t docs_read_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t without_source_ = 0;
+  uint64_t rebuilt_ = 0;
   uint64_t conversion_failures_ = 0;
 };
 
@@ -576,20 +581,16 @@ absl::Status DocumentMigrationWorker::CheckSourceStorage() const {
     if (!metadata.ok()) return TagSnapshotRead(metadata.status());
     const lucene::IndexSource source = lucene::DescribeIndexSource(*metadata);
     if (!source.storage.incomplete()) continue;
-    absl::Status error;
-    if (!source.storage.includes.empty() || !source.storage.excludes.empty()) {
-      error = absl::FailedPreconditionError(core::StrCat(
-          "index ", index, " keeps only part of each _source (", source.storage.Describe(),
-          "): completing partial sources is not supported yet; leave the index out of "
-          "--index-allowlist or migrate it another way"));
-    } else if (!options_.enable_sourceless_migrations) {
-      error = absl::FailedPreconditionError(core::StrCat(
-          "index ", index, " has no stored _source (", source.storage.Describe(),
-          "); its documents can only be rebuilt from doc values and stored fields: run with "
-          "--enable-sourceless-migrations (MetadataMigration evaluate lists what can be rebuilt)"));
-    } else {
-      continue;
-    }
+    if (options_.enable_sourceless_migrations) continue;
+    const bool partial = source.storage.mode == lucene::SourceStorage::Mode::kStored;
+    absl::Status error = absl::FailedPreconditionError(core::StrCat(
+        "index ", index,
+        partial ? " keeps only part of each _source (" : " has no stored _source (",
+        source.storage.Describe(),
+        partial ? "); the fields left out can only be rebuilt from doc values and stored fields"
+                : "); its documents can only be rebuilt from doc values and stored fields",
+        ": run with --enable-sourceless-migrations (MetadataMigration evaluate lists what can "
+        "be rebuilt)"));
     error.SetPayload(kSourcelessPayload, absl::Cord(index));
     return error;
   }
@@ -989,6 +990,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
                                : reindexer.Reindex(stream, on_progress);
   const uint64_t transform_failures = transformed ? transformed->docs_failed() : 0;
   summary_.docs_without_source += stream.without_source();
+  summary_.docs_rebuilt += stream.rebuilt();
   summary_.docs_failed += stream.conversion_failures() + transform_failures;
   if (transformed) summary_.docs_dropped_by_transform += transformed->docs_dropped();
   summary_.lease_renewals += keeper.renewals();

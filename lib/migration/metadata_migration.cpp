@@ -34,28 +34,29 @@ std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata
   using core::StrCat;
   const lucene::IndexSource source = lucene::DescribeIndexSource(metadata);
   if (!source.storage.incomplete()) return {};
+  const bool partial = source.storage.mode == lucene::SourceStorage::Mode::kStored;
+  const std::string what = StrCat(partial ? "documents keep only part of their _source ("
+                                          : "documents have no stored _source (",
+                                  source.storage.Describe(), ")");
   std::vector<std::string> notes;
-  if (!source.storage.includes.empty() || !source.storage.excludes.empty()) {
-    notes.push_back(StrCat("documents keep only part of their _source (", source.storage.Describe(),
-                           "); completing them is not supported yet, so document migration "
-                           "stops at this index"));
-    return notes;
-  }
-  auto plan =
-      lucene::SourceRebuildPlan::FromMapping(source.mapping, lucene::DocValuesByDefault(metadata));
-  if (!plan.ok()) {
-    notes.push_back(StrCat("documents have no stored _source (", source.storage.Describe(),
-                           ") and the mapping gives no rebuild plan: ", plan.status().message()));
+  auto plan = lucene::RebuildPlanForIndex(metadata);
+  if (!plan.ok() || *plan == nullptr) {
+    notes.push_back(StrCat(what, " and the mapping gives no rebuild plan: ",
+                           plan.ok() ? "none" : plan.status().message()));
     return notes;
   }
   std::string fields;
-  for (const auto& field : plan->fields) fields += StrCat(fields.empty() ? "" : ", ", field.path);
-  notes.push_back(StrCat("documents have no stored _source (", source.storage.Describe(),
-                         "): they migrate only with --enable-sourceless-migrations, rebuilt from "
-                         "doc values and stored fields: ",
+  for (const auto& field : (*plan)->fields) {
+    fields += StrCat(fields.empty() ? "" : ", ", field.path);
+  }
+  notes.push_back(StrCat(what,
+                         ": they migrate only with --enable-sourceless-migrations, which rebuilds "
+                         "from doc values and stored fields: ",
                          fields.empty() ? std::string("no field") : fields));
-  for (const auto& line : plan->unrebuildable) notes.push_back("cannot be rebuilt: " + line);
-  for (const auto& line : plan->inexact) notes.push_back("rebuilt, not always exact: " + line);
+  for (const auto& line : (*plan)->unrebuildable) {
+    if (!partial) notes.push_back("cannot be rebuilt: " + line);
+  }
+  for (const auto& line : (*plan)->inexact) notes.push_back("rebuilt, not always exact: " + line);
   return notes;
 }
 

@@ -1151,5 +1151,74 @@ TEST_CASE("documents of an OpenSearch 3 derived-source index are rebuilt as the 
     // The node's own derived source, printed by its own mappers.
     CheckSameDocument(json::parse(doc.source), derived.at("_source"));
   }
+  // DocumentsFromSnapshotMigration rebuilds them into OpenSearch 2 and says how many it rebuilt.
+  RealNode target("os2");
+  target.DeleteIndices({index});
+  target.Ok(
+      "PUT", "/" + index,
+      R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":)" +
+          std::string(kRebuildProperties) + "}}");
+  Runner runner;
+  const int code =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(), "--snapshot-name",
+                  "s-" + index, "--target-host", target.url(), "--coordinator-db",
+                  runner.dir.File("coordination.sqlite"), "--enable-sourceless-migrations"});
+  INFO(runner.out << runner.err);
+  CHECK(code == kNoWorkLeft);
+  CHECK(runner.out.find(std::to_string(held.size()) + " documents rebuilt") != std::string::npos);
+  target.Ok("POST", "/" + index + "/_refresh");
+  CHECK(target.Ok("GET", "/" + index + "/_count").at("count").to_number<uint64_t>() == held.size());
+  CheckSameDocument(target.Ok("GET", "/" + index + "/_doc/r5").at("_source"),
+                    json::parse(read.at(index).at("r5").source));
+  target.DeleteIndices({index});
+  node.DeleteIndices({index});
+}
+
+TEST_CASE("a _source cut by excludes is completed with the fields it left out",
+          "[real][sourceless]") {
+  RealNode node("os2");
+  const std::string index = "rn-source-excludes";
+  node.DeleteIndices({index});
+  node.Ok("PUT", "/" + index,
+          R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{)"
+          R"("_source":{"excludes":["secret","meta.*"]},"properties":{"title":{"type":"text"},)"
+          R"("secret":{"type":"keyword"},"meta":{"properties":{"x":{"type":"long"},)"
+          R"("y":{"type":"keyword"}}}}}})");
+  std::map<std::string, json::object> held;
+  std::string body;
+  for (int n = 0; n < 20; ++n) {
+    const std::string id = "x" + std::to_string(n);
+    json::object doc{{"title", "title " + std::to_string(n)}};
+    if (n % 3 != 0) doc["secret"] = "s" + std::to_string(n);
+    doc["meta"] = json::object{{"x", n * 7}, {"y", "y" + std::to_string(n)}};
+    held[id] = doc;
+    body += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"" + id + "\"}}\n" +
+            json::serialize(doc) + "\n";
+  }
+  node.Ok("POST", "/_bulk?refresh=true", body);
+  const fs::path repo = SnapshotOnNode(node, "rn-rebuild-repo", "s-" + index, index);
+  // As stored: without the excluded fields.
+  const SnapshotDocuments cut = rfs::test::ReadSnapshotDocuments(repo, "s-" + index);
+  REQUIRE(cut.at(index).size() == held.size());
+  CHECK(cut.at(index).at("x1").source.find("secret") == std::string::npos);
+  // Completed: every document as it was indexed.
+  uint64_t completed = 0;
+  const SnapshotDocuments read =
+      rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &completed);
+  REQUIRE(read.at(index).size() == held.size());
+  CHECK(completed == held.size());
+  for (const auto& [id, expected] : held) {
+    INFO("_id " << id);
+    CheckSameDocument(json::parse(read.at(index).at(id).source), expected);
+  }
+  // Without the flag the tool stops, naming the index, what is cut and the flag.
+  Runner runner;
+  const int code = runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(),
+                               "--snapshot-name", "s-" + index, "--target-host", node.url(),
+                               "--coordinator-db", runner.dir.File("coordination.sqlite")});
+  INFO(runner.out << runner.err);
+  CHECK(code == 64);
+  CHECK(runner.err.find("keeps only part of each _source") != std::string::npos);
+  CHECK(runner.err.find("--enable-sourceless-migrations") != std::string::npos);
   node.DeleteIndices({index});
 }

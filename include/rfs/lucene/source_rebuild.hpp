@@ -73,6 +73,10 @@ struct RebuildField {
 
 struct SourceRebuildPlan {
   std::vector<RebuildField> fields;
+  /// The plan completes stored sources that `_source.includes`/`excludes` cut: `fields` are
+  /// only the fields left out, and their rebuilt values are added to each stored source (never
+  /// replacing a value it holds).
+  bool completes_partial_sources = false;
   /// "path: reason" for every mapped field that cannot be rebuilt.
   std::vector<std::string> unrebuildable;
   /// "path: what differs" for fields rebuilt but not always exactly as indexed.
@@ -84,6 +88,15 @@ struct SourceRebuildPlan {
   static absl::StatusOr<SourceRebuildPlan> FromMapping(const boost::json::object& mapping,
                                                        bool doc_values_by_default = true);
 };
+
+/// Restricts `plan` to the fields a `_source` with these includes/excludes leaves out (the
+/// engines' simple wildcard patterns, matched against a field's path and each object path above
+/// it) and marks it as completing partial sources.
+void RestrictToLeftOutFields(const SourceStorage& storage, SourceRebuildPlan& plan);
+
+/// Adds to `source` (a JSON object text) every value of `rebuilt` (another) at a path `source`
+/// does not hold. InvalidArgument when either is not a JSON object.
+absl::Status MergeRebuiltFields(std::string_view rebuilt, std::string& source);
 
 /// Java's Double.toString / Float.toString (shortest round-trip digits, JDK 19+), as the engines
 /// print numbers in a rebuilt source.

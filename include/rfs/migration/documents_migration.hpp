@@ -201,6 +201,9 @@ struct WorkerSummary {
   uint64_t docs_allowed_errors = 0;
   uint64_t docs_failed = 0;
   uint64_t docs_without_source = 0;
+  /// Documents whose source was rebuilt from doc values and stored fields
+  /// (enable_sourceless_migrations), included in the documents read.
+  uint64_t docs_rebuilt = 0;
   /// Documents a user transform dropped (read but, by design, not written).
   uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;
