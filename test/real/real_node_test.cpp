@@ -1222,3 +1222,72 @@ TEST_CASE("a _source cut by excludes is completed with the fields it left out",
   CHECK(runner.err.find("--enable-sourceless-migrations") != std::string::npos);
   node.DeleteIndices({index});
 }
+
+TEST_CASE("Elasticsearch 7.10 best_compression doc values rebuild what the stored sources hold",
+          "[real][sourceless]") {
+  // The most common migration source: ES 7.10 (Lucene 8.7) with index.codec best_compression,
+  // whose binary doc values and larger terms dictionaries are LZ4-compressed. Every document is
+  // rebuilt (also those with a stored _source) and compared with the stored one.
+  RealNode node("es7");
+  const std::string index = "rn-es7-rebuild";
+  node.DeleteIndices({index});
+  node.Ok("PUT", "/" + index,
+          R"({"settings":{"number_of_shards":1,"number_of_replicas":0,)"
+          R"("index.codec":"best_compression"},"mappings":{"properties":{)"
+          R"("kw":{"type":"keyword"},"n":{"type":"long"},"flag":{"type":"boolean"},)"
+          R"("blob":{"type":"binary","doc_values":true},"ip":{"type":"ip"},)"
+          R"("when":{"type":"date"}}}})");
+  std::map<std::string, json::object> held;
+  for (int batch = 0; batch < 2; ++batch) {
+    std::string body;
+    for (int n = batch * 60; n < batch * 60 + 60; ++n) {
+      const std::string id = "e" + std::to_string(n);
+      json::object doc{{"kw", "keyword-value-" + std::to_string(1000 + n)},
+                       {"n", n * 1000003LL - 50},
+                       {"flag", n % 2 == 0},
+                       {"blob", n % 4 == 0 ? "AAECAwQ=" : "aGVsbG8gd29ybGQgIyIgKyBzdHJpbmcoTik="},
+                       {"ip", "192.168.1." + std::to_string(n)},
+                       {"when", "2023-05-0" + std::to_string(n % 9 + 1) + "T01:02:03.004Z"}};
+      held[id] = doc;
+      body += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"" + id + "\"}}\n" +
+              json::serialize(doc) + "\n";
+    }
+    node.Ok("POST", "/_bulk?refresh=true", body);
+  }
+  const fs::path repo = SnapshotOnNode(node, "rn-rebuild-repo", "s-" + index, index);
+  auto base = rfs::snapshot::FileSystemRepo::Open(repo.string());
+  REQUIRE(base.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*base);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->FindSnapshot("s-" + index);
+  REQUIRE(snapshot.ok());
+  auto metadata = (*repository)->ReadIndexMetadata(**snapshot, index);
+  REQUIRE(metadata.ok());
+  auto plan = rfs::lucene::SourceRebuildPlan::FromMapping(
+      rfs::lucene::DescribeIndexSource(*metadata).mapping);
+  REQUIRE(plan.ok());
+  rfs::lucene::ShardReaderOptions options;
+  options.rebuild_plan = std::make_shared<const rfs::lucene::SourceRebuildPlan>(*plan);
+  options.rebuild_stored_sources = true;
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, 0, options);
+  INFO(reader.status().ToString());
+  REQUIRE(reader.ok());
+  auto cursor = (*reader)->OpenAt(0);
+  REQUIRE(cursor.ok());
+  rfs::lucene::Document doc;
+  size_t compared = 0;
+  while (true) {
+    auto more = (*cursor)->Next(doc);
+    INFO(more.status().ToString());
+    REQUIRE(more.ok());
+    if (!*more) break;
+    INFO("_id " << doc.id);
+    REQUIRE(doc.rebuilt);
+    const json::value rebuilt = json::parse(
+        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()));
+    CheckSameDocument(rebuilt, held.at(doc.id));
+    ++compared;
+  }
+  CHECK(compared == held.size());
+  node.DeleteIndices({index});
+}
