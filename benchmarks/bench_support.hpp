@@ -3,7 +3,6 @@
 // a plain folder, running the Java baseline. Each program defines RFS_GENERATE_SNAPSHOT, RFS_JAVA
 // and RFS_BENCH_CLASSPATH (CMake) and sets bench::program for messages.
 #pragma once
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +18,10 @@
 #include "rfs/core/random_access.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace bench {
 
@@ -56,6 +59,20 @@ inline std::optional<int> ParseOptions(
     setter->second(argv[++i]);
   }
   return std::nullopt;
+}
+
+/// Peak RSS (MiB) of a forked child that runs `work` (false: the child failed, and so does the
+/// benchmark), so one measurement never counts another's memory.
+inline double PeakRssOfChild(const std::function<bool()>& work) {
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child == 0) std::_Exit(work() ? 0 : 3);
+  int status = 0;
+  struct rusage usage {};
+  if (::wait4(child, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    Fail("the memory measurement child failed");
+  }
+  return usage.ru_maxrss / 1024.0;
 }
 
 /// The repository generated with `args` under data_dir/name (kept for later runs).

@@ -96,22 +96,13 @@ void Print(const char* what, const Result& r) {
 
 // Peak RSS (MiB) of a child process that extracts every document of `dir`'s shard.
 double PeakRssOfExtraction(const fs::path& dir) {
-  std::fflush(stdout);
-  const pid_t child = ::fork();
-  if (child == 0) {
+  return bench::PeakRssOfChild([&] {
     std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
     const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
     auto files = SnapshotShard(dir, keep, &snapshot);
     const std::string commit = CommitName(*files);
-    Result r = ReadAll(files, commit);
-    std::_Exit(r.docs > 0 ? 0 : 3);
-  }
-  int status = 0;
-  struct rusage usage {};
-  if (::wait4(child, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    Fail("the memory measurement child failed");
-  }
-  return usage.ru_maxrss / 1024.0;
+    return ReadAll(files, commit).docs > 0;
+  });
 }
 
 }  // namespace

@@ -78,18 +78,6 @@ Result Best(int rounds, const fs::path& dir, bool rebuild) {
   return best;
 }
 
-double PeakRssMiB(const fs::path& dir) {
-  std::fflush(stdout);
-  const pid_t child = ::fork();
-  if (child == 0) std::_Exit(ReadShard(dir, true).docs > 0 ? 0 : 3);
-  int status = 0;
-  struct rusage usage {};
-  if (::wait4(child, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    Fail("the memory measurement child failed");
-  }
-  return usage.ru_maxrss / 1024.0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -121,6 +109,6 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(rebuilt.docs), rebuilt.seconds,
               rebuilt.docs_per_second(), rebuilt.source_bytes / 1e6);
   std::printf("  peak RSS of the rebuilding read: %.0f MiB (bound 256)\n",
-              PeakRssMiB(without_source));
+              bench::PeakRssOfChild([&] { return ReadShard(without_source, true).docs > 0; }));
   return 0;
 }

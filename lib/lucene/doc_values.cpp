@@ -684,14 +684,19 @@ absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, in
 }
 
 absl::Status FieldDocValues::Numbers(int32_t doc, std::vector<int64_t>& out) {
-  out.clear();
   if (entry_.type != DvmType::kNumeric && entry_.type != DvmType::kSortedNumeric) {
+    out.clear();
     return absl::FailedPreconditionError("not a numeric doc-values field");
   }
+  return DocNumbers(doc, out);
+}
+
+absl::Status FieldDocValues::DocNumbers(int32_t doc, std::vector<int64_t>& out) {
+  out.clear();
   RFS_ASSIGN_OR_RETURN(bool has, docs_.AdvanceExact(doc));
   if (!has) return absl::OkStatus();
   const int64_t index = docs_.index();
-  if (entry_.type == DvmType::kNumeric || !entry_.addresses) {
+  if (!entry_.addresses) {
     RFS_ASSIGN_OR_RETURN(int64_t v, NumericValue(entry_.numeric, index));
     out.push_back(v);
     return absl::OkStatus();
@@ -710,27 +715,9 @@ absl::Status FieldDocValues::Numbers(int32_t doc, std::vector<int64_t>& out) {
 }
 
 absl::Status FieldDocValues::Ords(int32_t doc, std::vector<int64_t>& ords) {
-  ords.clear();
-  RFS_ASSIGN_OR_RETURN(bool has, docs_.AdvanceExact(doc));
-  if (!has) return absl::OkStatus();
-  const int64_t index = docs_.index();
-  if (!entry_.addresses) {
-    RFS_ASSIGN_OR_RETURN(int64_t ord, NumericValue(entry_.numeric, index));
-    ords.push_back(ord);
-    return absl::OkStatus();
-  }
-  RFS_ASSIGN_OR_RETURN(int64_t start, Monotonic(*entry_.addresses, index));
-  RFS_ASSIGN_OR_RETURN(int64_t end, Monotonic(*entry_.addresses, index + 1));
-  if (start < 0 || end < start || end - start > (1 << 20)) {
-    return core::DataLossAt(file_.data_name(), entry_.addresses->offset,
-                            StrCat("invalid ord range [", start, ", ", end, ") of doc ", doc));
-  }
-  for (int64_t i = start; i < end; ++i) {
-    // Lucene70/80 multi-valued ords are plain packed values; Lucene90's a numeric entry.
-    RFS_ASSIGN_OR_RETURN(int64_t ord, NumericValue(entry_.numeric, i));
-    ords.push_back(ord);
-  }
-  return absl::OkStatus();
+  // SORTED ords are a numeric entry of one value per doc, SORTED_SET ords a sorted-numeric one
+  // (Lucene70/80 multi-valued ords: plain packed values with addresses, read the same way).
+  return DocNumbers(doc, ords);
 }
 
 absl::Status FieldDocValues::LookupTerm(int64_t ord, std::string& out) {

@@ -231,6 +231,8 @@ class FieldDocValues {
   absl::StatusOr<int64_t> NumericValue(const NumericMeta& meta, int64_t index);
   absl::StatusOr<int64_t> Monotonic(const AddressesMeta& addresses, int64_t index);
   absl::Status Ords(int32_t doc, std::vector<int64_t>& ords);
+  // The doc's run of numeric values (one, or those its addresses give).
+  absl::Status DocNumbers(int32_t doc, std::vector<int64_t>& out);
   absl::Status LookupTerm(int64_t ord, std::string& out);
   absl::StatusOr<bool> CompressedBinary(int64_t index, std::string& out);
 
