@@ -163,13 +163,14 @@ inline void AddReaderThreadsOption(po::options_description& options) {
 }
 
 /// --enable-sourceless-migrations (the Java tool's name): rebuild documents of indices without a
-/// stored `_source` from doc values and stored fields.
+/// complete stored `_source` from doc values and stored fields.
 inline void AddSourcelessOption(po::options_description& options) {
   options.add_options()(
       "enable-sourceless-migrations", po::bool_switch(),
       "rebuild the documents of indices that keep no _source (_source disabled, synthetic or "
-      "derived source) from their doc values and stored fields; without it such an index stops "
-      "the run before any work (MetadataMigration evaluate lists what can be rebuilt)");
+      "derived source), and complete sources cut by _source includes/excludes, from their doc "
+      "values and stored fields; without it such an index stops the run before any work "
+      "(MetadataMigration evaluate lists what can be rebuilt; see docs/sourceless.md)");
 }
 
 /// The --reader-threads value; InvalidArgument for anything but "auto" or 0..256.
