@@ -1000,6 +1000,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     c->failed_documents.With({"source_conversion"}).Add(stream.conversion_failures());
     c->failed_documents.With({"transform"}).Add(transform_failures);
     if (transformed) c->transform_dropped.Add(transformed->docs_dropped());
+    if (stream.rebuilt() > 0) c->documents_rebuilt.With({item.index_name}).Add(stream.rebuilt());
     if (reindexed.ok()) c->failed_documents.With({"rejected"}).Add(reindexed->docs_failed);
   }
   progress_out = keeper.acknowledged();

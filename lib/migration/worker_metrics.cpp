@@ -41,7 +41,11 @@ WorkerCounters::WorkerCounters(metrics::Registry& r)
                                     "Documents recorded as failed, by reason.", {"reason"})),
       transform_dropped(r.AddCounter("rfs_transform_dropped_documents_total",
                                      "Documents a user transform dropped on purpose.")
-                            .Get()) {
+                            .Get()),
+      documents_rebuilt(r.AddCounter("rfs_documents_rebuilt_total",
+                                     "Documents whose _source was rebuilt from doc values and "
+                                     "stored fields (--enable-sourceless-migrations), by index.",
+                                     {"index"})) {
   // Series that exist from the start, so dashboards and rate() see zeros rather than gaps.
   for (const char* outcome : {"acquired", "completed", "handed_on", "released", "lost"}) {
     work_items.With({outcome});

@@ -47,6 +47,8 @@ struct WorkerCounters {
   metrics::Family<metrics::Counter>& work_items;
   metrics::Family<metrics::Counter>& failed_documents;
   metrics::Counter& transform_dropped;
+  /// Documents rebuilt without a stored `_source`, by index (--enable-sourceless-migrations).
+  metrics::Family<metrics::Counter>& documents_rebuilt;
 };
 
 struct MetricsOptions {

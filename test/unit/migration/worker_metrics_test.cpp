@@ -31,6 +31,7 @@ TEST_CASE("a worker's metrics are served as Prometheus text promtool accepts",
   counters.work_items.With({"completed"}).Add();
   counters.failed_documents.With({"transform"}).Add(4);
   counters.transform_dropped.Add(6);
+  counters.documents_rebuilt.With({"logs-1"}).Add(7);
 
   const std::string text = rfs::test::ScrapeMetrics(exported.endpoint_url());
   INFO(text);
@@ -47,6 +48,8 @@ TEST_CASE("a worker's metrics are served as Prometheus text promtool accepts",
             text, "rfs_failed_documents_total" + labels + R"(,reason="transform"})") == 4);
   CHECK(rfs::test::MetricValue(text, "rfs_bulk_request_duration_seconds_count" + labels + "}") ==
         1);
+  CHECK(rfs::test::MetricValue(
+            text, "rfs_documents_rebuilt_total" + labels + R"(,index="logs-1"})") == 7);
   auto [status, output] = rfs::test::PromtoolCheck(text);
   INFO(output);
   CHECK(status == 0);
