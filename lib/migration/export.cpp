@@ -264,6 +264,22 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
   if (!snapshot.ok()) return Done(std::move(result), snapshot.status(), kExitSnapshot);
   std::vector<std::string> indices = (*repository)->IndicesIn(**snapshot);
   if (options.index) indices = {*options.index};
+  // Indices without a complete _source stop the export before any output unless rebuilding.
+  if (!options.enable_sourceless_migrations) {
+    for (const auto& name : indices) {
+      auto meta = (*repository)->ReadIndexMetadata(**snapshot, name);
+      if (!meta.ok()) return Done(std::move(result), meta.status(), kExitSnapshot);
+      const lucene::SourceStorage storage = lucene::DescribeIndexSource(*meta).storage;
+      if (storage.incomplete()) {
+        return Done(std::move(result),
+                    absl::FailedPreconditionError(StrCat(
+                        "index ", name, " keeps no complete _source (", storage.Describe(),
+                        "): run with --enable-sourceless-migrations to rebuild its documents "
+                        "from doc values and stored fields")),
+                    kExitUsage);
+      }
+    }
+  }
   ShardExporter exporter(options, out, result.totals);
   for (const auto& name : indices) {
     auto meta = (*repository)->ReadIndexMetadata(**snapshot, name);

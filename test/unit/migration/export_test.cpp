@@ -14,6 +14,8 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/migration/tools.hpp"
+
 #include "support/generated_repo.hpp"
 #include "support/temp_dir.hpp"
 
@@ -33,8 +35,10 @@ struct Exported {
   rfs::migration::ExportResult result;
 };
 
-Exported Export(const std::string& repo, int threads, const rfs::test::TempDir& dir) {
+Exported Export(const std::string& repo, int threads, const rfs::test::TempDir& dir,
+                bool sourceless = false) {
   rfs::migration::ExportOptions options;
+  options.enable_sourceless_migrations = sourceless;
   options.repository = repo;
   options.snapshot_name = "snap-1";
   options.reader_threads = threads;
@@ -89,5 +93,32 @@ TEST_CASE("serial and parallel exports write every document exactly, huge ones i
     CHECK(parallel.text == serial.text);
     CHECK(parallel.result.totals.docs == serial.result.totals.docs);
     CHECK(parallel.result.totals.source_bytes == serial.result.totals.source_bytes);
+  }
+}
+
+TEST_CASE("an index without _source stops the export unless its documents are rebuilt",
+          "[migration][export][sourceless]") {
+  auto generated =
+      rfs::test::Generate("--docs 40 --shards 2 --segments 2 --seed 9 --source-enabled false");
+  if (!generated) return;
+  rfs::test::TempDir dir("rfs-export-sourceless");
+  const Exported refused = Export(generated->repo().string(), 0, dir);
+  INFO(refused.result.status.ToString());
+  CHECK(refused.result.exit_code == rfs::migration::kExitUsage);
+  CHECK(refused.result.status.message().find("--enable-sourceless-migrations") !=
+        std::string_view::npos);
+  CHECK(refused.text.empty());
+  for (int threads : {0, 2}) {
+    const Exported rebuilt = Export(generated->repo().string(), threads, dir, true);
+    INFO(rebuilt.result.status.ToString());
+    REQUIRE(rebuilt.result.status.ok());
+    CHECK(rebuilt.result.totals.docs == 40);
+    CHECK(rebuilt.result.totals.without_source == 0);
+    std::istringstream lines(rebuilt.text);
+    size_t sources = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("\"author\"") != std::string::npos) ++sources;
+    }
+    CHECK(sources == 40);
   }
 }
