@@ -334,6 +334,15 @@ inline uint64_t ReadUnsigned(std::span<const uint8_t> data, uint64_t pos, int n,
 
 inline uint64_t Mask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 
+// Java's long arithmetic wraps; so does the writer's, and so must ours (signed overflow is
+// undefined in C++). Values come from the file and may be anything.
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 }  // namespace
 
 // DirectReader (Lucene90, little-endian) and LegacyDirectReader (Lucene70/80, big-endian): value
@@ -598,11 +607,17 @@ absl::StatusOr<int64_t> FieldDocValues::Monotonic(const AddressesMeta& addresses
   const int64_t within = index & ((int64_t{1} << meta.shift) - 1);
   RFS_ASSIGN_OR_RETURN(
       uint64_t delta,
-      DirectRead(file_.data(), file_.data_name(), addresses.offset + block.offset,
+      DirectRead(file_.data(), file_.data_name(),
+                 static_cast<uint64_t>(addresses.offset) + static_cast<uint64_t>(block.offset),
                  block.bits_per_value, static_cast<uint64_t>(within), file_.order()));
   // DirectMonotonicReader.get: min + (long) (avg * index) + delta, the product in float.
   const float product = block.avg_increment * static_cast<float>(within);
-  return block.min + static_cast<int64_t>(product) + static_cast<int64_t>(delta);
+  // Java's (long) cast saturates; C++'s is undefined out of range.
+  const int64_t scaled = !(product == product)                ? 0
+                         : product >= 9.2233720368547758e18f  ? INT64_MAX
+                         : product <= -9.2233720368547758e18f ? INT64_MIN
+                                                              : static_cast<int64_t>(product);
+  return WrapAdd(WrapAdd(block.min, scaled), static_cast<int64_t>(delta));
 }
 
 absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, int64_t index) {
@@ -660,7 +675,7 @@ absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, in
             DirectRead(data.first(pos + length), file_.data_name(), pos, bpv,
                        static_cast<uint64_t>(index & ((int64_t{1} << meta.block_shift) - 1)),
                        file_.order()));
-        return meta.gcd * static_cast<int64_t>(packed) + min;
+        return WrapAdd(WrapMul(meta.gcd, static_cast<int64_t>(packed)), min);
       }
       pos += length;
     }
@@ -680,7 +695,7 @@ absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, in
     }
     return meta.table[packed];
   }
-  return meta.min + meta.gcd * static_cast<int64_t>(packed);
+  return WrapAdd(meta.min, WrapMul(meta.gcd, static_cast<int64_t>(packed)));
 }
 
 absl::Status FieldDocValues::Numbers(int32_t doc, std::vector<int64_t>& out) {
@@ -828,8 +843,10 @@ absl::StatusOr<bool> FieldDocValues::Binary(int32_t doc, std::string& out) {
     RFS_ASSIGN_OR_RETURN(start, Monotonic(*meta.addresses, index));
     RFS_ASSIGN_OR_RETURN(end, Monotonic(*meta.addresses, index + 1));
   }
-  if (start < 0 || end < start || end > meta.data_length ||
-      static_cast<uint64_t>(meta.data_offset) + meta.data_length > file_.data().size()) {
+  if (start < 0 || end < start || end > meta.data_length || meta.data_offset < 0 ||
+      meta.data_length < 0 ||
+      static_cast<uint64_t>(meta.data_offset) + static_cast<uint64_t>(meta.data_length) >
+          file_.data().size()) {
     return core::DataLossAt(
         file_.data_name(), meta.data_offset,
         StrCat("binary value [", start, ", ", end, ") of doc ", doc, " outside the field's data"));
@@ -868,7 +885,9 @@ absl::StatusOr<bool> FieldDocValues::CompressedBinary(int64_t index, std::string
       total += length;
       chunk_offsets_.push_back(static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX)));
     }
-    if (total > meta.max_chunk_size || total > (uint64_t{1} << 30)) {
+    // 2^docs_per_chunk_shift values of at most 32766 bytes each (Lucene's limit for one binary
+    // doc value); a damaged length must not make us allocate more than a chunk can hold.
+    if (total > meta.max_chunk_size || total > uint64_t{32766} * per_chunk) {
       return in.Error(StrCat("binary chunk of ", total, " bytes, max ", meta.max_chunk_size));
     }
     chunk_bytes_.assign(total + kLz4Slack, 0);
