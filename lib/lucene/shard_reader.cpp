@@ -88,7 +88,7 @@ struct DocumentCursor::Impl {
   FieldInfos fields;
   std::unique_ptr<internal::SegmentDocValues> doc_values;
   std::unique_ptr<internal::SourceRebuilder> rebuilder;
-  std::map<int32_t, std::string> rebuild_stored;
+  std::map<int32_t, size_t> rebuild_stored;  // field number -> index in the plan's fields
   std::vector<internal::StoredValue> stored_values;
   std::string rebuilt_source;
 
@@ -140,10 +140,12 @@ struct DocumentCursor::Impl {
         rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
       }
       doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
-      for (const auto& field : state->options.rebuild_plan->fields) {
-        if (!field.stored) continue;
-        if (const FieldInfo* info = fields.ByName(field.path)) {
-          rebuild_stored[info->number] = field.path;
+      rebuilder->StartSegment(*doc_values);
+      const auto& plan_fields = state->options.rebuild_plan->fields;
+      for (size_t f = 0; f < plan_fields.size(); ++f) {
+        if (!plan_fields[f].stored) continue;
+        if (const FieldInfo* info = fields.ByName(plan_fields[f].path)) {
+          rebuild_stored[info->number] = f;
         }
       }
     }
@@ -205,7 +207,7 @@ struct DocumentCursor::Impl {
           } else if (!rebuild_stored.empty()) {
             if (auto it = rebuild_stored.find(n); it != rebuild_stored.end()) {
               internal::StoredValue& v = stored_values.emplace_back();
-              v.name = it->second;
+              v.field = it->second;
               v.text.assign(f.string_value());
               v.long_value = f.long_value;
               v.double_value = f.double_value;
@@ -241,9 +243,8 @@ struct DocumentCursor::Impl {
         !state->options.rebuild_stored_sources) {
       // A filtered _source: completed with the fields the filter left out.
       std::string rebuilt_fields;
-      RFS_RETURN_IF_ERROR(
-          core::WithContext(rebuilder->Rebuild(d, *doc_values, stored_values, rebuilt_fields),
-                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      RFS_RETURN_IF_ERROR(core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_fields),
+                                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
       if (rebuilt_fields != "{}") {
         rebuilt_source.clear();
         RFS_RETURN_IF_ERROR(AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
@@ -255,9 +256,8 @@ struct DocumentCursor::Impl {
         out.rebuilt = true;
       }
     } else if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
-      RFS_RETURN_IF_ERROR(
-          core::WithContext(rebuilder->Rebuild(d, *doc_values, stored_values, rebuilt_source),
-                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      RFS_RETURN_IF_ERROR(core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_source),
+                                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
       source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
                                         rebuilt_source.size());
       has_source = true;

@@ -357,10 +357,52 @@ float SortableShortToHalfFloat(int16_t v) {
   return HalfToFloat(bits);
 }
 
+std::string JsonString(std::string_view text) {
+  std::string out;
+  core::AppendJsonString(text, out);
+  return out;
+}
+
 }  // namespace
 
 std::string JavaDoubleString(double value) { return JavaNumber(value); }
 std::string JavaFloatString(float value) { return JavaNumber(value); }
+
+namespace {
+
+// A value a field keeps as a number (in doc values, or stored as a long), as the engine prints
+// it in a rebuilt source.
+std::string PrintNumber(const RebuildField& field, int64_t v) {
+  switch (field.kind) {
+    case RebuildKind::kUnsignedLong:
+      return std::to_string(static_cast<uint64_t>(v));
+    case RebuildKind::kDouble:
+      return JavaDoubleString(SortableLongToDouble(v));
+    case RebuildKind::kFloat:
+      return JavaFloatString(SortableIntToFloat(static_cast<int32_t>(v)));
+    case RebuildKind::kHalfFloat:
+      return JavaFloatString(SortableShortToHalfFloat(static_cast<int16_t>(v)));
+    case RebuildKind::kScaledFloat:
+      return JavaDoubleString(static_cast<double>(v) / field.scaling_factor);
+    case RebuildKind::kBoolean:
+      return v == 1 ? "true" : "false";
+    case RebuildKind::kDate:
+    case RebuildKind::kDateNanos:
+      return JsonString(FormatDate(v, field.kind == RebuildKind::kDateNanos, field.date_format));
+    case RebuildKind::kGeoPoint: {
+      // LatLonDocValuesField: latitude in the high 32 bits, longitude in the low 32.
+      const auto lat_bits = static_cast<int32_t>(static_cast<uint64_t>(v) >> 32);
+      const auto lon_bits = static_cast<int32_t>(static_cast<uint64_t>(v) & 0xFFFFFFFFu);
+      const double lat = lat_bits * (180.0 / 4294967296.0);
+      const double lon = lon_bits * (360.0 / 4294967296.0);
+      return StrCat("{\"lat\":", JavaDoubleString(lat), ",\"lon\":", JavaDoubleString(lon), "}");
+    }
+    default:
+      return std::to_string(v);
+  }
+}
+
+}  // namespace
 
 std::string FormatDate(int64_t value, bool nanos, std::string_view format) {
   const int64_t per_milli = nanos ? 1000000 : 1;
@@ -602,76 +644,74 @@ SourceRebuilder::SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan)
   values_.resize(plan_->fields.size());
 }
 
-absl::Status SourceRebuilder::FieldValues(const RebuildField& field, int32_t doc,
-                                          SegmentDocValues& doc_values,
+void SourceRebuilder::StartSegment(SegmentDocValues& doc_values) {
+  doc_values_ = &doc_values;
+  readers_.assign(plan_->fields.size(), nullptr);
+  resolved_.assign(plan_->fields.size(), false);
+}
+
+absl::StatusOr<FieldDocValues*> SourceRebuilder::Reader(size_t f) {
+  if (!resolved_[f]) {
+    const RebuildField& field = plan_->fields[f];
+    RFS_ASSIGN_OR_RETURN(
+        readers_[f],
+        doc_values_->Field(field.value_field.empty() ? field.path : field.value_field));
+    resolved_[f] = true;
+  }
+  return readers_[f];
+}
+
+absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
                                           const std::vector<StoredValue>& stored,
                                           std::vector<std::string>& out) {
+  const RebuildField& field = plan_->fields[f];
   out.clear();
-  const std::string& lucene_name = field.value_field.empty() ? field.path : field.value_field;
   // Stored values keep the document's order and duplicates: prefer them.
   if (field.stored) {
     for (const auto& value : stored) {
-      if (value.name != field.path) continue;
+      if (value.field != f) continue;
       switch (field.kind) {
         case RebuildKind::kKeyword:
         case RebuildKind::kText:
-          scratch_.clear();
-          core::AppendJsonString(value.text, scratch_);
-          out.push_back(scratch_);
+          out.push_back(JsonString(value.text));
           break;
         case RebuildKind::kBoolean:
           out.push_back(value.text == "T" ? "true" : "false");
           break;
         case RebuildKind::kDouble:
+          if (value.is_number) out.push_back(JavaDoubleString(value.double_value));
+          break;
         case RebuildKind::kScaledFloat:
-          out.push_back(value.is_number
-                            ? JavaDoubleString(field.kind == RebuildKind::kScaledFloat
-                                                   ? static_cast<double>(value.long_value) /
-                                                         field.scaling_factor
-                                                   : value.double_value)
-                            : std::string());
+          if (value.is_number) {
+            out.push_back(
+                JavaDoubleString(static_cast<double>(value.long_value) / field.scaling_factor));
+          }
           break;
         case RebuildKind::kFloat:
         case RebuildKind::kHalfFloat:
           out.push_back(JavaFloatString(static_cast<float>(value.double_value)));
           break;
         case RebuildKind::kLong:
-          out.push_back(std::to_string(value.long_value));
-          break;
         case RebuildKind::kUnsignedLong:
-          out.push_back(std::to_string(static_cast<uint64_t>(value.long_value)));
-          break;
         case RebuildKind::kDate:
         case RebuildKind::kDateNanos:
-          scratch_.clear();
-          core::AppendJsonString(FormatDate(value.long_value, field.kind == RebuildKind::kDateNanos,
-                                            field.date_format),
-                                 scratch_);
-          out.push_back(scratch_);
+          out.push_back(PrintNumber(field, value.long_value));
           break;
         case RebuildKind::kIp:
-          scratch_.clear();
-          core::AppendJsonString(IpString(value.text), scratch_);
-          out.push_back(scratch_);
+          out.push_back(JsonString(IpString(value.text)));
           break;
-        case RebuildKind::kBinary: {
-          scratch_.clear();
-          core::AppendJsonString(
-              core::Base64Encode(std::span<const uint8_t>(
-                  reinterpret_cast<const uint8_t*>(value.text.data()), value.text.size())),
-              scratch_);
-          out.push_back(scratch_);
+        case RebuildKind::kBinary:
+          out.push_back(JsonString(core::Base64Encode(std::span<const uint8_t>(
+              reinterpret_cast<const uint8_t*>(value.text.data()), value.text.size()))));
           break;
-        }
         case RebuildKind::kGeoPoint:
           break;
       }
     }
-    std::erase(out, std::string());
     if (!out.empty() || !field.doc_values) return absl::OkStatus();
   }
   if (!field.doc_values) return absl::OkStatus();
-  RFS_ASSIGN_OR_RETURN(FieldDocValues * values, doc_values.Field(lucene_name));
+  RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
   if (values == nullptr) return absl::OkStatus();  // no document of the segment has a value
   switch (field.kind) {
     case RebuildKind::kKeyword:
@@ -679,9 +719,7 @@ absl::Status SourceRebuilder::FieldValues(const RebuildField& field, int32_t doc
     case RebuildKind::kIp: {
       RFS_RETURN_IF_ERROR(values->Terms(doc, terms_));
       for (const auto& term : terms_) {
-        scratch_.clear();
-        core::AppendJsonString(field.kind == RebuildKind::kIp ? IpString(term) : term, scratch_);
-        out.push_back(scratch_);
+        out.push_back(JsonString(field.kind == RebuildKind::kIp ? IpString(term) : term));
       }
       return absl::OkStatus();
     }
@@ -691,14 +729,12 @@ absl::Status SourceRebuilder::FieldValues(const RebuildField& field, int32_t doc
       // CustomBinaryDocValuesField: VInt count, then VInt length + bytes per value.
       core::ByteReader in(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(binary_.data()),
                                                    binary_.size()),
-                          lucene_name);
+                          field.path);
       RFS_ASSIGN_OR_RETURN(uint32_t count, in.ReadVInt());
       for (uint32_t i = 0; i < count; ++i) {
         RFS_ASSIGN_OR_RETURN(uint32_t length, in.ReadVInt());
         RFS_ASSIGN_OR_RETURN(auto bytes, in.ReadBytes(length));
-        scratch_.clear();
-        core::AppendJsonString(core::Base64Encode(bytes), scratch_);
-        out.push_back(scratch_);
+        out.push_back(JsonString(core::Base64Encode(bytes)));
       }
       return absl::OkStatus();
     }
@@ -711,57 +747,14 @@ absl::Status SourceRebuilder::FieldValues(const RebuildField& field, int32_t doc
       return static_cast<uint64_t>(a) < static_cast<uint64_t>(b);
     });
   }
-  for (int64_t v : numbers_) {
-    switch (field.kind) {
-      case RebuildKind::kLong:
-        out.push_back(std::to_string(v));
-        break;
-      case RebuildKind::kUnsignedLong:
-        out.push_back(std::to_string(static_cast<uint64_t>(v)));
-        break;
-      case RebuildKind::kDouble:
-        out.push_back(JavaDoubleString(SortableLongToDouble(v)));
-        break;
-      case RebuildKind::kFloat:
-        out.push_back(JavaFloatString(SortableIntToFloat(static_cast<int32_t>(v))));
-        break;
-      case RebuildKind::kHalfFloat:
-        out.push_back(JavaFloatString(SortableShortToHalfFloat(static_cast<int16_t>(v))));
-        break;
-      case RebuildKind::kScaledFloat:
-        out.push_back(JavaDoubleString(static_cast<double>(v) / field.scaling_factor));
-        break;
-      case RebuildKind::kBoolean:
-        out.push_back(v == 1 ? "true" : "false");
-        break;
-      case RebuildKind::kDate:
-      case RebuildKind::kDateNanos:
-        scratch_.clear();
-        core::AppendJsonString(
-            FormatDate(v, field.kind == RebuildKind::kDateNanos, field.date_format), scratch_);
-        out.push_back(scratch_);
-        break;
-      case RebuildKind::kGeoPoint: {
-        // LatLonDocValuesField: latitude in the high 32 bits, longitude in the low 32.
-        const auto lat_bits = static_cast<int32_t>(static_cast<uint64_t>(v) >> 32);
-        const auto lon_bits = static_cast<int32_t>(static_cast<uint64_t>(v) & 0xFFFFFFFFu);
-        const double lat = lat_bits * (180.0 / 4294967296.0);
-        const double lon = lon_bits * (360.0 / 4294967296.0);
-        out.push_back(
-            StrCat("{\"lat\":", JavaDoubleString(lat), ",\"lon\":", JavaDoubleString(lon), "}"));
-        break;
-      }
-      default:
-        break;
-    }
-  }
+  for (int64_t v : numbers_) out.push_back(PrintNumber(field, v));
   return absl::OkStatus();
 }
 
-absl::Status SourceRebuilder::Rebuild(int32_t doc, SegmentDocValues& doc_values,
-                                      const std::vector<StoredValue>& stored, std::string& out) {
+absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue>& stored,
+                                      std::string& out) {
   for (size_t f = 0; f < plan_->fields.size(); ++f) {
-    auto status = FieldValues(plan_->fields[f], doc, doc_values, stored, values_[f]);
+    auto status = FieldValues(f, doc, stored, values_[f]);
     if (!status.ok()) {
       return core::WithContext(
           status, StrCat("rebuilding field '", plan_->fields[f].path, "' of doc ", doc));

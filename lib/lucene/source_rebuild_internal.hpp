@@ -15,10 +15,11 @@
 namespace rfs::lucene::internal {
 
 class SegmentDocValues;
+class FieldDocValues;
 
 /// A stored field of the document other than the metadata ones, copied out of its chunk.
 struct StoredValue {
-  std::string name;
+  size_t field = 0;  ///< index in the plan's fields
   std::string text;  ///< strings and bytes
   int64_t long_value = 0;
   double double_value = 0;
@@ -30,25 +31,34 @@ class SourceRebuilder {
   explicit SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan);
 
   const SourceRebuildPlan& plan() const { return *plan_; }
-  /// The JSON source of `doc` (its fields in name order; "{}" when none has a value).
-  absl::Status Rebuild(int32_t doc, SegmentDocValues& doc_values,
-                       const std::vector<StoredValue>& stored, std::string& out);
+  /// Reads the documents of a new segment from `doc_values` (which must outlive the calls of
+  /// Rebuild until the next StartSegment).
+  void StartSegment(SegmentDocValues& doc_values);
+  /// The JSON source of `doc` of the current segment (its fields in name order; "{}" when none
+  /// has a value).
+  absl::Status Rebuild(int32_t doc, const std::vector<StoredValue>& stored, std::string& out);
 
  private:
   struct Node {
     std::map<std::string, size_t> children;
     int field = -1;
   };
-  absl::Status FieldValues(const RebuildField& field, int32_t doc, SegmentDocValues& doc_values,
-                           const std::vector<StoredValue>& stored, std::vector<std::string>& out);
+  absl::Status FieldValues(size_t f, int32_t doc, const std::vector<StoredValue>& stored,
+                           std::vector<std::string>& out);
+  // The doc-values reader of plan field `f` in the current segment (nullptr: none), looked up
+  // once per segment.
+  absl::StatusOr<FieldDocValues*> Reader(size_t f);
   bool Write(size_t node, std::string& out);
 
   std::shared_ptr<const SourceRebuildPlan> plan_;
   std::vector<Node> nodes_;
   std::vector<std::vector<std::string>> values_;  // JSON texts by field
+  SegmentDocValues* doc_values_ = nullptr;
+  std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_
+  std::vector<bool> resolved_;
   std::vector<std::string> terms_;
   std::vector<int64_t> numbers_;
-  std::string binary_, scratch_;
+  std::string binary_;
 };
 
 }  // namespace rfs::lucene::internal
