@@ -17,6 +17,7 @@
 #include "lucene/source_rebuild_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
 #include "lucene/uid_internal.hpp"
+#include "lucene/vectors_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -87,6 +88,7 @@ struct DocumentCursor::Impl {
   // stored fields the plan reads (by field number), and the last rebuilt source.
   FieldInfos fields;
   std::unique_ptr<internal::SegmentDocValues> doc_values;
+  std::unique_ptr<internal::SegmentVectors> vectors;
   std::unique_ptr<internal::SourceRebuilder> rebuilder;
   std::map<int32_t, size_t> rebuild_stored;  // field number -> index in the plan's fields
   std::vector<internal::StoredValue> stored_values;
@@ -135,12 +137,14 @@ struct DocumentCursor::Impl {
     }
     rebuild_stored.clear();
     doc_values.reset();
+    vectors.reset();
     if (state->options.rebuild_plan != nullptr) {
       if (rebuilder == nullptr) {
         rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
       }
       doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
-      rebuilder->StartSegment(*doc_values);
+      vectors = std::make_unique<internal::SegmentVectors>(dir, s, fields);
+      rebuilder->StartSegment(*doc_values, *vectors);
       const auto& plan_fields = state->options.rebuild_plan->fields;
       for (size_t f = 0; f < plan_fields.size(); ++f) {
         if (!plan_fields[f].stored) continue;
@@ -158,6 +162,7 @@ struct DocumentCursor::Impl {
     open = false;
     chunks.reset();
     doc_values.reset();
+    vectors.reset();
     segment_dir.reset();
     live = LiveDocs();
     ++segment;

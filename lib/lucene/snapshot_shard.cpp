@@ -1,10 +1,17 @@
 #include "rfs/lucene/snapshot_shard.hpp"
 
+#include <boost/json/serialize.hpp>
+
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 namespace rfs::lucene {
+
+namespace {
+// OpenSearch version ids carry this bit (Elasticsearch ids never do).
+constexpr int64_t kOpenSearchMask = 0x08000000;
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ShardReader>> OpenSnapshotShard(
     const snapshot::SnapshotRepository& repository, const snapshot::SnapshotEntry& snapshot,
@@ -26,7 +33,6 @@ absl::StatusOr<std::unique_ptr<ShardReader>> OpenSnapshotShard(
 
 std::optional<std::string> IndexMappingType(const snapshot::IndexMetadata& index) {
   // Version ids below 7.0.0 (7000099) are typed indices; OpenSearch ids carry bit 0x08000000.
-  constexpr int64_t kOpenSearchMask = 0x08000000;
   const bool typed = index.version_created > 0 && (index.version_created & kOpenSearchMask) == 0 &&
                      index.version_created < 7000000;
   if (!typed || index.mappings.size() != 1) return std::nullopt;
@@ -36,10 +42,59 @@ std::optional<std::string> IndexMappingType(const snapshot::IndexMetadata& index
 bool DocValuesByDefault(const snapshot::IndexMetadata& index) {
   // Elasticsearch 1.x kept doc values only where the mapping asked (version ids below 2.0.0);
   // OpenSearch ids carry bit 0x08000000.
-  constexpr int64_t kOpenSearchMask = 0x08000000;
   return index.version_created <= 0 || (index.version_created & kOpenSearchMask) != 0 ||
          index.version_created >= 2000000;
 }
+
+namespace {
+
+std::string FlatSetting(const boost::json::object& settings, std::string_view flat) {
+  if (const auto* v = settings.if_contains(flat)) {
+    return v->is_string() ? std::string(v->get_string()) : boost::json::serialize(*v);
+  }
+  const boost::json::object* at = &settings;
+  std::string_view rest = flat;
+  for (;;) {
+    const size_t dot = rest.find('.');
+    const auto* v = at->if_contains(rest.substr(0, dot));
+    if (v == nullptr) return "";
+    if (dot == std::string_view::npos) {
+      return v->is_string() ? std::string(v->get_string()) : boost::json::serialize(*v);
+    }
+    if (!v->is_object()) return "";
+    at = &v->get_object();
+    rest = rest.substr(dot + 1);
+  }
+}
+
+// OpenSearch k-NN's derived vector source: on where `index.knn.derived_source.enabled` says so,
+// and by default for k-NN indices created by OpenSearch 3.0 or later.
+bool KnnDerivedSource(const snapshot::IndexMetadata& index) {
+  if (FlatSetting(index.settings, "index.knn") != "true") return false;
+  const std::string derived = FlatSetting(index.settings, "index.knn.derived_source.enabled");
+  if (!derived.empty()) return derived == "true";
+  const bool opensearch = (index.version_created & kOpenSearchMask) != 0;
+  return opensearch && (index.version_created ^ kOpenSearchMask) >= 3000000;
+}
+
+void AddKnnVectorPaths(const boost::json::object& mapping, const std::string& prefix,
+                       std::vector<std::string>& out) {
+  const auto* properties = mapping.if_contains("properties");
+  if (properties == nullptr || !properties->is_object()) return;
+  for (const auto& [key, value] : properties->get_object()) {
+    if (!value.is_object()) continue;
+    const std::string path =
+        prefix.empty() ? std::string(key) : core::StrCat(prefix, ".", std::string_view(key));
+    const auto* type = value.get_object().if_contains("type");
+    if (type != nullptr && type->is_string() && type->get_string() == "knn_vector") {
+      out.push_back(path);
+    } else {
+      AddKnnVectorPaths(value.get_object(), path, out);
+    }
+  }
+}
+
+}  // namespace
 
 IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index) {
   IndexSource out;
@@ -57,6 +112,10 @@ IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index) {
     out.mapping = index.mappings;
   }
   out.storage = DescribeSourceStorage(out.mapping, index.settings);
+  if (KnnDerivedSource(index)) {
+    // The k-NN plugin keeps vectors out of the stored _source and puts them back when read.
+    AddKnnVectorPaths(out.mapping, "", out.storage.excludes);
+  }
   return out;
 }
 
@@ -64,8 +123,13 @@ absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(
     const snapshot::IndexMetadata& index) {
   const IndexSource source = DescribeIndexSource(index);
   if (!source.storage.incomplete()) return nullptr;
+  // Elasticsearch writes dense_vector floats in binary doc values little-endian from 8.9.0
+  // (version id 8090099; OpenSearch ids carry bit 0x08000000).
+  const bool little_endian_vectors =
+      (index.version_created & kOpenSearchMask) == 0 && index.version_created >= 8090099;
   RFS_ASSIGN_OR_RETURN(SourceRebuildPlan plan,
-                       SourceRebuildPlan::FromMapping(source.mapping, DocValuesByDefault(index)));
+                       SourceRebuildPlan::FromMapping(source.mapping, DocValuesByDefault(index),
+                                                      little_endian_vectors));
   // A stored but filtered _source is completed with the fields the filter left out.
   if (source.storage.mode == SourceStorage::Mode::kStored) {
     RestrictToLeftOutFields(source.storage, plan);

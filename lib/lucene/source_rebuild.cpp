@@ -6,6 +6,7 @@
 #include "rfs/lucene/source_rebuild.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -21,6 +22,7 @@
 
 #include "lucene/doc_values_internal.hpp"
 #include "lucene/source_rebuild_internal.hpp"
+#include "lucene/vectors_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -95,6 +97,7 @@ std::string FirstFormat(const json::object& field) {
 struct PlanBuilder {
   SourceRebuildPlan plan;
   bool doc_values_by_default = true;
+  bool little_endian_binary_vectors = false;
 
   void Properties(const json::object& properties, const std::string& prefix) {
     for (const auto& [key, value] : properties) {
@@ -206,6 +209,35 @@ struct PlanBuilder {
     } else if (type == "binary") {
       out.kind = RebuildKind::kBinary;
       out.doc_values = Flag(field, "doc_values", false);
+    } else if (type == "dense_vector" || type == "knn_vector") {
+      out.kind = RebuildKind::kVector;
+      const json::value* dims = Find(field, type == "dense_vector" ? "dims" : "dimension");
+      if (dims != nullptr && dims->is_number()) out.dims = dims->to_number<int32_t>();
+      if (dims != nullptr && dims->is_string()) {
+        out.dims = std::atoi(std::string(S(dims->get_string())).c_str());
+      }
+      const json::value* element =
+          Find(field, type == "dense_vector" ? "element_type" : "data_type");
+      const std::string element_type =
+          element != nullptr && element->is_string() ? std::string(S(element->get_string())) : "";
+      out.byte_elements = element_type == "byte";
+      out.little_endian_binary_vectors = little_endian_binary_vectors;
+      if (out.dims <= 0 || (element_type != "" && element_type != "float" && !out.byte_elements)) {
+        plan.unrebuildable.push_back(StrCat(path, ": ", type, " of element type ",
+                                            element_type.empty() ? "float" : element_type,
+                                            " and dimension ", out.dims, " is not rebuilt"));
+        return;
+      }
+      // The values live in the vector files or in binary doc values, whatever the mapping says
+      // of doc_values.
+      out.doc_values = true;
+      out.stored = false;
+      if (const json::value* sim = Find(field, "similarity");
+          type == "dense_vector" && sim != nullptr && sim->is_string() &&
+          S(sim->get_string()) == "cosine" && !out.byte_elements) {
+        plan.inexact.push_back(StrCat(
+            path, ": cosine dense_vector (Elasticsearch 8.x may keep indexed vectors normalized)"));
+      }
     } else if (type == "geo_point") {
       out.kind = RebuildKind::kGeoPoint;
       plan.inexact.push_back(StrCat(path, ": geo_point to Lucene's 1e-7 degree precision"));
@@ -537,10 +569,11 @@ SourceStorage DescribeSourceStorage(const json::object& mapping, const json::obj
   return out;
 }
 
-absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(const json::object& mapping,
-                                                                 bool doc_values_by_default) {
+absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(
+    const json::object& mapping, bool doc_values_by_default, bool little_endian_binary_vectors) {
   PlanBuilder builder;
   builder.doc_values_by_default = doc_values_by_default;
+  builder.little_endian_binary_vectors = little_endian_binary_vectors;
   const json::value* properties = Find(mapping, "properties");
   if (properties != nullptr && !properties->is_object()) {
     return absl::InvalidArgumentError("mapping properties is not an object");
@@ -644,8 +677,9 @@ SourceRebuilder::SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan)
   values_.resize(plan_->fields.size());
 }
 
-void SourceRebuilder::StartSegment(SegmentDocValues& doc_values) {
+void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors) {
   doc_values_ = &doc_values;
+  vectors_ = &vectors;
   readers_.assign(plan_->fields.size(), nullptr);
   resolved_.assign(plan_->fields.size(), false);
 }
@@ -705,12 +739,14 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
               reinterpret_cast<const uint8_t*>(value.text.data()), value.text.size()))));
           break;
         case RebuildKind::kGeoPoint:
+        case RebuildKind::kVector:
           break;
       }
     }
     if (!out.empty() || !field.doc_values) return absl::OkStatus();
   }
   if (!field.doc_values) return absl::OkStatus();
+  if (field.kind == RebuildKind::kVector) return VectorValue(f, doc, out);
   RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
   if (values == nullptr) return absl::OkStatus();  // no document of the segment has a value
   switch (field.kind) {
@@ -748,6 +784,78 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
     });
   }
   for (int64_t v : numbers_) out.push_back(PrintNumber(field, v));
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A JSON array of a vector's elements, as the engines print them (floats as Java's
+// Float.toString, bytes as integers).
+std::string PrintVector(const RebuildField& field, const std::vector<float>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += field.byte_elements ? std::to_string(static_cast<int>(values[i]))
+                               : JavaFloatString(values[i]);
+  }
+  out += ']';
+  return out;
+}
+
+float FloatAt(std::string_view bytes, size_t i, bool little_endian) {
+  uint32_t bits = 0;
+  for (size_t b = 0; b < 4; ++b) {
+    const auto byte = static_cast<uint8_t>(bytes[4 * i + b]);
+    bits |= little_endian ? uint32_t{byte} << (8 * b) : uint32_t{byte} << (8 * (3 - b));
+  }
+  return std::bit_cast<float>(bits);
+}
+
+}  // namespace
+
+absl::Status SourceRebuilder::VectorValue(size_t f, int32_t doc, std::vector<std::string>& out) {
+  const RebuildField& field = plan_->fields[f];
+  RFS_ASSIGN_OR_RETURN(FieldVectors * vectors, vectors_->Field(field.path));
+  if (vectors != nullptr) {
+    RFS_ASSIGN_OR_RETURN(bool has, vectors->Vector(doc, vector_));
+    if (has) out.push_back(PrintVector(field, vector_));
+    return absl::OkStatus();
+  }
+  RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
+  if (values == nullptr || values->type() != DvmType::kBinary) return absl::OkStatus();
+  RFS_ASSIGN_OR_RETURN(bool has, values->Binary(doc, binary_));
+  if (!has) return absl::OkStatus();
+  const auto dims = static_cast<size_t>(field.dims);
+  std::string_view bytes = binary_;
+  vector_.clear();
+  if (field.byte_elements) {
+    // One signed byte per element (Elasticsearch adds a 4-byte magnitude after them).
+    if (bytes.size() != dims && bytes.size() != dims + 4) {
+      return absl::DataLossError(
+          StrCat("byte vector of ", bytes.size(), " bytes for ", dims, " dimensions in doc ", doc));
+    }
+    for (size_t i = 0; i < dims; ++i) vector_.push_back(static_cast<int8_t>(bytes[i]));
+  } else {
+    bool little_endian = field.little_endian_binary_vectors;
+    if (field.type == "knn_vector") {
+      // OpenSearch k-NN: big-endian floats, or (older indices) a Java-serialized float[] whose
+      // elements end the bytes, preceded by their count.
+      little_endian = false;
+      if (bytes.size() > dims * 4 + 4 && static_cast<uint8_t>(bytes[0]) == 0xAC &&
+          static_cast<uint8_t>(bytes[1]) == 0xED) {
+        bytes = bytes.substr(bytes.size() - dims * 4);
+      }
+    }
+    // Elasticsearch's dense_vector adds the vector's magnitude as a fifth float after them
+    // (indices created by 7.5+).
+    if (bytes.size() != dims * 4 &&
+        !(field.type == "dense_vector" && bytes.size() == dims * 4 + 4)) {
+      return absl::DataLossError(StrCat("vector of ", bytes.size(), " bytes for ", dims,
+                                        " float dimensions in doc ", doc));
+    }
+    for (size_t i = 0; i < dims; ++i) vector_.push_back(FloatAt(bytes, i, little_endian));
+  }
+  out.push_back(PrintVector(field, vector_));
   return absl::OkStatus();
 }
 

@@ -16,6 +16,7 @@ namespace rfs::lucene::internal {
 
 class SegmentDocValues;
 class FieldDocValues;
+class SegmentVectors;
 
 /// A stored field of the document other than the metadata ones, copied out of its chunk.
 struct StoredValue {
@@ -31,9 +32,9 @@ class SourceRebuilder {
   explicit SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan);
 
   const SourceRebuildPlan& plan() const { return *plan_; }
-  /// Reads the documents of a new segment from `doc_values` (which must outlive the calls of
-  /// Rebuild until the next StartSegment).
-  void StartSegment(SegmentDocValues& doc_values);
+  /// Reads the documents of a new segment from `doc_values` and `vectors` (which must outlive
+  /// the calls of Rebuild until the next StartSegment).
+  void StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors);
   /// The JSON source of `doc` of the current segment (its fields in name order; "{}" when none
   /// has a value).
   absl::Status Rebuild(int32_t doc, const std::vector<StoredValue>& stored, std::string& out);
@@ -49,16 +50,20 @@ class SourceRebuilder {
   // once per segment.
   absl::StatusOr<FieldDocValues*> Reader(size_t f);
   bool Write(size_t node, std::string& out);
+  // A vector field's value: from the segment's vector files, else its binary doc values.
+  absl::Status VectorValue(size_t f, int32_t doc, std::vector<std::string>& out);
 
   std::shared_ptr<const SourceRebuildPlan> plan_;
   std::vector<Node> nodes_;
   std::vector<std::vector<std::string>> values_;  // JSON texts by field
   SegmentDocValues* doc_values_ = nullptr;
+  SegmentVectors* vectors_ = nullptr;
   std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_
   std::vector<bool> resolved_;
   std::vector<std::string> terms_;
   std::vector<int64_t> numbers_;
   std::string binary_;
+  std::vector<float> vector_;
 };
 
 }  // namespace rfs::lucene::internal

@@ -8,6 +8,10 @@
 // array (in doc-values order: sorted; keyword, ip and wildcard without duplicates), numbers as
 // Java prints them, dates in the mapping's first format, object paths as nested objects.
 //
+// Vectors come from the Lucene vector files (Lucene 9.9+ flat format) or, where the engine kept
+// them as binary doc values (Elasticsearch 7 dense_vector, OpenSearch k-NN before 2.17), from
+// those.
+//
 // What cannot be rebuilt (a field with neither doc values nor a stored value, nested objects) is
 // listed by the plan, and each rebuilt document that would have held such a field is only as
 // exact as the plan says.
@@ -57,6 +61,7 @@ enum class RebuildKind : uint8_t {
   kIp,
   kBinary,
   kGeoPoint,
+  kVector,  // dense_vector, knn_vector: from the Lucene vector files or binary doc values
 };
 
 struct RebuildField {
@@ -69,6 +74,11 @@ struct RebuildField {
   std::string value_field;
   double scaling_factor = 1;
   std::string date_format;  ///< the mapping's first format
+  /// Vectors: dimension, whether elements are bytes (printed as integers), and the byte order of
+  /// floats an Elasticsearch dense_vector keeps in binary doc values (little-endian from 8.9).
+  int32_t dims = 0;
+  bool byte_elements = false;
+  bool little_endian_binary_vectors = false;
 };
 
 struct SourceRebuildPlan {
@@ -84,9 +94,11 @@ struct SourceRebuildPlan {
 
   /// The plan of one type's mapping. `doc_values_by_default`: whether fields without a
   /// `doc_values` setting have them (false for indices created by Elasticsearch 1.x).
-  /// InvalidArgument for a mapping that is not an object tree.
+  /// `little_endian_binary_vectors`: whether dense_vector floats in binary doc values are
+  /// little-endian (Elasticsearch 8.9+). InvalidArgument for a mapping that is not an object tree.
   static absl::StatusOr<SourceRebuildPlan> FromMapping(const boost::json::object& mapping,
-                                                       bool doc_values_by_default = true);
+                                                       bool doc_values_by_default = true,
+                                                       bool little_endian_binary_vectors = false);
 };
 
 /// Restricts `plan` to the fields a `_source` with these includes/excludes leaves out (the

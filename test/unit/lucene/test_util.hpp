@@ -148,4 +148,29 @@ inline std::optional<std::filesystem::path> Lucene8Indexes() {
 #endif
 }
 
+/// The folder WriteVectorIndex.java fills through Lucene 9 (`index/` and `expected.tsv`),
+/// generated once per build tree. Java and the jar are installed by scripts/install-deps: their
+/// absence fails the test.
+inline std::filesystem::path Lucene9VectorIndex() {
+  const std::filesystem::path dir = RFS_LUCENE9_VECTOR_DIR;
+  if (std::filesystem::exists(dir / "DONE")) return dir;
+  const std::string jar = RFS_LUCENE9_CORE_JAR;
+  if (jar.empty() || !std::filesystem::exists(jar)) {
+    throw std::runtime_error("no Lucene 9 core jar (run scripts/install-deps, then reconfigure)");
+  }
+  const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
+  std::filesystem::remove_all(tmp);
+  const std::string command = std::string("'") + RFS_JAVA_FOR_LUCENE9 + "' -cp '" + jar + "' '" +
+                              RFS_VECTOR_WRITER_SOURCE + "' '" + tmp.string() + "' 2>'" +
+                              tmp.string() + ".log'";
+  if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "expected.tsv")) {
+    throw std::runtime_error("the Lucene 9 vector writer failed: " + command);
+  }
+  std::ofstream(tmp / "DONE") << "ok\n";
+  std::error_code ec;
+  std::filesystem::rename(tmp, dir, ec);
+  if (ec) std::filesystem::remove_all(tmp);  // another process won the race
+  return dir;
+}
+
 }  // namespace rfs::lucene::testing
