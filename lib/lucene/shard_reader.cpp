@@ -93,6 +93,11 @@ struct DocumentCursor::Impl {
   std::map<int32_t, size_t> rebuild_stored;  // field number -> index in the plan's fields
   std::vector<internal::StoredValue> stored_values;
   std::string rebuilt_source;
+  // Nested children of the block being read (live docs without an id since the last parent),
+  // for plans with nested paths; `scan_back` after a seek into the middle of a segment, whose
+  // first block may have begun before it.
+  std::vector<int32_t> nested_children;
+  bool scan_back = false;
 
   const SegmentCommitInfo& seg() const { return state->infos.segments[segment]; }
 
@@ -165,6 +170,7 @@ struct DocumentCursor::Impl {
     vectors.reset();
     segment_dir.reset();
     live = LiveDocs();
+    nested_children.clear();
     ++segment;
     doc = 0;
   }
@@ -248,8 +254,9 @@ struct DocumentCursor::Impl {
         !state->options.rebuild_stored_sources) {
       // A filtered _source: completed with the fields the filter left out.
       std::string rebuilt_fields;
-      RFS_RETURN_IF_ERROR(core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_fields),
-                                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_fields, nested_children),
+                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
       if (rebuilt_fields != "{}") {
         rebuilt_source.clear();
         RFS_RETURN_IF_ERROR(AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
@@ -261,8 +268,9 @@ struct DocumentCursor::Impl {
         out.rebuilt = true;
       }
     } else if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
-      RFS_RETURN_IF_ERROR(core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_source),
-                                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_source, nested_children),
+                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
       source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
                                         rebuilt_source.size());
       has_source = true;
@@ -281,17 +289,25 @@ struct DocumentCursor::Impl {
         RFS_RETURN_IF_ERROR(OpenSegment());
       }
       const int32_t max_doc = seg().max_doc();
+      const bool track_children = rebuilder != nullptr && rebuilder->has_nested();
+      if (scan_back) {
+        scan_back = false;
+        if (track_children) RFS_RETURN_IF_ERROR(ChildrenBefore(doc));
+      }
       while (doc < max_doc) {
         const int32_t d = doc++;
         if (!live.IsLive(d)) {
           ++stats.deleted_skipped;
+          nested_children.clear();
           continue;
         }
         RFS_ASSIGN_OR_RETURN(bool has_id, Extract(d, out));
         if (!has_id) {
           ++stats.nested_skipped;
+          if (track_children) nested_children.push_back(d);
           continue;
         }
+        nested_children.clear();
         if (out.rebuilt) {
           ++stats.no_source_docs;
           ++stats.rebuilt_docs;
@@ -314,6 +330,39 @@ struct DocumentCursor::Impl {
     return false;
   }
 
+  // Whether doc `d` of the open segment has a stored _id/_uid (a root document).
+  absl::StatusOr<bool> HasStoredId(int32_t d) {
+    RFS_ASSIGN_OR_RETURN(const internal::DecodedChunk* chunk, chunks->ChunkFor(d));
+    const int32_t index = d - chunk->doc_base;
+    bool has_id = false;
+    const bool ok = internal::ParseFields(
+        chunk->doc_bytes(index), chunk->num_fields[index], chunks->format().order,
+        [&](const StoredField& f) {
+          has_id = has_id || f.number == id_field || f.number == uid_field;
+          return !has_id;
+        },
+        chunks->format().lucene4);
+    if (!ok) {
+      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
+                              StrCat("malformed stored fields of doc ", d, " of segment ",
+                                     seg().name, " in the chunk at this offset"));
+    }
+    return has_id;
+  }
+
+  // The live children just before `first` (a block that began before a seek), ascending.
+  absl::Status ChildrenBefore(int32_t first) {
+    nested_children.clear();
+    if (chunks == nullptr) return absl::OkStatus();
+    for (int32_t j = first - 1; j >= 0 && live.IsLive(j); --j) {
+      RFS_ASSIGN_OR_RETURN(bool root, HasStoredId(j));
+      if (root) break;
+      nested_children.push_back(j);
+    }
+    std::reverse(nested_children.begin(), nested_children.end());
+    return absl::OkStatus();
+  }
+
   void Seek(uint64_t cursor) {
     const auto& bases = state->bases;
     // First segment whose range ends after `cursor`.
@@ -327,6 +376,8 @@ struct DocumentCursor::Impl {
     }
     segment = i;
     doc = i < state->infos.segments.size() ? static_cast<int32_t>(cursor - bases[i]) : 0;
+    nested_children.clear();
+    scan_back = doc > 0;
   }
 };
 

@@ -99,6 +99,9 @@ struct PlanBuilder {
   bool doc_values_by_default = true;
   bool little_endian_binary_vectors = false;
 
+  // The innermost nested path above the fields being read.
+  std::string nested_scope;
+
   void Properties(const json::object& properties, const std::string& prefix) {
     for (const auto& [key, value] : properties) {
       if (!value.is_object()) continue;
@@ -108,6 +111,16 @@ struct PlanBuilder {
   }
 
   void Field(const json::object& field, const std::string& path) {
+    const size_t before = plan.fields.size();
+    FieldOrObject(field, path);
+    for (size_t i = before; i < plan.fields.size(); ++i) {
+      RebuildField& added = plan.fields[i];
+      if (!added.nested_path.empty() || nested_scope.empty()) continue;
+      added.nested_path = nested_scope;
+    }
+  }
+
+  void FieldOrObject(const json::object& field, const std::string& path) {
     const json::value* type_value = Find(field, "type");
     const std::string type = type_value != nullptr && type_value->is_string()
                                  ? std::string(S(type_value->get_string()))
@@ -123,7 +136,17 @@ struct PlanBuilder {
       return;
     }
     if (type == "nested") {
-      plan.unrebuildable.push_back(StrCat(path, ": nested objects are not rebuilt yet"));
+      plan.nested_paths.push_back(path);
+      plan.inexact.push_back(StrCat(path,
+                                    ": nested objects come back in document order; one without "
+                                    "any rebuildable value is left out, and a single one is "
+                                    "printed as an object"));
+      if (const json::value* props = Find(field, "properties"); props && props->is_object()) {
+        const std::string outer = nested_scope;
+        nested_scope = path;
+        Properties(props->get_object(), path);
+        nested_scope = outer;
+      }
       return;
     }
     RebuildField out;
@@ -247,6 +270,11 @@ struct PlanBuilder {
     }
     if (!out.doc_values && !out.stored) {
       plan.unrebuildable.push_back(StrCat(path, ": ", type, " with neither doc values nor store"));
+      return;
+    }
+    if (!out.doc_values && !nested_scope.empty()) {
+      plan.unrebuildable.push_back(
+          StrCat(path, ": stored ", type, " inside nested objects (read from doc values only)"));
       return;
     }
     if (Find(field, "copy_to") != nullptr) {
@@ -581,6 +609,7 @@ absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(
   if (properties != nullptr) builder.Properties(properties->get_object(), "");
   std::sort(builder.plan.fields.begin(), builder.plan.fields.end(),
             [](const RebuildField& a, const RebuildField& b) { return a.path < b.path; });
+  std::sort(builder.plan.nested_paths.begin(), builder.plan.nested_paths.end());
   return std::move(builder.plan);
 }
 
@@ -652,29 +681,44 @@ SourceRebuilder::SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan)
     : plan_(std::move(plan)) {
   // The object tree of the plan's paths, children in name order.
   nodes_.emplace_back();
+  for (size_t k = 0; k < plan_->nested_paths.size(); ++k) {
+    const size_t node = NodeFor(plan_->nested_paths[k]);
+    nodes_[node].nested = static_cast<int>(k);
+    nested_nodes_.push_back(node);
+  }
+  field_scope_.assign(plan_->fields.size(), -1);
   for (size_t f = 0; f < plan_->fields.size(); ++f) {
-    const std::string& path = plan_->fields[f].path;
-    size_t node = 0;
-    size_t start = 0;
-    for (;;) {
-      const size_t dot = path.find('.', start);
-      const std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
-      auto it = nodes_[node].children.find(part);
-      size_t child;
-      if (it == nodes_[node].children.end()) {
-        child = nodes_.size();
-        nodes_[node].children.emplace(part, child);
-        nodes_.emplace_back();
-      } else {
-        child = it->second;
-      }
-      node = child;
-      if (dot == std::string::npos) break;
-      start = dot + 1;
+    const RebuildField& field = plan_->fields[f];
+    nodes_[NodeFor(field.path)].field = static_cast<int>(f);
+    if (!field.nested_path.empty()) {
+      const auto& paths = plan_->nested_paths;
+      field_scope_[f] = static_cast<int>(
+          std::lower_bound(paths.begin(), paths.end(), field.nested_path) - paths.begin());
     }
-    nodes_[node].field = static_cast<int>(f);
   }
   values_.resize(plan_->fields.size());
+  pending_.resize(plan_->nested_paths.size());
+}
+
+size_t SourceRebuilder::NodeFor(const std::string& path) {
+  size_t node = 0;
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    auto it = nodes_[node].children.find(part);
+    size_t child;
+    if (it == nodes_[node].children.end()) {
+      child = nodes_.size();
+      nodes_[node].children.emplace(part, child);
+      nodes_.emplace_back();
+    } else {
+      child = it->second;
+    }
+    node = child;
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
 }
 
 void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors) {
@@ -859,9 +903,38 @@ absl::Status SourceRebuilder::VectorValue(size_t f, int32_t doc, std::vector<std
   return absl::OkStatus();
 }
 
-absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue>& stored,
-                                      std::string& out) {
+absl::Status SourceRebuilder::RebuildChild(int32_t doc) {
+  // A child's values say which nested path it belongs to: it has values only for the fields
+  // of its own path (deeper ones live in its own children).
+  static const std::vector<StoredValue> kNoStored;
+  int scope = -1;
   for (size_t f = 0; f < plan_->fields.size(); ++f) {
+    values_[f].clear();
+    if (field_scope_[f] < 0 || (scope >= 0 && field_scope_[f] != scope)) continue;
+    auto status = FieldValues(f, doc, kNoStored, values_[f]);
+    if (!status.ok()) {
+      return core::WithContext(
+          status, StrCat("rebuilding field '", plan_->fields[f].path, "' of nested doc ", doc));
+    }
+    if (scope < 0 && !values_[f].empty()) scope = field_scope_[f];
+  }
+  if (scope < 0) return absl::OkStatus();
+  for (size_t f = 0; f < plan_->fields.size(); ++f) {
+    if (field_scope_[f] != scope) values_[f].clear();
+  }
+  child_text_.clear();
+  if (!Write(nested_nodes_[static_cast<size_t>(scope)], child_text_)) child_text_ = "{}";
+  pending_[static_cast<size_t>(scope)].push_back(child_text_);
+  return absl::OkStatus();
+}
+
+absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue>& stored,
+                                      std::string& out, std::span<const int32_t> children) {
+  for (auto& objects : pending_) objects.clear();
+  for (int32_t child : children) RFS_RETURN_IF_ERROR(RebuildChild(child));
+  for (size_t f = 0; f < plan_->fields.size(); ++f) {
+    values_[f].clear();
+    if (field_scope_[f] >= 0) continue;
     auto status = FieldValues(f, doc, stored, values_[f]);
     if (!status.ok()) {
       return core::WithContext(
@@ -885,8 +958,25 @@ bool SourceRebuilder::Write(size_t node, std::string& out) {
     core::AppendJsonString(name, out);
     out += ':';
     const int field = nodes_[child].field;
+    const int nested = nodes_[child].nested;
     bool wrote = false;
-    if (field >= 0 && !values_[field].empty()) {
+    if (nested >= 0) {
+      // Objects of a nested path below: rendered from the children before this document.
+      auto& objects = pending_[static_cast<size_t>(nested)];
+      if (objects.size() == 1) {
+        out += objects[0];
+        wrote = true;
+      } else if (!objects.empty()) {
+        out += '[';
+        for (size_t i = 0; i < objects.size(); ++i) {
+          if (i > 0) out += ',';
+          out += objects[i];
+        }
+        out += ']';
+        wrote = true;
+      }
+      objects.clear();
+    } else if (field >= 0 && !values_[field].empty()) {
       const auto& values = values_[field];
       if (values.size() == 1) {
         out += values[0];

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,14 +37,21 @@ class SourceRebuilder {
   /// the calls of Rebuild until the next StartSegment).
   void StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors);
   /// The JSON source of `doc` of the current segment (its fields in name order; "{}" when none
-  /// has a value).
-  absl::Status Rebuild(int32_t doc, const std::vector<StoredValue>& stored, std::string& out);
+  /// has a value). `children`: the live nested documents of its block, ascending (they come
+  /// just before it in the segment).
+  absl::Status Rebuild(int32_t doc, const std::vector<StoredValue>& stored, std::string& out,
+                       std::span<const int32_t> children = {});
+  bool has_nested() const { return !plan_->nested_paths.empty(); }
 
  private:
   struct Node {
     std::map<std::string, size_t> children;
     int field = -1;
+    int nested = -1;  // index in the plan's nested paths
   };
+  size_t NodeFor(const std::string& path);
+  // Renders nested child `doc` into pending_ of its path (none when no field has a value).
+  absl::Status RebuildChild(int32_t doc);
   absl::Status FieldValues(size_t f, int32_t doc, const std::vector<StoredValue>& stored,
                            std::vector<std::string>& out);
   // The doc-values reader of plan field `f` in the current segment (nullptr: none), looked up
@@ -55,7 +63,11 @@ class SourceRebuilder {
 
   std::shared_ptr<const SourceRebuildPlan> plan_;
   std::vector<Node> nodes_;
-  std::vector<std::vector<std::string>> values_;  // JSON texts by field
+  std::vector<std::vector<std::string>> values_;   // JSON texts by field
+  std::vector<int> field_scope_;                   // nested path index by field, -1: the root
+  std::vector<size_t> nested_nodes_;               // node by nested path index
+  std::vector<std::vector<std::string>> pending_;  // rendered objects by nested path index
+  std::string child_text_;
   SegmentDocValues* doc_values_ = nullptr;
   SegmentVectors* vectors_ = nullptr;
   std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_

@@ -1132,6 +1132,80 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
   node.DeleteIndices({index});
 }
 
+TEST_CASE("nested objects of an index with _source disabled are rebuilt from their child documents",
+          "[real][sourceless]") {
+  // Two levels of nested objects (items, their parts) and a second nested path (tags), with
+  // 0 to 3 objects each, in two refreshed segments, one document updated. Each rebuilt document
+  // equals the indexed one as rfs prints nested objects: in document order, a single one as an
+  // object, an empty array left out.
+  RealNode node("os2");
+  const std::string index = "rn-nested-rebuild";
+  node.DeleteIndices({index});
+  node.Ok("PUT", "/" + index, R"({"settings":{"number_of_shards":1,"number_of_replicas":0},
+    "mappings":{"_source":{"enabled":false},"properties":{
+      "name":{"type":"keyword"},
+      "items":{"type":"nested","properties":{"sku":{"type":"keyword"},"qty":{"type":"integer"},
+        "parts":{"type":"nested","properties":{"pn":{"type":"keyword"}}}}},
+      "tags":{"type":"nested","properties":{"t":{"type":"keyword"}}}}}})");
+  auto one_or_array = [](json::array objects) -> json::value {
+    return objects.size() == 1 ? objects[0] : json::value(std::move(objects));
+  };
+  std::map<std::string, json::object> indexed, expected;
+  auto make = [&](int n, const std::string& id) {
+    json::object doc{{"name", "n" + std::to_string(n)}};
+    json::object want = doc;
+    json::array items, want_items;
+    for (int i = 0; i < n % 4; ++i) {
+      json::object item{{"sku", "s" + std::to_string(n) + "-" + std::to_string(i)}, {"qty", i}};
+      json::object want_item = item;
+      json::array parts;
+      for (int p = 0; p < (n + i) % 3; ++p)
+        parts.push_back(json::object{{"pn", "p" + std::to_string(p)}});
+      if (!parts.empty()) {
+        item["parts"] = parts;
+        want_item["parts"] = one_or_array(parts);
+      }
+      items.push_back(item);
+      want_items.push_back(want_item);
+    }
+    if (!items.empty()) {
+      doc["items"] = items;
+      want["items"] = one_or_array(want_items);
+    }
+    if (n % 2 == 1) {
+      doc["tags"] = json::array{json::object{{"t", "odd"}}};
+      want["tags"] = json::object{{"t", "odd"}};
+    }
+    indexed[id] = doc;
+    expected[id] = want;
+  };
+  for (int batch = 0; batch < 2; ++batch) {
+    std::string body;
+    for (int n = batch * 12; n < batch * 12 + 12; ++n) {
+      const std::string id = "n" + std::to_string(n);
+      make(n, id);
+      body += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"" + id + "\"}}\n" +
+              json::serialize(indexed[id]) + "\n";
+    }
+    node.Ok("POST", "/_bulk?refresh=true", body);
+  }
+  make(27, "n5");
+  node.Ok("PUT", "/" + index + "/_doc/n5?refresh=true", json::serialize(indexed["n5"]));
+  const fs::path repo = SnapshotOnNode(node, "rn-rebuild-repo", "s-" + index, index);
+  uint64_t rebuilt = 0;
+  const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(
+      repo, "s-" + index, /*rebuild=*/true, &rebuilt, /*rebuild_all=*/true);
+  REQUIRE(read.count(index) == 1);
+  CHECK(read.at(index).size() == expected.size());
+  CHECK(rebuilt == expected.size());
+  for (const auto& [id, want] : expected) {
+    INFO("_id " << id);
+    REQUIRE(read.at(index).count(id) == 1);
+    CHECK(json::parse(read.at(index).at(id).source) == json::value(want));
+  }
+  node.DeleteIndices({index});
+}
+
 TEST_CASE("documents of an OpenSearch 3 derived-source index are rebuilt as the node derives them",
           "[real][sourceless]") {
   RealNode node("os3");

@@ -137,10 +137,12 @@ using SnapshotDocuments = std::map<std::string, std::map<std::string, SnapshotDo
 
 /// Every live document of `snapshot_name` (the newest when empty) of the repository at `root`;
 /// with `rebuild`, documents of indices without a complete `_source` are rebuilt
-/// (lucene::RebuildPlanForIndex), and `rebuilt` (when given) counts them.
+/// (lucene::RebuildPlanForIndex), and `rebuilt` (when given) counts them; `rebuild_all` rebuilds
+/// them even where a `_recovery_source` holds the document.
 inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root,
                                                const std::string& snapshot_name = "",
-                                               bool rebuild = false, uint64_t* rebuilt = nullptr) {
+                                               bool rebuild = false, uint64_t* rebuilt = nullptr,
+                                               bool rebuild_all = false) {
   auto base = snapshot::FileSystemRepo::Open(root.string());
   REQUIRE(base.ok());
   auto repository = snapshot::SnapshotRepository::Open(*base);
@@ -162,6 +164,7 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
       INFO(plan.status().ToString());
       REQUIRE(plan.ok());
       options.rebuild_plan = *plan;
+      options.rebuild_stored_sources = rebuild_all;
     }
     for (int shard = 0; shard < meta->number_of_shards; ++shard) {
       auto reader = lucene::OpenSnapshotShard(**repository, **chosen, index, shard, options);

@@ -12,8 +12,12 @@
 // them as binary doc values (Elasticsearch 7 dense_vector, OpenSearch k-NN before 2.17), from
 // those.
 //
-// What cannot be rebuilt (a field with neither doc values nor a stored value, nested objects) is
-// listed by the plan, and each rebuilt document that would have held such a field is only as
+// Nested objects are rebuilt from the child documents Lucene keeps just before their parent: each
+// child's values say which nested path it belongs to, and children attach to the next document
+// of the path above them.
+//
+// What cannot be rebuilt (a field with neither doc values nor a stored value) is listed by the
+// plan, and each rebuilt document that would have held such a field is only as
 // exact as the plan says.
 #pragma once
 
@@ -72,6 +76,9 @@ struct RebuildField {
   bool stored = false;
   /// Lucene field to read instead (a text field's keyword sub-field).
   std::string value_field;
+  /// The innermost `nested` object path above the field ("" for fields of the root document):
+  /// its values live in the nested child documents Lucene keeps before their parent.
+  std::string nested_path;
   double scaling_factor = 1;
   std::string date_format;  ///< the mapping's first format
   /// Vectors: dimension, whether elements are bytes (printed as integers), and the byte order of
@@ -83,6 +90,8 @@ struct RebuildField {
 
 struct SourceRebuildPlan {
   std::vector<RebuildField> fields;
+  /// Every `nested` object path of the mapping, sorted (parents before their children).
+  std::vector<std::string> nested_paths;
   /// The plan completes stored sources that `_source.includes`/`excludes` cut: `fields` are
   /// only the fields left out, and their rebuilt values are added to each stored source (never
   /// replacing a value it holds).
