@@ -98,6 +98,8 @@ struct DocumentCursor::Impl {
   // first block may have begun before it.
   std::vector<int32_t> nested_children;
   bool scan_back = false;
+  std::function<bool(size_t)> segment_filter;
+  std::function<bool(size_t, int32_t)> doc_filter;
 
   const SegmentCommitInfo& seg() const { return state->infos.segments[segment]; }
 
@@ -250,6 +252,7 @@ struct DocumentCursor::Impl {
       out.from_recovery_source = true;
     }
     out.rebuilt = false;
+    out.deleted = false;
     if (rebuilder != nullptr && has_source && rebuilder->plan().completes_partial_sources &&
         !state->options.rebuild_stored_sources) {
       // A filtered _source: completed with the fields the filter left out.
@@ -286,6 +289,12 @@ struct DocumentCursor::Impl {
     const auto& segments = state->infos.segments;
     while (segment < segments.size()) {
       if (!open) {
+        if (segment_filter && !segment_filter(segment)) {
+          ++segment;
+          doc = 0;
+          nested_children.clear();
+          continue;
+        }
         RFS_RETURN_IF_ERROR(OpenSegment());
       }
       const int32_t max_doc = seg().max_doc();
@@ -298,6 +307,10 @@ struct DocumentCursor::Impl {
         const int32_t d = doc++;
         if (!live.IsLive(d)) {
           ++stats.deleted_skipped;
+          nested_children.clear();
+          continue;
+        }
+        if (doc_filter && !doc_filter(segment, d)) {
           nested_children.clear();
           continue;
         }
@@ -407,6 +420,14 @@ uint64_t DocumentCursor::position() const {
 
 const ReaderStats& DocumentCursor::stats() const { return impl_->stats; }
 
+void DocumentCursor::set_segment_filter(std::function<bool(size_t)> filter) {
+  impl_->segment_filter = std::move(filter);
+}
+
+void DocumentCursor::set_doc_filter(std::function<bool(size_t, int32_t)> filter) {
+  impl_->doc_filter = std::move(filter);
+}
+
 void DocumentCursor::set_stored_fields_verifier(IStoredFieldsVerifier* verifier) {
   impl_->verifier = verifier;
 }
@@ -440,6 +461,23 @@ absl::StatusOr<std::unique_ptr<DocumentCursor>> ShardReader::OpenAt(uint64_t cur
   impl->state = state_;
   impl->Seek(cursor);
   return std::unique_ptr<DocumentCursor>(new DocumentCursor(std::move(impl)));
+}
+
+absl::StatusOr<std::vector<bool>> ShardReader::LiveDocsOf(size_t segment) const {
+  if (segment >= state_->infos.segments.size()) {
+    return absl::OutOfRangeError(StrCat("no segment ", segment));
+  }
+  const SegmentCommitInfo& s = state_->infos.segments[segment];
+  std::shared_ptr<const core::IDirectory> dir = state_->dir;
+  if (s.info.is_compound) {
+    RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state_->dir, s.name, s.id));
+    dir = std::move(compound);
+  }
+  RFS_ASSIGN_OR_RETURN(FieldInfos fields, ReadFieldInfos(*state_->dir, *dir, s));
+  RFS_ASSIGN_OR_RETURN(LiveDocs live, ReadLiveDocs(*state_->dir, *dir, s, fields));
+  std::vector<bool> out(static_cast<size_t>(s.max_doc()));
+  for (int32_t d = 0; d < s.max_doc(); ++d) out[static_cast<size_t>(d)] = live.IsLive(d);
+  return out;
 }
 
 }  // namespace rfs::lucene

@@ -37,6 +37,7 @@
 #include "support/process.hpp"
 #include "support/s3_server.hpp"
 #include "support/scripted_http_server.hpp"
+#include "support/snapshot_delta.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tool_runner.hpp"
 #include <signal.h>
@@ -1364,4 +1365,92 @@ TEST_CASE("Elasticsearch 7.10 best_compression doc values rebuild what the store
   }
   CHECK(compared == held.size());
   node.DeleteIndices({index});
+}
+
+namespace {
+
+// Snapshots A, B (after updates, deletes, new documents and a new index) and C (B force-merged to
+// one segment) of `index` on `node`; the deltas A->B, A->C, B->C and C->A leave exactly the newer
+// snapshot's documents, and A->B reads and sends only what changed.
+void CheckDeltasOnNode(const std::string& node_name, const std::string& settings) {
+  RealNode node(node_name);
+  const std::string index = "rn-delta", added = "rn-delta-added";
+  node.DeleteIndices({index, added});
+  node.Ok("PUT", "/" + index,
+          R"({"settings":{"number_of_shards":2,"number_of_replicas":0)" + settings +
+              R"(},"mappings":{"properties":{"n":{"type":"long"},
+              "items":{"type":"nested","properties":{"k":{"type":"keyword"}}}}}})");
+  auto doc_line = [&](const std::string& target, int n, int version) {
+    json::object action{{"_index", target}, {"_id", "d" + std::to_string(n)}};
+    if (n % 5 == 0) action["routing"] = "r" + std::to_string(n % 3);
+    json::object source{{"n", n}, {"v", version}};
+    if (n % 4 == 0) {
+      source["items"] =
+          json::array{json::object{{"k", "a" + std::to_string(version)}}, json::object{{"k", "b"}}};
+    }
+    return json::serialize(json::object{{"index", action}}) + "\n" + json::serialize(source) + "\n";
+  };
+  for (int batch = 0; batch < 4; ++batch) {
+    std::string body;
+    for (int n = batch * 10; n < batch * 10 + 10; ++n) body += doc_line(index, n, 1);
+    node.Ok("POST", "/_bulk?refresh=true", body);
+  }
+  const fs::path repo = SnapshotOnNode(node, "rn-delta-repo", "a", index);
+  std::string body;
+  for (int n : {1, 4, 10, 22, 35}) body += doc_line(index, n, 2);  // updated
+  for (int n = 40; n < 46; ++n) body += doc_line(index, n, 1);     // new
+  for (int n = 0; n < 12; ++n) body += doc_line(added, n, 1);      // a new index
+  for (int n : {3, 15, 20, 33}) {
+    json::object action{{"_index", index}, {"_id", "d" + std::to_string(n)}};
+    if (n % 5 == 0) action["routing"] = "r" + std::to_string(n % 3);
+    body += json::serialize(json::object{{"delete", action}}) + "\n";  // deleted
+  }
+  node.Ok("POST", "/_bulk?refresh=true", body);
+  SnapshotOnNode(node, "rn-delta-repo", "b", index + "," + added);
+  node.Ok("POST", "/" + index + "/_forcemerge?max_num_segments=1");
+  node.Ok("POST", "/" + index + "/_refresh");
+  SnapshotOnNode(node, "rn-delta-repo", "c", index + "," + added);
+
+  auto base = rfs::snapshot::FileSystemRepo::Open(repo.string());
+  REQUIRE(base.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*base);
+  REQUIRE(repository.ok());
+  auto a = (*repository)->FindSnapshot("a");
+  auto b = (*repository)->FindSnapshot("b");
+  auto c = (*repository)->FindSnapshot("c");
+  REQUIRE((a.ok() && b.ok() && c.ok()));
+
+  const auto ab = rfs::test::CheckSnapshotDelta(**repository, **a, **b);
+  // 5 updated and 6 new documents of the index and the 12 of the new index are sent, 4 deleted;
+  // the segments of A are all in B and only the 4 deleted documents of them are read.
+  CHECK(ab.stats.docs_to_index == 5 + 6 + 12);
+  CHECK(ab.stats.docs_to_delete == 4);
+  CHECK(ab.stats.segments_shared > 0);
+  CHECK(ab.stats.previous_docs_read == 5 + 4);
+  // After a force merge no segment is shared: every document of A is read, the 31 unchanged
+  // ones (moved by the merge) are not sent.
+  const auto ac = rfs::test::CheckSnapshotDelta(**repository, **a, **c);
+  CHECK(ac.stats.docs_to_index == 5 + 6 + 12);
+  CHECK(ac.stats.docs_unchanged == 31);
+  CHECK(ac.stats.docs_to_delete == 4);
+  const auto bc = rfs::test::CheckSnapshotDelta(**repository, **b, **c);
+  CHECK(bc.stats.docs_to_index == 0);
+  CHECK(bc.stats.docs_to_delete == 0);
+  // Backwards: the updates are undone, the deleted documents come back, the new ones go.
+  const auto ca = rfs::test::CheckSnapshotDelta(**repository, **c, **a);
+  CHECK(ca.stats.docs_to_index == 5 + 4);
+  CHECK(ca.stats.docs_to_delete == 6);
+  node.DeleteIndices({index, added});
+}
+
+}  // namespace
+
+TEST_CASE("deltas between snapshots of a real OpenSearch 2 node (soft deletes) are exact",
+          "[real][delta]") {
+  CheckDeltasOnNode("os2", "");
+}
+
+TEST_CASE("deltas between snapshots of a real Elasticsearch 7 node with hard deletes are exact",
+          "[real][delta]") {
+  CheckDeltasOnNode("es7", R"(,"index.soft_deletes.enabled":false)");
 }

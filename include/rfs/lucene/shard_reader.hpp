@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -67,6 +68,9 @@ struct Document {
   bool has_source = false;
   bool from_recovery_source = false;  ///< source came from _recovery_source
   bool rebuilt = false;               ///< source rebuilt from doc values and stored fields
+  /// A delete of `id` (with its `routing`) rather than a document to index: delta readers
+  /// (shard_delta.hpp) emit these for documents gone since the previous snapshot. No source.
+  bool deleted = false;
   SourceFormat source_format = SourceFormat::kNone;
   /// Shard-global document number (segment base + doc id).
   uint64_t cursor = 0;
@@ -131,6 +135,13 @@ class DocumentCursor final : public IDocumentReader {
   uint64_t position() const override;
   const ReaderStats& stats() const;
 
+  /// Reads only the segments (by index in ShardReader::segments()) `filter` accepts, without
+  /// opening the others. Set before the first Next.
+  void set_segment_filter(std::function<bool(size_t segment)> filter);
+  /// Reads only the live documents `filter` accepts (by segment index and doc id); the others
+  /// are skipped as if deleted, without decoding them. Set before the first Next.
+  void set_doc_filter(std::function<bool(size_t segment, int32_t doc)> filter);
+
  private:
   friend class ShardReader;
   struct Impl;
@@ -156,6 +167,8 @@ class ShardReader {
 
   /// A cursor positioned at `cursor` (see DocumentCursor::SeekTo).
   absl::StatusOr<std::unique_ptr<DocumentCursor>> OpenAt(uint64_t cursor = 0) const;
+  /// Which docs of segments()[i] are live (hard and soft deletes applied), by doc id.
+  absl::StatusOr<std::vector<bool>> LiveDocsOf(size_t segment) const;
 
  private:
   friend class DocumentCursor;
