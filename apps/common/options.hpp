@@ -18,6 +18,9 @@
 #include <boost/program_options.hpp>
 
 #include "rfs/core/duration.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/shard_delta.hpp"
+#include "rfs/migration/documents_migration.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/transform/json_transformer.hpp"
 
@@ -171,6 +174,44 @@ inline void AddSourcelessOption(po::options_description& options) {
       "derived source), and complete sources cut by _source includes/excludes, from their doc "
       "values and stored fields; without it such an index stops the run before any work "
       "(MetadataMigration evaluate lists what can be rebuilt; see docs/sourceless.md)");
+}
+
+inline void AddDeltaOptions(po::options_description& options) {
+  options.add_options()(
+      "previous-snapshot-name", po::value<std::string>(),
+      "a delta (catch-up) migration: send only what changed since this older snapshot of the "
+      "same repository, reading only the segments the two do not share (docs/delta.md); run it "
+      "with a coordination session of its own")("experimental-previous-snapshot-name",
+                                                po::value<std::string>(),
+                                                "the Java tool's name of --previous-snapshot-name")(
+      "delta-mode", po::value<std::string>(),
+      "with --previous-snapshot-name: UPDATES_AND_DELETES (default: index new and changed "
+      "documents, delete those gone), UPDATES_ONLY or DELETES_ONLY")(
+      "experimental-delta-mode", po::value<std::string>(), "the Java tool's name of --delta-mode");
+}
+
+/// The delta options into `docs`; InvalidArgument for an unknown mode or a mode without a
+/// previous snapshot.
+inline absl::Status ApplyDeltaOptions(const po::variables_map& vm,
+                                      migration::DocumentMigrationOptions& docs) {
+  for (const char* name : {"previous-snapshot-name", "experimental-previous-snapshot-name"}) {
+    if (vm.count(name)) docs.previous_snapshot_name = vm[name].as<std::string>();
+  }
+  for (const char* name : {"delta-mode", "experimental-delta-mode"}) {
+    if (!vm.count(name)) continue;
+    auto mode = lucene::ParseDeltaMode(vm[name].as<std::string>());
+    if (!mode) {
+      return absl::InvalidArgumentError(core::StrCat(
+          "--", name, " must be UPDATES_AND_DELETES, UPDATES_ONLY or DELETES_ONLY, not '",
+          vm[name].as<std::string>(), "'"));
+    }
+    if (docs.previous_snapshot_name.empty()) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--", name, " needs --previous-snapshot-name"));
+    }
+    docs.delta_mode = *mode;
+  }
+  return absl::OkStatus();
 }
 
 /// The --reader-threads value; InvalidArgument for anything but "auto" or 0..256.

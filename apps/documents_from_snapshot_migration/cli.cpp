@@ -134,6 +134,7 @@ po::options_description Options() {
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
   AddReaderThreadsOption(options);
   AddSourcelessOption(options);
+  AddDeltaOptions(options);
   AddTransformerOptions(options, "doc-transformer-config",
                         "user transforms of each document: a JSON list of {\"<Provider>\": "
                         "<config>} applied in order");
@@ -251,6 +252,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   if (!reader_threads.ok()) return reader_threads.status();
   docs.reader_threads = *reader_threads;
   docs.enable_sourceless_migrations = vm["enable-sourceless-migrations"].as<bool>();
+  if (absl::Status delta = ApplyDeltaOptions(vm, docs); !delta.ok()) return delta;
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
   run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {

@@ -249,7 +249,12 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   doc.source.clear();
   doc.one_line = false;
   doc.rendered.reset();
+  doc.delete_op = in.deleted;
   out.rebuilt = in.rebuilt;
+  if (in.deleted) {
+    out.kind = ConvertedDocument::Kind::kDocument;
+    return;
+  }
   if (!in.has_source) {
     out.kind = ConvertedDocument::Kind::kWithoutSource;
     return;
@@ -290,7 +295,7 @@ class IConvertedSource {
 // Decodes and converts on the calling thread.
 class SerialConvertedSource final : public IConvertedSource {
  public:
-  SerialConvertedSource(std::unique_ptr<lucene::DocumentCursor> cursor, ConversionTarget target)
+  SerialConvertedSource(std::unique_ptr<lucene::IDocumentReader> cursor, ConversionTarget target)
       : cursor_(std::move(cursor)), target_(target) {}
   absl::StatusOr<bool> Next(ConvertedDocument& out) override {
     auto more = cursor_->Next(doc_);
@@ -301,7 +306,7 @@ class SerialConvertedSource final : public IConvertedSource {
   uint64_t position() const override { return cursor_->position(); }
 
  private:
-  std::unique_ptr<lucene::DocumentCursor> cursor_;
+  std::unique_ptr<lucene::IDocumentReader> cursor_;
   const ConversionTarget target_;
   lucene::Document doc_;
 };
@@ -648,7 +653,10 @@ void DocumentMigrationWorker::Emit(WorkerEvent event) const {
 absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
     const std::string& index, int shard) const {
   const WorkItemId whole{index, static_cast<uint32_t>(shard), 0, std::nullopt};
-  if (options_.split_shard_bytes == 0) return std::vector<WorkItemId>{whole};
+  // A delta's deletes come after the shard's cursors: its shards are never split.
+  if (options_.split_shard_bytes == 0 || previous_snapshot_ != nullptr) {
+    return std::vector<WorkItemId>{whole};
+  }
   auto files = repository_.ReadShardSnapshot(*snapshot_, index, shard);
   // A shard without data (NotFound) is one item that finds nothing; other errors stop setup.
   if (absl::IsNotFound(files.status())) return std::vector<WorkItemId>{whole};
@@ -685,10 +693,17 @@ std::string DocumentMigrationWorker::SetupIdentity() const {
   // What decides the shard items and where their documents go: the snapshot (its uuid tells a
   // snapshot from a later one of the same name, in any copy of the repository), the split size
   // and the multi-type policy.
-  return core::StrCat(
+  std::string identity = core::StrCat(
       "snapshot '", snapshot_->name, "' (uuid ", snapshot_->uuid, "), --split-shard-bytes ",
       options_.split_shard_bytes, ", --multi-type-behavior ",
       options_.multi_type_policy == transform::MultiTypePolicy::kSplit ? "split" : "union");
+  if (previous_snapshot_ != nullptr) {
+    // A delta's items are its own: never those of the full run or of another delta.
+    identity +=
+        core::StrCat(", delta from snapshot '", previous_snapshot_->name, "' (uuid ",
+                     previous_snapshot_->uuid, ") ", lucene::DeltaModeName(options_.delta_mode));
+  }
+  return identity;
 }
 
 std::string DocumentMigrationWorker::SetupIndicesMarker() const {
@@ -840,9 +855,11 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   auto reader = lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name,
                                           static_cast<int>(item.shard), reader_options);
   if (!reader.ok()) return TagSnapshotRead(reader.status());
-  // The item's end: its part's ending cursor, or the shard's end.
+  // The item's end: its part's ending cursor, or the shard's end (a delta's deletes follow it).
   const uint64_t item_end =
-      std::min<uint64_t>(item.ending_cursor.value_or(UINT64_MAX), (*reader)->max_cursor());
+      previous_snapshot_ != nullptr
+          ? UINT64_MAX
+          : std::min<uint64_t>(item.ending_cursor.value_or(UINT64_MAX), (*reader)->max_cursor());
   const uint64_t start = std::min<uint64_t>(recorded.next_cursor, item_end);
   const ConversionTarget conversion{item.index_name, placement, options_.multi_type_policy};
   RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
@@ -852,7 +869,28 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   std::optional<reindex::BulkActionOptions> render;
   if (sink->writes_rendered_lines() && !transformer_) render = sink->action_options();
   absl::StatusOr<std::unique_ptr<IConvertedSource>> cursor;
-  if (options_.reader_threads > 0) {
+  if (previous_snapshot_ != nullptr) {
+    // The same shard in the previous snapshot, when the index was there with this shard.
+    std::unique_ptr<lucene::ShardReader> previous;
+    const auto before = repository_.IndicesIn(*previous_snapshot_);
+    if (std::find(before.begin(), before.end(), item.index_name) != before.end()) {
+      auto opened = lucene::OpenSnapshotShard(repository_, *previous_snapshot_, item.index_name,
+                                              static_cast<int>(item.shard), reader_options);
+      if (opened.ok()) {
+        previous = *std::move(opened);
+      } else if (!absl::IsNotFound(opened.status())) {
+        return TagSnapshotRead(opened.status());
+      }
+    }
+    auto delta = lucene::ShardDeltaReader::Open(std::move(previous), *std::move(reader),
+                                                options_.delta_mode, start);
+    if (delta.ok()) {
+      cursor = std::unique_ptr<IConvertedSource>(
+          std::make_unique<SerialConvertedSource>(*std::move(delta), conversion));
+    } else {
+      cursor = delta.status();
+    }
+  } else if (options_.reader_threads > 0) {
     auto opened = ParallelConvertedSource::Open(**reader, start, item_end, options_.reader_threads,
                                                 conversion, render);
     if (opened.ok()) {
@@ -1105,6 +1143,18 @@ absl::Status DocumentMigrationWorker::RunLoop() {
     auto found = repository_.FindSnapshot(options_.snapshot_name);
     if (!found.ok()) return TagSnapshotRead(found.status());
     snapshot_ = *found;
+  }
+  if (!options_.previous_snapshot_name.empty()) {
+    auto found = repository_.FindSnapshot(options_.previous_snapshot_name);
+    if (!found.ok()) {
+      return TagSnapshotRead(core::WithContext(found.status(), "--previous-snapshot-name"));
+    }
+    previous_snapshot_ = *found;
+    if (previous_snapshot_->uuid == snapshot_->uuid) {
+      return absl::InvalidArgumentError(
+          "--previous-snapshot-name names the snapshot being migrated: a delta needs an older "
+          "one");
+    }
   }
   RFS_RETURN_IF_ERROR(CheckSourceStorage());
   RFS_RETURN_IF_ERROR(coordinator_.Setup());

@@ -7,7 +7,8 @@
 namespace rfs::reindex {
 void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& options,
                       std::string& out) {
-  out.append(R"({"index":{"_index":)");
+  out.append(doc.delete_op ? std::string_view(R"({"delete":{"_index":)")
+                           : std::string_view(R"({"index":{"_index":)"));
   AppendJsonString(doc.index, out);
   if (options.include_type) {
     out.append(R"(,"_type":)");
@@ -42,6 +43,7 @@ bool HasRenderedLines(const SourceDocument& doc, const BulkActionOptions& option
 }
 
 void AppendSourceLine(const SourceDocument& doc, std::string& out) {
+  if (doc.delete_op) return;  // a delete action has no source line
   const std::string_view source = SourceBytes(doc);
   if (!doc.one_line || source.empty()) return AppendSourceLine(source, out);
   out.append(source);

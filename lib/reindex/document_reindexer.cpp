@@ -375,7 +375,7 @@ class ReindexRun {
     AppendBulkAction(doc, sink_.action_options(), out.action);
     if (!out.action.empty() && out.action.back() == '\n') out.action.pop_back();
     AppendSourceLine(doc, out.source);
-    out.source.pop_back();
+    if (!out.source.empty()) out.source.pop_back();
     return out;
   }
 

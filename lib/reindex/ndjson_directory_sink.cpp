@@ -131,6 +131,13 @@ absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
     const std::string_view source = SourceBytes(doc);
     action.clear();
     AppendBulkAction(doc, {}, action);
+    if (doc.delete_op) {
+      // A delete is its action line alone, in stream order with the documents around it, so a
+      // replay of the files in order applies it where the run did.
+      add_action(action, {});
+      if (pending.size() >= kPiecesPerWrite) RFS_RETURN_IF_ERROR(flush());
+      continue;
+    }
     const size_t line_break = doc.one_line ? source.size() : core::FindLineBreak(source);
     if (source.empty()) {
       add_action(action, {});

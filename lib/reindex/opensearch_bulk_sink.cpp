@@ -61,7 +61,8 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
   if (!response.ok()) return response.status();
   for (size_t i = 0; i < response->items.size() && i < sent.size(); ++i) {
     opensearch::BulkItemResult& item = response->items[i];
-    if (item.ok()) continue;
+    // Deleting a document the target does not hold leaves it as wanted.
+    if (item.ok() || (docs[sent[i]]->delete_op && item.status == 404)) continue;
     failures.push_back(
         {sent[i], item.status, std::move(item.error_type), std::move(item.error_reason)});
   }

@@ -52,6 +52,15 @@ absl::Status TransformingDocumentStream::Refill() {
       break;
     }
     SourceDocument& doc = **next;
+    if (doc.delete_op) {
+      // Deletes have no source to transform: they go out in order, after the documents before
+      // them.
+      docs_in_ += batch.size() + 1;
+      if (!batch.empty()) RFS_RETURN_IF_ERROR(TransformBatch(batch));
+      docs_out_ += 1;
+      ready_.push_back(std::move(doc));
+      return absl::OkStatus();
+    }
     // Transforms work on the source itself: lines laid out for a sink are of no use.
     if (doc.rendered) {
       doc.source = std::string(SourceBytes(doc));

@@ -1454,3 +1454,67 @@ TEST_CASE("deltas between snapshots of a real Elasticsearch 7 node with hard del
           "[real][delta]") {
   CheckDeltasOnNode("es7", R"(,"index.soft_deletes.enabled":false)");
 }
+
+TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot A to B",
+          "[real][delta]") {
+  // A full migration of snapshot A into OpenSearch 3, then the delta A -> B (updates, deletes,
+  // new documents with routing and nested objects, a new index): the target then holds exactly
+  // B's documents. The delta runs in a store of its own; the full run's store refuses it.
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string index = "rn-delta-tool", added = "rn-delta-tool-added";
+  source.DeleteIndices({index, added});
+  target.DeleteIndices({index, added});
+  source.Ok("PUT", "/" + index,
+            R"({"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{
+            "items":{"type":"nested","properties":{"k":{"type":"keyword"}}}}}})");
+  auto line = [](const std::string& in, int n, int version) {
+    json::object action{{"_index", in}, {"_id", "t" + std::to_string(n)}};
+    if (n % 3 == 0) action["routing"] = "r" + std::to_string(n % 2);
+    json::object doc{{"n", n}, {"v", version}};
+    if (n % 4 == 0) doc["items"] = json::array{json::object{{"k", "x" + std::to_string(version)}}};
+    return json::serialize(json::object{{"index", action}}) + "\n" + json::serialize(doc) + "\n";
+  };
+  std::string body;
+  for (int n = 0; n < 30; ++n) body += line(index, n, 1);
+  source.Ok("POST", "/_bulk?refresh=true", body);
+  const fs::path repo = SnapshotOnNode(source, "rn-delta-tool-repo", "a", index);
+  body.clear();
+  for (int n : {2, 8, 9}) body += line(index, n, 2);
+  for (int n = 30; n < 34; ++n) body += line(index, n, 1);
+  for (int n = 0; n < 5; ++n) body += line(added, n, 1);
+  for (int n : {5, 6, 12}) {
+    json::object action{{"_index", index}, {"_id", "t" + std::to_string(n)}};
+    if (n % 3 == 0) action["routing"] = "r" + std::to_string(n % 2);
+    body += json::serialize(json::object{{"delete", action}}) + "\n";
+  }
+  source.Ok("POST", "/_bulk?refresh=true", body);
+  SnapshotOnNode(source, "rn-delta-tool-repo", "b", index + "," + added);
+
+  Runner runner;
+  auto run = [&](const std::vector<std::string>& extra, const std::string& store) {
+    std::vector<std::string> args = {
+        RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(),         "--target-host",
+        target.url(),       "--coordinator-db",     runner.dir.File(store)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return runner.Run(args);
+  };
+  REQUIRE(run({"--snapshot-name", "a"}, "full.sqlite") == kNoWorkLeft);
+  CheckNodeHolds(target, rfs::test::ReadSnapshotDocuments(repo, "a"));
+  // The full run's store was set up for A alone.
+  const int refused = run({"--snapshot-name", "b", "--previous-snapshot-name", "a"}, "full.sqlite");
+  CHECK(refused != kNoWorkLeft);
+  CHECK(refused != 0);
+  // A bad mode is a usage error.
+  CHECK(run({"--snapshot-name", "b", "--previous-snapshot-name", "a", "--delta-mode", "ALL"},
+            "delta.sqlite") == 64);
+  const int caught_up = run({"--snapshot-name", "b", "--experimental-previous-snapshot-name", "a",
+                             "--experimental-delta-mode", "UPDATES_AND_DELETES"},
+                            "delta.sqlite");
+  INFO(runner.out << runner.err);
+  CHECK(caught_up == kNoWorkLeft);
+  const auto b_docs = rfs::test::ReadSnapshotDocuments(repo, "b");
+  CHECK(CheckNodeHolds(target, b_docs) == 31 + 5);
+  source.DeleteIndices({index, added});
+  target.DeleteIndices({index, added});
+}

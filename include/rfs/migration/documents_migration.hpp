@@ -45,6 +45,7 @@
 #include "rfs/coordination/retrying_work_coordinator.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
+#include "rfs/lucene/shard_delta.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
@@ -121,6 +122,10 @@ std::string_view ToString(WorkerEvent::Kind kind);
 struct DocumentMigrationOptions {
   /// Empty: the newest snapshot of the repository.
   std::string snapshot_name;
+  /// A delta (catch-up) migration: only what changed since this older snapshot of the same
+  /// repository is sent (docs/delta.md). Empty: a full migration.
+  std::string previous_snapshot_name;
+  lucene::DeltaMode delta_mode = lucene::DeltaMode::kUpdatesAndDeletes;
   /// Indices to migrate (empty: every non-system index).
   transform::Allowlist index_allowlist;
   transform::MultiTypePolicy multi_type_policy = transform::MultiTypePolicy::kUnion;
@@ -269,6 +274,7 @@ class DocumentMigrationWorker {
   core::IClock& clock_;
   DocumentMigrationOptions options_;
   const snapshot::SnapshotEntry* snapshot_ = nullptr;
+  const snapshot::SnapshotEntry* previous_snapshot_ = nullptr;  // delta migrations
   std::unique_ptr<transform::IJsonTransformer> transformer_;
   WorkerSummary summary_;
 };

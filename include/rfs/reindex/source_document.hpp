@@ -41,6 +41,10 @@ struct SourceDocument {
   /// Position of the document in its stream; never decreasing (equal only for documents a
   /// transform made from one source document).
   uint64_t cursor = 0;
+  /// A delete of `id` (with `routing`) rather than a document to index: a delta migration's
+  /// document gone since the previous snapshot. No source; bulk writers send a `delete` action
+  /// alone, and a target that does not hold the document (404) is not an error.
+  bool delete_op = false;
   /// Set when the reader already laid out this document's bulk lines (action line, one-line
   /// source, '\n') in `rendered`, after those of the documents before it, so that a file sink
   /// writes them from there (see RenderedLines). `source` is then empty: read it with
