@@ -82,6 +82,18 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
                                                        "/.rfs: ", error.message())),
                          kExitFailure};
     }
+    if (!options.migration.previous_snapshot_name.empty() &&
+        (!wiring.coordinator_db.empty() || !options.console_url.empty() ||
+         options.coordinator.has_value())) {
+      // Bulk files are named by cursor ranges: a delta writing into the folder of another run
+      // would replace that run's files. Its store in OUT/.rfs refuses any run but its own.
+      return WiringError{
+          absl::InvalidArgumentError(
+              "a delta run (--previous-snapshot-name) with --output-dir keeps its coordination "
+              "store in that folder: drop --coordinator-db and give each run its own "
+              "--output-dir (replay them in run order)"),
+          kExitUsage};
+    }
     if (wiring.coordinator_db.empty()) {
       wiring.coordinator_db = options.output_dir + "/.rfs/coordination.sqlite";
     }

@@ -640,7 +640,11 @@ class Worker {
         list(options_.metadata.index_template_allowlist), ", --component-template-allowlist ",
         list(options_.metadata.component_template_allowlist), ", --multi-type-behavior ",
         options_.metadata.multi_type_policy == transform::MultiTypePolicy::kSplit ? "split"
-                                                                                  : "union");
+                                                                                  : "union",
+        options_.documents.migration.previous_snapshot_name.empty()
+            ? std::string()
+            : StrCat(", delta from snapshot '", options_.documents.migration.previous_snapshot_name,
+                     "' ", lucene::DeltaModeName(options_.documents.migration.delta_mode)));
   }
 
   // The first worker records the run's identity (a hash in `record_id`); a store whose records

@@ -138,6 +138,8 @@ inline std::multiset<std::string> OutputIds(const fs::path& folder, size_t* file
         if (line.empty()) continue;
         if (action) {
           const auto value = json::parse(line);
+          // A delete (delta runs) is an action line alone.
+          if (value.as_object().begin()->key() == "delete") continue;
           ids.insert(std::string(value.as_object().begin()->value().at("_id").as_string()));
         }
         action = !action;

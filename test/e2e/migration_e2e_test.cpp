@@ -789,3 +789,71 @@ TEST_CASE("zstd sources: SnapshotInspector and a worker read ES 8.14+ and OpenSe
     }
   }
 }
+
+namespace {
+
+// (action, _id) of every bulk line of the files under `folder`, files in name order.
+std::vector<std::pair<std::string, std::string>> BulkActions(const fs::path& folder) {
+  std::vector<fs::path> files;
+  if (fs::exists(folder)) {
+    for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+      if (entry.path().extension() == ".ndjson" &&
+          entry.path().string().find("/.rfs/") == std::string::npos) {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& file : files) {
+    std::istringstream lines(rfs::test::ReadTextFile(file.string()));
+    std::string line;
+    while (std::getline(lines, line)) {
+      const auto value = json::parse(line);
+      const auto& [action, meta] = *value.as_object().begin();
+      out.emplace_back(std::string(action), std::string(meta.at("_id").as_string()));
+      if (action != "delete") std::getline(lines, line);  // its source
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("delta runs into the embedded target write only what changed, in a folder of their own",
+          "[e2e][corpus][delta]") {
+  auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3");
+  if (!root) return;
+  for (const char* name : {"es1_nocomp", "es7_nocomp", "os3_nocomp"}) {
+    INFO(name);
+    const std::string repo = (*root / name).string();
+    MigrationRun run;
+    auto tool = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo});
+      return rfs::test::RunProcess(args, run.Out("tool"), run.Err("tool"));
+    };
+    const std::string full = run.dir.File("full"), delta = run.dir.File("delta"),
+                      back = run.dir.File("back");
+    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--output-dir", full}) == kNoWorkLeft);
+    CHECK(BulkActions(full) == std::vector<std::pair<std::string, std::string>>{{"index", "1"}});
+    // Into the full run's folder, the delta is refused by the folder's store.
+    CHECK(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
+                "--output-dir", full}) != kNoWorkLeft);
+    // A store elsewhere would let it overwrite the full run's files: a usage error.
+    CHECK(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
+                "--output-dir", delta, "--coordinator-db", run.dir.File("elsewhere.sqlite")}) ==
+          64);
+    REQUIRE(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
+                  "--output-dir", delta}) == kNoWorkLeft);
+    INFO(run.Logs("tool"));
+    CHECK(BulkActions(delta) == std::vector<std::pair<std::string, std::string>>{{"index", "2"}});
+    // The way back deletes doc 2; UPDATES_ONLY sends nothing.
+    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--previous-snapshot-name", "snapshot_v2",
+                  "--output-dir", back}) == kNoWorkLeft);
+    CHECK(BulkActions(back) == std::vector<std::pair<std::string, std::string>>{{"delete", "2"}});
+    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--previous-snapshot-name", "snapshot_v2",
+                  "--delta-mode", "UPDATES_ONLY", "--output-dir", run.dir.File("none")}) ==
+            kNoWorkLeft);
+    CHECK(BulkActions(run.dir.File("none")).empty());
+  }
+}

@@ -384,6 +384,30 @@ TEST_CASE("CreateSnapshot and RfsWorker with a real source and a real target", "
     // The index was created by the metadata phase with the source's shard count.
     const auto settings = target.Ok("GET", "/" + index + "/_settings");
     CHECK(settings.at(index).at("settings").at("index").at("number_of_shards") == "3");
+
+    // The source changes; a second RfsWorker takes snapshot w2 and catches the target up with
+    // the delta from w1, in a store of its own.
+    std::string changes;
+    for (int n = 0; n < 20; ++n) {
+      // The documents' own routing (w<m> has k<m % 7> when m % 4 == 0).
+      const int m = n * 7;
+      const std::string routing =
+          m % 4 == 0 ? ",\"routing\":\"k" + std::to_string(m % 7) + "\"" : std::string();
+      const std::string action = n < 10 ? "index" : "delete";
+      changes += "{\"" + action + "\":{\"_index\":\"" + index + "\",\"_id\":\"w" +
+                 std::to_string(m) + "\"" + routing + "}}\n";
+      if (n < 10) changes += "{\"n\":" + std::to_string(n) + ",\"changed\":true}\n";
+    }
+    changes += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"new\"}}\n{\"n\":-1}\n";
+    source.Ok("POST", "/_bulk?refresh=true", changes);
+    const int delta = runner.Run(
+        {RFS_WORKER_TOOL, "--source-host", source.url(), "--snapshot-local-dir", location.string(),
+         "--snapshot-name", "w2", "--previous-snapshot-name", "w1", "--target-host", target.url(),
+         "--coordinator-db", runner.dir.File("records-delta.sqlite"), "--index-allowlist", index});
+    INFO(runner.out << runner.err);
+    REQUIRE(delta == 0);
+    CHECK(rfs::test::CheckNodeHolds(target, rfs::test::ReadSnapshotDocuments(location, "w2")) ==
+          500 - 10 + 1);
   }
   source.DeleteIndices({index});
   target.DeleteIndices({index});
