@@ -140,6 +140,10 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
         "see docs/sourceless.md for what is exact)\n",
         program, static_cast<unsigned long long>(summary.docs_rebuilt));
   }
+  if (summary.docs_deleted > 0) {
+    std::printf("%s: of those, %llu deletes of documents gone since the previous snapshot\n",
+                program, static_cast<unsigned long long>(summary.docs_deleted));
+  }
   if (summary.docs_dropped_by_transform > 0) {
     std::printf("%s: %llu documents dropped by the document transformers, as configured\n", program,
                 static_cast<unsigned long long>(summary.docs_dropped_by_transform));

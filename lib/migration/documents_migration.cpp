@@ -450,6 +450,7 @@ class ShardDocumentStream final : public IDocumentStream {
       const size_t source_bytes = reindex::SourceSize(out);
       ++docs_read_;
       if (converted_.rebuilt) ++rebuilt_;
+      if (out.delete_op) ++deletes_;
       bytes_read_ += source_bytes;
       if (counters_ != nullptr) {
         counters_->documents_read.Add();
@@ -465,6 +466,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t without_source() const { return without_source_; }
   uint64_t rebuilt() const { return rebuilt_; }
+  uint64_t deletes() const { return deletes_; }
   uint64_t conversion_failures() const { return conversion_failures_; }
 
  private:
@@ -494,6 +496,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t bytes_read_ = 0;
   uint64_t without_source_ = 0;
   uint64_t rebuilt_ = 0;
+  uint64_t deletes_ = 0;
   uint64_t conversion_failures_ = 0;
 };
 
@@ -1029,6 +1032,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   const uint64_t transform_failures = transformed ? transformed->docs_failed() : 0;
   summary_.docs_without_source += stream.without_source();
   summary_.docs_rebuilt += stream.rebuilt();
+  summary_.docs_deleted += stream.deletes();
   summary_.docs_failed += stream.conversion_failures() + transform_failures;
   if (transformed) summary_.docs_dropped_by_transform += transformed->docs_dropped();
   summary_.lease_renewals += keeper.renewals();

@@ -1537,6 +1537,7 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
                             "delta.sqlite");
   INFO(runner.out << runner.err);
   CHECK(caught_up == kNoWorkLeft);
+  CHECK(runner.out.find("of those, 3 deletes") != std::string::npos);
   const auto b_docs = rfs::test::ReadSnapshotDocuments(repo, "b");
   CHECK(CheckNodeHolds(target, b_docs) == 31 + 5);
   source.DeleteIndices({index, added});

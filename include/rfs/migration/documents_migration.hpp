@@ -209,6 +209,9 @@ struct WorkerSummary {
   /// Documents whose source was rebuilt from doc values and stored fields
   /// (enable_sourceless_migrations), included in the documents read.
   uint64_t docs_rebuilt = 0;
+  /// Of the documents read, the deletes of a delta run (documents gone since the previous
+  /// snapshot), sent as bulk delete actions.
+  uint64_t docs_deleted = 0;
   /// Documents a user transform dropped (read but, by design, not written).
   uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;
