@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 #include <unordered_map>
@@ -70,17 +71,24 @@ struct ShardDeltaReader::Impl {
   std::vector<int> shared_in_current;   // by previous segment
   // By previous segment shared with the current commit: docs live before and deleted since.
   std::vector<std::vector<bool>> newly_deleted;
+  // By current segment shared with the previous commit: docs deleted before and live now (only
+  // when the "previous" snapshot is the newer one: a delta back in time).
+  std::vector<std::vector<bool>> revived;
   std::unordered_map<std::string, PreviousDoc> previous_docs;
   std::unordered_set<std::string> current_ids;
   std::unique_ptr<DocumentCursor> cursor;
   bool index_phase_done = false;
   std::vector<const PreviousDoc*> deletes;  // sorted by key, once the index phase is done
+  // A document whose routing changed: returned after the delete of its old copy (its source
+  // stays valid: the cursor is not moved meanwhile).
+  std::optional<Document> held;
   size_t next_delete = 0;
   ShardDeltaStats stats;
 
   absl::Status MatchSegments() {
     const auto& now = current->segments();
     shared_in_previous.assign(now.size(), -1);
+    revived.assign(now.size(), {});
     if (previous == nullptr) {
       stats.segments_current = now.size();
       return absl::OkStatus();
@@ -98,6 +106,14 @@ struct ShardDeltaReader::Impl {
         auto& gone = newly_deleted[j];
         gone.assign(live_before.size(), false);
         for (size_t d = 0; d < live_before.size(); ++d) gone[d] = live_before[d] && !live_now[d];
+        auto& back = revived[i];
+        back.assign(live_now.size(), false);
+        bool any = false;
+        for (size_t d = 0; d < live_now.size(); ++d) {
+          back[d] = live_now[d] && !live_before[d];
+          any = any || back[d];
+        }
+        if (!any) back.clear();
         break;
       }
     }
@@ -141,9 +157,25 @@ struct ShardDeltaReader::Impl {
     return absl::OkStatus();
   }
 
-  std::unique_ptr<DocumentCursor> FilteredCurrent(std::unique_ptr<DocumentCursor> reading) {
-    reading->set_segment_filter([this](size_t i) { return shared_in_previous[i] < 0; });
+  // The current side: segments the previous commit lacks, and in shared ones the documents
+  // live now and not before; with `limit`, only cursors below it.
+  std::unique_ptr<DocumentCursor> FilteredCurrent(std::unique_ptr<DocumentCursor> reading,
+                                                  uint64_t limit = UINT64_MAX) {
+    reading->set_segment_filter(
+        [this](size_t i) { return shared_in_previous[i] < 0 || !revived[i].empty(); });
+    reading->set_doc_filter([this, limit](size_t i, int32_t d) {
+      if (current->segment_base(i) + static_cast<uint64_t>(d) >= limit) return false;
+      return shared_in_previous[i] < 0 || revived[i][static_cast<size_t>(d)];
+    });
     return reading;
+  }
+
+  // The older copy of `doc` when it had another routing (its delete must go first: on a target
+  // with another shard count the two copies may live in different shards).
+  const PreviousDoc* OtherRouting(const Document& doc) const {
+    auto it = previous_docs.find(Key(doc));
+    if (it == previous_docs.end() || it->second.routing == doc.routing) return nullptr;
+    return &it->second;
   }
 
   // Whether `doc` (of a current segment) must be sent; records its id as live now.
@@ -169,7 +201,7 @@ struct ShardDeltaReader::Impl {
                 [](const auto& a, const auto& b) { return *a.first < *b.first; });
       for (const auto& [key, entry] : gone) deletes.push_back(entry);
     }
-    stats.docs_to_delete = deletes.size();
+    stats.docs_to_delete += deletes.size();
   }
 };
 
@@ -190,11 +222,7 @@ absl::StatusOr<std::unique_ptr<ShardDeltaReader>> ShardDeltaReader::Open(
   if (start > 0) {
     // Ids live before `start` decide the deletes too: read them again, without returning them.
     RFS_ASSIGN_OR_RETURN(auto before, impl->current->OpenAt(0));
-    before = impl->FilteredCurrent(std::move(before));
-    const ShardReader& reader = *impl->current;
-    before->set_doc_filter([&reader, start](size_t i, int32_t d) {
-      return reader.segment_base(i) + static_cast<uint64_t>(d) < start;
-    });
+    before = impl->FilteredCurrent(std::move(before), start);
     Document doc;
     for (;;) {
       RFS_ASSIGN_OR_RETURN(bool more, before->Next(doc));
@@ -213,21 +241,9 @@ absl::StatusOr<std::unique_ptr<ShardDeltaReader>> ShardDeltaReader::Open(
   return std::unique_ptr<ShardDeltaReader>(new ShardDeltaReader(std::move(impl)));
 }
 
-absl::StatusOr<bool> ShardDeltaReader::Next(Document& doc) {
-  Impl& d = *impl_;
-  while (!d.index_phase_done) {
-    RFS_ASSIGN_OR_RETURN(bool more, d.cursor->Next(doc));
-    if (!more) {
-      d.FinishIndexPhase();
-      break;
-    }
-    ++d.stats.current_docs_read;
-    if (!d.Changed(doc) || d.mode == DeltaMode::kDeletesOnly) continue;
-    ++d.stats.docs_to_index;
-    return true;
-  }
-  if (d.next_delete >= d.deletes.size()) return false;
-  const PreviousDoc& gone = *d.deletes[d.next_delete];
+namespace {
+
+void MakeDelete(const PreviousDoc& gone, uint64_t cursor, Document& doc) {
   doc.id = gone.id;
   doc.type = gone.type;
   doc.routing = gone.routing;
@@ -237,12 +253,43 @@ absl::StatusOr<bool> ShardDeltaReader::Next(Document& doc) {
   doc.rebuilt = false;
   doc.deleted = true;
   doc.source_format = SourceFormat::kNone;
-  doc.cursor = d.current->max_cursor() + d.next_delete;
+  doc.cursor = cursor;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ShardDeltaReader::Next(Document& doc) {
+  Impl& d = *impl_;
+  if (d.held) {
+    doc = *std::move(d.held);
+    d.held.reset();
+    return true;
+  }
+  while (!d.index_phase_done) {
+    RFS_ASSIGN_OR_RETURN(bool more, d.cursor->Next(doc));
+    if (!more) {
+      d.FinishIndexPhase();
+      break;
+    }
+    ++d.stats.current_docs_read;
+    if (!d.Changed(doc) || d.mode == DeltaMode::kDeletesOnly) continue;
+    ++d.stats.docs_to_index;
+    if (const PreviousDoc* moved = d.OtherRouting(doc)) {
+      // Its old copy goes first, at the same cursor: a reader resumed there sends both again.
+      ++d.stats.docs_to_delete;
+      d.held = doc;
+      MakeDelete(*moved, doc.cursor, doc);
+    }
+    return true;
+  }
+  if (d.next_delete >= d.deletes.size()) return false;
+  MakeDelete(*d.deletes[d.next_delete], d.current->max_cursor() + d.next_delete, doc);
   ++d.next_delete;
   return true;
 }
 
 uint64_t ShardDeltaReader::position() const {
+  if (impl_->held) return impl_->held->cursor;
   if (!impl_->index_phase_done) return impl_->cursor->position();
   return impl_->current->max_cursor() + impl_->next_delete;
 }

@@ -1398,8 +1398,12 @@ namespace {
 // snapshot's documents, and A->B reads and sends only what changed.
 void CheckDeltasOnNode(const std::string& node_name, const std::string& settings) {
   RealNode node(node_name);
-  const std::string index = "rn-delta", added = "rn-delta-added";
-  node.DeleteIndices({index, added});
+  const std::string index = "rn-delta", added = "rn-delta-added", moved = "rn-delta-routing";
+  node.DeleteIndices({index, added, moved});
+  // One shard: a document whose routing changes stays in it (Lucene replaces it by _id).
+  node.Ok("PUT", "/" + moved,
+          R"({"settings":{"number_of_shards":1,"number_of_replicas":0)" + settings + "}}");
+  node.Ok("PUT", "/" + moved + "/_doc/x?routing=a&refresh=true", R"({"where":"a"})");
   node.Ok("PUT", "/" + index,
           R"({"settings":{"number_of_shards":2,"number_of_replicas":0)" + settings +
               R"(},"mappings":{"properties":{"n":{"type":"long"},
@@ -1419,7 +1423,8 @@ void CheckDeltasOnNode(const std::string& node_name, const std::string& settings
     for (int n = batch * 10; n < batch * 10 + 10; ++n) body += doc_line(index, n, 1);
     node.Ok("POST", "/_bulk?refresh=true", body);
   }
-  const fs::path repo = SnapshotOnNode(node, "rn-delta-repo", "a", index);
+  const fs::path repo = SnapshotOnNode(node, "rn-delta-repo", "a", index + "," + moved);
+  node.Ok("PUT", "/" + moved + "/_doc/x?routing=b&refresh=true", R"({"where":"b"})");
   std::string body;
   for (int n : {1, 4, 10, 22, 35}) body += doc_line(index, n, 2);  // updated
   for (int n = 40; n < 46; ++n) body += doc_line(index, n, 1);     // new
@@ -1430,10 +1435,10 @@ void CheckDeltasOnNode(const std::string& node_name, const std::string& settings
     body += json::serialize(json::object{{"delete", action}}) + "\n";  // deleted
   }
   node.Ok("POST", "/_bulk?refresh=true", body);
-  SnapshotOnNode(node, "rn-delta-repo", "b", index + "," + added);
+  SnapshotOnNode(node, "rn-delta-repo", "b", index + "," + added + "," + moved);
   node.Ok("POST", "/" + index + "/_forcemerge?max_num_segments=1");
   node.Ok("POST", "/" + index + "/_refresh");
-  SnapshotOnNode(node, "rn-delta-repo", "c", index + "," + added);
+  SnapshotOnNode(node, "rn-delta-repo", "c", index + "," + added + "," + moved);
 
   auto base = rfs::snapshot::FileSystemRepo::Open(repo.string());
   REQUIRE(base.ok());
@@ -1445,26 +1450,27 @@ void CheckDeltasOnNode(const std::string& node_name, const std::string& settings
   REQUIRE((a.ok() && b.ok() && c.ok()));
 
   const auto ab = rfs::test::CheckSnapshotDelta(**repository, **a, **b);
-  // 5 updated and 6 new documents of the index and the 12 of the new index are sent, 4 deleted;
-  // the segments of A are all in B and only the 4 deleted documents of them are read.
-  CHECK(ab.stats.docs_to_index == 5 + 6 + 12);
-  CHECK(ab.stats.docs_to_delete == 4);
+  // 5 updated and 6 new documents of the index, the 12 of the new index and x (new routing) are
+  // sent; 4 deleted, and x's old copy before it. The segments of A are all in B and only the
+  // documents deleted since are read.
+  CHECK(ab.stats.docs_to_index == 5 + 6 + 12 + 1);
+  CHECK(ab.stats.docs_to_delete == 4 + 1);
   CHECK(ab.stats.segments_shared > 0);
-  CHECK(ab.stats.previous_docs_read == 5 + 4);
+  CHECK(ab.stats.previous_docs_read == 5 + 4 + 1);
   // After a force merge no segment is shared: every document of A is read, the 31 unchanged
   // ones (moved by the merge) are not sent.
   const auto ac = rfs::test::CheckSnapshotDelta(**repository, **a, **c);
-  CHECK(ac.stats.docs_to_index == 5 + 6 + 12);
+  CHECK(ac.stats.docs_to_index == 5 + 6 + 12 + 1);
   CHECK(ac.stats.docs_unchanged == 31);
-  CHECK(ac.stats.docs_to_delete == 4);
+  CHECK(ac.stats.docs_to_delete == 4 + 1);
   const auto bc = rfs::test::CheckSnapshotDelta(**repository, **b, **c);
   CHECK(bc.stats.docs_to_index == 0);
   CHECK(bc.stats.docs_to_delete == 0);
   // Backwards: the updates are undone, the deleted documents come back, the new ones go.
   const auto ca = rfs::test::CheckSnapshotDelta(**repository, **c, **a);
-  CHECK(ca.stats.docs_to_index == 5 + 4);
-  CHECK(ca.stats.docs_to_delete == 6);
-  node.DeleteIndices({index, added});
+  CHECK(ca.stats.docs_to_index == 5 + 4 + 1);
+  CHECK(ca.stats.docs_to_delete == 6 + 1);
+  node.DeleteIndices({index, added, moved});
 }
 
 }  // namespace
