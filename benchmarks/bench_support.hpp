@@ -75,6 +75,19 @@ inline double PeakRssOfChild(const std::function<bool()>& work) {
   return usage.ru_maxrss / 1024.0;
 }
 
+/// Runs a shell command to completion and returns its stdout without the trailing line break;
+/// fails the benchmark when the command fails.
+inline std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) Fail("cannot run " + command);
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  if (::pclose(pipe) != 0) Fail("failed: " + command + "\n" + out);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
 /// The repository generated with `args` under data_dir/name (kept for later runs).
 inline fs::path Generate(const fs::path& data_dir, const std::string& name,
                          const std::string& args) {

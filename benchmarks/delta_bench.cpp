@@ -35,17 +35,6 @@ struct Options {
   path data_dir = RFS_BENCH_DATA_DIR;
 };
 
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) bench::Fail("cannot run " + command);
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  if (::pclose(pipe) != 0) bench::Fail("failed: " + command + "\n" + out);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
 // Bytes of the snapshot's files of the segments `decoded` names (a segment's files start with
 // its name and '.' or '_').
 uint64_t SegmentBytes(const rfs::snapshot::SnapshotRepository& repository,
@@ -95,28 +84,29 @@ int main(int argc, char** argv) {
   bench::fs::remove_all(work);
   bench::fs::create_directories(work / "repo");
   const std::string url =
-      Shell(std::string(RFS_SOURCE_DIR) + "/scripts/local-cluster start --dir '" +
-            (work / "node").string() + "' --version 2 --repo-path '" + (work / "repo").string() +
-            "' 2>'" + (work / "start.log").string() + "'");
+      bench::Shell(std::string(RFS_SOURCE_DIR) + "/scripts/local-cluster start --dir '" +
+                   (work / "node").string() + "' --version 2 --repo-path '" +
+                   (work / "repo").string() + "' 2>'" + (work / "start.log").string() + "'");
   const std::string index = "index-0";
   // One shard, as the generated one: its documents are loaded by rfs itself.
-  Shell("curl -sf -X PUT '" + url + "/" + index +
-        "' -H 'content-type: application/json' -d "
-        "'{\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0}}' >/dev/null");
+  bench::Shell("curl -sf -X PUT '" + url + "/" + index +
+               "' -H 'content-type: application/json' -d "
+               "'{\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0}}' >/dev/null");
   std::fprintf(stderr, "loading %ld documents into %s ...\n", options.docs, url.c_str());
-  Shell(std::string(RFS_DOCUMENTS_TOOL) + " --snapshot-local-dir '" + (dir / "repo").string() +
-        "' --target-host " + url + " --coordinator-db '" + (work / "load.sqlite").string() +
-        "' >/dev/null 2>'" + (work / "load.log").string() + "' || test $? -eq 3");
+  bench::Shell(std::string(RFS_DOCUMENTS_TOOL) + " --snapshot-local-dir '" +
+               (dir / "repo").string() + "' --target-host " + url + " --coordinator-db '" +
+               (work / "load.sqlite").string() + "' >/dev/null 2>'" + (work / "load.log").string() +
+               "' || test $? -eq 3");
   auto snapshot = [&](const std::string& name) {
-    Shell("curl -sf -X POST '" + url + "/" + index + "/_flush' >/dev/null");
-    Shell("curl -sf -X PUT '" + url +
-          "/_snapshot/bench' -H 'content-type: application/json' -d "
-          "'{\"type\":\"fs\",\"settings\":{\"location\":\"" +
-          (work / "repo").string() + "\"}}' >/dev/null");
-    Shell("curl -sf -X PUT '" + url + "/_snapshot/bench/" + name +
-          "?wait_for_completion=true' -H 'content-type: application/json' -d "
-          "'{\"indices\":\"" +
-          index + "\",\"include_global_state\":false}' >/dev/null");
+    bench::Shell("curl -sf -X POST '" + url + "/" + index + "/_flush' >/dev/null");
+    bench::Shell("curl -sf -X PUT '" + url +
+                 "/_snapshot/bench' -H 'content-type: application/json' -d "
+                 "'{\"type\":\"fs\",\"settings\":{\"location\":\"" +
+                 (work / "repo").string() + "\"}}' >/dev/null");
+    bench::Shell("curl -sf -X PUT '" + url + "/_snapshot/bench/" + name +
+                 "?wait_for_completion=true' -H 'content-type: application/json' -d "
+                 "'{\"indices\":\"" +
+                 index + "\",\"include_global_state\":false}' >/dev/null");
   };
   snapshot("a");
   // The ids of the generated shard, from snapshot A.
@@ -170,11 +160,11 @@ int main(int argc, char** argv) {
       }
     }
     out.close();
-    Shell("curl -sf -X POST '" + url +
-          "/_bulk' -H 'content-type: application/x-ndjson' --data-binary @'" + bulk.string() +
-          "' >/dev/null");
+    bench::Shell("curl -sf -X POST '" + url +
+                 "/_bulk' -H 'content-type: application/x-ndjson' --data-binary @'" +
+                 bulk.string() + "' >/dev/null");
   }
-  Shell("curl -sf -X POST '" + url + "/" + index + "/_refresh' >/dev/null");
+  bench::Shell("curl -sf -X POST '" + url + "/" + index + "/_refresh' >/dev/null");
   snapshot("b");
   // The repository as it is now, with both snapshots.
   base = rfs::snapshot::FileSystemRepo::Open((work / "repo").string());

@@ -93,17 +93,6 @@ double ProcessCpuSeconds(pid_t pid) {
   return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) bench::Fail("cannot run " + command);
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  if (::pclose(pipe) != 0) bench::Fail("failed: " + command + "\n" + out);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,14 +124,15 @@ int main(int argc, char** argv) {
   bench::fs::create_directories(work);
   const path node_dir = work / "node";
   const std::string cluster = std::string(RFS_SOURCE_DIR) + "/scripts/local-cluster";
-  const std::string url = Shell(cluster + " start --dir '" + node_dir.string() + "' --version " +
-                                options.version + " 2>'" + (work / "start.log").string() + "'");
-  const pid_t node_pid = std::stoi(Shell("cat '" + (node_dir / "node.pid").string() + "'"));
+  const std::string url =
+      bench::Shell(cluster + " start --dir '" + node_dir.string() + "' --version " +
+                   options.version + " 2>'" + (work / "start.log").string() + "'");
+  const pid_t node_pid = std::stoi(bench::Shell("cat '" + (node_dir / "node.pid").string() + "'"));
   std::printf(
       "target_bench: %ld docs of ~%ld bytes (4 segments) into %s (OpenSearch %s), %ld cores\n",
       options.docs, options.doc_size, url.c_str(), options.version.c_str(), cores);
   for (const bool gzip : {true, false}) {
-    Shell("curl -s -X DELETE '" + url + "/index-0?ignore_unavailable=true' >/dev/null");
+    bench::Shell("curl -s -X DELETE '" + url + "/index-0?ignore_unavailable=true' >/dev/null");
     bench::fs::remove(work / "coordination.sqlite");
     std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
                                      "--snapshot-local-dir",

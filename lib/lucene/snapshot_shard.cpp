@@ -1,10 +1,10 @@
 #include "rfs/lucene/snapshot_shard.hpp"
 
-#include <boost/json/serialize.hpp>
-
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+
+#include "lucene/source_rebuild_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -48,30 +48,12 @@ bool DocValuesByDefault(const snapshot::IndexMetadata& index) {
 
 namespace {
 
-std::string FlatSetting(const boost::json::object& settings, std::string_view flat) {
-  if (const auto* v = settings.if_contains(flat)) {
-    return v->is_string() ? std::string(v->get_string()) : boost::json::serialize(*v);
-  }
-  const boost::json::object* at = &settings;
-  std::string_view rest = flat;
-  for (;;) {
-    const size_t dot = rest.find('.');
-    const auto* v = at->if_contains(rest.substr(0, dot));
-    if (v == nullptr) return "";
-    if (dot == std::string_view::npos) {
-      return v->is_string() ? std::string(v->get_string()) : boost::json::serialize(*v);
-    }
-    if (!v->is_object()) return "";
-    at = &v->get_object();
-    rest = rest.substr(dot + 1);
-  }
-}
-
 // OpenSearch k-NN's derived vector source: on where `index.knn.derived_source.enabled` says so,
 // and by default for k-NN indices created by OpenSearch 3.0 or later.
 bool KnnDerivedSource(const snapshot::IndexMetadata& index) {
-  if (FlatSetting(index.settings, "index.knn") != "true") return false;
-  const std::string derived = FlatSetting(index.settings, "index.knn.derived_source.enabled");
+  if (internal::IndexSetting(index.settings, "index.knn") != "true") return false;
+  const std::string derived =
+      internal::IndexSetting(index.settings, "index.knn.derived_source.enabled");
   if (!derived.empty()) return derived == "true";
   const bool opensearch = (index.version_created & kOpenSearchMask) != 0;
   return opensearch && (index.version_created ^ kOpenSearchMask) >= 3000000;

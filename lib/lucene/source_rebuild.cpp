@@ -37,29 +37,6 @@ const json::value* Find(const json::object& object, std::string_view key) {
   return object.if_contains(json::string_view(key.data(), key.size()));
 }
 
-std::string SettingText(const json::object& settings, std::string_view flat) {
-  if (const json::value* v = Find(settings, flat)) {
-    if (v->is_string()) return std::string(S(v->get_string()));
-    return json::serialize(*v);
-  }
-  // Nested form: {"index": {"mapping": {...}}}.
-  const json::object* at = &settings;
-  std::string_view rest = flat;
-  while (!rest.empty()) {
-    const size_t dot = rest.find('.');
-    const std::string_view part = rest.substr(0, dot);
-    const json::value* v = Find(*at, part);
-    if (v == nullptr) return "";
-    if (dot == std::string_view::npos) {
-      return v->is_string() ? std::string(S(v->get_string())) : json::serialize(*v);
-    }
-    if (!v->is_object()) return "";
-    at = &v->get_object();
-    rest = rest.substr(dot + 1);
-  }
-  return "";
-}
-
 std::vector<std::string> StringList(const json::value* v) {
   std::vector<std::string> out;
   if (v == nullptr) return out;
@@ -583,15 +560,15 @@ SourceStorage DescribeSourceStorage(const json::object& mapping, const json::obj
     out.includes = StringList(Find(s, "includes"));
     out.excludes = StringList(Find(s, "excludes"));
   }
-  const std::string setting_mode = SettingText(settings, "index.mapping.source.mode");
+  const std::string setting_mode = internal::IndexSetting(settings, "index.mapping.source.mode");
   if (setting_mode == "synthetic") out.mode = SourceStorage::Mode::kSynthetic;
   if (setting_mode == "disabled") out.mode = SourceStorage::Mode::kDisabled;
-  const std::string index_mode = SettingText(settings, "index.mode");
+  const std::string index_mode = internal::IndexSetting(settings, "index.mode");
   if ((index_mode == "time_series" || index_mode == "logsdb") && setting_mode.empty() &&
       out.mode == SourceStorage::Mode::kStored) {
     out.mode = SourceStorage::Mode::kSynthetic;
   }
-  if (SettingText(settings, "index.derived_source.enabled") == "true") {
+  if (internal::IndexSetting(settings, "index.derived_source.enabled") == "true") {
     out.mode = SourceStorage::Mode::kDerived;
   }
   return out;
@@ -676,6 +653,29 @@ absl::Status MergeRebuiltFields(std::string_view rebuilt, std::string& source) {
 }
 
 namespace internal {
+
+std::string IndexSetting(const json::object& settings, std::string_view flat) {
+  if (const json::value* v = Find(settings, flat)) {
+    if (v->is_string()) return std::string(S(v->get_string()));
+    return json::serialize(*v);
+  }
+  // Nested form: {"index": {"mapping": {...}}}.
+  const json::object* at = &settings;
+  std::string_view rest = flat;
+  while (!rest.empty()) {
+    const size_t dot = rest.find('.');
+    const std::string_view part = rest.substr(0, dot);
+    const json::value* v = Find(*at, part);
+    if (v == nullptr) return "";
+    if (dot == std::string_view::npos) {
+      return v->is_string() ? std::string(S(v->get_string())) : json::serialize(*v);
+    }
+    if (!v->is_object()) return "";
+    at = &v->get_object();
+    rest = rest.substr(dot + 1);
+  }
+  return "";
+}
 
 SourceRebuilder::SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan)
     : plan_(std::move(plan)) {

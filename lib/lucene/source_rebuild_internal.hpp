@@ -7,13 +7,20 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "rfs/lucene/source_rebuild.hpp"
 
 #include "absl/status/status.h"
 
 namespace rfs::lucene::internal {
+
+/// An index setting as text, from flat ("index.mapping.source.mode") or nested settings; "" when
+/// absent.
+std::string IndexSetting(const boost::json::object& settings, std::string_view flat);
 
 class SegmentDocValues;
 class FieldDocValues;
