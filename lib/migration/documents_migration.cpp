@@ -20,6 +20,7 @@
 #include "rfs/migration/worker_metrics.hpp"
 
 #include "absl/strings/cord.h"
+#include "migration/data_stream_internal.hpp"
 
 namespace rfs::migration {
 
@@ -196,6 +197,10 @@ class StopWatch {
 struct IndexPlacement {
   size_t type_count = 0;
   std::optional<std::string> mapping_type;
+  /// Set for a data stream's backing index: its documents are written to the stream, as
+  /// `create`, and must hold the stream's timestamp field.
+  std::optional<std::string> data_stream;
+  std::string timestamp_field;
 };
 
 // One shard document as the worker sends it, or why it cannot be sent. Made without side
@@ -205,8 +210,11 @@ struct ConvertedDocument {
   Kind kind = Kind::kDocument;
   SourceDocument doc;      // index, id and cursor in every kind; the source for kDocument
   std::string reason;      // kUnconvertible
-  std::string raw_base64;  // kUnconvertible: the stored source, for an operator
-  bool rebuilt = false;    // the source was rebuilt from doc values and stored fields
+  std::string error_type;  // kUnconvertible: the failed-document record's error_type
+  // kUnconvertible: the source as the failed-document record keeps it, for an operator: base64
+  // of the stored bytes when they could not be decoded, else the JSON.
+  std::string recorded_source;
+  bool rebuilt = false;  // the source was rebuilt from doc values and stored fields
 };
 
 // Where a shard's documents go, for ConvertDocument.
@@ -244,13 +252,30 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   doc.routing = in.routing;
   doc.cursor = in.cursor;
   doc.type = in.type ? in.type : target.placement.mapping_type;
-  doc.index = transform::TargetIndexForType(target.index, doc.type.value_or(""),
-                                            target.placement.type_count, target.policy);
+  const std::optional<std::string>& data_stream = target.placement.data_stream;
+  doc.index = data_stream
+                  ? *data_stream
+                  : transform::TargetIndexForType(target.index, doc.type.value_or(""),
+                                                  target.placement.type_count, target.policy);
   doc.source.clear();
   doc.one_line = false;
   doc.rendered.reset();
-  doc.delete_op = in.deleted;
+  doc.op = in.deleted    ? reindex::BulkOp::kDelete
+           : data_stream ? reindex::BulkOp::kCreate
+                         : reindex::BulkOp::kIndex;
   out.rebuilt = in.rebuilt;
+  if (in.deleted && data_stream) {
+    // A data stream takes only `create`: a delete (or the delete half of an update) made
+    // through a backing index cannot be sent to it.
+    out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.error_type = "data_stream_delete_not_applied";
+    out.reason = core::StrCat("deleted from backing index ", target.index,
+                              " since the previous "
+                              "snapshot; data stream ",
+                              *data_stream, " accepts only create");
+    out.recorded_source.clear();
+    return;
+  }
   if (in.deleted) {
     out.kind = ConvertedDocument::Kind::kDocument;
     return;
@@ -277,8 +302,19 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   if (!converted.ok()) {
     // One undecodable source must not stop the shard; it is kept (base64) for an operator.
     out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.error_type = "source_conversion_exception";
     out.reason = std::string(converted.message());
-    out.raw_base64 = core::Base64Encode(in.source);
+    out.recorded_source = core::Base64Encode(in.source);
+    doc.source.clear();
+    return;
+  }
+  if (data_stream &&
+      !internal::HasTimestampField(SourceBytes(doc), target.placement.timestamp_field)) {
+    out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.error_type = "data_stream_timestamp_missing";
+    out.reason = core::StrCat("no single value in ", target.placement.timestamp_field,
+                              ", which data stream ", *data_stream, " requires of a document");
+    out.recorded_source = std::string(SourceBytes(doc));
     doc.source.clear();
   }
 }
@@ -343,7 +379,7 @@ class ParallelConvertedSource final : public IConvertedSource {
           ConvertedDocument& converted = range.docs.emplace_back();
           ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
           range.bytes += converted.doc.rendered_end - converted.doc.rendered_begin +
-                         converted.doc.source.size() + converted.raw_base64.size() + 128;
+                         converted.doc.source.size() + converted.recorded_source.size() + 128;
           return absl::OkStatus();
         },
         [self](lucene::ScannedRange& scanned) {
@@ -441,16 +477,15 @@ class ShardDocumentStream final : public IDocumentStream {
         continue;
       }
       if (converted_.kind == ConvertedDocument::Kind::kUnconvertible) {
-        RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "source_conversion_exception",
-                                               converted_.reason,
-                                               std::move(converted_.raw_base64)));
+        RFS_RETURN_IF_ERROR(RecordUnmigratable(out, converted_.error_type, converted_.reason,
+                                               std::move(converted_.recorded_source)));
         ++conversion_failures_;
         continue;
       }
       const size_t source_bytes = reindex::SourceSize(out);
       ++docs_read_;
       if (converted_.rebuilt) ++rebuilt_;
-      if (out.delete_op) ++deletes_;
+      if (out.op == reindex::BulkOp::kDelete) ++deletes_;
       bytes_read_ += source_bytes;
       if (counters_ != nullptr) {
         counters_->documents_read.Add();
@@ -687,7 +722,10 @@ absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
 std::vector<std::string> DocumentMigrationWorker::SelectedIndices() const {
   std::vector<std::string> out;
   for (std::string& index : repository_.IndicesIn(*snapshot_)) {
-    if (transform::SelectIndex(options_.index_allowlist, index)) out.push_back(std::move(index));
+    const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
+    if (transform::SelectIndex(options_.index_allowlist, index, stream ? stream->name : "")) {
+      out.push_back(std::move(index));
+    }
   }
   return out;
 }
@@ -823,6 +861,10 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   IndexPlacement placement;
   placement.type_count = transform::CountMappingTypes(metadata->mappings);
   placement.mapping_type = lucene::IndexMappingType(*metadata);
+  if (const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, item.index_name)) {
+    placement.data_stream = stream->name;
+    placement.timestamp_field = stream->timestamp_field;
+  }
 
   auto shard_snapshot =
       repository_.ReadShardSnapshot(*snapshot_, item.index_name, static_cast<int>(item.shard));
@@ -865,12 +907,17 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
           : std::min<uint64_t>(item.ending_cursor.value_or(UINT64_MAX), (*reader)->max_cursor());
   const uint64_t start = std::min<uint64_t>(recorded.next_cursor, item_end);
   const ConversionTarget conversion{item.index_name, placement, options_.multi_type_policy};
-  RFS_ASSIGN_OR_RETURN(std::shared_ptr<IDocumentSink> sink,
-                       sinks_(item.index_name, static_cast<int>(item.shard)));
+  RFS_ASSIGN_OR_RETURN(
+      std::shared_ptr<IDocumentSink> sink,
+      sinks_(item.index_name, placement.data_stream ? core::StrCat(item.shard, "-", item.index_name)
+                                                    : std::to_string(item.shard)));
   // A sink that writes laid-out bulk lines as they are gets them from the decoding threads,
   // unless a transform is to change the documents first.
   std::optional<reindex::BulkActionOptions> render;
-  if (sink->writes_rendered_lines() && !transformer_) render = sink->action_options();
+  // Not for a data stream's documents either: their sources are checked once converted.
+  if (sink->writes_rendered_lines() && !transformer_ && !placement.data_stream) {
+    render = sink->action_options();
+  }
   absl::StatusOr<std::unique_ptr<IConvertedSource>> cursor;
   if (previous_snapshot_ != nullptr) {
     // The same shard in the previous snapshot, when the index was there with this shard.
@@ -1159,6 +1206,11 @@ absl::Status DocumentMigrationWorker::RunLoop() {
           "--previous-snapshot-name names the snapshot being migrated: a delta needs an older "
           "one");
     }
+  }
+  {
+    auto streams = repository_.ReadDataStreams(*snapshot_);
+    if (!streams.ok()) return TagSnapshotRead(streams.status());
+    data_streams_ = *std::move(streams);
   }
   RFS_RETURN_IF_ERROR(CheckSourceStorage());
   RFS_RETURN_IF_ERROR(coordinator_.Setup());

@@ -129,13 +129,12 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
 
   std::shared_ptr<reindex::IDocumentSink> cluster_sink = wiring.cluster_sink;
   const std::string output_dir = options.output_dir;
-  wiring.sinks = [cluster_sink, output_dir](
-                     std::string_view index,
-                     int shard) -> absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>> {
+  wiring.sinks = [cluster_sink, output_dir](std::string_view, std::string_view shard_label)
+      -> absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>> {
     if (cluster_sink) return cluster_sink;
     reindex::NdjsonDirectorySinkOptions sink_options;
     sink_options.directory = output_dir;
-    sink_options.shard = std::to_string(shard);
+    sink_options.shard = std::string(shard_label);
     auto sink = reindex::NdjsonDirectorySink::Open(std::move(sink_options));
     if (!sink.ok()) return sink.status();
     return std::shared_ptr<reindex::IDocumentSink>(std::move(*sink));

@@ -65,13 +65,14 @@ using transform::ClusterDescription;
 
 std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
 
-constexpr std::array<MetadataOutcome, 8> kOutcomes = {MetadataOutcome::kCreated,
+constexpr std::array<MetadataOutcome, 9> kOutcomes = {MetadataOutcome::kCreated,
                                                       MetadataOutcome::kWouldCreate,
                                                       MetadataOutcome::kAlreadyExists,
                                                       MetadataOutcome::kSkippedByAllowlist,
                                                       MetadataOutcome::kSkippedSystem,
                                                       MetadataOutcome::kSkippedUnsupported,
                                                       MetadataOutcome::kSkippedByTransform,
+                                                      MetadataOutcome::kPartOfDataStream,
                                                       MetadataOutcome::kFailed};
 
 // The "type" of a metadata item in the Java tool's transformer input: ToString's names, but
@@ -79,9 +80,9 @@ constexpr std::array<MetadataOutcome, 8> kOutcomes = {MetadataOutcome::kCreated,
 std::string_view JavaItemType(MetadataItemKind kind) {
   return kind == MetadataItemKind::kLegacyTemplate ? "template" : ToString(kind);
 }
-constexpr std::array<MetadataItemKind, 4> kKinds = {
+constexpr std::array<MetadataItemKind, 5> kKinds = {
     MetadataItemKind::kLegacyTemplate, MetadataItemKind::kComponentTemplate,
-    MetadataItemKind::kIndexTemplate, MetadataItemKind::kIndex};
+    MetadataItemKind::kIndexTemplate, MetadataItemKind::kDataStream, MetadataItemKind::kIndex};
 
 TemplateKind TemplateKindOf(MetadataItemKind kind) {
   switch (kind) {
@@ -150,6 +151,8 @@ std::string_view KindHeading(MetadataItemKind kind) {
       return "Component templates";
     case MetadataItemKind::kIndexTemplate:
       return "Index templates";
+    case MetadataItemKind::kDataStream:
+      return "Data streams";
     case MetadataItemKind::kIndex:
       return "Indices";
   }
@@ -193,6 +196,9 @@ class MigrationRun {
   }
 
   void Templates(const json::object& templates, MetadataItemKind kind);
+  // Each data stream, after the templates (one of which must match it on the target).
+  void DataStreams(const std::vector<snapshot::DataStream>& streams,
+                   const json::object& index_templates);
   // One template (as the snapshot holds it, or as a user transform made it) to the target.
   void TemplateVariant(MetadataItemKind kind, MetadataItemReport item, const std::string& name,
                        const json::object& source);
@@ -221,6 +227,7 @@ class MigrationRun {
   std::map<std::string, std::string> components_failed_;  // selected but failed: why
   std::set<std::string> components_failed_transiently_;
   std::unique_ptr<transform::IJsonTransformer> user_transformer_;
+  std::vector<snapshot::DataStream> data_streams_;
 };
 
 absl::StatusOr<MetadataReport> MigrationRun::Execute() {
@@ -281,6 +288,14 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
     Templates(global->legacy_templates, MetadataItemKind::kLegacyTemplate);
     Templates(global->component_templates, MetadataItemKind::kComponentTemplate);
     Templates(global->index_templates, MetadataItemKind::kIndexTemplate);
+    data_streams_ = global->data_streams;
+    DataStreams(global->data_streams, global->index_templates);
+  }
+  if (!global.ok() && options_.include_indices) {
+    // Which indices are backing indices, when the templates were not asked for.
+    auto streams = repository_.ReadDataStreams(snapshot_);
+    if (!streams.ok()) return Fail(MetadataFailureSource::kSnapshot, streams.status());
+    data_streams_ = *std::move(streams);
   }
   for (const std::string& name : repository_.IndicesIn(snapshot_)) {
     if (!options_.include_indices || (options_.only_index && name != *options_.only_index)) {
@@ -289,9 +304,17 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
     MetadataItemReport item;
     item.kind = MetadataItemKind::kIndex;
     item.name = item.source_name = name;
-    if (!transform::SelectIndex(options_.index_allowlist, name)) {
+    const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, name);
+    if (!transform::SelectIndex(options_.index_allowlist, name, stream ? stream->name : "")) {
       item.outcome = options_.index_allowlist.empty() ? MetadataOutcome::kSkippedSystem
                                                       : MetadataOutcome::kSkippedByAllowlist;
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    if (stream != nullptr) {
+      item.outcome = MetadataOutcome::kPartOfDataStream;
+      item.notes.push_back(StrCat("backing index of data stream ", stream->name,
+                                  ": its documents are written to the stream"));
       report_.items.push_back(std::move(item));
       continue;
     }
@@ -426,6 +449,128 @@ void MigrationRun::Templates(const json::object& templates, MetadataItemKind kin
       variant.name = variant_name;
       TemplateVariant(kind, std::move(variant), variant_name, variant_body);
     }
+  }
+}
+
+namespace {
+
+// Elasticsearch's Regex.simpleMatch, as index patterns are matched: '*' matches any run.
+bool SimpleMatch(std::string_view pattern, std::string_view name) {
+  const size_t star = pattern.find('*');
+  if (star == std::string_view::npos) return pattern == name;
+  if (!name.starts_with(pattern.substr(0, star))) return false;
+  const std::string_view rest = pattern.substr(star + 1);
+  for (size_t from = star; from <= name.size(); ++from) {
+    if (SimpleMatch(rest, name.substr(from))) return true;
+  }
+  return false;
+}
+
+// The snapshot's index template with `data_stream` that makes `stream` (highest priority), or "".
+std::string DataStreamTemplate(const json::object& index_templates, std::string_view stream) {
+  std::string best;
+  int64_t best_priority = -1;
+  for (const auto& [name, value] : index_templates) {
+    const json::object* t = value.if_object();
+    if (t == nullptr || t->if_contains("data_stream") == nullptr) continue;
+    const json::value* patterns = t->if_contains("index_patterns");
+    if (patterns == nullptr || !patterns->is_array()) continue;
+    const bool matches = std::any_of(
+        patterns->as_array().begin(), patterns->as_array().end(), [&](const json::value& p) {
+          return p.is_string() && SimpleMatch(Str(p.as_string()), stream);
+        });
+    int64_t priority = 0;
+    if (const json::value* p = t->if_contains("priority"); p && p->is_int64()) {
+      priority = p->as_int64();
+    }
+    if (matches && priority > best_priority) {
+      best = Str(name);
+      best_priority = priority;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void MigrationRun::DataStreams(const std::vector<snapshot::DataStream>& streams,
+                               const json::object& index_templates) {
+  // Fields of an Elasticsearch data stream that OpenSearch has no equivalent for.
+  constexpr std::array<std::string_view, 6> kKept = {"name",       "timestamp_field", "indices",
+                                                     "generation", "status",          "template"};
+  for (const snapshot::DataStream& stream : streams) {
+    MetadataItemReport item;
+    item.kind = MetadataItemKind::kDataStream;
+    item.name = item.source_name = stream.name;
+    const transform::Allowlist& allowlist = options_.index_allowlist;
+    const bool selected =
+        allowlist.empty()
+            ? !transform::IsSystemIndex(stream.name)
+            : allowlist.Matches(stream.name) ||
+                  std::any_of(stream.backing_indices.begin(), stream.backing_indices.end(),
+                              [&](const auto& b) { return allowlist.Matches(b); });
+    if (!selected) {
+      item.outcome = allowlist.empty() ? MetadataOutcome::kSkippedSystem
+                                       : MetadataOutcome::kSkippedByAllowlist;
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    if (!transform_.target.SupportsDataStreams()) {
+      item.outcome = MetadataOutcome::kSkippedUnsupported;
+      item.notes.push_back(StrCat(transform_.target.ToString(),
+                                  " has no data streams (Elasticsearch 7.9+, OpenSearch)"));
+      report_.items.push_back(std::move(item));
+      continue;
+    }
+    std::string backing;
+    json::array backing_list;
+    for (const std::string& b : stream.backing_indices) {
+      backing += StrCat(backing.empty() ? "" : ", ", b);
+      backing_list.emplace_back(b);
+    }
+    item.notes.push_back(StrCat(stream.backing_indices.size(), " backing indices (", backing,
+                                "): their documents are written to the stream, as create"));
+    for (const auto& [key, value] : stream.raw) {
+      if (std::find(kKept.begin(), kKept.end(), std::string_view(key)) != kKept.end()) continue;
+      if (key == "lifecycle") {
+        item.notes.push_back(
+            "lifecycle (Elasticsearch's data stream lifecycle) dropped: set retention with an "
+            "ISM policy on the target");
+      } else {
+        item.notes.push_back(StrCat("`", std::string_view(key), "` dropped (Elasticsearch-only)"));
+      }
+    }
+    const std::string template_name = DataStreamTemplate(index_templates, stream.name);
+    const MetadataItemReport* template_item = nullptr;
+    for (const auto& other : report_.items) {
+      if (other.kind == MetadataItemKind::kIndexTemplate && other.source_name == template_name) {
+        template_item = &other;
+      }
+    }
+    std::string template_hint;
+    if (template_name.empty()) {
+      template_hint =
+          "the snapshot holds no index template with data_stream that matches it: create one "
+          "on the target first";
+    } else if (template_item != nullptr && !IsFine(template_item->outcome)) {
+      template_hint = StrCat("its index template [", template_name, "] failed to migrate");
+    } else if (template_item != nullptr && template_item->outcome != MetadataOutcome::kCreated &&
+               template_item->outcome != MetadataOutcome::kWouldCreate &&
+               template_item->outcome != MetadataOutcome::kAlreadyExists) {
+      template_hint =
+          StrCat("its index template [", template_name, "] is ", ToString(template_item->outcome),
+                 ": select it with --index-template-allowlist, or create a matching "
+                 "template with data_stream on the target first");
+    }
+    item.body = json::object{{"timestamp_field", json::object{{"name", stream.timestamp_field}}},
+                             {"backing_indices", std::move(backing_list)}};
+    Apply(item);
+    if (item.outcome == MetadataOutcome::kFailed && !template_hint.empty()) {
+      item.error += StrCat(" (", template_hint, ")");
+    } else if (!template_hint.empty() && item.outcome != MetadataOutcome::kAlreadyExists) {
+      item.notes.push_back(template_hint);
+    }
+    report_.items.push_back(std::move(item));
   }
 }
 
@@ -579,6 +724,9 @@ absl::StatusOr<bool> MigrationRun::Exists(MetadataItemKind kind, const std::stri
     if (kind == MetadataItemKind::kIndex) {
       return WithRetries([&] { return client_->IndexExists(name); });
     }
+    if (kind == MetadataItemKind::kDataStream) {
+      return WithRetries([&] { return client_->DataStreamExists(name); });
+    }
     return WithRetries([&] { return client_->TemplateExists(TemplateKindOf(kind), name); });
   }
   if (options_.output_dir.empty()) return false;
@@ -626,6 +774,10 @@ absl::Status MigrationRun::Create(MetadataItemReport& item, bool& existed) {
       auto created = WithRetries([&] { return client_->CreateIndex(item.name, item.body); });
       status = created.status();
       if (created.ok() && !*created) existed = true;
+    } else if (item.kind == MetadataItemKind::kDataStream) {
+      auto created = WithRetries([&] { return client_->CreateDataStream(item.name); });
+      if (created.ok() && !*created) existed = true;
+      return created.status();
     } else {
       status = WithRetries(
           [&] { return client_->PutTemplate(TemplateKindOf(item.kind), item.name, item.body); });
@@ -661,6 +813,8 @@ std::string_view ToString(MetadataItemKind kind) {
       return "component_template";
     case MetadataItemKind::kIndexTemplate:
       return "index_template";
+    case MetadataItemKind::kDataStream:
+      return "data_stream";
     case MetadataItemKind::kIndex:
       return "index";
   }
@@ -683,6 +837,8 @@ std::string_view ToString(MetadataOutcome outcome) {
       return "skipped_unsupported";
     case MetadataOutcome::kSkippedByTransform:
       return "skipped_by_transform";
+    case MetadataOutcome::kPartOfDataStream:
+      return "part_of_data_stream";
     case MetadataOutcome::kFailed:
       return "failed";
   }
@@ -767,7 +923,8 @@ std::string MetadataReport::ToText() const {
       Count(MetadataOutcome::kAlreadyExists), " already exist, ",
       Count(MetadataOutcome::kSkippedByAllowlist) + Count(MetadataOutcome::kSkippedSystem) +
           Count(MetadataOutcome::kSkippedUnsupported) + Count(MetadataOutcome::kSkippedByTransform),
-      " skipped, ", Count(MetadataOutcome::kFailed), " failed\n");
+      " skipped, ", Count(MetadataOutcome::kPartOfDataStream), " backing indices of data streams, ",
+      Count(MetadataOutcome::kFailed), " failed\n");
   return out;
 }
 

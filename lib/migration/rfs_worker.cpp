@@ -327,6 +327,9 @@ class Worker {
     snapshot_ = *snapshot;
     result_.snapshot_name = snapshot_->name;
     options_.documents.migration.snapshot_name = snapshot_->name;
+    auto streams = wiring_.repository->ReadDataStreams(*snapshot_);
+    if (!streams.ok()) return streams.status();
+    data_streams_ = *std::move(streams);
     return absl::OkStatus();
   }
 
@@ -717,10 +720,16 @@ class Worker {
     return absl::OkStatus();
   }
 
+  bool Selected(const std::string& index) const {
+    const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
+    return transform::SelectIndex(options_.metadata.index_allowlist, index,
+                                  stream ? stream->name : "");
+  }
+
   std::vector<std::string> SelectedIndices() const {
     std::vector<std::string> out;
     for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
-      if (transform::SelectIndex(options_.metadata.index_allowlist, index)) out.push_back(index);
+      if (Selected(index)) out.push_back(index);
     }
     return out;
   }
@@ -874,28 +883,47 @@ class Worker {
     if (request_client_) {
       if (auto refreshed = request_client_->Refresh(); !refreshed.ok()) return refreshed;
     }
-    for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
+    const std::vector<std::string> in_snapshot = wiring_.repository->IndicesIn(*snapshot_);
+    std::set<std::string> streams_done;
+    for (const std::string& index : in_snapshot) {
+      // A data stream is checked as one: its backing indices' documents against the stream's.
+      const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
+      if (stream != nullptr && !streams_done.insert(stream->name).second) continue;
       IndexVerification row;
-      row.index = index;
-      row.excluded = !transform::SelectIndex(options_.metadata.index_allowlist, index);
+      row.index = stream != nullptr ? stream->name : index;
+      row.excluded = !Selected(index);
       if (row.excluded) {
         // Not read: an excluded (often system) index may not even be readable.
         report.indices.push_back(std::move(row));
         continue;
       }
-      auto docs = ReadIndexDocs(*wiring_.repository, *snapshot_, index,
-                                static_cast<size_t>(options_.verify_sample), rng_);
-      if (!docs.ok()) {
-        return core::IsRetryable(docs.status()) ? docs.status()
-                                                : MarkSnapshotReadFailure(docs.status());
+      std::vector<std::string> sources{index};
+      if (stream != nullptr) {
+        sources.clear();
+        for (const std::string& backing : stream->backing_indices) {
+          if (std::binary_search(in_snapshot.begin(), in_snapshot.end(), backing)) {
+            sources.push_back(backing);
+          }
+        }
       }
-      row.expected = docs->count;
-      Emit(WorkerPhase::kVerify, "progress", StrCat("index ", index),
+      SnapshotIndexDocs docs;
+      for (const std::string& source_index : sources) {
+        auto read = ReadIndexDocs(*wiring_.repository, *snapshot_, source_index,
+                                  static_cast<size_t>(options_.verify_sample), rng_);
+        if (!read.ok()) {
+          return core::IsRetryable(read.status()) ? read.status()
+                                                  : MarkSnapshotReadFailure(read.status());
+        }
+        docs.count += read->count;
+        for (auto& sampled : read->sample) docs.sample.push_back(std::move(sampled));
+      }
+      row.expected = docs.count;
+      Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
            StrCat(row.expected, " documents in the snapshot"));
-      if (auto it = failed.find(index); it != failed.end()) row.failed = it->second;
+      if (auto it = failed.find(row.index); it != failed.end()) row.failed = it->second;
       std::map<std::string, std::string> target_sources;
       if (request_client_) {
-        auto count = request_client_->Count(index);
+        auto count = request_client_->Count(row.index);
         if (absl::IsNotFound(count.status())) {
           row.migrated = 0;
         } else if (!count.ok()) {
@@ -903,21 +931,36 @@ class Worker {
         } else {
           row.migrated = *count;
         }
-        for (const auto& [id, routing, source] : docs->sample) {
-          auto stored = request_client_->GetDocument(index, id, routing);
+        if (stream != nullptr && !docs.sample.empty()) {
+          // A data stream serves no GET by _id (its documents are in backing indices): search.
+          json::array ids;
+          for (const auto& sampled : docs.sample) ids.emplace_back(sampled.id);
+          const size_t wanted = ids.size();
+          auto found = request_client_->Search(
+              row.index, json::object{{"size", wanted},
+                                      {"query", json::object{{"ids", json::object{
+                                                                         {"values", std::move(ids)},
+                                                                     }}}}});
+          if (!found.ok()) return found.status();
+          for (auto& hit : found->hits) target_sources[hit.id] = std::move(hit.source);
+        }
+        for (const auto& [id, routing, source] : docs.sample) {
+          if (stream != nullptr) break;
+          auto stored = request_client_->GetDocument(row.index, id, routing);
           if (!stored.ok()) return stored.status();
           if (*stored) target_sources[id] = (*stored)->source;
         }
       } else {
         std::set<std::string> wanted;
-        for (const auto& [id, routing, source] : docs->sample) wanted.insert(id);
-        DirectoryIndex directory = ReadDirectoryIndex(options_.documents.output_dir, index, wanted);
+        for (const auto& [id, routing, source] : docs.sample) wanted.insert(id);
+        DirectoryIndex directory =
+            ReadDirectoryIndex(options_.documents.output_dir, row.index, wanted);
         row.migrated = directory.count;
         target_sources = std::move(directory.sources);
       }
       const uint64_t accounted = row.migrated + row.failed;
       row.missing = row.expected > accounted ? row.expected - accounted : 0;
-      for (const auto& [id, routing, source] : docs->sample) {
+      for (const auto& [id, routing, source] : docs.sample) {
         ++row.sampled;
         auto it = target_sources.find(id);
         if (it == target_sources.end()) {
@@ -936,6 +979,7 @@ class Worker {
   internal::DocumentsWiring wiring_;
   std::unique_ptr<IWorkCoordinator> records_;
   const snapshot::SnapshotEntry* snapshot_ = nullptr;
+  std::vector<snapshot::DataStream> data_streams_;  // of snapshot_
   core::SystemClock clock_;
   std::mt19937_64 rng_{std::random_device{}()};
   bool stopped_ = false;

@@ -357,6 +357,29 @@ absl::Status OpenSearchClient::PutTemplate(TemplateKind kind, std::string_view n
   return StatusFromResponse(*response, StrCat("PUT ", target));
 }
 
+absl::StatusOr<bool> OpenSearchClient::DataStreamExists(std::string_view name) {
+  const std::string target = StrCat("/_data_stream/", EncodePathSegment(name));
+  auto response = Send(JsonRequest("GET", target));
+  if (!response.ok()) return response.status();
+  if (response->status == 404) return false;
+  absl::Status status = StatusFromResponse(*response, StrCat("GET ", target));
+  if (!status.ok()) return status;
+  return true;
+}
+
+absl::StatusOr<bool> OpenSearchClient::CreateDataStream(std::string_view name) {
+  const std::string target = StrCat("/_data_stream/", EncodePathSegment(name));
+  auto response = Send(JsonRequest("PUT", target));
+  if (!response.ok()) return response.status();
+  if (response->status == 400 &&
+      ParseErrorBody(response->body).type == "resource_already_exists_exception") {
+    return false;
+  }
+  absl::Status status = StatusFromResponse(*response, StrCat("PUT ", target));
+  if (!status.ok()) return status;
+  return true;
+}
+
 absl::StatusOr<BulkResponse> OpenSearchClient::Bulk(std::string body, size_t action_count) {
   auto compress = CompressionActive();
   if (!compress.ok()) return compress.status();

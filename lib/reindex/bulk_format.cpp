@@ -7,8 +7,17 @@
 namespace rfs::reindex {
 void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& options,
                       std::string& out) {
-  out.append(doc.delete_op ? std::string_view(R"({"delete":{"_index":)")
-                           : std::string_view(R"({"index":{"_index":)"));
+  switch (doc.op) {
+    case BulkOp::kIndex:
+      out.append(R"({"index":{"_index":)");
+      break;
+    case BulkOp::kCreate:
+      out.append(R"({"create":{"_index":)");
+      break;
+    case BulkOp::kDelete:
+      out.append(R"({"delete":{"_index":)");
+      break;
+  }
   AppendJsonString(doc.index, out);
   if (options.include_type) {
     out.append(R"(,"_type":)");
@@ -43,7 +52,7 @@ bool HasRenderedLines(const SourceDocument& doc, const BulkActionOptions& option
 }
 
 void AppendSourceLine(const SourceDocument& doc, std::string& out) {
-  if (doc.delete_op) return;  // a delete action has no source line
+  if (doc.op == BulkOp::kDelete) return;  // a delete action has no source line
   const std::string_view source = SourceBytes(doc);
   if (!doc.one_line || source.empty()) return AppendSourceLine(source, out);
   out.append(source);
@@ -53,6 +62,7 @@ void AppendSourceLine(const SourceDocument& doc, std::string& out) {
 size_t EstimateBulkBytes(const SourceDocument& doc) {
   // `{"index":{"_index":"","_id":""}}\n` is 33 bytes; routing and type add their own keys.
   size_t bytes = 33 + doc.index.size() + doc.id.size() + SourceSize(doc) + 1;
+  if (doc.op == BulkOp::kCreate) bytes += 1;
   if (doc.routing) bytes += 13 + doc.routing->size();
   if (doc.type) bytes += 11 + doc.type->size();
   return bytes;

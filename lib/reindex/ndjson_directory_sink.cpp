@@ -131,7 +131,7 @@ absl::Status WriteBulkLines(std::span<const SourceDocument* const> docs,
     const std::string_view source = SourceBytes(doc);
     action.clear();
     AppendBulkAction(doc, {}, action);
-    if (doc.delete_op) {
+    if (doc.op == BulkOp::kDelete) {
       // A delete is its action line alone, in stream order with the documents around it, so a
       // replay of the files in order applies it where the run did.
       add_action(action, {});

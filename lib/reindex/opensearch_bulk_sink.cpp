@@ -61,8 +61,13 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
   if (!response.ok()) return response.status();
   for (size_t i = 0; i < response->items.size() && i < sent.size(); ++i) {
     opensearch::BulkItemResult& item = response->items[i];
-    // Deleting a document the target does not hold leaves it as wanted.
-    if (item.ok() || (docs[sent[i]]->delete_op && item.status == 404)) continue;
+    // Deleting a document the target does not hold leaves it as wanted; a data stream's
+    // document the target holds already (409 to `create`) was written by an earlier attempt.
+    const BulkOp op = docs[sent[i]]->op;
+    if (item.ok() || (op == BulkOp::kDelete && item.status == 404) ||
+        (op == BulkOp::kCreate && item.status == 409)) {
+      continue;
+    }
     failures.push_back(
         {sent[i], item.status, std::move(item.error_type), std::move(item.error_reason)});
   }

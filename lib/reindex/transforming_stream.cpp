@@ -52,7 +52,7 @@ absl::Status TransformingDocumentStream::Refill() {
       break;
     }
     SourceDocument& doc = **next;
-    if (doc.delete_op) {
+    if (doc.op == BulkOp::kDelete) {
       // Deletes have no source to transform: they go out in order, after the documents before
       // them.
       docs_in_ += batch.size() + 1;
@@ -169,6 +169,8 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
     doc.type = std::move(op.type);
     doc.routing = std::move(op.routing);
     doc.cursor = cursor;
+    // The documents of one stream share their action (a data stream's backing index: create).
+    doc.op = docs.front()->op;
     const json::string* text = document->if_string();
     if (!parse_sources_ && text != nullptr && text->size() > kSourcePlaceholder.size() &&
         std::string_view(*text).substr(0, kSourcePlaceholder.size()) == kSourcePlaceholder) {

@@ -77,16 +77,25 @@ absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& reposit
 
   json::object templates{
       {"legacy", json::object()}, {"component", json::object()}, {"index", json::object()}};
+  json::array data_streams;
   auto global = repository.ReadGlobalMetadata(*chosen);
   if (global.ok()) {
     templates["legacy"] = global->legacy_templates;
     templates["component"] = global->component_templates;
     templates["index"] = global->index_templates;
+    for (const DataStream& stream : global->data_streams) {
+      json::array backing;
+      for (const auto& b : stream.backing_indices) backing.emplace_back(b);
+      data_streams.push_back(json::object{{"name", stream.name},
+                                          {"timestamp_field", stream.timestamp_field},
+                                          {"backing_indices", std::move(backing)}});
+    }
   } else if (!absl::IsNotFound(global.status())) {
     // Snapshots without global state have no meta-<uuid>.dat; anything else is an error.
     return global.status();
   }
   out["templates"] = std::move(templates);
+  out["data_streams"] = std::move(data_streams);
   return out;
 }
 
@@ -159,6 +168,18 @@ std::string FormatInspection(const json::object& in) {
             StrCat("    ", name, ": index_patterns ",
                    patterns != nullptr ? json::serialize(*patterns) : std::string("(none)"), "\n");
       }
+    }
+  }
+  if (const auto* streams = in.if_contains("data_streams"); streams && streams->is_array()) {
+    out += StrCat("Data streams: ", streams->get_array().size(), "\n");
+    for (const auto& s : streams->get_array()) {
+      const auto& o = s.get_object();
+      std::string backing;
+      for (const auto& b : o.at("backing_indices").get_array()) {
+        backing += StrCat(backing.empty() ? "" : ", ", Str(b));
+      }
+      out += StrCat("  ", Str(o.at("name")), ": timestamp ", Str(o.at("timestamp_field")),
+                    ", backing indices ", backing, "\n");
     }
   }
   return out;

@@ -85,6 +85,15 @@ std::optional<SourceVersion> ParseVersionNumber(SourceVersion::Product product,
   return v;
 }
 
+const DataStream* DataStreamOf(const std::vector<DataStream>& streams, std::string_view index) {
+  for (const DataStream& stream : streams) {
+    for (const std::string& backing : stream.backing_indices) {
+      if (backing == index) return &stream;
+    }
+  }
+  return nullptr;
+}
+
 uint64_t FileInfo::number_of_parts() const {
   if (length == 0 || !part_size || *part_size == 0) return 1;
   return (length + *part_size - 1) / *part_size;

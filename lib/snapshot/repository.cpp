@@ -608,7 +608,46 @@ absl::StatusOr<GlobalMetadata> SnapshotRepository::ReadGlobalMetadata(
   };
   unwrap("component_template", out.component_templates);
   unwrap("index_template", out.index_templates);
+  // {"data_stream": {"data_stream": {name: {name, timestamp_field: {name}, indices: [{index_name,
+  // index_uuid}], generation, ...}}}} (ES/OpenSearch DataStreamMetadata, DataStream).
+  json::object streams;
+  unwrap("data_stream", streams);
+  for (const auto& [key, value] : streams) {
+    const std::string where = StrCat(blob, ": data stream ", std::string_view(key));
+    RFS_ASSIGN_OR_RETURN(const json::object* stream,
+                         internal::RequireObject(value, where, "(data stream)"));
+    DataStream ds;
+    ds.name = std::string(key);
+    ds.raw = *stream;
+    if (const auto* ts = Find(*stream, "timestamp_field"); ts && ts->is_object()) {
+      if (const auto* name = Find(ts->get_object(), "name"); name && name->is_string()) {
+        ds.timestamp_field = std::string(name->get_string());
+      }
+    }
+    const auto* indices = Find(*stream, "indices");
+    if (indices == nullptr || !indices->is_array()) {
+      return absl::DataLossError(StrCat(where, " lists no backing indices"));
+    }
+    for (const auto& entry : indices->get_array()) {
+      const auto* name = entry.is_object() ? Find(entry.get_object(), "index_name") : nullptr;
+      if (name == nullptr || !name->is_string()) {
+        return absl::DataLossError(StrCat(where, " has a backing index without index_name"));
+      }
+      ds.backing_indices.emplace_back(name->get_string());
+    }
+    out.data_streams.push_back(std::move(ds));
+  }
+  std::sort(out.data_streams.begin(), out.data_streams.end(),
+            [](const DataStream& a, const DataStream& b) { return a.name < b.name; });
   return out;
+}
+
+absl::StatusOr<std::vector<DataStream>> SnapshotRepository::ReadDataStreams(
+    const SnapshotEntry& snapshot) const {
+  auto global = ReadGlobalMetadata(snapshot);
+  if (absl::IsNotFound(global.status())) return std::vector<DataStream>();
+  if (!global.ok()) return global.status();
+  return std::move(global->data_streams);
 }
 
 absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(

@@ -1549,3 +1549,217 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   source.DeleteIndices({index, added});
   target.DeleteIndices({index, added});
 }
+
+namespace {
+
+// Data stream `name` on `node` (template `name`-tpl, 2 shards), with `per_generation` documents
+// created in each of `generations` backing indices (a rollover between them).
+void MakeDataStream(RealNode& node, const std::string& name, int generations, int per_generation) {
+  node.Send("DELETE", "/_data_stream/" + name);
+  node.Send("DELETE", "/_index_template/" + name + "-tpl");
+  node.Ok("PUT", "/_index_template/" + name + "-tpl",
+          R"({"index_patterns":[")" + name + R"(*"],"data_stream":{},"priority":500,
+              "template":{"settings":{"number_of_shards":2,"number_of_replicas":0},
+              "mappings":{"properties":{"@timestamp":{"type":"date"},"n":{"type":"long"}}}}})");
+  node.Ok("PUT", "/_data_stream/" + name);
+  int n = 0;
+  for (int generation = 0; generation < generations; ++generation) {
+    if (generation > 0) node.Ok("POST", "/" + name + "/_rollover");
+    std::string body;
+    for (int i = 0; i < per_generation; ++i, ++n) {
+      body += R"({"create":{"_index":")" + name + R"(","_id":"e)" + std::to_string(n) + "\"}}\n" +
+              R"({"@timestamp":"2024-03-0)" + std::to_string(1 + generation) +
+              R"(T10:00:00Z","n":)" + std::to_string(n) + "}\n";
+    }
+    node.Ok("POST", "/_bulk?refresh=true", body);
+  }
+}
+
+// Every record of a failed-documents folder, as text.
+std::string FailedRecordsText(const std::string& dir) {
+  std::string all;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path().string()));
+    REQUIRE(text.ok());
+    all += *text;
+  }
+  return all;
+}
+
+// The documents a snapshot's backing indices hold, by _id, as its data stream should serve them.
+std::map<std::string, std::string> StreamDocuments(const SnapshotDocuments& docs,
+                                                   const std::string& stream) {
+  std::map<std::string, std::string> out;
+  for (const auto& [index, by_id] : docs) {
+    if (!index.starts_with(".ds-" + stream + "-")) continue;
+    for (const auto& [id, doc] : by_id) out[id] = doc.source;
+  }
+  return out;
+}
+
+// Requires the data stream `name` on `node` to serve exactly `expected` (by _id).
+void CheckStreamHolds(RealNode& node, const std::string& name,
+                      const std::map<std::string, std::string>& expected) {
+  node.Ok("POST", "/" + name + "/_refresh");
+  const auto streams = node.Ok("GET", "/_data_stream/" + name);
+  REQUIRE(streams.at("data_streams").as_array().size() == 1);
+  const auto found =
+      node.Ok("POST", "/" + name + "/_search", R"({"size":1000,"query":{"match_all":{}}})");
+  const auto& hits = found.at("hits").at("hits").as_array();
+  CHECK(hits.size() == expected.size());
+  for (const auto& hit : hits) {
+    const std::string id(hit.at("_id").as_string());
+    INFO("document " << id);
+    // Written through the stream: into the target's own backing index.
+    CHECK(std::string(hit.at("_index").as_string()).starts_with(".ds-" + name + "-"));
+    auto it = expected.find(id);
+    REQUIRE(it != expected.end());
+    CHECK(hit.at("_source") == json::parse(it->second));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a data stream of several backing indices lands in a fresh real node through the stream",
+          "[real][data-stream]") {
+  // OpenSearch 2 writes a data stream of three backing indices; MetadataMigration makes its
+  // template and the stream on OpenSearch 3, the documents go to the stream as `create`, keeping
+  // their _id; a second run (a redo) adds nothing. Then RfsWorker does it all again, verify
+  // phase included.
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string stream = "rn-ds-events";
+  MakeDataStream(source, stream, 3, 20);
+  target.Send("DELETE", "/_data_stream/" + stream);
+  target.Send("DELETE", "/_index_template/" + stream + "-tpl");
+  const fs::path location = source.repo_path() / "rn-ds-repo";
+  source.Ok("PUT", "/_snapshot/rn-ds-repo",
+            json::serialize(json::object{
+                {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  source.Send("DELETE", "/_snapshot/rn-ds-repo/a");
+  source.Ok("PUT", "/_snapshot/rn-ds-repo/a?wait_for_completion=true",
+            R"({"indices":")" + stream + R"(","include_global_state":true})");
+  const auto expected = StreamDocuments(rfs::test::ReadSnapshotDocuments(location, "a"), stream);
+  REQUIRE(expected.size() == 60);
+
+  Runner runner;
+  const std::vector<std::string> allowlists = {"--index-allowlist", stream,
+                                               "--index-template-allowlist", stream + "-tpl"};
+  std::vector<std::string> metadata = {RFS_METADATA_TOOL, "migrate",         "--snapshot-local-dir",
+                                       location.string(), "--snapshot-name", "a",
+                                       "--target-host",   target.url()};
+  metadata.insert(metadata.end(), allowlists.begin(), allowlists.end());
+  REQUIRE(runner.Run(metadata) == 0);
+  INFO(runner.out << runner.err);
+  CHECK(runner.out.find("3 backing indices") != std::string::npos);
+  CHECK(runner.out.find("part_of_data_stream") != std::string::npos);
+  // The stream exists, empty, with its own first backing index; no .ds- index of the source was
+  // created as an index.
+  CHECK(target.Ok("GET", "/_data_stream/" + stream).at("data_streams").as_array().size() == 1);
+
+  auto documents = [&](const std::string& store) {
+    return runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(),
+                       "--snapshot-name", "a", "--target-host", target.url(), "--coordinator-db",
+                       runner.dir.File(store), "--index-allowlist", stream});
+  };
+  REQUIRE(documents("first.sqlite") == kNoWorkLeft);
+  CheckStreamHolds(target, stream, expected);
+  // A redo (a store of its own) meets 409s from `create`: documents already there, not errors.
+  REQUIRE(documents("redo.sqlite") == kNoWorkLeft);
+  CheckStreamHolds(target, stream, expected);
+
+  // The embedded target: bulk files of `create` actions under the stream's folder, one shard
+  // folder per backing index's shard, every document once.
+  const std::string out_dir = runner.dir.File("out");
+  REQUIRE(
+      runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(), "--snapshot-name",
+                  "a", "--output-dir", out_dir, "--index-allowlist", stream}) == kNoWorkLeft);
+  std::set<std::string> written, folders;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(out_dir) / stream)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
+    folders.insert(entry.path().parent_path().filename().string());
+    std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
+    for (std::string action, source; std::getline(lines, action) && std::getline(lines, source);) {
+      const auto parsed = json::parse(action).as_object();
+      REQUIRE(parsed.contains("create"));
+      CHECK(parsed.at("create").at("_index").as_string() == stream.c_str());
+      const std::string id(parsed.at("create").at("_id").as_string());
+      CHECK(written.insert(id).second);
+      CHECK(json::parse(source) == json::parse(expected.at(id)));
+    }
+  }
+  CHECK(written.size() == 60);
+  CHECK(folders.size() == 6);  // 3 backing indices of 2 shards
+
+  // A snapshot without global state still names the stream of its backing indices.
+  source.Send("DELETE", "/_snapshot/rn-ds-repo/nostate");
+  source.Ok("PUT", "/_snapshot/rn-ds-repo/nostate?wait_for_completion=true",
+            R"({"indices":")" + stream + R"(","include_global_state":false})");
+  REQUIRE(runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(),
+                      "--snapshot-name", "nostate", "--target-host", target.url(),
+                      "--coordinator-db", runner.dir.File("nostate.sqlite")}) == kNoWorkLeft);
+  CHECK(runner.out.find(": no_work_left; 60 docs") != std::string::npos);
+  CheckStreamHolds(target, stream, expected);
+
+  // A delta: new documents arrive through the stream; a delete made through a backing index
+  // cannot be sent to a data stream (it takes only create), so it is a failed document, kept.
+  std::string more;
+  for (int n = 60; n < 65; ++n) {
+    more += R"({"create":{"_index":")" + stream + R"(","_id":"e)" + std::to_string(n) + "\"}}\n" +
+            R"({"@timestamp":"2024-03-09T10:00:00Z","n":)" + std::to_string(n) + "}\n";
+  }
+  source.Ok("POST", "/_bulk?refresh=true", more);
+  const std::string first_backing = source.Ok("GET", "/_data_stream/" + stream)
+                                        .at("data_streams")
+                                        .at(0)
+                                        .at("indices")
+                                        .at(0)
+                                        .at("index_name")
+                                        .as_string()
+                                        .c_str();
+  source.Ok("DELETE", "/" + first_backing + "/_doc/e0?refresh=true");
+  source.Send("DELETE", "/_snapshot/rn-ds-repo/b");
+  source.Ok("PUT", "/_snapshot/rn-ds-repo/b?wait_for_completion=true",
+            R"({"indices":")" + stream + R"(","include_global_state":true})");
+  const int delta =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(), "--snapshot-name",
+                  "b", "--previous-snapshot-name", "a", "--target-host", target.url(),
+                  "--coordinator-db", runner.dir.File("delta.sqlite"), "--index-allowlist", stream,
+                  "--failed-documents-dir", runner.dir.File("delta-failed")});
+  CHECK(delta == kDocumentsFailed);
+  CHECK(FailedRecordsText(runner.dir.File("delta-failed")).find("data_stream_delete_not_applied") !=
+        std::string::npos);
+  auto after = StreamDocuments(rfs::test::ReadSnapshotDocuments(location, "b"), stream);
+  CHECK(after.size() == 64);
+  after["e0"] = expected.at("e0");  // still on the target: the delete was not applied
+  CheckStreamHolds(target, stream, after);
+
+  SECTION("RfsWorker: snapshot, metadata, documents and verify through the stream") {
+    target.Send("DELETE", "/_data_stream/" + stream);
+    target.Send("DELETE", "/_index_template/" + stream + "-tpl");
+    const fs::path worker_repo = source.repo_path() / "rn-ds-worker";
+    std::vector<std::string> argv = {RFS_WORKER_TOOL,
+                                     "--source-host",
+                                     source.url(),
+                                     "--snapshot-local-dir",
+                                     worker_repo.string(),
+                                     "--snapshot-name",
+                                     "w1",
+                                     "--target-host",
+                                     target.url(),
+                                     "--coordinator-db",
+                                     runner.dir.File("worker.sqlite")};
+    argv.insert(argv.end(), allowlists.begin(), allowlists.end());
+    const int code = runner.Run(argv);
+    INFO(runner.out << runner.err);
+    REQUIRE(code == 0);
+    CHECK(runner.out.find("every phase COMPLETED") != std::string::npos);
+    // The source as it is now: the 64 documents of snapshot b.
+    CHECK(runner.out.find(stream + ": expected 64, migrated 64") != std::string::npos);
+    CheckStreamHolds(target, stream,
+                     StreamDocuments(rfs::test::ReadSnapshotDocuments(worker_repo, "w1"), stream));
+  }
+  target.Send("DELETE", "/_data_stream/" + stream);
+  source.Send("DELETE", "/_data_stream/" + stream);
+}

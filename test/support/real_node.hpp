@@ -154,7 +154,8 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
   REQUIRE(chosen.ok());
   SnapshotDocuments out;
   for (const auto& index : (*repository)->IndicesIn(**chosen)) {
-    if (index.starts_with(".")) continue;  // system indices are not migrated by default
+    // System indices are not migrated by default; data streams' backing indices are.
+    if (index.starts_with(".") && !index.starts_with(".ds-")) continue;
     auto meta = (*repository)->ReadIndexMetadata(**chosen, index);
     REQUIRE(meta.ok());
     auto& docs = out[index];

@@ -30,6 +30,10 @@ struct ClusterVersion {
   bool SupportsComposableTemplates() const {
     return opensearch() || major > 7 || (major == 7 && minor >= 8);
   }
+  /// Data streams: OpenSearch, Elasticsearch >= 7.9.
+  bool SupportsDataStreams() const {
+    return opensearch() || major > 7 || (major == 7 && minor >= 9);
+  }
   /// The releases rfs reads and writes: Elasticsearch 1-9 and OpenSearch 1-3.
   bool IsKnownMajor() const {
     return (elasticsearch() && major >= 1 && major <= 9) ||

@@ -192,10 +192,12 @@ inline constexpr const char* kItemAttemptsPayload = "rfs.migration.item_attempts
 /// True for that error.
 bool IsItemOverAttempts(const absl::Status& status);
 
-/// Opens the sink for documents of one shard (e.g. one reindex::NdjsonDirectorySink per shard
-/// folder, or a shared reindex::OpenSearchBulkSink).
+/// Opens the sink for documents of one shard of `index` (e.g. one reindex::NdjsonDirectorySink
+/// per shard folder, or a shared reindex::OpenSearchBulkSink). `shard_label` tells the shard
+/// apart from every other whose documents go to the same target index: its number, or
+/// "<number>-<backing index>" for a data stream's backing index (a stream gathers several).
 using SinkFactory = std::function<absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>>(
-    std::string_view index, int shard)>;
+    std::string_view index, std::string_view shard_label)>;
 
 struct WorkerSummary {
   WorkerOutcome outcome = WorkerOutcome::kNoWorkLeft;
@@ -278,6 +280,7 @@ class DocumentMigrationWorker {
   DocumentMigrationOptions options_;
   const snapshot::SnapshotEntry* snapshot_ = nullptr;
   const snapshot::SnapshotEntry* previous_snapshot_ = nullptr;  // delta migrations
+  std::vector<snapshot::DataStream> data_streams_;              // of snapshot_
   std::unique_ptr<transform::IJsonTransformer> transformer_;
   WorkerSummary summary_;
 };

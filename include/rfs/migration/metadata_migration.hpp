@@ -1,10 +1,12 @@
 // MetadataMigrator: moves the templates and index definitions of one snapshot to a target
 // cluster before the documents follow, as the Java tool MetadataMigration does.
 //
-// Order: legacy templates, component templates, index templates, then indices (settings,
-// mappings, aliases), so that templates exist before any index that matches them, and
-// component templates before the index templates composed of them. Each item is transformed
-// for the target (rfs/transform/metadata_transform.hpp) and then:
+// Order: legacy templates, component templates, index templates, data streams, then indices
+// (settings, mappings, aliases), so that templates exist before any index or data stream that
+// matches them, and component templates before the index templates composed of them. A data
+// stream is created empty on the target (its index template makes its first backing index); the
+// snapshot's backing indices are not created as indices: their documents go to the stream. Each
+// item is transformed for the target (rfs/transform/metadata_transform.hpp) and then:
 //   evaluate  only reads the target (GET /, HEAD per item) and reports what migrate would do;
 //   migrate   creates what is missing. Existing templates and indices are never changed and are
 //             reported "already exists". A 400 naming an unknown, private or archived setting
@@ -43,8 +45,14 @@ namespace rfs::migration {
 
 enum class MetadataMode { kEvaluate, kMigrate };
 
-enum class MetadataItemKind { kLegacyTemplate, kComponentTemplate, kIndexTemplate, kIndex };
-/// "legacy_template", "component_template", "index_template", "index".
+enum class MetadataItemKind {
+  kLegacyTemplate,
+  kComponentTemplate,
+  kIndexTemplate,
+  kDataStream,
+  kIndex
+};
+/// "legacy_template", "component_template", "index_template", "data_stream", "index".
 std::string_view ToString(MetadataItemKind kind);
 
 enum class MetadataOutcome {
@@ -55,10 +63,11 @@ enum class MetadataOutcome {
   kSkippedSystem,       // a system index or template, not selected explicitly
   kSkippedUnsupported,  // the target cannot hold it (composable templates before ES 7.8)
   kSkippedByTransform,  // a user transform dropped it
+  kPartOfDataStream,    // a data stream's backing index: made by the stream, not created itself
   kFailed,              // transform or target rejected it; see error
 };
 /// "created", "would_create", "already_exists", "skipped_by_allowlist", "skipped_system",
-/// "skipped_unsupported", "skipped_by_transform", "failed".
+/// "skipped_unsupported", "skipped_by_transform", "part_of_data_stream", "failed".
 std::string_view ToString(MetadataOutcome outcome);
 /// Every outcome but kFailed.
 inline bool IsFine(MetadataOutcome outcome) { return outcome != MetadataOutcome::kFailed; }
@@ -119,7 +128,8 @@ struct MetadataMigrationOptions {
   /// Attempts per request on transient target errors (429, 5xx, timeouts).
   int max_transient_attempts = 4;
   /// What Run covers (RfsWorker migrates the templates as one phase and each index as its own
-  /// work item): the templates, the indices, and with `only_index` that one index alone.
+  /// work item): the templates (and data streams), the indices, and with `only_index` that one
+  /// index alone.
   bool include_templates = true;
   bool include_indices = true;
   std::optional<std::string> only_index;

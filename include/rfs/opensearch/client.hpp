@@ -132,6 +132,13 @@ class OpenSearchClient {
   absl::Status PutTemplate(TemplateKind kind, std::string_view name,
                            const boost::json::object& body);
 
+  /// GET /_data_stream/<name>: whether a data stream of that name exists (an index or alias of
+  /// that name is not one).
+  absl::StatusOr<bool> DataStreamExists(std::string_view name);
+  /// PUT /_data_stream/<name>; an index template with `data_stream` must match the name. Returns
+  /// false when it already existed.
+  absl::StatusOr<bool> CreateDataStream(std::string_view name);
+
   /// POST /_bulk with an NDJSON body (compressed here when active); one item per action.
   absl::StatusOr<BulkResponse> Bulk(std::string body, size_t action_count);
 

@@ -25,6 +25,8 @@ namespace rfs::reindex {
 
 struct RenderedLines;  // bulk_format.hpp
 
+enum class BulkOp : uint8_t { kIndex, kCreate, kDelete };
+
 struct SourceDocument {
   /// Target index name.
   std::string index;
@@ -41,10 +43,13 @@ struct SourceDocument {
   /// Position of the document in its stream; never decreasing (equal only for documents a
   /// transform made from one source document).
   uint64_t cursor = 0;
-  /// A delete of `id` (with `routing`) rather than a document to index: a delta migration's
-  /// document gone since the previous snapshot. No source; bulk writers send a `delete` action
-  /// alone, and a target that does not hold the document (404) is not an error.
-  bool delete_op = false;
+  /// The bulk action: `index` (create or replace by `_id`, the usual), `create` (a data
+  /// stream's document: data streams take nothing else; a target that already holds the `_id`,
+  /// 409, has it from an earlier attempt and is not an error), or `delete` of `id` (with
+  /// `routing`): a delta migration's document gone since the previous snapshot, with no source;
+  /// bulk writers send its action line alone, and a target that does not hold the document
+  /// (404) is not an error.
+  BulkOp op = BulkOp::kIndex;
   /// Set when the reader already laid out this document's bulk lines (action line, one-line
   /// source, '\n') in `rendered`, after those of the documents before it, so that a file sink
   /// writes them from there (see RenderedLines). `source` is then empty: read it with

@@ -19,7 +19,8 @@ namespace rfs::snapshot {
 ///    "snapshot": {name, uuid, state, version_id, start_time, end_time, failures},
 ///    "indices": [{name, number_of_shards, number_of_replicas, shard_file_bytes, shards_missing,
 ///                 aliases, settings, mappings}],
-///    "templates": {"legacy": {...}, "component": {...}, "index": {...}}}
+///    "templates": {"legacy": {...}, "component": {...}, "index": {...}},
+///    "data_streams": [{"name", "timestamp_field", "backing_indices": [...]}]}
 /// A shard without data (failed shard) is listed in `shards_missing`, not an error.
 absl::StatusOr<boost::json::object> InspectRepository(
     const SnapshotRepository& repository, const std::optional<std::string>& snapshot_name);

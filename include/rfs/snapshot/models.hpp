@@ -86,13 +86,28 @@ struct SnapshotInfo {
   std::vector<ShardFailure> failures;
 };
 
-/// meta-<uuid>.dat: the cluster-level metadata, of which rfs uses the templates.
+/// A data stream (ES 7.9+, OpenSearch 1.0+): a name that accepts only appends (`create`), whose
+/// documents live in hidden backing indices, `.ds-<name>-<generation>` (ES 7.11+ adds a date).
+struct DataStream {
+  std::string name;
+  std::string timestamp_field = "@timestamp";
+  std::vector<std::string> backing_indices;  // oldest first; the last one is the write index
+  boost::json::object raw;  // as the snapshot holds it (ES adds _meta, hidden, ...)
+};
+
+/// meta-<uuid>.dat: the cluster-level metadata, of which rfs uses the templates and the data
+/// streams. Elasticsearch writes it with the data streams even for a snapshot taken without
+/// global state (then without templates).
 struct GlobalMetadata {
   boost::json::object legacy_templates;     // name -> template (`templates`)
   boost::json::object component_templates;  // name -> {template, version, _meta}
   boost::json::object index_templates;      // name -> composable index template
+  std::vector<DataStream> data_streams;     // sorted by name
   boost::json::object raw;                  // the whole "meta-data" object
 };
+
+/// The data stream `index` is a backing index of, or null.
+const DataStream* DataStreamOf(const std::vector<DataStream>& streams, std::string_view index);
 
 /// indices/<id>/meta-<blob>.dat (IndexMetadata).
 struct IndexMetadata {

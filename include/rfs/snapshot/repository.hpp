@@ -62,6 +62,9 @@ class SnapshotRepository {
 
   absl::StatusOr<SnapshotInfo> ReadSnapshotInfo(const SnapshotEntry& snapshot) const;
   absl::StatusOr<GlobalMetadata> ReadGlobalMetadata(const SnapshotEntry& snapshot) const;
+  /// The snapshot's data streams (GlobalMetadata::data_streams); none when it holds no global
+  /// metadata blob at all (snapshots before ES 7.9 hold no data streams).
+  absl::StatusOr<std::vector<DataStream>> ReadDataStreams(const SnapshotEntry& snapshot) const;
   absl::StatusOr<IndexMetadata> ReadIndexMetadata(const SnapshotEntry& snapshot,
                                                   std::string_view index) const;
   /// The shard's file list. NotFound when the snapshot holds no data for that shard (e.g. a

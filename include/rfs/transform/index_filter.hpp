@@ -6,6 +6,9 @@
 // be given comma-separated in one argument. With an empty allowlist everything except system
 // items is selected; a system item is selected only when an entry names or matches it.
 //
+// A data stream's backing indices are selected with their stream (the stream's name, or their
+// own, in the allowlist).
+//
 // System items: indices whose name starts with '.' (Kibana, security, tasks, ...) plus the
 // security plugins' audit and configuration indices; templates with those prefixes and the
 // templates Elasticsearch installs for its own features (apm-, logs-, metrics-, ilm-history-,
@@ -51,6 +54,15 @@ bool IsSystemTemplate(std::string_view name);
 /// The selection rule: allowlist empty -> not a system index; otherwise the allowlist matches.
 inline bool SelectIndex(const Allowlist& allowlist, std::string_view name) {
   return allowlist.empty() ? !IsSystemIndex(name) : allowlist.Matches(name);
+}
+/// The rule for a backing index of the data stream `data_stream` (when not empty): it goes with
+/// its stream. Allowlist empty -> the stream is not a system name (its `.ds-` backing indices
+/// always are); otherwise the allowlist matches the stream or the backing index itself.
+inline bool SelectIndex(const Allowlist& allowlist, std::string_view name,
+                        std::string_view data_stream) {
+  if (data_stream.empty()) return SelectIndex(allowlist, name);
+  return allowlist.empty() ? !IsSystemIndex(data_stream)
+                           : allowlist.Matches(data_stream) || allowlist.Matches(name);
 }
 inline bool SelectTemplate(const Allowlist& allowlist, std::string_view name) {
   return allowlist.empty() ? !IsSystemTemplate(name) : allowlist.Matches(name);

@@ -143,7 +143,7 @@ struct Fixture {
     }
     rfs::migration::DocumentMigrationWorker migration(
         *repository, *coordinator,
-        [sink](std::string_view, int)
+        [sink](std::string_view, std::string_view)
             -> absl::StatusOr<std::shared_ptr<rfs::reindex::IDocumentSink>> { return sink; },
         nullptr, clock, std::move(options));
     return migration.Run();

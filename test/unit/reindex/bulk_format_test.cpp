@@ -30,6 +30,24 @@ TEST_CASE("AppendBulkAction writes index, id and routing", "[reindex]") {
         "{\"index\":{\"_index\":\"logs\",\"_type\":\"post\",\"_id\":\"1\",\"routing\":\"r1\"}}\n");
 }
 
+TEST_CASE("AppendBulkAction writes create and delete actions", "[reindex]") {
+  SourceDocument doc = Doc("7", R"({"@timestamp":"2024-01-01"})");
+  doc.op = BulkOp::kCreate;
+  std::string out;
+  AppendBulkAction(doc, {}, out);
+  AppendSourceLine(doc, out);
+  CHECK(out ==
+        "{\"create\":{\"_index\":\"logs\",\"_id\":\"7\"}}\n{\"@timestamp\":\"2024-01-01\"}\n");
+  CHECK(EstimateBulkBytes(doc) >= out.size());
+
+  doc.op = BulkOp::kDelete;
+  doc.routing = "r";
+  out.clear();
+  AppendBulkAction(doc, {}, out);
+  AppendSourceLine(doc, out);  // a delete has no source line
+  CHECK(out == "{\"delete\":{\"_index\":\"logs\",\"_id\":\"7\",\"routing\":\"r\"}}\n");
+}
+
 TEST_CASE("AppendBulkAction escapes ids", "[reindex]") {
   SourceDocument doc = Doc(std::string("a\"b\\c\n\x01", 7), "{}");
   std::string out;

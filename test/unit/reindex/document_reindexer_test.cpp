@@ -497,6 +497,42 @@ TEST_CASE("reindexer sends unfixable documents to the failed-document sink over 
         std::set<std::string>{"strict_dynamic_mapping_exception", "mapper_parsing_exception"});
 }
 
+TEST_CASE("a create the target answers 409 and a delete it answers 404 are not failures",
+          "[reindex][reindexer]") {
+  // A data stream's documents are sent as `create`: a redo after a crash meets the documents an
+  // earlier attempt wrote (409). A delta's delete of a document the target never had is a 404.
+  // Both leave the target as wanted; a 409 to a plain `index` would still be a failure.
+  auto server = testing::OpenSearchDouble::Start();
+  REQUIRE(server.ok());
+  auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+  REQUIRE(transport.ok());
+  OpenSearchClient client(**transport);
+  OpenSearchBulkSink sink(client);
+  RecordingFailedSink failed;
+  core::FakeClock clock;
+  auto make = [](BulkOp op) {
+    auto list = MakeDocs(10, "stream");
+    for (auto& doc : list) doc.op = op;
+    return list;
+  };
+  DocumentReindexer reindexer(sink, &failed, clock, {.max_docs_per_batch = 4});
+  for (int round = 0; round < 2; ++round) {
+    VectorDocumentStream docs(make(BulkOp::kCreate));
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(summary->docs_written == 10);
+    CHECK(summary->docs_failed == 0);
+  }
+  CHECK((*server)->DocumentCount("stream") == 10);
+  auto deletes = make(BulkOp::kDelete);
+  for (auto& doc : deletes) doc.id += "-never-there";
+  VectorDocumentStream gone(std::move(deletes));
+  auto deleted = reindexer.Reindex(gone);
+  REQUIRE(deleted.ok());
+  CHECK(deleted->docs_failed == 0);
+  CHECK(failed.records.empty());
+}
+
 TEST_CASE("without an attempt limit, transient failures are retried until the send deadline",
           "[reindex][reindexer]") {
   core::FakeClock clock;
