@@ -144,6 +144,16 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
     std::printf("%s: of those, %llu deletes of documents gone since the previous snapshot\n",
                 program, static_cast<unsigned long long>(summary.docs_deleted));
   }
+  if (!summary.indices_only_in_previous.empty()) {
+    std::string names;
+    for (const auto& index : summary.indices_only_in_previous) {
+      names += (names.empty() ? "" : ", ") + index;
+    }
+    std::printf(
+        "%s: %zu indices of the previous snapshot are gone from this one and were left as they "
+        "are on the target (delete them there if they are meant to go): %s\n",
+        program, summary.indices_only_in_previous.size(), names.c_str());
+  }
   if (summary.docs_dropped_by_transform > 0) {
     std::printf("%s: %llu documents dropped by the document transformers, as configured\n", program,
                 static_cast<unsigned long long>(summary.docs_dropped_by_transform));

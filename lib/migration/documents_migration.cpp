@@ -1206,6 +1206,13 @@ absl::Status DocumentMigrationWorker::RunLoop() {
           "--previous-snapshot-name names the snapshot being migrated: a delta needs an older "
           "one");
     }
+    const std::vector<std::string> now = repository_.IndicesIn(*snapshot_);
+    for (const std::string& index : repository_.IndicesIn(*previous_snapshot_)) {
+      if (!std::binary_search(now.begin(), now.end(), index) &&
+          transform::SelectIndex(options_.index_allowlist, index, "")) {
+        summary_.indices_only_in_previous.push_back(index);
+      }
+    }
   }
   {
     auto streams = repository_.ReadDataStreams(*snapshot_);

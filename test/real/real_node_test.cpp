@@ -1492,9 +1492,10 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   // B's documents. The delta runs in a store of its own; the full run's store refuses it.
   RealNode source("os2");
   RealNode target("os3");
-  const std::string index = "rn-delta-tool", added = "rn-delta-tool-added";
-  source.DeleteIndices({index, added});
-  target.DeleteIndices({index, added});
+  const std::string index = "rn-delta-tool", added = "rn-delta-tool-added",
+                    gone = "rn-delta-tool-gone";
+  source.DeleteIndices({index, added, gone});
+  target.DeleteIndices({index, added, gone});
   source.Ok("PUT", "/" + index,
             R"({"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{
             "items":{"type":"nested","properties":{"k":{"type":"keyword"}}}}}})");
@@ -1507,8 +1508,9 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   };
   std::string body;
   for (int n = 0; n < 30; ++n) body += line(index, n, 1);
+  for (int n = 0; n < 2; ++n) body += line(gone, n, 1);
   source.Ok("POST", "/_bulk?refresh=true", body);
-  const fs::path repo = SnapshotOnNode(source, "rn-delta-tool-repo", "a", index);
+  const fs::path repo = SnapshotOnNode(source, "rn-delta-tool-repo", "a", index + "," + gone);
   body.clear();
   for (int n : {2, 8, 9}) body += line(index, n, 2);
   for (int n = 30; n < 34; ++n) body += line(index, n, 1);
@@ -1544,10 +1546,15 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   INFO(runner.out << runner.err);
   CHECK(caught_up == kNoWorkLeft);
   CHECK(runner.out.find("of those, 3 deletes") != std::string::npos);
+  // An index snapshot B no longer holds is reported and left on the target.
+  CHECK(runner.out.find("1 indices of the previous snapshot are gone from this one and were left "
+                        "as they are on the target (delete them there if they are meant to go): " +
+                        gone) != std::string::npos);
+  CHECK(target.Ok("GET", "/" + gone + "/_count").at("count") == 2);
   const auto b_docs = rfs::test::ReadSnapshotDocuments(repo, "b");
   CHECK(CheckNodeHolds(target, b_docs) == 31 + 5);
-  source.DeleteIndices({index, added});
-  target.DeleteIndices({index, added});
+  source.DeleteIndices({index, added, gone});
+  target.DeleteIndices({index, added, gone});
 }
 
 namespace {

@@ -214,6 +214,10 @@ struct WorkerSummary {
   /// Of the documents read, the deletes of a delta run (documents gone since the previous
   /// snapshot), sent as bulk delete actions.
   uint64_t docs_deleted = 0;
+  /// A delta run: selected indices of the previous snapshot that the current one no longer
+  /// holds. Reported only: their documents stay on the target (delete the indices there if they
+  /// are meant to go).
+  std::vector<std::string> indices_only_in_previous;
   /// Documents a user transform dropped (read but, by design, not written).
   uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;
