@@ -882,7 +882,7 @@ TEST_CASE(
   node.DeleteIndices({".migrations_working_state_" + session});
 }
 
-TEST_CASE("OpenSearch 3 snapshots into S3 (s3rver) and rfs reads that snapshot from S3 exactly",
+TEST_CASE("OpenSearch 3 snapshots into S3 (s3rver): rfs reads them exactly and catches a target up",
           "[real][s3]") {
   rfs::test::S3Server s3("rn-snapshots");
   // A node of its own: its S3 client points at this s3rver (node settings, keys in its keystore).
@@ -943,27 +943,38 @@ TEST_CASE("OpenSearch 3 snapshots into S3 (s3rver) and rfs reads that snapshot f
   // rfs reads it from S3 (ranged GETs, nothing downloaded): every document as the node has it.
   ::setenv("AWS_ACCESS_KEY_ID", rfs::test::S3Server::kAccessKey, 1);
   ::setenv("AWS_SECRET_ACCESS_KEY", rfs::test::S3Server::kSecretKey, 1);
-  const int read = runner.Run({RFS_INSPECTOR_TOOL, "docs", "--s3-repo-uri", "s3://rn-snapshots/os3",
-                               "--s3-region", "us-east-1", "--s3-endpoint", s3.endpoint(),
-                               "--snapshot-name", "s1"});
-  ::unsetenv("AWS_ACCESS_KEY_ID");
-  ::unsetenv("AWS_SECRET_ACCESS_KEY");
-  INFO(runner.err);
-  REQUIRE(read == 0);
-  SnapshotDocuments docs;
-  std::istringstream lines(runner.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    const auto parsed = json::parse(line).as_object();
-    // The source as the line carries it: everything after "_source": but the closing brace.
-    const auto at = line.find("\"_source\":");
-    REQUIRE(at != std::string::npos);
-    rfs::test::SnapshotDocument doc;
-    doc.source = line.substr(at + 10, line.size() - at - 11);
-    if (const auto* r = parsed.if_contains("_routing")) doc.routing = std::string(r->as_string());
-    docs[std::string(parsed.at("_index").as_string())][std::string(parsed.at("_id").as_string())] =
-        std::move(doc);
-  }
+  struct UnsetKeys {
+    ~UnsetKeys() {
+      ::unsetenv("AWS_ACCESS_KEY_ID");
+      ::unsetenv("AWS_SECRET_ACCESS_KEY");
+    }
+  } unset_keys;
+  const std::vector<std::string> s3_repo = {"--s3-repo-uri", "s3://rn-snapshots/os3",
+                                            "--s3-region",   "us-east-1",
+                                            "--s3-endpoint", s3.endpoint()};
+  auto read_docs = [&](const std::string& snapshot) {
+    std::vector<std::string> argv = {RFS_INSPECTOR_TOOL, "docs", "--snapshot-name", snapshot};
+    argv.insert(argv.end(), s3_repo.begin(), s3_repo.end());
+    const int read = runner.Run(argv);
+    INFO(runner.err);
+    REQUIRE(read == 0);
+    SnapshotDocuments docs;
+    std::istringstream lines(runner.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      const auto parsed = json::parse(line).as_object();
+      // The source as the line carries it: everything after "_source": but the closing brace.
+      const auto at = line.find("\"_source\":");
+      REQUIRE(at != std::string::npos);
+      rfs::test::SnapshotDocument doc;
+      doc.source = line.substr(at + 10, line.size() - at - 11);
+      if (const auto* r = parsed.if_contains("_routing")) doc.routing = std::string(r->as_string());
+      docs[std::string(parsed.at("_index").as_string())]
+          [std::string(parsed.at("_id").as_string())] = std::move(doc);
+    }
+    return docs;
+  };
+  SnapshotDocuments docs = read_docs("s1");
   REQUIRE(docs["rn-s3"].size() == 200);
   // The node as a RealNode-like view: the same checks as for the fixture's nodes.
   for (const auto& [id, doc] : docs["rn-s3"]) {
@@ -972,6 +983,45 @@ TEST_CASE("OpenSearch 3 snapshots into S3 (s3rver) and rfs reads that snapshot f
     CHECK(rfs::test::WithoutJsonWhitespace(send("GET", "/rn-s3/_source/" + id + routing, "")) ==
           rfs::test::WithoutJsonWhitespace(doc.source));
   }
+
+  // A delta from S3, coordinated in the target's own index (the default mode): the full s1 into
+  // the OpenSearch 3 fixture node, then s1 -> s2 catches it up to s2 exactly.
+  RealNode target("os3");
+  target.DeleteIndices({"rn-s3"});
+  // Stores of an earlier run of the suite were set up for other snapshots of the same names.
+  for (const char* session : {"s3-full", "s3-delta"}) {
+    target.Send("DELETE", std::string("/.migrations_working_state_") + session);
+  }
+  std::string changes;
+  for (int n = 0; n < 30; n += 3) {
+    changes += "{\"index\":{\"_index\":\"rn-s3\",\"_id\":\"s" + std::to_string(n) +
+               "\",\"routing\":\"r" + std::to_string(n % 5) + "\"}}\n{\"n\":" + std::to_string(n) +
+               ",\"changed\":true}\n";
+  }
+  for (int n = 100; n < 110; ++n) {
+    changes += "{\"delete\":{\"_index\":\"rn-s3\",\"_id\":\"s" + std::to_string(n) + "\"" +
+               (n % 3 == 0 ? ",\"routing\":\"r" + std::to_string(n % 5) + "\"" : std::string()) +
+               "}}\n";
+  }
+  changes += "{\"index\":{\"_index\":\"rn-s3\",\"_id\":\"new\"}}\n{\"n\":-1}\n";
+  send("POST", "/_bulk?refresh=true", changes);
+  REQUIRE(runner.Run({RFS_CREATE_SNAPSHOT_TOOL, "--source-host", url, "--snapshot-name", "s2",
+                      "--s3-repo-uri", "s3://rn-snapshots/os3", "--s3-region", "us-east-1",
+                      "--s3-endpoint", s3.endpoint(), "--s3-disable-chunked-encoding"}) == 0);
+  auto migrate = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL, "--target-host", target.url()};
+    argv.insert(argv.end(), s3_repo.begin(), s3_repo.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runner.Run(argv);
+  };
+  REQUIRE(migrate({"--snapshot-name", "s1", "--session-name", "s3-full"}) == kNoWorkLeft);
+  const int caught_up = migrate(
+      {"--snapshot-name", "s2", "--previous-snapshot-name", "s1", "--session-name", "s3-delta"});
+  INFO(runner.out << runner.err);
+  REQUIRE(caught_up == kNoWorkLeft);
+  CHECK(runner.out.find("of those, 10 deletes") != std::string::npos);
+  CHECK(rfs::test::CheckNodeHolds(target, read_docs("s2")) == 200 - 10 + 1);
+  target.DeleteIndices({"rn-s3"});
 }
 
 namespace {
