@@ -252,6 +252,7 @@ struct DocumentCursor::Impl {
       out.from_recovery_source = true;
     }
     out.rebuilt = false;
+    out.rebuilt_inexact = false;
     out.deleted = false;
     if (rebuilder != nullptr && has_source && rebuilder->plan().completes_partial_sources &&
         !state->options.rebuild_stored_sources) {
@@ -269,6 +270,7 @@ struct DocumentCursor::Impl {
         source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
                                           rebuilt_source.size());
         out.rebuilt = true;
+        out.rebuilt_inexact = rebuilder->last_inexact();
       }
     } else if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
       RFS_RETURN_IF_ERROR(
@@ -278,6 +280,7 @@ struct DocumentCursor::Impl {
                                         rebuilt_source.size());
       has_source = true;
       out.rebuilt = true;
+      out.rebuilt_inexact = rebuilder->last_inexact();
     }
     out.has_source = has_source;
     out.source = has_source ? source : std::span<const uint8_t>();

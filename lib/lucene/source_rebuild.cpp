@@ -141,6 +141,7 @@ struct PlanBuilder {
       }
       if (Find(field, "normalizer") != nullptr) {
         plan.inexact.push_back(StrCat(path, ": normalized keyword (the normalized form)"));
+        out.exactness = RebuildExactness::kApproximate;
       }
       if (Find(field, "ignore_above") != nullptr) {
         plan.inexact.push_back(StrCat(path, ": values over ignore_above have no doc values"));
@@ -186,6 +187,7 @@ struct PlanBuilder {
     } else if (type == "half_float") {
       out.kind = RebuildKind::kHalfFloat;
       plan.inexact.push_back(StrCat(path, ": half_float keeps 11 significant bits"));
+      out.exactness = RebuildExactness::kApproximate;
     } else if (type == "scaled_float") {
       out.kind = RebuildKind::kScaledFloat;
       if (const json::value* f = Find(field, "scaling_factor"); f && f->is_number()) {
@@ -194,6 +196,7 @@ struct PlanBuilder {
         out.scaling_factor = std::strtod(std::string(S(f->get_string())).c_str(), nullptr);
       }
       plan.inexact.push_back(StrCat(path, ": scaled_float rounded to its scaling factor"));
+      out.exactness = RebuildExactness::kApproximate;
     } else if (type == "boolean") {
       out.kind = RebuildKind::kBoolean;
     } else if (type == "date" || type == "date_nanos") {
@@ -203,6 +206,7 @@ struct PlanBuilder {
           out.date_format.find('S') == std::string::npos) {
         plan.inexact.push_back(StrCat(
             path, ": date_nanos printed to the millisecond by its format ", out.date_format));
+        out.exactness = RebuildExactness::kApproximate;
       }
     } else if (type == "ip") {
       out.kind = RebuildKind::kIp;
@@ -237,10 +241,12 @@ struct PlanBuilder {
           S(sim->get_string()) == "cosine" && !out.byte_elements) {
         plan.inexact.push_back(StrCat(
             path, ": cosine dense_vector (Elasticsearch 8.x may keep indexed vectors normalized)"));
+        out.exactness = RebuildExactness::kApproximate;
       }
     } else if (type == "geo_point") {
       out.kind = RebuildKind::kGeoPoint;
       plan.inexact.push_back(StrCat(path, ": geo_point to Lucene's 1e-7 degree precision"));
+      out.exactness = RebuildExactness::kApproximate;
     } else {
       plan.unrebuildable.push_back(StrCat(path, ": type ", type, " is not rebuilt"));
       return;
@@ -257,6 +263,12 @@ struct PlanBuilder {
     if (Find(field, "copy_to") != nullptr) {
       // Targets of copy_to are filled at index time: rebuilding them would add values the
       // document never had.
+    }
+    // Doc values keep several values sorted (sorted sets: without duplicates); a stored field
+    // keeps them in order, and vectors are one value.
+    if (out.exactness == RebuildExactness::kExact && out.doc_values && !out.stored &&
+        out.kind != RebuildKind::kVector) {
+      out.exactness = RebuildExactness::kArraysReordered;
     }
     plan.fields.push_back(std::move(out));
   }
@@ -903,6 +915,19 @@ absl::Status SourceRebuilder::VectorValue(size_t f, int32_t doc, std::vector<std
   return absl::OkStatus();
 }
 
+void SourceRebuilder::NoteExactness(size_t f) {
+  switch (plan_->fields[f].exactness) {
+    case RebuildExactness::kExact:
+      return;
+    case RebuildExactness::kArraysReordered:
+      if (values_[f].size() > 1) last_inexact_ = true;
+      return;
+    case RebuildExactness::kApproximate:
+      if (!values_[f].empty()) last_inexact_ = true;
+      return;
+  }
+}
+
 absl::Status SourceRebuilder::RebuildChild(int32_t doc) {
   // A child's values say which nested path it belongs to: it has values only for the fields
   // of its own path (deeper ones live in its own children).
@@ -921,6 +946,7 @@ absl::Status SourceRebuilder::RebuildChild(int32_t doc) {
   if (scope < 0) return absl::OkStatus();
   for (size_t f = 0; f < plan_->fields.size(); ++f) {
     if (field_scope_[f] != scope) values_[f].clear();
+    NoteExactness(f);
   }
   child_text_.clear();
   if (!Write(nested_nodes_[static_cast<size_t>(scope)], child_text_)) child_text_ = "{}";
@@ -931,6 +957,7 @@ absl::Status SourceRebuilder::RebuildChild(int32_t doc) {
 absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue>& stored,
                                       std::string& out, std::span<const int32_t> children) {
   for (auto& objects : pending_) objects.clear();
+  last_inexact_ = false;
   for (int32_t child : children) RFS_RETURN_IF_ERROR(RebuildChild(child));
   for (size_t f = 0; f < plan_->fields.size(); ++f) {
     values_[f].clear();
@@ -940,6 +967,7 @@ absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue
       return core::WithContext(
           status, StrCat("rebuilding field '", plan_->fields[f].path, "' of doc ", doc));
     }
+    NoteExactness(f);
   }
   out.clear();
   Write(0, out);

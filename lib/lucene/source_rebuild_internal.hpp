@@ -49,6 +49,9 @@ class SourceRebuilder {
   absl::Status Rebuild(int32_t doc, const std::vector<StoredValue>& stored, std::string& out,
                        std::span<const int32_t> children = {});
   bool has_nested() const { return !plan_->nested_paths.empty(); }
+  /// Whether the last Rebuild gave a field a value the plan says may differ from the one
+  /// indexed (RebuildField::exactness), in the document or one of its nested objects.
+  bool last_inexact() const { return last_inexact_; }
 
  private:
   struct Node {
@@ -59,6 +62,8 @@ class SourceRebuilder {
   size_t NodeFor(const std::string& path);
   // Renders nested child `doc` into pending_ of its path (none when no field has a value).
   absl::Status RebuildChild(int32_t doc);
+  // Sets last_inexact_ when field `f`'s values (values_[f]) may differ from those indexed.
+  void NoteExactness(size_t f);
   absl::Status FieldValues(size_t f, int32_t doc, const std::vector<StoredValue>& stored,
                            std::vector<std::string>& out);
   // The doc-values reader of plan field `f` in the current segment (nullptr: none), looked up
@@ -75,6 +80,7 @@ class SourceRebuilder {
   std::vector<size_t> nested_nodes_;               // node by nested path index
   std::vector<std::vector<std::string>> pending_;  // rendered objects by nested path index
   std::string child_text_;
+  bool last_inexact_ = false;
   SegmentDocValues* doc_values_ = nullptr;
   SegmentVectors* vectors_ = nullptr;
   std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_

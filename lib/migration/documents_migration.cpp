@@ -214,7 +214,8 @@ struct ConvertedDocument {
   // kUnconvertible: the source as the failed-document record keeps it, for an operator: base64
   // of the stored bytes when they could not be decoded, else the JSON.
   std::string recorded_source;
-  bool rebuilt = false;  // the source was rebuilt from doc values and stored fields
+  bool rebuilt = false;          // the source was rebuilt from doc values and stored fields
+  bool rebuilt_inexact = false;  // with a value that may differ from the one indexed
 };
 
 // Where a shard's documents go, for ConvertDocument.
@@ -264,6 +265,7 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
            : data_stream ? reindex::BulkOp::kCreate
                          : reindex::BulkOp::kIndex;
   out.rebuilt = in.rebuilt;
+  out.rebuilt_inexact = in.rebuilt_inexact;
   if (in.deleted && data_stream) {
     // A data stream takes only `create`: a delete (or the delete half of an update) made
     // through a backing index cannot be sent to it.
@@ -485,6 +487,7 @@ class ShardDocumentStream final : public IDocumentStream {
       const size_t source_bytes = reindex::SourceSize(out);
       ++docs_read_;
       if (converted_.rebuilt) ++rebuilt_;
+      if (converted_.rebuilt_inexact) ++rebuilt_inexact_;
       if (out.op == reindex::BulkOp::kDelete) ++deletes_;
       bytes_read_ += source_bytes;
       if (counters_ != nullptr) {
@@ -501,6 +504,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t without_source() const { return without_source_; }
   uint64_t rebuilt() const { return rebuilt_; }
+  uint64_t rebuilt_inexact() const { return rebuilt_inexact_; }
   uint64_t deletes() const { return deletes_; }
   uint64_t conversion_failures() const { return conversion_failures_; }
 
@@ -531,6 +535,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t bytes_read_ = 0;
   uint64_t without_source_ = 0;
   uint64_t rebuilt_ = 0;
+  uint64_t rebuilt_inexact_ = 0;
   uint64_t deletes_ = 0;
   uint64_t conversion_failures_ = 0;
 };
@@ -1079,6 +1084,11 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   const uint64_t transform_failures = transformed ? transformed->docs_failed() : 0;
   summary_.docs_without_source += stream.without_source();
   summary_.docs_rebuilt += stream.rebuilt();
+  if (stream.rebuilt() > 0) {
+    WorkerSummary::RebuiltCounts& counts = summary_.rebuilt_by_index[item.index_name];
+    counts.rebuilt += stream.rebuilt();
+    counts.inexact += stream.rebuilt_inexact();
+  }
   summary_.docs_deleted += stream.deletes();
   summary_.docs_failed += stream.conversion_failures() + transform_failures;
   if (transformed) summary_.docs_dropped_by_transform += transformed->docs_dropped();
@@ -1089,7 +1099,10 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     c->failed_documents.With({"source_conversion"}).Add(stream.conversion_failures());
     c->failed_documents.With({"transform"}).Add(transform_failures);
     if (transformed) c->transform_dropped.Add(transformed->docs_dropped());
-    if (stream.rebuilt() > 0) c->documents_rebuilt.With({item.index_name}).Add(stream.rebuilt());
+    if (stream.rebuilt() > 0) {
+      c->documents_rebuilt.With({item.index_name}).Add(stream.rebuilt());
+      c->documents_rebuilt_inexact.With({item.index_name}).Add(stream.rebuilt_inexact());
+    }
     if (reindexed.ok()) c->failed_documents.With({"rejected"}).Add(reindexed->docs_failed);
   }
   progress_out = keeper.acknowledged();

@@ -45,7 +45,12 @@ WorkerCounters::WorkerCounters(metrics::Registry& r)
       documents_rebuilt(r.AddCounter("rfs_documents_rebuilt_total",
                                      "Documents whose _source was rebuilt from doc values and "
                                      "stored fields (--enable-sourceless-migrations), by index.",
-                                     {"index"})) {
+                                     {"index"})),
+      documents_rebuilt_inexact(
+          r.AddCounter("rfs_documents_rebuilt_inexact_total",
+                       "Of the rebuilt documents, those with a value that may differ from the one "
+                       "indexed (arrays sorted, values rounded or normalized), by index.",
+                       {"index"})) {
   // Series that exist from the start, so dashboards and rate() see zeros rather than gaps.
   for (const char* outcome : {"acquired", "completed", "handed_on", "released", "lost"}) {
     work_items.With({outcome});

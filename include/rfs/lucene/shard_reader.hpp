@@ -68,6 +68,8 @@ struct Document {
   bool has_source = false;
   bool from_recovery_source = false;  ///< source came from _recovery_source
   bool rebuilt = false;               ///< source rebuilt from doc values and stored fields
+  /// Rebuilt with a value that may differ from the one indexed (RebuildField::exactness).
+  bool rebuilt_inexact = false;
   /// A delete of `id` (with its `routing`) rather than a document to index: delta readers
   /// (shard_delta.hpp) emit these for documents gone since the previous snapshot. No source.
   bool deleted = false;

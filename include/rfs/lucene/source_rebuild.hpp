@@ -68,6 +68,14 @@ enum class RebuildKind : uint8_t {
   kVector,  // dense_vector, knn_vector: from the Lucene vector files or binary doc values
 };
 
+/// When a rebuilt value may differ from the one indexed; what the plan's `inexact` says in words,
+/// for counting the documents it concerns.
+enum class RebuildExactness : uint8_t {
+  kExact,
+  kArraysReordered,  // several values come back sorted (keywords: without duplicates)
+  kApproximate,      // any value may differ: normalized, rounded, quantized, from a sub-field
+};
+
 struct RebuildField {
   std::string path;  ///< dotted full name, as Lucene names the field
   RebuildKind kind = RebuildKind::kKeyword;
@@ -86,6 +94,7 @@ struct RebuildField {
   int32_t dims = 0;
   bool byte_elements = false;
   bool little_endian_binary_vectors = false;
+  RebuildExactness exactness = RebuildExactness::kExact;
 };
 
 struct SourceRebuildPlan {

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -211,6 +212,13 @@ struct WorkerSummary {
   /// Documents whose source was rebuilt from doc values and stored fields
   /// (enable_sourceless_migrations), included in the documents read.
   uint64_t docs_rebuilt = 0;
+  /// Rebuilt documents by source index: all of them, and those with a value that may differ
+  /// from the one indexed (RebuildExactness: arrays sorted, values rounded or normalized).
+  struct RebuiltCounts {
+    uint64_t rebuilt = 0;
+    uint64_t inexact = 0;
+  };
+  std::map<std::string, RebuiltCounts> rebuilt_by_index;
   /// Of the documents read, the deletes of a delta run (documents gone since the previous
   /// snapshot), sent as bulk delete actions.
   uint64_t docs_deleted = 0;

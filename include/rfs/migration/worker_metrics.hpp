@@ -49,6 +49,9 @@ struct WorkerCounters {
   metrics::Counter& transform_dropped;
   /// Documents rebuilt without a stored `_source`, by index (--enable-sourceless-migrations).
   metrics::Family<metrics::Counter>& documents_rebuilt;
+  /// Of those, documents with a value that may differ from the one indexed (an array sorted, a
+  /// rounded or normalized value: docs/sourceless.md), by index.
+  metrics::Family<metrics::Counter>& documents_rebuilt_inexact;
 };
 
 struct MetricsOptions {

@@ -88,6 +88,20 @@ TEST_CASE("a rebuild plan says where each field's value lives and what cannot be
   CHECK(plan->nested_paths == std::vector<std::string>{"comments"});
   CHECK(plan->fields[3].value_field == "title.raw");
   CHECK(plan->fields[5].date_format == "yyyy-MM-dd");
+  // What may differ from the value indexed, field by field (counted per rebuilt document).
+  using rfs::lucene::RebuildExactness;
+  CHECK(plan->fields[0].exactness == RebuildExactness::kArraysReordered);  // keyword doc values
+  CHECK(plan->fields[1].exactness == RebuildExactness::kExact);            // stored long
+  CHECK(plan->fields[2].exactness == RebuildExactness::kExact);            // stored text
+  CHECK(plan->fields[3].exactness == RebuildExactness::kArraysReordered);  // keyword sub-field
+  auto approximate = rfs::lucene::SourceRebuildPlan::FromMapping(Parse(R"({"properties":{
+    "h":{"type":"half_float"},"s":{"type":"scaled_float","scaling_factor":10},
+    "g":{"type":"geo_point"},"k":{"type":"keyword","normalizer":"lowercase"}}})"));
+  REQUIRE(approximate.ok());
+  for (const auto& field : approximate->fields) {
+    INFO(field.path);
+    CHECK(field.exactness == RebuildExactness::kApproximate);
+  }
   const std::string unrebuildable = [&] {
     std::string out;
     for (const auto& line : plan->unrebuildable) out += line + "\n";

@@ -32,6 +32,7 @@ TEST_CASE("a worker's metrics are served as Prometheus text promtool accepts",
   counters.failed_documents.With({"transform"}).Add(4);
   counters.transform_dropped.Add(6);
   counters.documents_rebuilt.With({"logs-1"}).Add(7);
+  counters.documents_rebuilt_inexact.With({"logs-1"}).Add(5);
 
   const std::string text = rfs::test::ScrapeMetrics(exported.endpoint_url());
   INFO(text);
@@ -50,6 +51,8 @@ TEST_CASE("a worker's metrics are served as Prometheus text promtool accepts",
         1);
   CHECK(rfs::test::MetricValue(
             text, "rfs_documents_rebuilt_total" + labels + R"(,index="logs-1"})") == 7);
+  CHECK(rfs::test::MetricValue(
+            text, "rfs_documents_rebuilt_inexact_total" + labels + R"(,index="logs-1"})") == 5);
   auto [status, output] = rfs::test::PromtoolCheck(text);
   INFO(output);
   CHECK(status == 0);
