@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/migration/documents_migration.hpp"
 #include "rfs/migration/tools.hpp"
@@ -51,7 +52,7 @@ class WorkerProgress {
         line["elapsed_s"] = std::chrono::duration<double>(event.elapsed).count();
       }
       if (!event.message.empty()) line["message"] = event.message;
-      std::cerr << json::serialize(line) << "\n" << std::flush;
+      std::cerr << rfs::core::JsonText(line) << "\n" << std::flush;
     }
   }
 
@@ -230,7 +231,7 @@ class SnapshotProgressReporter {
                       {"files_processed", p.files_processed},
                       {"files_total", p.files_total},
                       {"elapsed_ms", static_cast<int64_t>(p.elapsed.count())}};
-    std::cerr << json::serialize(line) << "\n" << std::flush;
+    std::cerr << rfs::core::JsonText(line) << "\n" << std::flush;
   }
 
   void Finish() {

@@ -10,6 +10,8 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
+
 #include "absl/status/status.h"
 #include <unistd.h>
 
@@ -41,7 +43,7 @@ inline int ReportFailure(const char* program, const absl::Status& status, int ex
                              {"code", absl::StatusCodeToString(status.code())},
                              {"exit_code", exit_code},
                              {"message", std::string(status.message())}};
-    std::cerr << boost::json::serialize(line) << "\n";
+    std::cerr << rfs::core::JsonText(line) << "\n";
   }
   std::cerr << std::flush;
   return exit_code;

@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/migration/tools.hpp"
 
 #include "cli.hpp"
@@ -22,7 +23,7 @@ constexpr const char* kProgram = "MetadataMigration";
 int Error(bool json_output, const std::string& message, int code) {
   std::cerr << kProgram << ": " << message << "\n";
   if (json_output) {
-    std::cout << json::serialize(json::object{{"ok", false}, {"error", message}}) << "\n";
+    std::cout << rfs::core::JsonText(json::object{{"ok", false}, {"error", message}}) << "\n";
   }
   return code;
 }
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
   if (!result.status.ok())
     return Error(json_output, std::string(result.status.message()), result.exit_code);
   if (json_output) {
-    std::cout << json::serialize(result.report->ToJson(/*with_bodies=*/true)) << "\n";
+    std::cout << rfs::core::JsonText(result.report->ToJson(/*with_bodies=*/true)) << "\n";
   } else {
     std::cout << result.report->ToText();
   }

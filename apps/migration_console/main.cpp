@@ -14,6 +14,7 @@
 
 #include "rfs/console/console_client.hpp"
 #include "rfs/console/console_status.hpp"
+#include "rfs/core/json_text.hpp"
 
 #include "common/options.hpp"
 #include "common/signals.hpp"
@@ -162,7 +163,7 @@ int StatusCommand(const po::variables_map& vm) {
     auto status = rfs::console::FetchSessionStatus(client, session);
     if (!status.ok()) return Fail(status.status());
     if (vm["json"].as<bool>()) {
-      std::cout << json::serialize(*status) << std::endl;
+      std::cout << rfs::core::JsonText(*status) << std::endl;
     } else {
       std::cout << rfs::console::FormatStatusText(*status) << std::flush;
     }

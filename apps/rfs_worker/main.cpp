@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "rfs/core/duration.hpp"
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/migration/rfs_worker.hpp"
 
@@ -200,7 +201,7 @@ int main(int argc, char** argv) {
                         {"event", e.kind}};
       if (!e.item.empty()) line["item"] = e.item;
       if (!e.message.empty()) line["message"] = e.message;
-      std::cerr << json::serialize(line) << "\n";
+      std::cerr << rfs::core::JsonText(line) << "\n";
     }
   };
   run->on_lease_lost = [](const std::string& reason) {
@@ -224,7 +225,7 @@ int main(int argc, char** argv) {
   if (result.verify) summary["verify"] = result.verify->ToJson();
   if (!verify_only || !result.verify) {
     std::cout << (result.exit_code == 0 ? "every phase COMPLETED" : "ended") << ": "
-              << json::serialize(summary) << "\n";
+              << rfs::core::JsonText(summary) << "\n";
   }
   if (!result.status.ok()) {
     std::cerr << kProgram << ": " << result.status.message() << "\n";

@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/migration/export.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/snapshot/inspect.hpp"
@@ -65,7 +66,7 @@ int Info(int argc, char** argv) {
   auto inspection = rfs::snapshot::InspectRepository(**repository, name);
   if (!inspection.ok()) return Fail(inspection.status());
   if (vm["json"].as<bool>()) {
-    std::cout << boost::json::serialize(*inspection) << "\n";
+    std::cout << rfs::core::JsonText(*inspection) << "\n";
   } else {
     std::cout << rfs::snapshot::FormatInspection(*inspection);
   }

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
@@ -68,7 +69,7 @@ absl::StatusOr<std::string> CreateSession(const ConsoleClientOptions& options,
                                           std::string_view name) {
   RFS_RETURN_IF_ERROR(ValidateSessionName(name));
   RFS_ASSIGN_OR_RETURN(json::value reply, Call(options, "POST", "/sessions",
-                                               json::serialize(json::object{{"name", name}})));
+                                               core::JsonText(json::object{{"name", name}})));
   if (!reply.is_object() || !reply.as_object().contains("token") ||
       !reply.at("token").is_string()) {
     return absl::DataLossError("the console's answer holds no token");

@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_sigv4.hpp"
@@ -40,6 +41,12 @@ int64_t Millis(TimePoint t) {
 }
 int64_t Millis(coordination::Duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+// Seconds as a client expects them: an integer when whole (`300`), else a fraction (`2.5`).
+json::value Seconds(coordination::Duration d) {
+  const int64_t ms = Millis(d);
+  if (ms % 1000 == 0) return json::value(ms / 1000);
+  return json::value(static_cast<double>(ms) / 1000.0);
 }
 
 // An answer that ends the request early: an HTTP status and the seed's {"detail": ...} body.
@@ -583,13 +590,11 @@ struct ConsoleService::Impl {
     if (auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
       RFS_CONSOLE_TRY(json::value item,
                       ItemReply(session, *coordinator, acquired->lease.work_item_id));
-      return Reply{200,
-                   json::object{{"outcome", "acquired"},
-                                {"work_item", item},
-                                {"lease_duration_seconds",
-                                 std::chrono::duration<double>(acquired->lease.duration).count()},
-                                {"lease", LeaseJson(acquired->lease)},
-                                {"store_time_ms", Millis(acquired->lease.acquired_at)}}};
+      return Reply{200, json::object{{"outcome", "acquired"},
+                                     {"work_item", item},
+                                     {"lease_duration_seconds", Seconds(acquired->lease.duration)},
+                                     {"lease", LeaseJson(acquired->lease)},
+                                     {"store_time_ms", Millis(acquired->lease.acquired_at)}}};
     }
     RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
     if (std::holds_alternative<coordination::AlreadyCompleted>(outcome)) {
@@ -714,8 +719,7 @@ struct ConsoleService::Impl {
       }
       RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
       return Reply{200, json::object{{"work_item", item},
-                                     {"lease_duration_seconds",
-                                      std::chrono::duration<double>(renewed->duration).count()},
+                                     {"lease_duration_seconds", Seconds(renewed->duration)},
                                      {"lease", LeaseJson(*renewed)}}};
     }
     absl::Status status;
@@ -905,7 +909,7 @@ net::HttpResponse ConsoleService::Handle(const net::HttpRequest& request) {
   }
   response.headers.emplace_back("Content-Type", "application/json");
   if (reply.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
-  response.body = json::serialize(reply.body);
+  response.body = core::JsonText(reply.body);
   return response;
 }
 

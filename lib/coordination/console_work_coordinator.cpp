@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
@@ -99,7 +100,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
       if (totals.document_count) body["document_count"] = *totals.document_count;
       if (totals.total_size_bytes) body["total_size_bytes"] = *totals.total_size_bytes;
     }
-    auto response = Call("POST", StrCat(base_, "/work-items"), json::serialize(body));
+    auto response = Call("POST", StrCat(base_, "/work-items"), core::JsonText(body));
     if (response.ok()) return true;
     if (absl::IsFailedPrecondition(response.status()) &&
         absl::StrContains(response.status().message(), "already exists")) {
@@ -120,7 +121,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
 
   absl::Status CompleteWorkItem(const Lease& lease) override {
     RFS_RETURN_IF_ERROR(CheckOwn(lease));
-    return Call("PUT", ItemPath(lease, "complete"), json::serialize(LeaseBody(lease))).status();
+    return Call("PUT", ItemPath(lease, "complete"), core::JsonText(LeaseBody(lease))).status();
   }
 
   absl::Status CreateSuccessorsAndComplete(const Lease& lease,
@@ -148,8 +149,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     body["successor_ids"] = std::move(ids);
     body["successor_lease_exponent"] = successor_lease_exponent;
     if (stop_before < 3) body["stop_before_step"] = stop_before;
-    RFS_RETURN_IF_ERROR(
-        Call("POST", ItemPath(lease, "successors"), json::serialize(body)).status());
+    RFS_RETURN_IF_ERROR(Call("POST", ItemPath(lease, "successors"), core::JsonText(body)).status());
     return stop;
   }
 
@@ -161,7 +161,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
                                     {"bytes_processed", progress.bytes}};
     const TimePoint sent = clock_->Now();
     RFS_ASSIGN_OR_RETURN(json::value reply,
-                         Call("PUT", ItemPath(lease, "lease"), json::serialize(body)));
+                         Call("PUT", ItemPath(lease, "lease"), core::JsonText(body)));
     Lease renewed = lease;
     RFS_RETURN_IF_ERROR(ReadLease(reply, sent, renewed));
     return renewed;
@@ -175,7 +175,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
                                       {"documents_processed", progress->docs},
                                       {"bytes_processed", progress->bytes}};
     }
-    return Call("PUT", ItemPath(lease, "release"), json::serialize(body)).status();
+    return Call("PUT", ItemPath(lease, "release"), core::JsonText(body)).status();
   }
   using IWorkCoordinator::ReleaseWorkItem;
 

@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/retrying_transport.hpp"
@@ -257,7 +258,7 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
     put.refresh = "true";
     RFS_ASSIGN_OR_RETURN(
         opensearch::PutDocumentResult result,
-        client_.PutDocument(index_, state.id, json::serialize(ToSource(state)), put));
+        client_.PutDocument(index_, state.id, core::JsonText(ToSource(state)), put));
     return result.outcome != opensearch::PutDocumentResult::Outcome::kVersionConflict;
   }
 
@@ -372,7 +373,7 @@ class OpenSearchCoordinator final : public internal::CoordinatorBase {
     put.if_primary_term = primary_term;
     put.refresh = "true";
     absl::StatusOr<opensearch::PutDocumentResult> result =
-        client_.PutDocument(index_, state.id, json::serialize(ToSource(state)), put);
+        client_.PutDocument(index_, state.id, core::JsonText(ToSource(state)), put);
     if (!result.ok()) {
       if (unanswered != nullptr) *unanswered = true;
       return result.status();

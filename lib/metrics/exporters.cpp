@@ -1,6 +1,7 @@
 #include "rfs/metrics/exporters.hpp"
 
 #include "rfs/core/errors.hpp"
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "boost/json/serialize.hpp"
@@ -57,7 +58,7 @@ absl::Status OtlpExporter::ExportOnce() {
   request.method = "POST";
   request.target = options_.path;
   request.headers.emplace_back("Content-Type", "application/json");
-  request.body = boost::json::serialize(
+  request.body = core::JsonText(
       registry_.ToOtlpJson(options_.resource_attributes, start_, std::chrono::system_clock::now()));
   request.timeout = std::chrono::seconds(10);
   absl::Status status;

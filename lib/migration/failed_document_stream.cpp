@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
@@ -47,7 +48,7 @@ std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
       {"requestItem", StrCat(doc.action, doc.action.empty() ? "" : "\n", doc.source, "\n")},
       {"responseItem", std::move(response)},
       {"cursor", doc.cursor}};
-  return boost::json::serialize(record);
+  return core::JsonText(record);
 }
 
 absl::StatusOr<std::unique_ptr<S3FailedDocumentStream>> S3FailedDocumentStream::Open(

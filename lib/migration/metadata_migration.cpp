@@ -13,6 +13,7 @@
 #include "rfs/core/base64.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/file_util.hpp"
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
@@ -684,11 +685,11 @@ absl::StatusOr<std::vector<std::pair<std::string, json::object>>> MigrationRun::
         !body->is_object()) {
       return absl::InvalidArgumentError(
           StrCat("user transform: an output is not {\"type\", \"name\", \"body\"}: ",
-                 json::serialize(*v).substr(0, 200)));
+                 core::JsonText(*v).substr(0, 200)));
     }
     if (type != nullptr && !(type->is_string() && type->as_string() == JavaItemType(kind))) {
       return absl::InvalidArgumentError(StrCat("user transform: a ", JavaItemType(kind), " became ",
-                                               json::serialize(*type), ", which is not supported"));
+                                               core::JsonText(*type), ", which is not supported"));
     }
     variants.emplace_back(Str(name->as_string()), body->as_object());
   }
@@ -766,7 +767,7 @@ absl::Status MigrationRun::Create(MetadataItemReport& item, bool& existed) {
     const std::string path = MetadataItemPath(options_.output_dir, item.kind, item.name);
     RFS_RETURN_IF_ERROR(
         core::CreateDirectories(std::filesystem::path(path).parent_path().string(), /*sync=*/true));
-    return core::WriteFileAtomically(path, json::serialize(item.body), /*sync=*/true);
+    return core::WriteFileAtomically(path, core::JsonText(item.body), /*sync=*/true);
   }
   for (int attempt = 0;; ++attempt) {
     absl::Status status;

@@ -690,9 +690,12 @@ class Worker {
     if (!transport.ok()) return transport.status();
     opensearch::OpenSearchClient client(**transport);
     opensearch::SnapshotCreator creator(client, options_.source_repository_name);
+    // Registered first, every time: a repository of this name left registered elsewhere by an
+    // earlier migration would otherwise answer for its own snapshot of this name. The same
+    // settings again change nothing on the source, even while a snapshot runs.
+    RFS_RETURN_IF_ERROR(creator.RegisterRepository(*options_.source_repository));
     auto existing = creator.GetSnapshot(result_.snapshot_name);
     if (absl::IsNotFound(existing.status())) {
-      RFS_RETURN_IF_ERROR(creator.RegisterRepository(*options_.source_repository));
       opensearch::SnapshotRequest request;
       request.name = result_.snapshot_name;
       request.indices = options_.metadata.index_allowlist.entries();

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/gzip.hpp"
@@ -125,7 +126,7 @@ absl::StatusOr<BulkResponse> ParseBulkResponse(std::string_view body, size_t exp
         }
       } else {
         r.error_type = "error";
-        r.error_reason = json::serialize(*error);
+        r.error_reason = core::JsonText(*error);
       }
     }
     out.items.push_back(std::move(r));
@@ -313,7 +314,7 @@ absl::StatusOr<json::object> OpenSearchClient::GetClusterSettings(bool include_d
 }
 
 absl::Status OpenSearchClient::PutClusterSettings(const json::object& body) {
-  auto response = Send(JsonRequest("PUT", "/_cluster/settings", json::serialize(body)));
+  auto response = Send(JsonRequest("PUT", "/_cluster/settings", core::JsonText(body)));
   if (!response.ok()) return response.status();
   return StatusFromResponse(*response, "PUT /_cluster/settings");
 }
@@ -334,7 +335,7 @@ absl::StatusOr<bool> OpenSearchClient::IndexExists(std::string_view index) {
 absl::StatusOr<bool> OpenSearchClient::CreateIndex(std::string_view index,
                                                    const json::object& body) {
   const std::string target = StrCat("/", EncodePathSegment(index));
-  auto response = Send(JsonRequest("PUT", target, json::serialize(body)));
+  auto response = Send(JsonRequest("PUT", target, core::JsonText(body)));
   if (!response.ok()) return response.status();
   if (response->status == 400 &&
       ParseErrorBody(response->body).type == "resource_already_exists_exception") {
@@ -352,7 +353,7 @@ absl::StatusOr<bool> OpenSearchClient::TemplateExists(TemplateKind kind, std::st
 absl::Status OpenSearchClient::PutTemplate(TemplateKind kind, std::string_view name,
                                            const json::object& body) {
   const std::string target = StrCat(TemplatePath(kind), EncodePathSegment(name));
-  auto response = Send(JsonRequest("PUT", target, json::serialize(body)));
+  auto response = Send(JsonRequest("PUT", target, core::JsonText(body)));
   if (!response.ok()) return response.status();
   return StatusFromResponse(*response, StrCat("PUT ", target));
 }
@@ -415,7 +416,7 @@ absl::StatusOr<uint64_t> OpenSearchClient::Count(std::string_view index,
                                                  const json::object& query) {
   const std::string target = StrCat("/", EncodePathSegment(index), "/_count");
   std::string body;
-  if (!query.empty()) body = json::serialize(json::object{{"query", query}});
+  if (!query.empty()) body = core::JsonText(json::object{{"query", query}});
   auto response = Send(JsonRequest(body.empty() ? "GET" : "POST", target, body));
   if (!response.ok()) return response.status();
   absl::Status status = StatusFromResponse(*response, StrCat("count ", target));
@@ -447,7 +448,7 @@ absl::StatusOr<std::optional<StoredDocument>> OpenSearchClient::GetDocument(
   StoredDocument doc;
   doc.id = std::string(id);
   doc.version = VersionOf(o);
-  if (const json::value* source = o.if_contains("_source")) doc.source = json::serialize(*source);
+  if (const json::value* source = o.if_contains("_source")) doc.source = core::JsonText(*source);
   return std::optional<StoredDocument>(std::move(doc));
 }
 
@@ -489,7 +490,7 @@ absl::StatusOr<PutDocumentResult> OpenSearchClient::PutDocument(std::string_view
 absl::StatusOr<SearchResult> OpenSearchClient::Search(std::string_view index, json::object body) {
   const std::string target = StrCat("/", EncodePathSegment(index), "/_search");
   body["seq_no_primary_term"] = true;
-  auto response = Send(JsonRequest("POST", target, json::serialize(body)));
+  auto response = Send(JsonRequest("POST", target, core::JsonText(body)));
   if (!response.ok()) return response.status();
   absl::Status status = StatusFromResponse(*response, StrCat("POST ", target));
   if (!status.ok()) return status;
@@ -515,7 +516,7 @@ absl::StatusOr<SearchResult> OpenSearchClient::Search(std::string_view index, js
         doc.id = Str(id->as_string());
       doc.version = VersionOf(h);
       if (const json::value* source = h.if_contains("_source")) {
-        doc.source = json::serialize(*source);
+        doc.source = core::JsonText(*source);
       }
       std::string hit_index;
       if (const auto* i = h.if_contains("_index"); i && i->is_string())

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/opensearch/client.hpp"
@@ -206,7 +207,7 @@ absl::Status SnapshotCreator::RegisterRepository(const RepositoryConfig& config)
   auto body = RepositoryBody(config);
   if (!body.ok()) return body.status();
   const std::string target = StrCat("/_snapshot/", EncodePathSegment(repository_name_));
-  auto response = Send("PUT", target, json::serialize(*body));
+  auto response = Send("PUT", target, core::JsonText(*body));
   if (!response.ok()) return response.status();
   if (response->status >= 200 && response->status < 300) return absl::OkStatus();
   return SnapshotApiError(*response, StrCat("register repository: PUT ", target));
@@ -223,7 +224,7 @@ absl::Status SnapshotCreator::StartSnapshot(const SnapshotRequest& request) {
   }
   if (!indices.empty()) body["indices"] = indices;
   const std::string target = StrCat(SnapshotPath(request.name), "?wait_for_completion=false");
-  auto response = Send("PUT", target, json::serialize(body));
+  auto response = Send("PUT", target, core::JsonText(body));
   if (!response.ok()) return response.status();
   if (response->status < 200 || response->status >= 300) {
     return SnapshotApiError(*response, StrCat("start snapshot: PUT ", target));

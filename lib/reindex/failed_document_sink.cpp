@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "rfs/core/file_util.hpp"
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/gzip.hpp"
@@ -38,7 +39,7 @@ void AppendSource(std::string& out, std::string_view text) {
   if (auto parsed = net::ParseJson(text); parsed && one_line) {
     out += text;
   } else {
-    out += json::serialize(JsonOrString(text));
+    out += core::JsonText(JsonOrString(text));
   }
 }
 
@@ -52,7 +53,7 @@ std::string FailedDocumentToJson(const FailedDocument& doc) {
                       {"error_type", View(doc.error_type)},
                       {"reason", View(doc.reason)},
                       {"action", JsonOrString(doc.action)}};
-  std::string out = json::serialize(record);
+  std::string out = core::JsonText(record);
   out.pop_back();  // the closing brace: "source" goes last, as written
   out += ",\"source\":";
   AppendSource(out, doc.source);

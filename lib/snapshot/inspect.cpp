@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -103,7 +104,7 @@ namespace {
 
 std::string Str(const json::value& v) {
   if (v.is_string()) return std::string(v.get_string());
-  return json::serialize(v);
+  return core::JsonText(v);
 }
 
 std::string HumanBytes(uint64_t bytes) {
@@ -137,7 +138,7 @@ std::string FormatInspection(const json::object& in) {
   const auto& snap = in.at("snapshot").get_object();
   out += StrCat("\nSnapshot ", Str(snap.at("name")), " (", Str(snap.at("state")), ")\n");
   for (const auto& f : snap.at("failures").get_array()) {
-    out += StrCat("  failed shard: ", json::serialize(f), "\n");
+    out += StrCat("  failed shard: ", core::JsonText(f), "\n");
   }
   out += "Indices:\n";
   for (const auto& i : in.at("indices").get_array()) {
@@ -145,11 +146,11 @@ std::string FormatInspection(const json::object& in) {
     out += StrCat("  ", Str(o.at("name")), ": ", Str(o.at("number_of_shards")), " shard(s), ",
                   HumanBytes(o.at("shard_file_bytes").to_number<uint64_t>()), " of shard files\n");
     for (const auto& m : o.at("shards_missing").get_array()) {
-      out += StrCat("    missing shard: ", json::serialize(m), "\n");
+      out += StrCat("    missing shard: ", core::JsonText(m), "\n");
     }
-    out += StrCat("    aliases:  ", json::serialize(o.at("aliases")), "\n");
-    out += StrCat("    settings: ", json::serialize(o.at("settings")), "\n");
-    out += StrCat("    mappings: ", json::serialize(o.at("mappings")), "\n");
+    out += StrCat("    aliases:  ", core::JsonText(o.at("aliases")), "\n");
+    out += StrCat("    settings: ", core::JsonText(o.at("settings")), "\n");
+    out += StrCat("    mappings: ", core::JsonText(o.at("mappings")), "\n");
   }
   const auto& templates = in.at("templates").get_object();
   out += "Templates:\n";
@@ -166,7 +167,7 @@ std::string FormatInspection(const json::object& in) {
             body.is_object() ? body.get_object().if_contains("index_patterns") : nullptr;
         out +=
             StrCat("    ", name, ": index_patterns ",
-                   patterns != nullptr ? json::serialize(*patterns) : std::string("(none)"), "\n");
+                   patterns != nullptr ? core::JsonText(*patterns) : std::string("(none)"), "\n");
       }
     }
   }

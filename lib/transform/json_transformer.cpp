@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -304,73 +305,7 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> LoadTransformers(
   return LoadList(parsed, context);
 }
 
-void AppendJson(const json::value& value, std::string& out) {
-  char buffer[32];
-  switch (value.kind()) {
-    case json::kind::null:
-      out += "null";
-      return;
-    case json::kind::bool_:
-      out += value.get_bool() ? "true" : "false";
-      return;
-    case json::kind::int64: {
-      auto r = std::to_chars(buffer, buffer + sizeof buffer, value.get_int64());
-      out.append(buffer, r.ptr);
-      return;
-    }
-    case json::kind::uint64: {
-      auto r = std::to_chars(buffer, buffer + sizeof buffer, value.get_uint64());
-      out.append(buffer, r.ptr);
-      return;
-    }
-    case json::kind::double_: {
-      const double d = value.get_double();
-      if (!std::isfinite(d)) {
-        out += "null";  // JSON has no infinities; Boost.JSON parses none either
-        return;
-      }
-      auto r = std::to_chars(buffer, buffer + sizeof buffer, d);
-      const std::string_view text(buffer, static_cast<size_t>(r.ptr - buffer));
-      out += text;
-      // Keep it a double for readers that tell 1.0 from 1.
-      if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
-      return;
-    }
-    case json::kind::string:
-      out += json::serialize(value.get_string());
-      return;
-    case json::kind::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& e : value.get_array()) {
-        if (!first) out += ',';
-        first = false;
-        AppendJson(e, out);
-      }
-      out += ']';
-      return;
-    }
-    case json::kind::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, e] : value.get_object()) {
-        if (!first) out += ',';
-        first = false;
-        out += json::serialize(json::string_view(key));
-        out += ':';
-        AppendJson(e, out);
-      }
-      out += '}';
-      return;
-    }
-  }
-}
-
-std::string SerializeJson(const json::value& value) {
-  std::string out;
-  AppendJson(value, out);
-  return out;
-}
+std::string SerializeJson(const json::value& value) { return core::JsonText(value); }
 
 json::object MakeDocumentMap(const DocumentOperation& operation, json::value source) {
   json::object op{{"_index", operation.index}, {"_id", operation.id}};
