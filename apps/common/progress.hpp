@@ -152,6 +152,12 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
     std::printf("%s: of those, %llu deletes of documents gone since the previous snapshot\n",
                 program, static_cast<unsigned long long>(summary.docs_deleted));
   }
+  if (summary.stale_temp_files_removed > 0) {
+    std::printf(
+        "%s: removed %llu temporary files that killed workers had left in the output "
+        "folder\n",
+        program, static_cast<unsigned long long>(summary.stale_temp_files_removed));
+  }
   if (!summary.indices_only_in_previous.empty()) {
     std::string names;
     for (const auto& index : summary.indices_only_in_previous) {

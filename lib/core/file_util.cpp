@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -116,11 +119,82 @@ size_t BlockOffset(const void* p) { return BlockOffset(reinterpret_cast<uintptr_
 
 void AtomicFileWriter::FreeDeleter::operator()(char* p) const { std::free(p); }
 
+namespace {
+
+constexpr std::string_view kTempMarker = ".tmp-";
+
+// This host's name as temporary names carry it: '-' and anything unusual become '_', so that
+// `<host>-<pid>-<n>` splits at its dashes.
+const std::string& TempHostToken() {
+  static const std::string token = [] {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return std::string("host");
+    std::string out(name);
+    for (char& c : out) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.') c = '_';
+    }
+    return out;
+  }();
+  return token;
+}
+
+bool ProcessRuns(uint64_t pid) {
+  if (pid == 0 || pid > static_cast<uint64_t>(INT32_MAX)) return true;  // not a pid: keep
+  if (::kill(static_cast<pid_t>(pid), 0) == 0) return true;
+  return errno != ESRCH;  // EPERM: it runs, as another user
+}
+
+}  // namespace
+
+std::string AtomicTempPath(std::string_view path, uint64_t pid, uint64_t n) {
+  return StrCat(path, kTempMarker, TempHostToken(), "-", pid, "-", n);
+}
+
+absl::StatusOr<StaleTempFiles> RemoveStaleTempFiles(const std::string& directory) {
+  StaleTempFiles out;
+  std::error_code error;
+  std::filesystem::recursive_directory_iterator it(directory, error);
+  if (error) {
+    if (error == std::errc::no_such_file_or_directory) return out;
+    return ErrnoStatus("list", directory, error.value());
+  }
+  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (error) return ErrnoStatus("list", directory, error.value());
+    const std::string name = it->path().filename().string();
+    const size_t marker = name.rfind(kTempMarker);
+    if (marker == std::string::npos || !it->is_regular_file(error)) continue;
+    // <host>-<pid>-<n>: the host has no dashes (TempHostToken).
+    const std::string_view rest = std::string_view(name).substr(marker + kTempMarker.size());
+    const size_t first = rest.find('-');
+    const size_t last = rest.rfind('-');
+    if (first == std::string_view::npos || first == last) {
+      ++out.kept_other_hosts;  // an older name without the host
+      continue;
+    }
+    if (rest.substr(0, first) != TempHostToken()) {
+      ++out.kept_other_hosts;
+      continue;
+    }
+    uint64_t pid = 0;
+    const std::string_view pid_text = rest.substr(first + 1, last - first - 1);
+    if (std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid).ptr !=
+            pid_text.data() + pid_text.size() ||
+        ProcessRuns(pid)) {
+      continue;
+    }
+    if (::unlink(it->path().c_str()) == 0) {
+      ++out.removed;
+    } else if (errno != ENOENT) {
+      return ErrnoStatus("remove", it->path().string(), errno);
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Create(std::string path, bool sync,
                                                           FileCaching caching) {
   static std::atomic<uint64_t> counter{0};
-  std::string temp =
-      StrCat(path, ".tmp-", static_cast<uint64_t>(::getpid()), "-", counter.fetch_add(1));
+  std::string temp = AtomicTempPath(path, static_cast<uint64_t>(::getpid()), counter.fetch_add(1));
   constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
   std::unique_ptr<char, FreeDeleter> direct_buffer;
   int fd = -1;

@@ -4,6 +4,7 @@
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/core/file_util.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
@@ -82,6 +83,10 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
                                                        "/.rfs: ", error.message())),
                          kExitFailure};
     }
+    // Temporary files of workers that were killed mid-write (their process is gone).
+    auto stale = core::RemoveStaleTempFiles(options.output_dir);
+    if (!stale.ok()) return WiringError{stale.status(), kExitFailure};
+    wiring.stale_temp_files_removed = stale->removed;
     if (!options.migration.previous_snapshot_name.empty() &&
         (!wiring.coordinator_db.empty() || !options.console_url.empty() ||
          options.coordinator.has_value())) {

@@ -37,6 +37,8 @@ struct DocumentsWiring {
   std::string failed_documents_dir;
   std::string failed_documents_path;
   SinkFactory sinks;
+  /// The embedded target: temporary files of killed workers removed from the output folder.
+  uint64_t stale_temp_files_removed = 0;
   /// The snapshot repository once opened; a console coordinator reads shard totals from it.
   std::unique_ptr<snapshot::SnapshotRepository> repository;
   /// The metrics export and the worker's counters (set when metrics are asked for).

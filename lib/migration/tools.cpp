@@ -118,6 +118,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
                                  wiring.failed_sink.get(), clock, options.migration);
   absl::StatusOr<WorkerSummary> run = worker.Run();
   result.summary = worker.summary();
+  result.summary.stale_temp_files_removed = wiring.stale_temp_files_removed;
   if (!run.ok()) {
     return Finish(std::move(result), run.status(),
                   IsSnapshotReadFailure(run.status()) ? kSnapshotReadFailureExitCode

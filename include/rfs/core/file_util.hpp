@@ -33,6 +33,24 @@ absl::Status CreateDirectories(const std::string& path, bool sync);
 /// rename over `path`, then fsync of the folder. Readers see the old file or the whole new one.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data, bool sync);
 
+/// What RemoveStaleTempFiles did.
+struct StaleTempFiles {
+  uint64_t removed = 0;
+  /// Temporary files of writers on other hosts (or of an unknown host): their liveness cannot be
+  /// told from here, so they stay.
+  uint64_t kept_other_hosts = 0;
+};
+
+/// The temporary name an atomic write of `path` by process `pid` on this host uses, its `n`th:
+/// `<path>.tmp-<host>-<pid>-<n>`, the host's name with '-' made '_'.
+std::string AtomicTempPath(std::string_view path, uint64_t pid, uint64_t n);
+
+/// Removes, under `directory` (recursively), the temporary files of atomic writes whose writer
+/// is gone: named `<file>.tmp-<host>-<pid>-<n>` for this host and a process that no longer runs.
+/// A live writer's file, and any file of another host, is never touched. A folder that does not
+/// exist holds none. For the next worker of a killed one (bulk files, metadata, records).
+absl::StatusOr<StaleTempFiles> RemoveStaleTempFiles(const std::string& directory);
+
 /// How an AtomicFileWriter hands its bytes to the disk.
 enum class FileCaching {
   /// Through the page cache (write, then fsync on Commit when `sync`).

@@ -226,6 +226,9 @@ struct WorkerSummary {
   /// holds. Reported only: their documents stay on the target (delete the indices there if they
   /// are meant to go).
   std::vector<std::string> indices_only_in_previous;
+  /// The embedded target: temporary files of killed workers removed from the output folder at
+  /// the start (core::RemoveStaleTempFiles).
+  uint64_t stale_temp_files_removed = 0;
   /// Documents a user transform dropped (read but, by design, not written).
   uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;

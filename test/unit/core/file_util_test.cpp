@@ -14,6 +14,8 @@
 #include <catch2/catch.hpp>
 
 #include "support/temp_dir.hpp"
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -169,3 +171,48 @@ TEST_CASE("AtomicFileWriter writes a long piece from where it is once padding pl
   REQUIRE(writer->Commit().ok());
   CHECK(Read(path) == head + padding + std::string(piece) + "tail");
 }
+
+namespace rfs::core {
+namespace {
+
+TEST_CASE("temporary files of writers that are gone are removed, never a live one's",
+          "[core][file]") {
+  rfs::test::TempDir dir("rfs-stale-temp");
+  const std::string folder = dir.File("out/index/0");
+  REQUIRE(CreateDirectories(folder, /*sync=*/false).ok());
+  // A process that has ended: its pid is free (a reused pid would only keep the file).
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  const uint64_t dead = static_cast<uint64_t>(child);
+  const uint64_t alive = static_cast<uint64_t>(::getpid());
+  const std::string gone = AtomicTempPath(folder + "/0-99.ndjson", dead, 3);
+  const std::string running = AtomicTempPath(folder + "/100-199.ndjson", alive, 4);
+  const std::string other_host =
+      folder + "/200-299.ndjson.tmp-otherhost-" + std::to_string(dead) + "-5";
+  const std::string old_name = folder + "/300-399.ndjson.tmp-" + std::to_string(dead) + "-6";
+  const std::string finished = folder + "/400-499.ndjson";
+  for (const auto& path : {gone, running, other_host, old_name, finished}) {
+    REQUIRE(WriteFileAtomically(path, "x", /*sync=*/false).ok());
+  }
+  auto removed = RemoveStaleTempFiles(dir.File("out"));
+  REQUIRE(removed.ok());
+  CHECK(removed->removed == 1);
+  CHECK(removed->kept_other_hosts == 2);
+  CHECK_FALSE(std::filesystem::exists(gone));
+  for (const auto& path : {running, other_host, old_name, finished}) {
+    INFO(path);
+    CHECK(std::filesystem::exists(path));
+  }
+  // A writer's own temporary name carries this host and its pid.
+  CHECK(AtomicTempPath("f", 42, 7).starts_with("f.tmp-"));
+  CHECK(AtomicTempPath("f", 42, 7).ends_with("-42-7"));
+  auto none = RemoveStaleTempFiles(dir.File("missing"));
+  REQUIRE(none.ok());
+  CHECK(none->removed == 0);
+}
+
+}  // namespace
+}  // namespace rfs::core
