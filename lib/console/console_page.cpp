@@ -185,12 +185,12 @@ function render(status) {
       <div class="figure"><small>Complete</small><b id="overall-percent">${pct(status.percent_complete)}</b></div>
       <div class="figure"><small>Documents</small><b id="documents-processed">${num(d.processed)}</b>
         <small>of <span id="documents-total">${num(d.total)}</span></small></div>
-      <div class="figure"><small>Bytes</small><b id="bytes-processed">${bytes(b.processed)}</b>
-        <small>of ${bytes(b.total)}</small></div>
+      <div class="figure"><small>Shard files</small><b id="bytes-processed">${bytes(b.processed)}</b>
+        <small>of ${bytes(b.total)} (${bytes(b.source_bytes_sent)} of _source sent)</small></div>
       <div class="figure"><small>Shards</small><b id="shards-completed">${num(status.work_items.completed)}</b>
         <small>completed, ${num(status.work_items.assigned)} assigned, ${num(status.work_items.pending)} pending</small></div>
       <div class="figure"><small>Throughput (last minute)</small><b id="throughput">${t ? num(Math.round(t.documents_per_second)) + " docs/s" : "measuring"}</b>
-        <small>${t ? bytes(t.bytes_per_second) + "/s" : ""}</small></div>
+        <small>${t ? bytes(t.bytes_per_second) + "/s of _source" : ""}</small></div>
       <div class="figure"><small>ETA</small><b id="eta">${duration(status.eta_seconds)}</b></div>
       <div class="figure"><small>Failed documents</small><b id="documents-failed">${num(d.failed)}</b></div>
     </div>`;

@@ -30,10 +30,14 @@ struct Counts {
 
 struct Progress {
   uint64_t documents_processed = 0;
+  /// Of the shard files (the unit of bytes_total): all of a completed shard's, else its share
+  /// of the documents processed. Never more than the total.
   uint64_t bytes_processed = 0;
   std::optional<uint64_t> documents_total;
   std::optional<uint64_t> bytes_total;
   uint64_t documents_failed = 0;
+  /// `_source` bytes the workers sent: the throughput's unit, not the total's.
+  uint64_t source_bytes = 0;
 };
 
 struct Shard {
@@ -87,6 +91,7 @@ json::object ProgressJson(const Progress& p) {
   json::object bytes{{"processed", p.bytes_processed}, {"total", OptionalNumber(p.bytes_total)}};
   const double byte_percent = Percent(p.bytes_processed, p.bytes_total);
   bytes["percent"] = byte_percent < 0 ? json::value(nullptr) : json::value(Round1(byte_percent));
+  bytes["source_bytes_sent"] = p.source_bytes;
   return {{"documents", std::move(documents)}, {"bytes", std::move(bytes)}};
 }
 
@@ -97,6 +102,7 @@ void AddTotal(std::optional<uint64_t>& into, std::optional<uint64_t> v) {
 void Accumulate(Progress& into, const Progress& p) {
   into.documents_processed += p.documents_processed;
   into.bytes_processed += p.bytes_processed;
+  into.source_bytes += p.source_bytes;
   into.documents_failed += p.documents_failed;
   AddTotal(into.documents_total, p.documents_total);
   AddTotal(into.bytes_total, p.bytes_total);
@@ -197,7 +203,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     }
     if (item.progress) {
       shard.progress.documents_processed += item.progress->docs;
-      shard.progress.bytes_processed += item.progress->bytes;
+      shard.progress.source_bytes += item.progress->bytes;
       last_update = std::max(last_update, item.progress_at);
     }
     if (item.completed_at) last_update = std::max(last_update, *item.completed_at);
@@ -224,7 +230,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   bool all_documents_known = true, all_bytes_known = true;
   struct IndexTotals {
     Counts shards;
-    Progress progress{0, 0, 0, 0, 0};
+    Progress progress{0, 0, 0, 0, 0, 0};
     bool documents_known = true;
     bool bytes_known = true;
   };
@@ -238,6 +244,18 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     shard_counts.assigned += one.assigned;
     shard_counts.completed += one.completed;
     Progress p = shard.progress;
+    // Bytes in the total's unit (shard files): the share of the shard done.
+    if (!p.bytes_total) {
+      p.bytes_processed = 0;
+    } else if (status == "completed") {
+      p.bytes_processed = *p.bytes_total;
+    } else if (p.documents_total && *p.documents_total > 0) {
+      const double done = std::min(1.0, static_cast<double>(p.documents_processed) /
+                                            static_cast<double>(*p.documents_total));
+      p.bytes_processed = static_cast<uint64_t>(done * static_cast<double>(*p.bytes_total));
+    } else {
+      p.bytes_processed = 0;
+    }
     all_documents_known = all_documents_known && p.documents_total.has_value();
     all_bytes_known = all_bytes_known && p.bytes_total.has_value();
     Accumulate(total, p);
@@ -280,7 +298,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   // just before it) to now.
   json::value throughput = nullptr;
   json::value eta = nullptr;
-  const ProgressSample current{now, total.documents_processed, total.bytes_processed};
+  const ProgressSample current{now, total.documents_processed, total.source_bytes};
   const ProgressSample* base = nullptr;
   for (const auto& sample : history) {
     if (sample.at >= now) break;
@@ -306,10 +324,6 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
       eta = std::ceil(std::max(0.0, static_cast<double>(*total.documents_total) -
                                         static_cast<double>(total.documents_processed)) /
                       docs_rate);
-    } else if (total.bytes_total && bytes_rate > 0) {
-      eta = std::ceil(std::max(0.0, static_cast<double>(*total.bytes_total) -
-                                        static_cast<double>(total.bytes_processed)) /
-                      bytes_rate);
     }
   } else if (shard_counts.total() > 0 && shard_counts.completed == shard_counts.total()) {
     eta = 0;
@@ -326,6 +340,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   status["total_documents_processed"] = total.documents_processed;
   status["total_size_bytes"] = OptionalNumber(total.bytes_total);
   status["total_bytes_processed"] = total.bytes_processed;
+  status["source_bytes_sent"] = total.source_bytes;
   status["started_at"] = FormatTime(session.created_at);
   status["last_update"] = FormatTime(last_update);
   // Ours.
@@ -415,11 +430,11 @@ std::string FormatStatusText(const json::object& status) {
                 U(items.at("assigned")), " assigned, ", U(items.at("completed")), " completed)\n");
   const json::object& documents = status.at("documents").as_object();
   out += StrCat("Documents: ", OfTotal(documents, false),
-                "   Bytes: ", OfTotal(status.at("bytes").as_object(), true),
+                "   Shard files: ", OfTotal(status.at("bytes").as_object(), true),
                 "   Failed: ", Grouped(U(documents.at("failed"))), "\n");
   if (const json::value& t = status.at("throughput"); t.is_object()) {
     out += StrCat("Throughput: ", Grouped(U(t.at("documents_per_second"))), " docs/s, ",
-                  Bytes(D(t.at("bytes_per_second"))), "/s over the last ",
+                  Bytes(D(t.at("bytes_per_second"))), "/s of _source over the last ",
                   Duration(D(t.at("window_seconds"))));
   } else {
     out += "Throughput: not yet measured";

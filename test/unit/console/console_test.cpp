@@ -389,7 +389,22 @@ TEST_CASE("the status counts each shard's chain once, with throughput and ETA", 
   CHECK(shards[1].at("status") == "completed");
   CHECK(shards[1].at("percent_complete").to_number<double>() == 100);
   CHECK(shards[2].at("status") == "pending");
+  // Bytes in one unit, the shard files': the share of the shard done (600 of 1,000 documents of
+  // 10,000 bytes), all of a completed one; the `_source` sent is reported beside them.
+  CHECK(shards[0].at("bytes").at("processed") == 6000);
+  CHECK(shards[0].at("bytes").at("total") == 10000);
+  CHECK(shards[0].at("bytes").at("source_bytes_sent") == 6000);
+  CHECK(shards[1].at("bytes").at("processed") == 4000);
+  CHECK(shards[1].at("bytes").at("percent").to_number<double>() == 100);
+  CHECK(status.at("source_bytes_sent") == 10000);
+  for (const auto& row : shards) {
+    const auto& bytes = row.at("bytes");
+    if (!bytes.at("total").is_null()) {
+      CHECK(bytes.at("processed").to_number<uint64_t>() <= bytes.at("total").to_number<uint64_t>());
+    }
+  }
   const std::string text = rfs::console::FormatStatusText(status);
+  CHECK(text.find("Shard files: ") != std::string::npos);
   CHECK(text.find("Session s: 50% complete (shards: 1 pending, 1 assigned, 1 completed)") !=
         std::string::npos);
   CHECK(text.find("Documents: 1,000 of 2,000") != std::string::npos);
