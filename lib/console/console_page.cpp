@@ -119,6 +119,15 @@ function duration(s) {
   if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
   return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
 }
+// A lease expiry as "in 4 min 12 s" (or "... ago"), measured against the console's clock (the
+// answer's server_time), with the absolute time on hover.
+function expiry(at, serverTime) {
+  if (!at) return "";
+  const ms = Date.parse(at) - Date.parse(serverTime);
+  if (Number.isNaN(ms)) return esc(at);
+  const text = ms >= 0 ? "in " + duration(ms / 1000) : duration(-ms / 1000) + " ago";
+  return `<span class="expiry" title="${esc(at)}">${esc(text)}</span>`;
+}
 function bar(percent, label, big) {
   const p = Math.max(0, Math.min(100, percent ?? 0));
   return `<div class="bar${big ? " big" : ""}${p >= 100 ? " done" : ""}" role="progressbar"
@@ -204,7 +213,7 @@ function render(status) {
   $("workers").innerHTML = `<tr><th>Worker</th><th>Index</th><th>Shard</th><th>Lease expiry</th></tr>` +
     (status.active_workers.map((w) => `<tr class="worker"><td>${esc(w.worker_id)}</td>
       <td>${esc(w.index_name)}</td><td class="num">${esc(w.shard_number)}</td>
-      <td>${esc(w.lease_expiry)}</td></tr>`).join("") ||
+      <td>${expiry(w.lease_expiry, status.server_time)}</td></tr>`).join("") ||
       `<tr><td colspan="4" class="muted">No worker holds a lease</td></tr>`);
   $("indices-section").hidden = false;
   $("indices").innerHTML = `<tr><th>Index</th><th>Shards</th><th>Documents</th><th>Bytes</th><th>Failed</th></tr>` +
@@ -225,7 +234,7 @@ function render(status) {
       <td><span class="status ${esc(s.status)}">${esc(s.status)}</span></td>
       <td>${bar(s.documents.percent ?? s.percent_complete, num(s.documents.processed) + " / " + num(s.documents.total))}</td>
       <td>${bar(s.bytes.percent ?? s.percent_complete, bytes(s.bytes.processed) + " / " + bytes(s.bytes.total))}</td>
-      <td>${esc(s.worker_id ?? "")}</td><td>${esc(s.lease_expiry ?? "")}</td></tr>`).join("");
+      <td>${esc(s.worker_id ?? "")}</td><td>${expiry(s.lease_expiry, status.server_time)}</td></tr>`).join("");
   $("clock").textContent = "updated " + new Date().toLocaleTimeString();
   const li = document.querySelector(`#sessions li[data-session="${CSS.escape(status.session_name)}"] .percent`);
   if (li) { li.textContent = pct(status.percent_complete); li.dataset.percent = status.percent_complete; }

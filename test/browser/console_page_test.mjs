@@ -73,6 +73,8 @@ try {
     overall: await text("#overall-percent"),
     throughput: await text("#throughput"),
     eta: await text("#eta"),
+    expiry: await page.locator("#workers tr.worker .expiry").first().innerText(),
+    expiry_title: await page.locator("#workers tr.worker .expiry").first().getAttribute("title"),
   };
   await page.screenshot({ path: `${shots}/console-running.png`, fullPage: true });
 

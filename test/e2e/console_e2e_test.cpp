@@ -263,6 +263,11 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(moving.at("overall") == "68%");  // 1,700 of 2,500
   CHECK(std::string(moving.at("throughput").as_string()).ends_with(" docs/s"));
   CHECK(moving.at("eta") != "unknown");
+  // A lease expiry reads as a time to go, the absolute UTC time on hover.
+  const std::string expiry(moving.at("expiry").as_string());
+  CHECK(expiry.starts_with("in "));
+  CHECK((expiry.ends_with(" s") || expiry.ends_with(" min")));
+  CHECK(std::string(moving.at("expiry_title").as_string()).ends_with("Z"));
   CHECK(seen.at("completed_rows") == 1);
   CHECK(seen.at("w1_rows") == 1);
   const json::object& done = seen.at("done").as_object();
