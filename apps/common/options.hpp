@@ -18,6 +18,7 @@
 #include <boost/program_options.hpp>
 
 #include "rfs/core/duration.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/shard_delta.hpp"
 #include "rfs/migration/documents_migration.hpp"
@@ -210,6 +211,59 @@ inline absl::Status ApplyDeltaOptions(const po::variables_map& vm,
           core::StrCat("--", name, " needs --previous-snapshot-name"));
     }
     docs.delta_mode = *mode;
+  }
+  return absl::OkStatus();
+}
+
+inline void AddTrialOptions(po::options_description& options) {
+  options.add_options()(
+      "max-docs-per-shard", po::value<Count>(),
+      "a trial run: migrate at most N documents of each shard, into indices named with "
+      "--target-index-prefix (default 'trial-'), in a coordination store of its own that a full "
+      "run never resumes")("target-index-prefix", po::value<std::string>(),
+                           "put this before every target index name (a trial's indices)");
+}
+
+/// Checks an index name prefix as OpenSearch checks index names: lowercase, none of
+/// \ / * ? " < > | , # : or a space, not starting with _ - +.
+inline absl::Status CheckIndexPrefix(const std::string& prefix) {
+  if (prefix.empty()) return absl::InvalidArgumentError("--target-index-prefix must not be empty");
+  if (prefix.size() > 100) {
+    return absl::InvalidArgumentError("--target-index-prefix is longer than 100 characters");
+  }
+  if (prefix[0] == '_' || prefix[0] == '-' || prefix[0] == '+') {
+    return absl::InvalidArgumentError("--target-index-prefix must not start with _, - or +");
+  }
+  for (char c : prefix) {
+    if ((c >= 'A' && c <= 'Z') ||
+        std::string_view("\\/*?\"<>|,#: ").find(c) != std::string_view::npos ||
+        static_cast<unsigned char>(c) < 0x20) {
+      return absl::InvalidArgumentError(core::StrCat(
+          "--target-index-prefix '", prefix,
+          "' cannot start an index name: lowercase, without \\ / * ? \" < > | , # : or spaces"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+/// The trial options into `docs`; InvalidArgument for a bad prefix or a trial of a delta.
+inline absl::Status ApplyTrialOptions(const po::variables_map& vm,
+                                      migration::DocumentMigrationOptions& docs) {
+  if (vm.count("max-docs-per-shard")) {
+    docs.max_docs_per_shard = vm["max-docs-per-shard"].as<Count>().value;
+    if (docs.max_docs_per_shard == 0) {
+      return absl::InvalidArgumentError("--max-docs-per-shard must be at least 1");
+    }
+    docs.target_index_prefix = "trial-";
+  }
+  if (vm.count("target-index-prefix")) {
+    docs.target_index_prefix = vm["target-index-prefix"].as<std::string>();
+    RFS_RETURN_IF_ERROR(CheckIndexPrefix(docs.target_index_prefix));
+  }
+  if (docs.trial() && !docs.previous_snapshot_name.empty()) {
+    return absl::InvalidArgumentError(
+        "a trial run (--max-docs-per-shard, --target-index-prefix) cannot be a delta "
+        "(--previous-snapshot-name)");
   }
   return absl::OkStatus();
 }

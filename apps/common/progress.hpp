@@ -152,6 +152,9 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
     std::printf("%s: of those, %llu deletes of documents gone since the previous snapshot\n",
                 program, static_cast<unsigned long long>(summary.docs_deleted));
   }
+  if (!summary.trial.empty()) {
+    std::printf("%s: TRIAL run: %s\n", program, summary.trial.c_str());
+  }
   if (summary.stale_temp_files_removed > 0) {
     std::printf(
         "%s: removed %llu temporary files that killed workers had left in the output "

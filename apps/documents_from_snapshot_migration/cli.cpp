@@ -135,6 +135,7 @@ po::options_description Options() {
   AddReaderThreadsOption(options);
   AddSourcelessOption(options);
   AddDeltaOptions(options);
+  AddTrialOptions(options);
   AddTransformerOptions(options, "doc-transformer-config",
                         "user transforms of each document: a JSON list of {\"<Provider>\": "
                         "<config>} applied in order");
@@ -253,6 +254,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   docs.reader_threads = *reader_threads;
   docs.enable_sourceless_migrations = vm["enable-sourceless-migrations"].as<bool>();
   if (absl::Status delta = ApplyDeltaOptions(vm, docs); !delta.ok()) return delta;
+  if (absl::Status trial = ApplyTrialOptions(vm, docs); !trial.ok()) return trial;
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
   run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {

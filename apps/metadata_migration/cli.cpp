@@ -77,7 +77,10 @@ po::options_description Options() {
       "creates <index>_<type> per type")("min-replicas", po::value<Bounded<int, 0, 1000>>(),
                                          "raise index.number_of_replicas to at least this")(
       "output", po::value<std::string>()->default_value("human-readable"),
-      "human-readable or json");
+      "human-readable or json")(
+      "target-index-prefix", po::value<std::string>(),
+      "a trial (DocumentsFromSnapshotMigration --max-docs-per-shard): create the indices, and "
+      "their aliases, under names with this prefix; templates and data streams are left out");
   AddTransformerOptions(options, "transformer-config",
                         "user transforms of each template and index: a JSON list of "
                         "{\"<Provider>\": <config>} applied in order, before the transforms for "
@@ -125,6 +128,12 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
   auto policy = transform::ParseMultiTypePolicy(vm["multi-type-behavior"].as<std::string>());
   if (!policy.ok()) return policy.status();
   metadata.multi_type_policy = *policy;
+  if (vm.count("target-index-prefix")) {
+    metadata.target_index_prefix = vm["target-index-prefix"].as<std::string>();
+    if (absl::Status prefix = CheckIndexPrefix(metadata.target_index_prefix); !prefix.ok()) {
+      return prefix;
+    }
+  }
   if (vm.count("min-replicas")) {
     const int replicas = vm["min-replicas"].as<Bounded<int, 0, 1000>>().value;
     if (replicas < 0) return Invalid("--min-replicas must not be negative");

@@ -103,6 +103,7 @@ absl::StatusOr<rfs::migration::RfsWorkerOptions> WorkerOptions(const po::variabl
   run.documents = *std::move(documents);
   run.metadata.index_allowlist = run.documents.migration.index_allowlist;
   run.metadata.multi_type_policy = run.documents.migration.multi_type_policy;
+  run.metadata.target_index_prefix = run.documents.migration.target_index_prefix;
   auto transformers = rfs::apps::TransformerConfig(vm, "transformer-config");
   if (!transformers.ok()) return transformers.status();
   run.metadata.transformer_config = *std::move(transformers);
@@ -210,6 +211,8 @@ int main(int argc, char** argv) {
     std::_Exit(2);
   };
   const bool verify_only = run->verify_only;
+  const uint64_t trial_limit = run->documents.migration.max_docs_per_shard;
+  const std::string trial_prefix = run->documents.migration.target_index_prefix;
   rfs::migration::RfsWorkerResult result = rfs::migration::RunWorker(*std::move(run));
   progress.Finish();
   if (result.exit_code == rfs::migration::kExitUsage) {
@@ -222,6 +225,16 @@ int main(int argc, char** argv) {
                        {"documents_written", result.documents.docs_written},
                        {"documents_failed", result.documents.docs_failed}};
   if (!result.failure.empty()) summary["failure"] = result.failure;
+  if (trial_limit > 0 || !trial_prefix.empty()) {
+    // Shown as what it is: a sample of the migration, in indices of its own.
+    summary["trial"] =
+        json::object{{"max_docs_per_shard", trial_limit}, {"target_index_prefix", trial_prefix}};
+    std::cout << "TRIAL run: "
+              << (trial_limit > 0
+                      ? "at most " + std::to_string(trial_limit) + " documents of each shard"
+                      : std::string("every document"))
+              << " into indices prefixed '" << trial_prefix << "'\n";
+  }
   if (result.verify) summary["verify"] = result.verify->ToJson();
   if (!verify_only || !result.verify) {
     std::cout << (result.exit_code == 0 ? "every phase COMPLETED" : "ended") << ": "

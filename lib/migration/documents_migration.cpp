@@ -201,6 +201,8 @@ struct IndexPlacement {
   /// `create`, and must hold the stream's timestamp field.
   std::optional<std::string> data_stream;
   std::string timestamp_field;
+  /// A trial run's prefix of every target index name.
+  std::string target_prefix;
 };
 
 // One shard document as the worker sends it, or why it cannot be sent. Made without side
@@ -258,6 +260,7 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
                   ? *data_stream
                   : transform::TargetIndexForType(target.index, doc.type.value_or(""),
                                                   target.placement.type_count, target.policy);
+  if (!target.placement.target_prefix.empty()) doc.index.insert(0, target.placement.target_prefix);
   doc.source.clear();
   doc.one_line = false;
   doc.rendered.reset();
@@ -471,6 +474,7 @@ class ShardDocumentStream final : public IDocumentStream {
       if (!*more) return std::optional<SourceDocument>();
       SourceDocument& out = converted_.doc;
       if (out.cursor >= end_) return std::optional<SourceDocument>();
+      if (docs_read_ >= max_docs_) return std::optional<SourceDocument>();  // a trial's limit
       if (converted_.kind == ConvertedDocument::Kind::kWithoutSource) {
         RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "document_without_source",
                                                "the document has no stored _source", ""));
@@ -498,6 +502,7 @@ class ShardDocumentStream final : public IDocumentStream {
     }
   }
   void set_counters(WorkerCounters* counters) { counters_ = counters; }
+  void set_max_docs(uint64_t max_docs) { max_docs_ = max_docs; }
   bool stopped_early() const { return stopped_early_; }
   bool read_failed() const { return read_failed_; }
   uint64_t docs_read() const { return docs_read_; }
@@ -536,6 +541,7 @@ class ShardDocumentStream final : public IDocumentStream {
   uint64_t without_source_ = 0;
   uint64_t rebuilt_ = 0;
   uint64_t rebuilt_inexact_ = 0;
+  uint64_t max_docs_ = UINT64_MAX;
   uint64_t deletes_ = 0;
   uint64_t conversion_failures_ = 0;
 };
@@ -697,7 +703,9 @@ absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
     const std::string& index, int shard) const {
   const WorkItemId whole{index, static_cast<uint32_t>(shard), 0, std::nullopt};
   // A delta's deletes come after the shard's cursors: its shards are never split.
-  if (options_.split_shard_bytes == 0 || previous_snapshot_ != nullptr) {
+  // A trial's limit is per shard: its shards are not split either.
+  if (options_.split_shard_bytes == 0 || previous_snapshot_ != nullptr ||
+      options_.max_docs_per_shard > 0) {
     return std::vector<WorkItemId>{whole};
   }
   auto files = repository_.ReadShardSnapshot(*snapshot_, index, shard);
@@ -743,6 +751,12 @@ std::string DocumentMigrationWorker::SetupIdentity() const {
       "snapshot '", snapshot_->name, "' (uuid ", snapshot_->uuid, "), --split-shard-bytes ",
       options_.split_shard_bytes, ", --multi-type-behavior ",
       options_.multi_type_policy == transform::MultiTypePolicy::kSplit ? "split" : "union");
+  if (options_.trial()) {
+    // A trial's items are its own: a full run never resumes them, nor they a full run.
+    identity += core::StrCat(", trial: ", options_.max_docs_per_shard,
+                             " documents per shard at most, index prefix '",
+                             options_.target_index_prefix, "'");
+  }
   if (previous_snapshot_ != nullptr) {
     // A delta's items are its own: never those of the full run or of another delta.
     identity +=
@@ -866,6 +880,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   IndexPlacement placement;
   placement.type_count = transform::CountMappingTypes(metadata->mappings);
   placement.mapping_type = lucene::IndexMappingType(*metadata);
+  placement.target_prefix = options_.target_index_prefix;
   if (const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, item.index_name)) {
     placement.data_stream = stream->name;
     placement.timestamp_field = stream->timestamp_field;
@@ -982,11 +997,22 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
       };
   LeaseKeeper keeper(raw_coordinator_, clock_, lease, options_.lease_renewal_interval, recorded);
   StopWatch stop(options_.stop_requested, clock_, options_.shutdown_timeout);
+  // A trial item is never handed to a successor (its limit counts the documents of one item);
+  // a trial is small by design.
+  const bool checkpoints = options_.max_docs_per_shard == 0;
   ShardDocumentStream stream(
       **cursor, item_end,
-      [&] { return stop.requested() || clock_.CoarseNow() >= keeper.checkpoint_at(); },
+      [&] {
+        return stop.requested() || (checkpoints && clock_.CoarseNow() >= keeper.checkpoint_at());
+      },
       failed_sink_, report_without_source);
   stream.set_counters(options_.counters);
+  if (options_.max_docs_per_shard > 0) {
+    // What earlier holders of the item had sent counts against the limit.
+    stream.set_max_docs(options_.max_docs_per_shard > recorded.docs
+                            ? options_.max_docs_per_shard - recorded.docs
+                            : 0);
+  }
 
   // Progress: the reindexer reports the acknowledged prefix; the heartbeat renews the lease;
   // events are throttled.
@@ -1226,6 +1252,13 @@ absl::Status DocumentMigrationWorker::RunLoop() {
         summary_.indices_only_in_previous.push_back(index);
       }
     }
+  }
+  if (options_.trial()) {
+    summary_.trial = core::StrCat(
+        options_.max_docs_per_shard > 0
+            ? core::StrCat("at most ", options_.max_docs_per_shard, " documents of each shard")
+            : std::string("every document"),
+        " into indices prefixed '", options_.target_index_prefix, "'");
   }
   {
     auto streams = repository_.ReadDataStreams(*snapshot_);

@@ -66,6 +66,17 @@ using transform::ClusterDescription;
 
 std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
 
+// A trial's aliases point at its own indices: prefixed like them.
+void PrefixAliases(json::object& body, const std::string& prefix) {
+  json::value* aliases = body.if_contains("aliases");
+  if (aliases == nullptr || !aliases->is_object()) return;
+  json::object renamed;
+  for (const auto& [name, alias] : aliases->as_object()) {
+    renamed[prefix + std::string(name)] = alias;
+  }
+  *aliases = std::move(renamed);
+}
+
 constexpr std::array<MetadataOutcome, 9> kOutcomes = {MetadataOutcome::kCreated,
                                                       MetadataOutcome::kWouldCreate,
                                                       MetadataOutcome::kAlreadyExists,
@@ -285,6 +296,12 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
                "to migrate"));
   } else if (!global.ok()) {
     return Fail(MetadataFailureSource::kSnapshot, global.status());
+  } else if (!options_.target_index_prefix.empty()) {
+    report_.warnings.push_back(
+        StrCat("a trial into indices prefixed '", options_.target_index_prefix,
+               "': templates and data streams are not migrated (they would act on the target's own "
+               "indices)"));
+    data_streams_ = global->data_streams;
   } else {
     Templates(global->legacy_templates, MetadataItemKind::kLegacyTemplate);
     Templates(global->component_templates, MetadataItemKind::kComponentTemplate);
@@ -367,7 +384,9 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
     for (auto& t : all) {
       MetadataItemReport target_item;
       target_item.kind = MetadataItemKind::kIndex;
-      target_item.name = t.name;
+      target_item.name = options_.target_index_prefix + t.name;
+      if (!options_.target_index_prefix.empty())
+        PrefixAliases(t.body, options_.target_index_prefix);
       target_item.source_name = name;
       target_item.dropped_settings = std::move(t.notes.dropped_settings);
       target_item.notes = std::move(t.notes.notes);

@@ -136,11 +136,13 @@ struct SnapshotIndexDocs {
 absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotRepository& repository,
                                                 const snapshot::SnapshotEntry& snapshot,
                                                 std::string_view index, size_t sample_size,
-                                                std::mt19937_64& rng) {
+                                                std::mt19937_64& rng,
+                                                uint64_t max_per_shard = UINT64_MAX) {
   SnapshotIndexDocs out;
   auto metadata = repository.ReadIndexMetadata(snapshot, index);
   if (!metadata.ok()) return metadata.status();
   for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
+    uint64_t in_shard = 0;
     auto reader = lucene::OpenSnapshotShard(repository, snapshot, index, shard);
     if (absl::IsNotFound(reader.status())) continue;  // an empty or failed shard
     if (!reader.ok()) return reader.status();
@@ -150,7 +152,7 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
     while (true) {
       auto more = (*cursor)->Next(doc);
       if (!more.ok()) return more.status();
-      if (!*more) break;
+      if (!*more || in_shard++ >= max_per_shard) break;  // a trial sends the first N
       ++out.count;
       // Reservoir sampling over documents with a source (fetched by _id and routing).
       if (!doc.has_source) continue;
@@ -893,7 +895,9 @@ class Worker {
       const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
       if (stream != nullptr && !streams_done.insert(stream->name).second) continue;
       IndexVerification row;
-      row.index = stream != nullptr ? stream->name : index;
+      // A trial's documents are in its prefixed indices.
+      row.index = options_.documents.migration.target_index_prefix +
+                  (stream != nullptr ? stream->name : index);
       row.excluded = !Selected(index);
       if (row.excluded) {
         // Not read: an excluded (often system) index may not even be readable.
@@ -911,8 +915,10 @@ class Worker {
       }
       SnapshotIndexDocs docs;
       for (const std::string& source_index : sources) {
+        const uint64_t limit = options_.documents.migration.max_docs_per_shard;
         auto read = ReadIndexDocs(*wiring_.repository, *snapshot_, source_index,
-                                  static_cast<size_t>(options_.verify_sample), rng_);
+                                  static_cast<size_t>(options_.verify_sample), rng_,
+                                  limit > 0 ? limit : UINT64_MAX);
         if (!read.ok()) {
           return core::IsRetryable(read.status()) ? read.status()
                                                   : MarkSnapshotReadFailure(read.status());

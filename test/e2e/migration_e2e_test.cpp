@@ -857,3 +857,72 @@ TEST_CASE("delta runs into the embedded target write only what changed, in a fol
     CHECK(BulkActions(run.dir.File("none")).empty());
   }
 }
+
+TEST_CASE("a trial run migrates at most N documents of each shard into prefixed indices",
+          "[e2e][generated][trial]") {
+  auto generated = rfs::test::Generate("--indices 2 --shards 2 --docs 400 --seed 83");
+  if (!generated) return;
+  const std::string repo = generated->repo().string();
+  MigrationRun run;
+  auto tool = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo});
+    return rfs::test::RunProcess(args, run.Out("tool"), run.Err("tool"));
+  };
+  const std::string out = run.dir.File("trial");
+  REQUIRE(tool({"--output-dir", out, "--max-docs-per-shard", "7"}) == kNoWorkLeft);
+  INFO(run.Logs("tool"));
+  CHECK(run.Logs("tool").find("TRIAL run: at most 7 documents of each shard into indices prefixed "
+                              "'trial-'") != std::string::npos);
+  // OUT/<index>/<shard>/*.ndjson: 7 documents from each of the 4 shards, all in trial- indices.
+  std::map<std::string, size_t> per_shard;
+  for (const auto& entry : fs::recursive_directory_iterator(out)) {
+    if (entry.path().extension() != ".ndjson" ||
+        entry.path().string().find("/.rfs/") != std::string::npos) {
+      continue;
+    }
+    const std::string index = entry.path().parent_path().parent_path().filename().string();
+    CHECK(index.starts_with("trial-"));
+    std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
+    for (std::string action, source; std::getline(lines, action) && std::getline(lines, source);) {
+      CHECK(json::parse(action).at("index").at("_index").as_string() == index.c_str());
+      ++per_shard[index + "/" + entry.path().parent_path().filename().string()];
+    }
+  }
+  CHECK(per_shard.size() == 4);
+  for (const auto& [shard, count] : per_shard) {
+    INFO(shard);
+    CHECK(count == 7);
+  }
+  // The trial's store takes no full run, nor a trial with other limits; a bad prefix is a usage
+  // error.
+  CHECK(tool({"--output-dir", out}) == 64);
+  CHECK(tool({"--output-dir", out, "--max-docs-per-shard", "8"}) == 64);
+  CHECK(tool({"--output-dir", run.dir.File("bad"), "--max-docs-per-shard", "1",
+              "--target-index-prefix", "Trial-"}) == 64);
+  CHECK(tool({"--output-dir", run.dir.File("bad"), "--max-docs-per-shard", "1",
+              "--previous-snapshot-name", "x"}) == 64);
+  // MetadataMigration makes the trial's indices, prefixed, and no template.
+  REQUIRE(rfs::test::RunProcess({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", repo,
+                                 "--output-dir", out, "--target-index-prefix", "trial-"},
+                                run.Out("metadata"), run.Err("metadata")) == 0);
+  size_t indices = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(out) / ".rfs/metadata/index")) {
+    CHECK(entry.path().filename().string().starts_with("trial-"));
+    ++indices;
+  }
+  CHECK(indices == 2);
+  CHECK_FALSE(fs::exists(fs::path(out) / ".rfs/metadata/index_template"));
+
+  // RfsWorker runs a trial end to end: its verify phase expects the first N of each shard in
+  // the prefixed indices, and its summary says it was a trial.
+  const std::string worker_out = run.dir.File("worker-trial");
+  const int worker = rfs::test::RunProcess(
+      {RFS_WORKER_TOOL, "--snapshot-local-dir", repo, "--output-dir", worker_out,
+       "--max-docs-per-shard", "5", "--target-index-prefix", "try-"},
+      run.Out("worker"), run.Err("worker"));
+  INFO(run.Logs("worker"));
+  CHECK(worker == 0);
+  CHECK(run.Logs("worker").find("TRIAL run: at most 5 documents of each shard into indices "
+                                "prefixed 'try-'") != std::string::npos);
+  CHECK(run.Logs("worker").find("expected 10, migrated 10") != std::string::npos);
+}

@@ -127,6 +127,12 @@ struct DocumentMigrationOptions {
   /// repository is sent (docs/delta.md). Empty: a full migration.
   std::string previous_snapshot_name;
   lucene::DeltaMode delta_mode = lucene::DeltaMode::kUpdatesAndDeletes;
+  /// A trial run: at most this many documents of each shard (0: all), into indices named
+  /// `target_index_prefix` + their name. Its coordination store is its own (a full run's, or a
+  /// trial's with other limits, refuses it, and it refuses them); its shards are never split.
+  uint64_t max_docs_per_shard = 0;
+  std::string target_index_prefix;
+  bool trial() const { return max_docs_per_shard > 0 || !target_index_prefix.empty(); }
   /// Indices to migrate (empty: every non-system index).
   transform::Allowlist index_allowlist;
   transform::MultiTypePolicy multi_type_policy = transform::MultiTypePolicy::kUnion;
@@ -229,6 +235,8 @@ struct WorkerSummary {
   /// The embedded target: temporary files of killed workers removed from the output folder at
   /// the start (core::RemoveStaleTempFiles).
   uint64_t stale_temp_files_removed = 0;
+  /// A trial run: what it was limited to, for the summary ("" for a full run).
+  std::string trial;
   /// Documents a user transform dropped (read but, by design, not written).
   uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;

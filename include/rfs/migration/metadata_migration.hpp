@@ -139,6 +139,10 @@ struct MetadataMigrationOptions {
   /// index's body is {"settings" (flat), "mappings" (by type for ES <= 6), "aliases"}. A
   /// transform returns one item, several (one index per mapping type) or none (dropped).
   std::optional<std::string> transformer_config;
+  /// A trial run's index prefix (DocumentMigrationOptions::target_index_prefix): indices and
+  /// their aliases are created under prefixed names; templates and data streams, which would
+  /// act on the target's own indices, are left out.
+  std::string target_index_prefix;
 };
 
 /// Why Run() returned an error: the snapshot could not be read (exit 5 in the tool) or the
