@@ -152,6 +152,22 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
     std::printf("%s: of those, %llu deletes of documents gone since the previous snapshot\n",
                 program, static_cast<unsigned long long>(summary.docs_deleted));
   }
+  if (summary.by_index.size() > 0) {
+    std::printf(
+        "%s: per index: read, written, rejected by the target, not convertible, failed "
+        "in a transform, dropped by a transform\n",
+        program);
+    for (const auto& [index, a] : summary.by_index) {
+      std::printf(
+          "%s:   %s: %llu read, %llu written, %llu rejected, %llu not convertible, %llu "
+          "transform failures, %llu dropped\n",
+          program, index.c_str(), static_cast<unsigned long long>(a.read),
+          static_cast<unsigned long long>(a.written), static_cast<unsigned long long>(a.rejected),
+          static_cast<unsigned long long>(a.not_convertible),
+          static_cast<unsigned long long>(a.transform_failed),
+          static_cast<unsigned long long>(a.transform_dropped));
+    }
+  }
   if (!summary.trial.empty()) {
     std::printf("%s: TRIAL run: %s\n", program, summary.trial.c_str());
   }

@@ -1132,11 +1132,17 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     if (reindexed.ok()) c->failed_documents.With({"rejected"}).Add(reindexed->docs_failed);
   }
   progress_out = keeper.acknowledged();
+  WorkerSummary::IndexAccount& account = summary_.by_index[item.index_name];
+  account.read += stream.docs_read() + stream.conversion_failures() + stream.without_source();
+  account.not_convertible += stream.conversion_failures() + stream.without_source();
+  account.transform_failed += transform_failures;
+  if (transformed) account.transform_dropped += transformed->docs_dropped();
   if (!reindexed.ok()) {
     // What the target acknowledged before the end counts, whatever ends the item (a handoff's
     // summary must agree with its checkpoint).
     if (progress_out->docs >= recorded.docs) {
       summary_.docs_written += progress_out->docs - recorded.docs;
+      account.written += progress_out->docs - recorded.docs;
       summary_.source_bytes += progress_out->bytes - std::min(progress_out->bytes, recorded.bytes);
     }
     if (stream.read_failed()) return reindexed.status();
@@ -1174,6 +1180,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   }
   summary_.docs_written += reindexed->docs_written;
   summary_.docs_allowed_errors += reindexed->docs_allowed_errors;
+  account.written += reindexed->docs_written + reindexed->docs_allowed_errors;
+  account.rejected += reindexed->docs_failed;
   summary_.docs_failed += reindexed->docs_failed;
   summary_.source_bytes += reindexed->source_bytes;
   summary_.retries += reindexed->retries;

@@ -172,6 +172,8 @@ TEST_CASE("documents rejected by the target end the run with their own exit code
   CHECK(tool.out.find("2 documents could not be migrated") != std::string::npos);
   CHECK(tool.out.find(failed_dir) != std::string::npos);
   CHECK((*target)->DocumentCount("simple_index") == 0);
+  // Accounted for the index: both read, both refused by the target.
+  CHECK(tool.out.find("simple_index: 2 read, 0 written, 2 rejected") != std::string::npos);
   // The run's final error line is JSON when stderr is not a terminal: a missing repository.
   const int missing = tool.Run(
       {"--snapshot-local-dir", tool.dir.File("nope"), "--output-dir", tool.dir.File("out")});

@@ -889,6 +889,15 @@ TEST_CASE("a trial run migrates at most N documents of each shard into prefixed 
     }
   }
   CHECK(per_shard.size() == 4);
+  // Accounted per source index: 14 read (7 of each of its 2 shards), all written.
+  const std::string logs = run.Logs("tool");
+  size_t accounted = 0;
+  for (size_t at = logs.find(": 14 read, 14 written, 0 rejected, 0 not convertible");
+       at != std::string::npos;
+       at = logs.find(": 14 read, 14 written, 0 rejected, 0 not convertible", at + 1)) {
+    ++accounted;
+  }
+  CHECK(accounted == 2);
   for (const auto& [shard, count] : per_shard) {
     INFO(shard);
     CHECK(count == 7);

@@ -237,6 +237,17 @@ struct WorkerSummary {
   uint64_t stale_temp_files_removed = 0;
   /// A trial run: what it was limited to, for the summary ("" for a full run).
   std::string trial;
+  /// What became of the documents of each source index this worker read, items it finished or
+  /// handed on (an item lost to another worker counts where that worker reports it).
+  struct IndexAccount {
+    uint64_t read = 0;      ///< taken from the snapshot (deletes and not convertible ones included)
+    uint64_t written = 0;   ///< accepted by the target (allowed errors included)
+    uint64_t rejected = 0;  ///< refused by the target after retries
+    uint64_t not_convertible = 0;    ///< no `_source`, undecodable, refused by a data stream
+    uint64_t transform_failed = 0;   ///< a user transform failed on them
+    uint64_t transform_dropped = 0;  ///< a user transform dropped them, as configured
+  };
+  std::map<std::string, IndexAccount> by_index;
   /// Documents a user transform dropped (read but, by design, not written).
   uint64_t docs_dropped_by_transform = 0;
   uint64_t source_bytes = 0;
