@@ -81,6 +81,7 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
   <nav><h2>Sessions</h2><ul id="sessions"></ul><div class="error" id="sessions-error"></div></nav>
   <div class="stack">
     <section id="overview"><h2>Session</h2><p class="muted">Choose a session.</p></section>
+    <section id="chart-section" hidden><h2>Throughput over time</h2><div id="chart"></div></section>
     <section id="phases-section" hidden><h2>RfsWorker phases</h2><table id="phases"></table></section>
     <section id="workers-section" hidden><h2>Active workers</h2><table id="workers"></table></section>
     <section id="indices-section" hidden><h2>Indices</h2><table id="indices"></table></section>
@@ -119,6 +120,31 @@ function duration(s) {
   if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
   return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
 }
+// The session's throughput over time (status.throughput_history) as two lines, each scaled to
+// its own peak: documents/s and _source bytes/s.
+function chart(series) {
+  if (!series || series.length < 2) {
+    return `<p class="muted">The chart appears after a few updates.</p>`;
+  }
+  const w = 600, h = 120;
+  const line = (key, color, dash) => {
+    const max = Math.max(...series.map((p) => p[key]), 1e-9);
+    const points = series.map((p, i) =>
+      `${(i / (series.length - 1) * w).toFixed(1)},${(h - 2 - p[key] / max * (h - 4)).toFixed(1)}`);
+    return { max, svg: `<polyline class="${key}" fill="none" stroke="${color}" stroke-width="2"
+      stroke-dasharray="${dash}" vector-effect="non-scaling-stroke" points="${points.join(" ")}"/>` };
+  };
+  // Dashed over solid: both stay visible where they coincide.
+  const docs = line("documents_per_second", "#2f6fdb", "none");
+  const src = line("bytes_per_second", "#2e8b57", "6 4");
+  return `<svg id="throughput-chart" viewBox="0 0 ${w} ${h}" preserveAspectRatio="none" width="100%"
+      height="${h}" role="img" aria-label="throughput over time">${docs.svg}${src.svg}</svg>
+    <div class="legend"><span style="color:#2f6fdb">&#9632; documents/s, peak
+      ${num(Math.round(docs.max))}</span> &nbsp; <span style="color:#2e8b57">&#9632; _source/s, peak
+      ${bytes(src.max)}</span> &nbsp; <small class="muted" title="${esc(series[0].at)}">since
+      ${esc(series[0].at.slice(11, 19))} UTC</small></div>`;
+}
+
 // A lease expiry as "in 4 min 12 s" (or "... ago"), measured against the console's clock (the
 // answer's server_time), with the absolute time on hover.
 function expiry(at, serverTime) {
@@ -203,6 +229,8 @@ function render(status) {
       <div class="figure"><small>ETA</small><b id="eta">${duration(status.eta_seconds)}</b></div>
       <div class="figure"><small>Failed documents</small><b id="documents-failed">${num(d.failed)}</b></div>
     </div>`;
+  $("chart-section").hidden = false;
+  $("chart").innerHTML = chart(status.throughput_history);
   const phases = (status.workflow || []).filter((r) => r.record.startsWith("phase_") || r.record === "failed");
   $("phases-section").hidden = phases.length === 0;
   $("phases").innerHTML = `<tr><th>Phase</th><th>Status</th><th>Attempts</th><th>Worker</th><th>Reason</th></tr>` +

@@ -810,7 +810,7 @@ struct ConsoleService::Impl {
     status["workflow"] = std::move(workflow);
     history.Add(session.name,
                 ProgressSample{now, status.at("total_documents_processed").to_number<uint64_t>(),
-                               status.at("total_bytes_processed").to_number<uint64_t>()});
+                               status.at("source_bytes_sent").to_number<uint64_t>()});
     RecordSessionGauges(session, status);
     return status;
   }

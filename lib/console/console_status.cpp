@@ -19,7 +19,10 @@ using coordination::WorkItemState;
 using core::StrCat;
 
 constexpr auto kThroughputWindow = std::chrono::seconds(60);
-constexpr auto kHistoryKept = std::chrono::minutes(5);
+// Long enough for the page's throughput chart; a sample per status request (the page asks every
+// few seconds), at most kChartPoints of them charted.
+constexpr auto kHistoryKept = std::chrono::minutes(30);
+constexpr size_t kChartPoints = 120;
 
 struct Counts {
   int64_t pending = 0;
@@ -351,6 +354,34 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   status["percent_complete"] = Round1(PercentComplete(total, shard_counts));
   status["shard_setup"] = !setup_exists ? "none" : setup_completed ? "completed" : "pending";
   status["throughput"] = std::move(throughput);
+  // Throughput over time, for the page's chart: the rate between successive samples (at most
+  // kChartPoints, evenly spread over the kept history), ending now.
+  {
+    std::vector<ProgressSample> points;
+    for (const auto& sample : history) {
+      if (sample.at < now) points.push_back(sample);
+    }
+    points.push_back(current);
+    const size_t step = std::max<size_t>(1, (points.size() + kChartPoints - 1) / kChartPoints);
+    json::array series;
+    const ProgressSample* previous = nullptr;
+    for (size_t i = 0; i < points.size(); i += step) {
+      const ProgressSample& sample = i + step >= points.size() ? points.back() : points[i];
+      if (previous != nullptr && sample.at > previous->at) {
+        const double seconds = std::chrono::duration<double>(sample.at - previous->at).count();
+        auto rate = [&](uint64_t a, uint64_t b) {
+          return Round1(std::max(0.0, static_cast<double>(b) - static_cast<double>(a)) / seconds);
+        };
+        series.push_back(
+            json::object{{"at", FormatTime(sample.at)},
+                         {"documents_per_second", rate(previous->documents, sample.documents)},
+                         {"bytes_per_second", rate(previous->bytes, sample.bytes)}});
+      }
+      previous = &sample;
+      if (&sample == &points.back()) break;
+    }
+    status["throughput_history"] = std::move(series);
+  }
   status["eta_seconds"] = std::move(eta);
   status["active_workers"] = std::move(workers);
   status["indices"] = std::move(index_rows);

@@ -74,6 +74,9 @@ try {
     throughput: await text("#throughput"),
     eta: await text("#eta"),
     expiry: await page.locator("#workers tr.worker .expiry").first().innerText(),
+    chart_lines: await page.locator("#throughput-chart polyline").count(),
+    chart_points: (await page.locator("#throughput-chart polyline").first()
+      .getAttribute("points")).trim().split(/\s+/).length,
     expiry_title: await page.locator("#workers tr.worker .expiry").first().getAttribute("title"),
   };
   await page.screenshot({ path: `${shots}/console-running.png`, fullPage: true });

@@ -263,6 +263,9 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(moving.at("overall") == "68%");  // 1,700 of 2,500
   CHECK(std::string(moving.at("throughput").as_string()).ends_with(" docs/s"));
   CHECK(moving.at("eta") != "unknown");
+  // The throughput over time, drawn by the page: documents/s and _source/s.
+  CHECK(moving.at("chart_lines") == 2);
+  CHECK(moving.at("chart_points").to_number<int64_t>() >= 2);
   // A lease expiry reads as a time to go, the absolute UTC time on hover.
   const std::string expiry(moving.at("expiry").as_string());
   CHECK(expiry.starts_with("in "));

@@ -372,6 +372,13 @@ TEST_CASE("the status counts each shard's chain once, with throughput and ETA", 
   CHECK(status.at("percent_complete").to_number<double>() == 50);
   CHECK(status.at("throughput").at("documents_per_second").to_number<double>() == 10);
   CHECK(status.at("eta_seconds").to_number<double>() == 100);
+  // Throughput over time for the page's chart: the rate between successive samples, ending now.
+  const auto& series = status.at("throughput_history").as_array();
+  REQUIRE(series.size() == 2);
+  CHECK(series[0].at("documents_per_second").to_number<double>() == Approx(13.3));
+  CHECK(series[1].at("documents_per_second").to_number<double>() == 10);
+  CHECK(series[1].at("bytes_per_second").to_number<double>() == 100);  // 6,000 _source bytes
+  CHECK(series[1].at("at") == rfs::console::FormatTime(now).c_str());
   const auto& workers = status.at("active_workers").as_array();
   REQUIRE(workers.size() == 1);
   CHECK(workers[0].at("worker_id") == "w1");
