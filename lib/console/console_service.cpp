@@ -521,6 +521,9 @@ struct ConsoleService::Impl {
     WorkItemInfo info;
     info.id = *id;
     RFS_CONSOLE_TRY(info.index_name, OptionalString(request, "index_name"));
+    if (info.index_name && info.index_name->size() > 255) {
+      return Detail(422, "'index_name' is longer than an index name can be (255 bytes)");
+    }
     RFS_CONSOLE_TRY(info.shard_number, OptionalInteger(request, "shard_number", 0, 1 << 20));
     RFS_CONSOLE_TRY(info.document_count,
                     OptionalInteger(request, "document_count", 0, int64_t{1} << 53));

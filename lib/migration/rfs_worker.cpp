@@ -20,6 +20,7 @@
 #include "rfs/lucene/source_json.hpp"
 #include "rfs/net/aws_sigv4.hpp"
 #include "rfs/net/retrying_transport.hpp"
+#include "rfs/reindex/document_sink.hpp"
 #include "rfs/transform/index_filter.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
@@ -209,6 +210,8 @@ struct DirectoryIndex {
 DirectoryIndex ReadDirectoryIndex(const std::string& output_dir, std::string_view index,
                                   const std::set<std::string>& wanted) {
   DirectoryIndex out;
+  // A name the sink would not write (an absolute path, "..", ".rfs") names no folder of it.
+  if (reindex::InvalidIndexName(index)) return out;
   std::error_code error;
   const auto root = std::filesystem::path(output_dir) / std::string(index);
   for (auto it = std::filesystem::recursive_directory_iterator(root, error);

@@ -14,16 +14,13 @@
 #include "rfs/reindex/document_sink.hpp"
 
 namespace rfs::reindex {
-namespace {
 
-using core::StrCat;
-
-// OpenSearch's rules for index names (MetadataCreateIndexService.validateIndexOrAliasName),
-// which also keep every name a safe single folder name.
 std::optional<std::string> InvalidIndexName(std::string_view name) {
   if (name.empty()) return "must not be empty";
   if (name.size() > 255) return "index name is too long";
   if (name == "." || name == "..") return "must not be '.' or '..'";
+  // The embedded target keeps its own state (store, metadata, failed documents) in OUT/.rfs.
+  if (name == ".rfs") return "must not be '.rfs', the embedded target's own folder";
   if (name[0] == '_' || name[0] == '-' || name[0] == '+') {
     return "must not start with '_', '-', or '+'";
   }
@@ -37,6 +34,12 @@ std::optional<std::string> InvalidIndexName(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+using core::StrCat;
+
+// OpenSearch's rules for index names (MetadataCreateIndexService.validateIndexOrAliasName),
+// which also keep every name a safe single folder name.
 std::string CursorName(uint64_t cursor) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%020llu", static_cast<unsigned long long>(cursor));

@@ -124,7 +124,11 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
     json::value source;
     if (parse_sources_) {
       boost::system::error_code ec;
-      source = json::parse(doc.source, ec);
+      // Real documents nest deeper than Boost.JSON's default of 32; 1000 is what the engines'
+      // own parser (Jackson's StreamReadConstraints) allows.
+      json::parse_options options;
+      options.max_depth = 1000;
+      source = json::parse(doc.source, ec, {}, options);
       if (ec) {
         return absl::InvalidArgumentError(
             StrCat("the _source of ", doc.index, "/", doc.id, " is not JSON: ", ec.message()));

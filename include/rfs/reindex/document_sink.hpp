@@ -13,8 +13,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rfs/reindex/bulk_format.hpp"
@@ -75,6 +77,10 @@ class OpenSearchBulkSink final : public IDocumentSink {
  private:
   opensearch::OpenSearchClient& client_;
 };
+
+/// Why `name` cannot be an index of the embedded target (OpenSearch's index name rules, which
+/// also keep it a single folder name, and not `.rfs`, the target's own state), or nullopt.
+std::optional<std::string> InvalidIndexName(std::string_view name);
 
 struct NdjsonDirectorySinkOptions {
   /// Root folder; created when missing.

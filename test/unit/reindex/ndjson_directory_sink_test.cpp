@@ -108,15 +108,19 @@ TEST_CASE("NDJSON sink rejects index names OpenSearch would reject", "[reindex][
   TempDir dir;
   auto sink = NdjsonDirectorySink::Open({.directory = dir.str()});
   REQUIRE(sink.ok());
-  auto list = MakeDocs(3);
+  auto list = MakeDocs(4);
   list[1].index = "../escape";
-  std::vector<const SourceDocument*> pointers{&list[0], &list[1], &list[2]};
+  list[3].index = ".rfs";  // the embedded target's own state folder
+  std::vector<const SourceDocument*> pointers{&list[0], &list[1], &list[2], &list[3]};
   auto failures = (*sink)->Write(pointers);
   REQUIRE(failures.ok());
-  REQUIRE(failures->size() == 1);
+  REQUIRE(failures->size() == 2);
   CHECK((*failures)[0].position == 1);
   CHECK((*failures)[0].status == 400);
   CHECK((*failures)[0].type == "invalid_index_name_exception");
+  CHECK((*failures)[1].position == 3);
+  CHECK((*failures)[1].reason.find(".rfs") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path() / ".rfs"));
   CHECK(FilesUnder(dir.path()).size() == 1);
   CHECK(absl::IsInvalidArgument(
       NdjsonDirectorySink::Open({.directory = dir.str(), .shard = "a/b"}).status()));

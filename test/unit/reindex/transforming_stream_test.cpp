@@ -133,6 +133,24 @@ TEST_CASE("transformed sources are re-serialised, drops and splits counted",
   CHECK(stream.docs_failed() == 0);
 }
 
+TEST_CASE("documents nested deeper than 32 levels are transformed", "[reindex][transform]") {
+  std::vector<SourceDocument> docs = Docs(1);
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += R"({"a":)";
+  deep += "1";
+  for (int i = 0; i < 200; ++i) deep += "}";
+  docs[0].source = deep;
+  VectorDocumentStream input(std::move(docs));
+  auto transformer = Load(R"J([{"JqTransformerProvider":{"script":".document.top = true"}}])J");
+  TransformingDocumentStream stream(input, *transformer, nullptr,
+                                    DocumentTransformOptions{3, 1 << 20});
+  auto out = Drain(stream);
+  REQUIRE(out.size() == 1);
+  CHECK(stream.docs_failed() == 0);
+  CHECK(out[0].source.find(R"("top":true)") != std::string::npos);
+  CHECK(out[0].source.size() == deep.size() + 11);
+}
+
 TEST_CASE("a document whose transform fails goes to the sink and the rest go on",
           "[reindex][transform]") {
   auto docs = Docs(5);
