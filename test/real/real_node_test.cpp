@@ -34,6 +34,7 @@
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
+#include "support/postgres_server.hpp"
 #include "support/process.hpp"
 #include "support/s3_server.hpp"
 #include "support/scripted_http_server.hpp"
@@ -1579,10 +1580,18 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   SnapshotOnNode(source, "rn-delta-tool-repo", "b", index + "," + added);
 
   Runner runner;
+  // The delta coordinates through PostgreSQL (a table of its session's own), the full run
+  // through SQLite.
+  rfs::test::PostgresServer postgres;
   auto run = [&](const std::vector<std::string>& extra, const std::string& store) {
     std::vector<std::string> args = {
-        RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(),         "--target-host",
-        target.url(),       "--coordinator-db",     runner.dir.File(store)};
+        RFS_DOCUMENTS_TOOL,
+        "--snapshot-local-dir",
+        repo.string(),
+        "--target-host",
+        target.url(),
+        "--coordinator-db",
+        store.starts_with("postgresql://") ? store : runner.dir.File(store)};
     args.insert(args.end(), extra.begin(), extra.end());
     return runner.Run(args);
   };
@@ -1595,9 +1604,10 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   // A bad mode is a usage error.
   CHECK(run({"--snapshot-name", "b", "--previous-snapshot-name", "a", "--delta-mode", "ALL"},
             "delta.sqlite") == 64);
-  const int caught_up = run({"--snapshot-name", "b", "--experimental-previous-snapshot-name", "a",
-                             "--experimental-delta-mode", "UPDATES_AND_DELETES"},
-                            "delta.sqlite");
+  const int caught_up =
+      run({"--snapshot-name", "b", "--experimental-previous-snapshot-name", "a",
+           "--experimental-delta-mode", "UPDATES_AND_DELETES", "--session-name", "delta_b"},
+          postgres.uri());
   INFO(runner.out << runner.err);
   CHECK(caught_up == kNoWorkLeft);
   CHECK(runner.out.find("of those, 3 deletes") != std::string::npos);
