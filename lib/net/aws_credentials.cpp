@@ -1,5 +1,6 @@
 #include "rfs/net/aws_credentials.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -90,6 +91,39 @@ absl::StatusOr<AwsCredentials> FromCredentialsJson(std::string_view body, std::s
 }
 
 }  // namespace
+
+bool ContainerCredentialsUrlAllowed(std::string_view url) {
+  if (url.starts_with("https://")) return true;
+  if (!url.starts_with("http://")) return false;
+  std::string_view host = url.substr(7);
+  host = host.substr(0, host.find_first_of("/?#"));
+  if (const size_t at = host.rfind('@'); at != std::string_view::npos) host = host.substr(at + 1);
+  if (host.starts_with('[')) {
+    host =
+        host.substr(1, host.find(']') == std::string_view::npos ? host.size() : host.find(']') - 1);
+  } else {
+    host = host.substr(0, host.find(':'));
+  }
+  std::string lower(host);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "localhost" || lower == "::1" || lower == "169.254.170.2" ||
+      lower == "169.254.170.23" || lower == "fd00:ec2::23") {
+    return true;
+  }
+  // 127.0.0.0/8.
+  if (lower.starts_with("127.")) {
+    int dots = 0;
+    for (char c : lower) {
+      if (c == '.') {
+        ++dots;
+      } else if (c < '0' || c > '9') {
+        return false;
+      }
+    }
+    return dots == 3;
+  }
+  return false;
+}
 
 absl::StatusOr<AwsCredentials> AwsCredentialsFromProfileFile(std::string_view path,
                                                              std::string_view profile,
@@ -223,6 +257,13 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
     container = StrCat("http://169.254.170.2", env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"));
   }
   if (!container.empty()) {
+    if (!ContainerCredentialsUrlAllowed(container)) {
+      // As the AWS SDKs: the token and the keys must not cross a network in the clear.
+      return absl::PermissionDeniedError(StrCat(
+          "container credentials URL ", container,
+          " is plain http to a host that is neither loopback nor the ECS/EKS credentials address "
+          "(169.254.170.2, 169.254.170.23, fd00:ec2::23): use https"));
+    }
     auto [endpoint, target] = SplitUrl(container);
     HttpRequest request;
     request.target = target;

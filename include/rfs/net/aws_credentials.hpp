@@ -8,6 +8,7 @@
 //      ~/.aws/config, where profiles are "[profile NAME]"), with aws_access_key_id,
 //      aws_secret_access_key and aws_session_token;
 //   4. container credentials (ECS task roles, EKS Pod Identity): AWS_CONTAINER_CREDENTIALS_FULL_URI
+//      (https anywhere; plain http only to loopback or the ECS/EKS addresses, as the AWS SDKs)
 //      or _RELATIVE_URI, with AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE];
 //   5. the EC2 instance metadata service, IMDSv2 (AWS_EC2_METADATA_SERVICE_ENDPOINT;
 //      AWS_EC2_METADATA_DISABLED=true skips it).
@@ -47,6 +48,11 @@ absl::StatusOr<AwsCredentials> AwsCredentialsFromProfileFile(std::string_view pa
                                                              bool config_style);
 
 /// The chain above. FailedPrecondition listing what was looked at when nothing has credentials.
+/// Whether container credentials may be fetched from `url`: any https URL; plain http only to a
+/// loopback host or the ECS/EKS credentials addresses (169.254.170.2, 169.254.170.23,
+/// fd00:ec2::23), as the AWS SDKs allow.
+bool ContainerCredentialsUrlAllowed(std::string_view url);
+
 absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources& sources = {});
 
 /// The region for AWS requests: `flag` when not empty, then AWS_REGION, AWS_DEFAULT_REGION, then

@@ -143,6 +143,34 @@ TEST_CASE("container credentials (ECS, EKS Pod Identity) with an authorization t
   CHECK(found->session_token == "pod-token");
 }
 
+TEST_CASE("container credentials over plain http only from loopback and the ECS/EKS hosts",
+          "[net][aws]") {
+  using rfs::net::ContainerCredentialsUrlAllowed;
+  for (const char* url :
+       {"http://127.0.0.1:8080/creds", "http://localhost/v1", "http://[::1]:9/x",
+        "http://169.254.170.2/v2/credentials/abc", "http://169.254.170.23/v1/credentials",
+        "http://[fd00:ec2::23]/v1/credentials", "https://creds.example.com/v1",
+        "http://127.5.6.7/x"}) {
+    INFO(url);
+    CHECK(ContainerCredentialsUrlAllowed(url));
+  }
+  for (const char* url : {"http://creds.example.com/v1", "http://10.0.0.5/creds",
+                          "http://127.0.0.1.evil.com/", "http://169.254.170.2.evil.com/",
+                          "http://user@evil.com/", "ftp://127.0.0.1/", "http://[fd00:ec2::24]/"}) {
+    INFO(url);
+    CHECK_FALSE(ContainerCredentialsUrlAllowed(url));
+  }
+  // The resolver refuses such a URL without sending the token anywhere.
+  rfs::test::TempDir dir("rfs-aws");
+  auto refused = ResolveAwsCredentials(
+      Environment({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://creds.example.com/v1"},
+                   {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "secret-token"},
+                   {"HOME", dir.str()}}));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(absl::IsPermissionDenied(refused.status()));
+  CHECK(std::string(refused.status().message()).find("secret-token") == std::string::npos);
+}
+
 TEST_CASE("instance credentials from IMDSv2: a session token, the role, its credentials",
           "[net][aws]") {
   rfs::test::TempDir dir("rfs-aws");
