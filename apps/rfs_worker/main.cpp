@@ -236,9 +236,17 @@ int main(int argc, char** argv) {
               << " into indices prefixed '" << trial_prefix << "'\n";
   }
   if (result.verify) summary["verify"] = result.verify->ToJson();
+  // Documents that could not be migrated make a finished run COMPLETED_WITH_FINDINGS, never
+  // plain COMPLETED: the failed-documents records say which and why.
+  const bool findings = result.exit_code == rfs::migration::kDocumentsFailedExitCode;
+  summary["outcome"] = result.exit_code == 0 ? "COMPLETED"
+                       : findings            ? "COMPLETED_WITH_FINDINGS"
+                                             : "ENDED";
   if (!verify_only || !result.verify) {
-    std::cout << (result.exit_code == 0 ? "every phase COMPLETED" : "ended") << ": "
-              << rfs::core::JsonText(summary) << "\n";
+    std::cout << (result.exit_code == 0 ? "every phase COMPLETED"
+                  : findings            ? "every phase COMPLETED_WITH_FINDINGS"
+                                        : "ended")
+              << ": " << rfs::core::JsonText(summary) << "\n";
   }
   if (!result.status.ok()) {
     std::cerr << kProgram << ": " << result.status.message() << "\n";

@@ -935,3 +935,32 @@ TEST_CASE("a trial run migrates at most N documents of each shard into prefixed 
                                 "prefixed 'try-'") != std::string::npos);
   CHECK(run.Logs("worker").find("expected 10, migrated 10") != std::string::npos);
 }
+
+TEST_CASE("RfsWorker ends COMPLETED_WITH_FINDINGS when documents could not be migrated",
+          "[e2e][generated]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 20 --seed 91");
+  if (!generated) return;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  // A strict mapping without the documents' fields: the target refuses every document for good.
+  const ExpectedDocs expected = ReadExpectedDocs(generated->dir / "expected-docs.ndjson");
+  REQUIRE(expected.size() == 1);
+  for (const auto& [index, docs] : expected) {
+    REQUIRE((*target)
+                ->CreateIndex(index, R"({"mappings":{"dynamic":"strict","properties":{)"
+                                     R"("rfs_absent":{"type":"keyword"}}}})")
+                .ok());
+  }
+  MigrationRun run;
+  const int code = rfs::test::RunProcess(
+      {RFS_WORKER_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+       (*target)->endpoint(), "--coordinator-db", run.dir.File("records.sqlite"),
+       "--failed-documents-dir", run.dir.File("failed")},
+      run.Out("worker"), run.Err("worker"));
+  const std::string logs = run.Logs("worker");
+  INFO(logs);
+  CHECK(code == 6);
+  CHECK(logs.find("every phase COMPLETED_WITH_FINDINGS") != std::string::npos);
+  CHECK(logs.find(R"("outcome":"COMPLETED_WITH_FINDINGS")") != std::string::npos);
+  CHECK(logs.find("every phase COMPLETED:") == std::string::npos);
+}
