@@ -140,12 +140,13 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
         "%s: %llu documents rebuilt from doc values and stored fields (no stored _source; "
         "see docs/sourceless.md for what is exact)\n",
         program, static_cast<unsigned long long>(summary.docs_rebuilt));
-    for (const auto& [index, counts] : summary.rebuilt_by_index) {
+    for (const auto& [index, counts] : summary.by_index) {
+      if (counts.rebuilt == 0) continue;
       std::printf(
           "%s:   %s: %llu rebuilt, %llu of them with a value that may differ from the one "
           "indexed (an array sorted, a value rounded or normalized)\n",
           program, index.c_str(), static_cast<unsigned long long>(counts.rebuilt),
-          static_cast<unsigned long long>(counts.inexact));
+          static_cast<unsigned long long>(counts.rebuilt_inexact));
     }
   }
   if (summary.docs_deleted > 0) {

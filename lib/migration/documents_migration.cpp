@@ -1110,11 +1110,6 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   const uint64_t transform_failures = transformed ? transformed->docs_failed() : 0;
   summary_.docs_without_source += stream.without_source();
   summary_.docs_rebuilt += stream.rebuilt();
-  if (stream.rebuilt() > 0) {
-    WorkerSummary::RebuiltCounts& counts = summary_.rebuilt_by_index[item.index_name];
-    counts.rebuilt += stream.rebuilt();
-    counts.inexact += stream.rebuilt_inexact();
-  }
   summary_.docs_deleted += stream.deletes();
   summary_.docs_failed += stream.conversion_failures() + transform_failures;
   if (transformed) summary_.docs_dropped_by_transform += transformed->docs_dropped();
@@ -1137,6 +1132,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   account.not_convertible += stream.conversion_failures() + stream.without_source();
   account.transform_failed += transform_failures;
   if (transformed) account.transform_dropped += transformed->docs_dropped();
+  account.rebuilt += stream.rebuilt();
+  account.rebuilt_inexact += stream.rebuilt_inexact();
   if (!reindexed.ok()) {
     // What the target acknowledged before the end counts, whatever ends the item (a handoff's
     // summary must agree with its checkpoint).

@@ -319,11 +319,23 @@ absl::Status OpenSearchClient::PutClusterSettings(const json::object& body) {
   return StatusFromResponse(*response, "PUT /_cluster/settings");
 }
 
-absl::StatusOr<bool> OpenSearchClient::Exists(const std::string& target) {
-  auto response = Send(JsonRequest("HEAD", target));
+absl::StatusOr<bool> OpenSearchClient::Exists(const std::string& target, const char* method) {
+  auto response = Send(JsonRequest(method, target));
   if (!response.ok()) return response.status();
   if (response->status == 404) return false;
-  absl::Status status = StatusFromResponse(*response, StrCat("HEAD ", target));
+  absl::Status status = StatusFromResponse(*response, StrCat(method, " ", target));
+  if (!status.ok()) return status;
+  return true;
+}
+
+absl::StatusOr<bool> OpenSearchClient::Create(const std::string& target, std::string body) {
+  auto response = Send(JsonRequest("PUT", target, std::move(body)));
+  if (!response.ok()) return response.status();
+  if (response->status == 400 &&
+      ParseErrorBody(response->body).type == "resource_already_exists_exception") {
+    return false;
+  }
+  absl::Status status = StatusFromResponse(*response, StrCat("PUT ", target));
   if (!status.ok()) return status;
   return true;
 }
@@ -334,16 +346,7 @@ absl::StatusOr<bool> OpenSearchClient::IndexExists(std::string_view index) {
 
 absl::StatusOr<bool> OpenSearchClient::CreateIndex(std::string_view index,
                                                    const json::object& body) {
-  const std::string target = StrCat("/", EncodePathSegment(index));
-  auto response = Send(JsonRequest("PUT", target, core::JsonText(body)));
-  if (!response.ok()) return response.status();
-  if (response->status == 400 &&
-      ParseErrorBody(response->body).type == "resource_already_exists_exception") {
-    return false;
-  }
-  absl::Status status = StatusFromResponse(*response, StrCat("PUT ", target));
-  if (!status.ok()) return status;
-  return true;
+  return Create(StrCat("/", EncodePathSegment(index)), core::JsonText(body));
 }
 
 absl::StatusOr<bool> OpenSearchClient::TemplateExists(TemplateKind kind, std::string_view name) {
@@ -359,26 +362,12 @@ absl::Status OpenSearchClient::PutTemplate(TemplateKind kind, std::string_view n
 }
 
 absl::StatusOr<bool> OpenSearchClient::DataStreamExists(std::string_view name) {
-  const std::string target = StrCat("/_data_stream/", EncodePathSegment(name));
-  auto response = Send(JsonRequest("GET", target));
-  if (!response.ok()) return response.status();
-  if (response->status == 404) return false;
-  absl::Status status = StatusFromResponse(*response, StrCat("GET ", target));
-  if (!status.ok()) return status;
-  return true;
+  // HEAD /<name> would also answer for an index or alias of that name.
+  return Exists(StrCat("/_data_stream/", EncodePathSegment(name)), "GET");
 }
 
 absl::StatusOr<bool> OpenSearchClient::CreateDataStream(std::string_view name) {
-  const std::string target = StrCat("/_data_stream/", EncodePathSegment(name));
-  auto response = Send(JsonRequest("PUT", target));
-  if (!response.ok()) return response.status();
-  if (response->status == 400 &&
-      ParseErrorBody(response->body).type == "resource_already_exists_exception") {
-    return false;
-  }
-  absl::Status status = StatusFromResponse(*response, StrCat("PUT ", target));
-  if (!status.ok()) return status;
-  return true;
+  return Create(StrCat("/_data_stream/", EncodePathSegment(name)), "");
 }
 
 absl::StatusOr<BulkResponse> OpenSearchClient::Bulk(std::string body, size_t action_count) {

@@ -218,13 +218,6 @@ struct WorkerSummary {
   /// Documents whose source was rebuilt from doc values and stored fields
   /// (enable_sourceless_migrations), included in the documents read.
   uint64_t docs_rebuilt = 0;
-  /// Rebuilt documents by source index: all of them, and those with a value that may differ
-  /// from the one indexed (RebuildExactness: arrays sorted, values rounded or normalized).
-  struct RebuiltCounts {
-    uint64_t rebuilt = 0;
-    uint64_t inexact = 0;
-  };
-  std::map<std::string, RebuiltCounts> rebuilt_by_index;
   /// Of the documents read, the deletes of a delta run (documents gone since the previous
   /// snapshot), sent as bulk delete actions.
   uint64_t docs_deleted = 0;
@@ -246,6 +239,10 @@ struct WorkerSummary {
     uint64_t not_convertible = 0;    ///< no `_source`, undecodable, refused by a data stream
     uint64_t transform_failed = 0;   ///< a user transform failed on them
     uint64_t transform_dropped = 0;  ///< a user transform dropped them, as configured
+    /// Rebuilt without a stored `_source`, and of those, the ones with a value that may differ
+    /// from the one indexed (RebuildExactness: arrays sorted, values rounded or normalized).
+    uint64_t rebuilt = 0;
+    uint64_t rebuilt_inexact = 0;
   };
   std::map<std::string, IndexAccount> by_index;
   /// Documents a user transform dropped (read but, by design, not written).

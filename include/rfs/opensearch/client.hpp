@@ -175,7 +175,10 @@ class OpenSearchClient {
  private:
   absl::Status Detect();
   /// HEAD `target`: true on 2xx, false on 404.
-  absl::StatusOr<bool> Exists(const std::string& target);
+  /// `method` (HEAD, or GET where HEAD is not served) on `target`: false on a 404.
+  absl::StatusOr<bool> Exists(const std::string& target, const char* method = "HEAD");
+  /// PUT `body` to `target`: false when the target answers that it exists already.
+  absl::StatusOr<bool> Create(const std::string& target, std::string body);
 
   net::IHttpTransport& transport_;
   OpenSearchClientOptions options_;
