@@ -6,6 +6,8 @@
 // (net::AwsCredentialsProvider, which refreshes temporary ones).
 #pragma once
 
+#include <cctype>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -22,6 +24,29 @@ namespace rfs::apps {
 
 namespace po = boost::program_options;
 
+inline std::string EnvName(const std::string& side) {
+  std::string out;
+  for (char c : side) out += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return out;
+}
+
+/// --refuse-plain-http-credentials, once per tool.
+inline void AddPlainHttpOption(po::options_description& options) {
+  options.add_options()("refuse-plain-http-credentials", po::bool_switch(),
+                        "stop instead of warning when a password, SigV4 signature or token "
+                        "would go over plain http:// to a host other than this one");
+}
+
+/// Sets the process's policy from that option; warnings go to `warn`.
+inline void ApplyPlainHttpOption(const po::variables_map& vm,
+                                 std::function<void(const std::string&)> warn) {
+  const bool refuse =
+      vm.count("refuse-plain-http-credentials") && vm["refuse-plain-http-credentials"].as<bool>();
+  net::SetPlainHttpCredentialsPolicy(
+      refuse ? net::PlainHttpCredentials::kRefuse : net::PlainHttpCredentials::kWarn,
+      std::move(warn));
+}
+
 /// Adds the connection options for `side` ("target" or "source") to `options`.
 inline void AddConnectionOptions(po::options_description& options, const std::string& side,
                                  const std::string& what) {
@@ -29,7 +54,11 @@ inline void AddConnectionOptions(po::options_description& options, const std::st
   options.add_options()(name("host").c_str(), po::value<std::string>(),
                         (what + " cluster URL, e.g. https://localhost:9200").c_str())(
       name("username").c_str(), po::value<std::string>(), "basic-auth user name")(
-      name("password").c_str(), po::value<std::string>(), "basic-auth password")(
+      name("password").c_str(), po::value<std::string>(),
+      ("basic-auth password; give it as RFS_" + EnvName(side) +
+       "_PASSWORD in the environment rather than on the command line, which every process of "
+       "the host can read")
+          .c_str())(
       name("aws-region").c_str(), po::value<std::string>(),
       "sign requests with AWS SigV4 for this region (credentials from the AWS chain: AWS_* "
       "variables, web identity (IRSA), ~/.aws files (AWS_PROFILE), container credentials (ECS, "

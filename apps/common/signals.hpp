@@ -3,7 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
+#include <thread>
 
 #include <unistd.h>
 
@@ -30,6 +32,20 @@ inline const std::atomic<bool>& InstallStopHandlers() {
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
   return StopRequested();
+}
+
+/// The last resort of a stop: once one is requested, if the process is still running `grace`
+/// plus 10 s later (a transform looping where nothing can interrupt it), it ends with 128 +
+/// SIGTERM. What the leases recorded stands; the next worker resumes from there.
+inline void ExitIfStopOverruns(std::chrono::milliseconds grace) {
+  std::thread([grace] {
+    while (!StopRequested().load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(grace + std::chrono::seconds(10));
+    static constexpr char kNote[] =
+        "stopping: the shutdown timeout has passed and work is still running; exiting now\n";
+    [[maybe_unused]] auto written = write(STDERR_FILENO, kNote, sizeof(kNote) - 1);
+    _exit(128 + SIGTERM);
+  }).detach();
 }
 
 }  // namespace rfs::apps

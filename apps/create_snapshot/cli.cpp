@@ -57,6 +57,7 @@ po::options_description Options() {
       "the repository uploads plain bodies (setting disable_chunked_encoding): for S3-compatible "
       "servers that store aws-chunked signatures as data");
   AddConnectionOptions(options, "source", "source");
+  AddPlainHttpOption(options);
   options.add_options()(
       "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
       "indices to snapshot: names and wildcards, space- or comma-separated (default: every "

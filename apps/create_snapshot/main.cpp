@@ -9,6 +9,7 @@
 #include "rfs/migration/tools.hpp"
 
 #include "cli.hpp"
+#include "common/connection.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
@@ -24,6 +25,9 @@ int main(int argc, char** argv) {
   boost::program_options::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, cli::kUsage, kProgram, vm))
     return *done;
+  rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  });
   auto run = cli::ToolOptions(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
 

@@ -63,6 +63,7 @@ po::options_description Options() {
                                  "embedded default target: bulk NDJSON files under this folder");
   AddConnectionOptions(options, "target", "target");
   AddConnectionOptions(options, "coordinator", "coordination");
+  AddPlainHttpOption(options);
   options.add_options()("coordinator-db", po::value<std::string>(),
                         "coordinate through this SQLite file (default with --output-dir: OUT/.rfs/"
                         "coordination.sqlite; workers must share a local file system), or this "
@@ -73,9 +74,12 @@ po::options_description Options() {
       "session --session-name; progress shows in the console")(
       "console-token", po::value<std::string>(),
       "the console session's bearer token (better: RFS_CONSOLE_TOKEN, kept out of the process "
-      "list)")("session-name", po::value<std::string>()->default_value(""),
-               "names the coordination index (.migrations_working_state_<session>) so several "
-               "migrations can share a cluster; with --console-url, the console session")(
+      "list)")("console-cacert", po::value<std::string>(),
+               "PEM CA certificates to trust for an https:// --console-url (default: the "
+               "system's)")(
+      "session-name", po::value<std::string>()->default_value(""),
+      "names the coordination index (.migrations_working_state_<session>) so several "
+      "migrations can share a cluster; with --console-url, the console session")(
       "index-allowlist", po::value<std::vector<std::string>>()->multitoken(),
       "indices to migrate: names, comma lists or regex:<pattern> (default: every index except "
       "system indices, whose names start with '.')")(
@@ -139,6 +143,15 @@ po::options_description Options() {
   AddTransformerOptions(options, "doc-transformer-config",
                         "user transforms of each document: a JSON list of {\"<Provider>\": "
                         "<config>} applied in order");
+  options.add_options()(
+      "transform-time-budget", po::value<std::string>()->default_value("PT30S"),
+      "ISO-8601 time one batch of documents may spend in a jq or JavaScript transform; past it "
+      "the program is interrupted and the batch's documents are recorded as failed "
+      "(transform_budget_exceeded)")(
+      "transform-memory-budget-mb",
+      po::value<Bounded<uint64_t, 16, 1048576>>()->default_value({512}),
+      "MiB a jq or JavaScript transform may grow the worker by on one batch (and, for "
+      "JavaScript, its heap); past it the batch's documents are recorded as failed");
   AddMetricsOptions(options);
   options.add_options()("disable-compression", po::bool_switch(),
                         "send bulk bodies uncompressed even when the target accepts gzip "
@@ -170,6 +183,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   }
   run.console_url = text("console-url");
   run.console_token = text("console-token");
+  run.console_ca_cert_file = text("console-cacert");
   run.session_name = text("session-name");
   run.failed_documents_dir = text("failed-documents-dir");
   if (vm.count("failed-document-stream-s3-bucket")) {
@@ -264,6 +278,15 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   auto transformers = TransformerConfig(vm, "doc-transformer-config");
   if (!transformers.ok()) return transformers.status();
   docs.doc_transformer_config = *std::move(transformers);
+  auto budget = core::ParseIsoDuration(vm["transform-time-budget"].as<std::string>());
+  if (!budget.ok() || *budget <= std::chrono::nanoseconds(0)) {
+    return absl::InvalidArgumentError(core::StrCat(
+        "--transform-time-budget: ", budget.ok() ? "must be positive" : budget.status().message()));
+  }
+  docs.transform_limits.time_per_call =
+      std::chrono::duration_cast<std::chrono::milliseconds>(*budget);
+  docs.transform_limits.memory_bytes =
+      Get<Bounded<uint64_t, 16, 1048576>>(vm, "transform-memory-budget-mb") << 20;
   auto metrics = MetricsOptionsFrom(vm);
   if (!metrics.ok()) return metrics.status();
   run.metrics = *std::move(metrics);

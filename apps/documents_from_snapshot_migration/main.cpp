@@ -8,6 +8,7 @@
 #include "rfs/migration/tools.hpp"
 
 #include "cli.hpp"
+#include "common/connection.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/signals.hpp"
@@ -26,10 +27,14 @@ int main(int argc, char** argv) {
   boost::program_options::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, cli::kUsage, kProgram, vm))
     return *done;
+  rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  });
   auto run = cli::ToolOptions(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
 
   run->migration.stop_requested = &stop_requested;
+  rfs::apps::ExitIfStopOverruns(run->migration.shutdown_timeout);
   rfs::apps::WorkerProgress progress(run->worker_id, isatty(STDERR_FILENO) == 1);
   run->migration.on_event = [&](const rfs::migration::WorkerEvent& e) { progress.OnEvent(e); };
   run->on_warning = [](const std::string& warning) {

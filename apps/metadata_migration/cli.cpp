@@ -61,6 +61,7 @@ po::options_description Options() {
       "source-version", po::value<std::string>(),
       "override the detected source version, e.g. \"ES 6.8\" or \"OS 1.3\"");
   AddConnectionOptions(options, "target", "target");
+  AddPlainHttpOption(options);
   options.add_options()("output-dir", po::value<std::string>(),
                         "directory target (embedded default) when there is no --target-host")(
       "target-version", po::value<std::string>()->default_value("OS 2.19"),

@@ -12,6 +12,7 @@
 #include "rfs/migration/tools.hpp"
 
 #include "cli.hpp"
+#include "common/connection.hpp"
 #include "common/options.hpp"
 
 namespace {
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
   // argv[1] (the command) stands where the parser expects the program name.
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, cli::kUsage, kProgram, vm))
     return *done;
+  rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  });
   auto line = cli::ParseCommand(command, vm);
   if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
 

@@ -49,8 +49,12 @@ po::options_description Options() {
   po::options_description options("Options");
   options.add_options()("help,h", "show this help")(
       "port", po::value<rfs::apps::Port>()->default_value({8080}), "serve: the port to listen on")(
-      "bind", po::value<std::string>()->default_value("0.0.0.0"),
-      "serve: the address to listen on (127.0.0.1 for this host only)")(
+      "bind", po::value<std::string>()->default_value("127.0.0.1"),
+      "serve: the address to listen on (0.0.0.0 for every interface; workers on other hosts "
+      "then send their tokens over the network: serve HTTPS with --tls-cert/--tls-key)")(
+      "max-connections", po::value<rfs::apps::Bounded<uint64_t, 1, 65536>>()->default_value({256}),
+      "serve: open connections at most; past it a new one closes the connection that has "
+      "waited longest for a request")(
       "store", po::value<std::string>()->default_value("sqlite:migration-console.db"),
       "serve: where sessions and work items live: sqlite:PATH or "
       "postgresql://user[:password]@host[:port]/database")(
@@ -64,9 +68,12 @@ po::options_description Options() {
       "metrics-port", po::value<rfs::apps::Port>(),
       "serve: serve Prometheus metrics (GET /metrics) on this port: API requests, the fleet's "
       "lease actions, each session's progress (default: no metrics endpoint)")(
-      "metrics-bind-address", po::value<std::string>()->default_value("0.0.0.0"),
-      "serve: the address the metrics endpoint listens on")(
-      "url", po::value<std::string>(), "create-session, status: the console's URL")(
+      "metrics-bind-address", po::value<std::string>()->default_value("127.0.0.1"),
+      "serve: the address the metrics endpoint listens on (HTTPS with the same certificate "
+      "when --tls-cert is given)")("url", po::value<std::string>(),
+                                   "create-session, status: the console's URL")(
+      "cacert", po::value<std::string>(),
+      "create-session, status: PEM CA certificates to trust for an https:// --url")(
       "name", po::value<std::string>(), "create-session: the session's name")(
       "session", po::value<std::string>(), "status: the session")(
       "token", po::value<std::string>(),
@@ -113,6 +120,13 @@ int Serve(const po::variables_map& vm) {
     return rfs::apps::UsageError(kProgram, "--tls-cert and --tls-key go together");
   }
   if (!cert.empty()) options.http.tls = rfs::net::HttpServerTls{cert, key};
+  options.http.max_connections =
+      vm["max-connections"].as<rfs::apps::Bounded<uint64_t, 1, 65536>>().value;
+  if (cert.empty() && !rfs::net::IsLoopbackHost(options.http.bind_address)) {
+    std::cerr << kProgram << ": WARNING: serving plain HTTP on " << options.http.bind_address
+              << ": every worker's bearer token crosses the network in clear text; serve HTTPS "
+                 "(--tls-cert, --tls-key) or bind 127.0.0.1 behind a TLS proxy\n";
+  }
   const auto& stop = rfs::apps::InstallStopHandlers();
   absl::Status served = rfs::console::ServeConsole(
       std::move(options), stop, [](const rfs::console::ConsoleServer& server) {
@@ -131,6 +145,7 @@ int CreateSessionCommand(const po::variables_map& vm) {
   rfs::console::ConsoleClientOptions client;
   client.url = rfs::apps::Text(vm, "url");
   client.token = FromEnvironment(vm, "admin-token", "RFS_CONSOLE_ADMIN_TOKEN");
+  client.ca_cert_file = rfs::apps::Text(vm, "cacert");
   const std::string name = rfs::apps::Text(vm, "name");
   if (client.url.empty() || name.empty()) {
     return rfs::apps::UsageError(kProgram, "create-session needs --url and --name");
@@ -149,6 +164,7 @@ int StatusCommand(const po::variables_map& vm) {
   rfs::console::ConsoleClientOptions client;
   client.url = rfs::apps::Text(vm, "url");
   client.token = FromEnvironment(vm, "token", "RFS_CONSOLE_TOKEN");
+  client.ca_cert_file = rfs::apps::Text(vm, "cacert");
   const std::string session = rfs::apps::Text(vm, "session");
   if (client.url.empty() || session.empty()) {
     return rfs::apps::UsageError(kProgram, "status needs --url and --session");

@@ -176,6 +176,9 @@ int main(int argc, char** argv) {
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, kUsage, kProgram, vm)) {
     return *done;
   }
+  rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  });
   auto run = WorkerOptions(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
   const bool live = isatty(STDERR_FILENO) == 1;
@@ -183,6 +186,7 @@ int main(int argc, char** argv) {
                                                                  : run->documents.worker_id;
   run->documents.worker_id = worker_id;
   run->documents.migration.stop_requested = &stop_requested;
+  rfs::apps::ExitIfStopOverruns(run->documents.migration.shutdown_timeout);
   rfs::apps::WorkerProgress progress(worker_id, live);
   run->documents.migration.on_event = [&](const rfs::migration::WorkerEvent& e) {
     progress.OnEvent(e);

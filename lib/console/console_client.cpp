@@ -22,6 +22,8 @@ absl::StatusOr<json::value> Call(const ConsoleClientOptions& options, std::strin
                                  std::string target, std::string body) {
   net::HttpTransportOptions http;
   http.endpoint = options.url;
+  http.sends_bearer_token = true;
+  http.tls.ca_cert_file = options.ca_cert_file;
   http.response_timeout = options.timeout;
   RFS_ASSIGN_OR_RETURN(auto transport, net::BeastHttpTransport::Open(std::move(http)));
   net::RetryingHttpTransport retrying(std::move(transport), core::SystemClock::Instance());

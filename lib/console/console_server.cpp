@@ -59,12 +59,14 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(ConsoleServe
     impl->registry = std::make_unique<metrics::Registry>(
         std::vector<std::pair<std::string, std::string>>{{"tool", "MigrationConsole"}});
     options.service.metrics = impl->registry.get();
-    RFS_ASSIGN_OR_RETURN(impl->metrics_endpoint,
-                         metrics::PrometheusEndpoint::Start(*impl->registry, *options.metrics_port,
-                                                            options.metrics_bind_address));
+    RFS_ASSIGN_OR_RETURN(
+        impl->metrics_endpoint,
+        metrics::PrometheusEndpoint::Start(*impl->registry, *options.metrics_port,
+                                           options.metrics_bind_address, options.http.tls));
   }
   impl->service = std::make_unique<ConsoleService>(*impl->store, options.service);
   ConsoleService* service = impl->service.get();
+  options.http.on_head = [service](const net::HttpRequest& head) { return service->Admit(head); };
   RFS_ASSIGN_OR_RETURN(impl->http,
                        net::HttpServer::Start(options.http, [service](const net::HttpRequest& r) {
                          return service->Handle(r);

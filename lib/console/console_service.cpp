@@ -18,6 +18,7 @@
 #include "rfs/net/encoding.hpp"
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "console/console_page_internal.hpp"
 
 namespace rfs::console {
@@ -914,6 +915,32 @@ net::HttpResponse ConsoleService::Handle(const net::HttpRequest& request) {
   if (reply.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   response.body = core::JsonText(reply.body);
   return response;
+}
+
+net::HeadDecision ConsoleService::Admit(const net::HttpRequest& head) {
+  const std::optional<std::string> length = net::FindHeader(head.headers, "Content-Length");
+  const bool chunked = net::FindHeader(head.headers, "Transfer-Encoding").has_value();
+  uint64_t declared = 0;
+  if (length && !absl::SimpleAtoi(*length, &declared)) declared = UINT64_MAX;
+  if (!chunked && declared <= kUnauthenticatedBodyBytes) {
+    return net::HeadDecision{std::nullopt, kUnauthenticatedBodyBytes};
+  }
+  const auto token = BearerToken(head);
+  const std::vector<std::string>& s = ParseTarget(head.target).segments;
+  bool known = impl_->IsAdmin(token);
+  if (!known && token && s.size() >= 2 && s[0] == "sessions") {
+    auto session = impl_->store.GetSession(s[1]);
+    known = session.ok() && session->has_value() && TokenMatches(*token, (*session)->token_sha256);
+  }
+  if (known) return net::HeadDecision{std::nullopt, SIZE_MAX};
+  net::HttpResponse refused;
+  refused.status = token ? 403 : 401;
+  refused.headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
+  if (!token) refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+  refused.body = core::JsonText(
+      json::object{{"detail", StrCat("a request body over ", kUnauthenticatedBodyBytes,
+                                     " bytes needs a token that opens this route")}});
+  return net::HeadDecision{std::move(refused), 0};
 }
 
 void ConsoleService::SampleProgress() {

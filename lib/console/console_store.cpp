@@ -14,6 +14,7 @@
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/core/url_redaction.hpp"
 #include "rfs/net/aws_sigv4.hpp"
 
 #include <pqxx/pqxx>
@@ -418,18 +419,6 @@ class SqlConsoleStore final : public ConsoleStore {
   std::list<Key> lru_;  // Most recently used first.
 };
 
-// "postgresql://user:secret@host/db" -> "postgresql://user@host/db" for messages.
-std::string WithoutPassword(std::string_view uri) {
-  const size_t scheme = uri.find("://");
-  const size_t at = uri.find('@');
-  if (scheme == std::string_view::npos || at == std::string_view::npos || at < scheme) {
-    return std::string(uri);
-  }
-  const size_t colon = uri.find(':', scheme + 3);
-  if (colon == std::string_view::npos || colon > at) return std::string(uri);
-  return StrCat(uri.substr(0, colon), uri.substr(at));
-}
-
 }  // namespace
 
 absl::Status ValidateSessionName(std::string_view name) {
@@ -464,12 +453,12 @@ absl::StatusOr<std::unique_ptr<ConsoleStore>> ConsoleStore::Open(ConsoleStoreOpt
   } else if (uri.starts_with("postgresql://") || uri.starts_with("postgres://")) {
     db = std::make_unique<PostgresDatabase>(uri);
     postgres = true;
-    location = WithoutPassword(uri);
+    location = core::WithoutPassword(uri);
   } else {
     return absl::InvalidArgumentError(StrCat(
         "a console store is sqlite:PATH or postgresql://[user[:password]@]host[:port]/database; "
         "got '",
-        WithoutPassword(uri), "'"));
+        core::WithoutPassword(uri), "'"));
   }
   RFS_RETURN_IF_ERROR(db->CreateSchema());
   return std::unique_ptr<ConsoleStore>(

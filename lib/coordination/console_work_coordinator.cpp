@@ -390,6 +390,8 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> ConsoleWorkCoordinator::Open(
   if (!transport) {
     net::HttpTransportOptions http;
     http.endpoint = options.url;
+    http.sends_bearer_token = true;
+    http.tls.ca_cert_file = options.ca_cert_file;
     http.response_timeout = options.request_timeout;
     RFS_ASSIGN_OR_RETURN(auto opened, net::BeastHttpTransport::Open(std::move(http)));
     transport = std::move(opened);

@@ -9,8 +9,10 @@
 namespace rfs::metrics {
 
 absl::StatusOr<std::unique_ptr<PrometheusEndpoint>> PrometheusEndpoint::Start(
-    const Registry& registry, uint16_t port, std::string bind_address) {
+    const Registry& registry, uint16_t port, std::string bind_address,
+    std::optional<net::HttpServerTls> tls) {
   net::HttpServerOptions options;
+  options.tls = std::move(tls);
   options.bind_address = std::move(bind_address);
   options.port = port;
   options.threads = 1;  // scrapes are rare and cheap

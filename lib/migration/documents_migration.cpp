@@ -1223,7 +1223,11 @@ absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
 
 absl::Status DocumentMigrationWorker::RunLoop() {
   if (options_.doc_transformer_config) {
-    auto loaded = transform::LoadTransformers(*options_.doc_transformer_config);
+    transform::TransformerContext context;
+    context.limits = options_.transform_limits;
+    context.limits.stop_requested = options_.stop_requested;
+    context.limits.shutdown_grace = options_.shutdown_timeout;
+    auto loaded = transform::LoadTransformers(*options_.doc_transformer_config, context);
     if (!loaded.ok()) {
       return absl::InvalidArgumentError(
           core::StrCat("--doc-transformer-config: ", loaded.status().message()));

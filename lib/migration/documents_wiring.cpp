@@ -164,6 +164,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     console.url = options.console_url;
     console.session = options.session_name;
     console.token = options.console_token;
+    console.ca_cert_file = options.console_ca_cert_file;
     if (records) console.space = "workflow";
     const std::string snapshot_name = options.migration.snapshot_name;
     console.item_totals = [&wiring, snapshot_name](std::string_view id) {

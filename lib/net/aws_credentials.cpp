@@ -10,6 +10,7 @@
 
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
+#include "rfs/net/http.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/xml.hpp"
 
@@ -104,25 +105,10 @@ bool ContainerCredentialsUrlAllowed(std::string_view url) {
   } else {
     host = host.substr(0, host.find(':'));
   }
+  if (IsLoopbackHost(host)) return true;
   std::string lower(host);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "localhost" || lower == "::1" || lower == "169.254.170.2" ||
-      lower == "169.254.170.23" || lower == "fd00:ec2::23") {
-    return true;
-  }
-  // 127.0.0.0/8.
-  if (lower.starts_with("127.")) {
-    int dots = 0;
-    for (char c : lower) {
-      if (c == '.') {
-        ++dots;
-      } else if (c < '0' || c > '9') {
-        return false;
-      }
-    }
-    return dots == 3;
-  }
-  return false;
+  return lower == "169.254.170.2" || lower == "169.254.170.23" || lower == "fd00:ec2::23";
 }
 
 absl::StatusOr<AwsCredentials> AwsCredentialsFromProfileFile(std::string_view path,

@@ -1,7 +1,9 @@
 #include "rfs/net/http_server.hpp"
 
+#include <array>
 #include <atomic>
 #include <exception>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -9,6 +11,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "rfs/core/str_cat.hpp"
@@ -27,14 +31,14 @@ using core::StrCat;
 
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 
-HttpRequest ToRequest(const http::request<http::string_body>& message) {
+HttpRequest ToRequest(const http::request<http::string_body>& message, bool with_body = true) {
   HttpRequest request;
   request.method = std::string(message.method_string());
   request.target = std::string(message.target());
   for (const auto& field : message) {
     request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
-  request.body = message.body();
+  if (with_body) request.body = message.body();
   return request;
 }
 
@@ -54,7 +58,21 @@ HttpResponse PlainError(int status, std::string_view text) {
 
 }  // namespace
 
+// One open connection, as the accept loop sees it. Every field is guarded by Impl::conn_mu; the
+// socket is touched only on the connection's strand.
+struct OpenConnection {
+  asio::any_io_executor strand;
+  beast::tcp_stream* stream = nullptr;  // null once the connection's coroutine has ended
+  bool waiting = true;                  // for a request (idle, or reading its head)
+  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+};
+
 struct HttpServer::Impl {
+  // Before the context: its pending coroutines, destroyed with it, unregister themselves here.
+  std::mutex conn_mu;
+  std::list<std::shared_ptr<OpenConnection>> connections;
+  std::atomic<uint64_t> evicted{0};
+
   HttpServerOptions options;
   HttpHandler handler;
   asio::io_context ioc;
@@ -64,37 +82,113 @@ struct HttpServer::Impl {
   std::once_flag stopped;
   uint16_t port = 0;
 
+  void SetWaiting(OpenConnection& conn, bool waiting) {
+    std::lock_guard lock(conn_mu);
+    conn.waiting = waiting;
+    conn.since = std::chrono::steady_clock::now();
+  }
+
+  // Closes the connection that has waited longest for a request; false when every one is busy.
+  bool EvictOldestWaiting() {
+    std::shared_ptr<OpenConnection> oldest;
+    {
+      std::lock_guard lock(conn_mu);
+      for (const auto& conn : connections) {
+        if (conn->stream != nullptr && conn->waiting && (!oldest || conn->since < oldest->since)) {
+          oldest = conn;
+        }
+      }
+      if (!oldest) return false;
+      oldest->waiting = false;  // not chosen twice
+    }
+    evicted.fetch_add(1);
+    asio::post(oldest->strand, [this, oldest] {
+      std::lock_guard lock(conn_mu);
+      if (oldest->stream != nullptr) {
+        beast::error_code ignored;
+        oldest->stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+        oldest->stream->socket().close(ignored);
+      }
+    });
+    return true;
+  }
+
+  // The head of the next request: waits up to the idle timeout for its first byte, then up to
+  // the head timeout for the rest of its line and headers.
+  template <typename Stream>
+  asio::awaitable<beast::error_code> ReadHead(Stream& stream, beast::flat_buffer& buffer,
+                                              http::request_parser<http::string_body>& parser) {
+    if (buffer.size() == 0) {
+      beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+      auto [error, n] = co_await stream.async_read_some(buffer.prepare(4096), kAwait);
+      if (error) co_return error;
+      buffer.commit(n);
+    }
+    beast::get_lowest_layer(stream).expires_after(options.request_head_timeout);
+    auto [error, n] = co_await http::async_read_header(stream, buffer, parser, kAwait);
+    (void)n;
+    co_return error;
+  }
+
   // One request after another on one connection, until the peer closes, an error, or a request
   // without keep-alive.
   template <typename Stream>
-  asio::awaitable<void> Serve(Stream& stream) {
+  asio::awaitable<void> Serve(Stream& stream, OpenConnection& conn) {
     beast::flat_buffer buffer;
     while (true) {
+      SetWaiting(conn, true);
       http::request_parser<http::string_body> parser;
       parser.body_limit(options.max_request_body_bytes);
-      beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
-      auto [read_error, read_bytes] = co_await http::async_read(stream, buffer, parser, kAwait);
-      (void)read_bytes;
+      beast::error_code read_error = co_await ReadHead(stream, buffer, parser);
+      SetWaiting(conn, false);
       HttpResponse response;
-      unsigned version = 11;
-      bool keep_alive = true;
+      std::optional<HttpResponse> rejected;
+      const auto too_large = [](size_t limit) {
+        return PlainError(413, StrCat("request bodies are limited to ", limit, " bytes\n"));
+      };
       if (read_error == http::error::body_limit) {
-        response = PlainError(413, StrCat("request bodies are limited to ",
-                                          options.max_request_body_bytes, " bytes\n"));
-        keep_alive = false;
+        rejected = too_large(options.max_request_body_bytes);  // by its Content-Length
       } else if (read_error) {
-        co_return;  // closed, timed out or garbled: nothing to answer
+        co_return;  // closed, timed out, evicted or garbled: nothing to answer
+      }
+      unsigned version = parser.get().version();
+      bool keep_alive = parser.get().keep_alive();
+      size_t body_limit = options.max_request_body_bytes;
+      if (!rejected && options.on_head) {
+        HeadDecision decision = options.on_head(ToRequest(parser.get(), /*with_body=*/false));
+        const size_t limit = std::min(decision.max_body_bytes, options.max_request_body_bytes);
+        if (decision.reject) {
+          rejected = std::move(decision.reject);
+        } else if (parser.content_length() && *parser.content_length() > limit) {
+          rejected = too_large(limit);
+        } else {
+          body_limit = limit;
+          parser.body_limit(limit);  // for a chunked body
+        }
+      }
+      if (rejected) {
+        // The body stays unread: the connection cannot carry another request.
+        response = *std::move(rejected);
+        keep_alive = false;
       } else {
-        const auto& message = parser.get();
-        version = message.version();
-        keep_alive = message.keep_alive();
-        try {
-          response = handler(ToRequest(message));
-        } catch (const std::exception& e) {
-          response = PlainError(500, StrCat("internal error: ", e.what(), "\n"));
+        beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+        auto [body_error, body_bytes] = co_await http::async_read(stream, buffer, parser, kAwait);
+        (void)body_bytes;
+        if (body_error == http::error::body_limit) {
+          response = too_large(body_limit);
+          keep_alive = false;
+        } else if (body_error) {
+          co_return;
+        } else {
+          try {
+            response = handler(ToRequest(parser.get()));
+          } catch (const std::exception& e) {
+            response = PlainError(500, StrCat("internal error: ", e.what(), "\n"));
+          }
         }
       }
       auto reply = ToMessage(response, version, keep_alive);
+      beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
       auto [write_error, written] = co_await http::async_write(stream, reply, kAwait);
       (void)written;
       if (write_error || !keep_alive) co_return;
@@ -102,28 +196,73 @@ struct HttpServer::Impl {
   }
 
   asio::awaitable<void> Connection(tcp::socket socket) {
+    auto conn = std::make_shared<OpenConnection>();
+    conn->strand = socket.get_executor();
     beast::tcp_stream stream(std::move(socket));
+    {
+      std::lock_guard lock(conn_mu);
+      conn->stream = &stream;
+      connections.push_back(conn);
+    }
+    struct Forget {
+      Impl* impl;
+      std::shared_ptr<OpenConnection> conn;
+      ~Forget() {
+        std::lock_guard lock(impl->conn_mu);
+        conn->stream = nullptr;
+        impl->connections.remove(conn);
+      }
+    } forget{this, conn};
     if (!tls) {
-      co_await Serve(stream);
+      co_await Serve(stream, *conn);
       beast::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      // A lingering close: a body left unread (a refused request) would make the kernel reset
+      // the connection, and the peer could lose the answer before reading it. Drain a little.
+      stream.expires_after(std::chrono::seconds(1));
+      std::array<char, 16 << 10> sink;
+      for (size_t drained = 0; drained < (size_t{1} << 20);) {
+        auto [error, n] = co_await stream.async_read_some(asio::buffer(sink), kAwait);
+        if (error) break;
+        drained += n;
+      }
       co_return;
     }
-    beast::ssl_stream<beast::tcp_stream> secure(std::move(stream), *tls);
-    beast::get_lowest_layer(secure).expires_after(options.idle_timeout);
+    beast::ssl_stream<beast::tcp_stream&> secure(stream, *tls);
+    stream.expires_after(options.request_head_timeout);
     auto [handshake_error] = co_await secure.async_handshake(ssl::stream_base::server, kAwait);
     if (handshake_error) co_return;
-    co_await Serve(secure);
-    beast::get_lowest_layer(secure).expires_after(std::chrono::seconds(5));
+    co_await Serve(secure, *conn);
+    stream.expires_after(std::chrono::seconds(5));
     co_await secure.async_shutdown(kAwait);
   }
 
+  size_t OpenCount() {
+    std::lock_guard lock(conn_mu);
+    return connections.size();
+  }
+
   asio::awaitable<void> Accept() {
+    asio::steady_timer pause(ioc);
     while (true) {
-      auto [error, socket] = co_await acceptor.async_accept(kAwait);
+      // Each connection on a strand of its own, so that it can be closed from here safely.
+      auto [error, socket] = co_await acceptor.async_accept(asio::make_strand(ioc), kAwait);
       if (error == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-      if (error) continue;  // e.g. too many open files: keep serving the others
-      asio::co_spawn(ioc, Connection(std::move(socket)), asio::detached);
+      if (error) {
+        // Out of descriptors (or another transient failure): make room and wait a moment,
+        // rather than retry at once and spin.
+        EvictOldestWaiting();
+        pause.expires_after(std::chrono::milliseconds(50));
+        co_await pause.async_wait(kAwait);
+        continue;
+      }
+      if (OpenCount() >= options.max_connections && !EvictOldestWaiting()) {
+        beast::error_code ignored;
+        socket.close(ignored);  // every connection is busy in a handler: no room
+        continue;
+      }
+      auto executor = socket.get_executor();
+      asio::co_spawn(executor, Connection(std::move(socket)), asio::detached);
     }
   }
 
@@ -147,6 +286,9 @@ HttpServer::~HttpServer() { Stop(); }
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                                                               HttpHandler handler) {
   if (!handler) return absl::InvalidArgumentError("http server: a handler is required");
+  if (options.max_connections < 1) {
+    return absl::InvalidArgumentError("http server: max_connections must be at least 1");
+  }
   if (options.threads < 1 || options.threads > 1024) {
     return absl::InvalidArgumentError(
         StrCat("http server: threads must be 1 to 1024, not ", options.threads));
@@ -206,5 +348,8 @@ std::string HttpServer::url() const {
 }
 
 void HttpServer::Stop() { impl_->Stop(); }
+
+size_t HttpServer::open_connections() const { return impl_->OpenCount(); }
+uint64_t HttpServer::connections_evicted() const { return impl_->evicted.load(); }
 
 }  // namespace rfs::net

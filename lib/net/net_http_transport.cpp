@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <iostream>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -56,17 +58,18 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url) {
     return absl::InvalidArgumentError(
         StrCat("target endpoint must start with http:// or https://: ", url));
   }
+  if (rest.find('@') != std::string_view::npos) {
+    // User info, or a password holding '/' that would otherwise pass for a path. Never echo the
+    // URL here: it holds a password.
+    return absl::InvalidArgumentError(
+        "target endpoint must not contain user info; pass the username and password separately");
+  }
   const size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos) {
     std::string_view prefix = rest.substr(slash);
     while (prefix.ends_with('/')) prefix.remove_suffix(1);
     ep.path_prefix = std::string(prefix);
-  }
-  if (authority.find('@') != std::string_view::npos) {
-    // Never echo the URL here: it holds a password.
-    return absl::InvalidArgumentError(
-        "target endpoint must not contain user info; pass the username and password separately");
   }
   std::string_view port;
   if (authority.starts_with('[')) {
@@ -300,12 +303,64 @@ std::string DebugString(const HttpTransportOptions& options) {
   return out;
 }
 
+namespace {
+
+struct PlainHttpPolicy {
+  std::mutex mu;
+  PlainHttpCredentials policy = PlainHttpCredentials::kWarn;
+  std::function<void(const std::string&)> warn;
+  std::set<std::string> warned;  // "what endpoint", once each
+};
+
+PlainHttpPolicy& PlainHttp() {
+  static PlainHttpPolicy policy;
+  return policy;
+}
+
+// Credentials must not cross a network in the clear without a word (or at all, when refused).
+absl::Status CheckPlainHttpCredentials(const HttpTransportOptions& options, const Endpoint& ep) {
+  if (ep.tls || IsLoopbackHost(ep.host)) return absl::OkStatus();
+  const char* what = options.basic_auth           ? "a basic-auth password"
+                     : options.sigv4              ? "AWS SigV4 signatures (and any session token)"
+                     : options.sends_bearer_token ? "a bearer token"
+                                                  : nullptr;
+  if (what == nullptr) return absl::OkStatus();
+  PlainHttpPolicy& plain = PlainHttp();
+  std::lock_guard lock(plain.mu);
+  if (plain.policy == PlainHttpCredentials::kRefuse) {
+    return absl::InvalidArgumentError(StrCat("refusing to send ", what, " over plain http to ",
+                                             ep.display,
+                                             " (--refuse-plain-http-credentials): use https://"));
+  }
+  if (!plain.warned.insert(StrCat(what, " ", ep.display)).second) return absl::OkStatus();
+  const std::string warning = StrCat(what, " goes over plain http to ", ep.display,
+                                     ": anyone on the network path can read it; use https:// (or "
+                                     "--refuse-plain-http-credentials to stop instead)");
+  if (plain.warn) {
+    plain.warn(warning);
+  } else {
+    std::cerr << "rfs: warning: " << warning << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void SetPlainHttpCredentialsPolicy(PlainHttpCredentials policy,
+                                   std::function<void(const std::string&)> warn) {
+  PlainHttpPolicy& plain = PlainHttp();
+  std::lock_guard lock(plain.mu);
+  plain.policy = policy;
+  plain.warn = std::move(warn);
+}
+
 absl::StatusOr<std::unique_ptr<BeastHttpTransport>> BeastHttpTransport::Open(
     HttpTransportOptions options) {
   auto impl = std::make_unique<Impl>();
   auto ep = ParseEndpoint(options.endpoint);
   if (!ep.ok()) return ep.status();
   impl->ep = *std::move(ep);
+  if (absl::Status plain = CheckPlainHttpCredentials(options, impl->ep); !plain.ok()) return plain;
   if (options.basic_auth) {
     const std::string user_pass =
         StrCat(options.basic_auth->username, ":", options.basic_auth->password);

@@ -84,6 +84,14 @@ absl::Status TransformingDocumentStream::TransformBatch(std::vector<SourceDocume
     for (auto& out : *outputs) ready_.push_back(std::move(out));
     return absl::OkStatus();
   }
+  // A stop interrupted the program: nothing failed, the work goes back unfinished.
+  if (absl::IsAborted(outputs.status())) return outputs.status();
+  if (transform::IsTransformBudgetExceeded(outputs.status())) {
+    // The batch as a whole went over its time or memory: its documents fail together (retried
+    // one by one, each could take the whole budget again).
+    for (auto& doc : batch) RFS_RETURN_IF_ERROR(RecordFailure(doc, outputs.status()));
+    return absl::OkStatus();
+  }
   if (batch.size() > 1) {
     // Find the documents at fault: one by one, each keeping its own cursor.
     for (auto& doc : batch) {
@@ -94,6 +102,7 @@ absl::Status TransformingDocumentStream::TransformBatch(std::vector<SourceDocume
         for (auto& out : *one) ready_.push_back(std::move(out));
         continue;
       }
+      if (absl::IsAborted(one.status())) return one.status();
       RFS_RETURN_IF_ERROR(RecordFailure(doc, one.status()));
     }
     return absl::OkStatus();
@@ -109,7 +118,8 @@ absl::Status TransformingDocumentStream::RecordFailure(SourceDocument& doc,
   failed.index = doc.index;
   failed.id = doc.id;
   failed.cursor = doc.cursor;
-  failed.error_type = "transform_exception";
+  failed.error_type = transform::IsTransformBudgetExceeded(error) ? "transform_budget_exceeded"
+                                                                  : "transform_exception";
   failed.reason = std::string(error.message());
   failed.source = std::move(doc.source);
   return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));

@@ -5,6 +5,14 @@
 // outputs replace the input: none drops it, several split it. A predicate is true when the
 // program's first output is `true`. jq 1.6 holds numbers as doubles, so an input carrying an
 // integer beyond 2^53 is refused (that document fails, naming the field) rather than altered.
+//
+// A program sees nothing of the process: `$ENV` and `env` are empty (the worker's environment
+// holds credentials), the origin and search-path builtins say nothing, and modules
+// (`import`/`include`) are refused when the program compiles. Each call runs under the
+// TransformLimits (transform_budget_internal.hpp): the watchdog halts it past its time, and its
+// outputs count against the memory bound. Output nested deeper than the engines' own limit
+// (1000) fails the document.
+#include <cctype>
 #include <cmath>
 
 extern "C" {
@@ -16,6 +24,7 @@ extern "C" {
 #include "rfs/core/str_cat.hpp"
 
 #include "json_transformers_internal.hpp"
+#include "transform_budget_internal.hpp"
 
 namespace rfs::transform::internal {
 
@@ -55,8 +64,28 @@ jv ToJv(const json::value& v) {
   return jv_null();
 }
 
+// What the engines' own parsers accept (OpenSearch's XContent and Jackson's default nesting depth).
+constexpr int kMaxOutputDepth = 1000;
+
+// Converting a program's output back: bounded in depth and in the bytes it adds up to.
+struct OutputBudget {
+  size_t bytes = 0;
+  size_t max_bytes = 0;
+  bool over() const { return bytes > max_bytes; }
+};
+
 // Consumes `v`.
-absl::StatusOr<json::value> FromJv(jv v) {
+absl::StatusOr<json::value> FromJv(jv v, OutputBudget& budget, int depth = 0) {
+  if (depth > kMaxOutputDepth) {
+    jv_free(v);
+    return absl::InvalidArgumentError(
+        StrCat("the jq program produced a value nested deeper than ", kMaxOutputDepth, " levels"));
+  }
+  budget.bytes += sizeof(json::value);
+  if (budget.over()) {
+    jv_free(v);
+    return absl::ResourceExhaustedError("output over the memory budget");
+  }
   switch (jv_get_kind(v)) {
     case JV_KIND_NULL:
       jv_free(v);
@@ -77,8 +106,13 @@ absl::StatusOr<json::value> FromJv(jv v) {
       return json::value(d);
     }
     case JV_KIND_STRING: {
-      json::value out(json::string_view(jv_string_value(v),
-                                        static_cast<size_t>(jv_string_length_bytes(jv_copy(v)))));
+      const auto length = static_cast<size_t>(jv_string_length_bytes(jv_copy(v)));
+      budget.bytes += length;
+      if (budget.over()) {
+        jv_free(v);
+        return absl::ResourceExhaustedError("output over the memory budget");
+      }
+      json::value out(json::string_view(jv_string_value(v), length));
       jv_free(v);
       return out;
     }
@@ -87,7 +121,7 @@ absl::StatusOr<json::value> FromJv(jv v) {
       const int n = jv_array_length(jv_copy(v));
       out.reserve(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) {
-        auto e = FromJv(jv_array_get(jv_copy(v), i));
+        auto e = FromJv(jv_array_get(jv_copy(v), i), budget, depth + 1);
         if (!e.ok()) {
           jv_free(v);
           return e.status();
@@ -105,7 +139,8 @@ absl::StatusOr<json::value> FromJv(jv v) {
         std::string k(jv_string_value(key),
                       static_cast<size_t>(jv_string_length_bytes(jv_copy(key))));
         jv_free(key);
-        auto e = FromJv(jv_object_iter_value(v, it));
+        budget.bytes += k.size();
+        auto e = FromJv(jv_object_iter_value(v, it), budget, depth + 1);
         if (!e.ok()) {
           jv_free(v);
           return e.status();
@@ -131,27 +166,72 @@ void CollectMessage(void* data, jv message) {
   jv_free(message);
 }
 
+// jq allows `module`, `import` and `include` directives only at a program's start (after
+// whitespace and comments); placed after the sandbox prefix they would be syntax errors anyway.
+// This names them plainly instead.
+bool HasModuleDirective(std::string_view script) {
+  size_t at = 0;
+  while (at < script.size()) {
+    if (std::isspace(static_cast<unsigned char>(script[at]))) {
+      ++at;
+    } else if (script[at] == '#') {
+      while (at < script.size() && script[at] != '\n') ++at;
+    } else {
+      break;
+    }
+  }
+  size_t end = at;
+  while (end < script.size() &&
+         (std::isalnum(static_cast<unsigned char>(script[end])) || script[end] == '_')) {
+    ++end;
+  }
+  const std::string_view word = script.substr(at, end - at);
+  return word == "import" || word == "include" || word == "module";
+}
+
+// Put before the user's program (on its first line, so error positions stay true): the builtins
+// that would show the process's environment or paths say nothing.
+constexpr std::string_view kSandboxPrefix =
+    "def env: {}; def get_search_list: []; def get_jq_origin: null; def get_prog_origin: null; "
+    "{} as $ENV | (";
+
 // One compiled program.
 class JqProgram {
  public:
-  static absl::StatusOr<std::unique_ptr<JqProgram>> Compile(const std::string& script) {
+  static absl::StatusOr<std::unique_ptr<JqProgram>> Compile(const std::string& script,
+                                                            const TransformLimits& limits) {
+    if (HasModuleDirective(script)) {
+      return absl::InvalidArgumentError(
+          "jq modules (import/include) are not supported: a transform is one self-contained "
+          "program");
+    }
     std::unique_ptr<JqProgram> program(new JqProgram);
+    program->limits_ = limits;
     program->state_ = jq_init();
     if (program->state_ == nullptr) return absl::ResourceExhaustedError("jq_init failed");
     jq_set_error_cb(program->state_, CollectMessage, &program->messages_);
-    if (!jq_compile(program->state_, script.c_str())) {
+    // No library path: `modulemeta` and the like find nothing instead of failing an assertion.
+    jq_set_attr(program->state_, jv_string("JQ_LIBRARY_PATH"), jv_array());
+    const std::string sandboxed = StrCat(kSandboxPrefix, script, "\n)");
+    if (!jq_compile(program->state_, sandboxed.c_str())) {
       return absl::InvalidArgumentError(
           StrCat("the jq program does not compile: ",
                  program->messages_.empty() ? "syntax error" : program->messages_));
     }
     return program;
   }
+
+  const TransformLimits& limits() const { return limits_; }
+  /// Makes the running program stop at its next instruction (from another thread).
+  void Interrupt() {
+    if (!jq_halted(state_)) jq_halt(state_, jv_number(1), jv_string("rfs: interrupted"));
+  }
   ~JqProgram() {
     if (state_ != nullptr) jq_teardown(&state_);
   }
 
-  // Every output of the program on `input`.
-  absl::StatusOr<std::vector<json::value>> Run(const json::value& input) {
+  // Every output of the program on `input`, under `call`'s limits.
+  absl::StatusOr<std::vector<json::value>> Run(const json::value& input, BudgetedCall& call) {
     if (auto inexact = FindInexactInteger(input)) {
       return absl::InvalidArgumentError(
           StrCat("jq 1.6 would alter the integer at ", *inexact,
@@ -160,9 +240,14 @@ class JqProgram {
     messages_.clear();
     jq_start(state_, ToJv(input), 0);
     std::vector<json::value> out;
+    OutputBudget budget{0, limits_.memory_bytes};
     while (true) {
       jv result = jq_next(state_);
       if (!jv_is_valid(result)) {
+        if (absl::Status verdict = call.verdict(); !verdict.ok()) {
+          jv_free(result);
+          return verdict;
+        }
         if (jv_invalid_has_msg(jv_copy(result))) {
           jv message = jv_invalid_get_msg(result);
           std::string text;
@@ -177,16 +262,32 @@ class JqProgram {
           return absl::InvalidArgumentError(StrCat("jq error: ", text));
         }
         jv_free(result);
+        if (jq_halted(state_)) {
+          // The program's own `halt_error`: an error with its message; a plain `halt` ends it.
+          jv message = jq_get_error_message(state_);
+          if (jv_get_kind(message) == JV_KIND_STRING) {
+            std::string text = jv_string_value(message);
+            jv_free(message);
+            return absl::InvalidArgumentError(StrCat("jq halt_error: ", text));
+          }
+          jv_free(message);
+        }
         break;
       }
-      RFS_ASSIGN_OR_RETURN(json::value v, FromJv(result));
-      out.push_back(std::move(v));
+      auto v = FromJv(result, budget);
+      if (absl::IsResourceExhausted(v.status())) {
+        call.ExceededMemory();
+        return call.verdict();
+      }
+      if (!v.ok()) return v.status();
+      out.push_back(*std::move(v));
     }
     return out;
   }
 
  private:
   JqProgram() = default;
+  TransformLimits limits_;
   jq_state* state_ = nullptr;
   std::string messages_;
 };
@@ -195,8 +296,9 @@ class JqTransformer final : public IJsonTransformer {
  public:
   explicit JqTransformer(std::unique_ptr<JqProgram> program) : program_(std::move(program)) {}
   absl::StatusOr<json::value> Transform(json::value input) override {
+    BudgetedCall call(program_->limits(), [p = program_.get()] { p->Interrupt(); });
     if (!input.is_array()) {
-      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input));
+      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input, call));
       if (outputs.size() == 1) return std::move(outputs.front());
       json::array out;
       for (auto& o : outputs) out.push_back(std::move(o));
@@ -204,7 +306,7 @@ class JqTransformer final : public IJsonTransformer {
     }
     json::array out;
     for (const json::value& item : input.as_array()) {
-      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(item));
+      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(item, call));
       for (auto& o : outputs) out.push_back(std::move(o));
     }
     return json::value(std::move(out));
@@ -219,7 +321,8 @@ class JqPredicate final : public IJsonPredicate {
  public:
   explicit JqPredicate(std::unique_ptr<JqProgram> program) : program_(std::move(program)) {}
   absl::StatusOr<bool> Test(const json::value& input) override {
-    RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input));
+    BudgetedCall call(program_->limits(), [p = program_.get()] { p->Interrupt(); });
+    RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input, call));
     return !outputs.empty() && outputs.front().is_bool() && outputs.front().get_bool();
   }
 
@@ -229,17 +332,19 @@ class JqPredicate final : public IJsonPredicate {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJqTransformer(const json::value& config) {
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJqTransformer(const json::value& config,
+                                                                    const TransformLimits& limits) {
   RFS_ASSIGN_OR_RETURN(std::string script,
                        ScriptFromConfig(config, "JqTransformerProvider", "script", "scriptFile"));
-  RFS_ASSIGN_OR_RETURN(auto program, JqProgram::Compile(script));
+  RFS_ASSIGN_OR_RETURN(auto program, JqProgram::Compile(script, limits));
   return std::unique_ptr<IJsonTransformer>(new JqTransformer(std::move(program)));
 }
 
-absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJqPredicate(const json::value& config) {
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJqPredicate(const json::value& config,
+                                                                const TransformLimits& limits) {
   RFS_ASSIGN_OR_RETURN(std::string script,
                        ScriptFromConfig(config, "JqPredicateProvider", "script", "scriptFile"));
-  RFS_ASSIGN_OR_RETURN(auto program, JqProgram::Compile(script));
+  RFS_ASSIGN_OR_RETURN(auto program, JqProgram::Compile(script, limits));
   return std::unique_ptr<IJsonPredicate>(new JqPredicate(std::move(program)));
 }
 

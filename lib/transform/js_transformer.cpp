@@ -12,13 +12,23 @@
 // own, non-enumerable properties (unless it has a field of that name). JavaScript numbers are
 // doubles: an input carrying an integer beyond 2^53 is refused (that document fails, naming the
 // field) rather than altered.
+//
+// A script sees nothing of the process (duktape has no environment, file or network access).
+// Each heap allocates through a counting allocator bounded by TransformLimits::memory_bytes; a
+// call past its time or a stop's grace has every further allocation refused, which throws inside
+// the script. Debian's duktape is built without execution-timeout checks, so a loop that never
+// allocates cannot be interrupted: the tools end the process once a stop's grace has passed.
+#include <atomic>
+
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "boost/json/parse.hpp"
 #include "boost/json/serialize.hpp"
 #include "json_transformers_internal.hpp"
+#include "transform_budget_internal.hpp"
 #include <duktape.h>
+#include <malloc.h>
 
 namespace rfs::transform::internal {
 
@@ -62,12 +72,65 @@ std::string PopError(duk_context* ctx) {
   return out;
 }
 
+// The heap's allocator state: bytes held, the bound, and whether the running call was interrupted.
+struct HeapBudget {
+  std::atomic<size_t> used{0};
+  size_t max_bytes = 0;
+  std::atomic<bool> refuse{false};
+  std::atomic<bool> over_memory{false};
+};
+
+void* BudgetAlloc(void* udata, duk_size_t size) {
+  auto* budget = static_cast<HeapBudget*>(udata);
+  if (budget->refuse.load(std::memory_order_relaxed)) return nullptr;
+  if (budget->used.load(std::memory_order_relaxed) + size > budget->max_bytes) {
+    budget->over_memory = true;
+    return nullptr;
+  }
+  void* p = std::malloc(size);
+  if (p != nullptr) budget->used += malloc_usable_size(p);
+  return p;
+}
+
+void BudgetFree(void* udata, void* ptr);
+
+void* BudgetRealloc(void* udata, void* ptr, duk_size_t size) {
+  auto* budget = static_cast<HeapBudget*>(udata);
+  if (ptr == nullptr) return BudgetAlloc(udata, size);
+  const size_t old_size = malloc_usable_size(ptr);
+  if (size > old_size) {
+    if (budget->refuse.load(std::memory_order_relaxed)) return nullptr;
+    if (budget->used.load(std::memory_order_relaxed) + (size - old_size) > budget->max_bytes) {
+      budget->over_memory = true;
+      return nullptr;
+    }
+  }
+  if (size == 0) {
+    BudgetFree(udata, ptr);
+    return nullptr;
+  }
+  void* p = std::realloc(ptr, size);
+  if (p == nullptr) return nullptr;
+  budget->used += malloc_usable_size(p);
+  budget->used -= old_size;
+  return p;
+}
+
+void BudgetFree(void* udata, void* ptr) {
+  if (ptr == nullptr) return;
+  static_cast<HeapBudget*>(udata)->used -= malloc_usable_size(ptr);
+  std::free(ptr);
+}
+
 class JsFunction {
  public:
   static absl::StatusOr<std::unique_ptr<JsFunction>> Create(const std::string& script,
-                                                            const std::string& bindings_json) {
+                                                            const std::string& bindings_json,
+                                                            const TransformLimits& limits) {
     std::unique_ptr<JsFunction> fn(new JsFunction);
-    fn->ctx_ = duk_create_heap_default();
+    fn->limits_ = limits;
+    fn->budget_.max_bytes = limits.memory_bytes;
+    fn->ctx_ = duk_create_heap(BudgetAlloc, BudgetRealloc, BudgetFree, &fn->budget_, nullptr);
     if (fn->ctx_ == nullptr) return absl::ResourceExhaustedError("cannot create a duktape heap");
     duk_context* ctx = fn->ctx_;
     if (duk_peval_string(ctx, kDecoderScript) != 0) {
@@ -120,6 +183,12 @@ class JsFunction {
                  " (beyond 2^53, held as a double); the document is left untransformed"));
     }
     duk_context* ctx = ctx_;
+    budget_.over_memory = false;
+    BudgetedCall call(limits_, [this] { budget_.refuse = true; });
+    struct Reset {
+      HeapBudget& budget;
+      ~Reset() { budget.refuse = false; }
+    } reset{budget_};
     const std::string text = SerializeJson(input);
     duk_push_global_stash(ctx);
     duk_get_prop_string(ctx, -1, "transform");
@@ -140,12 +209,22 @@ class JsFunction {
               return 1;
             },
             nullptr, 3, 1) != 0) {
-      return absl::InvalidArgumentError(StrCat("JavaScript error: ", PopError(ctx)));
+      std::string error = PopError(ctx);
+      if (absl::Status verdict = call.verdict(); !verdict.ok()) return verdict;
+      if (budget_.over_memory) {
+        call.ExceededMemory();
+        return call.verdict();
+      }
+      return absl::InvalidArgumentError(StrCat("JavaScript error: ", error));
     }
     duk_size_t size = 0;
     const char* out = duk_get_lstring(ctx, -1, &size);
     boost::system::error_code ec;
-    json::value result = json::parse(json::string_view(out ? out : "", out ? size : 0), ec);
+    // As deep as the engines' own parsers go (Boost.JSON's default stops at 32).
+    json::parse_options options;
+    options.max_depth = 1000;
+    json::value result =
+        json::parse(json::string_view(out ? out : "", out ? size : 0), ec, {}, options);
     duk_pop(ctx);
     if (ec) {
       return absl::InvalidArgumentError(
@@ -156,11 +235,14 @@ class JsFunction {
 
  private:
   JsFunction() = default;
+  TransformLimits limits_;
+  HeapBudget budget_;
   duk_context* ctx_ = nullptr;
 };
 
 absl::StatusOr<std::unique_ptr<JsFunction>> FromConfig(const json::value& config,
-                                                       std::string_view provider) {
+                                                       std::string_view provider,
+                                                       const TransformLimits& limits) {
   RFS_ASSIGN_OR_RETURN(
       std::string script,
       ScriptFromConfig(config, provider, "initializationScript", "initializationScriptFile"));
@@ -183,7 +265,7 @@ absl::StatusOr<std::unique_ptr<JsFunction>> FromConfig(const json::value& config
                  "\" (supported: initializationScript, initializationScriptFile, bindingsObject)"));
     }
   }
-  return JsFunction::Create(script, bindings);
+  return JsFunction::Create(script, bindings, limits);
 }
 
 class JsTransformer final : public IJsonTransformer {
@@ -210,13 +292,15 @@ class JsPredicate final : public IJsonPredicate {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJsTransformer(const json::value& config) {
-  RFS_ASSIGN_OR_RETURN(auto fn, FromConfig(config, "JsonJSTransformerProvider"));
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJsTransformer(const json::value& config,
+                                                                    const TransformLimits& limits) {
+  RFS_ASSIGN_OR_RETURN(auto fn, FromConfig(config, "JsonJSTransformerProvider", limits));
   return std::unique_ptr<IJsonTransformer>(new JsTransformer(std::move(fn)));
 }
 
-absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJsPredicate(const json::value& config) {
-  RFS_ASSIGN_OR_RETURN(auto fn, FromConfig(config, "JsonJSPredicateProvider"));
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJsPredicate(const json::value& config,
+                                                                const TransformLimits& limits) {
+  RFS_ASSIGN_OR_RETURN(auto fn, FromConfig(config, "JsonJSPredicateProvider", limits));
   return std::unique_ptr<IJsonPredicate>(new JsPredicate(std::move(fn)));
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -63,7 +64,7 @@ class ChainTransformer final : public IJsonTransformer {
         const std::string where =
             links_.size() == 1 ? links_[i]->Describe()
                                : StrCat("transformer ", i + 1, " (", links_[i]->Describe(), ")");
-        return absl::Status(out.status().code(), StrCat(where, ": ", out.status().message()));
+        return core::WithContext(out.status(), where);
       }
       input = *std::move(out);
     }
@@ -163,14 +164,15 @@ absl::StatusOr<std::pair<std::string, json::value>> SplitEntry(const json::value
 absl::StatusOr<std::unique_ptr<IJsonTransformer>> LoadList(const json::value& list,
                                                            const TransformerContext& context);
 
-absl::StatusOr<std::unique_ptr<IJsonPredicate>> LoadPredicate(const json::value& entry) {
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> LoadPredicate(const json::value& entry,
+                                                              const TransformerContext& context) {
   RFS_ASSIGN_OR_RETURN(auto named, SplitEntry(entry, 1));
   auto& [name, config] = named;
   absl::StatusOr<std::unique_ptr<IJsonPredicate>> made;
   if (name == "JsonJSPredicateProvider") {
-    made = internal::MakeJsPredicate(config);
+    made = internal::MakeJsPredicate(config, context.limits);
   } else if (name == "JqPredicateProvider") {
-    made = internal::MakeJqPredicate(config);
+    made = internal::MakeJqPredicate(config, context.limits);
   } else if (name == "JsonJMESPathPredicateProvider") {
     return absl::InvalidArgumentError(
         "JsonJMESPathPredicateProvider is not available: write the condition as a "
@@ -194,7 +196,7 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeConditional(
         "{\"script\": \".operation._index == \\\"logs\\\"\"}}, [{\"NoopTransformerProvider\": "
         "{}}]]");
   }
-  RFS_ASSIGN_OR_RETURN(auto predicate, LoadPredicate(config.as_array()[0]));
+  RFS_ASSIGN_OR_RETURN(auto predicate, LoadPredicate(config.as_array()[0], context));
   RFS_ASSIGN_OR_RETURN(auto then, LoadList(config.as_array()[1], context));
   return std::unique_ptr<IJsonTransformer>(
       new ConditionalTransformer(std::move(predicate), std::move(then)));
@@ -212,8 +214,9 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeProvider(const std::string
     return internal::MakeTypeMappingSanitization(config, context);
   }
   if (name == "JsonConditionalTransformerProvider") return MakeConditional(config, context);
-  if (name == "JqTransformerProvider") return internal::MakeJqTransformer(config);
-  if (name == "JsonJSTransformerProvider") return internal::MakeJsTransformer(config);
+  if (name == "JqTransformerProvider") return internal::MakeJqTransformer(config, context.limits);
+  if (name == "JsonJSTransformerProvider")
+    return internal::MakeJsTransformer(config, context.limits);
   std::string known;
   for (const auto& n : TransformerProviderNames()) known += (known.empty() ? "" : ", ") + n;
   return absl::NotFoundError(StrCat("unknown provider (known: ", known, ")"));

@@ -15,11 +15,13 @@ namespace rfs::transform::internal {
 absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeTypeMappingSanitization(
     const boost::json::value& config, const TransformerContext& context);
 absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJqTransformer(
-    const boost::json::value& config);
-absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJqPredicate(const boost::json::value& config);
+    const boost::json::value& config, const TransformLimits& limits);
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJqPredicate(const boost::json::value& config,
+                                                                const TransformLimits& limits);
 absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJsTransformer(
-    const boost::json::value& config);
-absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJsPredicate(const boost::json::value& config);
+    const boost::json::value& config, const TransformLimits& limits);
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJsPredicate(const boost::json::value& config,
+                                                                const TransformLimits& limits);
 
 /// A string-valued key of a provider's config object, or nullopt when absent. InvalidArgument when
 /// present with another type.

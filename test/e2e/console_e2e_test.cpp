@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -17,6 +18,11 @@
 #include "support/metrics_text.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -29,7 +35,8 @@ constexpr const char* kAdminToken = "console-e2e-admin-token-0123456789";
 // A MigrationConsole process on a free loopback port, and its logs.
 class ConsoleProcess {
  public:
-  explicit ConsoleProcess(const std::string& store = "", std::vector<std::string> extra = {})
+  explicit ConsoleProcess(const std::string& store = "", std::vector<std::string> extra = {},
+                          std::vector<std::string> wrapper = {})
       : dir_("rfs-console-e2e") {
     port_ = rfs::test::FreeLoopbackPort();
     std::vector<std::string> args{
@@ -39,11 +46,15 @@ class ConsoleProcess {
         "--store",        store.empty() ? "sqlite:" + dir_.File("console.db") : store,
         "--admin-token",  kAdminToken};
     args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.begin(), wrapper.begin(), wrapper.end());
     process_ = std::make_unique<rfs::test::ChildProcess>(args, dir_.File("console.out"),
                                                          dir_.File("console.err"));
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  pid_t pid() const { return process_->pid(); }
+  bool exited() { return process_->Exited(); }
   const rfs::test::TempDir& dir() const { return dir_; }
   std::string Log() const { return rfs::test::ReadTextFile(dir_.File("console.err")); }
 
@@ -85,6 +96,78 @@ class ConsoleProcess {
   int port_ = 0;
   std::unique_ptr<rfs::test::ChildProcess> process_;
 };
+
+// A field of /proc/PID/status in kB ("VmRSS").
+uint64_t StatusKb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+  }
+  return 0;
+}
+
+// CPU seconds the process has used (user + system).
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string skip;
+  for (int i = 3; i < 14; ++i) fields >> skip;  // fields 3..13
+  uint64_t utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// A raw loopback connection that sends `bytes` and then holds the socket open.
+int Hold(int port, const std::string& bytes) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  if (!bytes.empty()) {
+    const int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    [[maybe_unused]] ssize_t sent = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+  return fd;
+}
+
+// What the server sent on `fd` within `wait` (the socket is non-blocking or made so).
+std::string ReadWithin(int fd, std::chrono::milliseconds wait) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  std::string out;
+  const auto until = std::chrono::steady_clock::now() + wait;
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < until) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n > 0) {
+      out.append(buffer, static_cast<size_t>(n));
+      if (out.find("\r\n\r\n") != std::string::npos) break;
+    } else if (n == 0) {
+      break;
+    } else {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  return out;
+}
+
+// GET /health on a fresh connection: its status, or 0 when no answer came within 5 s.
+int Health(const std::string& url) {
+  rfs::net::HttpTransportOptions options;
+  options.endpoint = url;
+  options.connect_timeout = 5s;
+  options.response_timeout = 5s;
+  auto transport = rfs::net::BeastHttpTransport::Open(options);
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest get;
+  get.target = "/health";
+  auto response = (*transport)->Send(get);
+  return response.ok() ? response->status : 0;
+}
 
 size_t CountLines(const fs::path& file) {
   std::ifstream in(file);
@@ -287,4 +370,70 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
     CHECK(std::string(magic + 1, 3) == "PNG");
     CHECK(fs::file_size(shots / name) > 10'000);
   }
+}
+
+TEST_CASE("idle, stalled and unauthenticated connections do not take the console down",
+          "[e2e][console][security]") {
+  ConsoleProcess console;
+  console.CreateSession("held");
+  const uint64_t rss_before = StatusKb(console.pid(), "VmRSS");
+  REQUIRE(rss_before > 0);
+  std::vector<int> held;
+  // 300 connections with half a request head, 100 that send nothing.
+  for (int i = 0; i < 300; ++i) held.push_back(Hold(console.port(), "GET /health HTTP/1.1\r\nHo"));
+  for (int i = 0; i < 100; ++i) held.push_back(Hold(console.port(), ""));
+  // 40 uploads of a large body without a token, stalled after 64 KiB.
+  std::vector<int> uploads;
+  for (int i = 0; i < 40; ++i) {
+    uploads.push_back(Hold(console.port(),
+                           "POST /sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                           "\r\nContent-Length: 8000000\r\n\r\n" +
+                               std::string(64 << 10, 'x')));
+  }
+  // The console still answers, at once.
+  for (int i = 0; i < 5; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(Health(console.url()) == 200);
+    CHECK(std::chrono::steady_clock::now() - started < 3s);
+  }
+  // An upload without a token is refused from its head; its body is never read. (An upload
+  // closed to make room for newer connections gets no answer at all.)
+  int refused = 0;
+  for (int fd : uploads) {
+    const std::string answer = ReadWithin(fd, 200ms);
+    if (answer.rfind("HTTP/1.1 401", 0) == 0) ++refused;
+  }
+  CHECK(refused > 0);
+  // Memory stays flat: no body was buffered.
+  const uint64_t rss_after = StatusKb(console.pid(), "VmRSS");
+  INFO("RSS before " << rss_before << " kB, after " << rss_after << " kB");
+  CHECK(rss_after < rss_before + 40 * 1024);
+  // A session's work still goes on with a token.
+  auto [code, out] = console.Status("held", kAdminToken, {"--json"});
+  CHECK(code == 0);
+  for (int fd : held) close(fd);
+  for (int fd : uploads) close(fd);
+  CHECK_FALSE(console.exited());
+}
+
+TEST_CASE("a console out of file descriptors backs off instead of spinning, and recovers",
+          "[e2e][console][security]") {
+  // 64 descriptors: the connections below run it out, so accept() fails with EMFILE.
+  ConsoleProcess console("", {"--max-connections", "1000"}, {"/usr/bin/prlimit", "--nofile=64"});
+  console.CreateSession("fds");
+  std::vector<int> held;
+  for (int i = 0; i < 120; ++i) held.push_back(Hold(console.port(), "GET /health HTTP/1.1\r\n"));
+  std::this_thread::sleep_for(500ms);
+  const double cpu_before = CpuSeconds(console.pid());
+  std::this_thread::sleep_for(3s);
+  const double cpu_used = CpuSeconds(console.pid()) - cpu_before;
+  INFO("CPU seconds in 3 s while out of descriptors: " << cpu_used);
+  CHECK(cpu_used < 1.0);
+  // Room is made by closing connections that wait for a request: /health answers again.
+  int status = 0;
+  for (int attempt = 0; attempt < 10 && status != 200; ++attempt) status = Health(console.url());
+  CHECK(status == 200);
+  for (int fd : held) close(fd);
+  CHECK(Health(console.url()) == 200);
+  CHECK_FALSE(console.exited());
 }

@@ -85,6 +85,10 @@ class CollectorDouble {
     std::lock_guard lock(mu_);
     return last_.size();
   }
+  std::map<std::string, json::value> Bodies() const {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
 
  private:
   mutable std::mutex mu_;
@@ -231,6 +235,15 @@ TEST_CASE("a broken transformer configuration stops the tools at start-up with e
       run.Out("documents"), run.Err("documents"));
   CHECK(documents == 64);
   CHECK(run.Logs("documents").find("JqTransformerProvider") != std::string::npos);
+  // jq modules are refused the same way (libjq used to abort the process on them).
+  const int modules = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", run.dir.File("missing"), "--output-dir", out,
+       "--doc-transformer-config",
+       R"([{"JqTransformerProvider": {"script": "import \"lib\" as lib; ."}}])"},
+      run.Out("modules"), run.Err("modules"));
+  CHECK(modules == 64);
+  CHECK(run.Logs("modules").find("modules (import/include) are not supported") !=
+        std::string::npos);
 #ifdef RFS_METADATA_TOOL
   const int metadata = rfs::test::RunProcess(
       {RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", run.dir.File("missing"),
@@ -287,4 +300,67 @@ TEST_CASE("an Elasticsearch 5 and 6 typed index is split by TypeMappingSanitizat
     }
   }
 #endif
+}
+
+TEST_CASE("no planted secret leaves the worker: not through transforms, logs, documents or metrics",
+          "[e2e][generated][transform][security]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 120 --seed 17");
+  if (!generated) return;
+  const std::vector<std::pair<std::string, std::string>> planted = {
+      {"RFS_TARGET_PASSWORD", "planted-target-password-83f1"},
+      {"AWS_SECRET_ACCESS_KEY", "planted-aws-secret-5b7c"},
+      {"AWS_SESSION_TOKEN", "planted-session-token-a41e"},
+      {"RFS_CONSOLE_TOKEN", "planted-console-token-c09d"}};
+  rfs::testing::OpenSearchDoubleOptions double_options;
+  double_options.username = "rfs";
+  double_options.password = planted[0].second;
+  auto target = rfs::testing::OpenSearchDouble::Start(double_options);
+  REQUIRE(target.ok());
+  CollectorDouble collector;
+  MigrationRun run;
+  // Every document carries what the program can see of the environment; ids ending in 7 fail
+  // with it as their error message.
+  const std::string config_file = run.dir.File("transform.json");
+  std::ofstream(config_file) << R"([{"JqTransformerProvider": {"script":
+      "if (.operation._id | endswith(\"7\")) then error(($ENV | tostring) + (env | tostring)) else .document.seen = {e: $ENV, f: env, o: [get_jq_origin, get_prog_origin, get_search_list]} end"}}])";
+  for (const auto& [name, value] : planted) ::setenv(name.c_str(), value.c_str(), 1);
+  const std::string failed_dir = run.dir.File("failed");
+  const int code = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+       (*target)->endpoint(), "--target-username", "rfs", "--worker-id", "secrets",
+       "--coordinator-db", run.dir.File("coordination.sqlite"), "--failed-documents-dir",
+       failed_dir, "--doc-transformer-config-file", config_file,
+       "--otel-metrics-collector-endpoint", collector.url()},
+      run.Out("secrets"), run.Err("secrets"));
+  for (const auto& [name, value] : planted) ::unsetenv(name.c_str());
+  INFO(run.Logs("secrets"));
+  REQUIRE(code == 6);  // the documents failed on purpose
+
+  std::string everything = run.Logs("secrets");
+  const ExpectedDocs expected = ReadExpectedDocs(generated->dir / "expected-docs.ndjson");
+  size_t stored = 0;
+  for (const auto& [index, docs] : expected) {
+    for (const auto& [id, doc] : docs) {
+      if (auto found = (*target)->GetDocument(index, id)) {
+        everything += found->source;
+        ++stored;
+      }
+    }
+  }
+  CHECK(stored > 50);
+  const auto failed = ReadFailedDocuments(failed_dir);
+  CHECK_FALSE(failed.empty());
+  for (const auto& record : failed) everything += json::serialize(record);
+  for (const auto& [instance, body] : collector.Bodies()) everything += json::serialize(body);
+  for (const auto& entry : fs::recursive_directory_iterator(run.dir.path())) {
+    if (entry.is_regular_file() && entry.path().extension() != ".gz") {
+      everything += rfs::test::ReadTextFile(entry.path());
+    }
+  }
+  for (const auto& [name, value] : planted) {
+    INFO(name);
+    CHECK(everything.find(value) == std::string::npos);
+    CHECK(everything.find(name) == std::string::npos);
+  }
+  CHECK((*target)->protocol_errors().empty());
 }

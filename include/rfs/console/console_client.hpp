@@ -22,6 +22,8 @@ struct ConsoleClientOptions {
   std::string url;
   /// The admin token (to create sessions) or a session's token. Never logged.
   std::string token;
+  /// PEM CA certificates to trust for an https:// console (default: the system's).
+  std::string ca_cert_file;
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
 };
 

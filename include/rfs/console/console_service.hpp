@@ -20,6 +20,7 @@
 #include "rfs/console/console_store.hpp"
 #include "rfs/metrics/registry.hpp"
 #include "rfs/net/http.hpp"
+#include "rfs/net/http_server.hpp"
 
 namespace rfs::console {
 
@@ -40,6 +41,12 @@ class ConsoleService {
   ~ConsoleService();
 
   net::HttpResponse Handle(const net::HttpRequest& request);
+
+  /// Decides on a request from its head, before its body is read (net::HttpServerOptions::on_head):
+  /// a body of up to kUnauthenticatedBodyBytes from anyone; a larger one only with the admin
+  /// token or the token of the session in the path (401/403 otherwise, the body never read).
+  net::HeadDecision Admit(const net::HttpRequest& head);
+  static constexpr size_t kUnauthenticatedBodyBytes = 16 << 10;
 
   /// Records every session's documents and bytes processed now, for throughput over the last
   /// minute; the server calls it every few seconds (status requests also record a sample).

@@ -48,6 +48,8 @@ struct ConsoleWorkCoordinatorOptions : WorkCoordinatorOptions {
   std::string space = "backfill";
   /// The session's bearer token (or the admin token). Never logged.
   std::string token;
+  /// PEM CA certificates to trust for an https:// console (default: the system's).
+  std::string ca_cert_file;
   /// Tests: the transport to use instead of one opened from `url` (retries are still added).
   std::shared_ptr<net::IHttpTransport> transport;
   std::chrono::milliseconds request_timeout{30'000};

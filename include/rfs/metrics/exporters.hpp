@@ -24,12 +24,13 @@
 namespace rfs::metrics {
 
 /// Serves `GET /metrics` (the Prometheus text format) on `bind_address`:`port` (0: any free
-/// port); every other path is a 404. The registry must outlive the server.
+/// port), over HTTPS when `tls` is set; every other path is a 404. The registry must outlive the
+/// server.
 class PrometheusEndpoint {
  public:
-  static absl::StatusOr<std::unique_ptr<PrometheusEndpoint>> Start(const Registry& registry,
-                                                                   uint16_t port,
-                                                                   std::string bind_address);
+  static absl::StatusOr<std::unique_ptr<PrometheusEndpoint>> Start(
+      const Registry& registry, uint16_t port, std::string bind_address,
+      std::optional<net::HttpServerTls> tls = {});
   uint16_t port() const { return server_->port(); }
   std::string url() const { return server_->url() + "/metrics"; }
   void Stop() { server_->Stop(); }

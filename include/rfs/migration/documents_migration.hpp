@@ -170,6 +170,9 @@ struct DocumentMigrationOptions {
   /// after the source is JSON and placed by the multi-type policy; unset: documents go as read,
   /// unparsed. A configuration that does not load fails Run before any work is taken.
   std::optional<std::string> doc_transformer_config;
+  /// Bounds on each batch's run through a jq or JavaScript transform (its stop flag and grace
+  /// are `stop_requested` and `shutdown_timeout`, filled in by Run).
+  transform::TransformLimits transform_limits;
   /// Metrics to keep up to date (rfs/migration/worker_metrics.hpp); may be null. Must outlive Run.
   WorkerCounters* counters = nullptr;
   reindex::DocumentTransformOptions transform_batch;

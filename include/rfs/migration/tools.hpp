@@ -72,6 +72,8 @@ struct DocumentsToolOptions {
   /// with `console_token`; whatever the target.
   std::string console_url;
   std::string console_token;
+  /// PEM CA certificates to trust for an https:// console (--console-cacert).
+  std::string console_ca_cert_file;
   std::string session_name;
   /// Default: `output_dir`/.rfs/failed-documents, or ./failed-documents with a cluster target.
   std::string failed_documents_dir;

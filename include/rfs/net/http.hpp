@@ -47,6 +47,10 @@ struct HttpResponse {
   }
 };
 
+/// True for "localhost", 127.0.0.0/8 and ::1 (the host alone, without brackets or port): traffic
+/// that never leaves the machine.
+bool IsLoopbackHost(std::string_view host);
+
 class IHttpTransport {
  public:
   virtual ~IHttpTransport() = default;

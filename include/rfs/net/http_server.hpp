@@ -7,6 +7,13 @@
 // idle timeout per connection, and a 500 for a handler that throws. The handler sees the whole
 // request and returns the whole response: fine for the small JSON bodies of a control API.
 //
+// Against peers that hold connections open: a request's head (line and headers) must arrive
+// within `request_head_timeout` of its first byte; `on_head` sees the head before any body is
+// read (to authenticate, and to admit a large body only to a caller it knows); at most
+// `max_connections` are open at once, and a new connection past that closes the one that has
+// waited longest for a request (none in a handler is ever closed); an accept that fails (too
+// many open files) backs off instead of spinning.
+//
 // Thread safety: the handler is called concurrently from the pool's threads.
 #pragma once
 
@@ -30,6 +37,12 @@ struct HttpServerTls {
   std::string private_key_file;
 };
 
+/// What HttpServerOptions::on_head decides for one request.
+struct HeadDecision {
+  std::optional<HttpResponse> reject;
+  size_t max_body_bytes = 0;
+};
+
 struct HttpServerOptions {
   /// The address to listen on: "127.0.0.1" (default), "0.0.0.0" for every interface, or "::".
   std::string bind_address = "127.0.0.1";
@@ -38,9 +51,17 @@ struct HttpServerOptions {
   /// Threads serving connections and running the handler.
   int threads = 8;
   size_t max_request_body_bytes = size_t{8} << 20;
-  /// A connection idle (or stalled mid-request) this long is closed.
+  /// A connection idle between requests (or stalled in a body) this long is closed.
   std::chrono::seconds idle_timeout{120};
+  /// A request's line and headers must all arrive this soon after its first byte.
+  std::chrono::milliseconds request_head_timeout{10'000};
+  /// Open connections at most (see above).
+  size_t max_connections = 256;
   std::optional<HttpServerTls> tls;
+  /// Called with each request's head (its body empty, not yet read): a response to send instead
+  /// of reading the body (the connection then closes), or the largest body to admit. Unset:
+  /// every request may send `max_request_body_bytes`.
+  std::function<HeadDecision(const HttpRequest& head)> on_head;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -61,6 +82,10 @@ class HttpServer {
   std::string url() const;
   /// Stops accepting, closes every connection and joins the threads. Idempotent.
   void Stop();
+
+  /// Connections open now, and closed so far to make room for new ones (for tests and metrics).
+  size_t open_connections() const;
+  uint64_t connections_evicted() const;
 
  private:
   struct Impl;

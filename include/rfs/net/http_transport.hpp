@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,7 +61,20 @@ struct HttpTransportOptions {
   std::string user_agent = "rfs/0.1";
   /// Clock for SigV4 timestamps; the system clock when null.
   core::IClock* clock = nullptr;
+  /// Set by callers that put a bearer token on every request (the console's clients), so that
+  /// the plain-http check below counts it as a credential.
+  bool sends_bearer_token = false;
 };
+
+/// What Open does when credentials (basic auth, SigV4 signatures and session tokens, a bearer
+/// token) would go over plain http:// to a host that is not loopback: warn (once per endpoint),
+/// or refuse with InvalidArgument.
+enum class PlainHttpCredentials { kWarn, kRefuse };
+
+/// The process's choice (the tools' --refuse-plain-http-credentials) and where its warnings go
+/// (stderr when `warn` is empty). Call before opening transports.
+void SetPlainHttpCredentialsPolicy(PlainHttpCredentials policy,
+                                   std::function<void(const std::string&)> warn = {});
 
 /// The options with secrets replaced by "<redacted>", for logs.
 std::string DebugString(const HttpTransportOptions& options);

@@ -25,6 +25,9 @@
 // Thread safety: a transformer is used by one thread at a time.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,13 +59,32 @@ class IJsonPredicate {
   virtual bool ReadsDocumentSource() const { return true; }
 };
 
+/// Bounds on one call of a jq or JavaScript program (a batch of documents, or one metadata item).
+/// A program past its time, or one that grows the process by more than `memory_bytes` (or, for
+/// jq, produces more output than that), is interrupted: Transform returns ResourceExhausted
+/// naming the bound, and the caller fails the batch's documents with that reason. Once
+/// `*stop_requested` is set, a program still running `shutdown_grace` later is interrupted with
+/// Aborted, so a stop is never held up by a transform.
+struct TransformLimits {
+  std::chrono::milliseconds time_per_call{30'000};
+  size_t memory_bytes = size_t{512} << 20;
+  const std::atomic<bool>* stop_requested = nullptr;
+  std::chrono::milliseconds shutdown_grace{20'000};
+};
+
 /// What providers may need to know about the migration.
 struct TransformerContext {
   /// The snapshot's source version ("major"/"minor"), used as TypeMappingSanitization's
   /// sourceProperties when its configuration has none.
   int source_major = 7;
   int source_minor = 10;
+  TransformLimits limits;
 };
+
+/// The payload of the error of a program interrupted at its TransformLimits (time or memory).
+inline constexpr const char* kTransformBudgetPayload = "rfs.transform.budget";
+/// True for that error: the call's documents fail together, with its message as the reason.
+bool IsTransformBudgetExceeded(const absl::Status& status);
 
 /// The configuration text from the three option forms, at most one of which may be set: `text`
 /// as given, `base64` decoded, or the contents of `file`. nullopt when none is set.

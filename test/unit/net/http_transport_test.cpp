@@ -98,6 +98,15 @@ TEST_CASE("transport rejects malformed endpoints without echoing credentials", "
   auto with_user = BeastHttpTransport::Open({.endpoint = "http://admin:hunter2@localhost:9200"});
   REQUIRE(absl::IsInvalidArgument(with_user.status()));
   CHECK(with_user.status().message().find("hunter2") == std::string::npos);
+  // Passwords holding '@' or '/' leave no part of themselves in the message either.
+  for (const char* endpoint : {"http://admin:hun@ter2@localhost:9200",
+                               "https://admin:hun/ter2@localhost:9200", "http://admin:hunter2@"}) {
+    auto refused = BeastHttpTransport::Open({.endpoint = endpoint});
+    INFO(endpoint);
+    REQUIRE(absl::IsInvalidArgument(refused.status()));
+    CHECK(refused.status().message().find("hun") == std::string::npos);
+    CHECK(refused.status().message().find("ter2") == std::string::npos);
+  }
   CHECK(absl::IsInvalidArgument(BeastHttpTransport::Open({.endpoint = "ftp://host"}).status()));
   CHECK(absl::IsInvalidArgument(BeastHttpTransport::Open({.endpoint = "http://:9200"}).status()));
   CHECK(absl::IsInvalidArgument(BeastHttpTransport::Open({.endpoint = "http://h:99x"}).status()));
@@ -190,3 +199,55 @@ TEST_CASE("transport serves concurrent callers", "[reindex][http]") {
 
 }  // namespace
 }  // namespace rfs::net
+
+using rfs::net::BeastHttpTransport;
+
+TEST_CASE("credentials over plain http to another host are warned about once, or refused",
+          "[net][http][security]") {
+  std::vector<std::string> warnings;
+  rfs::net::SetPlainHttpCredentialsPolicy(rfs::net::PlainHttpCredentials::kWarn,
+                                          [&](const std::string& w) { warnings.push_back(w); });
+  rfs::net::HttpTransportOptions with_password;
+  with_password.endpoint = "http://192.0.2.10:9200";
+  with_password.basic_auth = rfs::net::BasicAuth{"admin", "planted-password"};
+  CHECK(BeastHttpTransport::Open(with_password).ok());
+  CHECK(BeastHttpTransport::Open(with_password).ok());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("basic-auth password") != std::string::npos);
+  CHECK(warnings[0].find("192.0.2.10") != std::string::npos);
+  CHECK(warnings[0].find("planted-password") == std::string::npos);
+  // A bearer token counts; loopback, https and no credentials do not.
+  rfs::net::HttpTransportOptions bearer;
+  bearer.endpoint = "http://console.example:8080";
+  bearer.sends_bearer_token = true;
+  CHECK(BeastHttpTransport::Open(bearer).ok());
+  CHECK(warnings.size() == 2);
+  for (const char* quiet : {"http://127.0.0.1:9200", "http://localhost:9200", "http://[::1]:9200",
+                            "https://192.0.2.10:9200"}) {
+    with_password.endpoint = quiet;
+    CHECK(BeastHttpTransport::Open(with_password).ok());
+  }
+  rfs::net::HttpTransportOptions anonymous;
+  anonymous.endpoint = "http://192.0.2.11:9200";
+  CHECK(BeastHttpTransport::Open(anonymous).ok());
+  CHECK(warnings.size() == 2);
+
+  rfs::net::SetPlainHttpCredentialsPolicy(rfs::net::PlainHttpCredentials::kRefuse);
+  with_password.endpoint = "http://192.0.2.12:9200";
+  auto refused = BeastHttpTransport::Open(with_password);
+  REQUIRE(absl::IsInvalidArgument(refused.status()));
+  CHECK(refused.status().message().find("refusing") != std::string::npos);
+  CHECK(BeastHttpTransport::Open(anonymous).ok());
+  rfs::net::SetPlainHttpCredentialsPolicy(rfs::net::PlainHttpCredentials::kWarn);
+}
+
+TEST_CASE("loopback hosts are told apart from the rest", "[net][security]") {
+  for (const char* host : {"localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1"}) {
+    CHECK(rfs::net::IsLoopbackHost(host));
+  }
+  for (const char* host :
+       {"127.0.0.1.evil.example", "10.0.0.1", "0.0.0.0", "::", "localhost.x", "127.0.0", ""}) {
+    INFO(host);
+    CHECK_FALSE(rfs::net::IsLoopbackHost(host));
+  }
+}

@@ -246,3 +246,47 @@ TEST_CASE("a split that never reads sources gives every output the source as rea
     CHECK(out[2 * i + 1].source == source);
   }
 }
+
+TEST_CASE("a batch over its transform budget fails together; a stop is not a failure",
+          "[reindex][transform][budget]") {
+  rfs::transform::TransformerContext context;
+  context.limits.time_per_call = std::chrono::milliseconds(200);
+  // Document 1 makes the program loop; the batch of four fails as one, without a retry of each.
+  auto loaded = rfs::transform::LoadTransformers(
+      R"J([{"JqTransformerProvider":{"script":"if .document.n == 1 then last(range(1e15)) else . end"}}])J",
+      context);
+  REQUIRE(loaded.ok());
+  {
+    VectorDocumentStream input(Docs(4));
+    RecordingSink sink;
+    TransformingDocumentStream stream(input, **loaded, &sink, DocumentTransformOptions{8, 1 << 20});
+    const auto started = std::chrono::steady_clock::now();
+    auto out = Drain(stream);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+    CHECK(out.empty());
+    REQUIRE(sink.recorded.size() == 4);
+    for (const auto& failed : sink.recorded) {
+      CHECK(failed.error_type == "transform_budget_exceeded");
+      CHECK(failed.reason.find("time budget") != std::string::npos);
+    }
+    CHECK(stream.docs_failed() == 4);
+  }
+  {
+    std::atomic<bool> stop{true};
+    context.limits.time_per_call = std::chrono::seconds(60);
+    context.limits.stop_requested = &stop;
+    context.limits.shutdown_grace = std::chrono::milliseconds(100);
+    auto stoppable = rfs::transform::LoadTransformers(
+        R"J([{"JqTransformerProvider":{"script":"if .document.n == 1 then last(range(1e15)) else . end"}}])J",
+        context);
+    REQUIRE(stoppable.ok());
+    VectorDocumentStream input(Docs(4));
+    RecordingSink sink;
+    TransformingDocumentStream stream(input, **stoppable, &sink,
+                                      DocumentTransformOptions{8, 1 << 20});
+    auto next = stream.Next();
+    REQUIRE_FALSE(next.ok());
+    CHECK(next.status().code() == absl::StatusCode::kAborted);
+    CHECK(sink.recorded.empty());
+  }
+}
