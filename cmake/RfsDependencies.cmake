@@ -20,4 +20,6 @@ pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
 find_library(RFS_JQ_LIBRARY jq REQUIRED)
 find_path(RFS_JQ_INCLUDE_DIR jq.h REQUIRED)
 pkg_check_modules(DUKTAPE REQUIRED IMPORTED_TARGET duktape)
+# User-supplied regular expressions: RE2 (linear-time matching, no recursion).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_package(Threads REQUIRED)

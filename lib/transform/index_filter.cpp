@@ -5,6 +5,8 @@
 
 #include "rfs/core/str_cat.hpp"
 
+#include "user_regex_internal.hpp"
+
 namespace rfs::transform {
 
 namespace {
@@ -64,12 +66,10 @@ absl::StatusOr<Allowlist> Allowlist::Parse(const std::vector<std::string>& entri
       list.entries_.push_back(part);
       if (part.starts_with(kRegexPrefix)) {
         const std::string pattern = part.substr(kRegexPrefix.size());
-        try {
-          list.patterns_.push_back(std::make_shared<const std::regex>(pattern));
-        } catch (const std::regex_error& e) {
-          return absl::InvalidArgumentError(
-              core::StrCat("allowlist entry '", part, "' is not a valid regex: ", e.what()));
-        }
+        auto compiled =
+            internal::CompileUserRegex(pattern, core::StrCat("allowlist entry '", part, "'"));
+        if (!compiled.ok()) return compiled.status();
+        list.patterns_.push_back(*std::move(compiled));
       } else {
         list.names_.push_back(std::move(part));
       }
@@ -81,7 +81,7 @@ absl::StatusOr<Allowlist> Allowlist::Parse(const std::vector<std::string>& entri
 bool Allowlist::Matches(std::string_view name) const {
   if (std::find(names_.begin(), names_.end(), name) != names_.end()) return true;
   return std::any_of(patterns_.begin(), patterns_.end(), [&](const auto& pattern) {
-    return std::regex_match(name.begin(), name.end(), *pattern);
+    return re2::RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *pattern);
   });
 }
 

@@ -11,8 +11,9 @@
 // A document or type that maps to no target is dropped. Documents without _type count as "_doc".
 // Metadata: each type's mapping goes to its target index as {"_doc": mapping}; types sharing a
 // target have their properties merged (a later type wins a conflicting field, as in Java).
+#include <algorithm>
 #include <map>
-#include <regex>
+#include <optional>
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -20,6 +21,7 @@
 
 #include "boost/json/serialize.hpp"
 #include "json_transformers_internal.hpp"
+#include "user_regex_internal.hpp"
 
 namespace rfs::transform::internal {
 
@@ -28,8 +30,39 @@ using core::StrCat;
 
 namespace {
 
+// `target` with $0-$9 replaced by the groups of `pattern`'s whole match of `key` ($$ is a '$'),
+// as Java's Matcher.replaceAll; nullopt when it does not match.
+std::optional<std::string> MatchAndSubstitute(const re2::RE2& pattern, std::string_view key,
+                                              std::string_view target) {
+  const int groups = std::min(pattern.NumberOfCapturingGroups(), 9);
+  std::vector<re2::StringPiece> match(static_cast<size_t>(groups) + 1);
+  if (!pattern.Match(re2::StringPiece(key.data(), key.size()), 0, key.size(), re2::RE2::ANCHOR_BOTH,
+                     match.data(), groups + 1)) {
+    return std::nullopt;
+  }
+  std::string out;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == '$' && i + 1 < target.size()) {
+      const char next = target[i + 1];
+      if (next == '$') {
+        out += '$';
+        ++i;
+        continue;
+      }
+      if (next >= '0' && next <= '9' && next - '0' <= groups) {
+        const re2::StringPiece& group = match[static_cast<size_t>(next - '0')];
+        out.append(group.data(), group.size());
+        ++i;
+        continue;
+      }
+    }
+    out += target[i];
+  }
+  return out;
+}
+
 struct RegexMapping {
-  std::regex pattern;
+  std::shared_ptr<const re2::RE2> pattern;
   std::string target;
   std::string text;  // for messages
 };
@@ -79,8 +112,7 @@ class TypeMappingSanitization final : public IJsonTransformer {
     }
     const std::string key = index + "/" + type;
     for (const RegexMapping& r : regexes_) {
-      std::smatch match;
-      if (std::regex_match(key, match, r.pattern)) return match.format(r.target);
+      if (auto target = MatchAndSubstitute(*r.pattern, key, r.target)) return target;
     }
     return std::nullopt;
   }
@@ -175,12 +207,8 @@ absl::StatusOr<RegexMapping> MakeRegex(const std::string& index, const std::stri
                                        std::string target) {
   RegexMapping out;
   out.text = StrCat(index, "/", type, " -> ", target);
-  try {
-    out.pattern = std::regex("(?:" + index + ")/(?:" + type + ")", std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return absl::InvalidArgumentError(
-        StrCat("regexMappings entry ", out.text, ": not a valid regular expression: ", e.what()));
-  }
+  RFS_ASSIGN_OR_RETURN(out.pattern, CompileUserRegex(StrCat("(?:", index, ")/(?:", type, ")"),
+                                                     StrCat("regexMappings entry ", out.text)));
   out.target = std::move(target);
   return out;
 }

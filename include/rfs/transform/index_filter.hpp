@@ -1,8 +1,9 @@
 // Which indices and templates a migration moves: the `--index-allowlist`,
 // `--index-template-allowlist` and `--component-template-allowlist` options of the tools.
 //
-// An allowlist entry is an exact name or `regex:<ECMAScript regex>` matched against the whole
-// name (as Java's Pattern.matches, so the Java tool's lists keep their meaning). Entries may also
+// An allowlist entry is an exact name or `regex:<pattern>` matched against the whole name (as
+// Java's Pattern.matches, so the Java tool's lists keep their meaning). Patterns run on RE2:
+// Java's syntax without backreferences or lookaround, in time linear in the name. Entries may also
 // be given comma-separated in one argument. With an empty allowlist everything except system
 // items is selected; a system item is selected only when an entry names or matches it.
 //
@@ -18,12 +19,15 @@
 #pragma once
 
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace rfs::transform {
 
@@ -43,7 +47,7 @@ class Allowlist {
  private:
   std::vector<std::string> entries_;
   std::vector<std::string> names_;
-  std::vector<std::shared_ptr<const std::regex>> patterns_;
+  std::vector<std::shared_ptr<const re2::RE2>> patterns_;
 };
 
 /// True for indices the tools skip unless an allowlist entry selects them.

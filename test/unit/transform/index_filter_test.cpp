@@ -1,5 +1,7 @@
 #include "rfs/transform/index_filter.hpp"
 
+#include <chrono>
+
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -53,4 +55,27 @@ TEST_CASE("multi-type policy: union keeps the index, split names one index per t
   // `_default_` holds no documents: an index with it and one type keeps its name.
   const auto mappings = boost::json::parse(R"({"_default_":{},"post":{}})").as_object();
   CHECK(rfs::transform::CountMappingTypes(mappings) == 1);
+}
+
+TEST_CASE("hostile allowlist patterns cannot hang or crash the tools", "[transform][allowlist][security]") {
+  // Exponential backtracking for a backtracking engine: linear under RE2.
+  auto nested = Allowlist::Parse({"regex:(a+)+$"});
+  REQUIRE(nested.ok());
+  const std::string long_name = std::string(5000, 'a') + "!";
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(nested->Matches(long_name));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+  // std::regex recursed once per character: a 200,000-character name overflowed its stack.
+  auto any = Allowlist::Parse({"regex:(a|b)*"});
+  REQUIRE(any.ok());
+  CHECK(any->Matches(std::string(200000, 'a')));
+  // What RE2 does not do is refused at parse time, saying so.
+  for (const char* pattern : {"regex:(a)\\1", "regex:logs(?=-2024)", "regex:a*+"}) {
+    INFO(pattern);
+    auto refused = Allowlist::Parse({pattern});
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  auto huge = Allowlist::Parse({"regex:" + std::string(20000, 'a')});
+  REQUIRE_FALSE(huge.ok());
 }
