@@ -43,8 +43,13 @@ function(rfs_add_test name)
   # rfs_test_main publishes catch.hpp as a precompiled header, so each test target builds its own
   # (REUSE_FROM across directories fails to configure in CMake 3.25).
   target_link_libraries(${name} PRIVATE rfs_test_main ${ARG_LIBS})
+  # Every test that serves the OpenSearch double asserts that nothing sent to it was malformed.
+  if("rfs_opensearch_double" IN_LIST ARG_LIBS)
+    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/test/support/double_checks.cpp)
+  endif()
   # -w NoTests: a test name that matches no test case (a ';' splits names in ctest) fails instead
-  # of passing with nothing run.
+  # of passing with nothing run. A case that checks nothing fails too (catch_main.cpp's listener:
+  # Catch2 v2 takes a single -w).
   catch_discover_tests(${name} TEST_PREFIX "${name}:" EXTRA_ARGS -w NoTests
     PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 ${ARG_PROPERTIES}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

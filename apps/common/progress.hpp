@@ -119,6 +119,29 @@ class WorkerProgress {
 /// The line that ends a DocumentsFromSnapshotMigration run (stdout), and where failed documents
 /// went when there were any.
 inline void PrintWorkerSummary(const char* program, const migration::DocumentsToolResult& result) {
+  if (result.redrive) {
+    // A redrive: its own account, per index.
+    const migration::RedriveSummary& r = *result.redrive;
+    std::printf(
+        "%s %s: redrive %s; %llu files, %llu records: %llu accepted, %llu failed again, %llu "
+        "dropped by transforms\n",
+        program, result.worker_id.c_str(), result.status.ok() ? "done" : "error",
+        static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.records),
+        static_cast<unsigned long long>(r.accepted),
+        static_cast<unsigned long long>(r.still_failed),
+        static_cast<unsigned long long>(r.dropped));
+    for (const auto& [index, counts] : r.by_index) {
+      std::printf("  %-40s records %8llu  accepted %8llu  failed again %8llu\n", index.c_str(),
+                  static_cast<unsigned long long>(counts.records),
+                  static_cast<unsigned long long>(counts.accepted),
+                  static_cast<unsigned long long>(counts.still_failed));
+    }
+    if (r.still_failed > 0 && !result.failed_documents_path.empty()) {
+      std::printf("%s: documents that failed again are recorded in %s\n", program,
+                  result.failed_documents_path.c_str());
+    }
+    return;
+  }
   const migration::WorkerSummary& summary = result.summary;
   const double seconds = std::chrono::duration<double>(summary.elapsed).count();
   const uint64_t docs = summary.docs_written + summary.docs_allowed_errors;

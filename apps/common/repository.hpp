@@ -41,30 +41,11 @@ inline void AddRepositoryOptions(po::options_description& options) {
       "downloaded")("local-dir", po::value<std::string>(), "alias of --s3-local-dir (ignored)");
 }
 
-/// The repository named by the options; InvalidArgument when none or several are given or the
-/// URI scheme is not supported.
-inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::variables_map& vm) {
+/// A folder, file:///path or s3://bucket/prefix, with the S3 region and endpoint options.
+inline absl::StatusOr<migration::RepositoryLocation> LocationOf(const std::string& uri,
+                                                                const po::variables_map& vm) {
   migration::RepositoryLocation location;
-  int given = 0;
-  for (const char* name :
-       {"snapshot-local-dir", "file-system-repo-path", "repo-uri", "s3-repo-uri"}) {
-    if (!vm.count(name)) continue;
-    ++given;
-    location.uri = vm[name].as<std::string>();
-  }
-  if (given == 0) {
-    return absl::InvalidArgumentError(
-        "the snapshot repository is missing: give --snapshot-local-dir DIR or --repo-uri URI "
-        "(file:///path or s3://bucket/prefix)");
-  }
-  if (given > 1) {
-    return absl::InvalidArgumentError(
-        "give only one of --snapshot-local-dir, --file-system-repo-path, --repo-uri, "
-        "--s3-repo-uri");
-  }
-  if (vm.count("s3-repo-uri") && !location.uri.starts_with("s3://")) {
-    return absl::InvalidArgumentError("--s3-repo-uri takes s3://bucket/prefix");
-  }
+  location.uri = uri;
   if (location.uri.starts_with("s3://")) {
     auto parsed = s3::S3Uri::Parse(location.uri);
     if (!parsed.ok()) return parsed.status();
@@ -90,6 +71,43 @@ inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::
     return absl::InvalidArgumentError("the repository folder is empty");
   }
   return location;
+}
+
+inline constexpr const char* kRepositoryOptionNames[] = {
+    "snapshot-local-dir", "file-system-repo-path", "repo-uri", "s3-repo-uri"};
+
+/// True when one of the repository options is given.
+inline bool HasRepositoryOption(const po::variables_map& vm) {
+  for (const char* name : kRepositoryOptionNames) {
+    if (vm.count(name)) return true;
+  }
+  return false;
+}
+
+/// The repository named by the options; InvalidArgument when none or several are given or the
+/// URI scheme is not supported.
+inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::variables_map& vm) {
+  std::string uri;
+  int given = 0;
+  for (const char* name : kRepositoryOptionNames) {
+    if (!vm.count(name)) continue;
+    ++given;
+    uri = vm[name].as<std::string>();
+  }
+  if (given == 0) {
+    return absl::InvalidArgumentError(
+        "the snapshot repository is missing: give --snapshot-local-dir DIR or --repo-uri URI "
+        "(file:///path or s3://bucket/prefix)");
+  }
+  if (given > 1) {
+    return absl::InvalidArgumentError(
+        "give only one of --snapshot-local-dir, --file-system-repo-path, --repo-uri, "
+        "--s3-repo-uri");
+  }
+  if (vm.count("s3-repo-uri") && !uri.starts_with("s3://")) {
+    return absl::InvalidArgumentError("--s3-repo-uri takes s3://bucket/prefix");
+  }
+  return LocationOf(uri, vm);
 }
 
 }  // namespace rfs::apps

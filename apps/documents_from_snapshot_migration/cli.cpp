@@ -135,6 +135,11 @@ po::options_description Options() {
       po::value<Count>()->default_value({uint64_t{64} << 20}),
       "NDJSON bytes per object before compression; a larger batch is split")(
       "single-work-item", po::bool_switch(), "stop after one completed work item (exit 0)")(
+      "redrive-failed-documents", po::value<std::string>(),
+      "instead of migrating: send the failed documents recorded in this folder or "
+      "s3://bucket/prefix (a failed-documents folder or the failed-document stream) to the "
+      "target again, through the transforms; each file is a work item, so several workers can "
+      "share it. Exit 0 when every one was accepted, 6 when some failed again (recorded anew)")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
   AddReaderThreadsOption(options);
   AddSourcelessOption(options);
@@ -167,7 +172,11 @@ po::options_description Options() {
 
 absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_map& vm) {
   migration::DocumentsToolOptions run;
-  auto repository = RepositoryOption(vm);
+  run.redrive_source = Text(vm, "redrive-failed-documents");
+  // A redrive reads no snapshot: its source stands in for the repository (and its S3 options).
+  auto repository = !run.redrive_source.empty() && !HasRepositoryOption(vm)
+                        ? LocationOf(run.redrive_source, vm)
+                        : RepositoryOption(vm);
   if (!repository.ok()) return repository.status();
   run.repository = *std::move(repository);
   auto text = [&](const char* name) { return Text(vm, name); };

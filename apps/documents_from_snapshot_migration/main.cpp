@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   rfs::apps::ExitIfStopOverruns(run->migration.shutdown_timeout);
   rfs::apps::WorkerProgress progress(run->worker_id, isatty(STDERR_FILENO) == 1);
   run->migration.on_event = [&](const rfs::migration::WorkerEvent& e) { progress.OnEvent(e); };
+  run->on_redrive_progress = [](const std::string& line) {
+    std::cerr << kProgram << ": " << line << "\n";
+  };
   run->on_warning = [](const std::string& warning) {
     std::cerr << kProgram << ": warning: " << warning << "\n";
   };

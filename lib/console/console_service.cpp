@@ -738,6 +738,10 @@ struct ConsoleService::Impl {
       if (ids == nullptr || !ids->is_array()) {
         return Detail(422, "'successor_ids' must be an array of work item ids");
       }
+      // A worker hands on one successor (at most a few); a long list is an attack on the store.
+      if (ids->as_array().size() > 64) {
+        return Detail(422, "'successor_ids' holds at most 64 ids");
+      }
       std::vector<std::string> successors;
       for (const auto& v : ids->as_array()) {
         if (!v.is_string()) return Detail(422, "'successor_ids' must hold strings");

@@ -151,9 +151,14 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
     ItemSpace space, int* exit_code) {
   const bool records = space == ItemSpace::kWorkerRecords;
+  const bool redrive = space == ItemSpace::kRedrive;
   const std::string& db = wiring.coordinator_db;
   absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> opened;
   *exit_code = kExitUsage;
+  if (redrive && !options.console_url.empty()) {
+    return absl::InvalidArgumentError(
+        "a redrive coordinates through --coordinator-db or the target's index, not a console");
+  }
   if (!options.console_url.empty()) {
     if (!options.coordinator_db.empty() || options.coordinator) {
       return absl::InvalidArgumentError(
@@ -182,7 +187,9 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     coordination::PostgresWorkCoordinatorOptions postgres;
     postgres.worker_id = worker_id;
     postgres.connection = db;
-    const std::string base = records ? "rfs_worker_records" : "work_items";
+    const std::string base = records   ? "rfs_worker_records"
+                             : redrive ? "redrive_items"
+                                       : "work_items";
     postgres.table = options.session_name.empty() ? base : StrCat(base, "_", options.session_name);
     opened = coordination::PostgresWorkCoordinator::Open(std::move(postgres));
     if (!opened.ok() && !absl::IsInvalidArgument(opened.status())) *exit_code = kExitFailure;
@@ -191,16 +198,18 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     sqlite.worker_id = worker_id;
     sqlite.path = db;
     if (records) sqlite.table = "rfs_worker_records";
+    if (redrive) sqlite.table = "redrive_items";
     opened = coordination::SqliteWorkCoordinator::Open(std::move(sqlite));
     if (!opened.ok()) *exit_code = kExitFailure;
   } else {
     coordination::OpenSearchWorkCoordinatorOptions remote;
     remote.worker_id = worker_id;
     remote.session_name = options.session_name;
-    if (records) {
+    if (records || redrive) {
+      const char* space_name = records ? "rfs_worker_records" : "redrive";
       remote.session_name = options.session_name.empty()
-                                ? "rfs_worker_records"
-                                : StrCat(options.session_name, "_rfs_worker_records");
+                                ? std::string(space_name)
+                                : StrCat(options.session_name, "_", space_name);
     }
     auto transport = OpenTransport(options.coordinator ? *options.coordinator : *options.target,
                                    /*max_connections=*/4);

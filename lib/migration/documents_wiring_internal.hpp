@@ -61,7 +61,7 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
 /// Where the coordinator keeps its items: the shards' work items, or RfsWorker's phase records
 /// (a table, index or console space of their own in the same backend, so that the document
 /// workers' acquisitions never meet them).
-enum class ItemSpace { kWorkItems, kWorkerRecords };
+enum class ItemSpace { kWorkItems, kWorkerRecords, kRedrive };
 
 /// Opens the coordinator the options select (console, PostgreSQL, SQLite, or the target's
 /// index), for `worker_id`. `wiring` must outlive it (shard totals read wiring.repository).

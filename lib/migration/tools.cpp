@@ -89,6 +89,55 @@ std::string DefaultWorkerId() {
                 static_cast<uint64_t>(random()) % 1000000);
 }
 
+namespace {
+
+// --redrive-failed-documents: the same target, sinks, transforms and stores, another source.
+DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::DocumentsWiring& wiring,
+                               DocumentsToolResult result) {
+  std::shared_ptr<snapshot::ISourceRepo> source;
+  if (options.redrive_source.starts_with("s3://")) {
+    auto repo = s3::S3Repo::Open(options.redrive_source, options.repository.s3);
+    if (!repo.ok()) return Finish(std::move(result), repo.status(), kExitUsage);
+    source = *std::move(repo);
+  } else {
+    std::string folder = options.redrive_source;
+    if (folder.starts_with("file://")) folder = folder.substr(7);
+    auto repo = snapshot::FileSystemRepo::Open(folder);
+    if (!repo.ok()) return Finish(std::move(result), repo.status(), kExitUsage);
+    source = *std::move(repo);
+  }
+  int exit_code = kExitFailure;
+  auto coordinator = internal::OpenCoordinator(options, wiring, result.worker_id,
+                                               internal::ItemSpace::kRedrive, &exit_code);
+  if (!coordinator.ok()) return Finish(std::move(result), coordinator.status(), exit_code);
+  std::unique_ptr<transform::IJsonTransformer> transformer;
+  if (options.migration.doc_transformer_config) {
+    transform::TransformerContext context;
+    context.limits = options.migration.transform_limits;
+    context.limits.stop_requested = options.migration.stop_requested;
+    context.limits.shutdown_grace = options.migration.shutdown_timeout;
+    auto loaded = transform::LoadTransformers(*options.migration.doc_transformer_config, context);
+    if (!loaded.ok()) return Finish(std::move(result), loaded.status(), kExitUsage);
+    transformer = *std::move(loaded);
+  }
+  RedriveOptions redrive;
+  redrive.source_description = options.redrive_source;
+  redrive.initial_lease =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.migration.initial_lease);
+  redrive.reindexer = options.migration.reindexer;
+  redrive.transform_batch = options.migration.transform_batch;
+  redrive.on_progress = options.on_redrive_progress;
+  core::SystemClock clock;
+  auto summary = RedriveFailedDocuments(*source, **coordinator, wiring.sinks, *wiring.failed_sink,
+                                        transformer.get(), clock, redrive);
+  if (!summary.ok()) return Finish(std::move(result), summary.status(), kExitFailure);
+  result.redrive = *summary;
+  const int code = summary->still_failed > 0 ? kDocumentsFailedExitCode : 0;
+  return Finish(std::move(result), absl::OkStatus(), code);
+}
+
+}  // namespace
+
 DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions options) {
   DocumentsToolResult result;
   result.worker_id = options.worker_id.empty() ? DefaultWorkerId() : options.worker_id;
@@ -101,6 +150,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
     return Finish(std::move(result), error->status, error->exit_code);
   }
   result.failed_documents_path = wiring.failed_documents_path;
+  if (!options.redrive_source.empty()) return RunRedrive(options, wiring, std::move(result));
   // The repository before the coordinator: a console coordinator declares shard totals from it.
   auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) {

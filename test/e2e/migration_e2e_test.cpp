@@ -357,12 +357,14 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
       if (!running.empty()) {
         Slot& victim = *running[random() % running.size()];
         ++signals;
-        if (signals == 3 || signals == 8) {
+        // One of each kind first (a fast machine may finish after a few), then mostly kills.
+        const int kind = (signals - 1) % 5;
+        if (kind == 1) {
           // Frozen past its lease (4 s), then thawed: it must notice and not write on.
           kill(victim.process->pid(), SIGSTOP);
           victim.continue_at = NowMillis() + 6000;
           ++stops;
-        } else if (signals == 5 || signals == 10) {
+        } else if (kind == 2) {
           kill(victim.process->pid(), SIGTERM);
           ++terms;
         } else {
@@ -384,9 +386,10 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
            code == 128 + SIGKILL || code == 128 + SIGTERM));
   }
   const double elapsed_s = static_cast<double>(NowMillis() - began) / 1000;
-  CHECK(kills.size() >= 4);
-  CHECK(stops == 2);
-  CHECK(terms == 2);
+  // At least one of each: how many fit depends on the machine's speed.
+  CHECK(kills.size() >= 1);
+  CHECK(stops >= 1);
+  CHECK(terms >= 1);
   CheckTarget(**target, expected);
 
   // Documents sent more than once: what the kills cost.

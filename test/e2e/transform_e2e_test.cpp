@@ -364,3 +364,91 @@ TEST_CASE("no planted secret leaves the worker: not through transforms, logs, do
   }
   CHECK((*target)->protocol_errors().empty());
 }
+
+TEST_CASE("failed documents are redriven once the cause is fixed, by two workers sharing the work",
+          "[e2e][generated][transform][redrive]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 2 --docs 160 --seed 29");
+  if (!generated) return;
+  const ExpectedDocs expected = ReadExpectedDocs(generated->dir / "expected-docs.ndjson");
+  REQUIRE(expected.size() == 1);
+  const std::string index = expected.begin()->first;
+  // The first target refuses every document (a strict mapping without their fields), and the
+  // transform fails those whose id ends in 7.
+  auto first = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(first.ok());
+  REQUIRE((*first)
+              ->CreateIndex(index, R"({"mappings":{"dynamic":"strict","properties":{)"
+                                   R"("rfs_absent":{"type":"keyword"}}}})")
+              .ok());
+  MigrationRun run;
+  const std::string failing = R"([{"JqTransformerProvider": {"script":
+      "if (.operation._id | endswith(\"7\")) then error(\"not yet\") else . end"}}])";
+  const std::string failed_dir = run.dir.File("failed");
+  const int migrated = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+       (*first)->endpoint(), "--coordinator-db", run.dir.File("migration.sqlite"),
+       "--failed-documents-dir", failed_dir, "--doc-transformer-config", failing},
+      run.Out("migrate"), run.Err("migrate"));
+  INFO(run.Logs("migrate"));
+  REQUIRE(migrated == 6);
+  size_t total = 0, sevens = 0;
+  for (const auto& [id, doc] : expected.begin()->second) {
+    ++total;
+    if (EndsWith(id, '7')) ++sevens;
+  }
+  REQUIRE(ReadFailedDocuments(failed_dir).size() == total);
+
+  // Fixed: a target that takes them, and a transform that no longer fails. Two workers share the
+  // redrive through one store.
+  auto second = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(second.ok());
+  const std::string fixed = R"([{"JqTransformerProvider": {"script": "."}}])";
+  std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
+  for (const char* name : {"redrive-a", "redrive-b"}) {
+    workers.push_back(std::make_unique<rfs::test::ChildProcess>(
+        std::vector<std::string>{RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", failed_dir,
+                                 "--target-host", (*second)->endpoint(), "--coordinator-db",
+                                 run.dir.File("redrive.sqlite"), "--failed-documents-dir",
+                                 run.dir.File("failed-again"), "--doc-transformer-config", fixed,
+                                 "--worker-id", name},
+        run.Out(name), run.Err(name)));
+  }
+  uint64_t accepted = 0;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string name = i == 0 ? "redrive-a" : "redrive-b";
+    const int code = workers[i]->Wait();
+    INFO(run.Logs(name));
+    CHECK(code == 0);
+    const std::string out = rfs::test::ReadTextFile(run.Out(name));
+    const size_t at = out.find(" accepted, ");
+    REQUIRE(at != std::string::npos);
+    const size_t start = out.rfind(": ", at) + 2;
+    accepted += std::stoull(out.substr(start, at - start));
+  }
+  CHECK(accepted == total);  // each record sent by exactly one worker
+  // Every document went through jq once (the refused ones in the first run, the others now).
+  ExpectedDocs through_jq = expected;
+  for (auto& [name, docs] : through_jq) {
+    for (auto& [id, doc] : docs) AsJqWritesNumbers(doc.source);
+  }
+  CheckTarget(**second, through_jq);
+  CHECK(ReadFailedDocuments(run.dir.File("failed-again")).empty());
+
+  // Not fixed: the same failing transform records the sevens again, and only them.
+  auto third = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(third.ok());
+  const int again = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", failed_dir, "--target-host",
+       (*third)->endpoint(), "--coordinator-db", run.dir.File("redrive-2.sqlite"),
+       "--failed-documents-dir", run.dir.File("failed-third"), "--doc-transformer-config", failing},
+      run.Out("again"), run.Err("again"));
+  INFO(run.Logs("again"));
+  CHECK(again == 6);
+  const auto recorded = ReadFailedDocuments(run.dir.File("failed-third"));
+  CHECK(recorded.size() == sevens);
+  for (const auto& record : recorded) {
+    CHECK(EndsWith(std::string(record.at("id").as_string()), '7'));
+    CHECK(record.at("error_type") == "transform_exception");
+  }
+  CHECK((*third)->DocumentCount(index) == total - sevens);
+}

@@ -1,7 +1,7 @@
 // Snapshot repositories written at test time by the real-Lucene fixture generator
 // (test/fixtures, Java against Debian's Lucene 8.8.1). Each distinct option list is generated
-// once into the build tree and reused; a lock file keeps parallel ctest processes from
-// generating the same repository twice.
+// once into the build tree per version of the generator (its script and jar) and reused; a lock
+// file keeps parallel ctest processes from generating the same repository twice.
 #pragma once
 
 #include <cstdlib>
@@ -27,6 +27,27 @@ struct GeneratedRepo {
   std::filesystem::path expected() const { return dir / "expected.json"; }
 };
 
+inline std::string ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// What identifies the generator itself: its wrapper script and the jar the script runs, so that
+/// a changed generator never reuses repositories an older one wrote.
+inline const std::string& GeneratorIdentity(const std::string& script) {
+  static const std::string identity = [&] {
+    std::string text = ReadWholeFile(script);
+    std::string out = text;
+    if (const size_t cp = text.find("-cp \""); cp != std::string::npos) {
+      const size_t start = cp + 5;
+      const size_t end = text.find_first_of(":\"", start);
+      out += ReadWholeFile(text.substr(start, end - start));
+    }
+    return std::to_string(std::hash<std::string>{}(out));
+  }();
+  return identity;
+}
+
 /// Generates (or reuses) a repository for `args` (generator options, e.g. "--docs 100"). Skips the
 /// test when the generator could not be built here; throws (failing the test) when it fails.
 /// The optional is never empty; it stays for the callers' `if (!generated) return;`.
@@ -37,7 +58,8 @@ inline std::optional<GeneratedRepo> Generate(const std::string& args) {
   }
   const auto base = std::filesystem::path(RFS_BINARY_DIR) / "generated";
   std::filesystem::create_directories(base);
-  const GeneratedRepo out{base / std::to_string(std::hash<std::string>{}(args))};
+  const GeneratedRepo out{
+      base / std::to_string(std::hash<std::string>{}(GeneratorIdentity(generator) + "\n" + args))};
   const int lock = ::open((out.dir.string() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (lock >= 0) ::flock(lock, LOCK_EX);
   if (!std::filesystem::exists(out.expected())) {

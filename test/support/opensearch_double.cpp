@@ -112,6 +112,7 @@ struct OpenSearchDouble::Impl {
   DoubleStats counters;
   std::deque<RecordedRequest> recorded;
   std::vector<std::string> protocol_errors;
+  bool protocol_errors_allowed = false;
 
   core::IClock& Clock() const {
     return options.clock != nullptr ? *options.clock : core::SystemClock::Instance();
@@ -428,7 +429,32 @@ absl::StatusOr<std::unique_ptr<OpenSearchDouble>> OpenSearchDouble::Start(
 
 OpenSearchDouble::OpenSearchDouble(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-OpenSearchDouble::~OpenSearchDouble() { impl_->Stop(); }
+namespace {
+std::function<void(const std::vector<std::string>&)>& ProtocolErrorCheck() {
+  static std::function<void(const std::vector<std::string>&)> check;
+  return check;
+}
+}  // namespace
+
+void OpenSearchDouble::SetProtocolErrorCheck(
+    std::function<void(const std::vector<std::string>&)> check) {
+  ProtocolErrorCheck() = std::move(check);
+}
+
+void OpenSearchDouble::AllowProtocolErrors() {
+  std::lock_guard lock(impl_->mu);
+  impl_->protocol_errors_allowed = true;
+}
+
+OpenSearchDouble::~OpenSearchDouble() {
+  impl_->Stop();
+  bool allowed;
+  {
+    std::lock_guard lock(impl_->mu);
+    allowed = impl_->protocol_errors_allowed;
+  }
+  if (!allowed && ProtocolErrorCheck()) ProtocolErrorCheck()(protocol_errors());
+}
 
 uint16_t OpenSearchDouble::port() const { return impl_->port; }
 

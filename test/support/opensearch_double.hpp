@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -163,6 +164,11 @@ class OpenSearchDouble {
   /// Requests answered 400, 405, 406 or 413 ("METHOD target: body"): malformed or unsupported
   /// requests that a correct client never sends. Tests assert it empty.
   std::vector<std::string> protocol_errors() const;
+  /// A test that provokes such answers on purpose says so; otherwise the check below runs.
+  void AllowProtocolErrors();
+  /// Called with protocol_errors() when a double is destroyed (unless allowed): test executables
+  /// set it to a Catch check (double_checks.cpp), so every test that serves a double asserts it.
+  static void SetProtocolErrorCheck(std::function<void(const std::vector<std::string>&)> check);
   /// Creates an index directly (test set-up), e.g. with a strict mapping.
   absl::Status CreateIndex(const std::string& name, const std::string& body_json);
 

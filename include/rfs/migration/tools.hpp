@@ -16,6 +16,7 @@
 #include "rfs/migration/documents_migration.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
 #include "rfs/migration/metadata_migration.hpp"
+#include "rfs/migration/redrive.hpp"
 #include "rfs/migration/worker_metrics.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/snapshots.hpp"
@@ -87,6 +88,12 @@ struct DocumentsToolOptions {
   MetricsOptions metrics;
   /// Non-fatal findings, e.g. a --source-version that differs from the snapshot's.
   std::function<void(const std::string&)> on_warning;
+  /// --redrive-failed-documents: instead of migrating, send the failed documents recorded here
+  /// (a folder or s3://bucket/prefix) again (rfs/migration/redrive.hpp). The repository is then
+  /// not read.
+  std::string redrive_source;
+  /// One line of progress per redriven file.
+  std::function<void(const std::string&)> on_redrive_progress;
 };
 
 struct DocumentsToolResult {
@@ -98,6 +105,8 @@ struct DocumentsToolResult {
   /// The failed-documents file (written only when a document failed), or the S3 location of
   /// the failed-document stream.
   std::string failed_documents_path;
+  /// Set for a redrive.
+  std::optional<RedriveSummary> redrive;
 };
 
 DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions options);

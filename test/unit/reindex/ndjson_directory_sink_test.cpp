@@ -15,6 +15,7 @@
 #include "rfs/reindex/document_sink.hpp"
 
 #include "reindex_test_util.hpp"
+#include "support/direct_io.hpp"
 #include "support/opensearch_double.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +220,7 @@ TEST_CASE("NDJSON sink writes laid-out lines as they are, long pieces from where
     CHECK(padded <= 4);
     CHECK(padded_plain <= 1);
   } else {
+    CHECK_FALSE(rfs::test::DirectIoAvailable(plain_dir.path()));
     WARN("the temporary folder's file system refuses direct I/O: nothing was padded");
     CHECK(padded + padded_plain == 0);
   }

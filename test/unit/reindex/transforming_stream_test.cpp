@@ -247,7 +247,7 @@ TEST_CASE("a split that never reads sources gives every output the source as rea
   }
 }
 
-TEST_CASE("a batch over its transform budget fails together; a stop is not a failure",
+TEST_CASE("a batch over its transform budget fails together, and a stop is not a failure",
           "[reindex][transform][budget]") {
   rfs::transform::TransformerContext context;
   context.limits.time_per_call = std::chrono::milliseconds(200);

@@ -1,0 +1,315 @@
+#include "rfs/migration/redrive.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <thread>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/json_text.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
+#include "rfs/net/gzip.hpp"
+#include "rfs/reindex/transforming_stream.hpp"
+
+#include "boost/json.hpp"
+
+namespace rfs::migration {
+
+namespace json = boost::json;
+using core::StrCat;
+
+namespace {
+
+constexpr std::string_view kSetupItem = "redrive_setup";
+// Records whose source is the document as read, before transforms.
+bool SourceAsRead(std::string_view error_type) {
+  return error_type.starts_with("transform") || error_type == "source_conversion";
+}
+
+std::string Text(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+// {"index": {"_index":..,"_id":..,"routing":..}} -> the document's operation, index, id, routing.
+bool ApplyAction(const json::value& action, reindex::SourceDocument& doc) {
+  if (!action.is_object() || action.as_object().size() != 1) return false;
+  const auto& [op, meta] = *action.as_object().begin();
+  if (!meta.is_object()) return false;
+  if (op == "index") {
+    doc.op = reindex::BulkOp::kIndex;
+  } else if (op == "create") {
+    doc.op = reindex::BulkOp::kCreate;
+  } else if (op == "delete") {
+    doc.op = reindex::BulkOp::kDelete;
+  } else {
+    return false;
+  }
+  const json::object& m = meta.as_object();
+  if (std::string index = Text(m, "_index"); !index.empty()) doc.index = std::move(index);
+  if (std::string id = Text(m, "_id"); !id.empty()) doc.id = std::move(id);
+  if (std::string routing = Text(m, "routing"); !routing.empty()) doc.routing = std::move(routing);
+  if (std::string type = Text(m, "_type"); !type.empty()) doc.type = std::move(type);
+  return true;
+}
+
+absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_view file,
+                                          size_t number) {
+  auto parsed = net::ParseJson(line);
+  if (!parsed || !parsed->is_object()) {
+    return absl::DataLossError(StrCat(file, ": line ", number, " is not a JSON object"));
+  }
+  const json::object& o = parsed->as_object();
+  RedriveRecord record;
+  record.doc.cursor = number;
+  if (o.contains("requestItem")) {
+    // The failed-document stream (the Java tool's record): the bulk lines as sent.
+    record.doc.index = Text(o, "targetIndex");
+    record.doc.id = Text(o, "documentId");
+    record.error_type = Text(o, "failureType");
+    const std::string request = Text(o, "requestItem");
+    const size_t newline = request.find('\n');
+    std::string first = request.substr(0, newline);
+    std::string rest = newline == std::string::npos ? "" : request.substr(newline + 1);
+    while (!rest.empty() && rest.back() == '\n') rest.pop_back();
+    auto action = net::ParseJson(first);
+    if (action && ApplyAction(*action, record.doc)) {
+      record.doc.source = std::move(rest);
+    } else {
+      record.doc.source = std::move(first);  // no action line: the source alone
+    }
+  } else {
+    record.doc.index = Text(o, "index");
+    record.doc.id = Text(o, "id");
+    record.error_type = Text(o, "error_type");
+    if (const json::value* action = o.if_contains("action"); action != nullptr) {
+      if (action->is_string()) {
+        if (auto inner = net::ParseJson(action->as_string())) ApplyAction(*inner, record.doc);
+      } else {
+        ApplyAction(*action, record.doc);
+      }
+    }
+    const json::value* source = o.if_contains("source");
+    if (source == nullptr || source->is_null()) {
+      record.doc.source.clear();
+    } else if (source->is_string()) {
+      // Written as a string when it was no JSON (or held line breaks): its text as it was.
+      record.doc.source = std::string(source->as_string());
+    } else {
+      record.doc.source = core::JsonText(*source);
+    }
+  }
+  if (record.doc.index.empty() ||
+      (record.doc.id.empty() && record.doc.op != reindex::BulkOp::kIndex)) {
+    return absl::DataLossError(StrCat(file, ": line ", number, " names no index or id"));
+  }
+  record.needs_transform = SourceAsRead(record.error_type);
+  record.has_source = !record.doc.source.empty() || record.doc.op == reindex::BulkOp::kDelete;
+  return record;
+}
+
+// A work item id for a file: its path when that is a valid id, else a hash of it (found again by
+// listing).
+std::string ItemIdFor(const std::string& path) {
+  if (coordination::ValidateWorkItemId(path).ok() && path != kSetupItem) return path;
+  return StrCat("file-", std::hash<std::string>{}(path));
+}
+
+absl::Status ListRecordFiles(const snapshot::ISourceRepo& source, const std::string& dir,
+                             std::vector<std::string>& out, int depth = 0) {
+  if (depth > 16) return absl::OkStatus();
+  RFS_ASSIGN_OR_RETURN(auto blobs, source.ListBlobs(dir));
+  for (const std::string& blob : blobs) {
+    if (blob.ends_with(".ndjson.gz")) out.push_back(dir.empty() ? blob : StrCat(dir, "/", blob));
+  }
+  RFS_ASSIGN_OR_RETURN(auto folders, source.ListFolders(dir));
+  for (const std::string& folder : folders) {
+    RFS_RETURN_IF_ERROR(
+        ListRecordFiles(source, dir.empty() ? folder : StrCat(dir, "/", folder), out, depth + 1));
+  }
+  return absl::OkStatus();
+}
+
+class Redriver {
+ public:
+  Redriver(const snapshot::ISourceRepo& source, coordination::IWorkCoordinator& coordinator,
+           const SinkFactory& sinks, reindex::IFailedDocumentSink& failed_sink,
+           transform::IJsonTransformer* transformer, core::IClock& clock,
+           const RedriveOptions& options)
+      : source_(source),
+        coordinator_(coordinator),
+        sinks_(sinks),
+        failed_sink_(failed_sink),
+        transformer_(transformer),
+        clock_(clock),
+        options_(options) {}
+
+  absl::StatusOr<RedriveSummary> Run() {
+    RFS_RETURN_IF_ERROR(coordinator_.Setup());
+    RFS_RETURN_IF_ERROR(SetUpItems());
+    while (true) {
+      RFS_ASSIGN_OR_RETURN(auto outcome, coordinator_.AcquireNextWorkItem(options_.initial_lease));
+      if (std::holds_alternative<coordination::NoAvailableWork>(outcome)) break;
+      if (auto* busy = std::get_if<coordination::AllLeasedElsewhere>(&outcome)) {
+        // Others hold the rest: wait for them to finish (or for a lease of one that died).
+        clock_.SleepFor(std::clamp<coordination::Duration>(
+            busy->retry_after, std::chrono::milliseconds(200), std::chrono::seconds(5)));
+        continue;
+      }
+      if (!std::holds_alternative<coordination::Acquired>(outcome)) continue;
+      const coordination::Lease lease = std::get<coordination::Acquired>(outcome).lease;
+      RFS_RETURN_IF_ERROR(RedriveItem(lease));
+      absl::Status completed = coordinator_.CompleteWorkItem(lease);
+      if (!completed.ok() && !coordination::IsLeaseLost(completed)) return completed;
+    }
+    return summary_;
+  }
+
+ private:
+  // The first worker lists the files and creates one item each; the others wait for it.
+  absl::Status SetUpItems() {
+    while (true) {
+      RFS_ASSIGN_OR_RETURN(auto outcome,
+                           coordinator_.AcquireWorkItem(kSetupItem, options_.initial_lease));
+      if (std::holds_alternative<coordination::AlreadyCompleted>(outcome)) return absl::OkStatus();
+      if (auto* busy = std::get_if<coordination::AllLeasedElsewhere>(&outcome)) {
+        clock_.SleepFor(std::clamp<coordination::Duration>(
+            busy->retry_after, std::chrono::milliseconds(100), std::chrono::seconds(2)));
+        continue;
+      }
+      const coordination::Lease lease = std::get<coordination::Acquired>(outcome).lease;
+      std::vector<std::string> files;
+      RFS_RETURN_IF_ERROR(ListRecordFiles(source_, "", files));
+      for (const std::string& file : files) {
+        RFS_RETURN_IF_ERROR(coordinator_.CreateUnassignedWorkItem(ItemIdFor(file), 0).status());
+      }
+      Progress(StrCat("redrive of ", options_.source_description, ": ", files.size(),
+                      " failed-document files"));
+      return coordinator_.CompleteWorkItem(lease);
+    }
+  }
+
+  absl::StatusOr<std::string> PathOf(const std::string& id) {
+    if (!id.starts_with("file-")) return id;
+    std::vector<std::string> files;
+    RFS_RETURN_IF_ERROR(ListRecordFiles(source_, "", files));
+    for (const std::string& file : files) {
+      if (ItemIdFor(file) == id) return file;
+    }
+    return absl::NotFoundError(StrCat("no failed-document file for work item ", id));
+  }
+
+  absl::Status RedriveItem(const coordination::Lease& lease) {
+    RFS_ASSIGN_OR_RETURN(const std::string path, PathOf(lease.work_item_id));
+    RFS_ASSIGN_OR_RETURN(auto bytes, source_.ReadBlob(path));
+    RFS_ASSIGN_OR_RETURN(
+        auto records,
+        ParseFailedDocumentRecords(
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path));
+    // By target index (each has its sink), in file order; records that need the transforms
+    // apart from those that do not.
+    std::map<std::pair<std::string, bool>, std::vector<reindex::SourceDocument>> groups;
+    std::vector<reindex::FailedDocument> unsendable;
+    for (RedriveRecord& record : records) {
+      ++summary_.records;
+      ++summary_.by_index[record.doc.index].records;
+      if (!record.has_source) {
+        reindex::FailedDocument again;
+        again.index = record.doc.index;
+        again.id = record.doc.id;
+        again.cursor = record.doc.cursor;
+        again.error_type = record.error_type;
+        again.reason = "redrive: the record holds no source to send";
+        unsendable.push_back(std::move(again));
+        continue;
+      }
+      const bool transform = record.needs_transform && transformer_ != nullptr;
+      groups[{record.doc.index, transform}].push_back(std::move(record.doc));
+    }
+    if (!unsendable.empty()) {
+      RFS_RETURN_IF_ERROR(failed_sink_.Record(unsendable));
+      summary_.still_failed += unsendable.size();
+      for (const auto& f : unsendable) ++summary_.by_index[f.index].still_failed;
+    }
+    uint64_t accepted = 0, failed = 0;
+    for (auto& [key, docs] : groups) {
+      const std::string& index = key.first;
+      RFS_ASSIGN_OR_RETURN(auto sink, sinks_(index, "redrive"));
+      reindex::VectorDocumentStream input(std::move(docs));
+      std::optional<reindex::TransformingDocumentStream> transformed;
+      if (key.second) {
+        transformed.emplace(input, *transformer_, &failed_sink_, options_.transform_batch);
+      }
+      reindex::DocumentReindexer reindexer(*sink, &failed_sink_, clock_, options_.reindexer);
+      // A long file keeps its lease: renewed at half of it as acknowledgements come.
+      coordination::Lease current = lease;
+      auto renew_at = clock_.Now() + (lease.local_deadline() - lease.local_start) / 2;
+      auto on_progress = [&](const reindex::AcknowledgedProgress&) -> absl::Status {
+        if (clock_.Now() < renew_at) return absl::OkStatus();
+        RFS_ASSIGN_OR_RETURN(current, coordinator_.RenewLease(current, {}));
+        renew_at = clock_.Now() + (current.local_deadline() - current.local_start) / 2;
+        return absl::OkStatus();
+      };
+      auto result = transformed ? reindexer.Reindex(*transformed, on_progress)
+                                : reindexer.Reindex(input, on_progress);
+      if (!result.ok()) return core::WithContext(result.status(), StrCat("redriving ", path));
+      const uint64_t transform_failed = transformed ? transformed->docs_failed() : 0;
+      accepted += result->docs_written + result->docs_allowed_errors;
+      failed += result->docs_failed + transform_failed;
+      summary_.by_index[index].accepted += result->docs_written + result->docs_allowed_errors;
+      summary_.by_index[index].still_failed += result->docs_failed + transform_failed;
+      if (transformed) summary_.dropped += transformed->docs_dropped();
+    }
+    summary_.accepted += accepted;
+    summary_.still_failed += failed;
+    ++summary_.files;
+    Progress(StrCat(path, ": ", records.size(), " records, ", accepted, " accepted, ",
+                    failed + unsendable.size(), " still failed"));
+    return absl::OkStatus();
+  }
+
+  void Progress(const std::string& line) {
+    if (options_.on_progress) options_.on_progress(line);
+  }
+
+  const snapshot::ISourceRepo& source_;
+  coordination::IWorkCoordinator& coordinator_;
+  const SinkFactory& sinks_;
+  reindex::IFailedDocumentSink& failed_sink_;
+  transform::IJsonTransformer* transformer_;
+  core::IClock& clock_;
+  const RedriveOptions& options_;
+  RedriveSummary summary_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<RedriveRecord>> ParseFailedDocumentRecords(std::string_view gzip_bytes,
+                                                                      std::string_view file) {
+  auto text = net::GzipDecompress(gzip_bytes);
+  if (!text.ok()) return core::WithContext(text.status(), file);
+  std::vector<RedriveRecord> out;
+  size_t number = 0;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
+    ++number;
+    if (line.empty()) continue;
+    RFS_ASSIGN_OR_RETURN(RedriveRecord record, ParseRecord(line, file, number));
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+absl::StatusOr<RedriveSummary> RedriveFailedDocuments(
+    const snapshot::ISourceRepo& source, coordination::IWorkCoordinator& coordinator,
+    const SinkFactory& sinks, reindex::IFailedDocumentSink& failed_sink,
+    transform::IJsonTransformer* transformer, core::IClock& clock, const RedriveOptions& options) {
+  Redriver redriver(source, coordinator, sinks, failed_sink, transformer, clock, options);
+  return redriver.Run();
+}
+
+}  // namespace rfs::migration
