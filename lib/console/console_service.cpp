@@ -19,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "console/console_openapi_internal.hpp"
 #include "console/console_page_internal.hpp"
 
 namespace rfs::console {
@@ -333,6 +334,7 @@ struct ConsoleMetrics {
 std::string_view RouteLabel(const std::vector<std::string>& s) {
   if (s.empty() || (s.size() == 1 && s[0] == "index.html")) return "page";
   if (s[0] == "health") return "health";
+  if (s[0] == "openapi.json") return "openapi";
   if (s[0] != "sessions") return "other";
   if (s.size() == 1) return "sessions";
   if (s.size() == 2) return "session";
@@ -833,6 +835,11 @@ struct ConsoleService::Impl {
       return Reply{200, nullptr};  // the page, filled in by Handle
     }
     if (s[0] == "health" && s.size() == 1) return Reply{200, json::object{{"status", "ok"}}};
+    if (s[0] == "openapi.json" && s.size() == 1) {
+      if (method != "GET") return Detail(405, "the API document is read with GET");
+      static const json::value kOpenApi = json::parse(internal::ConsoleOpenApi());
+      return Reply{200, kOpenApi};
+    }
     if (s[0] != "sessions") return Detail(404, StrCat("no route ", request.target));
     if (s.size() == 1) {
       if (method == "POST") return CreateSession(token, request.body);

@@ -267,11 +267,14 @@ class SqlConsoleStore final : public ConsoleStore {
     RFS_ASSIGN_OR_RETURN(std::optional<SessionRecord> session, GetSession(name));
     if (!session) return false;
     {
+      // Every space's coordinators (the work table and its "_wf" twin): a session created again
+      // under the same name gets the same tables, which must be set up anew.
+      auto of_session = [&](const Key& key) { return key.first.starts_with(session->work_table); };
       std::lock_guard lock(pool_mu_);
       for (auto it = pool_.begin(); it != pool_.end();) {
-        it = it->first.first == session->work_table ? pool_.erase(it) : std::next(it);
+        it = of_session(it->first) ? pool_.erase(it) : std::next(it);
       }
-      lru_.remove_if([&](const auto& key) { return key.first == session->work_table; });
+      lru_.remove_if(of_session);
     }
     // The session row last: until it is gone the session is visible and a retry finishes this.
     for (const char* suffix : {"", "_wf"}) {

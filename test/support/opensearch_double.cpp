@@ -17,6 +17,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/json.hpp>
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -36,6 +37,7 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using core::StrCat;
+namespace json = boost::json;
 
 // The media types OpenSearch's XContentType.fromMediaType accepts (parameters such as charset
 // ignored), plus x-ndjson, which the bulk and multi-search APIs take.
@@ -70,6 +72,33 @@ void ParseTarget(std::string_view target, internal::DoubleRequest& out) {
     out.params[net::PercentDecode(part.substr(0, eq))] =
         eq == std::string_view::npos ? "" : net::PercentDecode(part.substr(eq + 1));
   }
+}
+
+// An answer to a request a correct client never sends: a method or content type the route does
+// not take, a body that does not parse, a parameter it does not know. A 400 a client meets in
+// normal work and handles (the index exists, a bad name the user gave, a mapping conflict, a
+// snapshot that is running) is no protocol error; neither is a 413 (a size the client chose).
+bool IsProtocolError(const internal::DoubleResponse& response) {
+  if (response.status == 405 || response.status == 406) return true;
+  if (response.status != 400) return false;
+  boost::system::error_code ec;
+  const json::value body = json::parse(response.body, ec);
+  if (ec || !body.is_object()) return true;
+  const json::value* error = body.as_object().if_contains("error");
+  if (error == nullptr || !error->is_object()) return true;
+  const json::value* type = error->as_object().if_contains("type");
+  if (type == nullptr || !type->is_string()) return true;
+  const std::string_view kind = type->as_string();
+  if (kind == "parse_exception" || kind == "json_parse_exception" ||
+      kind == "x_content_parse_exception" || kind == "not_x_content_exception" ||
+      kind == "json_e_o_f_exception") {
+    return true;
+  }
+  // OpenSearch names an unknown parameter this way (RestController / BaseRestHandler).
+  const json::value* reason = error->as_object().if_contains("reason");
+  return kind == "illegal_argument_exception" && reason != nullptr && reason->is_string() &&
+         std::string_view(reason->as_string()).find("unrecognized parameter") !=
+             std::string_view::npos;
 }
 
 }  // namespace
@@ -267,8 +296,7 @@ struct OpenSearchDouble::Impl {
         std::lock_guard lock(mu);
         ++counters.conflicts;
       }
-      if (response.status == 400 || response.status == 405 || response.status == 406 ||
-          response.status == 413) {
+      if (IsProtocolError(response)) {
         std::lock_guard lock(mu);
         if (protocol_errors.size() < 100) {
           protocol_errors.push_back(StrCat(method, " ", target, ": ", response.status, " ",

@@ -47,6 +47,7 @@ struct Cluster : rfs::test::DoubleConnection {
 
 TEST_CASE("the double refuses a body without a supported Content-Type (406)", "[double]") {
   Cluster c;
+  c.server->AllowProtocolErrors();  // provoked on purpose
   // (The transport adds application/json to a body without a type, so "missing" is not sent.)
   const HttpResponse text = c.Send("PUT", "/i/_doc/1", R"({"a":1})", "text/plain");
   CHECK(text.status == 406);
@@ -56,6 +57,7 @@ TEST_CASE("the double refuses a body without a supported Content-Type (406)", "[
 
 TEST_CASE("the double rejects unknown query parameters as OpenSearch does", "[double]") {
   Cluster c;
+  c.server->AllowProtocolErrors();  // provoked on purpose
   const HttpResponse r = c.Send("PUT", "/i/_doc/1?refesh=true", R"({"a":1})");
   CHECK(r.status == 400);
   CHECK(r.body.find("contains unrecognized parameter: [refesh]") != std::string::npos);

@@ -268,6 +268,7 @@ TEST_CASE("The double rejects bad repository settings as OpenSearch does",
 TEST_CASE("The double lists, reports and deletes snapshots",
           "[reindex][snapshot_creator][double]") {
   Source source(Polls(2));
+  source.server->AllowProtocolErrors();  // an unknown parameter, provoked on purpose
   source.RegisterFs();
   auto response =
       source.Request("POST", "/_snapshot/migration_assistant_repo/one?wait_for_completion=true",
