@@ -802,6 +802,7 @@ TEST_CASE("the OpenSearch double answers a request suite as a real node does", "
   const auto real = RunRequestSuite(send_to(**real_transport));
   auto double_node = rfs::testing::OpenSearchDouble::Start();
   REQUIRE(double_node.ok());
+  (*double_node)->AllowProtocolErrors();  // the suite sends malformed requests on purpose
   auto double_transport =
       rfs::net::BeastHttpTransport::Open({.endpoint = (*double_node)->endpoint()});
   REQUIRE(double_transport.ok());
