@@ -184,11 +184,14 @@ class JsFunction {
     }
     duk_context* ctx = ctx_;
     budget_.over_memory = false;
-    BudgetedCall call(limits_, [this] { budget_.refuse = true; });
+    budget_.refuse = false;
+    // Destroyed after `call` (which unregisters from the watchdog first): an interruption that
+    // lands as the call ends never carries over to the next one.
     struct Reset {
       HeapBudget& budget;
       ~Reset() { budget.refuse = false; }
     } reset{budget_};
+    BudgetedCall call(limits_, [this] { budget_.refuse = true; });
     const std::string text = SerializeJson(input);
     duk_push_global_stash(ctx);
     duk_get_prop_string(ctx, -1, "transform");

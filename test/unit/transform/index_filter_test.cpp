@@ -57,7 +57,8 @@ TEST_CASE("multi-type policy: union keeps the index, split names one index per t
   CHECK(rfs::transform::CountMappingTypes(mappings) == 1);
 }
 
-TEST_CASE("hostile allowlist patterns cannot hang or crash the tools", "[transform][allowlist][security]") {
+TEST_CASE("hostile allowlist patterns cannot hang or crash the tools",
+          "[transform][allowlist][security]") {
   // Exponential backtracking for a backtracking engine: linear under RE2.
   auto nested = Allowlist::Parse({"regex:(a+)+$"});
   REQUIRE(nested.ok());
