@@ -1128,6 +1128,25 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   }
   progress_out = keeper.acknowledged();
   WorkerSummary::IndexAccount& account = summary_.by_index[item.index_name];
+  // Whatever ends the item, what its documents became goes to the per-index metric too.
+  struct AccountToMetrics {
+    WorkerCounters* counters;
+    const std::string& index;
+    const WorkerSummary::IndexAccount& account;
+    const WorkerSummary::IndexAccount before;
+    ~AccountToMetrics() {
+      if (counters == nullptr) return;
+      auto add = [&](const char* outcome, uint64_t now, uint64_t then) {
+        if (now > then) counters->index_documents.With({index, outcome}).Add(now - then);
+      };
+      add("read", account.read, before.read);
+      add("written", account.written, before.written);
+      add("rejected", account.rejected, before.rejected);
+      add("not_convertible", account.not_convertible, before.not_convertible);
+      add("transform_failed", account.transform_failed, before.transform_failed);
+      add("transform_dropped", account.transform_dropped, before.transform_dropped);
+    }
+  } account_to_metrics{options_.counters, item.index_name, account, account};
   account.read += stream.docs_read() + stream.conversion_failures() + stream.without_source();
   account.not_convertible += stream.conversion_failures() + stream.without_source();
   account.transform_failed += transform_failures;

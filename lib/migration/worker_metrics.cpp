@@ -50,7 +50,13 @@ WorkerCounters::WorkerCounters(metrics::Registry& r)
           r.AddCounter("rfs_documents_rebuilt_inexact_total",
                        "Of the rebuilt documents, those with a value that may differ from the one "
                        "indexed (arrays sorted, values rounded or normalized), by index.",
-                       {"index"})) {
+                       {"index"})),
+      index_documents(r.AddCounter(
+          "rfs_index_documents_total",
+          "Each source index's documents by what became of them: read from the snapshot, "
+          "written (accepted by the target), rejected, not_convertible, transform_failed, "
+          "transform_dropped.",
+          {"index", "outcome"})) {
   // Series that exist from the start, so dashboards and rate() see zeros rather than gaps.
   for (const char* outcome : {"acquired", "completed", "handed_on", "released", "lost"}) {
     work_items.With({outcome});

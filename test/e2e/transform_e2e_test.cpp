@@ -81,6 +81,29 @@ class CollectorDouble {
     }
     return total;
   }
+  // The same, over the data points whose attribute `key` is `value`.
+  int64_t TotalWhere(const std::string& name, const std::string& key,
+                     const std::string& value) const {
+    std::lock_guard lock(mu_);
+    int64_t total = 0;
+    for (const auto& [instance, body] : last_) {
+      for (const auto& m :
+           body.at("resourceMetrics").at(0).at("scopeMetrics").at(0).at("metrics").as_array()) {
+        if (m.at("name").as_string() != name) continue;
+        for (const auto& point : m.at("sum").at("dataPoints").as_array()) {
+          bool match = false;
+          for (const auto& a : point.at("attributes").as_array()) {
+            if (a.at("key").as_string() == key &&
+                a.at("value").at("stringValue").as_string() == value) {
+              match = true;
+            }
+          }
+          if (match) total += std::stoll(std::string(point.at("asInt").as_string()));
+        }
+      }
+    }
+    return total;
+  }
   size_t instances() const {
     std::lock_guard lock(mu_);
     return last_.size();
@@ -222,6 +245,15 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
         static_cast<int64_t>(total - dropped - should_fail.size()));
   CHECK(collector.Total("rfs_transform_dropped_documents_total") >= static_cast<int64_t>(dropped));
   CHECK(collector.Total("rfs_failed_documents_total") >= static_cast<int64_t>(should_fail.size()));
+  // The per-index account, by outcome.
+  CHECK(collector.TotalWhere("rfs_index_documents_total", "outcome", "transform_failed") >=
+        static_cast<int64_t>(should_fail.size()));
+  CHECK(collector.TotalWhere("rfs_index_documents_total", "outcome", "transform_dropped") >=
+        static_cast<int64_t>(dropped));
+  CHECK(collector.TotalWhere("rfs_index_documents_total", "outcome", "written") >=
+        static_cast<int64_t>(total - dropped - should_fail.size()));
+  CHECK(collector.TotalWhere("rfs_index_documents_total", "outcome", "read") >=
+        static_cast<int64_t>(total));
   CHECK(collector.Total("rfs_work_items_total") > 0);
 }
 

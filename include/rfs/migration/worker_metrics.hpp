@@ -52,6 +52,9 @@ struct WorkerCounters {
   /// Of those, documents with a value that may differ from the one indexed (an array sorted, a
   /// rounded or normalized value: docs/sourceless.md), by index.
   metrics::Family<metrics::Counter>& documents_rebuilt_inexact;
+  /// The per-index account of the summary (WorkerSummary::IndexAccount), by index and outcome:
+  /// read, written, rejected, not_convertible, transform_failed, transform_dropped.
+  metrics::Family<metrics::Counter>& index_documents;
 };
 
 struct MetricsOptions {
