@@ -20,6 +20,80 @@ std::string_view ConsoleOpenApi() {
     "scheme": "bearer"
    }
   },
+  "responses": {
+   "Error": {
+    "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Detail"
+      }
+     }
+    }
+   }
+  },
+  "requestBodies": {
+   "LeaseCall": {
+    "required": true,
+    "content": {
+     "application/json": {
+      "schema": {
+       "type": "object",
+       "required": [
+        "worker_id"
+       ],
+       "properties": {
+        "worker_id": {
+         "type": "string"
+        },
+        "lease_generation": {
+         "type": "integer"
+        },
+        "lease_exponent": {
+         "type": "integer"
+        },
+        "progress": {
+         "type": "object",
+         "properties": {
+          "next_cursor": {
+           "type": "integer",
+           "minimum": 0
+          },
+          "documents_processed": {
+           "type": "integer",
+           "minimum": 0
+          },
+          "bytes_processed": {
+           "type": "integer",
+           "minimum": 0
+          },
+          "documents_failed": {
+           "type": "integer",
+           "minimum": 0
+          }
+         }
+        },
+        "successor_ids": {
+         "type": "array",
+         "maxItems": 64,
+         "items": {
+          "type": "string"
+         }
+        },
+        "successor_lease_exponent": {
+         "type": "integer"
+        },
+        "stop_before_step": {
+         "type": "integer",
+         "minimum": 1,
+         "maximum": 2
+        }
+       }
+      }
+     }
+    }
+   }
+  },
   "schemas": {
    "Detail": {
     "type": "object",
@@ -468,14 +542,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -496,14 +563,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -526,14 +586,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    },
@@ -569,14 +622,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -607,14 +653,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    },
@@ -640,14 +679,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -698,14 +730,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -751,14 +776,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    },
@@ -810,14 +828,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -880,14 +891,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    },
@@ -905,14 +909,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -955,14 +952,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -1015,14 +1005,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -1095,14 +1078,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -1144,64 +1120,7 @@ std::string_view ConsoleOpenApi() {
    "put": {
     "operationId": "leaseItem",
     "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "type": "object",
-        "required": [
-         "worker_id"
-        ],
-        "properties": {
-         "worker_id": {
-          "type": "string"
-         },
-         "lease_generation": {
-          "type": "integer"
-         },
-         "lease_exponent": {
-          "type": "integer"
-         },
-         "progress": {
-          "type": "object",
-          "properties": {
-           "next_cursor": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "bytes_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_failed": {
-            "type": "integer",
-            "minimum": 0
-           }
-          }
-         },
-         "successor_ids": {
-          "type": "array",
-          "maxItems": 64,
-          "items": {
-           "type": "string"
-          }
-         },
-         "successor_lease_exponent": {
-          "type": "integer"
-         },
-         "stop_before_step": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 2
-         }
-        }
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/LeaseCall"
     },
     "responses": {
      "200": {
@@ -1215,14 +1134,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -1264,64 +1176,7 @@ std::string_view ConsoleOpenApi() {
    "put": {
     "operationId": "completeItem",
     "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "type": "object",
-        "required": [
-         "worker_id"
-        ],
-        "properties": {
-         "worker_id": {
-          "type": "string"
-         },
-         "lease_generation": {
-          "type": "integer"
-         },
-         "lease_exponent": {
-          "type": "integer"
-         },
-         "progress": {
-          "type": "object",
-          "properties": {
-           "next_cursor": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "bytes_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_failed": {
-            "type": "integer",
-            "minimum": 0
-           }
-          }
-         },
-         "successor_ids": {
-          "type": "array",
-          "maxItems": 64,
-          "items": {
-           "type": "string"
-          }
-         },
-         "successor_lease_exponent": {
-          "type": "integer"
-         },
-         "stop_before_step": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 2
-         }
-        }
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/LeaseCall"
     },
     "responses": {
      "200": {
@@ -1335,14 +1190,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -1384,64 +1232,7 @@ std::string_view ConsoleOpenApi() {
    "put": {
     "operationId": "releaseItem",
     "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "type": "object",
-        "required": [
-         "worker_id"
-        ],
-        "properties": {
-         "worker_id": {
-          "type": "string"
-         },
-         "lease_generation": {
-          "type": "integer"
-         },
-         "lease_exponent": {
-          "type": "integer"
-         },
-         "progress": {
-          "type": "object",
-          "properties": {
-           "next_cursor": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "bytes_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_failed": {
-            "type": "integer",
-            "minimum": 0
-           }
-          }
-         },
-         "successor_ids": {
-          "type": "array",
-          "maxItems": 64,
-          "items": {
-           "type": "string"
-          }
-         },
-         "successor_lease_exponent": {
-          "type": "integer"
-         },
-         "stop_before_step": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 2
-         }
-        }
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/LeaseCall"
     },
     "responses": {
      "200": {
@@ -1455,14 +1246,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
@@ -1504,64 +1288,7 @@ std::string_view ConsoleOpenApi() {
    "post": {
     "operationId": "createSuccessors",
     "requestBody": {
-     "required": true,
-     "content": {
-      "application/json": {
-       "schema": {
-        "type": "object",
-        "required": [
-         "worker_id"
-        ],
-        "properties": {
-         "worker_id": {
-          "type": "string"
-         },
-         "lease_generation": {
-          "type": "integer"
-         },
-         "lease_exponent": {
-          "type": "integer"
-         },
-         "progress": {
-          "type": "object",
-          "properties": {
-           "next_cursor": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "bytes_processed": {
-            "type": "integer",
-            "minimum": 0
-           },
-           "documents_failed": {
-            "type": "integer",
-            "minimum": 0
-           }
-          }
-         },
-         "successor_ids": {
-          "type": "array",
-          "maxItems": 64,
-          "items": {
-           "type": "string"
-          }
-         },
-         "successor_lease_exponent": {
-          "type": "integer"
-         },
-         "stop_before_step": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 2
-         }
-        }
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/LeaseCall"
     },
     "responses": {
      "200": {
@@ -1575,14 +1302,7 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "default": {
-      "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Detail"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Error"
      }
     }
    }
