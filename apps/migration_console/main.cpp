@@ -24,6 +24,9 @@ namespace {
 namespace po = boost::program_options;
 namespace json = boost::json;
 constexpr const char* kProgram = "MigrationConsole";
+// The document tools' exit code for documents rejected, not convertible, or failed by a transform
+// (migration::kDocumentsFailedExitCode).
+constexpr int kFindingsExitCode = 6;
 
 const char* const kUsage =
     "Usage: MigrationConsole serve --port P [--store sqlite:PATH | postgresql://...]\n"
@@ -42,7 +45,9 @@ const char* const kUsage =
     "status: a session's progress in the terminal (or its JSON with --json).\n"
     "\n"
     "Exit codes: 0 done, 1 failure (console unreachable, store failure), 3 no such session,\n"
-    "4 the token does not open it, 64 usage. Every option can also be set through an RFS_\n"
+    "4 the token does not open it, 6 (status) the session completed with findings: documents\n"
+    "rejected by the target, not convertible, or failed by a transform, 64 usage. Every option can "
+    "also be set through an RFS_\n"
     "environment variable, e.g. RFS_CONSOLE_TOKEN for --token.\n";
 
 po::options_description Options() {
@@ -187,7 +192,11 @@ int StatusCommand(const po::variables_map& vm) {
     const bool complete = items.at("pending").to_number<int64_t>() == 0 &&
                           items.at("assigned").to_number<int64_t>() == 0 &&
                           items.at("completed").to_number<int64_t>() > 0;
-    if (watch == 0 || complete || stop.load()) return 0;
+    // As the workers' own exit code: 6 when documents did not all arrive as they were.
+    const json::value* outcome = status->if_contains("outcome");
+    const bool findings = complete && outcome != nullptr && outcome->is_string() &&
+                          outcome->as_string() == "COMPLETED_WITH_FINDINGS";
+    if (watch == 0 || complete || stop.load()) return findings ? kFindingsExitCode : 0;
     for (int i = 0; i < watch * 10 && !stop.load(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

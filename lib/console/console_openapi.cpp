@@ -70,6 +70,9 @@ std::string_view ConsoleOpenApi() {
           "documents_failed": {
            "type": "integer",
            "minimum": 0
+          },
+          "outcomes": {
+           "$ref": "#/components/schemas/Outcomes"
           }
          }
         },
@@ -256,11 +259,22 @@ std::string_view ConsoleOpenApi() {
        },
        "bytes_processed": {
         "type": "integer"
+       },
+       "outcomes": {
+        "$ref": "#/components/schemas/Outcomes"
        }
       }
      },
      "progress_at_ms": {
       "type": "integer",
+      "nullable": true
+     },
+     "outcomes": {
+      "allOf": [
+       {
+        "$ref": "#/components/schemas/Outcomes"
+       }
+      ],
       "nullable": true
      }
     }
@@ -307,6 +321,9 @@ std::string_view ConsoleOpenApi() {
        },
        "bytes_processed": {
         "type": "integer"
+       },
+       "outcomes": {
+        "$ref": "#/components/schemas/Outcomes"
        }
       }
      }
@@ -503,7 +520,205 @@ std::string_view ConsoleOpenApi() {
       "nullable": true
      },
      "throughput_history": {
-      "type": "array"
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "at",
+        "documents_per_second",
+        "bytes_per_second"
+       ],
+       "properties": {
+        "at": {
+         "type": "string"
+        },
+        "documents_per_second": {
+         "type": "number",
+         "minimum": 0
+        },
+        "bytes_per_second": {
+         "type": "number",
+         "minimum": 0
+        }
+       }
+      }
+     },
+     "outcomes": {
+      "$ref": "#/components/schemas/Outcomes"
+     },
+     "outcome": {
+      "type": "string",
+      "enum": [
+       "NOT_STARTED",
+       "IN_PROGRESS",
+       "COMPLETED",
+       "COMPLETED_WITH_FINDINGS"
+      ]
+     },
+     "findings": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "index_name",
+        "outcome",
+        "documents"
+       ],
+       "properties": {
+        "index_name": {
+         "type": "string"
+        },
+        "outcome": {
+         "type": "string",
+         "enum": [
+          "rejected",
+          "not_convertible",
+          "transform_failed",
+          "failed"
+         ]
+        },
+        "documents": {
+         "type": "integer",
+         "minimum": 1
+        }
+       }
+      }
+     },
+     "throughput_history_by_index": {
+      "type": "object",
+      "additionalProperties": {
+       "type": "array",
+       "items": {
+        "type": "object",
+        "required": [
+         "at",
+         "documents_per_second",
+         "bytes_per_second"
+        ],
+        "properties": {
+         "at": {
+          "type": "string"
+         },
+         "documents_per_second": {
+          "type": "number",
+          "minimum": 0
+         },
+         "bytes_per_second": {
+          "type": "number",
+          "minimum": 0
+         }
+        }
+       }
+      }
+     },
+     "indices": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "index_name",
+        "documents",
+        "bytes",
+        "outcomes",
+        "shards",
+        "percent_complete"
+       ],
+       "properties": {
+        "index_name": {
+         "type": "string"
+        },
+        "documents": {
+         "type": "object",
+         "required": [
+          "processed",
+          "failed"
+         ],
+         "properties": {
+          "processed": {
+           "type": "integer"
+          },
+          "total": {
+           "type": "integer",
+           "nullable": true
+          },
+          "failed": {
+           "type": "integer"
+          },
+          "percent": {
+           "type": "number",
+           "nullable": true,
+           "minimum": 0,
+           "maximum": 100
+          }
+         }
+        },
+        "bytes": {
+         "type": "object",
+         "required": [
+          "processed"
+         ],
+         "properties": {
+          "processed": {
+           "type": "integer"
+          },
+          "total": {
+           "type": "integer",
+           "nullable": true
+          },
+          "percent": {
+           "type": "number",
+           "nullable": true,
+           "minimum": 0,
+           "maximum": 100
+          },
+          "source_bytes_sent": {
+           "type": "integer"
+          }
+         }
+        },
+        "outcomes": {
+         "$ref": "#/components/schemas/Outcomes"
+        },
+        "shards": {
+         "type": "integer"
+        },
+        "percent_complete": {
+         "type": "number",
+         "minimum": 0,
+         "maximum": 100
+        }
+       }
+      }
+     }
+    }
+   },
+   "Outcomes": {
+    "type": "object",
+    "description": "What became of documents besides acceptance, as rfs workers report it: refused by the target, not convertible, failed or dropped by a transform, rebuilt without _source (and of those, inexact).",
+    "properties": {
+     "rejected": {
+      "type": "integer",
+      "minimum": 0
+     },
+     "not_convertible": {
+      "type": "integer",
+      "minimum": 0
+     },
+     "transform_failed": {
+      "type": "integer",
+      "minimum": 0
+     },
+     "transform_dropped": {
+      "type": "integer",
+      "minimum": 0
+     },
+     "rebuilt": {
+      "type": "integer",
+      "minimum": 0
+     },
+     "rebuilt_inexact": {
+      "type": "integer",
+      "minimum": 0
      }
     }
    }

@@ -81,7 +81,9 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
   <nav><h2>Sessions</h2><ul id="sessions"></ul><div class="error" id="sessions-error"></div></nav>
   <div class="stack">
     <section id="overview"><h2>Session</h2><p class="muted">Choose a session.</p></section>
-    <section id="chart-section" hidden><h2>Throughput over time</h2><div id="chart"></div></section>
+    <section id="chart-section" hidden><h2>Throughput over time</h2>
+      <div class="filters"><label>Of <select id="chart-of"><option value="">the whole session</option></select></label></div>
+      <div id="chart"></div></section>
     <section id="phases-section" hidden><h2>RfsWorker phases</h2><table id="phases"></table></section>
     <section id="workers-section" hidden><h2>Active workers</h2><table id="workers"></table></section>
     <section id="indices-section" hidden><h2>Indices</h2><table id="indices"></table></section>
@@ -99,6 +101,9 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
 <script>
 "use strict";
 const state = { token: null, session: null, status: null, timer: null };
+const OUTCOMES = [["rejected", "Rejected"], ["not_convertible", "Not convertible"],
+  ["transform_failed", "Transform failed"], ["transform_dropped", "Dropped by transform"],
+  ["rebuilt", "Rebuilt"]];
 const $ = (id) => document.getElementById(id);
 
 function esc(text) {
@@ -205,9 +210,9 @@ function select(name) {
   refresh();
 }
 
-function fillSelect(id, values) {
+function fillSelect(id, values, all = "all") {
   const select = $(id); const current = select.value;
-  select.innerHTML = `<option value="">all</option>` +
+  select.innerHTML = `<option value="">${esc(all)}</option>` +
     values.map((v) => `<option>${esc(v)}</option>`).join("");
   select.value = values.includes(current) ? current : "";
 }
@@ -228,9 +233,15 @@ function render(status) {
         <small>${t ? bytes(t.bytes_per_second) + "/s of _source" : ""}</small></div>
       <div class="figure"><small>ETA</small><b id="eta">${duration(status.eta_seconds)}</b></div>
       <div class="figure"><small>Failed documents</small><b id="documents-failed">${num(d.failed)}</b></div>
-    </div>`;
+      <div class="figure"><small>Outcome</small><b id="session-outcome" data-outcome="${esc(status.outcome)}">${esc((status.outcome || "").replaceAll("_", " ").toLowerCase())}</b></div>
+    </div>
+    ${(status.findings || []).length ? `<ul id="findings">${status.findings.map((f) =>
+      `<li class="finding">${esc(f.index_name)}: ${num(f.documents)} ${esc(f.outcome.replaceAll("_", " "))}</li>`).join("")}</ul>` : ""}`;
   $("chart-section").hidden = false;
-  $("chart").innerHTML = chart(status.throughput_history);
+  const byIndex = status.throughput_history_by_index || {};
+  fillSelect("chart-of", Object.keys(byIndex).sort(), "the whole session");
+  const of = $("chart-of").value;
+  $("chart").innerHTML = chart(of ? byIndex[of] : status.throughput_history);
   const phases = (status.workflow || []).filter((r) => r.record.startsWith("phase_") || r.record === "failed");
   $("phases-section").hidden = phases.length === 0;
   $("phases").innerHTML = `<tr><th>Phase</th><th>Status</th><th>Attempts</th><th>Worker</th><th>Reason</th></tr>` +
@@ -244,12 +255,15 @@ function render(status) {
       <td>${expiry(w.lease_expiry, status.server_time)}</td></tr>`).join("") ||
       `<tr><td colspan="4" class="muted">No worker holds a lease</td></tr>`);
   $("indices-section").hidden = false;
-  $("indices").innerHTML = `<tr><th>Index</th><th>Shards</th><th>Documents</th><th>Bytes</th><th>Failed</th></tr>` +
+  $("indices").innerHTML = `<tr><th>Index</th><th>Shards</th><th>Documents</th><th>Bytes</th><th>Failed</th>` +
+    OUTCOMES.map(([, title]) => `<th>${title}</th>`).join("") + `</tr>` +
     status.indices.map((i) => `<tr class="index" data-index="${esc(i.index_name)}">
       <td>${esc(i.index_name)}</td><td class="num">${i.work_items.completed}/${i.shards}</td>
       <td>${bar(i.documents.percent ?? i.percent_complete, num(i.documents.processed) + " / " + num(i.documents.total))}</td>
       <td>${bar(i.bytes.percent ?? i.percent_complete, bytes(i.bytes.processed) + " / " + bytes(i.bytes.total))}</td>
-      <td class="num">${num(i.documents.failed)}</td></tr>`).join("");
+      <td class="num">${num(i.documents.failed)}</td>` +
+      OUTCOMES.map(([key]) => `<td class="num outcome" data-outcome="${key}">${num((i.outcomes || {})[key] ?? 0)}</td>`).join("") +
+      `</tr>`).join("");
   $("shards-section").hidden = false;
   fillSelect("filter-worker", [...new Set(status.shards.map((s) => s.worker_id).filter(Boolean))].sort());
   fillSelect("filter-index", [...new Set(status.shards.map((s) => s.index_name))].sort());
@@ -281,7 +295,7 @@ async function refresh() {
   state.timer = setTimeout(() => { loadSessions().then(refresh); }, 2000);
 }
 
-for (const id of ["filter-status", "filter-worker", "filter-index"]) {
+for (const id of ["filter-status", "filter-worker", "filter-index", "chart-of"]) {
   $(id).onchange = () => state.status && render(state.status);
 }
 $("login-form").onsubmit = (event) => {

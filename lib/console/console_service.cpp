@@ -191,11 +191,26 @@ Result<std::string> WorkerId(std::optional<std::string> worker_id) {
   return *std::move(worker_id);
 }
 
+json::object OutcomesJson(const coordination::ItemOutcomes& outcomes) {
+  json::object out;
+  for (const auto& [name, field] : coordination::kItemOutcomeFields) out[name] = outcomes.*field;
+  return out;
+}
+
 json::value ProgressJson(const std::optional<ItemProgress>& progress) {
   if (!progress) return nullptr;
-  return json::object{{"next_cursor", progress->next_cursor},
-                      {"documents_processed", progress->docs},
-                      {"bytes_processed", progress->bytes}};
+  json::object out{{"next_cursor", progress->next_cursor},
+                   {"documents_processed", progress->docs},
+                   {"bytes_processed", progress->bytes}};
+  if (progress->outcomes.any()) out["outcomes"] = OutcomesJson(progress->outcomes);
+  return out;
+}
+
+// The backends keep no outcomes: the console's side table does.
+std::optional<ItemProgress> WithOutcomes(std::optional<ItemProgress> progress,
+                                         const WorkItemInfo* info) {
+  if (progress && info != nullptr && info->outcomes) progress->outcomes = *info->outcomes;
+  return progress;
 }
 
 json::object LeaseJson(const Lease& lease) {
@@ -248,7 +263,9 @@ json::object ItemJson(std::string_view session, const WorkItemState& item, const
       {"successor_ids", json::value_from(item.successor_ids)},
       {"successor_lease_exponent", item.successor_lease_exponent},
       {"creator_id", item.creator_id},
-      {"progress", ProgressJson(item.progress)},
+      {"outcomes",
+       info != nullptr && info->outcomes ? json::value(OutcomesJson(*info->outcomes)) : nullptr},
+      {"progress", ProgressJson(WithOutcomes(item.progress, info))},
       {"progress_at_ms", item.progress ? json::value(Millis(item.progress_at)) : nullptr}};
   return out;
 }
@@ -596,6 +613,11 @@ struct ConsoleService::Impl {
     if (auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
       RFS_CONSOLE_TRY(json::value item,
                       ItemReply(session, *coordinator, acquired->lease.work_item_id));
+      // The next holder carries on the earlier holders' outcomes.
+      RFS_CONSOLE_TRY(auto info,
+                      FromStatusOr(store.GetWorkItemInfo(session, acquired->lease.work_item_id)));
+      acquired->lease.recorded_progress =
+          WithOutcomes(acquired->lease.recorded_progress, info ? &*info : nullptr);
       return Reply{200, json::object{{"outcome", "acquired"},
                                      {"work_item", item},
                                      {"lease_duration_seconds", Seconds(acquired->lease.duration)},
@@ -672,9 +694,24 @@ struct ConsoleService::Impl {
     RFS_CONSOLE_TRY(auto docs, OptionalInteger(p, "documents_processed", 0, kMax));
     RFS_CONSOLE_TRY(auto bytes, OptionalInteger(p, "bytes_processed", 0, kMax));
     RFS_CONSOLE_TRY(auto cursor, OptionalInteger(p, "next_cursor", 0, kMax));
-    return std::optional<ItemProgress>(ItemProgress{static_cast<uint64_t>(cursor.value_or(0)),
-                                                    static_cast<uint64_t>(docs.value_or(0)),
-                                                    static_cast<uint64_t>(bytes.value_or(0))});
+    ItemProgress progress{static_cast<uint64_t>(cursor.value_or(0)),
+                          static_cast<uint64_t>(docs.value_or(0)),
+                          static_cast<uint64_t>(bytes.value_or(0))};
+    if (const json::value* o = p.if_contains("outcomes"); o != nullptr && !o->is_null()) {
+      if (!o->is_object()) return Detail(422, "'progress.outcomes' must be an object");
+      for (const auto& [name, field] : coordination::kItemOutcomeFields) {
+        RFS_CONSOLE_TRY(auto count, OptionalInteger(o->as_object(), name, 0, kMax));
+        progress.outcomes.*field = static_cast<uint64_t>(count.value_or(0));
+      }
+    }
+    return std::optional<ItemProgress>(progress);
+  }
+
+  // Keeps what a holder reported of its documents' outcomes (the backends do not).
+  absl::Status StoreOutcomes(const SessionRecord& session, std::string_view id,
+                             const std::optional<ItemProgress>& progress) {
+    if (!progress || !progress->outcomes.any()) return absl::OkStatus();
+    return store.SetItemOutcomes(session, id, progress->outcomes);
   }
 
   Result<std::optional<int64_t>> RequestFailed(const json::object& request) {
@@ -718,11 +755,12 @@ struct ConsoleService::Impl {
         }
         return FromStatus(renewed.status());
       }
-      if (failed) {
+      if (failed && !(progress && progress->outcomes.any())) {
         if (auto set = store.SetDocumentsFailed(session, id, *failed); !set.ok()) {
           return FromStatus(set);
         }
       }
+      if (auto set = StoreOutcomes(session, id, progress); !set.ok()) return FromStatus(set);
       RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
       return Reply{200, json::object{{"work_item", item},
                                      {"lease_duration_seconds", Seconds(renewed->duration)},
@@ -735,6 +773,7 @@ struct ConsoleService::Impl {
     } else if (action == "release") {
       RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
       status = coordinator->ReleaseWorkItem(lease, progress);
+      if (status.ok()) status = StoreOutcomes(session, id, progress);
     } else {  // successors
       const json::value* ids = request.if_contains("successor_ids");
       if (ids == nullptr || !ids->is_array()) {
@@ -818,9 +857,15 @@ struct ConsoleService::Impl {
       }
     }
     status["workflow"] = std::move(workflow);
-    history.Add(session.name,
-                ProgressSample{now, status.at("total_documents_processed").to_number<uint64_t>(),
-                               status.at("source_bytes_sent").to_number<uint64_t>()});
+    ProgressSample sample{now, status.at("total_documents_processed").to_number<uint64_t>(),
+                          status.at("source_bytes_sent").to_number<uint64_t>()};
+    for (const json::value& row : status.at("indices").as_array()) {
+      const json::object& index = row.as_object();
+      sample.indices[std::string(index.at("index_name").as_string())] = {
+          index.at("documents").at("processed").to_number<uint64_t>(),
+          index.at("bytes").at("source_bytes_sent").to_number<uint64_t>()};
+    }
+    history.Add(session.name, sample);
     RecordSessionGauges(session, status);
     return status;
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -23,6 +24,8 @@ constexpr auto kThroughputWindow = std::chrono::seconds(60);
 // few seconds), at most kChartPoints of them charted.
 constexpr auto kHistoryKept = std::chrono::minutes(30);
 constexpr size_t kChartPoints = 120;
+// Per-index series on the chart: the indices that moved most.
+constexpr size_t kChartedIndices = 8;
 
 struct Counts {
   int64_t pending = 0;
@@ -41,6 +44,8 @@ struct Progress {
   uint64_t documents_failed = 0;
   /// `_source` bytes the workers sent: the throughput's unit, not the total's.
   uint64_t source_bytes = 0;
+  /// What became of the documents besides acceptance, as rfs workers report it.
+  coordination::ItemOutcomes outcomes;
 };
 
 struct Shard {
@@ -95,7 +100,13 @@ json::object ProgressJson(const Progress& p) {
   const double byte_percent = Percent(p.bytes_processed, p.bytes_total);
   bytes["percent"] = byte_percent < 0 ? json::value(nullptr) : json::value(Round1(byte_percent));
   bytes["source_bytes_sent"] = p.source_bytes;
-  return {{"documents", std::move(documents)}, {"bytes", std::move(bytes)}};
+  json::object outcomes;
+  for (const auto& [name, field] : coordination::kItemOutcomeFields) {
+    outcomes[name] = p.outcomes.*field;
+  }
+  return {{"documents", std::move(documents)},
+          {"bytes", std::move(bytes)},
+          {"outcomes", std::move(outcomes)}};
 }
 
 void AddTotal(std::optional<uint64_t>& into, std::optional<uint64_t> v) {
@@ -107,6 +118,7 @@ void Accumulate(Progress& into, const Progress& p) {
   into.bytes_processed += p.bytes_processed;
   into.source_bytes += p.source_bytes;
   into.documents_failed += p.documents_failed;
+  into.outcomes += p.outcomes;
   AddTotal(into.documents_total, p.documents_total);
   AddTotal(into.bytes_total, p.bytes_total);
 }
@@ -213,6 +225,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     if (info != nullptr) {
       shard.progress.documents_failed +=
           static_cast<uint64_t>(std::max<int64_t>(0, info->documents_failed));
+      if (info->outcomes) shard.progress.outcomes += *info->outcomes;
       // Totals are the shard's: the largest any item of the chain declared.
       if (info->document_count) {
         shard.progress.documents_total =
@@ -233,7 +246,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   bool all_documents_known = true, all_bytes_known = true;
   struct IndexTotals {
     Counts shards;
-    Progress progress{0, 0, 0, 0, 0, 0};
+    Progress progress{0, 0, 0, 0, 0, 0, {}};
     bool documents_known = true;
     bool bytes_known = true;
   };
@@ -355,33 +368,89 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   status["shard_setup"] = !setup_exists ? "none" : setup_completed ? "completed" : "pending";
   status["throughput"] = std::move(throughput);
   // Throughput over time, for the page's chart: the rate between successive samples (at most
-  // kChartPoints, evenly spread over the kept history), ending now.
+  // kChartPoints, evenly spread over the kept history), ending now; for the session and for the
+  // indices that moved most over the history.
   {
-    std::vector<ProgressSample> points;
+    ProgressSample current_sample = current;
+    for (const auto& [name, entry] : indices) {
+      current_sample.indices[name] = {entry.progress.documents_processed,
+                                      entry.progress.source_bytes};
+    }
+    std::vector<const ProgressSample*> points;
     for (const auto& sample : history) {
-      if (sample.at < now) points.push_back(sample);
+      if (sample.at < now) points.push_back(&sample);
     }
-    points.push_back(current);
+    points.push_back(&current_sample);
     const size_t step = std::max<size_t>(1, (points.size() + kChartPoints - 1) / kChartPoints);
-    json::array series;
-    const ProgressSample* previous = nullptr;
-    for (size_t i = 0; i < points.size(); i += step) {
-      const ProgressSample& sample = i + step >= points.size() ? points.back() : points[i];
-      if (previous != nullptr && sample.at > previous->at) {
-        const double seconds = std::chrono::duration<double>(sample.at - previous->at).count();
-        auto rate = [&](uint64_t a, uint64_t b) {
-          return Round1(std::max(0.0, static_cast<double>(b) - static_cast<double>(a)) / seconds);
-        };
-        series.push_back(
-            json::object{{"at", FormatTime(sample.at)},
-                         {"documents_per_second", rate(previous->documents, sample.documents)},
-                         {"bytes_per_second", rate(previous->bytes, sample.bytes)}});
+    using Counter = std::pair<uint64_t, uint64_t>;  // documents, source bytes
+    auto series_of = [&](const std::function<Counter(const ProgressSample&)>& counter) {
+      json::array series;
+      const ProgressSample* previous = nullptr;
+      for (size_t i = 0; i < points.size(); i += step) {
+        const ProgressSample& sample = i + step >= points.size() ? *points.back() : *points[i];
+        if (previous != nullptr && sample.at > previous->at) {
+          const double seconds = std::chrono::duration<double>(sample.at - previous->at).count();
+          auto rate = [&](uint64_t a, uint64_t b) {
+            return Round1(std::max(0.0, static_cast<double>(b) - static_cast<double>(a)) / seconds);
+          };
+          const Counter before = counter(*previous), after = counter(sample);
+          series.push_back(json::object{{"at", FormatTime(sample.at)},
+                                        {"documents_per_second", rate(before.first, after.first)},
+                                        {"bytes_per_second", rate(before.second, after.second)}});
+        }
+        previous = &sample;
+        if (&sample == points.back()) break;
       }
-      previous = &sample;
-      if (&sample == &points.back()) break;
+      return series;
+    };
+    status["throughput_history"] = series_of([](const ProgressSample& s) {
+      return Counter{s.documents, s.bytes};
+    });
+    // The indices that moved most documents over the charted history.
+    std::vector<std::pair<uint64_t, std::string>> moved;
+    for (const auto& [name, counter] : current_sample.indices) {
+      const auto& first = points.front()->indices;
+      const auto at_first = first.find(name);
+      const uint64_t base_docs = at_first == first.end() ? 0 : at_first->second.first;
+      if (counter.first > base_docs) moved.emplace_back(counter.first - base_docs, name);
     }
-    status["throughput_history"] = std::move(series);
+    std::sort(moved.begin(), moved.end(), std::greater<>());
+    if (moved.size() > kChartedIndices) moved.resize(kChartedIndices);
+    json::object by_index;
+    for (const auto& [docs, name] : moved) {
+      by_index[name] = series_of([&name](const ProgressSample& s) {
+        const auto it = s.indices.find(name);
+        return it == s.indices.end() ? Counter{0, 0} : it->second;
+      });
+    }
+    status["throughput_history_by_index"] = std::move(by_index);
   }
+  // The session's outcome. A finished session with documents rejected, not convertible, or failed
+  // by a transform ends COMPLETED_WITH_FINDINGS, as the tools exit 6 for those. Documents a
+  // transform dropped as configured are counted per index, not a finding (the tools exit 0).
+  json::array findings;
+  for (const auto& [name, entry] : indices) {
+    const coordination::ItemOutcomes& o = entry.progress.outcomes;
+    auto finding = [&](const char* outcome, uint64_t documents) {
+      if (documents > 0) {
+        findings.push_back(
+            json::object{{"index_name", name}, {"outcome", outcome}, {"documents", documents}});
+      }
+    };
+    finding("rejected", o.rejected);
+    finding("not_convertible", o.not_convertible);
+    finding("transform_failed", o.transform_failed);
+    // Failures reported by clients that send no outcomes (the seed's documents_failed).
+    finding("failed", entry.progress.documents_failed -
+                          std::min(entry.progress.documents_failed, o.failed()));
+  }
+  const bool finished = shard_counts.total() > 0 && shard_counts.completed == shard_counts.total();
+  status["outcome"] =
+      finished ? (findings.empty() ? "COMPLETED" : "COMPLETED_WITH_FINDINGS")
+      : shard_counts.assigned > 0 || shard_counts.completed > 0 || total.documents_processed > 0
+          ? "IN_PROGRESS"
+          : "NOT_STARTED";
+  status["findings"] = std::move(findings);
   status["eta_seconds"] = std::move(eta);
   status["active_workers"] = std::move(workers);
   status["indices"] = std::move(index_rows);
@@ -459,6 +528,18 @@ std::string FormatStatusText(const json::object& status) {
                 Percent(status.at("percent_complete")),
                 " complete (shards: ", U(items.at("pending")), " pending, ",
                 U(items.at("assigned")), " assigned, ", U(items.at("completed")), " completed)\n");
+  if (const json::value* outcome = status.if_contains("outcome"); outcome && outcome->is_string()) {
+    out += StrCat("Outcome: ", json::value_to<std::string>(*outcome), "\n");
+  }
+  if (const json::value* findings = status.if_contains("findings");
+      findings && findings->is_array()) {
+    for (const auto& f : findings->as_array()) {
+      const json::object& finding = f.as_object();
+      out += StrCat("  finding: ", json::value_to<std::string>(finding.at("index_name")), ": ",
+                    Grouped(U(finding.at("documents"))), " ",
+                    json::value_to<std::string>(finding.at("outcome")), "\n");
+    }
+  }
   const json::object& documents = status.at("documents").as_object();
   out += StrCat("Documents: ", OfTotal(documents, false),
                 "   Shard files: ", OfTotal(status.at("bytes").as_object(), true),
@@ -497,17 +578,27 @@ std::string FormatStatusText(const json::object& status) {
     }
     out += "\n";
   }
-  out += "Index                            Shards  Done  Documents                 Percent\n";
+  out +=
+      "Index                            Shards  Done  Documents                 Percent  Rejected  "
+      "Unconv.  T.failed  T.dropped  Rebuilt\n";
   for (const auto& i : status.at("indices").as_array()) {
     const json::object& index = i.as_object();
-    char line[256];
+    auto outcome = [&](const char* name) -> unsigned long long {
+      const json::value* outcomes = index.if_contains("outcomes");
+      if (outcomes == nullptr || !outcomes->is_object()) return 0;
+      const json::value* v = outcomes->as_object().if_contains(name);
+      return v != nullptr ? U(*v) : 0;
+    };
+    char line[384];
     std::snprintf(
-        line, sizeof line, "%-32s %6llu %5llu  %-25s %7s\n",
+        line, sizeof line, "%-32s %6llu %5llu  %-25s %7s %9llu %8llu %9llu %10llu %8llu\n",
         json::value_to<std::string>(index.at("index_name")).c_str(),
         static_cast<unsigned long long>(U(index.at("shards"))),
         static_cast<unsigned long long>(U(index.at("work_items").as_object().at("completed"))),
         OfTotal(index.at("documents").as_object(), false).c_str(),
-        Percent(index.at("percent_complete")).c_str());
+        Percent(index.at("percent_complete")).c_str(), outcome("rejected"),
+        outcome("not_convertible"), outcome("transform_failed"), outcome("transform_dropped"),
+        outcome("rebuilt"));
     out += line;
   }
   return out;

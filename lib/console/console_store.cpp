@@ -36,6 +36,11 @@ constexpr const char* kSchema[] = {
     "index_name TEXT, shard_number BIGINT, document_count BIGINT, total_size_bytes BIGINT, "
     "documents_failed BIGINT NOT NULL DEFAULT 0, created_at_ms BIGINT NOT NULL, "
     "PRIMARY KEY (session, id))",
+    // Added after console_work_item_info, so a table of its own rather than new columns there.
+    "CREATE TABLE IF NOT EXISTS console_item_outcomes (session TEXT NOT NULL, id TEXT NOT NULL, "
+    "rejected BIGINT NOT NULL, not_convertible BIGINT NOT NULL, transform_failed BIGINT NOT "
+    "NULL, transform_dropped BIGINT NOT NULL, rebuilt BIGINT NOT NULL, rebuilt_inexact BIGINT "
+    "NOT NULL, PRIMARY KEY (session, id))",
 };
 
 class SqlDatabase {
@@ -284,6 +289,8 @@ class SqlConsoleStore final : public ConsoleStore {
     RFS_RETURN_IF_ERROR(
         db_->Query("DELETE FROM console_work_item_info WHERE session = ?", {Text(name)}).status());
     RFS_RETURN_IF_ERROR(
+        db_->Query("DELETE FROM console_item_outcomes WHERE session = ?", {Text(name)}).status());
+    RFS_RETURN_IF_ERROR(
         db_->Query("DELETE FROM console_sessions WHERE name = ?", {Text(name)}).status());
     return true;
   }
@@ -311,15 +318,32 @@ class SqlConsoleStore final : public ConsoleStore {
         .status();
   }
 
+  absl::Status SetItemOutcomes(const SessionRecord& session, std::string_view id,
+                               const coordination::ItemOutcomes& o) override {
+    RFS_RETURN_IF_ERROR(SetDocumentsFailed(session, id, static_cast<int64_t>(o.failed())));
+    auto n = [](uint64_t v) { return Int(static_cast<int64_t>(v)); };
+    return db_
+        ->Query(
+            "INSERT INTO console_item_outcomes (session, id, rejected, not_convertible, "
+            "transform_failed, transform_dropped, rebuilt, rebuilt_inexact) VALUES (?, ?, ?, ?, "
+            "?, ?, ?, ?) ON CONFLICT (session, id) DO UPDATE SET rejected = excluded.rejected, "
+            "not_convertible = excluded.not_convertible, transform_failed = "
+            "excluded.transform_failed, transform_dropped = excluded.transform_dropped, rebuilt = "
+            "excluded.rebuilt, rebuilt_inexact = excluded.rebuilt_inexact",
+            {Text(session.name), Text(id), n(o.rejected), n(o.not_convertible),
+             n(o.transform_failed), n(o.transform_dropped), n(o.rebuilt), n(o.rebuilt_inexact)})
+        .status();
+  }
+
   absl::StatusOr<std::vector<WorkItemInfo>> ListWorkItemInfo(
       const SessionRecord& session) override {
-    return ReadInfo("WHERE session = ? ORDER BY id", {Text(session.name)});
+    return ReadInfo("WHERE i.session = ? ORDER BY i.id", {Text(session.name)});
   }
 
   absl::StatusOr<std::optional<WorkItemInfo>> GetWorkItemInfo(const SessionRecord& session,
                                                               std::string_view id) override {
-    RFS_ASSIGN_OR_RETURN(auto infos,
-                         ReadInfo("WHERE session = ? AND id = ?", {Text(session.name), Text(id)}));
+    RFS_ASSIGN_OR_RETURN(
+        auto infos, ReadInfo("WHERE i.session = ? AND i.id = ?", {Text(session.name), Text(id)}));
     if (infos.empty()) return std::nullopt;
     return std::move(infos[0]);
   }
@@ -327,9 +351,14 @@ class SqlConsoleStore final : public ConsoleStore {
   absl::StatusOr<std::vector<WorkItemInfo>> ReadInfo(std::string_view where,
                                                      const std::vector<SqlParam>& params) {
     RFS_ASSIGN_OR_RETURN(auto rows,
-                         db_->Query(StrCat("SELECT id, index_name, shard_number, document_count, "
-                                           "total_size_bytes, documents_failed, created_at_ms FROM "
-                                           "console_work_item_info ",
+                         db_->Query(StrCat("SELECT i.id, i.index_name, i.shard_number, "
+                                           "i.document_count, i.total_size_bytes, "
+                                           "i.documents_failed, i.created_at_ms, o.rejected, "
+                                           "o.not_convertible, o.transform_failed, "
+                                           "o.transform_dropped, o.rebuilt, o.rebuilt_inexact "
+                                           "FROM console_work_item_info i LEFT JOIN "
+                                           "console_item_outcomes o ON o.session = i.session AND "
+                                           "o.id = i.id ",
                                            where),
                                     params));
     std::vector<WorkItemInfo> infos;
@@ -342,6 +371,13 @@ class SqlConsoleStore final : public ConsoleStore {
       info.total_size_bytes = ToInt(row[4]);
       info.documents_failed = ToInt(row[5]).value_or(0);
       info.created_at = FromMillis(ToInt(row[6]).value_or(0));
+      if (row[7]) {
+        coordination::ItemOutcomes& o = info.outcomes.emplace();
+        size_t column = 7;
+        for (const auto& [name, field] : coordination::kItemOutcomeFields) {
+          o.*field = static_cast<uint64_t>(std::max<int64_t>(0, ToInt(row[column++]).value_or(0)));
+        }
+      }
     }
     return infos;
   }

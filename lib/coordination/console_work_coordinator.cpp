@@ -1,5 +1,6 @@
 #include "rfs/coordination/console_work_coordinator.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -43,9 +44,30 @@ std::string String(const json::object& o, std::string_view name) {
 std::optional<ItemProgress> ReadProgress(const json::value* v) {
   if (v == nullptr || !v->is_object()) return std::nullopt;
   const json::object& p = v->as_object();
-  return ItemProgress{static_cast<uint64_t>(Int(p, "next_cursor")),
-                      static_cast<uint64_t>(Int(p, "documents_processed")),
-                      static_cast<uint64_t>(Int(p, "bytes_processed"))};
+  ItemProgress progress{static_cast<uint64_t>(Int(p, "next_cursor")),
+                        static_cast<uint64_t>(Int(p, "documents_processed")),
+                        static_cast<uint64_t>(Int(p, "bytes_processed"))};
+  if (const json::value* o = p.if_contains("outcomes"); o != nullptr && o->is_object()) {
+    for (const auto& [name, field] : kItemOutcomeFields) {
+      progress.outcomes.*field =
+          static_cast<uint64_t>(std::max<int64_t>(0, Int(o->as_object(), name)));
+    }
+  }
+  return progress;
+}
+
+// The seed's progress fields, the failed count it shows, and ours.
+json::object ProgressBody(const ItemProgress& progress) {
+  json::object body{{"next_cursor", progress.next_cursor},
+                    {"documents_processed", progress.docs},
+                    {"bytes_processed", progress.bytes}};
+  if (progress.outcomes.any()) {
+    body["documents_failed"] = progress.outcomes.failed();
+    json::object outcomes;
+    for (const auto& [name, field] : kItemOutcomeFields) outcomes[name] = progress.outcomes.*field;
+    body["outcomes"] = std::move(outcomes);
+  }
+  return body;
 }
 
 WorkItemState ReadItem(const json::object& item) {
@@ -156,9 +178,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
   absl::StatusOr<Lease> RenewLease(const Lease& lease, const ItemProgress& progress) override {
     RFS_RETURN_IF_ERROR(CheckOwn(lease));
     json::object body = LeaseBody(lease);
-    body["progress"] = json::object{{"next_cursor", progress.next_cursor},
-                                    {"documents_processed", progress.docs},
-                                    {"bytes_processed", progress.bytes}};
+    body["progress"] = ProgressBody(progress);
     const TimePoint sent = clock_->Now();
     RFS_ASSIGN_OR_RETURN(json::value reply,
                          Call("PUT", ItemPath(lease, "lease"), core::JsonText(body)));
@@ -171,9 +191,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     RFS_RETURN_IF_ERROR(CheckOwn(lease));
     json::object body = LeaseBody(lease);
     if (progress) {
-      body["progress"] = json::object{{"next_cursor", progress->next_cursor},
-                                      {"documents_processed", progress->docs},
-                                      {"bytes_processed", progress->bytes}};
+      body["progress"] = ProgressBody(*progress);
     }
     return Call("PUT", ItemPath(lease, "release"), core::JsonText(body)).status();
   }

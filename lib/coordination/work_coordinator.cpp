@@ -186,7 +186,7 @@ absl::Status RecordCompletedItem(IWorkCoordinator& coordinator, core::IClock& cl
     auto outcome = coordinator.AcquireWorkItem(id, lease);
     if (!outcome.ok()) return outcome.status();
     if (const auto* acquired = std::get_if<Acquired>(&*outcome)) {
-      auto renewed = coordinator.RenewLease(acquired->lease, {.next_cursor = value});
+      auto renewed = coordinator.RenewLease(acquired->lease, ItemProgress(value, 0, 0));
       if (!renewed.ok()) return renewed.status();
       return coordinator.CompleteWorkItem(*renewed);
     }

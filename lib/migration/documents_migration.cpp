@@ -84,7 +84,9 @@ class LeaseKeeper {
   /// interval has passed. Aborted when the lease is lost or over.
   absl::Status OnAcknowledged(const reindex::AcknowledgedProgress& acked) {
     std::lock_guard lock(mu_);
-    acknowledged_ = {acked.cursor + 1, recorded_.docs + acked.docs, recorded_.bytes + acked.bytes};
+    acknowledged_.next_cursor = acked.cursor + 1;
+    acknowledged_.docs = recorded_.docs + acked.docs;
+    acknowledged_.bytes = recorded_.bytes + acked.bytes;
     const auto now = clock_.Now();
     // The first acknowledgment renews at once: it marks the item as moving (its exponent is taken
     // back) before a death can double the next lease; then one renewal per interval.
@@ -109,6 +111,13 @@ class LeaseKeeper {
   bool lost() const {
     std::lock_guard lock(mu_);
     return lost_;
+  }
+  /// What became of this grant's documents besides acceptance: recorded with the final progress
+  /// (earlier holders' outcomes come with the lease).
+  void SetOutcomes(const coordination::ItemOutcomes& outcomes) {
+    std::lock_guard lock(mu_);
+    acknowledged_.outcomes = recorded_.outcomes;
+    acknowledged_.outcomes += outcomes;
   }
 
   /// Records the acknowledged progress if the store does not hold it yet, so that a completed
@@ -1153,6 +1162,17 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   if (transformed) account.transform_dropped += transformed->docs_dropped();
   account.rebuilt += stream.rebuilt();
   account.rebuilt_inexact += stream.rebuilt_inexact();
+  {
+    coordination::ItemOutcomes outcomes;
+    outcomes.rejected = reindexed.ok() ? reindexed->docs_failed : 0;
+    outcomes.not_convertible = stream.conversion_failures() + stream.without_source();
+    outcomes.transform_failed = transform_failures;
+    outcomes.transform_dropped = transformed ? transformed->docs_dropped() : 0;
+    outcomes.rebuilt = stream.rebuilt();
+    outcomes.rebuilt_inexact = stream.rebuilt_inexact();
+    keeper.SetOutcomes(outcomes);
+    progress_out = keeper.acknowledged();
+  }
   if (!reindexed.ok()) {
     // What the target acknowledged before the end counts, whatever ends the item (a handoff's
     // summary must agree with its checkpoint).

@@ -63,7 +63,8 @@ try {
   // throughput of the last minute and an ETA.
   await api("PUT", `${base}/logs-0/lease`, {
     worker_id: "page-w1",
-    progress: { documents_processed: 700, bytes_processed: 700000, documents_failed: 2 },
+    progress: { documents_processed: 700, bytes_processed: 700000, documents_failed: 2,
+                outcomes: { rejected: 2, transform_dropped: 1 } },
   });
   await page.waitForFunction(() =>
     document.querySelector("#documents-processed")?.innerText === "1,700" &&
@@ -78,7 +79,17 @@ try {
     chart_points: (await page.locator("#throughput-chart polyline").first()
       .getAttribute("points")).trim().split(/\s+/).length,
     expiry_title: await page.locator("#workers tr.worker .expiry").first().getAttribute("title"),
+    outcome: await text("#session-outcome"),
+    logs_rejected: await text('#indices tr.index[data-index="logs"] td[data-outcome="rejected"]'),
+    logs_dropped: await text('#indices tr.index[data-index="logs"] td[data-outcome="transform_dropped"]'),
+    chart_indices: await page.locator("#chart-of option").allInnerTexts(),
   };
+  // The chart of one index.
+  await page.selectOption("#chart-of", "logs");
+  seen.moving.logs_chart_lines = await page.locator("#throughput-chart polyline").count();
+  seen.moving.logs_chart_points = (await page.locator("#throughput-chart polyline").first()
+    .getAttribute("points")).trim().split(/\s+/).length;
+  await page.selectOption("#chart-of", "");
   await page.screenshot({ path: `${shots}/console-running.png`, fullPage: true });
 
   // Filters: completed shards only, then one worker's.
@@ -109,6 +120,8 @@ try {
     eta: await text("#eta"),
     session_percent: await text(`#sessions li[data-session="${session}"] .percent`),
     workers: await page.locator("#workers tr.worker").count(),
+    outcome: await text("#session-outcome"),
+    findings: await page.locator("#findings li.finding").allInnerTexts(),
   };
   await page.screenshot({ path: `${shots}/console-complete.png`, fullPage: true });
   console.log(JSON.stringify(seen));

@@ -2,6 +2,7 @@
 // a session created with `create-session`, three DocumentsFromSnapshotMigration workers pointed at
 // it with --console-url, `MigrationConsole status` reading the result, and the page in headless
 // Chromium showing a running migration and following it live to 100%.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -354,6 +355,15 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(expiry.starts_with("in "));
   CHECK((expiry.ends_with(" s") || expiry.ends_with(" min")));
   CHECK(std::string(moving.at("expiry_title").as_string()).ends_with("Z"));
+  // The per-index account and chart.
+  CHECK(moving.at("outcome") == "in progress");
+  CHECK(moving.at("logs_rejected") == "2");
+  CHECK(moving.at("logs_dropped") == "1");
+  const json::array& chart_indices = moving.at("chart_indices").as_array();
+  CHECK(std::find(chart_indices.begin(), chart_indices.end(), json::value("logs")) !=
+        chart_indices.end());
+  CHECK(moving.at("logs_chart_lines") == 2);
+  CHECK(moving.at("logs_chart_points").to_number<int64_t>() >= 2);
   CHECK(seen.at("completed_rows") == 1);
   CHECK(seen.at("w1_rows") == 1);
   const json::object& done = seen.at("done").as_object();
@@ -363,6 +373,10 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(done.at("shards_completed") == "3");
   CHECK(done.at("eta") == "0 s");
   CHECK(done.at("workers") == 0);
+  // Two documents of logs were refused: the session completed with findings.
+  CHECK(done.at("outcome") == "completed with findings");
+  REQUIRE(done.at("findings").as_array().size() == 1);
+  CHECK(done.at("findings").as_array()[0] == "logs: 2 rejected");
   for (const char* name : {"console-running.png", "console-complete.png"}) {
     std::ifstream png(shots / name, std::ios::binary);
     char magic[8] = {};

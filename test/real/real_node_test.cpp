@@ -560,7 +560,7 @@ TEST_CASE("the OpenSearch work coordinator on a real node: leases and progress a
   REQUIRE(busy.ok());
   CHECK(std::holds_alternative<AllLeasedElsewhere>(*busy));
   // The heartbeat records progress; a release hands it to the next holder.
-  auto renewed = w2->RenewLease(l2, {.next_cursor = 17, .docs = 17, .bytes = 1700});
+  auto renewed = w2->RenewLease(l2, rfs::coordination::ItemProgress(17, 17, 1700));
   INFO(renewed.status().ToString());
   REQUIRE(renewed.ok());
   REQUIRE(w2->ReleaseWorkItem(*renewed, rfs::coordination::ItemProgress{20, 20, 2000}).ok());

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/value.hpp>
@@ -24,9 +25,15 @@ namespace rfs::console {
 
 /// Documents and bytes processed in a session at one time (for throughput).
 struct ProgressSample {
+  ProgressSample() = default;
+  ProgressSample(TimePoint at, uint64_t documents, uint64_t bytes)
+      : at(at), documents(documents), bytes(bytes) {}
+
   TimePoint at{};
   uint64_t documents = 0;
   uint64_t bytes = 0;
+  /// The same per index: documents and `_source` bytes.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> indices;
 };
 
 /// The last few minutes of samples per session, for rates over the last minute. Thread-safe.

@@ -54,6 +54,9 @@ struct WorkItemInfo {
   std::optional<int64_t> total_size_bytes;
   int64_t documents_failed = 0;
   TimePoint created_at{};
+  /// What became of the item's documents, as rfs workers report it with their progress (the
+  /// per-index account); nullopt until one does.
+  std::optional<coordination::ItemOutcomes> outcomes = std::nullopt;
 };
 
 /// Session names: 1 to 64 of letters, digits, '-', '_' and '.', not starting with '.' or '-'.
@@ -94,6 +97,9 @@ class ConsoleStore {
   /// Sets the failed documents its holders reported for item `id` (creating the record).
   virtual absl::Status SetDocumentsFailed(const SessionRecord& session, std::string_view id,
                                           int64_t documents_failed) = 0;
+  /// Sets the outcomes reported for item `id`, and its failed documents to theirs.
+  virtual absl::Status SetItemOutcomes(const SessionRecord& session, std::string_view id,
+                                       const coordination::ItemOutcomes& outcomes) = 0;
   virtual absl::StatusOr<std::vector<WorkItemInfo>> ListWorkItemInfo(
       const SessionRecord& session) = 0;
   /// The record of item `id`, or nullopt.

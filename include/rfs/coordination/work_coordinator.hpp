@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -137,15 +138,57 @@ inline bool IsLeaseLost(const absl::Status& status) {
 // Leases, outcomes, item state
 // ---------------------------------------------------------------------------------------------
 
+/// What became of an item's documents besides being accepted, over all its holders: the
+/// per-index account a console shows. Only the console keeps it (its work-item side table); the
+/// other stores record the cursor, documents and bytes alone.
+struct ItemOutcomes {
+  uint64_t rejected = 0;           ///< refused by the target after retries
+  uint64_t not_convertible = 0;    ///< no `_source`, undecodable, refused by a data stream
+  uint64_t transform_failed = 0;   ///< a user transform failed on them
+  uint64_t transform_dropped = 0;  ///< a user transform dropped them, as configured
+  uint64_t rebuilt = 0;            ///< rebuilt without a stored `_source`
+  uint64_t rebuilt_inexact = 0;    ///< of those, with a value that may differ from the indexed one
+
+  /// The documents recorded as failed (rejected, not convertible, failed by a transform).
+  uint64_t failed() const { return rejected + not_convertible + transform_failed; }
+  bool any() const { return *this != ItemOutcomes{}; }
+  ItemOutcomes& operator+=(const ItemOutcomes& other) {
+    rejected += other.rejected;
+    not_convertible += other.not_convertible;
+    transform_failed += other.transform_failed;
+    transform_dropped += other.transform_dropped;
+    rebuilt += other.rebuilt;
+    rebuilt_inexact += other.rebuilt_inexact;
+    return *this;
+  }
+  friend bool operator==(const ItemOutcomes&, const ItemOutcomes&) = default;
+};
+
+/// ItemOutcomes' counts by the names the console's API and status give them.
+inline constexpr std::pair<std::string_view, uint64_t ItemOutcomes::*> kItemOutcomeFields[] = {
+    {"rejected", &ItemOutcomes::rejected},
+    {"not_convertible", &ItemOutcomes::not_convertible},
+    {"transform_failed", &ItemOutcomes::transform_failed},
+    {"transform_dropped", &ItemOutcomes::transform_dropped},
+    {"rebuilt", &ItemOutcomes::rebuilt},
+    {"rebuilt_inexact", &ItemOutcomes::rebuilt_inexact},
+};
+
 /// What the holder of an item has done so far, recorded in the store by RenewLease (the heartbeat)
 /// and ReleaseWorkItem, so that the next holder resumes where it stopped.
 struct ItemProgress {
+  ItemProgress() = default;
+  ItemProgress(uint64_t next_cursor, uint64_t docs, uint64_t bytes, ItemOutcomes outcomes = {})
+      : next_cursor(next_cursor), docs(docs), bytes(bytes), outcomes(outcomes) {}
+
   /// The first position not yet acknowledged: the next holder starts reading here. For shard
   /// items, a shard-global document number (after the item's starting cursor).
   uint64_t next_cursor = 0;
   /// Documents and `_source` bytes acknowledged under this item, over all its holders.
   uint64_t docs = 0;
   uint64_t bytes = 0;
+  /// Recorded when the holder ends its part (completion, hand-on, release).
+  ItemOutcomes outcomes;
 
   friend bool operator==(const ItemProgress&, const ItemProgress&) = default;
 };

@@ -321,6 +321,115 @@ TEST_CASE("sessions need the admin token to be created and a session's token ope
   CHECK(console.Send("GET", "/sessions/alpha", "", a).status == 403);  // the old token is dead
 }
 
+namespace {
+
+// What rfs workers report of their documents' outcomes reaches the status per index, carries
+// over to the next holder of a released item, and makes a finished session one with findings.
+void OutcomesThroughConsole(const std::string& store_uri) {
+  rfs::core::FakeClock clock;
+  Console console(store_uri, &clock);
+  const std::string token = console.CreateSession("acct");
+  auto open = [&](const std::string& worker) {
+    ConsoleWorkCoordinatorOptions options;
+    options.url = console.server().url();
+    options.session = "acct";
+    options.token = token;
+    options.worker_id = worker;
+    options.clock = &clock;
+    return rfs::coordination::conformance::RequireOpened(
+        ConsoleWorkCoordinator::Open(std::move(options)));
+  };
+  auto w1 = open("w1");
+  auto w2 = open("w2");
+  const std::string logs = WorkItemId{"logs", 0, 0, std::nullopt}.ToString();
+  const std::string metrics = WorkItemId{"metrics", 0, 0, std::nullopt}.ToString();
+  REQUIRE(*w1->CreateUnassignedWorkItem(logs, 0));
+  REQUIRE(*w1->CreateUnassignedWorkItem(metrics, 0));
+  auto acquire = [&](rfs::coordination::IWorkCoordinator& w, const std::string& id) {
+    auto outcome = w.AcquireWorkItem(id, 60s);
+    REQUIRE(outcome.ok());
+    auto* acquired = std::get_if<rfs::coordination::Acquired>(&*outcome);
+    REQUIRE(acquired != nullptr);
+    return acquired->lease;
+  };
+  // w1 moves 100 documents of logs: 3 refused, 2 dropped by a transform; then it stops.
+  auto lease = acquire(*w1, logs);
+  rfs::coordination::ItemOutcomes first;
+  first.rejected = 3;
+  first.transform_dropped = 2;
+  REQUIRE(w1->ReleaseWorkItem(lease, rfs::coordination::ItemProgress(100, 100, 5000, first)).ok());
+  // w2 resumes with what w1 recorded, adds 1 failed transform and 4 rebuilt, and finishes.
+  lease = acquire(*w2, logs);
+  REQUIRE(lease.recorded_progress.has_value());
+  CHECK(lease.recorded_progress->next_cursor == 100);
+  CHECK(lease.recorded_progress->outcomes == first);
+  rfs::coordination::ItemOutcomes all = first;
+  all.transform_failed = 1;
+  all.rebuilt = 4;
+  auto renewed = w2->RenewLease(lease, rfs::coordination::ItemProgress(200, 200, 9000, all));
+  REQUIRE(renewed.ok());
+  auto state = w2->GetWorkItem(logs);
+  REQUIRE(state.ok());
+  REQUIRE(state->has_value());
+  CHECK((*state)->progress->outcomes == all);
+  REQUIRE(w2->CompleteWorkItem(*renewed).ok());
+
+  const std::string base = "/sessions/acct/backfill/work-items";
+  json::object status = console.Json(console.Send("GET", base + "/status", "", token)).as_object();
+  CHECK(status.at("outcome") == "IN_PROGRESS");
+  const json::object* logs_row = nullptr;
+  for (const auto& row : status.at("indices").as_array()) {
+    if (row.at("index_name") == "logs") logs_row = &row.as_object();
+  }
+  REQUIRE(logs_row != nullptr);
+  const json::object& outcomes = logs_row->at("outcomes").as_object();
+  CHECK(outcomes.at("rejected") == 3);
+  CHECK(outcomes.at("transform_dropped") == 2);
+  CHECK(outcomes.at("transform_failed") == 1);
+  CHECK(outcomes.at("rebuilt") == 4);
+  CHECK(outcomes.at("not_convertible") == 0);
+  // The failed count is the outcomes' (rejected, not convertible, failed by a transform).
+  CHECK(logs_row->at("documents").at("failed") == 4);
+  CHECK(status.at("outcomes").at("rejected") == 3);
+
+  // metrics finishes clean: the session is complete, with findings for logs only.
+  lease = acquire(*w1, metrics);
+  // Out-of-range counts are refused.
+  CHECK(console
+            .Send("PUT", base + "/" + metrics + "/lease",
+                  R"({"worker_id": "w1", "progress": {"outcomes": {"rejected": -1}}})", token)
+            .status == 422);
+  REQUIRE(w1->CompleteWorkItem(lease).ok());
+  status = console.Json(console.Send("GET", base + "/status", "", token)).as_object();
+  CHECK(status.at("outcome") == "COMPLETED_WITH_FINDINGS");
+  std::set<std::string> findings;
+  for (const auto& f : status.at("findings").as_array()) {
+    findings.insert(std::string(f.at("index_name").as_string()) + ":" +
+                    std::string(f.at("outcome").as_string()) + ":" +
+                    std::to_string(f.at("documents").to_number<int64_t>()));
+  }
+  CHECK(findings == std::set<std::string>{"logs:rejected:3", "logs:transform_failed:1"});
+  const std::string text = rfs::console::FormatStatusText(status);
+  CHECK(text.find("Outcome: COMPLETED_WITH_FINDINGS") != std::string::npos);
+  CHECK(text.find("finding: logs: 3 rejected") != std::string::npos);
+  // The item as the API shows it.
+  json::object item = console.Json(console.Send("GET", base + "/" + logs, "", token)).as_object();
+  CHECK(item.at("outcomes").at("rebuilt") == 4);
+  CHECK(item.at("progress").at("outcomes").at("transform_failed") == 1);
+}
+
+}  // namespace
+
+TEST_CASE("document outcomes reach the console per index and make findings (SQLite)", "[console]") {
+  rfs::test::TempDir dir("rfs-console");
+  OutcomesThroughConsole("sqlite:" + dir.File("console.db"));
+}
+
+TEST_CASE("document outcomes reach the console per index and make findings (PostgreSQL)",
+          "[console][postgres]") {
+  OutcomesThroughConsole(Postgres().uri());
+}
+
 TEST_CASE("the console page is served at / without the token in it", "[console]") {
   rfs::test::TempDir dir("rfs-console");
   rfs::core::FakeClock clock;
