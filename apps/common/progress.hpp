@@ -56,6 +56,46 @@ class WorkerProgress {
     }
   }
 
+  /// JSON lines only: one `index_account` event per source index with what became of its
+  /// documents (the summary's per-index table), then `run_account` with the run's outcome:
+  /// COMPLETED_WITH_FINDINGS when any document was rejected, not convertible or failed by a
+  /// transform (exit 6), else COMPLETED.
+  void Account(const migration::WorkerSummary& summary, bool run_ok) {
+    std::lock_guard lock(mu_);
+    if (live_) return;
+    uint64_t findings = 0;
+    for (const auto& [index, a] : summary.by_index) {
+      json::object line{{"ts", NowIso8601()},
+                        {"worker", worker_id_},
+                        {"event", "index_account"},
+                        {"index", index},
+                        {"read", a.read},
+                        {"written", a.written},
+                        {"rejected", a.rejected},
+                        {"not_convertible", a.not_convertible},
+                        {"transform_failed", a.transform_failed},
+                        {"transform_dropped", a.transform_dropped},
+                        {"rebuilt", a.rebuilt},
+                        {"rebuilt_inexact", a.rebuilt_inexact}};
+      findings += a.rejected + a.not_convertible + a.transform_failed;
+      std::cerr << rfs::core::JsonText(line) << "\n";
+    }
+    const bool with_findings =
+        findings > 0 || summary.docs_failed + summary.docs_without_source > 0;
+    json::object line{{"ts", NowIso8601()},
+                      {"worker", worker_id_},
+                      {"event", "run_account"},
+                      {"outcome", !run_ok         ? "FAILED"
+                                  : with_findings ? "COMPLETED_WITH_FINDINGS"
+                                                  : "COMPLETED"},
+                      {"indices", summary.by_index.size()},
+                      {"documents_written", summary.docs_written + summary.docs_allowed_errors},
+                      {"documents_failed", summary.docs_failed + summary.docs_without_source},
+                      {"documents_dropped_by_transform", summary.docs_dropped_by_transform}};
+    if (!summary.trial.empty()) line["trial"] = summary.trial;
+    std::cerr << rfs::core::JsonText(line) << "\n" << std::flush;
+  }
+
   void Finish() {
     std::lock_guard lock(mu_);
     if (live_ && line_open_) std::cerr << "\n";

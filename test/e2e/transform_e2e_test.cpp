@@ -182,6 +182,8 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
       "select(.operation._id | endswith(\"3\") | not) | if (.operation._id | endswith(\"7\")) then error(\"refused by the test\") else .operation._index += \"-v2\" | .document.migrated = true end"}}])";
   const std::string failed_dir = run.dir.File("failed");
   int runs = 0;
+  // The per-index account in the JSON events (stderr is not a terminal here).
+  std::map<std::string, int64_t> event_account;
   for (; runs < 10; ++runs) {
     const std::string name = "transform-" + std::to_string(runs);
     const int code = rfs::test::RunProcess(
@@ -200,6 +202,20 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
     // The worker says where its Prometheus metrics are served.
     CHECK(run.Logs(name).find(R"("event":"metrics_endpoint","message":"http://127.0.0.1:)") !=
           std::string::npos);
+    std::string run_outcome;
+    std::istringstream lines(rfs::test::ReadTextFile(run.Err(name)));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] != '{') continue;
+      const json::object event = json::parse(line).as_object();
+      if (event.at("event") == "index_account") {
+        for (const char* key : {"read", "written", "transform_failed", "transform_dropped"}) {
+          event_account[key] += event.at(key).to_number<int64_t>();
+        }
+      } else if (event.at("event") == "run_account") {
+        run_outcome = std::string(event.at("outcome").as_string());
+      }
+    }
+    CHECK(run_outcome == (code == 6 ? "COMPLETED_WITH_FINDINGS" : "COMPLETED"));
     if (code == kNoWorkLeft) break;
   }
   REQUIRE(runs < 10);
@@ -255,6 +271,11 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
   CHECK(collector.TotalWhere("rfs_index_documents_total", "outcome", "read") >=
         static_cast<int64_t>(total));
   CHECK(collector.Total("rfs_work_items_total") > 0);
+  // The same account in the workers' JSON events.
+  CHECK(event_account["transform_failed"] >= static_cast<int64_t>(should_fail.size()));
+  CHECK(event_account["transform_dropped"] >= static_cast<int64_t>(dropped));
+  CHECK(event_account["written"] >= static_cast<int64_t>(total - dropped - should_fail.size()));
+  CHECK(event_account["read"] >= static_cast<int64_t>(total));
 }
 
 TEST_CASE("a broken transformer configuration stops the tools at start-up with exit 64",
