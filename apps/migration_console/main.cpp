@@ -60,9 +60,13 @@ po::options_description Options() {
       "max-connections", po::value<rfs::apps::Bounded<uint64_t, 1, 65536>>()->default_value({256}),
       "serve: open connections at most; past it a new one closes the connection that has "
       "waited longest for a request")(
-      "store", po::value<std::string>()->default_value("sqlite:migration-console.db"),
-      "serve: where sessions and work items live: sqlite:PATH or "
-      "postgresql://user[:password]@host[:port]/database")(
+      "check-responses", po::bool_switch(),
+      "serve: check every JSON answer against the console's own OpenAPI document "
+      "(/openapi.json) and print each departure to stderr; for development and tests (one more "
+      "parse per answer)")("store",
+                           po::value<std::string>()->default_value("sqlite:migration-console.db"),
+                           "serve: where sessions and work items live: sqlite:PATH or "
+                           "postgresql://user[:password]@host[:port]/database")(
       "admin-token", po::value<std::string>(),
       "serve: the token that creates and deletes sessions and opens every one; create-session: "
       "that token (RFS_CONSOLE_ADMIN_TOKEN)")("tls-cert", po::value<std::string>(),
@@ -127,6 +131,11 @@ int Serve(const po::variables_map& vm) {
   if (!cert.empty()) options.http.tls = rfs::net::HttpServerTls{cert, key};
   options.http.max_connections =
       vm["max-connections"].as<rfs::apps::Bounded<uint64_t, 1, 65536>>().value;
+  if (vm["check-responses"].as<bool>()) {
+    options.service.on_departure_from_openapi = [](const std::string& departure) {
+      std::cerr << kProgram << ": answer departs from /openapi.json: " << departure << "\n";
+    };
+  }
   if (cert.empty() && !rfs::net::IsLoopbackHost(options.http.bind_address)) {
     std::cerr << kProgram << ": WARNING: serving plain HTTP on " << options.http.bind_address
               << ": every worker's bearer token crosses the network in clear text; serve HTTPS "

@@ -970,6 +970,11 @@ net::HttpResponse ConsoleService::Handle(const net::HttpRequest& request) {
   response.headers.emplace_back("Content-Type", "application/json");
   if (reply.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   response.body = core::JsonText(reply.body);
+  if (impl_->options.on_departure_from_openapi) {
+    const std::string departure = internal::CheckAnswerAgainstOpenApi(
+        request.method, request.target, response.status, response.body);
+    if (!departure.empty()) impl_->options.on_departure_from_openapi(departure);
+  }
   return response;
 }
 

@@ -41,15 +41,23 @@ class ConsoleProcess {
       : dir_("rfs-console-e2e") {
     port_ = rfs::test::FreeLoopbackPort();
     std::vector<std::string> args{
-        RFS_CONSOLE_TOOL, "serve",
-        "--port",         std::to_string(port_),
-        "--bind",         "127.0.0.1",
-        "--store",        store.empty() ? "sqlite:" + dir_.File("console.db") : store,
-        "--admin-token",  kAdminToken};
+        RFS_CONSOLE_TOOL,   "serve",
+        "--port",           std::to_string(port_),
+        "--bind",           "127.0.0.1",
+        "--store",          store.empty() ? "sqlite:" + dir_.File("console.db") : store,
+        "--admin-token",    kAdminToken,
+        "--check-responses"};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.begin(), wrapper.begin(), wrapper.end());
     process_ = std::make_unique<rfs::test::ChildProcess>(args, dir_.File("console.out"),
                                                          dir_.File("console.err"));
+  }
+
+  // Every answer the test saw held to the console's OpenAPI document.
+  ~ConsoleProcess() {
+    const std::string log = Log();
+    INFO(log);
+    CHECK(log.find("departs from /openapi.json") == std::string::npos);
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }

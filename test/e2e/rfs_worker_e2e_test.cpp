@@ -350,7 +350,7 @@ TEST_CASE("RfsWorkers coordinate through the migration console, which shows thei
   const std::string admin = "rfs-worker-console-admin-token";
   rfs::test::ChildProcess console(
       {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--store",
-       "sqlite:" + run.dir.File("console.db"), "--admin-token", admin},
+       "sqlite:" + run.dir.File("console.db"), "--admin-token", admin, "--check-responses"},
       run.Out("console"), run.Err("console"));
   std::string token;
   for (int attempt = 0; attempt < 300 && token.empty(); ++attempt) {
@@ -403,5 +403,8 @@ TEST_CASE("RfsWorkers coordinate through the migration console, which shows thei
               run.Out("status"), run.Err("status")) == 0);
   CHECK(rfs::test::ReadTextFile(run.Out("status"))
             .find("Phases: phase_1_snapshot=COMPLETED phase_2_metadata=COMPLETED") !=
+        std::string::npos);
+  // Every answer the workers and the status command had held to the OpenAPI document.
+  CHECK(rfs::test::ReadTextFile(run.Err("console")).find("departs from /openapi.json") ==
         std::string::npos);
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,10 @@ struct ConsoleServiceOptions {
   /// SampleProgress records each session's progress (rfs_console_* metrics; see
   /// console_service.cpp). Must outlive the service.
   metrics::Registry* metrics = nullptr;
+  /// When set, every JSON answer is checked against the console's OpenAPI document
+  /// (GET /openapi.json) and each departure is reported here, one line each (MigrationConsole
+  /// --check-responses; the suite sets it on every console it starts). Costs a parse per answer.
+  std::function<void(const std::string&)> on_departure_from_openapi;
 };
 
 class ConsoleService {

@@ -4,6 +4,7 @@
 // the status report (counts per shard chain, throughput, ETA).
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -46,6 +47,11 @@ class Console {
     options.store.store_clock = clock;
     options.service.admin_token = kAdminToken;
     options.sample_interval = 200ms;
+    // Every answer the tests see holds to the OpenAPI document.
+    options.service.on_departure_from_openapi = [this](const std::string& departure) {
+      std::lock_guard lock(departures_mu_);
+      departures_.push_back(departure);
+    };
     auto started = ConsoleServer::Start(std::move(options));
     INFO(started.status().ToString());
     REQUIRE(started.ok());
@@ -55,6 +61,13 @@ class Console {
     auto transport = rfs::net::BeastHttpTransport::Open(http);
     REQUIRE(transport.ok());
     transport_ = *std::move(transport);
+  }
+
+  ~Console() {
+    server_->Stop();
+    std::lock_guard lock(departures_mu_);
+    for (const auto& departure : departures_) UNSCOPED_INFO(departure);
+    CHECK(departures_.empty());
   }
 
   ConsoleServer& server() { return *server_; }
@@ -91,6 +104,8 @@ class Console {
   }
 
  private:
+  std::mutex departures_mu_;
+  std::vector<std::string> departures_;
   std::unique_ptr<ConsoleServer> server_;
   std::unique_ptr<rfs::net::IHttpTransport> transport_;
 };

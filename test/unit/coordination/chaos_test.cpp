@@ -13,6 +13,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
@@ -406,6 +407,12 @@ void RunChaosThroughConsole(const std::string& store_uri, const std::string& aud
   rfs::console::ConsoleServerOptions options;
   options.store.uri = store_uri;
   options.service.admin_token = "chaos-admin-token-0123456789";
+  // Every answer the chaos workers get holds to the console's OpenAPI document.
+  auto departures = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+  options.service.on_departure_from_openapi = [departures](const std::string& departure) {
+    std::lock_guard lock(departures->first);
+    departures->second.push_back(departure);
+  };
   auto console = rfs::console::ConsoleServer::Start(std::move(options));
   INFO(console.status().ToString());
   REQUIRE(console.ok());
@@ -422,6 +429,10 @@ void RunChaosThroughConsole(const std::string& store_uri, const std::string& aud
   ChaosStore store{"console:" + observer.url + "|chaos|" + observer.token, *std::move(opened),
                    [&] { return ReadListed(reader); }};
   RunChaos(store, audit_path);
+  (*console)->Stop();
+  std::lock_guard lock(departures->first);
+  for (const auto& departure : departures->second) UNSCOPED_INFO(departure);
+  CHECK(departures->second.empty());
 }
 
 }  // namespace
