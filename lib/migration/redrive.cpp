@@ -116,17 +116,10 @@ std::string ItemIdFor(const std::string& path) {
   return StrCat("file-", std::hash<std::string>{}(path));
 }
 
-absl::Status ListRecordFiles(const snapshot::ISourceRepo& source, const std::string& dir,
-                             std::vector<std::string>& out, int depth = 0) {
-  if (depth > 16) return absl::OkStatus();
-  RFS_ASSIGN_OR_RETURN(auto blobs, source.ListBlobs(dir));
-  for (const std::string& blob : blobs) {
-    if (blob.ends_with(".ndjson.gz")) out.push_back(dir.empty() ? blob : StrCat(dir, "/", blob));
-  }
-  RFS_ASSIGN_OR_RETURN(auto folders, source.ListFolders(dir));
-  for (const std::string& folder : folders) {
-    RFS_RETURN_IF_ERROR(
-        ListRecordFiles(source, dir.empty() ? folder : StrCat(dir, "/", folder), out, depth + 1));
+absl::Status ListRecordFiles(const snapshot::ISourceRepo& source, std::vector<std::string>& out) {
+  RFS_ASSIGN_OR_RETURN(auto blobs, source.ListBlobsBelow(""));
+  for (std::string& blob : blobs) {
+    if (blob.ends_with(".ndjson.gz")) out.push_back(std::move(blob));
   }
   return absl::OkStatus();
 }
@@ -180,7 +173,7 @@ class Redriver {
       }
       const coordination::Lease lease = std::get<coordination::Acquired>(outcome).lease;
       std::vector<std::string> files;
-      RFS_RETURN_IF_ERROR(ListRecordFiles(source_, "", files));
+      RFS_RETURN_IF_ERROR(ListRecordFiles(source_, files));
       for (const std::string& file : files) {
         RFS_RETURN_IF_ERROR(coordinator_.CreateUnassignedWorkItem(ItemIdFor(file), 0).status());
       }
@@ -193,7 +186,7 @@ class Redriver {
   absl::StatusOr<std::string> PathOf(const std::string& id) {
     if (!id.starts_with("file-")) return id;
     std::vector<std::string> files;
-    RFS_RETURN_IF_ERROR(ListRecordFiles(source_, "", files));
+    RFS_RETURN_IF_ERROR(ListRecordFiles(source_, files));
     for (const std::string& file : files) {
       if (ItemIdFor(file) == id) return file;
     }

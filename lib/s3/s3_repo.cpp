@@ -140,8 +140,9 @@ struct S3Repo::Impl {
   }
 
   // One page after another of ListObjectsV2 under `prefix` with delimiter '/'.
+  // `flat`: no delimiter, so `blobs` gets every key under the prefix (relative paths).
   absl::Status List(std::string_view dir, std::vector<std::string>* blobs,
-                    std::vector<std::string>* folders) const {
+                    std::vector<std::string>* folders, bool flat = false) const {
     std::string prefix = uri.prefix;
     if (!dir.empty()) prefix += StrCat(dir, dir.ends_with('/') ? "" : "/");
     std::string token;
@@ -149,10 +150,10 @@ struct S3Repo::Impl {
       net::HttpRequest request;
       // The bucket itself: "/" virtual-hosted, "/<bucket>" path-style (a trailing slash would
       // name an empty key).
-      request.target = StrCat(
-          key_path_prefix.empty() ? "/" : key_path_prefix,
-          "?list-type=2&delimiter=%2F&max-keys=", std::clamp(options.list_page_keys, 1, 1000),
-          "&prefix=", net::PercentEncode(prefix, /*keep_slash=*/false));
+      request.target = StrCat(key_path_prefix.empty() ? "/" : key_path_prefix, "?list-type=2",
+                              flat ? "" : "&delimiter=%2F",
+                              "&max-keys=", std::clamp(options.list_page_keys, 1, 1000),
+                              "&prefix=", net::PercentEncode(prefix, /*keep_slash=*/false));
       if (!token.empty()) {
         request.target += "&continuation-token=" + net::PercentEncode(token, false);
       }
@@ -161,6 +162,8 @@ struct S3Repo::Impl {
       RFS_ASSIGN_OR_RETURN(internal::ListPage listed,
                            internal::ParseListPage(r.body, StrCat("listing of ", prefix)));
       for (const auto& key : listed.keys) {
+        // A flat listing also returns "folder/" marker objects: not blobs.
+        if (flat && key.ends_with('/')) continue;
         if (blobs != nullptr && key.starts_with(prefix) && key.size() > prefix.size()) {
           blobs->push_back(key.substr(prefix.size()));
         }
@@ -506,6 +509,17 @@ absl::StatusOr<std::vector<std::string>> S3Repo::ListBlobs(std::string_view dir)
 absl::StatusOr<std::vector<std::string>> S3Repo::ListFolders(std::string_view dir) const {
   std::vector<std::string> out;
   RFS_RETURN_IF_ERROR(impl_->List(dir, nullptr, &out));
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> S3Repo::ListBlobsBelow(std::string_view dir,
+                                                                int max_depth) const {
+  std::vector<std::string> all;
+  RFS_RETURN_IF_ERROR(impl_->List(dir, &all, nullptr, /*flat=*/true));
+  std::vector<std::string> out;
+  for (auto& path : all) {
+    if (std::count(path.begin(), path.end(), '/') <= max_depth) out.push_back(std::move(path));
+  }
   return out;
 }
 

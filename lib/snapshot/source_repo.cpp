@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 namespace rfs::snapshot {
@@ -61,6 +62,28 @@ absl::StatusOr<std::vector<std::string>> ListEntries(const std::string& dir, boo
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> ISourceRepo::ListBlobsBelow(std::string_view dir,
+                                                                     int max_depth) const {
+  std::vector<std::string> out;
+  // Folders still to list, relative to `dir`, with their depth.
+  std::vector<std::pair<std::string, int>> pending{{"", 0}};
+  auto join = [](std::string_view a, std::string_view b) {
+    return a.empty() ? std::string(b) : core::StrCat(a, "/", b);
+  };
+  while (!pending.empty()) {
+    auto [relative, depth] = std::move(pending.back());
+    pending.pop_back();
+    const std::string folder = join(dir, relative);
+    RFS_ASSIGN_OR_RETURN(auto blobs, ListBlobs(folder));
+    for (const std::string& blob : blobs) out.push_back(join(relative, blob));
+    if (depth >= max_depth) continue;
+    RFS_ASSIGN_OR_RETURN(auto folders, ListFolders(folder));
+    for (const std::string& child : folders) pending.emplace_back(join(relative, child), depth + 1);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 absl::StatusOr<std::vector<std::string>> FileSystemRepo::ListBlobs(std::string_view dir) const {
   auto path = Resolve(dir);

@@ -177,6 +177,26 @@ TEST_CASE("failed documents go to S3 as the Java tool's failed-document stream",
     }
   }
   CHECK(ids.size() == 30);
+
+  // Redrive from the stream once the mapping is fixed: every record reaches a target that takes
+  // it, and nothing fails again.
+  auto fixed = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(fixed.ok());
+  const int redriven = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", "s3://rfs-failed/dlq", "--s3-endpoint",
+       s3.endpoint(), "--target-host", (*fixed)->endpoint(), "--coordinator-db",
+       dir.File("redrive.sqlite"), "--worker-id", "s3-redrive-worker", "--failed-documents-dir",
+       dir.File("failed-again")},
+      dir.File("redrive.out"), dir.File("redrive.err"));
+  const std::string redrive_out = rfs::test::ReadTextFile(dir.File("redrive.out"));
+  INFO(redrive_out << rfs::test::ReadTextFile(dir.File("redrive.err")));
+  CHECK(redriven == 0);
+  CHECK(redrive_out.find("30 records: 30 accepted, 0 failed again") != std::string::npos);
+  CHECK((*fixed)->DocumentCount("index-0") == 30);
+  for (const std::string& id : ids) CHECK((*fixed)->GetDocument("index-0", id).has_value());
+  const bool failed_again = std::filesystem::exists(dir.File("failed-again")) &&
+                            !std::filesystem::is_empty(dir.File("failed-again"));
+  CHECK_FALSE(failed_again);
   unsetenv("AWS_ACCESS_KEY_ID");
   unsetenv("AWS_SECRET_ACCESS_KEY");
 }

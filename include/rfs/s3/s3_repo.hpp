@@ -73,6 +73,10 @@ class S3Repo final : public snapshot::ISourceRepo {
   const std::string& description() const override;
   absl::StatusOr<std::vector<std::string>> ListBlobs(std::string_view dir) const override;
   absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view dir) const override;
+  /// One listing without a delimiter: every key under the prefix, whatever the store reports as
+  /// folders (s3rver names a folder only where it holds an object directly).
+  absl::StatusOr<std::vector<std::string>> ListBlobsBelow(std::string_view dir,
+                                                          int max_depth = 16) const override;
   absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
       std::string_view path) const override;
   absl::StatusOr<uint64_t> BlobSize(std::string_view path) const override;

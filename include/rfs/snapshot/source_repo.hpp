@@ -35,6 +35,12 @@ class ISourceRepo {
   /// Names of the child folders of `dir`, sorted.
   virtual absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view dir) const = 0;
 
+  /// Paths (relative to `dir`) of every blob under `dir` at any depth below it, at most
+  /// `max_depth` folders down, sorted. This walks ListFolders; an object store lists the keys
+  /// under the prefix in one paged listing instead.
+  virtual absl::StatusOr<std::vector<std::string>> ListBlobsBelow(std::string_view dir,
+                                                                  int max_depth = 16) const;
+
   /// Opens a blob for positional reads. NotFound when it does not exist.
   virtual absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
       std::string_view path) const = 0;

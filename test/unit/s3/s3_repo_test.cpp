@@ -186,6 +186,18 @@ TEST_CASE("S3 listings follow continuation tokens and bad credentials are refuse
   CHECK(blobs->size() == 1100);  // Four pages.
   CHECK(blobs->front() == "100000");
   CHECK((*repo)->ListFolders("").value() == std::vector<std::string>{"sub"});
+  // Every blob below, at any depth, in one flat listing: a folder that holds no object directly
+  // (s3rver reports no common prefix for it) and marker objects make no difference.
+  server.Put("many/deep/a/b/leaf", "z");
+  server.Put("many/deep/", "");
+  auto below = (*repo)->ListBlobsBelow("");
+  REQUIRE(below.ok());
+  CHECK(below->size() == 1102);
+  CHECK(std::count(below->begin(), below->end(), "deep/a/b/leaf") == 1);
+  CHECK(std::count(below->begin(), below->end(), "sub/inner") == 1);
+  CHECK(std::count(below->begin(), below->end(), "deep/") == 0);
+  CHECK((*repo)->ListBlobsBelow("", 1)->size() == 1101);  // deep/a/b/leaf is 3 folders down
+  CHECK((*repo)->ListBlobsBelow("deep").value() == std::vector<std::string>{"a/b/leaf"});
 
   // (s3rver checks the access key, not the signature's secret.)
   S3Options wrong = options;
