@@ -689,6 +689,20 @@ std::string_view ConsoleOpenApi() {
         }
        }
       }
+     },
+     "trial": {
+      "type": "object",
+      "nullable": true,
+      "description": "set for a trial run's session (--max-docs-per-shard)",
+      "required": [
+       "max_docs_per_shard"
+      ],
+      "properties": {
+       "max_docs_per_shard": {
+        "type": "integer",
+        "minimum": 1
+       }
+      }
      }
     }
    },

@@ -219,7 +219,8 @@ function fillSelect(id, values, all = "all") {
 
 function render(status) {
   const d = status.documents, b = status.bytes, t = status.throughput;
-  $("overview").innerHTML = `<h2>Session <span id="session-name">${esc(status.session_name)}</span></h2>
+  $("overview").innerHTML = `<h2>Session <span id="session-name">${esc(status.session_name)}</span>
+    ${status.trial ? `<span id="trial" class="status pending" title="at most ${esc(status.trial.max_docs_per_shard)} documents of each shard, into prefixed indices">TRIAL</span>` : ""}</h2>
     ${bar(status.percent_complete, pct(status.percent_complete), true)}
     <div class="figures">
       <div class="figure"><small>Complete</small><b id="overall-percent">${pct(status.percent_complete)}</b></div>

@@ -1,6 +1,7 @@
 #include "rfs/console/console_status.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -177,8 +178,19 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   TimePoint last_update = session.created_at;
   json::array workers;
   int64_t incomplete_items = 0;
+  json::value trial = nullptr;
   for (const auto& item : items) {
     if (!item.completed()) ++incomplete_items;
+    if (item.id.starts_with(coordination::kSetupTrialPrefix)) {
+      uint64_t max_docs = 0;
+      const std::string_view digits =
+          std::string_view(item.id).substr(coordination::kSetupTrialPrefix.size());
+      const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), max_docs);
+      if (parsed.ec == std::errc() && parsed.ptr == digits.data() + digits.size()) {
+        trial = json::object{{"max_docs_per_shard", max_docs}};
+      }
+      continue;
+    }
     if (item.id == coordination::kShardSetupWorkItemId) {
       setup_exists = true;
       setup_completed = item.completed();
@@ -451,6 +463,8 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
           ? "IN_PROGRESS"
           : "NOT_STARTED";
   status["findings"] = std::move(findings);
+  // A trial run's session (--max-docs-per-shard): never resumed into a full run.
+  status["trial"] = std::move(trial);
   status["eta_seconds"] = std::move(eta);
   status["active_workers"] = std::move(workers);
   status["indices"] = std::move(index_rows);
@@ -528,6 +542,10 @@ std::string FormatStatusText(const json::object& status) {
                 Percent(status.at("percent_complete")),
                 " complete (shards: ", U(items.at("pending")), " pending, ",
                 U(items.at("assigned")), " assigned, ", U(items.at("completed")), " completed)\n");
+  if (const json::value* trial = status.if_contains("trial"); trial && trial->is_object()) {
+    out +=
+        StrCat("TRIAL: at most ", U(trial->at("max_docs_per_shard")), " documents of each shard\n");
+  }
   if (const json::value* outcome = status.if_contains("outcome"); outcome && outcome->is_string()) {
     out += StrCat("Outcome: ", json::value_to<std::string>(*outcome), "\n");
   }

@@ -813,6 +813,13 @@ absl::Status DocumentMigrationWorker::CheckStoreIsForThisRun() {
 
 absl::Status DocumentMigrationWorker::SetupShards() {
   RFS_RETURN_IF_ERROR(CreateShardItems());
+  if (options_.trial()) {
+    // Says "trial" to whoever reads the store (the console), beside the setup identity.
+    RFS_RETURN_IF_ERROR(RecordCompletedItem(
+        coordinator_, clock_,
+        core::StrCat(coordination::kSetupTrialPrefix, options_.max_docs_per_shard),
+        options_.initial_lease, options_.max_docs_per_shard));
+  }
   return RecordCompletedItem(coordinator_, clock_, kSetupForWorkItemId, options_.initial_lease,
                              SettingsHash(SetupIdentity()));
 }

@@ -235,6 +235,9 @@ TEST_CASE("three workers coordinate through the migration console and its status
   CHECK(status.at("total_documents_processed").to_number<uint64_t>() == expected_docs);
   CHECK(status.at("total_size_bytes").to_number<uint64_t>() > 0);
   CHECK(status.at("shard_setup") == "completed");
+  CHECK(status.at("outcome") == "COMPLETED");
+  CHECK(status.at("findings").as_array().empty());
+  CHECK(status.at("trial").is_null());
   CHECK(status.at("indices").as_array().size() == 2);
   CHECK(status.at("active_workers").as_array().empty());
 
@@ -279,6 +282,51 @@ TEST_CASE("three workers coordinate through the migration console and its status
   CHECK(lost == 1);
   CHECK(rfs::test::ReadTextFile(console.dir().File("lost.err")).find("missing") !=
         std::string::npos);
+}
+
+TEST_CASE(
+    "a trial run whose transform fails documents shows in the console as a trial with findings",
+    "[e2e][generated][console][transform]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 2 --docs 200 --seed 73");
+  if (!generated) return;
+  ConsoleProcess console;
+  const std::string token = console.CreateSession("trial");
+  // The transform fails the documents whose id ends in an even digit.
+  const std::string failing = R"([{"JqTransformerProvider": {"script":
+      "if (.operation._id | test(\"[02468]$\")) then error(\"even\") else . end"}}])";
+  const int code = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--output-dir",
+       console.dir().File("out"), "--worker-id", "trial-worker", "--console-url", console.url(),
+       "--session-name", "trial", "--console-token", token, "--max-docs-per-shard", "40",
+       "--doc-transformer-config", failing},
+      console.dir().File("worker.out"), console.dir().File("worker.err"));
+  const std::string worker_out = rfs::test::ReadTextFile(console.dir().File("worker.out"));
+  INFO(worker_out << rfs::test::ReadTextFile(console.dir().File("worker.err")) << console.Log());
+  REQUIRE(code == 6);
+  CHECK(worker_out.find("TRIAL run") != std::string::npos);
+  // What the worker's summary says failed in its transform, per index.
+  const size_t at = worker_out.find(" transform failures");
+  REQUIRE(at != std::string::npos);
+  const size_t from = worker_out.rfind(", ", at) + 2;
+  const int64_t transform_failed = std::stoll(worker_out.substr(from, at - from));
+  REQUIRE(transform_failed > 0);
+
+  auto [status_code, text] = console.Status("trial", token, {"--json"});
+  INFO(text);
+  CHECK(status_code == 6);  // completed with findings
+  const json::object status = json::parse(text).as_object();
+  CHECK(status.at("trial").at("max_docs_per_shard") == 40);
+  CHECK(status.at("outcome") == "COMPLETED_WITH_FINDINGS");
+  REQUIRE(status.at("indices").as_array().size() == 1);
+  const json::object& index = status.at("indices").as_array()[0].as_object();
+  CHECK(index.at("outcomes").at("transform_failed").to_number<int64_t>() == transform_failed);
+  CHECK(index.at("documents").at("failed").to_number<int64_t>() == transform_failed);
+  REQUIRE(status.at("findings").as_array().size() == 1);
+  CHECK(status.at("findings").as_array()[0].at("outcome") == "transform_failed");
+  auto [text_code, human] = console.Status("trial", token);
+  CHECK(text_code == 6);
+  CHECK(human.find("TRIAL: at most 40 documents of each shard") != std::string::npos);
+  CHECK(human.find("Outcome: COMPLETED_WITH_FINDINGS") != std::string::npos);
 }
 
 TEST_CASE("the console page shows a running migration and follows it live in headless Chromium",

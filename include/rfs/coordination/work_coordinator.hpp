@@ -61,11 +61,13 @@ inline constexpr std::string_view kShardSetupWorkItemId = "shard_setup";
 /// (kSetupIndicesPrefix + a hash of the index names). They never parse as WorkItemIds.
 inline constexpr std::string_view kSetupForWorkItemId = "setup_for";
 inline constexpr std::string_view kSetupIndicesPrefix = "setup_indices__";
+/// A trial run's record: "setup_trial__<documents per shard at most>" (a console shows it).
+inline constexpr std::string_view kSetupTrialPrefix = "setup_trial__";
 
 /// True for kShardSetupWorkItemId and the setup records: items that are not shard ranges.
 inline bool IsBookkeepingItem(std::string_view id) {
   return id == kShardSetupWorkItemId || id == kSetupForWorkItemId ||
-         id.starts_with(kSetupIndicesPrefix);
+         id.starts_with(kSetupIndicesPrefix) || id.starts_with(kSetupTrialPrefix);
 }
 
 /// The longest id a store accepts (OpenSearch limits `_id` to 512 bytes).
