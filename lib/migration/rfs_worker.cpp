@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/checked_path.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -224,8 +225,10 @@ DirectoryIndex ReadDirectoryIndex(const std::string& output_dir, std::string_vie
   DirectoryIndex out;
   // A name the sink would not write (an absolute path, "..", ".rfs") names no folder of it.
   if (reindex::InvalidIndexName(index)) return out;
+  auto relative = core::CheckedPath({index}, "the snapshot's index names");
+  if (!relative.ok()) return out;
   std::error_code error;
-  const auto root = std::filesystem::path(output_dir) / std::string(index);
+  const auto root = std::filesystem::path(output_dir) / *relative;
   for (auto it = std::filesystem::recursive_directory_iterator(root, error);
        !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file() || it->path().extension() != ".ndjson") continue;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "rfs/core/checked_path.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -21,6 +22,8 @@ std::optional<std::string> InvalidIndexName(std::string_view name) {
   if (name == "." || name == "..") return "must not be '.' or '..'";
   // The embedded target keeps its own state (store, metadata, failed documents) in OUT/.rfs.
   if (name == ".rfs") return "must not be '.rfs', the embedded target's own folder";
+  // The folder rules every path built from a name follows (core::CheckedPath).
+  if (auto problem = core::PathSegmentProblem(name)) return "must not be " + *problem;
   if (name[0] == '_' || name[0] == '-' || name[0] == '+') {
     return "must not start with '_', '-', or '+'";
   }
@@ -177,10 +180,10 @@ absl::StatusOr<std::unique_ptr<NdjsonDirectorySink>> NdjsonDirectorySink::Open(
   if (options.directory.empty()) {
     return absl::InvalidArgumentError("NDJSON sink needs a directory");
   }
-  if (options.shard.empty() || options.shard == "." || options.shard == ".." ||
-      options.shard.find('/') != std::string::npos) {
+  // The label may name a data stream's backing index (from the snapshot): one checked segment.
+  if (auto problem = core::PathSegmentProblem(options.shard)) {
     return absl::InvalidArgumentError(
-        StrCat("bad shard label for the NDJSON sink: ", options.shard));
+        StrCat("bad shard label for the NDJSON sink: ", options.shard, " (", *problem, ")"));
   }
   if (absl::Status s = core::CreateDirectories(options.directory, options.sync); !s.ok()) {
     return s;
@@ -217,7 +220,11 @@ absl::StatusOr<std::vector<ItemFailure>> NdjsonDirectorySink::Write(
     last_positions->push_back(i);
   }
   for (const auto& [index, positions] : by_index) {
-    const std::string folder = StrCat(options_.directory, "/", index, "/", options_.shard);
+    // Index names were checked (InvalidIndexName) when the batch came in; the one path
+    // function checks them again with the shard label.
+    RFS_ASSIGN_OR_RETURN(const std::string relative,
+                         core::CheckedPath({index, options_.shard}, "the documents' index names"));
+    const std::string folder = StrCat(options_.directory, "/", relative);
     if (absl::Status s = core::CreateDirectories(folder, options_.sync); !s.ok()) return s;
     const std::string path = StrCat(folder, "/", CursorName(docs[positions.front()]->cursor), "-",
                                     CursorName(docs[positions.back()]->cursor), ".ndjson");

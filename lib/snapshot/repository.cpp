@@ -5,6 +5,7 @@
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
+#include "rfs/core/checked_path.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -513,9 +514,11 @@ absl::StatusOr<std::string> SnapshotRepository::IndexMetadataBlobName(
     const SnapshotEntry& snapshot, const IndexEntry& index) const {
   switch (layout_) {
     case RepositoryLayout::kEs1:
-      return StrCat("indices/", index.id, "/snapshot-", snapshot.name);
+      return core::CheckedPath({"indices", index.id, StrCat("snapshot-", snapshot.name)},
+                               "the repository's index-N");
     case RepositoryLayout::kEs2:
-      return StrCat("indices/", index.id, "/meta-", snapshot.name, ".dat");
+      return core::CheckedPath({"indices", index.id, StrCat("meta-", snapshot.name, ".dat")},
+                               "the repository's index-N");
     case RepositoryLayout::kModern:
       break;
   }
@@ -528,10 +531,13 @@ absl::StatusOr<std::string> SnapshotRepository::IndexMetadataBlobName(
                                         "no blob for '", it->second, "' (index ", index.name,
                                         ", snapshot ", snapshot.name, ")"));
     }
-    return StrCat("indices/", index.id, "/meta-", internal::ToStdString(blob_id->get_string()),
-                  ".dat");
+    return core::CheckedPath(
+        {"indices", index.id,
+         StrCat("meta-", internal::ToStdString(blob_id->get_string()), ".dat")},
+        StrCat("index-", generation_));
   }
-  return StrCat("indices/", index.id, "/meta-", snapshot.uuid, ".dat");
+  return core::CheckedPath({"indices", index.id, StrCat("meta-", snapshot.uuid, ".dat")},
+                           StrCat("index-", generation_));
 }
 
 absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
@@ -725,7 +731,10 @@ absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
 
 absl::StatusOr<std::string> SnapshotRepository::ShardFolder(const IndexEntry& index,
                                                             int shard) const {
-  if (index.shard_path_type == 0) return StrCat("indices/", index.id, "/", shard);
+  if (index.shard_path_type == 0) {
+    return core::CheckedPath({"indices", index.id, std::to_string(shard)},
+                             StrCat("index-", generation_));
+  }
   // Hashed shard paths (OpenSearch 2.17+): read the companion listing rather than recompute
   // the hash (A.9). Its name starts with snapshot_path_<indexId>.
   const std::string prefix = StrCat("snapshot_path_", index.id, ".");
@@ -744,7 +753,8 @@ absl::StatusOr<std::string> SnapshotRepository::ShardFolder(const IndexEntry& in
     }
     std::string folder = internal::ToStdString(paths->get_array()[shard].get_string());
     while (!folder.empty() && folder.back() == '/') folder.pop_back();
-    return folder;
+    // A folder the listing names must stay inside the repository.
+    return core::CheckedPath({folder}, path);
   }
   return absl::UnimplementedError(StrCat("index ", index.name, " uses OpenSearch shard path type ",
                                          index.shard_path_type, " but no snapshot_shard_paths/",
@@ -756,18 +766,20 @@ absl::StatusOr<ShardSnapshot> SnapshotRepository::ReadShardSnapshot(const Snapsh
                                                                     int shard) const {
   RFS_ASSIGN_OR_RETURN(const IndexEntry* index, FindIndex(index_name));
   RFS_ASSIGN_OR_RETURN(const std::string folder, ShardFolder(*index, shard));
-  std::string blob;
+  std::string name;
   switch (layout_) {
     case RepositoryLayout::kEs1:
-      blob = StrCat(folder, "/snapshot-", snapshot.name);
+      name = StrCat("snapshot-", snapshot.name);
       break;
     case RepositoryLayout::kEs2:
-      blob = StrCat(folder, "/snap-", snapshot.name, ".dat");
+      name = StrCat("snap-", snapshot.name, ".dat");
       break;
     case RepositoryLayout::kModern:
-      blob = StrCat(folder, "/snap-", snapshot.uuid, ".dat");
+      name = StrCat("snap-", snapshot.uuid, ".dat");
       break;
   }
+  RFS_ASSIGN_OR_RETURN(const std::string blob,
+                       core::CheckedPath({folder, name}, StrCat("index-", generation_)));
   auto bytes = repo_->ReadBlob(blob);
   if (!bytes.ok()) {
     if (absl::IsNotFound(bytes.status())) {
@@ -814,8 +826,7 @@ absl::StatusOr<ShardSnapshot> SnapshotRepository::ReadShardSnapshot(const Snapsh
       }
       info.meta_hash = std::move(raw).value();
     }
-    if (info.name.empty() || info.name.find('/') != std::string::npos ||
-        info.physical_name.find('/') != std::string::npos) {
+    if (core::PathSegmentProblem(info.name) || core::PathSegmentProblem(info.physical_name)) {
       return absl::DataLossError(StrCat(blob, ": invalid file name '", info.name, "'"));
     }
     out.files.push_back(std::move(info));

@@ -3,6 +3,7 @@
 
 #include "rfs/codec/codec_util.hpp"
 #include "rfs/core/base36.hpp"
+#include "rfs/core/checked_path.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -105,7 +106,9 @@ class ShardDirectory final : public core::IDirectory {
       const uint64_t count = info.number_of_parts();
       parts.reserve(count);
       for (uint64_t i = 0; i < count; ++i) {
-        RFS_ASSIGN_OR_RETURN(auto part, repo_->OpenBlob(StrCat(folder_, "/", info.PartName(i))));
+        RFS_ASSIGN_OR_RETURN(const std::string path,
+                             core::CheckedPath({folder_, info.PartName(i)}, description_));
+        RFS_ASSIGN_OR_RETURN(auto part, repo_->OpenBlob(path));
         parts.push_back(std::move(part));
       }
       file = std::make_shared<PartsFile>(

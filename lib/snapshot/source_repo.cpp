@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "rfs/core/checked_path.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -33,11 +34,10 @@ absl::StatusOr<std::shared_ptr<FileSystemRepo>> FileSystemRepo::Open(std::string
 
 absl::StatusOr<std::string> FileSystemRepo::Resolve(std::string_view path) const {
   // Blob paths come from repository metadata, which is untrusted: refuse escapes.
-  if (path.starts_with('/') || path.find("..") != std::string_view::npos) {
-    return absl::InvalidArgumentError(StrCat("invalid blob path '", path, "' in ", root_));
-  }
   if (path.empty()) return root_;
-  return StrCat(root_, "/", path);
+  RFS_ASSIGN_OR_RETURN(const std::string checked,
+                       core::CheckedPath({path}, StrCat("a blob path in ", root_)));
+  return StrCat(root_, "/", checked);
 }
 
 namespace {

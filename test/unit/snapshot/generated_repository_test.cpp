@@ -85,3 +85,33 @@ TEST_CASE("generated: hard deletes, best_compression, compound files", "[snapsho
   if (!generated) return;
   CheckAgainstExpected(*generated);
 }
+
+TEST_CASE("an index id or blob name that would leave its folder is refused, on every read path",
+          "[snapshot][generated][security]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 20 --seed 31");
+  if (!generated) return;
+  auto repo = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(repo.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  const std::string index_name = (*repository)->IndicesIn(**snapshot).at(0);
+  auto index = (*repository)->FindIndex(index_name);
+  REQUIRE(index.ok());
+  // The shard folder of an index whose id (from index-N) climbs out of indices/.
+  for (const char* id : {"..", "../../etc", "a/../../b", ""}) {
+    INFO(id);
+    rfs::snapshot::IndexEntry hostile = **index;
+    hostile.id = id;
+    auto folder = (*repository)->ShardFolder(hostile, 0);
+    REQUIRE_FALSE(folder.ok());
+    CHECK(absl::IsInvalidArgument(folder.status()));
+  }
+  // The folder repository itself refuses any path that would leave its root.
+  for (const char* path : {"../outside", "indices/../../x", "/etc/passwd", "a//b", "a/./b"}) {
+    INFO(path);
+    CHECK_FALSE((*repo)->OpenBlob(path).ok());
+    CHECK_FALSE((*repo)->ListBlobs(path).ok());
+  }
+}
