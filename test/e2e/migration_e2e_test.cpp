@@ -253,7 +253,8 @@ std::vector<WorkerLogEvent> ReadWorkerEvents(const std::string& path) {
     WorkerLogEvent e;
     e.at = EpochMillis(std::string(o.at("ts").as_string()));
     e.event = std::string(o.at("event").as_string());
-    if (o.contains("index")) {
+    // Work-item events name their shard (index_account names an index only).
+    if (o.contains("work_item")) {
       e.shard = std::string(o.at("index").as_string()) + "/" +
                 std::to_string(o.at("shard").to_number<int>());
     }

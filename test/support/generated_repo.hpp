@@ -56,7 +56,12 @@ inline std::optional<GeneratedRepo> Generate(const std::string& args) {
   if (generator.empty()) {
     SkipTest("the Java fixture generator is unavailable (no JDK or Lucene jars)");
   }
-  const auto base = std::filesystem::path(RFS_BINARY_DIR) / "generated";
+  // RFS_GENERATED_DIR: share the fixtures of another build (the ThreadSanitizer build reuses
+  // the main build's; they are keyed by the generator and its arguments).
+  const char* shared = std::getenv("RFS_GENERATED_DIR");
+  const auto base = shared != nullptr && *shared != '\0'
+                        ? std::filesystem::path(shared)
+                        : std::filesystem::path(RFS_BINARY_DIR) / "generated";
   std::filesystem::create_directories(base);
   const GeneratedRepo out{
       base / std::to_string(std::hash<std::string>{}(GeneratorIdentity(generator) + "\n" + args))};

@@ -134,7 +134,7 @@ void RunConformance(const std::string& store_uri) {
 
 TEST_CASE(
     "ConsoleWorkCoordinator on a SQLite console passes the IWorkCoordinator conformance suite",
-    "[console][conformance]") {
+    "[console][conformance][tsan]") {
   rfs::test::TempDir dir("rfs-console");
   RunConformance("sqlite:" + dir.File("console.db"));
 }

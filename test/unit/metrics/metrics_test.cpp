@@ -94,7 +94,7 @@ TEST_CASE("families are registered once and validated", "[metrics]") {
   CHECK_THROWS_AS(registry.AddCounter("rfs_no_suffix", "x"), std::invalid_argument);
 }
 
-TEST_CASE("counters are safe to update from many threads", "[metrics]") {
+TEST_CASE("counters are safe to update from many threads", "[metrics][tsan]") {
   Registry registry;
   auto& family = registry.AddCounter("rfs_hits_total", "Hits.", {"thread"});
   std::vector<std::thread> threads;

@@ -182,7 +182,7 @@ TEST_CASE("a worker migrates every shard once and then finds no work left",
 }
 
 TEST_CASE("decoding threads lay out bulk lines for a sink that writes them, unless transforms run",
-          "[reindex][worker][generated]") {
+          "[reindex][worker][generated][tsan]") {
   auto generated = rfs::test::Generate(
       "--indices 1 --shards 1 --docs 300 --updates 10 --deletes 20 --segments 2 --seed 17");
   if (!generated) return;

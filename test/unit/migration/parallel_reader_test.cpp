@@ -53,7 +53,7 @@ void WithGeneratedRepository(Body body) {
 }  // namespace
 
 TEST_CASE("ParallelDocumentReader returns exactly what a DocumentCursor returns, in order",
-          "[lucene][parallel][generated]") {
+          "[lucene][parallel][generated][tsan]") {
   WithGeneratedRepository([&](auto& repository, auto& snapshot) {
     for (int shard = 0; shard < 2; ++shard) {
       auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", shard);

@@ -179,7 +179,7 @@ TEST_CASE("transport discards pooled connections the server closed", "[reindex][
   CHECK(transport->connections_opened() == 2);
 }
 
-TEST_CASE("transport serves concurrent callers", "[reindex][http]") {
+TEST_CASE("transport serves concurrent callers", "[reindex][http][tsan]") {
   auto server = StartDouble();
   auto transport = OpenTransport({.endpoint = server->endpoint()});
   std::atomic<int> ok{0};

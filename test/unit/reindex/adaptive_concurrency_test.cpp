@@ -141,7 +141,7 @@ TEST_CASE("AIMD: a pushback halves the limit once per window, successes grow it 
 }
 
 TEST_CASE("AIMD: Acquire holds requests beyond the limit until one returns",
-          "[reindex][backpressure]") {
+          "[reindex][backpressure][tsan]") {
   AdaptiveConcurrencyOptions options;
   options.max_in_flight = 2;
   AdaptiveConcurrency control(options);
@@ -161,7 +161,7 @@ TEST_CASE("AIMD: Acquire holds requests beyond the limit until one returns",
 }
 
 TEST_CASE("backpressure keeps a worker near the target's capacity, with every document written",
-          "[reindex][backpressure]") {
+          "[reindex][backpressure][tsan]") {
   auto run = [](bool backpressure) {
     CapacitySink sink(2);
     auto summary = ReindexAll(
@@ -231,7 +231,7 @@ TEST_CASE("a sink that reports no target load keeps the configured bulks and con
 }
 
 TEST_CASE("bulk bytes in flight stay under max_in_flight_bytes whatever the connections",
-          "[reindex][memory]") {
+          "[reindex][memory][tsan]") {
   // Counts the bulks written at once (each about the same size).
   class SlowSink final : public rfs::reindex::IDocumentSink {
    public:

@@ -153,7 +153,7 @@ TEST_CASE("an allocating JavaScript loop is interrupted at its time budget",
 }
 
 TEST_CASE("a stop interrupts a running transform after its grace period",
-          "[transform][jq][budget]") {
+          "[transform][jq][budget][tsan]") {
   std::atomic<bool> stop{true};
   TransformerContext context;
   context.limits.stop_requested = &stop;
