@@ -42,7 +42,8 @@ HttpResponse Echo(const HttpRequest& request) {
 
 }  // namespace
 
-TEST_CASE("HttpServer hands whole requests to its handler over keep-alive connections", "[net][tsan]") {
+TEST_CASE("HttpServer hands whole requests to its handler over keep-alive connections",
+          "[net][tsan]") {
   rfs::net::HttpServerOptions options;
   options.max_request_body_bytes = 1000;
   auto server = rfs::net::HttpServer::Start(options, Echo);

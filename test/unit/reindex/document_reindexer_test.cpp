@@ -136,7 +136,8 @@ TEST_CASE("reindexer batches by document count and by bytes", "[reindex][reindex
   }
 }
 
-TEST_CASE("reindexer keeps at most max_concurrent_batches in flight", "[reindex][reindexer][tsan]") {
+TEST_CASE("reindexer keeps at most max_concurrent_batches in flight",
+          "[reindex][reindexer][tsan]") {
   core::FakeClock clock;
   ScriptedSink sink;
   DocumentReindexer reindexer(sink, nullptr, clock,
