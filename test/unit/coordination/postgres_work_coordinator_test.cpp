@@ -58,7 +58,7 @@ TEST_CASE("PostgresWorkCoordinator passes the IWorkCoordinator conformance suite
 }
 
 TEST_CASE("PostgresWorkCoordinator leases on the server's clock and 16 workers share 200 items",
-          "[coordination][postgres]") {
+          "[coordination][postgres][tsan]") {
   rfs::test::PostgresServer& server = Server();
   auto first = PostgresWorkCoordinator::Open(Options(server, "setup", "race"));
   REQUIRE(first.ok());

@@ -45,7 +45,7 @@ struct SqliteEnv {
 }  // namespace
 
 TEST_CASE("SqliteWorkCoordinator passes the IWorkCoordinator conformance suite",
-          "[coordination][sqlite]") {
+          "[coordination][sqlite][tsan]") {
   SqliteEnv env;
   rfs::coordination::conformance::RunWorkCoordinatorConformance(env.conformance());
 }

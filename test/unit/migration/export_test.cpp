@@ -55,7 +55,7 @@ Exported Export(const std::string& repo, int threads, const rfs::test::TempDir& 
 }  // namespace
 
 TEST_CASE("serial and parallel exports write every document exactly, huge ones included",
-          "[migration][export][generated]") {
+          "[migration][export][generated][tsan]") {
   auto generated = rfs::test::Generate(
       "--indices 1 --shards 1 --docs 400 --segments 3 --deletes 20 --write-docs true "
       "--huge-doc-bytes 3000000 --seed 17");

@@ -167,7 +167,7 @@ TEST_CASE("temporary credentials rotate while a repository is read from S3", "[s
 }
 
 TEST_CASE("read-ahead fetches in parallel within its budget, and metadata is fetched once",
-          "[s3]") {
+          "[s3][tsan]") {
   auto generated = rfs::test::Generate(
       "--indices 1 --shards 1 --docs 4000 --doc-size 1000 "
       "--segments 1 --seed 95");
