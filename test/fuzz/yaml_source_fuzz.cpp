@@ -8,6 +8,7 @@
 #include <string>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/parse_options.hpp>
 
 #include "rfs/lucene/source_json.hpp"
 
@@ -16,7 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string out;
   if (rfs::lucene::AppendYamlAsJson(bytes, "fuzz.yaml", out).ok()) {
     boost::system::error_code ec;
-    (void)boost::json::parse(out, ec);
+    // As deep as the converter accepts (Boost.JSON stops at 32 by default).
+    boost::json::parse_options options;
+    options.max_depth = 100'000;
+    (void)boost::json::parse(out, ec, {}, options);
     if (ec) std::abort();  // converted to something that is not JSON
   }
   return 0;
