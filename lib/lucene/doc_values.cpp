@@ -297,9 +297,14 @@ class MetaParser {
       if (ords.bits_per_value > 64) return in_.Error("invalid bits per value of ords");
       RFS_ASSIGN_OR_RETURN(ords.values_offset, Long());
       RFS_ASSIGN_OR_RETURN(ords.values_length, Long());
-      ords.num_values = ords.bits_per_value == 0
-                            ? INT64_MAX
-                            : std::max<int64_t>(ords.values_length, 0) * 8 / ords.bits_per_value;
+      // values_length comes from the file: length * 8 / bits without overflowing (saturated).
+      const uint64_t length = static_cast<uint64_t>(std::max<int64_t>(ords.values_length, 0));
+      const uint64_t bits = ords.bits_per_value;
+      if (bits == 0 || length / bits > static_cast<uint64_t>(INT64_MAX / 16)) {
+        ords.num_values = INT64_MAX;
+      } else {
+        ords.num_values = static_cast<int64_t>(length / bits * 8 + length % bits * 8 / bits);
+      }
       RFS_ASSIGN_OR_RETURN(entry.num_docs_with_field, Int());
       AddressesMeta addresses;
       RFS_RETURN_IF_ERROR(Addresses(int64_t{entry.num_docs_with_field} + 1, addresses));
