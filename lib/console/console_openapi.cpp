@@ -456,53 +456,10 @@ std::string_view ConsoleOpenApi() {
       }
      },
      "documents": {
-      "type": "object",
-      "required": [
-       "processed",
-       "failed"
-      ],
-      "properties": {
-       "processed": {
-        "type": "integer"
-       },
-       "total": {
-        "type": "integer",
-        "nullable": true
-       },
-       "failed": {
-        "type": "integer"
-       },
-       "percent": {
-        "type": "number",
-        "nullable": true,
-        "minimum": 0,
-        "maximum": 100
-       }
-      }
+      "$ref": "#/components/schemas/DocumentCounts"
      },
      "bytes": {
-      "type": "object",
-      "required": [
-       "processed"
-      ],
-      "properties": {
-       "processed": {
-        "type": "integer"
-       },
-       "total": {
-        "type": "integer",
-        "nullable": true
-       },
-       "percent": {
-        "type": "number",
-        "nullable": true,
-        "minimum": 0,
-        "maximum": 100
-       },
-       "source_bytes_sent": {
-        "type": "integer"
-       }
-      }
+      "$ref": "#/components/schemas/ByteCounts"
      },
      "incomplete_items": {
       "type": "integer"
@@ -628,53 +585,10 @@ std::string_view ConsoleOpenApi() {
          "type": "string"
         },
         "documents": {
-         "type": "object",
-         "required": [
-          "processed",
-          "failed"
-         ],
-         "properties": {
-          "processed": {
-           "type": "integer"
-          },
-          "total": {
-           "type": "integer",
-           "nullable": true
-          },
-          "failed": {
-           "type": "integer"
-          },
-          "percent": {
-           "type": "number",
-           "nullable": true,
-           "minimum": 0,
-           "maximum": 100
-          }
-         }
+         "$ref": "#/components/schemas/DocumentCounts"
         },
         "bytes": {
-         "type": "object",
-         "required": [
-          "processed"
-         ],
-         "properties": {
-          "processed": {
-           "type": "integer"
-          },
-          "total": {
-           "type": "integer",
-           "nullable": true
-          },
-          "percent": {
-           "type": "number",
-           "nullable": true,
-           "minimum": 0,
-           "maximum": 100
-          },
-          "source_bytes_sent": {
-           "type": "integer"
-          }
-         }
+         "$ref": "#/components/schemas/ByteCounts"
         },
         "outcomes": {
          "$ref": "#/components/schemas/Outcomes"
@@ -733,6 +647,55 @@ std::string_view ConsoleOpenApi() {
      "rebuilt_inexact": {
       "type": "integer",
       "minimum": 0
+     }
+    }
+   },
+   "DocumentCounts": {
+    "type": "object",
+    "required": [
+     "processed",
+     "failed"
+    ],
+    "properties": {
+     "processed": {
+      "type": "integer"
+     },
+     "total": {
+      "type": "integer",
+      "nullable": true
+     },
+     "failed": {
+      "type": "integer"
+     },
+     "percent": {
+      "type": "number",
+      "nullable": true,
+      "minimum": 0,
+      "maximum": 100
+     }
+    }
+   },
+   "ByteCounts": {
+    "type": "object",
+    "required": [
+     "processed"
+    ],
+    "properties": {
+     "processed": {
+      "type": "integer"
+     },
+     "total": {
+      "type": "integer",
+      "nullable": true
+     },
+     "percent": {
+      "type": "number",
+      "nullable": true,
+      "minimum": 0,
+      "maximum": 100
+     },
+     "source_bytes_sent": {
+      "type": "integer"
      }
     }
    }

@@ -137,26 +137,25 @@ void Check(const json::value& value, const json::object& raw_schema, const std::
   }
 }
 
-// The document's path template for `path` (the one with the most literal segments), or null.
-const json::object* PathItem(std::string_view path) {
-  std::vector<std::string_view> segments;
+// "/a/b" -> {"a", "b"}.
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
   for (size_t start = 1; start <= path.size();) {
     const size_t slash = path.find('/', start);
     const size_t end = slash == std::string_view::npos ? path.size() : slash;
-    segments.push_back(path.substr(start, end - start));
+    out.push_back(path.substr(start, end - start));
     start = end + 1;
   }
+  return out;
+}
+
+// The document's path template for `path` (the one with the most literal segments), or null.
+const json::object* PathItem(std::string_view path) {
+  const std::vector<std::string_view> segments = Segments(path);
   const json::object* best = nullptr;
   int best_literals = -1;
   for (const auto& [template_path, item] : Document().at("paths").as_object()) {
-    std::vector<std::string_view> parts;
-    const std::string_view t = template_path;
-    for (size_t start = 1; start <= t.size();) {
-      const size_t slash = t.find('/', start);
-      const size_t end = slash == std::string_view::npos ? t.size() : slash;
-      parts.push_back(t.substr(start, end - start));
-      start = end + 1;
-    }
+    const std::vector<std::string_view> parts = Segments(template_path);
     if (parts.size() != segments.size()) continue;
     int literals = 0;
     bool match = true;
