@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -17,8 +18,39 @@ using core::StrCat;
 
 namespace {
 
-constexpr std::string_view kMetaName[] = {"Lucene99FlatVectorsFormatMeta"};
-constexpr std::string_view kDataName[] = {"Lucene99FlatVectorsFormatData"};
+// The raw-vector layouts of Lucene 9 and 10: the Lucene 9.0-9.8 HNSW formats each keep their
+// vectors in `.vec` beside a `.vem` of their own; every later format keeps them in the Lucene99
+// flat files (`.vemf`/`.vec`). Codec names as the formats spell them (Lucene92 and Lucene94 in
+// lower case).
+struct VectorLayout {
+  std::string_view format;  ///< PerFieldKnnVectorsFormat.format; empty: any other (flat files)
+  int lucene;               ///< 90, 91, 92, 94, 95 or 99
+  std::string_view meta_extension;
+  std::string_view meta_codec;
+  std::string_view data_codec;
+  int32_t max_version;
+};
+
+constexpr VectorLayout kLayouts[] = {
+    {"Lucene90HnswVectorsFormat", 90, "vem", "Lucene90HnswVectorsFormatMeta",
+     "Lucene90HnswVectorsFormatData", 0},
+    {"Lucene91HnswVectorsFormat", 91, "vem", "Lucene91HnswVectorsFormatMeta",
+     "Lucene91HnswVectorsFormatData", 0},
+    {"lucene92HnswVectorsFormat", 92, "vem", "lucene92HnswVectorsFormatMeta",
+     "lucene92HnswVectorsFormatData", 0},
+    {"Lucene94HnswVectorsFormat", 94, "vem", "lucene94HnswVectorsFormatMeta",
+     "lucene94HnswVectorsFormatData", 1},
+    {"Lucene95HnswVectorsFormat", 95, "vem", "Lucene95HnswVectorsFormatMeta",
+     "Lucene95HnswVectorsFormatData", 1},
+    {"", 99, "vemf", "Lucene99FlatVectorsFormatMeta", "Lucene99FlatVectorsFormatData", 0},
+};
+
+const VectorLayout& LayoutOf(std::string_view format) {
+  for (const VectorLayout& layout : kLayouts) {
+    if (!layout.format.empty() && layout.format == format) return layout;
+  }
+  return kLayouts[std::size(kLayouts) - 1];
+}
 
 absl::StatusOr<int64_t> Long(ByteReader& in) {
   RFS_ASSIGN_OR_RETURN(uint64_t v, in.ReadLeU64());
@@ -35,21 +67,153 @@ absl::StatusOr<int64_t> VLong(ByteReader& in) {
   return static_cast<int64_t>(v);
 }
 
-// One field of `.vemf` (Lucene99FlatVectorsReader.FieldEntry): encoding, similarity, data offset
-// and length, dimension, size, then the ord-to-doc configuration.
-absl::Status ReadEntry(ByteReader& in, const FieldInfo& info, VectorFieldEntry& entry) {
-  const size_t at = in.position();
-  RFS_ASSIGN_OR_RETURN(int32_t encoding, Int(in));
-  if (encoding != 0 && encoding != 1) {
-    return in.ErrorAt(at, StrCat("field '", info.name, "': unknown vector encoding ", encoding));
+// A count read from the file, bounded by what is left of it at `min_bytes` bytes per item.
+absl::StatusOr<uint64_t> CheckedCount(ByteReader& in, int64_t count, size_t min_bytes,
+                                      std::string_view what) {
+  if (count < 0 || static_cast<uint64_t>(count) > in.remaining() / min_bytes) {
+    return in.Error(StrCat("invalid count of ", what, ": ", count));
   }
-  entry.encoding = static_cast<VectorEncoding>(encoding);
+  return static_cast<uint64_t>(count);
+}
+
+// DirectMonotonicReader.loadMeta of `values` values in blocks of 2^shift (the shift read at
+// `at`): one 21-byte record per block (min, average increment, offset, bits per value), none of
+// which the raw vectors need.
+absl::Status SkipMonotonicBlocks(ByteReader& in, uint64_t values, uint32_t shift, size_t at) {
+  if (shift == 0 || shift > 30) return in.ErrorAt(at, StrCat("invalid block shift ", shift));
+  const uint64_t blocks = (values + (uint64_t{1} << shift) - 1) >> shift;
+  if (blocks > in.remaining() / 21) {
+    return in.Error(StrCat("monotonic metadata of ", blocks, " blocks runs past the end"));
+  }
+  return in.Skip(static_cast<size_t>(blocks) * 21);
+}
+
+// OrdToDocDISIReaderConfiguration (Lucene 9.2+): docs-with-field offset (-1 dense, -2 empty, -3
+// dense and reordered, else sparse), its length, jump table entries, dense rank power; when
+// sparse, the ord-to-doc addresses (monotonic with doc ids unless their block shift is 0:
+// reordered). The ordinal of a document is its index among the documents with a vector, so the
+// addresses are not needed.
+absl::Status ReadDocsWithField(ByteReader& in, const FieldInfo& info, VectorFieldEntry& entry) {
+  const size_t docs_at = in.position();
+  RFS_ASSIGN_OR_RETURN(entry.docs.offset, Long(in));
+  RFS_ASSIGN_OR_RETURN(entry.docs.length, Long(in));
+  RFS_RETURN_IF_ERROR(in.ReadLeU16().status());
+  RFS_ASSIGN_OR_RETURN(uint8_t rank_power, in.ReadByte());
+  entry.docs.dense_rank_power = static_cast<int8_t>(rank_power);
+  const std::string reordered =
+      StrCat("field '", info.name,
+             "': reordered vectors (an index sorted for vector search) are not read yet");
+  if (entry.docs.offset == -3) return in.ErrorAt(docs_at, reordered);
+  if (entry.docs.offset >= 0) {
+    RFS_RETURN_IF_ERROR(Long(in).status());  // addresses offset
+    const size_t shift_at = in.position();
+    RFS_ASSIGN_OR_RETURN(uint32_t shift, in.ReadVInt());
+    if (shift == 0) return in.ErrorAt(docs_at, reordered);
+    RFS_RETURN_IF_ERROR(
+        SkipMonotonicBlocks(in, static_cast<uint64_t>(entry.size), shift, shift_at));
+    RFS_RETURN_IF_ERROR(Long(in).status());  // addresses length
+  } else if (entry.docs.offset != -1 && entry.docs.offset != -2) {
+    return in.ErrorAt(docs_at, StrCat("field '", info.name, "': invalid docs-with-field offset ",
+                                      entry.docs.offset));
+  }
+  return absl::OkStatus();
+}
+
+// Lucene 9.0 and 9.1 list the document of every ordinal; kept increasing, as written.
+absl::Status ReadOrdToDoc(ByteReader& in, const FieldInfo& info, bool vints,
+                          VectorFieldEntry& entry) {
+  const size_t at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint64_t size, CheckedCount(in, entry.size, vints ? 1 : 4, "documents"));
+  entry.ord_to_doc.resize(static_cast<size_t>(size));
+  int64_t previous = -1;
+  for (int32_t& doc : entry.ord_to_doc) {
+    if (vints) {
+      RFS_ASSIGN_OR_RETURN(uint32_t value, in.ReadVInt());
+      doc = static_cast<int32_t>(value);
+    } else {
+      RFS_ASSIGN_OR_RETURN(doc, Int(in));
+    }
+    if (doc <= previous) {
+      return in.ErrorAt(at,
+                        StrCat("field '", info.name, "': documents with a vector out of order"));
+    }
+    previous = doc;
+  }
+  entry.explicit_docs = true;
+  return absl::OkStatus();
+}
+
+// The HNSW graph's metadata after the vectors' (Lucene 9.1-9.8): levels and their nodes, skipped.
+absl::Status SkipGraphMeta(ByteReader& in, const VectorLayout& layout,
+                           const VectorFieldEntry& entry) {
+  const bool vints = layout.lucene == 95;
+  // Numbers are ints before Lucene 9.5, vints after.
+  auto read_int = [&]() -> absl::StatusOr<int32_t> {
+    if (!vints) return Int(in);
+    RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadVInt());
+    return static_cast<int32_t>(v);
+  };
+  RFS_RETURN_IF_ERROR(read_int().status());  // M, the graph's connections per node
+  RFS_ASSIGN_OR_RETURN(int32_t levels_read, read_int());
+  // Every level above 0 takes at least a byte.
+  RFS_ASSIGN_OR_RETURN(uint64_t levels, CheckedCount(in, levels_read, 1, "graph levels"));
+  uint64_t offsets = levels > 0 ? static_cast<uint64_t>(entry.size) : 0;
+  for (uint64_t level = 0; level < levels; ++level) {
+    if (level == 0) {
+      // Level 0 holds every node and lists none; Lucene95 does not even count them.
+      if (!vints) RFS_RETURN_IF_ERROR(read_int().status());
+      continue;
+    }
+    RFS_ASSIGN_OR_RETURN(int32_t nodes, read_int());
+    RFS_ASSIGN_OR_RETURN(uint64_t count, CheckedCount(in, nodes, vints ? 1 : 4, "graph nodes"));
+    offsets += count;
+    if (vints) {
+      for (uint64_t i = 0; i < count; ++i) RFS_RETURN_IF_ERROR(in.ReadVInt().status());
+    } else {
+      RFS_RETURN_IF_ERROR(in.Skip(static_cast<size_t>(count) * 4));
+    }
+  }
+  if (vints && offsets > 0) {
+    RFS_RETURN_IF_ERROR(Long(in).status());  // offsets offset
+    const size_t shift_at = in.position();
+    RFS_ASSIGN_OR_RETURN(uint32_t shift, in.ReadVInt());
+    RFS_RETURN_IF_ERROR(SkipMonotonicBlocks(in, offsets, shift, shift_at));
+    RFS_RETURN_IF_ERROR(Long(in).status());  // offsets length
+  }
+  return absl::OkStatus();
+}
+
+// One field of the vectors metadata (the FieldEntry of Lucene90..95HnswVectorsReader and
+// Lucene99FlatVectorsReader): encoding (Lucene 9.4+), similarity function, data offset and length,
+// the graph's offset and length (before Lucene 9.9), dimension, size, then which documents have a
+// vector and the graph's levels.
+absl::Status ReadEntry(ByteReader& in, const FieldInfo& info, const VectorLayout& layout,
+                       VectorFieldEntry& entry) {
+  const size_t at = in.position();
+  if (layout.lucene >= 94) {
+    RFS_ASSIGN_OR_RETURN(int32_t encoding, Int(in));
+    if (encoding != 0 && encoding != 1) {
+      return in.ErrorAt(at, StrCat("field '", info.name, "': unknown vector encoding ", encoding));
+    }
+    entry.encoding = static_cast<VectorEncoding>(encoding);
+  }
   RFS_RETURN_IF_ERROR(Int(in).status());  // similarity function
   RFS_ASSIGN_OR_RETURN(entry.data_offset, VLong(in));
   RFS_ASSIGN_OR_RETURN(entry.data_length, VLong(in));
-  RFS_ASSIGN_OR_RETURN(uint32_t dimension, in.ReadVInt());
+  if (layout.lucene < 99) {
+    RFS_RETURN_IF_ERROR(VLong(in).status());  // graph offset
+    RFS_RETURN_IF_ERROR(VLong(in).status());  // graph length
+  }
+  int64_t dimension = 0;
+  if (layout.lucene >= 95) {
+    RFS_ASSIGN_OR_RETURN(uint32_t value, in.ReadVInt());
+    dimension = value;
+  } else {
+    RFS_ASSIGN_OR_RETURN(int32_t value, Int(in));
+    dimension = value;
+  }
   RFS_ASSIGN_OR_RETURN(entry.size, Int(in));
-  if (dimension == 0 || dimension > (1u << 16) || entry.size < 0 || entry.data_offset < 0) {
+  if (dimension <= 0 || dimension > (1 << 16) || entry.size < 0 || entry.data_offset < 0) {
     return in.ErrorAt(at, StrCat("field '", info.name, "': invalid vector dimension ", dimension,
                                  " or count ", entry.size));
   }
@@ -60,59 +224,39 @@ absl::Status ReadEntry(ByteReader& in, const FieldInfo& info, VectorFieldEntry& 
         at, StrCat("field '", info.name, "': vector data length ", entry.data_length, " is not ",
                    entry.size, " vectors of ", entry.dimension, " x ", width, " bytes"));
   }
-  // OrdToDocDISIReaderConfiguration: docs-with-field offset (-1 dense, -2 empty, -3 dense and
-  // reordered, else sparse), its length, jump table entries, dense rank power; when sparse, the
-  // ord-to-doc addresses (monotonic with doc ids unless their block shift is 0: reordered).
-  const size_t docs_at = in.position();
-  RFS_ASSIGN_OR_RETURN(entry.docs.offset, Long(in));
-  RFS_ASSIGN_OR_RETURN(entry.docs.length, Long(in));
-  RFS_RETURN_IF_ERROR(in.ReadLeU16().status());
-  RFS_ASSIGN_OR_RETURN(uint8_t rank_power, in.ReadByte());
-  entry.docs.dense_rank_power = static_cast<int8_t>(rank_power);
-  if (entry.docs.offset == -3) {
-    return in.ErrorAt(docs_at, StrCat("field '", info.name,
-                                      "': reordered vectors (an index sorted for vector search) "
-                                      "are not read yet"));
-  }
-  if (entry.docs.offset >= 0) {
-    RFS_RETURN_IF_ERROR(Long(in).status());  // addresses offset
-    RFS_ASSIGN_OR_RETURN(uint32_t shift, in.ReadVInt());
-    if (shift == 0) {
-      return in.ErrorAt(docs_at, StrCat("field '", info.name,
-                                        "': reordered vectors (an index sorted for vector "
-                                        "search) are not read yet"));
+  switch (layout.lucene) {
+    case 90: {
+      RFS_RETURN_IF_ERROR(ReadOrdToDoc(in, info, /*vints=*/true, entry));
+      // The graph's offset of every ordinal, delta-coded.
+      for (int32_t i = 0; i < entry.size; ++i) RFS_RETURN_IF_ERROR(in.ReadVLong().status());
+      return absl::OkStatus();
     }
-    if (shift > 30) return in.ErrorAt(docs_at, StrCat("invalid block shift ", shift));
-    // DirectMonotonicReader.loadMeta: one 21-byte record per block of 2^shift ordinals; the
-    // ordinal of a document is its index among the documents with a vector, so they are not
-    // needed.
-    const uint64_t blocks =
-        (static_cast<uint64_t>(entry.size) + (uint64_t{1} << shift) - 1) >> shift;
-    if (blocks > in.remaining() / 21) {
-      return in.Error(StrCat("monotonic metadata of ", blocks, " blocks runs past the end"));
+    case 91: {
+      RFS_ASSIGN_OR_RETURN(uint8_t marker, in.ReadByte());
+      if (marker == 0) {
+        RFS_RETURN_IF_ERROR(ReadOrdToDoc(in, info, /*vints=*/false, entry));
+      } else if (marker != 0xff) {
+        return in.Error(StrCat("field '", info.name, "': invalid dense/sparse marker ", marker));
+      } else {
+        entry.docs.offset = -1;  // every document has a vector
+      }
+      return SkipGraphMeta(in, layout, entry);
     }
-    RFS_RETURN_IF_ERROR(in.Skip(static_cast<size_t>(blocks) * 21));
-    RFS_RETURN_IF_ERROR(Long(in).status());  // addresses length
-  } else if (entry.docs.offset != -1 && entry.docs.offset != -2) {
-    return in.ErrorAt(docs_at, StrCat("field '", info.name, "': invalid docs-with-field offset ",
-                                      entry.docs.offset));
+    case 99:
+      return ReadDocsWithField(in, info, entry);
+    default:
+      RFS_RETURN_IF_ERROR(ReadDocsWithField(in, info, entry));
+      return SkipGraphMeta(in, layout, entry);
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<VectorsFile>> VectorsFile::Open(const core::IDirectory& dir,
-                                                               const SegmentCommitInfo& segment,
-                                                               const std::string& suffix,
-                                                               const FieldInfos& fields) {
-  std::unique_ptr<VectorsFile> out(new VectorsFile());
-  const std::string meta_name = SegmentFileName(segment.name, suffix, "vemf");
-  RFS_ASSIGN_OR_RETURN(FileBytes meta, FileBytes::Open(dir, meta_name));
-  ByteReader in = meta.Reader();
-  RFS_ASSIGN_OR_RETURN(auto header, ReadFileHeader(in, {kMetaName, 0, 0}, &segment.id, suffix,
-                                                   /*verify_crc=*/true));
-  (void)header;
+absl::StatusOr<std::map<int32_t, VectorFieldEntry>> ParseVectorsMeta(ByteReader& in,
+                                                                     std::string_view format,
+                                                                     const FieldInfos& fields) {
+  const VectorLayout& layout = LayoutOf(format);
+  std::map<int32_t, VectorFieldEntry> entries;
   for (;;) {
     const size_t at = in.position();
     RFS_ASSIGN_OR_RETURN(int32_t number, Int(in));
@@ -121,13 +265,31 @@ absl::StatusOr<std::unique_ptr<VectorsFile>> VectorsFile::Open(const core::IDire
     if (info == nullptr) return in.ErrorAt(at, StrCat("unknown field number ", number));
     VectorFieldEntry entry;
     entry.field_number = number;
-    RFS_RETURN_IF_ERROR(ReadEntry(in, *info, entry));
+    RFS_RETURN_IF_ERROR(ReadEntry(in, *info, layout, entry));
     if (info->vector_dimension != entry.dimension) {
       return in.ErrorAt(at, StrCat("field '", info->name, "': dimension ", entry.dimension,
                                    " differs from the field infos' ", info->vector_dimension));
     }
-    out->entries_[number] = entry;
+    entries[number] = std::move(entry);
   }
+  return entries;
+}
+
+absl::StatusOr<std::unique_ptr<VectorsFile>> VectorsFile::Open(const core::IDirectory& dir,
+                                                               const SegmentCommitInfo& segment,
+                                                               std::string_view format,
+                                                               const std::string& suffix,
+                                                               const FieldInfos& fields) {
+  std::unique_ptr<VectorsFile> out(new VectorsFile());
+  const VectorLayout& layout = LayoutOf(format);
+  const std::string meta_name = SegmentFileName(segment.name, suffix, layout.meta_extension);
+  RFS_ASSIGN_OR_RETURN(FileBytes meta, FileBytes::Open(dir, meta_name));
+  ByteReader in = meta.Reader();
+  const std::string_view meta_codec[] = {layout.meta_codec};
+  RFS_ASSIGN_OR_RETURN(auto header,
+                       ReadFileHeader(in, {meta_codec, 0, layout.max_version}, &segment.id, suffix,
+                                      /*verify_crc=*/true));
+  RFS_ASSIGN_OR_RETURN(out->entries_, ParseVectorsMeta(in, format, fields));
   const std::string data_name = SegmentFileName(segment.name, suffix, "vec");
   RFS_ASSIGN_OR_RETURN(out->data_, dir.OpenFile(data_name));
   // The data file is read in place, vector by vector: checksum it whole once, in pieces.
@@ -135,7 +297,9 @@ absl::StatusOr<std::unique_ptr<VectorsFile>> VectorsFile::Open(const core::IDire
   std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(out->data_->size(), 256)));
   RFS_RETURN_IF_ERROR(out->data_->ReadAt(0, head));
   ByteReader data_in(head, data_name);
-  RFS_ASSIGN_OR_RETURN(auto data_header, codec::ReadIndexHeader(data_in, kDataName[0], 0, 0));
+  RFS_ASSIGN_OR_RETURN(auto data_header,
+                       codec::ReadIndexHeader(data_in, layout.data_codec, header.header.version,
+                                              header.header.version));
   if (data_header.id != segment.id || data_header.suffix != suffix) {
     return core::DataLossAt(data_name, 0,
                             StrCat("header names another segment or suffix (", data_header.suffix,
@@ -184,9 +348,17 @@ FieldVectors::FieldVectors(const VectorsFile& file, const VectorFieldEntry& entr
 absl::StatusOr<bool> FieldVectors::Vector(int32_t doc, std::vector<float>& out) {
   out.clear();
   if (doc < 0 || doc >= max_doc_) return false;
-  RFS_ASSIGN_OR_RETURN(bool has, docs_.AdvanceExact(doc));
-  if (!has) return false;
-  const int64_t ord = docs_.index();
+  int64_t ord = 0;
+  if (entry_.explicit_docs) {
+    const auto& docs = entry_.ord_to_doc;
+    auto it = std::lower_bound(docs.begin(), docs.end(), doc);
+    if (it == docs.end() || *it != doc) return false;
+    ord = it - docs.begin();
+  } else {
+    RFS_ASSIGN_OR_RETURN(bool has, docs_.AdvanceExact(doc));
+    if (!has) return false;
+    ord = docs_.index();
+  }
   if (ord < 0 || ord >= entry_.size) {
     return core::DataLossAt(
         file_.data().name(), static_cast<uint64_t>(entry_.data_offset),
@@ -235,11 +407,12 @@ absl::StatusOr<FieldVectors*> SegmentVectors::Field(std::string_view name) {
   const std::string file_suffix = StrCat(format->second, "_", suffix->second);
   auto file_it = files_.find(file_suffix);
   if (file_it == files_.end()) {
-    auto opened = VectorsFile::Open(*segment_dir_, segment_, file_suffix, fields_);
+    auto opened = VectorsFile::Open(*segment_dir_, segment_, format->second, file_suffix, fields_);
     if (absl::IsNotFound(opened.status())) {
       return absl::UnimplementedError(
           StrCat(context, ": vectors format ", format->second,
-                 " (only formats of Lucene 9.9+ keeping raw vectors in .vemf/.vec are read)"));
+                 " (read: the HNSW formats of Lucene 9.0-9.8, and formats keeping raw vectors in "
+                 "Lucene99 flat files .vemf/.vec)"));
     }
     if (!opened.ok()) return core::WithContext(opened.status(), context);
     file_it = files_.emplace(file_suffix, *std::move(opened)).first;

@@ -1,11 +1,13 @@
-// Raw vectors of one segment (Lucene99FlatVectorsReader.java, OrdToDocDISIReaderConfiguration.java;
-// docs/sourceless.md): the `.vemf` metadata of every vector field, and each document's vector read
-// in place from the `.vec` data.
+// Raw vectors of one segment (Lucene99FlatVectorsReader.java, OrdToDocDISIReaderConfiguration.java,
+// and the Lucene90..95HnswVectorsReader.java of lucene/backward-codecs; docs/sourceless.md): the
+// metadata of every vector field, and each document's vector read in place from the `.vec` data.
 //
-// Every HNSW and quantized format of Lucene 9.9+ keeps the raw vectors in these flat files beside
-// its graph (Lucene99Hnsw*, Elasticsearch's ES813/ES814/ES815 formats, OpenSearch k-NN's native
-// engine format), so one reader serves them all. Formats of Lucene 9.0-9.8 (`.vem`/`.vec` without
-// `.vemf`) are Unimplemented, naming the format.
+// Every HNSW and quantized format of Lucene 9.9+ keeps the raw vectors in the Lucene99 flat files
+// (`.vemf`/`.vec`) beside its graph (Lucene99Hnsw*, Elasticsearch's ES813/ES814/ES815 formats,
+// OpenSearch k-NN's native engine format), so one reader serves them all. The HNSW formats of
+// Lucene 9.0-9.8 (Lucene90, 91, 92, 94, 95: Elasticsearch 8.0-8.11, OpenSearch 2.0-2.11) keep
+// their own `.vem` metadata and the same ordinal-ordered `.vec` data; the format's name picks the
+// layout. Other formats without `.vemf` are Unimplemented, naming the format.
 //
 // Internal to rfs::lucene; not thread-safe (one per cursor).
 #pragma once
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rfs/core/byte_reader.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
@@ -39,15 +42,27 @@ struct VectorFieldEntry {
   /// Which documents have one: offset -1 every document, -2 none, else an IndexedDISI in `.vec`
   /// whose index of a document is its vector's ordinal.
   DocsWithFieldMeta docs;
+  /// Lucene 9.0, and 9.1 when sparse: the document of each ordinal, increasing (then `docs` is
+  /// unused).
+  bool explicit_docs = false;
+  std::vector<int32_t> ord_to_doc;
 };
 
-/// One `.vemf`/`.vec` pair.
+/// The entries of a vectors metadata file of format `format` (PerFieldKnnVectorsFormat.format),
+/// read from just after its header to the end marker, by field number.
+absl::StatusOr<std::map<int32_t, VectorFieldEntry>> ParseVectorsMeta(core::ByteReader& in,
+                                                                     std::string_view format,
+                                                                     const FieldInfos& fields);
+
+/// One metadata/`.vec` pair.
 class VectorsFile {
  public:
-  /// Opens `<segment>_<suffix>.vemf/.vec` in `dir`, parses every entry and verifies both files'
-  /// checksums.
+  /// Opens the files of vectors format `format` (PerFieldKnnVectorsFormat.format):
+  /// `<segment>_<suffix>.vem/.vec` for the HNSW formats of Lucene 9.0-9.8, else `.vemf/.vec`;
+  /// parses every entry and verifies both files' checksums.
   static absl::StatusOr<std::unique_ptr<VectorsFile>> Open(const core::IDirectory& dir,
                                                            const SegmentCommitInfo& segment,
+                                                           std::string_view format,
                                                            const std::string& suffix,
                                                            const FieldInfos& fields);
 

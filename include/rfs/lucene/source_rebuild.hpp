@@ -8,7 +8,8 @@
 // array (in doc-values order: sorted; keyword, ip and wildcard without duplicates), numbers as
 // Java prints them, dates in the mapping's first format, object paths as nested objects.
 //
-// Vectors come from the Lucene vector files (Lucene 9.9+ flat format) or, where the engine kept
+// Vectors come from the Lucene vector files (Lucene 9.0-9.8 HNSW formats, Lucene 9.9+ flat
+// format) or, where the engine kept
 // them as binary doc values (Elasticsearch 7 dense_vector, OpenSearch k-NN before 2.17), from
 // those.
 //

@@ -148,15 +148,21 @@ inline std::optional<std::filesystem::path> Lucene8Indexes() {
 #endif
 }
 
-/// The folder WriteVectorIndex.java fills through Lucene 9 (`index/` and `expected.tsv`),
-/// generated once per build tree. Java and the jar are installed by scripts/install-deps: their
-/// absence fails the test.
-inline std::filesystem::path Lucene9VectorIndex() {
-  const std::filesystem::path dir = RFS_LUCENE9_VECTOR_DIR;
+/// The folder WriteVectorIndex.java fills through Lucene `version` (`index/` and `expected.tsv`),
+/// generated once per build tree: by default the Lucene 9.12 that the real nodes run; else one of
+/// the Lucene 9.0-9.8 jars in test/unit/lucene/.m2. Java and the jars are installed by
+/// scripts/install-deps: their absence fails the test.
+inline std::filesystem::path Lucene9VectorIndex(const std::string& version = "") {
+  const std::filesystem::path dir =
+      std::string(RFS_LUCENE9_VECTOR_DIR) + (version.empty() ? "" : "-" + version);
   if (std::filesystem::exists(dir / "DONE")) return dir;
-  const std::string jar = RFS_LUCENE9_CORE_JAR;
+  const std::string jar = version.empty() ? std::string(RFS_LUCENE9_CORE_JAR)
+                                          : std::string(RFS_LUCENE9_OLD_JARS) +
+                                                "/org/apache/lucene/lucene-core/" + version +
+                                                "/lucene-core-" + version + ".jar";
   if (jar.empty() || !std::filesystem::exists(jar)) {
-    throw std::runtime_error("no Lucene 9 core jar (run scripts/install-deps, then reconfigure)");
+    throw std::runtime_error("no Lucene " + (version.empty() ? std::string("9") : version) +
+                             " core jar (run scripts/install-deps, then reconfigure)");
   }
   const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
   std::filesystem::remove_all(tmp);
@@ -164,7 +170,7 @@ inline std::filesystem::path Lucene9VectorIndex() {
                               RFS_VECTOR_WRITER_SOURCE + "' '" + tmp.string() + "' 2>'" +
                               tmp.string() + ".log'";
   if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "expected.tsv")) {
-    throw std::runtime_error("the Lucene 9 vector writer failed: " + command);
+    throw std::runtime_error("the Lucene " + version + " vector writer failed: " + command);
   }
   std::ofstream(tmp / "DONE") << "ok\n";
   std::error_code ec;

@@ -1,5 +1,6 @@
 // Vectors as Lucene 9.12 wrote them (WriteVectorIndex.java: dense, sparse and mostly-dense float
-// fields, a byte field, and vectors kept in binary doc values the engines' way), read by
+// fields, a byte field, and vectors kept in binary doc values the engines' way), and as Lucene 9.0,
+// 9.1, 9.3, 9.4 and 9.8 wrote them in their own formats, read by
 // SegmentVectors and rebuilt into sources; the Lucene 10.5 corpus index's vector field; damaged
 // files.
 #include <cmath>
@@ -82,11 +83,14 @@ std::string Join(const std::vector<float>& values, bool bytes) {
   return out;
 }
 
-TEST_CASE("Lucene 9 vector files read back every vector as Lucene wrote it") {
-  const fs::path dir = Lucene9VectorIndex();
+// Every vector of the index in `dir` read back as expected.tsv lists it, and the files named after
+// `format` (the vectors format Lucene wrote) are the ones read.
+void CheckEveryVector(const fs::path& dir, const std::string& format, const std::string& meta) {
   Segment segment(dir / "index");
+  CHECK(fs::exists(dir / "index" / ("_0_" + format + "_0." + meta)));
   const auto expected = Expected(dir);
-  REQUIRE(expected.size() == 4);
+  // dense, sparse, most; bytes from Lucene 9.4.
+  REQUIRE(expected.size() >= 3);
   std::vector<float> vector;
   for (const auto& [name, by_doc] : expected) {
     INFO(name);
@@ -110,6 +114,29 @@ TEST_CASE("Lucene 9 vector files read back every vector as Lucene wrote it") {
   auto none = segment.vectors->Field("knn_binary");
   REQUIRE(none.ok());
   CHECK(*none == nullptr);
+}
+
+TEST_CASE("Lucene 9 vector files read back every vector as Lucene wrote it") {
+  const fs::path dir = Lucene9VectorIndex();
+  REQUIRE(Expected(dir).size() == 4);
+  CheckEveryVector(dir, "Lucene99HnswVectorsFormat", "vemf");
+}
+
+TEST_CASE("The vector formats of Lucene 9.0 to 9.8 read back every vector as Lucene wrote it") {
+  // Each release's default codec writes its own format (Elasticsearch 8.0-8.11 and OpenSearch
+  // 2.0-2.11 ran these releases).
+  const std::pair<std::string, std::string> releases[] = {{"9.0.0", "Lucene90HnswVectorsFormat"},
+                                                          {"9.1.0", "Lucene91HnswVectorsFormat"},
+                                                          {"9.3.0", "lucene92HnswVectorsFormat"},
+                                                          {"9.4.2", "Lucene94HnswVectorsFormat"},
+                                                          {"9.8.0", "Lucene95HnswVectorsFormat"}};
+  for (const auto& [version, format] : releases) {
+    INFO("Lucene " << version);
+    const fs::path dir = Lucene9VectorIndex(version);
+    // Byte vectors from Lucene 9.4 on.
+    CHECK(Expected(dir).size() == (version >= "9.4" ? 4u : 3u));
+    CheckEveryVector(dir, format, "vem");
+  }
 }
 
 TEST_CASE("Vector fields rebuild from vector files and from binary doc values") {
@@ -191,26 +218,34 @@ TEST_CASE("The Lucene 10.5 corpus index's vector field reads as 3 finite floats 
 }
 
 TEST_CASE("A damaged vectors file fails naming it") {
-  const fs::path source = Lucene9VectorIndex() / "index";
   const fs::path work = fs::temp_directory_path() / ("rfs-vectors-" + std::to_string(::getpid()));
-  for (const std::string ext : {"vemf", "vec"}) {
-    INFO(ext);
-    fs::remove_all(work);
-    fs::copy(source, work);
-    const fs::path damaged = work / ("_0_Lucene99HnswVectorsFormat_0." + ext);
-    {
-      std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
-      file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
-      char byte = 0;
-      file.read(&byte, 1);
-      file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
-      byte = static_cast<char>(byte ^ 0x5a);
-      file.write(&byte, 1);
+  const struct {
+    fs::path source;
+    std::string format;
+    std::string meta;
+  } cases[] = {{Lucene9VectorIndex() / "index", "Lucene99HnswVectorsFormat", "vemf"},
+               {Lucene9VectorIndex("9.8.0") / "index", "Lucene95HnswVectorsFormat", "vem"}};
+  for (const auto& [source, format, meta] : cases) {
+    for (const std::string& ext : {meta, std::string("vec")}) {
+      INFO(format << " ." << ext);
+      fs::remove_all(work);
+      fs::copy(source, work);
+      const fs::path damaged = work / ("_0_" + format + "_0." + ext);
+      REQUIRE(fs::exists(damaged));
+      {
+        std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
+        file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
+        char byte = 0;
+        file.read(&byte, 1);
+        file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
+        byte = static_cast<char>(byte ^ 0x5a);
+        file.write(&byte, 1);
+      }
+      Segment segment(work);
+      auto field = segment.vectors->Field("dense");
+      REQUIRE_FALSE(field.ok());
+      CHECK(std::string(field.status().message()).find("." + ext) != std::string::npos);
     }
-    Segment segment(work);
-    auto field = segment.vectors->Field("dense");
-    REQUIRE_FALSE(field.ok());
-    CHECK(std::string(field.status().message()).find("." + ext) != std::string::npos);
   }
   fs::remove_all(work);
 }
