@@ -19,7 +19,44 @@ pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
 # User transforms: libjq (jq 1.6; Debian ships no pkg-config file for it) and duktape.
 find_library(RFS_JQ_LIBRARY jq REQUIRED)
 find_path(RFS_JQ_INCLUDE_DIR jq.h REQUIRED)
-pkg_check_modules(DUKTAPE REQUIRED IMPORTED_TARGET duktape)
+# duktape 2.7 is built from the source that Debian's duktape-dev ships beside its shared library
+# (/usr/share/duktape), with the execution-timeout hook turned on (DUK_USE_INTERRUPT_COUNTER and
+# DUK_USE_EXEC_TIMEOUT_CHECK, left out of the packaged build): without it a script that loops
+# without allocating cannot be stopped. Its objects go into rfs::transform (lib/CMakeLists.txt),
+# so consumers of the package need no duktape. Compiled without sanitizers and optimized, as the
+# packaged library was: it is third-party code, and 100k lines under ASan would slow every build.
+find_file(RFS_DUKTAPE_SOURCE duktape.c PATHS /usr/share/duktape NO_DEFAULT_PATH REQUIRED
+  DOC "duktape's amalgamated source (Debian duktape-dev)")
+enable_language(C)
+if(RFS_CCACHE AND NOT CMAKE_C_COMPILER_LAUNCHER)
+  set(CMAKE_C_COMPILER_LAUNCHER ${RFS_CCACHE})
+endif()
+get_filename_component(_rfs_duktape_dir "${RFS_DUKTAPE_SOURCE}" DIRECTORY)
+set(RFS_DUKTAPE_INCLUDE_DIR "${CMAKE_BINARY_DIR}/duktape")
+file(READ "${_rfs_duktape_dir}/duk_config.h" _rfs_duk_config)
+set(_rfs_duk_hook [=[
+#define DUK_USE_INTERRUPT_COUNTER
+/* rfs: the transform's watchdog asks the running script to stop (lib/transform/js_transformer.cpp) */
+#if defined(__cplusplus)
+extern "C" int rfs_duktape_exec_timeout(void *heap_udata);
+#else
+extern int rfs_duktape_exec_timeout(void *heap_udata);
+#endif
+#define DUK_USE_EXEC_TIMEOUT_CHECK(heap_udata) rfs_duktape_exec_timeout(heap_udata)]=])
+string(REPLACE "#undef DUK_USE_EXEC_TIMEOUT_CHECK" "${_rfs_duk_hook}" _rfs_duk_config
+  "${_rfs_duk_config}")
+string(REPLACE "#undef DUK_USE_INTERRUPT_COUNTER" "" _rfs_duk_config "${_rfs_duk_config}")
+if(NOT _rfs_duk_config MATCHES "rfs_duktape_exec_timeout")
+  message(FATAL_ERROR "${_rfs_duktape_dir}/duk_config.h has no DUK_USE_EXEC_TIMEOUT_CHECK line")
+endif()
+file(CONFIGURE OUTPUT "${RFS_DUKTAPE_INCLUDE_DIR}/duk_config.h" CONTENT "${_rfs_duk_config}"
+  @ONLY)
+# Beside the configuration, so that their #include "duk_config.h" finds it.
+configure_file("${_rfs_duktape_dir}/duktape.h" "${RFS_DUKTAPE_INCLUDE_DIR}/duktape.h" COPYONLY)
+configure_file("${RFS_DUKTAPE_SOURCE}" "${RFS_DUKTAPE_INCLUDE_DIR}/duktape.c" COPYONLY)
+add_library(rfs_duktape_objects OBJECT "${RFS_DUKTAPE_INCLUDE_DIR}/duktape.c")
+target_include_directories(rfs_duktape_objects PRIVATE "${RFS_DUKTAPE_INCLUDE_DIR}")
+target_compile_options(rfs_duktape_objects PRIVATE -O2 -g0 -w -fno-sanitize=all)
 # User-supplied regular expressions: RE2 (linear-time matching, no recursion).
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_package(Threads REQUIRED)

@@ -14,10 +14,11 @@
 // field) rather than altered.
 //
 // A script sees nothing of the process (duktape has no environment, file or network access).
-// Each heap allocates through a counting allocator bounded by TransformLimits::memory_bytes; a
-// call past its time or a stop's grace has every further allocation refused, which throws inside
-// the script. Debian's duktape is built without execution-timeout checks, so a loop that never
-// allocates cannot be interrupted: the tools end the process once a stop's grace has passed.
+// Each heap allocates through a counting allocator bounded by TransformLimits::memory_bytes. A
+// call past its time or a stop's grace is interrupted: every further allocation is refused, and
+// duktape's execution-timeout hook (built in: cmake/RfsDependencies.cmake), which the interpreter
+// polls every few thousand instructions, throws a RangeError out of the script, so a loop that
+// never allocates stops too.
 #include <atomic>
 
 #include "rfs/core/status_macros.hpp"
@@ -121,6 +122,20 @@ void BudgetFree(void* udata, void* ptr) {
   static_cast<HeapBudget*>(udata)->used -= malloc_usable_size(ptr);
   std::free(ptr);
 }
+
+}  // namespace
+}  // namespace rfs::transform::internal
+
+// duktape's DUK_USE_EXEC_TIMEOUT_CHECK (its heap's user data is the HeapBudget): true from the
+// watchdog's interruption until the call returns, so the RangeError it raises escapes every
+// try/catch of the script.
+extern "C" int rfs_duktape_exec_timeout(void* heap_udata) {
+  using rfs::transform::internal::HeapBudget;
+  return static_cast<const HeapBudget*>(heap_udata)->refuse.load(std::memory_order_relaxed) ? 1 : 0;
+}
+
+namespace rfs::transform::internal {
+namespace {
 
 class JsFunction {
  public:

@@ -1,4 +1,6 @@
 // jq and JavaScript transforms see nothing of the process and stay within their time and memory.
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -150,6 +152,46 @@ TEST_CASE("an allocating JavaScript loop is interrupted at its time budget",
   REQUIRE_FALSE(out.ok());
   CHECK(IsTransformBudgetExceeded(out.status()));
   CHECK(Contains(out.status().message(), "time budget of 300 ms"));
+}
+
+TEST_CASE("a JavaScript loop that never allocates is interrupted at its time budget",
+          "[transform][js][budget]") {
+  // The second script catches the interruption and loops again: it must stop all the same.
+  for (const char* body :
+       {"var i = 0; while (true) { i = (i + 1) % 7; }",
+        "for (;;) { try { while (true) {} } catch (e) { d.caught = String(e); } }"}) {
+    INFO(body);
+    TransformerContext context;
+    context.limits.time_per_call = std::chrono::milliseconds(300);
+    auto transformer = LoadTransformers(
+        Js(std::string("(function(){ return function(d){ ") + body + " }; })"), context);
+    REQUIRE(transformer.ok());
+    const auto started = std::chrono::steady_clock::now();
+    auto out = (*transformer)->Transform(OneDocument());
+    REQUIRE_FALSE(out.ok());
+    CHECK(IsTransformBudgetExceeded(out.status()));
+    CHECK(Contains(out.status().message(), "time budget of 300 ms"));
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
+    // The same transformer runs the next batch normally once interrupted.
+    auto fine = LoadTransformers(Js("(function(){ return function(d){ return d; }; })"), context);
+    REQUIRE(fine.ok());
+    CHECK((*fine)->Transform(OneDocument()).ok());
+  }
+}
+
+TEST_CASE("a stop interrupts a JavaScript loop that never allocates after its grace period",
+          "[transform][js][budget][tsan]") {
+  std::atomic<bool> stop{true};
+  TransformerContext context;
+  context.limits.stop_requested = &stop;
+  context.limits.shutdown_grace = std::chrono::milliseconds(200);
+  auto transformer =
+      LoadTransformers(Js("(function(){ return function(d){ while (true) {} }; })"), context);
+  REQUIRE(transformer.ok());
+  auto out = (*transformer)->Transform(OneDocument());
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().code() == absl::StatusCode::kAborted);
+  CHECK_FALSE(IsTransformBudgetExceeded(out.status()));
 }
 
 TEST_CASE("a stop interrupts a running transform after its grace period",
