@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -57,8 +58,21 @@ struct Reply {
   json::value body;
 };
 
+// The detail may quote the request (a path, a name): bytes that are not UTF-8 are written as
+// \xNN, so the answer stays JSON.
 Reply Detail(int status, const std::string& detail) {
-  return Reply{status, json::object{{"detail", detail}}};
+  if (core::IsValidUtf8(detail)) return Reply{status, json::object{{"detail", detail}}};
+  std::string printable;
+  for (const char c : detail) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x80) {
+      printable += c;
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      printable += {'\\', 'x', kHex[byte >> 4], kHex[byte & 15]};
+    }
+  }
+  return Reply{status, json::object{{"detail", printable}}};
 }
 
 // absl error -> HTTP: the seed's 404/409/422, and 503 for a store that is down (clients retry).
@@ -184,10 +198,12 @@ Result<std::string> WorkerId(std::optional<std::string> worker_id) {
     return Detail(422, "a worker_id of 1 to 256 characters is required");
   }
   for (char c : *worker_id) {
-    if (static_cast<unsigned char>(c) < 0x20) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       return Detail(422, "worker_id must not hold control characters");
     }
   }
+  // It is stored and quoted in JSON answers (the holder of a lease).
+  if (!core::IsValidUtf8(*worker_id)) return Detail(422, "worker_id must be UTF-8");
   return *std::move(worker_id);
 }
 
@@ -230,7 +246,7 @@ json::object ItemJson(std::string_view session, const WorkItemState& item, const
   std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
   std::optional<int64_t> shard_number = info != nullptr ? info->shard_number : std::nullopt;
   if (!index_name || !shard_number) {
-    if (auto parsed = coordination::WorkItemId::Parse(item.id); parsed.ok()) {
+    if (auto parsed = coordination::WorkItemId::ParseForJson(item.id)) {
       if (!index_name) index_name = parsed->index_name;
       if (!shard_number) shard_number = parsed->shard;
     }
@@ -551,7 +567,7 @@ struct ConsoleService::Impl {
                     OptionalInteger(request, "total_size_bytes", 0, int64_t{1} << 53));
     RFS_CONSOLE_TRY(auto exponent,
                     OptionalInteger(request, "lease_exponent", 0, coordination::kMaxLeaseExponent));
-    if (auto parsed_id = coordination::WorkItemId::Parse(*id); parsed_id.ok()) {
+    if (auto parsed_id = coordination::WorkItemId::ParseForJson(*id)) {
       if (!info.index_name) info.index_name = parsed_id->index_name;
       if (!info.shard_number) info.shard_number = parsed_id->shard;
     }

@@ -202,7 +202,7 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
     std::optional<int64_t> shard_number = info != nullptr ? info->shard_number : std::nullopt;
     if (!index_name || !shard_number) {
-      if (auto parsed = coordination::WorkItemId::Parse(item.id); parsed.ok()) {
+      if (auto parsed = coordination::WorkItemId::ParseForJson(item.id)) {
         if (!index_name) index_name = parsed->index_name;
         if (!shard_number) shard_number = parsed->shard;
       }
@@ -429,7 +429,8 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     std::sort(moved.begin(), moved.end(), std::greater<>());
     if (moved.size() > kChartedIndices) moved.resize(kChartedIndices);
     json::object by_index;
-    for (const auto& [docs, name] : moved) {
+    for (const auto& mover : moved) {
+      const std::string& name = mover.second;
       by_index[name] = series_of([&name](const ProgressSample& s) {
         const auto it = s.indices.find(name);
         return it == s.indices.end() ? Counter{0, 0} : it->second;
@@ -441,7 +442,8 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   // by a transform ends COMPLETED_WITH_FINDINGS, as the tools exit 6 for those. Documents a
   // transform dropped as configured are counted per index, not a finding (the tools exit 0).
   json::array findings;
-  for (const auto& [name, entry] : indices) {
+  for (const auto& [index_name, entry] : indices) {
+    const std::string& name = index_name;  // lambdas capture no structured binding in clang 14
     const coordination::ItemOutcomes& o = entry.progress.outcomes;
     auto finding = [&](const char* outcome, uint64_t documents) {
       if (documents > 0) {

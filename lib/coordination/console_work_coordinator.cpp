@@ -113,7 +113,7 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     json::object body{{"work_item_id", id},
                       {"lease_exponent", lease_exponent},
                       {"worker_id", options_.worker_id}};
-    if (auto parsed = WorkItemId::Parse(id); parsed.ok()) {
+    if (auto parsed = WorkItemId::ParseForJson(id)) {
       body["index_name"] = parsed->index_name;
       body["shard_number"] = parsed->shard;
     }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_sigv4.hpp"
@@ -94,6 +95,12 @@ absl::StatusOr<WorkItemId> WorkItemId::Parse(std::string_view id) {
   // Only the canonical spelling is an id: no leading zeros, no non-zero trailing base64 bits.
   if (out.ToString() != id) return invalid("not in canonical form");
   return out;
+}
+
+std::optional<WorkItemId> WorkItemId::ParseForJson(std::string_view id) {
+  auto parsed = Parse(id);
+  if (!parsed.ok() || !core::IsValidUtf8(parsed->index_name)) return std::nullopt;
+  return *std::move(parsed);
 }
 
 absl::Status ValidateWorkItemId(std::string_view id) {

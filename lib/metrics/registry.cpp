@@ -239,7 +239,9 @@ boost::json::array OtlpAttributes(const std::vector<std::pair<std::string, std::
 std::string Registry::RenderPrometheusText() const {
   std::string out;
   std::lock_guard lock(mu_);
-  for (const auto& [name, entry] : families_) {
+  for (const auto& [family_name, entry] : families_) {
+    // A plain reference: lambdas cannot capture structured bindings before clang 16.
+    const std::string& name = family_name;
     out += "# HELP " + name + " ";
     AppendHelp(out, entry->help);
     out += "\n# TYPE " + name + " ";

@@ -97,7 +97,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string departure = rfs::console::internal::CheckAnswerAgainstOpenApi(
       request.method, request.target, response.status, response.body);
   if (!departure.empty()) {
-    std::fprintf(stderr, "departs from the OpenAPI document: %s\n", departure.c_str());
+    std::fprintf(stderr, "departs from the OpenAPI document: %s\nthe answer: %.2000s\n",
+                 departure.c_str(), response.body.c_str());
     std::abort();
   }
   return 0;

@@ -88,6 +88,9 @@ struct WorkItemId {
   std::string ToString() const;
   /// InvalidArgument unless `id` is exactly the format ToString() writes.
   static absl::StatusOr<WorkItemId> Parse(std::string_view id);
+  /// Parse, for ids whose index name is UTF-8: what a JSON answer or request may quote (an id's
+  /// base64url name may decode to any bytes). nullopt for any other id.
+  static std::optional<WorkItemId> ParseForJson(std::string_view id);
   /// The same range from a later cursor: the id of a checkpoint successor (a part keeps its end).
   WorkItemId WithCursor(uint64_t cursor) const {
     return {index_name, shard, cursor, ending_cursor};

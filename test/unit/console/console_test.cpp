@@ -457,6 +457,39 @@ TEST_CASE("the console page is served at / without the token in it", "[console]"
   CHECK(console.Send("GET", "/no/such/route", "", "").status == 404);
 }
 
+TEST_CASE("bytes that are not UTF-8 in a path or a worker id get JSON answers", "[console]") {
+  // All found by the console_request fuzz target: a 404 that quoted the path raw, a worker id
+  // stored raw, then quoted as a lease's holder, and an index name decoded from an item's id.
+  rfs::test::TempDir dir("rfs-console");
+  rfs::core::FakeClock clock;
+  Console console("sqlite:" + dir.File("console.db"), &clock);
+  const std::string token = console.CreateSession("alpha");
+  auto missing = console.Send("GET", "/sessions/\xff\xfe/backfill/work-items/status");
+  CHECK(missing.status == 404);
+  CHECK(console.Json(missing).at("detail").as_string().find("\\xff\\xfe") != json::string::npos);
+  REQUIRE(
+      console
+          .Send("POST", "/sessions/alpha/backfill/work-items", R"({"work_item_id": "one"})", token)
+          .status == 201);
+  auto refused =
+      console.Send("GET", "/sessions/alpha/backfill/work-items/acquire?worker_id=w\xc3", "", token);
+  CHECK(refused.status == 422);
+  CHECK(console.Json(refused).at("detail") == "worker_id must be UTF-8");
+  auto acquired = console.Send(
+      "GET", "/sessions/alpha/backfill/work-items/acquire?worker_id=w\xc3\xa9", "", token);
+  CHECK(acquired.status == 200);
+  CHECK(console.Json(acquired).at("outcome") == "acquired");
+  // An id in rfs's form whose index name decodes to bytes that are not UTF-8 ("logs" does): the
+  // item has no index name rather than an answer that is not JSON.
+  auto odd = console.Send("POST", "/sessions/alpha/backfill/work-items",
+                          R"({"work_item_id": "logs__5__0"})", token);
+  REQUIRE(odd.status == 201);
+  CHECK(console.Json(odd).at("index_name").is_null());
+  auto status = console.Send("GET", "/sessions/alpha/backfill/work-items/status", "", token);
+  CHECK(status.status == 200);
+  console.Json(status);
+}
+
 TEST_CASE("the status counts each shard's chain once, with throughput and ETA", "[console]") {
   using rfs::coordination::ItemProgress;
   using rfs::coordination::WorkItemState;

@@ -50,6 +50,17 @@ TEST_CASE("WorkItemId rejects anything but the canonical form", "[coordination]"
   }
 }
 
+TEST_CASE("WorkItemId::ParseForJson gives only names JSON can quote", "[coordination]") {
+  auto named = WorkItemId::ParseForJson(WorkItemId{"Ünïcødé", 2, 3}.ToString());
+  REQUIRE(named.has_value());
+  CHECK(named->index_name == "Ünïcødé");
+  // Canonical ids whose names decode to bytes that are not UTF-8 ("logs" decodes so).
+  CHECK(WorkItemId::Parse("logs__5__0").ok());
+  CHECK_FALSE(WorkItemId::ParseForJson("logs__5__0").has_value());
+  CHECK_FALSE(WorkItemId::ParseForJson(WorkItemId{"\xff\xfe", 1, 0}.ToString()).has_value());
+  CHECK_FALSE(WorkItemId::ParseForJson("shard_setup").has_value());
+}
+
 TEST_CASE("WithCursor keeps the shard", "[coordination]") {
   const WorkItemId id{"idx", 5, 10};
   CHECK(id.WithCursor(99) == WorkItemId{"idx", 5, 99});
