@@ -18,6 +18,7 @@
 #include <boost/program_options.hpp>
 
 #include "rfs/core/duration.hpp"
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/shard_delta.hpp"
@@ -148,7 +149,7 @@ inline bool ParseOptions(int argc, char** argv, int first, const po::options_des
 }
 
 /// The exit code of every tool for bad options (the Java tools' and sysexits' EX_USAGE).
-inline constexpr int kUsageExitCode = migration::kExitUsage;
+inline constexpr int kUsageExitCode = core::kExitUsage;
 
 /// Prints "<program>: message" and the --help hint; returns kUsageExitCode.
 inline int UsageError(const char* program, absl::string_view message) {

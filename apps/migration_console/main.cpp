@@ -14,6 +14,7 @@
 
 #include "rfs/console/console_client.hpp"
 #include "rfs/console/console_status.hpp"
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/core/json_text.hpp"
 
 #include "common/options.hpp"
@@ -24,9 +25,8 @@ namespace {
 namespace po = boost::program_options;
 namespace json = boost::json;
 constexpr const char* kProgram = "MigrationConsole";
-// The document tools' exit code for documents rejected, not convertible, or failed by a transform
-// (migration::kDocumentsFailedExitCode).
-constexpr int kFindingsExitCode = 6;
+// The document tools' exit code for documents rejected, not convertible, or failed by a transform.
+constexpr int kFindingsExitCode = rfs::core::kExitDocumentsFailed;
 
 const char* const kUsage =
     "Usage: MigrationConsole serve --port P [--store sqlite:PATH | postgresql://...]\n"
@@ -94,10 +94,10 @@ po::options_description Options() {
 }
 
 int ExitFor(const absl::Status& status) {
-  if (absl::IsNotFound(status)) return 3;
-  if (absl::IsPermissionDenied(status)) return 4;
-  if (absl::IsInvalidArgument(status)) return rfs::apps::kUsageExitCode;
-  return 1;
+  if (absl::IsNotFound(status)) return rfs::core::kExitConsoleNoSuchSession;
+  if (absl::IsPermissionDenied(status)) return rfs::core::kExitConsoleForbidden;
+  if (absl::IsInvalidArgument(status)) return rfs::core::kExitUsage;
+  return rfs::core::kExitFailure;
 }
 
 int Fail(const absl::Status& status) {

@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
   if (result.verify) summary["verify"] = result.verify->ToJson();
   // Documents that could not be migrated make a finished run COMPLETED_WITH_FINDINGS, never
   // plain COMPLETED: the failed-documents records say which and why.
-  const bool findings = result.exit_code == rfs::migration::kDocumentsFailedExitCode;
+  const bool findings = result.exit_code == rfs::core::kExitDocumentsFailed;
   summary["outcome"] = result.exit_code == 0 ? "COMPLETED"
                        : findings            ? "COMPLETED_WITH_FINDINGS"
                                              : "ENDED";

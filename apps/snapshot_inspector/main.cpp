@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/migration/export.hpp"
 #include "rfs/migration/tools.hpp"
@@ -140,8 +141,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // Last resort: the library reports errors as Status; this catches only the unexpected.
     std::cerr << "SnapshotInspector: internal error: " << e.what() << "\n";
-    return 70;
+    return rfs::core::kExitInternal;
   }
   std::cerr << "SnapshotInspector: unknown command '" << command << "'\n" << kUsage;
-  return 64;
+  return rfs::core::kExitUsage;
 }

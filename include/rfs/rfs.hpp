@@ -12,6 +12,7 @@
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/duration.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/core/status_macros.hpp"

@@ -558,24 +558,23 @@ class ShardDocumentStream final : public IDocumentStream {
 }  // namespace
 
 int ExitCode(const WorkerSummary& summary) {
-  if (summary.docs_failed + summary.docs_without_source > 0) return kDocumentsFailedExitCode;
+  if (summary.docs_failed + summary.docs_without_source > 0) return core::kExitDocumentsFailed;
   return ExitCode(summary.outcome);
 }
 
 int ExitCode(WorkerOutcome outcome) {
   switch (outcome) {
     case WorkerOutcome::kItemDone:
-      return 0;
+      return core::kExitOk;
     case WorkerOutcome::kLeaseHandoff:
-      return 2;
-    case WorkerOutcome::kNoWorkLeft:
-      return 3;
-    case WorkerOutcome::kAllLeasedElsewhere:
-      return 4;
     case WorkerOutcome::kStopped:
-      return 2;
+      return core::kExitHandoffOrStopped;
+    case WorkerOutcome::kNoWorkLeft:
+      return core::kExitNoWorkLeft;
+    case WorkerOutcome::kAllLeasedElsewhere:
+      return core::kExitAllLeasedElsewhere;
   }
-  return 1;
+  return core::kExitFailure;
 }
 
 std::string_view ToString(WorkerOutcome outcome) {

@@ -38,7 +38,7 @@ constexpr std::string_view kFailedRecord = "failed";
 constexpr std::string_view kRunForRecord = "run_for";
 constexpr std::string_view kRunSnapshotRecord = "run_for_snapshot";
 constexpr std::string_view kResetPrefix = "failed_reset_";
-constexpr int kExitStopped = 2;
+constexpr int kExitStopped = core::kExitHandoffOrStopped;
 constexpr std::string_view kFailedPrefix = "FAILED ";
 constexpr const char* kPhasePayload = "rfs.migration.phase_failed";
 
@@ -290,7 +290,7 @@ class Worker {
 
     if (options_.verify_only) {
       if (auto status = OpenRepository(); !status.ok())
-        return Finish(status, kSnapshotReadFailureExitCode);
+        return Finish(status, core::kExitSnapshotUnreadable);
       auto report = Verify();
       if (!report.ok()) return Finish(report.status(), kExitFailure);
       result_.verify = *report;
@@ -321,7 +321,7 @@ class Worker {
     }
     if (!status.ok()) return Finish(status, exit_code_override_.value_or(kExitFailure));
     return Finish(absl::OkStatus(),
-                  result_.documents.docs_failed > 0 ? kDocumentsFailedExitCode : 0);
+                  result_.documents.docs_failed > 0 ? core::kExitDocumentsFailed : 0);
   }
 
  private:
@@ -390,7 +390,7 @@ class Worker {
       return kExitUsage;
     }
     precheck_status_ = status;
-    return kSnapshotReadFailureExitCode;
+    return core::kExitSnapshotUnreadable;
   }
 
   // Resets (--reset-failed) are records failed_reset_1, _2, ...; after N of them the FAILED
@@ -563,7 +563,7 @@ class Worker {
       if (IsSnapshotReadFailure(status)) {
         // Not FAILED: once the repository is readable again, the next worker goes on.
         records_->ReleaseWorkItem(current, given_back).IgnoreError();
-        exit_code_override_ = kSnapshotReadFailureExitCode;
+        exit_code_override_ = core::kExitSnapshotUnreadable;
         return status;
       }
       if (!core::IsRetryable(status)) {
@@ -597,7 +597,7 @@ class Worker {
           return SnapshotPhase();
         }).status());
     if (auto status = OpenRepository(); !status.ok()) {
-      exit_code_override_ = kSnapshotReadFailureExitCode;
+      exit_code_override_ = core::kExitSnapshotUnreadable;
       return core::WithContext(status, "the snapshot cannot be read");
     }
     RFS_RETURN_IF_ERROR(CheckRecordsAreForThisRun(
@@ -850,7 +850,7 @@ class Worker {
                             std::string(run.status().message()));
         }
         if (IsSnapshotReadFailure(run.status())) {
-          exit_code_override_ = kSnapshotReadFailureExitCode;
+          exit_code_override_ = core::kExitSnapshotUnreadable;
           return run.status();
         }
         if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status())) {

@@ -132,7 +132,7 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
                                         transformer.get(), clock, redrive);
   if (!summary.ok()) return Finish(std::move(result), summary.status(), kExitFailure);
   result.redrive = *summary;
-  const int code = summary->still_failed > 0 ? kDocumentsFailedExitCode : 0;
+  const int code = summary->still_failed > 0 ? core::kExitDocumentsFailed : 0;
   return Finish(std::move(result), absl::OkStatus(), code);
 }
 
@@ -154,7 +154,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   // The repository before the coordinator: a console coordinator declares shard totals from it.
   auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) {
-    return Finish(std::move(result), repository.status(), kSnapshotReadFailureExitCode);
+    return Finish(std::move(result), repository.status(), core::kExitSnapshotUnreadable);
   }
   wiring.repository = *std::move(repository);
   int exit_code = kExitFailure;
@@ -171,7 +171,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   result.summary.stale_temp_files_removed = wiring.stale_temp_files_removed;
   if (!run.ok()) {
     return Finish(std::move(result), run.status(),
-                  IsSnapshotReadFailure(run.status()) ? kSnapshotReadFailureExitCode
+                  IsSnapshotReadFailure(run.status()) ? core::kExitSnapshotUnreadable
                   : IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status())
                       ? kExitUsage
                       : kExitFailure);

@@ -1,16 +1,25 @@
 // Error constructors shared by every reader of untrusted bytes.
 //
-// rfs chooses absl::StatusCode by what the caller does next (see README "Error
-// model"):
-//   NotFound          a blob, snapshot or index that is not there
-//   DataLoss          corrupt or truncated input: bad magic, checksum mismatch,
-//   read past the end Unimplemented     a format, codec or version rfs does not
-//   read (yet) InvalidArgument   bad configuration or arguments from the caller
-//   Unavailable / DeadlineExceeded / ResourceExhausted   transient; worth
-//   retrying Aborted / FailedPrecondition                         a lease was
-//   lost or has expired
-// Messages always name the source (blob, file, segment) and, for bytes, the
-// offset.
+// rfs chooses absl::StatusCode by what the caller does next (README "Error model"):
+// clang-format off
+//
+//   Code                Meaning                                  Caller does
+//   ------------------  ---------------------------------------  ----------------------
+//   NotFound            a blob, snapshot or index is absent      report it
+//   DataLoss            corrupt or truncated bytes (bad magic,   report it; never retry
+//                       checksum, read past the end)
+//   Unimplemented       a format, codec or version not read yet  report it, naming it
+//   InvalidArgument     bad configuration or arguments           fix the input
+//   Unavailable,        transient                                retry with backoff
+//   DeadlineExceeded,                                            (unless NotRetryable)
+//   ResourceExhausted
+//   Aborted,            a lease was lost or has expired          stop work on the item
+//   FailedPrecondition
+//   OutOfRange          a request too large for the target       split it
+//   AlreadyExists       a conflict (HTTP 409)                    per call site
+//
+// clang-format on
+// Messages always name the source (blob, file, segment) and, for bytes, the offset.
 #pragma once
 
 #include <cstdint>

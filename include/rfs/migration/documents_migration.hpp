@@ -46,6 +46,7 @@
 #include "rfs/coordination/retrying_work_coordinator.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/lucene/shard_delta.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
@@ -73,13 +74,6 @@ enum class WorkerOutcome {
 };
 int ExitCode(WorkerOutcome outcome);
 std::string_view ToString(WorkerOutcome outcome);
-
-/// Process exit code for a snapshot that cannot be read (missing or corrupt blobs).
-inline constexpr int kSnapshotReadFailureExitCode = 5;
-/// Process exit code of a run in which documents could not be migrated (rejected by the target
-/// for good, or without any stored source): they are in the failed-documents sink. It takes
-/// precedence over the WorkerOutcome codes, so no run with lost documents reads as "all done".
-inline constexpr int kDocumentsFailedExitCode = 6;
 
 /// True when `status` came from reading the snapshot (repository, metadata or Lucene files)
 /// rather than from the target or the coordination store.

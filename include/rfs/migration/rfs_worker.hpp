@@ -34,6 +34,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/migration/metadata_migration.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/opensearch/snapshots.hpp"
@@ -42,9 +43,8 @@
 
 namespace rfs::migration {
 
-/// A phase is FAILED (the snapshot failed, a template was rejected, documents are missing): every
-/// worker ends with this code and the reason.
-inline constexpr int kExitPhaseFailed = 7;
+/// A phase is FAILED: core::kExitPhaseFailed (rfs/core/exit_codes.hpp).
+inline constexpr int kExitPhaseFailed = core::kExitPhaseFailed;
 
 enum class WorkerPhase { kSnapshot, kMetadata, kIndices, kDocuments, kVerify };
 /// "snapshot", "metadata", "indices", "documents", "verify".

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/migration/documents_migration.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
 #include "rfs/migration/metadata_migration.hpp"
@@ -28,10 +29,9 @@
 
 namespace rfs::migration {
 
-/// Any failure without a code of its own.
-inline constexpr int kExitFailure = 1;
-/// Bad options: a missing or contradictory option, a malformed URL, an unreadable CA file.
-inline constexpr int kExitUsage = 64;
+// Exit codes: rfs/core/exit_codes.hpp.
+inline constexpr int kExitFailure = core::kExitFailure;
+inline constexpr int kExitUsage = core::kExitUsage;
 
 /// InvalidArgument for a --coordinator-db that is a URL of a database rfs does not speak (which
 /// would otherwise be opened as a SQLite file of that name); a path or postgresql:// URL is OK.
@@ -139,7 +139,7 @@ CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options);
 // --- MetadataMigration -----------------------------------------------------------------------
 
 /// The snapshot is unreadable or missing (MetadataMigration and DocumentsFromSnapshotMigration).
-inline constexpr int kExitSnapshot = kSnapshotReadFailureExitCode;
+inline constexpr int kExitSnapshot = core::kExitSnapshotUnreadable;
 
 struct MetadataToolOptions {
   RepositoryLocation repository;
