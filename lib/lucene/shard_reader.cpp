@@ -14,6 +14,7 @@
 #include "lucene/doc_values_internal.hpp"
 #include "lucene/field_infos_internal.hpp"
 #include "lucene/live_docs_internal.hpp"
+#include "lucene/points_internal.hpp"
 #include "lucene/source_rebuild_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
 #include "lucene/uid_internal.hpp"
@@ -89,6 +90,7 @@ struct DocumentCursor::Impl {
   FieldInfos fields;
   std::unique_ptr<internal::SegmentDocValues> doc_values;
   std::unique_ptr<internal::SegmentVectors> vectors;
+  std::unique_ptr<internal::SegmentPoints> points;
   std::unique_ptr<internal::SourceRebuilder> rebuilder;
   std::map<int32_t, size_t> rebuild_stored;  // field number -> index in the plan's fields
   std::vector<internal::StoredValue> stored_values;
@@ -145,13 +147,15 @@ struct DocumentCursor::Impl {
     rebuild_stored.clear();
     doc_values.reset();
     vectors.reset();
+    points.reset();
     if (state->options.rebuild_plan != nullptr) {
       if (rebuilder == nullptr) {
         rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
       }
       doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
       vectors = std::make_unique<internal::SegmentVectors>(dir, s, fields);
-      rebuilder->StartSegment(*doc_values, *vectors);
+      points = std::make_unique<internal::SegmentPoints>(dir, s, fields);
+      rebuilder->StartSegment(*doc_values, *vectors, points.get());
       const auto& plan_fields = state->options.rebuild_plan->fields;
       for (size_t f = 0; f < plan_fields.size(); ++f) {
         if (!plan_fields[f].stored) continue;
@@ -170,6 +174,7 @@ struct DocumentCursor::Impl {
     chunks.reset();
     doc_values.reset();
     vectors.reset();
+    points.reset();
     segment_dir.reset();
     live = LiveDocs();
     nested_children.clear();

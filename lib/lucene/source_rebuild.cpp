@@ -21,6 +21,7 @@
 #include "rfs/core/str_cat.hpp"
 
 #include "lucene/doc_values_internal.hpp"
+#include "lucene/points_internal.hpp"
 #include "lucene/source_rebuild_internal.hpp"
 #include "lucene/vectors_internal.hpp"
 
@@ -47,6 +48,25 @@ std::vector<std::string> StringList(const json::value* v) {
     }
   }
   return out;
+}
+
+// The kinds Lucene indexes as one-dimensional points (LongPoint, IntPoint, DoublePoint,
+// FloatPoint, HalfFloatPoint, InetAddressPoint): the same sortable bytes their doc values hold.
+bool HasPoints(RebuildKind kind) {
+  switch (kind) {
+    case RebuildKind::kLong:
+    case RebuildKind::kUnsignedLong:
+    case RebuildKind::kDouble:
+    case RebuildKind::kFloat:
+    case RebuildKind::kHalfFloat:
+    case RebuildKind::kScaledFloat:
+    case RebuildKind::kDate:
+    case RebuildKind::kDateNanos:
+    case RebuildKind::kIp:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool Flag(const json::object& object, std::string_view key, bool fallback) {
@@ -251,11 +271,19 @@ struct PlanBuilder {
       plan.unrebuildable.push_back(StrCat(path, ": type ", type, " is not rebuilt"));
       return;
     }
-    if (!out.doc_values && !out.stored) {
+    if (!out.doc_values && !out.stored && HasPoints(out.kind) && Flag(field, "index", true)) {
+      // Indexed numbers, dates and addresses keep their values as points.
+      out.points = true;
+      if (out.exactness == RebuildExactness::kExact) {
+        plan.inexact.push_back(StrCat(path, ": from points (arrays come back sorted)"));
+        out.exactness = RebuildExactness::kArraysReordered;
+      }
+    }
+    if (!out.doc_values && !out.stored && !out.points) {
       plan.unrebuildable.push_back(StrCat(path, ": ", type, " with neither doc values nor store"));
       return;
     }
-    if (!out.doc_values && !nested_scope.empty()) {
+    if (!out.doc_values && !out.points && !nested_scope.empty()) {
       plan.unrebuildable.push_back(
           StrCat(path, ": stored ", type, " inside nested objects (read from doc values only)"));
       return;
@@ -733,9 +761,11 @@ size_t SourceRebuilder::NodeFor(const std::string& path) {
   }
 }
 
-void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors) {
+void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors,
+                                   SegmentPoints* points) {
   doc_values_ = &doc_values;
   vectors_ = &vectors;
+  points_ = points;
   readers_.assign(plan_->fields.size(), nullptr);
   resolved_.assign(plan_->fields.size(), false);
 }
@@ -801,6 +831,7 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
     }
     if (!out.empty() || !field.doc_values) return absl::OkStatus();
   }
+  if (field.points) return PointValues(f, doc, out);
   if (!field.doc_values) return absl::OkStatus();
   if (field.kind == RebuildKind::kVector) return VectorValue(f, doc, out);
   RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
@@ -868,6 +899,36 @@ float FloatAt(std::string_view bytes, size_t i, bool little_endian) {
 }
 
 }  // namespace
+
+absl::Status SourceRebuilder::PointValues(size_t f, int32_t doc, std::vector<std::string>& out) {
+  const RebuildField& field = plan_->fields[f];
+  if (points_ == nullptr) return absl::OkStatus();
+  point_values_.clear();
+  RFS_ASSIGN_OR_RETURN(bool has, points_->Values(field.path, doc, point_values_));
+  if (!has) return absl::OkStatus();
+  for (const auto& bytes : point_values_) {
+    if (field.kind == RebuildKind::kIp) {
+      out.push_back(JsonString(
+          IpString(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))));
+      continue;
+    }
+    // NumericUtils' sortable bytes: big-endian with the sign bit flipped, 2, 4 or 8 of them; the
+    // number is what the field's doc values would hold.
+    if (bytes.empty() || bytes.size() > 8) {
+      return absl::DataLossError(
+          StrCat("field ", field.path, ": a point of ", bytes.size(), " bytes is not a number"));
+    }
+    uint64_t raw = 0;
+    for (uint8_t b : bytes) raw = raw << 8 | b;
+    const int bits = static_cast<int>(bytes.size()) * 8;
+    raw ^= uint64_t{1} << (bits - 1);
+    const int64_t value =
+        bits == 64 ? static_cast<int64_t>(raw)
+                   : static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);  // sign-extend
+    out.push_back(PrintNumber(field, value));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status SourceRebuilder::VectorValue(size_t f, int32_t doc, std::vector<std::string>& out) {
   const RebuildField& field = plan_->fields[f];

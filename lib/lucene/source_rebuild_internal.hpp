@@ -25,6 +25,7 @@ std::string IndexSetting(const boost::json::object& settings, std::string_view f
 class SegmentDocValues;
 class FieldDocValues;
 class SegmentVectors;
+class SegmentPoints;
 
 /// A stored field of the document other than the metadata ones, copied out of its chunk.
 struct StoredValue {
@@ -42,7 +43,8 @@ class SourceRebuilder {
   const SourceRebuildPlan& plan() const { return *plan_; }
   /// Reads the documents of a new segment from `doc_values` and `vectors` (which must outlive
   /// the calls of Rebuild until the next StartSegment).
-  void StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors);
+  void StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors,
+                    SegmentPoints* points = nullptr);
   /// The JSON source of `doc` of the current segment (its fields in name order; "{}" when none
   /// has a value). `children`: the live nested documents of its block, ascending (they come
   /// just before it in the segment).
@@ -72,6 +74,8 @@ class SourceRebuilder {
   bool Write(size_t node, std::string& out);
   // A vector field's value: from the segment's vector files, else its binary doc values.
   absl::Status VectorValue(size_t f, int32_t doc, std::vector<std::string>& out);
+  // A field's values from the segment's points.
+  absl::Status PointValues(size_t f, int32_t doc, std::vector<std::string>& out);
 
   std::shared_ptr<const SourceRebuildPlan> plan_;
   std::vector<Node> nodes_;
@@ -83,6 +87,8 @@ class SourceRebuilder {
   bool last_inexact_ = false;
   SegmentDocValues* doc_values_ = nullptr;
   SegmentVectors* vectors_ = nullptr;
+  SegmentPoints* points_ = nullptr;
+  std::vector<std::vector<uint8_t>> point_values_;
   std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_
   std::vector<bool> resolved_;
   std::vector<std::string> terms_;

@@ -1041,8 +1041,38 @@ constexpr const char* kRebuildProperties = R"({
   "txt":{"type":"text","store":true},
   "obj":{"properties":{"inner":{"properties":{"kw":{"type":"keyword"},"n":{"type":"long"}}}}}})";
 
-json::object RebuildDocument(int n) {
+// Fields with neither doc values nor store, which only points keep (the source-disabled case).
+constexpr const char* kPointsProperties = R"({
+  "pl":{"type":"long","doc_values":false},"pi":{"type":"integer","doc_values":false},
+  "pd":{"type":"double","doc_values":false},"phf":{"type":"half_float","doc_values":false},
+  "pip":{"type":"ip","doc_values":false},"pdt":{"type":"date","doc_values":false}})";
+
+// kRebuildProperties, with kPointsProperties when `points`.
+std::string RebuildProperties(bool points) {
+  json::object properties = json::parse(kRebuildProperties).as_object();
+  if (points) {
+    const json::value extra = json::parse(kPointsProperties);
+    for (const auto& [name, field] : extra.as_object()) properties[name] = field;
+  }
+  return json::serialize(properties);
+}
+
+json::object RebuildDocument(int n, bool points = false) {
   json::object doc;
+  if (points) {
+    // Several values as points give them back: ascending, duplicates kept.
+    if (n % 4 == 0) {
+      doc["pl"] = json::array{-7, 3 * n, 3 * n};
+    } else {
+      doc["pl"] = 1000000007LL * n + 5;
+    }
+    doc["pi"] = -11 * n;
+    doc["pd"] = n * 1.5 - 0.25;
+    doc["phf"] = n + 0.5;
+    doc["pip"] = "192.168.1." + std::to_string(n);
+    doc["pdt"] = "2023-05-" + std::string(n % 28 + 1 < 10 ? "0" : "") + std::to_string(n % 28 + 1) +
+                 "T01:02:03.456Z";
+  }
   if (n % 4 == 0) {
     doc["kw"] = json::array{"a" + std::to_string(n), "b" + std::to_string(n)};
     doc["l"] = json::array{-5, n, 1000000007LL * n + 1};
@@ -1115,24 +1145,24 @@ void CheckSameDocument(const json::value& rebuilt, const json::value& expected,
 std::map<std::string, json::object> IndexForRebuild(RealNode& node, const std::string& index,
                                                     const std::string& settings,
                                                     const std::string& source_mapping,
-                                                    fs::path& repo) {
+                                                    fs::path& repo, bool points = false) {
   node.DeleteIndices({index});
   node.Ok("PUT", "/" + index,
           R"({"settings":{"number_of_shards":1,"number_of_replicas":0)" + settings +
-              R"(},"mappings":{)" + source_mapping + R"("properties":)" + kRebuildProperties +
-              "}}");
+              R"(},"mappings":{)" + source_mapping + R"("properties":)" +
+              RebuildProperties(points) + "}}");
   std::map<std::string, json::object> held;
   for (int batch = 0; batch < 3; ++batch) {
     std::string body;
     for (int n = batch * 10; n < batch * 10 + 10; ++n) {
       const std::string id = "r" + std::to_string(n);
       body += "{\"index\":{\"_index\":\"" + index + "\",\"_id\":\"" + id + "\"}}\n";
-      held[id] = RebuildDocument(n);
+      held[id] = RebuildDocument(n, points);
       body += json::serialize(held[id]) + "\n";
     }
     node.Ok("POST", "/_bulk?refresh=true", body);
   }
-  held["r3"] = RebuildDocument(33);
+  held["r3"] = RebuildDocument(33, points);
   node.Ok("PUT", "/" + index + "/_doc/r3?refresh=true", json::serialize(held["r3"]));
   node.Ok("DELETE", "/" + index + "/_doc/r7?refresh=true");
   held.erase("r7");
@@ -1147,7 +1177,9 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
   RealNode node("os2");
   const std::string index = "rn-source-disabled";
   fs::path repo;
-  const auto held = IndexForRebuild(node, index, "", R"("_source":{"enabled":false},)", repo);
+  // With fields only points keep (numbers, a date and an address without doc values).
+  const auto held =
+      IndexForRebuild(node, index, "", R"("_source":{"enabled":false},)", repo, /*points=*/true);
   uint64_t rebuilt = 0;
   const SnapshotDocuments read =
       rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
@@ -1165,6 +1197,21 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
     INFO("_id " << id);
     REQUIRE(read.at(index).count(id) == 1);
     CheckSameDocument(json::parse(read.at(index).at(id).source), expected);
+  }
+  // Every document rebuilt, none taken from `_recovery_source`: the fields only points keep come
+  // back from the points (ascending, duplicates kept).
+  uint64_t all_rebuilt = 0;
+  const SnapshotDocuments rebuilt_all = rfs::test::ReadSnapshotDocuments(
+      repo, "s-" + index, /*rebuild=*/true, &all_rebuilt, /*rebuild_all=*/true);
+  REQUIRE(rebuilt_all.count(index) == 1);
+  CHECK(all_rebuilt == held.size());
+  for (auto [id, expected] : held) {
+    expected["dn"] = "2024-01-02T10:11:12.123Z";
+    INFO("_id " << id << " rebuilt");
+    REQUIRE(rebuilt_all.at(index).count(id) == 1);
+    const json::value doc = json::parse(rebuilt_all.at(index).at(id).source);
+    REQUIRE(doc.as_object().contains("pl"));
+    CheckSameDocument(doc, expected);
   }
 
   // The tools. evaluate says how the index's documents migrate and what cannot be rebuilt.
@@ -1195,7 +1242,7 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
   target.Ok(
       "PUT", "/" + index,
       R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":)" +
-          std::string(kRebuildProperties) + "}}");
+          RebuildProperties(/*points=*/true) + "}}");
   args.push_back("--enable-sourceless-migrations");
   args[8] = runner.dir.File("coordination-2.sqlite");
   const int migrated = runner.Run(args);

@@ -8,6 +8,9 @@
 // array (in doc-values order: sorted; keyword, ip and wildcard without duplicates), numbers as
 // Java prints them, dates in the mapping's first format, object paths as nested objects.
 //
+// A number, date or address with neither doc values nor a stored value comes from its points
+// (ascending, duplicates kept), as the Java tool's fallback does.
+//
 // Vectors come from the Lucene vector files (Lucene 9.0-9.8 HNSW formats, Lucene 9.9+ flat
 // format) or, where the engine kept
 // them as binary doc values (Elasticsearch 7 dense_vector, OpenSearch k-NN before 2.17), from
@@ -83,6 +86,9 @@ struct RebuildField {
   std::string type;  ///< the mapping's type name
   bool doc_values = true;
   bool stored = false;
+  /// Neither doc values nor a stored value, but indexed as points (numbers, dates, addresses):
+  /// the values come from the segment's points, sorted.
+  bool points = false;
   /// Lucene field to read instead (a text field's keyword sub-field).
   std::string value_field;
   /// The innermost `nested` object path above the field ("" for fields of the root document):

@@ -74,6 +74,7 @@ TEST_CASE("a rebuild plan says where each field's value lives and what cannot be
     "body":{"type":"text"},
     "stored":{"type":"text","store":true},
     "n":{"type":"long","doc_values":false},
+    "o":{"type":"long","doc_values":false,"index":false},
     "m":{"type":"long","doc_values":false,"store":true},
     "when":{"type":"date","format":"yyyy-MM-dd||epoch_millis"},
     "comments":{"type":"nested","properties":{"by":{"type":"keyword"}}},
@@ -82,18 +83,22 @@ TEST_CASE("a rebuild plan says where each field's value lives and what cannot be
   std::vector<std::string> paths;
   for (const auto& field : plan->fields) paths.push_back(field.path);
   CHECK(paths ==
-        std::vector<std::string>{"comments.by", "m", "stored", "title", "user.name", "when"});
+        std::vector<std::string>{"comments.by", "m", "n", "stored", "title", "user.name", "when"});
   CHECK(plan->fields[0].nested_path == "comments");
   CHECK(plan->fields[1].nested_path.empty());
   CHECK(plan->nested_paths == std::vector<std::string>{"comments"});
-  CHECK(plan->fields[3].value_field == "title.raw");
-  CHECK(plan->fields[5].date_format == "yyyy-MM-dd");
+  CHECK(plan->fields[4].value_field == "title.raw");
+  CHECK(plan->fields[6].date_format == "yyyy-MM-dd");
+  // A long with neither doc values nor store, but indexed: from its points.
+  CHECK(plan->fields[2].points);
+  CHECK_FALSE(plan->fields[1].points);
   // What may differ from the value indexed, field by field (counted per rebuilt document).
   using rfs::lucene::RebuildExactness;
   CHECK(plan->fields[0].exactness == RebuildExactness::kArraysReordered);  // keyword doc values
   CHECK(plan->fields[1].exactness == RebuildExactness::kExact);            // stored long
-  CHECK(plan->fields[2].exactness == RebuildExactness::kExact);            // stored text
-  CHECK(plan->fields[3].exactness == RebuildExactness::kArraysReordered);  // keyword sub-field
+  CHECK(plan->fields[2].exactness == RebuildExactness::kArraysReordered);  // points
+  CHECK(plan->fields[3].exactness == RebuildExactness::kExact);            // stored text
+  CHECK(plan->fields[4].exactness == RebuildExactness::kArraysReordered);  // keyword sub-field
   auto approximate = rfs::lucene::SourceRebuildPlan::FromMapping(Parse(R"({"properties":{
     "h":{"type":"half_float"},"s":{"type":"scaled_float","scaling_factor":10},
     "g":{"type":"geo_point"},"k":{"type":"keyword","normalizer":"lowercase"}}})"));
@@ -108,7 +113,8 @@ TEST_CASE("a rebuild plan says where each field's value lives and what cannot be
     return out;
   }();
   CHECK(unrebuildable.find("body: text with neither") != std::string::npos);
-  CHECK(unrebuildable.find("n: long with neither doc values nor store") != std::string::npos);
+  CHECK(unrebuildable.find("o: long with neither doc values nor store") != std::string::npos);
+  CHECK(unrebuildable.find("n: ") == std::string::npos);
   CHECK(unrebuildable.find("comments") == std::string::npos);
   CHECK(!rfs::lucene::SourceRebuildPlan::FromMapping(Parse(R"({"properties":[]})")).ok());
 }

@@ -148,35 +148,53 @@ inline std::optional<std::filesystem::path> Lucene8Indexes() {
 #endif
 }
 
-/// The folder WriteVectorIndex.java fills through Lucene `version` (`index/` and `expected.tsv`),
-/// generated once per build tree: by default the Lucene 9.12 that the real nodes run; else one of
-/// the Lucene 9.0-9.8 jars in test/unit/lucene/.m2. Java and the jars are installed by
-/// scripts/install-deps: their absence fails the test.
-inline std::filesystem::path Lucene9VectorIndex(const std::string& version = "") {
-  const std::filesystem::path dir =
-      std::string(RFS_LUCENE9_VECTOR_DIR) + (version.empty() ? "" : "-" + version);
+/// The folder (`index/` and `expected.tsv`) that the single-file Java program `source` fills when
+/// run by `java` with `jar` on its class path, generated once per build tree into `dir`. Java and
+/// the jars are installed by scripts/install-deps: their absence fails the test.
+inline std::filesystem::path JavaWrittenIndex(const std::filesystem::path& dir,
+                                              const std::string& java, const std::string& jar,
+                                              const std::string& source) {
   if (std::filesystem::exists(dir / "DONE")) return dir;
-  const std::string jar = version.empty() ? std::string(RFS_LUCENE9_CORE_JAR)
-                                          : std::string(RFS_LUCENE9_OLD_JARS) +
-                                                "/org/apache/lucene/lucene-core/" + version +
-                                                "/lucene-core-" + version + ".jar";
   if (jar.empty() || !std::filesystem::exists(jar)) {
-    throw std::runtime_error("no Lucene " + (version.empty() ? std::string("9") : version) +
-                             " core jar (run scripts/install-deps, then reconfigure)");
+    throw std::runtime_error("no Lucene jar '" + jar +
+                             "' (run scripts/install-deps, then reconfigure)");
   }
   const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
   std::filesystem::remove_all(tmp);
-  const std::string command = std::string("'") + RFS_JAVA_FOR_LUCENE9 + "' -cp '" + jar + "' '" +
-                              RFS_VECTOR_WRITER_SOURCE + "' '" + tmp.string() + "' 2>'" +
-                              tmp.string() + ".log'";
+  const std::string log = tmp.string() + ".log";
+  const std::string command =
+      "'" + java + "' -cp '" + jar + "' '" + source + "' '" + tmp.string() + "' 2>'" + log + "'";
   if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "expected.tsv")) {
-    throw std::runtime_error("the Lucene " + version + " vector writer failed: " + command);
+    throw std::runtime_error("the Lucene index writer failed (see " + log + "): " + command);
   }
+  std::filesystem::remove(log);
   std::ofstream(tmp / "DONE") << "ok\n";
   std::error_code ec;
   std::filesystem::rename(tmp, dir, ec);
   if (ec) std::filesystem::remove_all(tmp);  // another process won the race
   return dir;
+}
+
+/// The folder WriteVectorIndex.java fills through Lucene `version`: by default the Lucene 9.12
+/// that the real nodes run; else one of the Lucene 9.0-9.8 jars in test/unit/lucene/.m2.
+inline std::filesystem::path Lucene9VectorIndex(const std::string& version = "") {
+  const std::string jar = version.empty() ? std::string(RFS_LUCENE9_CORE_JAR)
+                                          : std::string(RFS_LUCENE9_OLD_JARS) +
+                                                "/org/apache/lucene/lucene-core/" + version +
+                                                "/lucene-core-" + version + ".jar";
+  return JavaWrittenIndex(
+      std::string(RFS_LUCENE9_VECTOR_DIR) + (version.empty() ? "" : "-" + version),
+      RFS_JAVA_FOR_LUCENE9, jar, RFS_VECTOR_WRITER_SOURCE);
+}
+
+/// The folder WritePointsIndex.java fills through Lucene `major` (8, 9 or 10).
+inline std::filesystem::path LucenePointsIndex(int major) {
+  const std::string jar = major == 8   ? RFS_LUCENE8_JAR_FOR_POINTS
+                          : major == 9 ? RFS_LUCENE9_CORE_JAR
+                                       : RFS_LUCENE10_CORE_JAR;
+  return JavaWrittenIndex(std::string(RFS_LUCENE_POINTS_DIR) + "-" + std::to_string(major),
+                          major == 8 ? RFS_JAVA_DEFAULT : RFS_JAVA_FOR_LUCENE9, jar,
+                          RFS_POINTS_WRITER_SOURCE);
 }
 
 }  // namespace rfs::lucene::testing

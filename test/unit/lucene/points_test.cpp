@@ -1,0 +1,193 @@
+// Points as Lucene 8.7 (Lucene86 format, big-endian), 9.12 and 10.5 (Lucene90, little-endian)
+// wrote them (WritePointsIndex.java: every leaf layout and document-id encoding those releases
+// write), read back by SegmentPoints equal to what Java packed; damaged files fail naming them.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/core/file_util.hpp"
+#include "rfs/lucene/segment_infos.hpp"
+#include "rfs/lucene/source_rebuild.hpp"
+
+#include "lucene/doc_values_internal.hpp"
+#include "lucene/field_infos_internal.hpp"
+#include "lucene/points_internal.hpp"
+#include "lucene/source_rebuild_internal.hpp"
+#include "lucene/vectors_internal.hpp"
+#include "unit/lucene/test_util.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rfs::lucene::testing::LucenePointsIndex;
+
+struct Segment {
+  explicit Segment(const fs::path& path) {
+    auto opened = rfs::core::LocalDirectory::Open(path.string());
+    REQUIRE(opened.ok());
+    dir = std::shared_ptr<const rfs::core::IDirectory>(*std::move(opened));
+    auto read = rfs::lucene::ReadSegmentInfos(*dir);
+    REQUIRE(read.ok());
+    infos = *std::move(read);
+    REQUIRE(infos.segments.size() == 1);
+    auto read_fields = rfs::lucene::ReadFieldInfos(*dir, *dir, infos.segments[0]);
+    REQUIRE(read_fields.ok());
+    fields = *std::move(read_fields);
+    points = std::make_unique<rfs::lucene::internal::SegmentPoints>(dir, infos.segments[0], fields);
+    doc_values = std::make_unique<rfs::lucene::internal::SegmentDocValues>(
+        dir, dir, infos.segments[0], fields);
+    vectors =
+        std::make_unique<rfs::lucene::internal::SegmentVectors>(dir, infos.segments[0], fields);
+  }
+  int32_t max_doc() const { return infos.segments[0].max_doc(); }
+
+  std::shared_ptr<const rfs::core::IDirectory> dir;
+  rfs::lucene::SegmentInfos infos;
+  rfs::lucene::FieldInfos fields;
+  std::unique_ptr<rfs::lucene::internal::SegmentPoints> points;
+  std::unique_ptr<rfs::lucene::internal::SegmentDocValues> doc_values;
+  std::unique_ptr<rfs::lucene::internal::SegmentVectors> vectors;
+};
+
+// field -> doc -> the doc's points in hex, sorted.
+std::map<std::string, std::map<int32_t, std::vector<std::string>>> Expected(const fs::path& dir) {
+  std::map<std::string, std::map<int32_t, std::vector<std::string>>> out;
+  std::ifstream in(dir / "expected.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::stringstream parts(line);
+    std::string doc, field, hex;
+    std::getline(parts, doc, '\t');
+    std::getline(parts, field, '\t');
+    std::getline(parts, hex, '\t');
+    out[field][std::stoi(doc)].push_back(hex);
+  }
+  for (auto& [field, docs] : out) {
+    for (auto& [doc, values] : docs) std::sort(values.begin(), values.end());
+  }
+  return out;
+}
+
+std::string Hex(const std::vector<uint8_t>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Points of Lucene 8.7, 9.12 and 10.5 read back as Lucene packed them") {
+  for (int major : {8, 9, 10}) {
+    INFO("Lucene " << major);
+    const fs::path dir = LucenePointsIndex(major);
+    Segment segment(dir / "index");
+    const auto expected = Expected(dir);
+    REQUIRE(expected.size() == 5);
+    std::vector<std::vector<uint8_t>> values;
+    for (const auto& [name, by_doc] : expected) {
+      INFO(name);
+      size_t docs_with_points = 0;
+      for (int32_t doc = 0; doc < segment.max_doc(); ++doc) {
+        values.clear();
+        auto has = segment.points->Values(name, doc, values);
+        INFO(has.status().ToString());
+        REQUIRE(has.ok());
+        REQUIRE(*has);
+        std::vector<std::string> got;
+        for (const auto& v : values) got.push_back(Hex(v));
+        std::sort(got.begin(), got.end());
+        auto it = by_doc.find(doc);
+        if (it == by_doc.end()) {
+          REQUIRE(got.empty());
+          continue;
+        }
+        ++docs_with_points;
+        REQUIRE(got == it->second);
+      }
+      CHECK(docs_with_points == by_doc.size());
+    }
+    // A field without points has none.
+    values.clear();
+    auto none = segment.points->Values("n", 0, values);
+    REQUIRE(none.ok());
+    CHECK_FALSE(*none);
+  }
+}
+
+TEST_CASE("A damaged points file fails naming it") {
+  const fs::path source = LucenePointsIndex(10) / "index";
+  const fs::path work = fs::temp_directory_path() / ("rfs-points-" + std::to_string(::getpid()));
+  for (const std::string ext : {"kdm", "kdd"}) {
+    INFO(ext);
+    fs::remove_all(work);
+    fs::copy(source, work);
+    const fs::path damaged = work / ("_0." + ext);
+    {
+      std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
+      char byte = 0;
+      file.read(&byte, 1);
+      file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
+      byte = static_cast<char>(byte ^ 0x5a);
+      file.write(&byte, 1);
+    }
+    Segment segment(work);
+    std::vector<std::vector<uint8_t>> values;
+    auto has = segment.points->Values("long", 1, values);
+    REQUIRE_FALSE(has.ok());
+    CHECK(std::string(has.status().message()).find("." + ext) != std::string::npos);
+  }
+  fs::remove_all(work);
+}
+
+TEST_CASE("Numbers and addresses with neither doc values nor store are rebuilt from points") {
+  const auto mapping = boost::json::parse(R"({"properties":{
+      "int":{"type":"integer","doc_values":false},
+      "long":{"type":"long","doc_values":false},
+      "ip":{"type":"ip","doc_values":false},
+      "same":{"type":"long","doc_values":false,"index":false}}})")
+                           .as_object();
+  auto plan = rfs::lucene::SourceRebuildPlan::FromMapping(mapping);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->fields.size() == 3);
+  for (const auto& field : plan->fields) CHECK(field.points);
+  // Not indexed: no points to read.
+  REQUIRE(plan->unrebuildable.size() == 1);
+  CHECK(plan->unrebuildable[0].starts_with("same:"));
+  for (int major : {8, 9, 10}) {
+    INFO("Lucene " << major);
+    Segment segment(LucenePointsIndex(major) / "index");
+    rfs::lucene::internal::SourceRebuilder rebuilder(
+        std::make_shared<const rfs::lucene::SourceRebuildPlan>(*plan));
+    rebuilder.StartSegment(*segment.doc_values, *segment.vectors, segment.points.get());
+    std::string out;
+    for (int32_t doc : {0, 1, 2, 7, 11, 21, 149999}) {
+      INFO("doc " << doc);
+      REQUIRE(rebuilder.Rebuild(doc, {}, out).ok());
+      // As WritePointsIndex.java wrote them; several values come back ascending.
+      std::string want = "{\"int\":" + std::to_string((doc * 7919) % 13 - 6);
+      if (doc % 7 == 0) {
+        want += ",\"ip\":\"10." + std::to_string((doc >> 16) & 255) + "." +
+                std::to_string((doc >> 8) & 255) + "." + std::to_string(doc & 255) + "\"";
+      }
+      if (doc % 3 != 0) {
+        const int64_t v = doc * int64_t{1000003} - (int64_t{1} << 40);
+        want += ",\"long\":[" + std::to_string(v) + (doc % 10 == 1 ? "," + std::to_string(v) : "") +
+                "," + std::to_string(-v / 7) + "]";
+      }
+      want += "}";
+      CHECK(out == want);
+      CHECK(rebuilder.last_inexact() == (doc % 3 != 0));
+    }
+  }
+}
