@@ -27,33 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using rfs::lucene::testing::LucenePointsIndex;
 
-struct Segment {
-  explicit Segment(const fs::path& path) {
-    auto opened = rfs::core::LocalDirectory::Open(path.string());
-    REQUIRE(opened.ok());
-    dir = std::shared_ptr<const rfs::core::IDirectory>(*std::move(opened));
-    auto read = rfs::lucene::ReadSegmentInfos(*dir);
-    REQUIRE(read.ok());
-    infos = *std::move(read);
-    REQUIRE(infos.segments.size() == 1);
-    auto read_fields = rfs::lucene::ReadFieldInfos(*dir, *dir, infos.segments[0]);
-    REQUIRE(read_fields.ok());
-    fields = *std::move(read_fields);
-    points = std::make_unique<rfs::lucene::internal::SegmentPoints>(dir, infos.segments[0], fields);
-    doc_values = std::make_unique<rfs::lucene::internal::SegmentDocValues>(
-        dir, dir, infos.segments[0], fields);
-    vectors =
-        std::make_unique<rfs::lucene::internal::SegmentVectors>(dir, infos.segments[0], fields);
-  }
-  int32_t max_doc() const { return infos.segments[0].max_doc(); }
-
-  std::shared_ptr<const rfs::core::IDirectory> dir;
-  rfs::lucene::SegmentInfos infos;
-  rfs::lucene::FieldInfos fields;
-  std::unique_ptr<rfs::lucene::internal::SegmentPoints> points;
-  std::unique_ptr<rfs::lucene::internal::SegmentDocValues> doc_values;
-  std::unique_ptr<rfs::lucene::internal::SegmentVectors> vectors;
-};
+using Segment = rfs::lucene::testing::OneSegment;
 
 // field -> doc -> the doc's points in hex, sorted.
 std::map<std::string, std::map<int32_t, std::vector<std::string>>> Expected(const fs::path& dir) {

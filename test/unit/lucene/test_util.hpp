@@ -13,9 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "rfs/core/random_access.hpp"
+#include <catch2/catch.hpp>
 
+#include "rfs/core/file_util.hpp"
+#include "rfs/core/random_access.hpp"
+#include "rfs/lucene/segment_infos.hpp"
+
+#include "lucene/doc_values_internal.hpp"
+#include "lucene/field_infos_internal.hpp"
+#include "lucene/points_internal.hpp"
 #include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/vectors_internal.hpp"
 #include "support/skip.hpp"
 #include <unistd.h>
 
@@ -147,6 +155,34 @@ inline std::optional<std::filesystem::path> Lucene8Indexes() {
   rfs::test::SkipTest("Java or Debian's Lucene 8 jars were not found at configure time");
 #endif
 }
+
+/// A one-segment index folder opened as the shard reader opens a segment: its segment and field
+/// infos, and the readers of its doc values, vectors and points.
+struct OneSegment {
+  explicit OneSegment(const std::filesystem::path& path) {
+    auto opened = rfs::core::LocalDirectory::Open(path.string());
+    REQUIRE(opened.ok());
+    dir = std::shared_ptr<const rfs::core::IDirectory>(*std::move(opened));
+    auto read = rfs::lucene::ReadSegmentInfos(*dir);
+    REQUIRE(read.ok());
+    infos = *std::move(read);
+    REQUIRE(infos.segments.size() == 1);
+    auto read_fields = rfs::lucene::ReadFieldInfos(*dir, *dir, infos.segments[0]);
+    REQUIRE(read_fields.ok());
+    fields = *std::move(read_fields);
+    doc_values = std::make_unique<internal::SegmentDocValues>(dir, dir, infos.segments[0], fields);
+    vectors = std::make_unique<internal::SegmentVectors>(dir, infos.segments[0], fields);
+    points = std::make_unique<internal::SegmentPoints>(dir, infos.segments[0], fields);
+  }
+  int32_t max_doc() const { return infos.segments[0].max_doc(); }
+
+  std::shared_ptr<const rfs::core::IDirectory> dir;
+  rfs::lucene::SegmentInfos infos;
+  rfs::lucene::FieldInfos fields;
+  std::unique_ptr<internal::SegmentDocValues> doc_values;
+  std::unique_ptr<internal::SegmentVectors> vectors;
+  std::unique_ptr<internal::SegmentPoints> points;
+};
 
 /// The folder (`index/` and `expected.tsv`) that the single-file Java program `source` fills when
 /// run by `java` with `jar` on its class path, generated once per build tree into `dir`. Java and
