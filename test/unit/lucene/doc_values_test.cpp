@@ -36,38 +36,21 @@ std::string Hex(const std::string& bytes) {
   return out;
 }
 
-// One fixture's single segment, opened with its doc values.
-struct Fixture {
-  explicit Fixture(const std::string& name) {
-    const auto path = CorpusDir() / "lucene-10.5-fixture-indexes" / name;
-    props = ReadProperties(path / "manifest.properties");
-    auto opened = rfs::core::LocalDirectory::Open(path.string());
-    REQUIRE(opened.ok());
-    dir = std::shared_ptr<const rfs::core::IDirectory>(*std::move(opened));
-    auto read = rfs::lucene::ReadSegmentInfos(*dir);
-    REQUIRE(read.ok());
-    infos = *std::move(read);
-    REQUIRE(infos.segments.size() == 1);
-    auto read_fields = rfs::lucene::ReadFieldInfos(*dir, *dir, infos.segments[0]);
-    REQUIRE(read_fields.ok());
-    fields = *std::move(read_fields);
-    values = std::make_unique<rfs::lucene::internal::SegmentDocValues>(dir, dir, infos.segments[0],
-                                                                       fields);
-  }
+// One fixture's single segment, opened with its doc values, and its manifest.
+struct Fixture : rfs::lucene::testing::OneSegment {
+  explicit Fixture(const std::string& name)
+      : OneSegment(CorpusDir() / "lucene-10.5-fixture-indexes" / name),
+        props(ReadProperties(CorpusDir() / "lucene-10.5-fixture-indexes" / name /
+                             "manifest.properties")) {}
   rfs::lucene::internal::FieldDocValues& Field(const std::string& name) {
-    auto field = values->Field(name);
+    auto field = doc_values->Field(name);
     INFO(name << ": " << field.status().ToString());
     REQUIRE(field.ok());
     REQUIRE(*field != nullptr);
     return **field;
   }
-  int32_t max_doc() const { return infos.segments[0].max_doc(); }
 
   std::map<std::string, std::string> props;
-  std::shared_ptr<const rfs::core::IDirectory> dir;
-  rfs::lucene::SegmentInfos infos;
-  rfs::lucene::FieldInfos fields;
-  std::unique_ptr<rfs::lucene::internal::SegmentDocValues> values;
 };
 
 // "v1,v2;NONE;..." per doc, from Numbers.

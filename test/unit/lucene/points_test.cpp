@@ -106,15 +106,7 @@ TEST_CASE("A damaged points file fails naming it") {
     fs::remove_all(work);
     fs::copy(source, work);
     const fs::path damaged = work / ("_0." + ext);
-    {
-      std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
-      file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
-      char byte = 0;
-      file.read(&byte, 1);
-      file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
-      byte = static_cast<char>(byte ^ 0x5a);
-      file.write(&byte, 1);
-    }
+    rfs::lucene::testing::FlipMiddleByte(damaged);
     Segment segment(work);
     std::vector<std::vector<uint8_t>> values;
     auto has = segment.points->Values("long", 1, values);

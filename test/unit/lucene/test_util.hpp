@@ -184,6 +184,19 @@ struct OneSegment {
   std::unique_ptr<internal::SegmentPoints> points;
 };
 
+/// Damages `file`: the byte in its middle is flipped (xor 0x5a).
+inline void FlipMiddleByte(const std::filesystem::path& file) {
+  const auto middle = static_cast<std::streamoff>(std::filesystem::file_size(file) / 2);
+  std::fstream stream(file, std::ios::in | std::ios::out | std::ios::binary);
+  stream.seekg(middle);
+  char byte = 0;
+  stream.read(&byte, 1);
+  stream.seekp(middle);
+  byte = static_cast<char>(byte ^ 0x5a);
+  stream.write(&byte, 1);
+  REQUIRE(stream.good());
+}
+
 /// The folder (`index/` and `expected.tsv`) that the single-file Java program `source` fills when
 /// run by `java` with `jar` on its class path, generated once per build tree into `dir`. Java and
 /// the jars are installed by scripts/install-deps: their absence fails the test.

@@ -208,15 +208,7 @@ TEST_CASE("A damaged vectors file fails naming it") {
       fs::copy(source, work);
       const fs::path damaged = work / ("_0_" + format + "_0." + ext);
       REQUIRE(fs::exists(damaged));
-      {
-        std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
-        file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
-        char byte = 0;
-        file.read(&byte, 1);
-        file.seekp(static_cast<std::streamoff>(fs::file_size(damaged) / 2));
-        byte = static_cast<char>(byte ^ 0x5a);
-        file.write(&byte, 1);
-      }
+      rfs::lucene::testing::FlipMiddleByte(damaged);
       Segment segment(work);
       auto field = segment.vectors->Field("dense");
       REQUIRE_FALSE(field.ok());
