@@ -17,6 +17,7 @@
 #include "lucene/points_internal.hpp"
 #include "lucene/source_rebuild_internal.hpp"
 #include "lucene/stored_fields_internal.hpp"
+#include "lucene/terms_internal.hpp"
 #include "lucene/uid_internal.hpp"
 #include "lucene/vectors_internal.hpp"
 
@@ -91,6 +92,7 @@ struct DocumentCursor::Impl {
   std::unique_ptr<internal::SegmentDocValues> doc_values;
   std::unique_ptr<internal::SegmentVectors> vectors;
   std::unique_ptr<internal::SegmentPoints> points;
+  std::unique_ptr<internal::SegmentTerms> terms;
   std::unique_ptr<internal::SourceRebuilder> rebuilder;
   std::map<int32_t, size_t> rebuild_stored;  // field number -> index in the plan's fields
   std::vector<internal::StoredValue> stored_values;
@@ -148,6 +150,7 @@ struct DocumentCursor::Impl {
     doc_values.reset();
     vectors.reset();
     points.reset();
+    terms.reset();
     if (state->options.rebuild_plan != nullptr) {
       if (rebuilder == nullptr) {
         rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
@@ -155,7 +158,8 @@ struct DocumentCursor::Impl {
       doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
       vectors = std::make_unique<internal::SegmentVectors>(dir, s, fields);
       points = std::make_unique<internal::SegmentPoints>(dir, s, fields);
-      rebuilder->StartSegment(*doc_values, *vectors, points.get());
+      terms = std::make_unique<internal::SegmentTerms>(dir, s, fields);
+      rebuilder->StartSegment(*doc_values, *vectors, points.get(), terms.get());
       const auto& plan_fields = state->options.rebuild_plan->fields;
       for (size_t f = 0; f < plan_fields.size(); ++f) {
         if (!plan_fields[f].stored) continue;
@@ -175,6 +179,7 @@ struct DocumentCursor::Impl {
     doc_values.reset();
     vectors.reset();
     points.reset();
+    terms.reset();
     segment_dir.reset();
     live = LiveDocs();
     nested_children.clear();

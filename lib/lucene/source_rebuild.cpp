@@ -23,6 +23,7 @@
 #include "lucene/doc_values_internal.hpp"
 #include "lucene/points_internal.hpp"
 #include "lucene/source_rebuild_internal.hpp"
+#include "lucene/terms_internal.hpp"
 #include "lucene/vectors_internal.hpp"
 
 namespace rfs::lucene {
@@ -279,11 +280,21 @@ struct PlanBuilder {
         out.exactness = RebuildExactness::kArraysReordered;
       }
     }
-    if (!out.doc_values && !out.stored && !out.points) {
+    if (!out.doc_values && !out.stored && !out.points && (type == "keyword" || type == "boolean") &&
+        Flag(field, "index", true)) {
+      // Indexed keywords and booleans keep each distinct value of a document as a term.
+      out.terms = true;
+      if (out.exactness == RebuildExactness::kExact) {
+        plan.inexact.push_back(
+            StrCat(path, ": from the terms index (arrays come back sorted, without duplicates)"));
+        out.exactness = RebuildExactness::kArraysReordered;
+      }
+    }
+    if (!out.doc_values && !out.stored && !out.points && !out.terms) {
       plan.unrebuildable.push_back(StrCat(path, ": ", type, " with neither doc values nor store"));
       return;
     }
-    if (!out.doc_values && !out.points && !nested_scope.empty()) {
+    if (!out.doc_values && !out.points && !out.terms && !nested_scope.empty()) {
       plan.unrebuildable.push_back(
           StrCat(path, ": stored ", type, " inside nested objects (read from doc values only)"));
       return;
@@ -762,10 +773,11 @@ size_t SourceRebuilder::NodeFor(const std::string& path) {
 }
 
 void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors,
-                                   SegmentPoints* points) {
+                                   SegmentPoints* points, SegmentTerms* terms) {
   doc_values_ = &doc_values;
   vectors_ = &vectors;
   points_ = points;
+  terms_index_ = terms;
   readers_.assign(plan_->fields.size(), nullptr);
   resolved_.assign(plan_->fields.size(), false);
 }
@@ -832,6 +844,7 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
     if (!out.empty() || !field.doc_values) return absl::OkStatus();
   }
   if (field.points) return PointValues(f, doc, out);
+  if (field.terms) return TermValues(f, doc, out);
   if (!field.doc_values) return absl::OkStatus();
   if (field.kind == RebuildKind::kVector) return VectorValue(f, doc, out);
   RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
@@ -926,6 +939,23 @@ absl::Status SourceRebuilder::PointValues(size_t f, int32_t doc, std::vector<std
         bits == 64 ? static_cast<int64_t>(raw)
                    : static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);  // sign-extend
     out.push_back(PrintNumber(field, value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SourceRebuilder::TermValues(size_t f, int32_t doc, std::vector<std::string>& out) {
+  const RebuildField& field = plan_->fields[f];
+  if (terms_index_ == nullptr) return absl::OkStatus();
+  term_values_.clear();
+  RFS_ASSIGN_OR_RETURN(bool has, terms_index_->Values(field.path, doc, term_values_));
+  if (!has) return absl::OkStatus();
+  for (const std::string& term : term_values_) {
+    if (field.kind == RebuildKind::kBoolean) {
+      // BooleanFieldMapper indexes "T" and "F".
+      out.push_back(term == "T" ? "true" : "false");
+    } else {
+      out.push_back(JsonString(term));
+    }
   }
   return absl::OkStatus();
 }

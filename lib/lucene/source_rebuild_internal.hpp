@@ -26,6 +26,7 @@ class SegmentDocValues;
 class FieldDocValues;
 class SegmentVectors;
 class SegmentPoints;
+class SegmentTerms;
 
 /// A stored field of the document other than the metadata ones, copied out of its chunk.
 struct StoredValue {
@@ -41,10 +42,10 @@ class SourceRebuilder {
   explicit SourceRebuilder(std::shared_ptr<const SourceRebuildPlan> plan);
 
   const SourceRebuildPlan& plan() const { return *plan_; }
-  /// Reads the documents of a new segment from `doc_values` and `vectors` (which must outlive
-  /// the calls of Rebuild until the next StartSegment).
+  /// Reads the documents of a new segment from `doc_values`, `vectors`, `points` and `terms`
+  /// (which must outlive the calls of Rebuild until the next StartSegment).
   void StartSegment(SegmentDocValues& doc_values, SegmentVectors& vectors,
-                    SegmentPoints* points = nullptr);
+                    SegmentPoints* points = nullptr, SegmentTerms* terms = nullptr);
   /// The JSON source of `doc` of the current segment (its fields in name order; "{}" when none
   /// has a value). `children`: the live nested documents of its block, ascending (they come
   /// just before it in the segment).
@@ -76,6 +77,8 @@ class SourceRebuilder {
   absl::Status VectorValue(size_t f, int32_t doc, std::vector<std::string>& out);
   // A field's values from the segment's points.
   absl::Status PointValues(size_t f, int32_t doc, std::vector<std::string>& out);
+  // A keyword's or boolean's values from the segment's terms and postings.
+  absl::Status TermValues(size_t f, int32_t doc, std::vector<std::string>& out);
 
   std::shared_ptr<const SourceRebuildPlan> plan_;
   std::vector<Node> nodes_;
@@ -88,7 +91,9 @@ class SourceRebuilder {
   SegmentDocValues* doc_values_ = nullptr;
   SegmentVectors* vectors_ = nullptr;
   SegmentPoints* points_ = nullptr;
+  SegmentTerms* terms_index_ = nullptr;
   std::vector<std::vector<uint8_t>> point_values_;
+  std::vector<std::string> term_values_;
   std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_
   std::vector<bool> resolved_;
   std::vector<std::string> terms_;

@@ -1045,7 +1045,8 @@ constexpr const char* kRebuildProperties = R"({
 constexpr const char* kPointsProperties = R"({
   "pl":{"type":"long","doc_values":false},"pi":{"type":"integer","doc_values":false},
   "pd":{"type":"double","doc_values":false},"phf":{"type":"half_float","doc_values":false},
-  "pip":{"type":"ip","doc_values":false},"pdt":{"type":"date","doc_values":false}})";
+  "pip":{"type":"ip","doc_values":false},"pdt":{"type":"date","doc_values":false},
+  "tkw":{"type":"keyword","doc_values":false},"tb":{"type":"boolean","doc_values":false}})";
 
 // kRebuildProperties, with kPointsProperties when `points`.
 std::string RebuildProperties(bool points) {
@@ -1072,6 +1073,13 @@ json::object RebuildDocument(int n, bool points = false) {
     doc["pip"] = "192.168.1." + std::to_string(n);
     doc["pdt"] = "2023-05-" + std::string(n % 28 + 1 < 10 ? "0" : "") + std::to_string(n % 28 + 1) +
                  "T01:02:03.456Z";
+    // Keywords and booleans kept only as terms come back sorted, each once.
+    if (n % 4 == 0) {
+      doc["tkw"] = json::array{"a" + std::to_string(n), "z" + std::to_string(n)};
+    } else {
+      doc["tkw"] = "t" + std::to_string(n);
+    }
+    doc["tb"] = n % 3 == 0;
   }
   if (n % 4 == 0) {
     doc["kw"] = json::array{"a" + std::to_string(n), "b" + std::to_string(n)};
@@ -1177,7 +1185,8 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
   RealNode node("os2");
   const std::string index = "rn-source-disabled";
   fs::path repo;
-  // With fields only points keep (numbers, a date and an address without doc values).
+  // With fields only points keep (numbers, a date and an address without doc values), and
+  // fields only terms keep (a keyword and a boolean without doc values).
   const auto held =
       IndexForRebuild(node, index, "", R"("_source":{"enabled":false},)", repo, /*points=*/true);
   uint64_t rebuilt = 0;
@@ -1199,7 +1208,8 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
     CheckSameDocument(json::parse(read.at(index).at(id).source), expected);
   }
   // Every document rebuilt, none taken from `_recovery_source`: the fields only points keep come
-  // back from the points (ascending, duplicates kept).
+  // back from the points (ascending, duplicates kept), those only terms keep from the terms
+  // dictionary and postings (sorted, each once).
   uint64_t all_rebuilt = 0;
   const SnapshotDocuments rebuilt_all = rfs::test::ReadSnapshotDocuments(
       repo, "s-" + index, /*rebuild=*/true, &all_rebuilt, /*rebuild_all=*/true);
@@ -1211,6 +1221,8 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
     REQUIRE(rebuilt_all.at(index).count(id) == 1);
     const json::value doc = json::parse(rebuilt_all.at(index).at(id).source);
     REQUIRE(doc.as_object().contains("pl"));
+    REQUIRE(doc.as_object().contains("tkw"));
+    REQUIRE(doc.as_object().contains("tb"));
     CheckSameDocument(doc, expected);
   }
 
@@ -1225,6 +1237,7 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
     CHECK(runner.out.find("_source disabled") != std::string::npos);
     CHECK(runner.out.find("--enable-sourceless-migrations") != std::string::npos);
     CHECK(runner.out.find("geo_point to Lucene") != std::string::npos);
+    CHECK(runner.out.find("tkw: from the terms index") != std::string::npos);
   }
   // Without the flag the index stops the run before any work, naming the index and the flag;
   // with it every document arrives rebuilt.

@@ -9,7 +9,8 @@
 // Java prints them, dates in the mapping's first format, object paths as nested objects.
 //
 // A number, date or address with neither doc values nor a stored value comes from its points
-// (ascending, duplicates kept), as the Java tool's fallback does.
+// (ascending, duplicates kept), a keyword or boolean from its terms and postings (sorted, each
+// once), as the Java tool's fallbacks do.
 //
 // Vectors come from the Lucene vector files (Lucene 9.0-9.8 HNSW formats, Lucene 9.9+ flat
 // format) or, where the engine kept
@@ -89,6 +90,9 @@ struct RebuildField {
   /// Neither doc values nor a stored value, but indexed as points (numbers, dates, addresses):
   /// the values come from the segment's points, sorted.
   bool points = false;
+  /// Neither doc values, a stored value nor points, but indexed (keyword, boolean): the values
+  /// come from the segment's terms dictionary and postings, sorted and each once.
+  bool terms = false;
   /// Lucene field to read instead (a text field's keyword sub-field).
   std::string value_field;
   /// The innermost `nested` object path above the field ("" for fields of the root document):

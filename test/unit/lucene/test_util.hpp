@@ -23,6 +23,7 @@
 #include "lucene/field_infos_internal.hpp"
 #include "lucene/points_internal.hpp"
 #include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/terms_internal.hpp"
 #include "lucene/vectors_internal.hpp"
 #include "support/skip.hpp"
 #include <unistd.h>
@@ -173,6 +174,7 @@ struct OneSegment {
     doc_values = std::make_unique<internal::SegmentDocValues>(dir, dir, infos.segments[0], fields);
     vectors = std::make_unique<internal::SegmentVectors>(dir, infos.segments[0], fields);
     points = std::make_unique<internal::SegmentPoints>(dir, infos.segments[0], fields);
+    terms = std::make_unique<internal::SegmentTerms>(dir, infos.segments[0], fields);
   }
   int32_t max_doc() const { return infos.segments[0].max_doc(); }
 
@@ -182,6 +184,7 @@ struct OneSegment {
   std::unique_ptr<internal::SegmentDocValues> doc_values;
   std::unique_ptr<internal::SegmentVectors> vectors;
   std::unique_ptr<internal::SegmentPoints> points;
+  std::unique_ptr<internal::SegmentTerms> terms;
 };
 
 /// Damages `file`: the byte in its middle is flipped (xor 0x5a).
@@ -244,6 +247,22 @@ inline std::filesystem::path LucenePointsIndex(int major) {
   return JavaWrittenIndex(std::string(RFS_LUCENE_POINTS_DIR) + "-" + std::to_string(major),
                           major == 8 ? RFS_JAVA_DEFAULT : RFS_JAVA_FOR_LUCENE9, jar,
                           RFS_POINTS_WRITER_SOURCE);
+}
+
+/// The folder WriteTermsIndex.java fills through Lucene `version`: "8" (Debian's 8.7), "9" and
+/// "10" (the real nodes' 9.12 and 10.5), or a release whose jar scripts/install-deps fetched into
+/// test/unit/lucene/.m2 (7.7.3, 9.0.0, 9.11.1, 10.2.2, 10.3.2).
+inline std::filesystem::path LuceneTermsIndex(const std::string& version) {
+  const std::string jar = version == "8"    ? std::string(RFS_LUCENE8_JAR_FOR_POINTS)
+                          : version == "9"  ? std::string(RFS_LUCENE9_CORE_JAR)
+                          : version == "10" ? std::string(RFS_LUCENE10_CORE_JAR)
+                                            : std::string(RFS_LUCENE9_OLD_JARS) +
+                                                  "/org/apache/lucene/lucene-core/" + version +
+                                                  "/lucene-core-" + version + ".jar";
+  const bool needs_new_java = version == "9" || version == "10" || version.starts_with("10.");
+  return JavaWrittenIndex(std::string(RFS_LUCENE_TERMS_DIR) + "-" + version,
+                          needs_new_java ? RFS_JAVA_FOR_LUCENE9 : RFS_JAVA_DEFAULT, jar,
+                          RFS_TERMS_WRITER_SOURCE);
 }
 
 }  // namespace rfs::lucene::testing
