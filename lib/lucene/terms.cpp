@@ -276,17 +276,9 @@ absl::Status UnpackForBlock(ByteReader& in, ByteOrder order, int word_bits, int 
 // `.doc`.
 
 struct SegmentTerms::Files {
-  PostingsFormat format;
-  PostingsSpec spec;
-  DictFamily family = DictFamily::kLucene90;
-  int32_t dict_version = 0;
-  int32_t postings_version = 0;
+  TermsSource source;
   std::optional<FileBytes> tim, doc;
   std::map<int32_t, FieldTermsMeta> fields;
-  // Lucene50's ForUtil setup: the bits each block width is stored with, and whether packed in
-  // single blocks.
-  std::array<int, 33> lucene50_bits{};
-  std::array<bool, 33> lucene50_single_block{};
 };
 
 struct SegmentTerms::FieldTerms {
@@ -374,12 +366,28 @@ absl::StatusOr<uint64_t> TrieRootOutput(std::span<const uint8_t> tip, std::strin
   return core::DataLossAt(name, index_start + root_fp, "trie root without an output");
 }
 
+DictFamily FamilyOf(PostingsFormat format) {
+  switch (format) {
+    case PostingsFormat::kLucene50:
+    case PostingsFormat::kLucene84:
+      return DictFamily::kBlockTree;
+    case PostingsFormat::kLucene103:
+    case PostingsFormat::kLucene104:
+      return DictFamily::kLucene103;
+    default:
+      return DictFamily::kLucene90;
+  }
+}
+
 // Field entries: `.tmd` (BlockTree 6, Lucene90, Lucene103) or `.tim`'s directory (BlockTree
 // 2-5).
 absl::Status ParseFieldEntries(ByteReader& in, DictFamily family, int32_t version,
                                const FieldInfos& infos, int32_t max_doc,
                                std::span<const uint8_t> tip, std::string_view tip_name,
                                std::map<int32_t, FieldTermsMeta>& out) {
+  if (family == DictFamily::kBlockTree && (version < 2 || version > kBlockTreeMetaFile)) {
+    return in.Error(StrCat("terms dictionary version ", version));
+  }
   RFS_ASSIGN_OR_RETURN(uint32_t count, in.ReadVInt());
   RFS_RETURN_IF_ERROR(CheckCount(in, count, 4, "terms fields"));
   for (uint32_t i = 0; i < count; ++i) {
@@ -439,12 +447,14 @@ absl::Status ParseFieldEntries(ByteReader& in, DictFamily family, int32_t versio
 // Walks the blocks of one field (SegmentTermsEnum.next over SegmentTermsEnumFrame).
 class DictWalker {
  public:
-  DictWalker(const SegmentTerms::Files& files, const FieldInfo& info, int32_t longs_size)
-      : files_(files),
+  DictWalker(const TermsSource& source, const FieldInfo& info, int32_t longs_size)
+      : source_(source),
+        family_(FamilyOf(source.format)),
+        spec_(SpecOf(source.format)),
         info_(info),
         longs_size_(longs_size),
-        tim_(files.tim->bytes()),
-        name_(files.tim->name()) {}
+        tim_(source.tim),
+        name_(source.tim_name) {}
 
   // Calls `visit(term, state)` for every term in order.
   absl::Status Walk(uint64_t root_fp,
@@ -455,7 +465,9 @@ class DictWalker {
   absl::Status DecodeTerm(Block& block);
   absl::Status ReadSuffixes(ByteReader& in, Block& block, uint64_t code);
 
-  const SegmentTerms::Files& files_;
+  const TermsSource& source_;
+  const DictFamily family_;
+  const PostingsSpec spec_;
   const FieldInfo& info_;
   int32_t longs_size_;
   std::span<const uint8_t> tim_;
@@ -518,8 +530,8 @@ absl::Status DictWalker::Load(Block& block, uint64_t fp, size_t prefix_length) {
   block.entry_count = code >> 1;
   block.last_in_floor = (code & 1) != 0;
   if (block.entry_count == 0) return in.ErrorAt(fp, "empty terms block");
-  const bool compressed = files_.family != DictFamily::kBlockTree ||
-                          files_.dict_version >= kBlockTreeCompressedSuffixes;
+  const bool compressed =
+      family_ != DictFamily::kBlockTree || source_.dict_version >= kBlockTreeCompressedSuffixes;
   if (compressed) {
     RFS_ASSIGN_OR_RETURN(uint64_t suffix_code, in.ReadVLong());
     block.leaf = (suffix_code & 4) != 0;
@@ -558,8 +570,8 @@ absl::Status DictWalker::DecodeTerm(Block& block) {
   RFS_RETURN_IF_ERROR(stats.Seek(block.stats_pos));
   TermState& state = block.state;
   const bool docs_only = info_.index_options == kIndexDocsOnly;
-  const bool runs = files_.family != DictFamily::kBlockTree ||
-                    files_.dict_version >= kBlockTreeCompressedSuffixes;
+  const bool runs =
+      family_ != DictFamily::kBlockTree || source_.dict_version >= kBlockTreeCompressedSuffixes;
   if (runs) {
     if (block.singleton_run > 0) {
       state.doc_freq = 1;
@@ -588,11 +600,11 @@ absl::Status DictWalker::DecodeTerm(Block& block) {
     state.doc_start_fp = 0;
     block.first_term = false;
   }
-  const PostingsSpec& spec = files_.spec;
+  const PostingsSpec& spec = spec_;
   const bool singleton_deltas =
       spec.singleton_deltas &&
-      (files_.format != PostingsFormat::kLucene84 || files_.postings_version >= 1);
-  if (files_.family == DictFamily::kBlockTree && files_.dict_version < kBlockTreeLongsRemoved) {
+      (source_.format != PostingsFormat::kLucene84 || source_.postings_version >= 1);
+  if (family_ == DictFamily::kBlockTree && source_.dict_version < kBlockTreeLongsRemoved) {
     // The postings writer's "longs" first (the doc start is the first), then its own bytes.
     for (int32_t k = 0; k < longs_size_; ++k) {
       RFS_ASSIGN_OR_RETURN(uint64_t value, meta.ReadVLong());
@@ -630,8 +642,8 @@ absl::Status DictWalker::DecodeTerm(Block& block) {
 absl::Status DictWalker::Walk(
     uint64_t root_fp,
     const std::function<absl::Status(std::string_view, const TermState&)>& visit) {
-  const bool separate_lengths = files_.family != DictFamily::kBlockTree ||
-                                files_.dict_version >= kBlockTreeCompressedSuffixes;
+  const bool separate_lengths =
+      family_ != DictFamily::kBlockTree || source_.dict_version >= kBlockTreeCompressedSuffixes;
   // An intact dictionary loads each block once; a damaged one must not loop.
   size_t loads_left = tim_.size() / 4 + 1;
   std::vector<std::unique_ptr<Block>> stack;
@@ -689,8 +701,11 @@ absl::Status DictWalker::Walk(
 // stepped over).
 class PostingsReader {
  public:
-  PostingsReader(const SegmentTerms::Files& files, int32_t max_doc)
-      : files_(files), spec_(files.spec), max_doc_(max_doc), buffer_(spec_.block_size) {}
+  PostingsReader(const TermsSource& source, int32_t max_doc)
+      : source_(source),
+        spec_(SpecOf(source.format)),
+        max_doc_(max_doc),
+        buffer_(static_cast<size_t>(spec_.block_size)) {}
 
   absl::Status Read(const TermState& state, std::vector<int32_t>& docs);
 
@@ -699,7 +714,7 @@ class PostingsReader {
   absl::Status AddDeltas(ByteReader& in, size_t at, std::span<const uint32_t> deltas,
                          int64_t& previous, std::vector<int32_t>& docs);
 
-  const SegmentTerms::Files& files_;
+  const TermsSource& source_;
   const PostingsSpec spec_;
   int32_t max_doc_;
   std::vector<uint32_t> buffer_;
@@ -724,7 +739,7 @@ absl::Status PostingsReader::FullBlock(ByteReader& in, int64_t& previous,
   const size_t at = in.position();
   const std::span<uint32_t> deltas(buffer_);
   RFS_ASSIGN_OR_RETURN(uint8_t token, in.ReadByte());
-  const PostingsFormat format = files_.format;
+  const PostingsFormat format = source_.format;
   switch (format) {
     case PostingsFormat::kLucene50: {
       if (token > 32) return in.ErrorAt(at, StrCat("invalid block width ", int{token}));
@@ -732,8 +747,8 @@ absl::Status PostingsReader::FullBlock(ByteReader& in, int64_t& previous,
         RFS_ASSIGN_OR_RETURN(uint32_t value, in.ReadVInt());
         std::fill(deltas.begin(), deltas.end(), value);
       } else {
-        const int bits = files_.lucene50_bits[token];
-        RFS_RETURN_IF_ERROR(files_.lucene50_single_block[token]
+        const int bits = source_.lucene50_bits[token];
+        RFS_RETURN_IF_ERROR(source_.lucene50_single_block[token]
                                 ? UnpackSingleBlocks(in, bits, deltas)
                                 : UnpackPackedBigEndian(in, bits, deltas));
       }
@@ -807,8 +822,7 @@ absl::Status PostingsReader::FullBlock(ByteReader& in, int64_t& previous,
 
 absl::Status PostingsReader::Read(const TermState& state, std::vector<int32_t>& docs) {
   docs.clear();
-  const std::span<const uint8_t> bytes = files_.doc->bytes();
-  ByteReader in(bytes, files_.doc->name());
+  ByteReader in(source_.doc, source_.doc_name);
   if (state.doc_freq == 1) {
     if (state.singleton_doc < 0 || state.singleton_doc >= max_doc_) {
       return in.Error(StrCat("singleton document ", state.singleton_doc, " of ", max_doc_));
@@ -863,20 +877,38 @@ absl::Status CheckHeaderOwner(ByteReader& in, size_t at, const codec::IndexHeade
   return absl::OkStatus();
 }
 
-DictFamily FamilyOf(PostingsFormat format) {
-  switch (format) {
-    case PostingsFormat::kLucene50:
-    case PostingsFormat::kLucene84:
-      return DictFamily::kBlockTree;
-    case PostingsFormat::kLucene103:
-    case PostingsFormat::kLucene104:
-      return DictFamily::kLucene103;
-    default:
-      return DictFamily::kLucene90;
-  }
+}  // namespace
+
+absl::Status ParseTermsFields(ByteReader& in, const TermsSource& source, const FieldInfos& fields,
+                              int32_t max_doc, std::span<const uint8_t> tip,
+                              std::string_view tip_name, std::map<int32_t, FieldTermsMeta>& out) {
+  return ParseFieldEntries(in, FamilyOf(source.format), source.dict_version, fields, max_doc, tip,
+                           tip_name, out);
 }
 
-}  // namespace
+absl::Status ScanTerms(
+    const TermsSource& source, const FieldInfo& field, const FieldTermsMeta& meta, int32_t max_doc,
+    const std::function<void(std::string_view, std::span<const int32_t>)>& visit) {
+  if (meta.root_block_fp >= source.tim.size()) {
+    return core::DataLossAt(source.tim_name, meta.root_block_fp, "root block beyond the file");
+  }
+  DictWalker walker(source, field, meta.longs_size);
+  PostingsReader postings(source, max_doc);
+  std::vector<int32_t> docs;
+  int64_t terms = 0;
+  RFS_RETURN_IF_ERROR(walker.Walk(
+      meta.root_block_fp, [&](std::string_view term, const TermState& state) -> absl::Status {
+        RFS_RETURN_IF_ERROR(postings.Read(state, docs));
+        ++terms;
+        visit(term, docs);
+        return absl::OkStatus();
+      }));
+  if (terms != meta.num_terms) {
+    return core::DataLossAt(source.tim_name, meta.root_block_fp,
+                            StrCat(terms, " terms walked, the dictionary says ", meta.num_terms));
+  }
+  return absl::OkStatus();
+}
 
 SegmentTerms::SegmentTerms(std::shared_ptr<const core::IDirectory> segment_dir,
                            const SegmentCommitInfo& segment, const FieldInfos& fields)
@@ -898,42 +930,42 @@ absl::StatusOr<SegmentTerms::Files*> SegmentTerms::OpenFiles(const FieldInfo& in
         StrCat("terms of postings format ", format_name->second, " are not read"));
   }
   auto files = std::make_unique<Files>();
-  files->format = *format;
-  files->spec = SpecOf(*format);
-  files->family = FamilyOf(*format);
+  TermsSource& source = files->source;
+  source.format = *format;
+  const DictFamily family = FamilyOf(*format);
+  const PostingsSpec spec = SpecOf(*format);
   const SegmentId& id = segment_.id;
 
   const std::string tim_name = SegmentFileName(segment_.name, suffix, "tim");
   RFS_ASSIGN_OR_RETURN(FileBytes tim, FileBytes::Open(*segment_dir_, tim_name));
   RFS_RETURN_IF_ERROR(VerifyFileChecksum(tim.file()));
   ByteReader tim_in = tim.Reader();
-  const int32_t max_version = files->family == DictFamily::kBlockTree  ? kBlockTreeMetaFile
-                              : files->family == DictFamily::kLucene90 ? 2
-                                                                       : 0;
-  const int32_t min_version = files->family == DictFamily::kBlockTree ? 2 : 0;
+  const int32_t max_version = family == DictFamily::kBlockTree  ? kBlockTreeMetaFile
+                              : family == DictFamily::kLucene90 ? 2
+                                                                : 0;
+  const int32_t min_version = family == DictFamily::kBlockTree ? 2 : 0;
   RFS_ASSIGN_OR_RETURN(auto tim_header, codec::ReadIndexHeader(tim_in, "BlockTreeTermsDict",
                                                                min_version, max_version));
   RFS_RETURN_IF_ERROR(CheckHeaderOwner(tim_in, 0, tim_header, id, suffix));
-  files->dict_version = tim_header.header.version;
-  const bool in_tim =
-      files->family == DictFamily::kBlockTree && files->dict_version < kBlockTreeMetaFile;
+  source.dict_version = tim_header.header.version;
+  const bool in_tim = family == DictFamily::kBlockTree && source.dict_version < kBlockTreeMetaFile;
   if (in_tim) {
-    if (files->dict_version < kBlockTreeAutoPrefixRemoved) {
+    if (source.dict_version < kBlockTreeAutoPrefixRemoved) {
       RFS_ASSIGN_OR_RETURN(uint8_t auto_prefix, tim_in.ReadByte());
       if (auto_prefix != 0) return tim_in.Error("auto-prefix terms are not read");
     }
-    RFS_ASSIGN_OR_RETURN(files->postings_version,
-                         ReadPostingsTermsHeader(tim_in, files->spec, id, suffix));
+    RFS_ASSIGN_OR_RETURN(source.postings_version,
+                         ReadPostingsTermsHeader(tim_in, spec, id, suffix));
     const size_t dir_at = tim.bytes().size() - codec::kFooterLength - 8;
     if (tim.bytes().size() < codec::kFooterLength + 8) return tim_in.Error("terms file too short");
     RFS_RETURN_IF_ERROR(tim_in.Seek(dir_at));
     RFS_ASSIGN_OR_RETURN(uint64_t dir, tim_in.ReadBeU64());
     RFS_RETURN_IF_ERROR(tim_in.Seek(dir));
-    RFS_RETURN_IF_ERROR(ParseFieldEntries(tim_in, files->family, files->dict_version, fields_,
+    RFS_RETURN_IF_ERROR(ParseFieldEntries(tim_in, family, source.dict_version, fields_,
                                           segment_.max_doc(), {}, {}, files->fields));
   } else {
     std::optional<FileBytes> tip;
-    if (files->family == DictFamily::kLucene103) {
+    if (family == DictFamily::kLucene103) {
       RFS_ASSIGN_OR_RETURN(
           tip, FileBytes::Open(*segment_dir_, SegmentFileName(segment_.name, suffix, "tip")));
       RFS_RETURN_IF_ERROR(VerifyFileChecksum(tip->file()));
@@ -942,13 +974,12 @@ absl::StatusOr<SegmentTerms::Files*> SegmentTerms::OpenFiles(const FieldInfo& in
     RFS_ASSIGN_OR_RETURN(FileBytes meta, FileBytes::Open(*segment_dir_, meta_name));
     ByteReader in = meta.Reader();
     const std::string_view meta_codec[] = {"BlockTreeTermsMeta"};
-    RFS_RETURN_IF_ERROR(ReadFileHeader(in, {meta_codec, files->dict_version, files->dict_version},
+    RFS_RETURN_IF_ERROR(ReadFileHeader(in, {meta_codec, source.dict_version, source.dict_version},
                                        &id, suffix, /*verify_crc=*/true)
                             .status());
-    RFS_ASSIGN_OR_RETURN(files->postings_version,
-                         ReadPostingsTermsHeader(in, files->spec, id, suffix));
+    RFS_ASSIGN_OR_RETURN(source.postings_version, ReadPostingsTermsHeader(in, spec, id, suffix));
     RFS_RETURN_IF_ERROR(ParseFieldEntries(
-        in, files->family, files->dict_version, fields_, segment_.max_doc(),
+        in, family, source.dict_version, fields_, segment_.max_doc(),
         tip ? tip->bytes() : std::span<const uint8_t>{}, tip ? tip->name() : "", files->fields));
   }
   for (const auto& [number, field] : files->fields) {
@@ -961,10 +992,9 @@ absl::StatusOr<SegmentTerms::Files*> SegmentTerms::OpenFiles(const FieldInfo& in
   RFS_ASSIGN_OR_RETURN(FileBytes doc, FileBytes::Open(*segment_dir_, doc_name));
   RFS_RETURN_IF_ERROR(VerifyFileChecksum(doc.file()));
   ByteReader doc_in = doc.Reader();
-  RFS_ASSIGN_OR_RETURN(auto doc_header,
-                       codec::ReadIndexHeader(doc_in, files->spec.doc_codec, 0, 1));
+  RFS_ASSIGN_OR_RETURN(auto doc_header, codec::ReadIndexHeader(doc_in, spec.doc_codec, 0, 1));
   RFS_RETURN_IF_ERROR(CheckHeaderOwner(doc_in, 0, doc_header, id, suffix));
-  if (files->format == PostingsFormat::kLucene50) {
+  if (source.format == PostingsFormat::kLucene50) {
     // ForUtil's setup: the packed-ints version, then how each width 1-32 is stored.
     RFS_RETURN_IF_ERROR(doc_in.ReadVInt().status());
     for (int width = 1; width <= 32; ++width) {
@@ -975,12 +1005,16 @@ absl::StatusOr<SegmentTerms::Files*> SegmentTerms::OpenFiles(const FieldInfo& in
         return doc_in.ErrorAt(at, StrCat("block width ", width, " stored as format ", code >> 5,
                                          " with ", bits, " bits"));
       }
-      files->lucene50_bits[static_cast<size_t>(width)] = bits;
-      files->lucene50_single_block[static_cast<size_t>(width)] = (code >> 5) == 1;
+      source.lucene50_bits[static_cast<size_t>(width)] = bits;
+      source.lucene50_single_block[static_cast<size_t>(width)] = (code >> 5) == 1;
     }
   }
   files->tim = std::move(tim);
   files->doc = std::move(doc);
+  source.tim = files->tim->bytes();
+  source.tim_name = files->tim->name();
+  source.doc = files->doc->bytes();
+  source.doc_name = files->doc->name();
   Files* out = files.get();
   files_.emplace(suffix, std::move(files));
   return out;
@@ -1000,23 +1034,8 @@ absl::StatusOr<bool> SegmentTerms::ForEachTerm(
   if (!files.ok()) return core::WithContext(files.status(), context);
   auto meta = (*files)->fields.find(info->number);
   if (meta == (*files)->fields.end()) return true;  // no document of the segment has a term
-  DictWalker walker(**files, *info, meta->second.longs_size);
-  PostingsReader postings(**files, segment_.max_doc());
-  std::vector<int32_t> docs;
-  int64_t terms = 0;
   RFS_RETURN_IF_ERROR(core::WithContext(
-      walker.Walk(meta->second.root_block_fp,
-                  [&](std::string_view term, const TermState& state) -> absl::Status {
-                    RFS_RETURN_IF_ERROR(postings.Read(state, docs));
-                    ++terms;
-                    visit(term, docs);
-                    return absl::OkStatus();
-                  }),
-      context));
-  if (terms != meta->second.num_terms) {
-    return absl::DataLossError(StrCat(context, ": ", terms, " terms walked, the dictionary says ",
-                                      meta->second.num_terms));
-  }
+      ScanTerms((*files)->source, *info, meta->second, segment_.max_doc(), visit), context));
   return true;
 }
 

@@ -18,6 +18,7 @@
 // Internal to rfs::lucene.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -66,6 +67,33 @@ struct FieldTermsMeta {
   uint64_t root_block_fp = 0;  ///< in `.tim`
   int32_t longs_size = 0;      ///< postings "longs" per term (dictionaries before Lucene 8.6)
 };
+
+/// One postings format's terms dictionary (`.tim`) and documents (`.doc`) of a segment, as bytes,
+/// with what their headers said.
+struct TermsSource {
+  PostingsFormat format = PostingsFormat::kLucene104;
+  int32_t dict_version = 0;      ///< BlockTreeTermsDict's header version
+  int32_t postings_version = 0;  ///< the postings writer's terms header version
+  std::span<const uint8_t> tim, doc;
+  std::string_view tim_name, doc_name;
+  /// Lucene50's ForUtil setup (in `.doc`): the bits each block width is stored with, and
+  /// whether in single-block form.
+  std::array<int, 33> lucene50_bits{};
+  std::array<bool, 33> lucene50_single_block{};
+};
+
+/// The field entries of a terms dictionary from the cursor (`.tmd` after the postings header, or
+/// the directory at the end of `.tim` before Lucene 8.6), by field number. `tip` is the terms
+/// index, needed for Lucene103's trie roots only.
+absl::Status ParseTermsFields(core::ByteReader& in, const TermsSource& source,
+                              const FieldInfos& fields, int32_t max_doc,
+                              std::span<const uint8_t> tip, std::string_view tip_name,
+                              std::map<int32_t, FieldTermsMeta>& out);
+
+/// Calls `visit(term, docs)` for every term of one field in term order, `docs` ascending.
+absl::Status ScanTerms(
+    const TermsSource& source, const FieldInfo& field, const FieldTermsMeta& meta, int32_t max_doc,
+    const std::function<void(std::string_view, std::span<const int32_t>)>& visit);
 
 /// Every term and its documents of each field of one segment, read on first use and kept by
 /// document.

@@ -3,7 +3,7 @@
 // IndexWriter and default codec, then lists every term with its documents as Lucene's own
 // TermsEnum and PostingsEnum read them back. Runs as a single-file program on Lucene 7.7 to 10:
 //
-//   java -cp lucene-core-X.jar WriteTermsIndex.java OUT_DIR
+//   java -cp lucene-core-X.jar WriteTermsIndex.java OUT_DIR [DOCS]
 //
 // OUT_DIR/index is the index (one segment, force-merged); OUT_DIR/expected.tsv has one line per
 // term: field, the term's bytes in hex, its document count, and a hash of its documents in order
@@ -33,7 +33,7 @@ import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.BytesRef;
 
 public class WriteTermsIndex {
-  static final int DOCS = 210_000;
+  static int DOCS = 210_000;
   static final String[] FIELDS = {"kw", "flag", "id"};
 
   static void add(Document d, String field, String value) {
@@ -42,6 +42,7 @@ public class WriteTermsIndex {
 
   public static void main(String[] args) throws Exception {
     Path out = Path.of(args[0]);
+    if (args.length > 1) DOCS = Integer.parseInt(args[1]);  // smaller indices for fuzz seeds
     Files.createDirectories(out);
     IndexWriterConfig config = new IndexWriterConfig();
     config.setUseCompoundFile(false);
