@@ -21,9 +21,16 @@ namespace {
 // 8.6-8.11, version 0).
 constexpr std::string_view kMetaNames[] = {"Lucene90PointsFormatMeta", "Lucene86PointsFormatMeta"};
 constexpr std::string_view kDataNames[] = {"Lucene90PointsFormatData", "Lucene86PointsFormatData"};
+// Lucene60PointsFormat (Lucene 6.0-8.5, big-endian): `.dii` gives each field's offset in `.dim`,
+// where its BKD header follows its leaves.
+constexpr std::string_view kLucene60IndexNames[] = {"Lucene60PointsFormatMeta"};
+constexpr std::string_view kLucene60DataNames[] = {"Lucene60PointsFormatData"};
 
-// BKDWriter versions: 9 wrote the metadata file (Lucene 8.6), 10 the 21-bit and reordered 24-bit
-// document ids (Lucene 10). Low-cardinality leaves date from 7.
+// BKDWriter versions: 4 is Lucene 7.0's, 6 added index dimensions, 9 wrote the metadata file
+// (Lucene 8.6), 10 the 21-bit and reordered 24-bit document ids (Lucene 10). Low-cardinality
+// leaves date from 7.
+constexpr int32_t kBkdVersionStart = 4;  // Lucene 7.0
+constexpr int32_t kBkdVersionSelectiveIndexing = 6;
 constexpr int32_t kBkdVersionMetaFile = 9;
 constexpr int32_t kBkdVersionBpv21 = 10;
 
@@ -197,6 +204,53 @@ absl::Status ReadDocIds(ByteReader& in, ByteOrder order, int32_t version, int32_
 
 }  // namespace
 
+namespace {
+
+// One field's BKD header (BKDReader's constructor): from BKD version 9 (Lucene 8.6) in the
+// metadata file, with the first leaf's and the index's offsets as longs; before that at the
+// field's offset in `.dim`, with the first leaf's offset opening the packed index.
+absl::Status ParseBkdHeader(ByteReader& in, ByteOrder order, int32_t min_version,
+                            int32_t max_version, const FieldInfo& info, PointsFieldMeta& meta) {
+  const size_t at = in.position();
+  RFS_ASSIGN_OR_RETURN(auto header, codec::ReadCodecHeader(in, "BKD", min_version, max_version));
+  meta.bkd_version = header.version;
+  RFS_ASSIGN_OR_RETURN(meta.num_dims, VIntAsInt(in));
+  int32_t index_dims = meta.num_dims;
+  if (meta.bkd_version >= kBkdVersionSelectiveIndexing) {
+    RFS_ASSIGN_OR_RETURN(index_dims, VIntAsInt(in));
+  }
+  RFS_ASSIGN_OR_RETURN(meta.max_points_in_leaf, VIntAsInt(in));
+  RFS_ASSIGN_OR_RETURN(meta.bytes_per_dim, VIntAsInt(in));
+  RFS_ASSIGN_OR_RETURN(meta.num_leaves, VIntAsInt(in));
+  if (meta.num_dims < 1 || meta.num_dims > 16 || index_dims < 1 || index_dims > meta.num_dims ||
+      meta.bytes_per_dim < 1 || meta.bytes_per_dim > 16 || meta.max_points_in_leaf < 1 ||
+      meta.num_leaves < 1) {
+    return in.ErrorAt(
+        at, StrCat("field '", info.name, "': invalid BKD configuration (", meta.num_dims,
+                   " dimensions of ", meta.bytes_per_dim, " bytes, ", meta.num_leaves, " leaves)"));
+  }
+  // Minimum and maximum packed values, then counts and where the index and leaves begin.
+  RFS_RETURN_IF_ERROR(in.Skip(static_cast<size_t>(2 * index_dims * meta.bytes_per_dim)));
+  RFS_ASSIGN_OR_RETURN(uint64_t points, in.ReadVLong());
+  meta.point_count = static_cast<int64_t>(points);
+  RFS_RETURN_IF_ERROR(in.ReadVInt().status());  // documents with a point
+  RFS_RETURN_IF_ERROR(in.ReadVInt().status());  // index bytes
+  uint64_t first_leaf = 0;
+  if (meta.bkd_version >= kBkdVersionMetaFile) {
+    RFS_ASSIGN_OR_RETURN(first_leaf, in.ReadU64(order));
+    RFS_RETURN_IF_ERROR(in.ReadU64(order).status());  // index start
+  } else {
+    RFS_ASSIGN_OR_RETURN(first_leaf, in.ReadVLong());
+  }
+  meta.first_leaf_offset = static_cast<int64_t>(first_leaf);
+  if (meta.point_count < 0 || meta.first_leaf_offset < 0) {
+    return in.ErrorAt(at, StrCat("field '", info.name, "': invalid point count or offset"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::map<int32_t, PointsFieldMeta>> ParsePointsMeta(ByteReader& in, ByteOrder order,
                                                                    const FieldInfos& fields) {
   std::map<int32_t, PointsFieldMeta> out;
@@ -208,33 +262,32 @@ absl::StatusOr<std::map<int32_t, PointsFieldMeta>> ParsePointsMeta(ByteReader& i
     if (info == nullptr) return in.ErrorAt(at, StrCat("unknown field number ", number));
     PointsFieldMeta meta;
     meta.field_number = number;
-    RFS_ASSIGN_OR_RETURN(auto header,
-                         codec::ReadCodecHeader(in, "BKD", kBkdVersionMetaFile, kBkdVersionBpv21));
-    meta.bkd_version = header.version;
-    RFS_ASSIGN_OR_RETURN(meta.num_dims, VIntAsInt(in));
-    RFS_ASSIGN_OR_RETURN(int32_t index_dims, VIntAsInt(in));
-    RFS_ASSIGN_OR_RETURN(meta.max_points_in_leaf, VIntAsInt(in));
-    RFS_ASSIGN_OR_RETURN(meta.bytes_per_dim, VIntAsInt(in));
-    RFS_ASSIGN_OR_RETURN(meta.num_leaves, VIntAsInt(in));
-    if (meta.num_dims < 1 || meta.num_dims > 16 || index_dims < 1 || index_dims > meta.num_dims ||
-        meta.bytes_per_dim < 1 || meta.bytes_per_dim > 16 || meta.max_points_in_leaf < 1 ||
-        meta.num_leaves < 1) {
-      return in.ErrorAt(at, StrCat("field '", info->name, "': invalid BKD configuration (",
-                                   meta.num_dims, " dimensions of ", meta.bytes_per_dim, " bytes, ",
-                                   meta.num_leaves, " leaves)"));
-    }
-    // Minimum and maximum packed values, then counts and where the index and leaves begin.
-    RFS_RETURN_IF_ERROR(in.Skip(static_cast<size_t>(2 * index_dims * meta.bytes_per_dim)));
-    RFS_ASSIGN_OR_RETURN(uint64_t points, in.ReadVLong());
-    meta.point_count = static_cast<int64_t>(points);
-    RFS_RETURN_IF_ERROR(in.ReadVInt().status());  // documents with a point
-    RFS_RETURN_IF_ERROR(in.ReadVInt().status());  // index bytes
-    RFS_ASSIGN_OR_RETURN(uint64_t first_leaf, in.ReadU64(order));
-    RFS_RETURN_IF_ERROR(in.ReadU64(order).status());  // index start
-    meta.first_leaf_offset = static_cast<int64_t>(first_leaf);
-    if (meta.point_count < 0 || meta.first_leaf_offset < 0) {
-      return in.ErrorAt(at, StrCat("field '", info->name, "': invalid point count or offset"));
-    }
+    RFS_RETURN_IF_ERROR(
+        ParseBkdHeader(in, order, kBkdVersionMetaFile, kBkdVersionBpv21, *info, meta));
+    out[number] = meta;
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<int32_t, PointsFieldMeta>> ParseLucene60Points(
+    ByteReader& index, std::span<const uint8_t> data, std::string_view data_name,
+    const FieldInfos& fields) {
+  std::map<int32_t, PointsFieldMeta> out;
+  RFS_ASSIGN_OR_RETURN(uint32_t count, index.ReadVInt());
+  RFS_RETURN_IF_ERROR(CheckCount(index, count, 2, "points fields"));
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t at = index.position();
+    RFS_ASSIGN_OR_RETURN(int32_t number, VIntAsInt(index));
+    RFS_ASSIGN_OR_RETURN(uint64_t fp, index.ReadVLong());
+    const FieldInfo* info = fields.ByNumber(number);
+    if (info == nullptr) return index.ErrorAt(at, StrCat("unknown field number ", number));
+    ByteReader in(data, data_name);
+    if (fp >= data.size()) return index.ErrorAt(at, StrCat("field offset ", fp, " past the data"));
+    RFS_RETURN_IF_ERROR(in.Seek(static_cast<size_t>(fp)));
+    PointsFieldMeta meta;
+    meta.field_number = number;
+    RFS_RETURN_IF_ERROR(ParseBkdHeader(in, ByteOrder::kBig, kBkdVersionStart,
+                                       kBkdVersionMetaFile - 1, *info, meta));
     out[number] = meta;
   }
   return out;
@@ -340,23 +393,44 @@ SegmentPoints::~SegmentPoints() = default;
 absl::Status SegmentPoints::OpenFiles() {
   if (opened_) return absl::OkStatus();
   const std::string meta_name = SegmentFileName(segment_.name, "", "kdm");
-  RFS_ASSIGN_OR_RETURN(FileBytes meta, FileBytes::Open(*segment_dir_, meta_name));
-  ByteReader in = meta.Reader();
+  auto meta = FileBytes::Open(*segment_dir_, meta_name);
+  if (absl::IsNotFound(meta.status())) return OpenLucene60Files();
+  RFS_RETURN_IF_ERROR(meta.status());
+  ByteReader in = meta->Reader();
   size_t which = 0;
   RFS_ASSIGN_OR_RETURN(auto header, ReadFileHeader(in, {kMetaNames, 0, 1}, &segment_.id, "",
                                                    /*verify_crc=*/true, &which));
   (void)header;
   order_ = which == 0 ? ByteOrder::kLittle : ByteOrder::kBig;
   RFS_ASSIGN_OR_RETURN(metas_, ParsePointsMeta(in, order_, fields_));
-  const std::string data_name = SegmentFileName(segment_.name, "", "kdd");
+  const std::string_view data_codec[] = {kDataNames[which]};
+  RFS_RETURN_IF_ERROR(OpenData("kdd", data_codec));
+  opened_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SegmentPoints::OpenData(std::string_view extension,
+                                     std::span<const std::string_view> codec) {
+  const std::string data_name = SegmentFileName(segment_.name, "", extension);
   RFS_ASSIGN_OR_RETURN(FileBytes data, FileBytes::Open(*segment_dir_, data_name));
   RFS_RETURN_IF_ERROR(VerifyFileChecksum(data.file()));
   ByteReader data_in = data.Reader();
-  const std::string_view data_codec[] = {kDataNames[which]};
-  RFS_RETURN_IF_ERROR(ReadFileHeader(data_in, {data_codec, 0, 1}, &segment_.id, "",
-                                     /*verify_crc=*/false)
-                          .status());
+  RFS_RETURN_IF_ERROR(
+      ReadFileHeader(data_in, {codec, 0, 1}, &segment_.id, "", /*verify_crc=*/false).status());
   data_ = std::move(data);
+  return absl::OkStatus();
+}
+
+absl::Status SegmentPoints::OpenLucene60Files() {
+  const std::string index_name = SegmentFileName(segment_.name, "", "dii");
+  RFS_ASSIGN_OR_RETURN(FileBytes index, FileBytes::Open(*segment_dir_, index_name));
+  ByteReader in = index.Reader();
+  RFS_RETURN_IF_ERROR(ReadFileHeader(in, {kLucene60IndexNames, 0, 0}, &segment_.id, "",
+                                     /*verify_crc=*/true)
+                          .status());
+  RFS_RETURN_IF_ERROR(OpenData("dim", kLucene60DataNames));
+  order_ = ByteOrder::kBig;
+  RFS_ASSIGN_OR_RETURN(metas_, ParseLucene60Points(in, data_->bytes(), data_->name(), fields_));
   opened_ = true;
   return absl::OkStatus();
 }
@@ -369,15 +443,7 @@ absl::StatusOr<SegmentPoints::FieldPoints*> SegmentPoints::Field(std::string_vie
     return nullptr;
   }
   const std::string context = StrCat("segment ", segment_.name, " field '", name, "'");
-  if (auto opened = OpenFiles(); !opened.ok()) {
-    if (absl::IsNotFound(opened)) {
-      return absl::UnimplementedError(
-          StrCat(context,
-                 ": points format of Lucene 7-8.5 (.dim/.dii) is not read (Lucene 8.6 and later "
-                 "are)"));
-    }
-    return core::WithContext(opened, context);
-  }
+  if (auto opened = OpenFiles(); !opened.ok()) return core::WithContext(opened, context);
   auto meta = metas_.find(info->number);
   if (meta == metas_.end()) {
     return absl::DataLossError(StrCat(context, ": no entry in the points metadata"));

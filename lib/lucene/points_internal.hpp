@@ -1,13 +1,14 @@
 // Point values of one segment (docs/sourceless.md): the fallback for a field that keeps neither
 // doc values nor a stored value, as Lucene indexes numbers, dates and addresses as points.
 //
-// The Lucene86 (Lucene 8.6-8.11, big-endian) and Lucene90 (Lucene 9 and 10, little-endian) points
-// formats: `.kdm` holds each field's BKD metadata (BKDReader.java, Lucene90PointsReader.java),
-// `.kdd` its leaf blocks. A field's leaves lie one after the other from its first leaf's offset,
-// each self-delimiting (BKDWriter.writeLeafBlockDocs, writeCommonPrefixes and
-// writeLeafBlockPackedValues; DocIdsWriter.java for the documents), so every point is read by
-// walking the leaves in order without the `.kdi` index tree. Only one-dimensional fields
-// (numbers, dates, addresses) are read; the Lucene60 format of Lucene 7-8.5 is Unimplemented.
+// The Lucene60 (Lucene 6.0-8.5, big-endian: `.dii` gives each field's offset in `.dim`, where its
+// BKD header follows its leaves; Lucene60PointsReader.java), Lucene86 (Lucene 8.6-8.11,
+// big-endian) and Lucene90 (Lucene 9 and 10, little-endian) points formats: `.kdm` holds each
+// field's BKD metadata (BKDReader.java, Lucene90PointsReader.java), `.kdd` its leaf blocks. A
+// field's leaves lie one after the other from its first leaf's offset, each self-delimiting
+// (BKDWriter.writeLeafBlockDocs, writeCommonPrefixes and writeLeafBlockPackedValues;
+// DocIdsWriter.java for the documents), so every point is read by walking the leaves in order
+// without the `.kdi` index tree. Only one-dimensional fields (numbers, dates, addresses) are read.
 //
 // Internal to rfs::lucene.
 #pragma once
@@ -50,6 +51,12 @@ absl::StatusOr<std::map<int32_t, PointsFieldMeta>> ParsePointsMeta(core::ByteRea
                                                                    core::ByteOrder order,
                                                                    const FieldInfos& fields);
 
+/// The fields of the Lucene60 format (Lucene 6.0-8.5): `index` is `.dii` after its header (each
+/// field's offset in `data`, the whole `.dim`, where its BKD header lies), by field number.
+absl::StatusOr<std::map<int32_t, PointsFieldMeta>> ParseLucene60Points(
+    core::ByteReader& index, std::span<const uint8_t> data, std::string_view data_name,
+    const FieldInfos& fields);
+
 /// Calls `visit(doc, value)` for every point of one field, leaf by leaf from the field's first
 /// leaf in `data` (the whole `.kdd`, named `name` in errors); `value` is bytes_per_dim bytes.
 absl::Status ScanPoints(std::span<const uint8_t> data, std::string_view name, core::ByteOrder order,
@@ -72,6 +79,8 @@ class SegmentPoints {
   struct FieldPoints;
   absl::StatusOr<FieldPoints*> Field(std::string_view name);
   absl::Status OpenFiles();
+  absl::Status OpenLucene60Files();
+  absl::Status OpenData(std::string_view extension, std::span<const std::string_view> codec);
 
   std::shared_ptr<const core::IDirectory> segment_dir_;
   const SegmentCommitInfo& segment_;

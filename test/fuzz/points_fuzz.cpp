@@ -5,7 +5,8 @@
 //
 // Input: byte 0 the byte order (even: little-endian, Lucene 9-10; odd: big-endian, Lucene 8),
 // byte 1 max_doc / 8 (times 256 when byte 0 has bit 1 set), bytes 2-3 where the metadata ends;
-// the metadata follows from byte 4, the rest after it is the data.
+// the metadata follows from byte 4, the rest after it is the data. With bit 2 of byte 0 set the
+// metadata is a Lucene60 `.dii` (field offsets into the data, where the BKD headers lie).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -50,8 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t meta_end = std::min<size_t>(size, 4 + ((size_t{data[2]} << 8) | data[3]));
   const std::span<const uint8_t> meta(data + 4, meta_end - 4);
   const std::span<const uint8_t> values(data + meta_end, size - meta_end);
-  rfs::core::ByteReader in(meta, "fuzz.kdm");
-  auto entries = internal::ParsePointsMeta(in, order, Fields());
+  const bool lucene60 = (data[0] & 4) != 0;
+  rfs::core::ByteReader in(meta, lucene60 ? "fuzz.dii" : "fuzz.kdm");
+  auto entries = lucene60 ? internal::ParseLucene60Points(in, values, "fuzz.dim", Fields())
+                          : internal::ParsePointsMeta(in, order, Fields());
   if (!entries.ok()) return 0;
   for (const auto& [number, entry] : *entries) {
     uint64_t seen = 0;

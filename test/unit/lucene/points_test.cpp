@@ -1,6 +1,7 @@
-// Points as Lucene 8.7 (Lucene86 format, big-endian), 9.12 and 10.5 (Lucene90, little-endian)
-// wrote them (WritePointsIndex.java: every leaf layout and document-id encoding those releases
-// write), read back by SegmentPoints equal to what Java packed; damaged files fail naming them.
+// Points as Lucene 7.7 (Lucene60 format), 8.7 (Lucene86, big-endian), 9.12 and 10.5 (Lucene90,
+// little-endian) wrote them (WritePointsIndex.java: every leaf layout and document-id encoding
+// those releases write), read back by SegmentPoints equal to what Java packed; damaged files fail
+// naming them.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -60,8 +61,8 @@ std::string Hex(const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-TEST_CASE("Points of Lucene 8.7, 9.12 and 10.5 read back as Lucene packed them") {
-  for (int major : {8, 9, 10}) {
+TEST_CASE("Points of Lucene 7.7, 8.7, 9.12 and 10.5 read back as Lucene packed them") {
+  for (int major : {7, 8, 9, 10}) {
     INFO("Lucene " << major);
     const fs::path dir = LucenePointsIndex(major);
     Segment segment(dir / "index");
@@ -99,12 +100,12 @@ TEST_CASE("Points of Lucene 8.7, 9.12 and 10.5 read back as Lucene packed them")
 }
 
 TEST_CASE("A damaged points file fails naming it") {
-  const fs::path source = LucenePointsIndex(10) / "index";
   const fs::path work = fs::temp_directory_path() / ("rfs-points-" + std::to_string(::getpid()));
-  for (const std::string ext : {"kdm", "kdd"}) {
+  for (const std::string ext : {"kdm", "kdd", "dii", "dim"}) {
     INFO(ext);
+    const bool lucene60 = ext == "dii" || ext == "dim";
     fs::remove_all(work);
-    fs::copy(source, work);
+    fs::copy(LucenePointsIndex(lucene60 ? 7 : 10) / "index", work);
     const fs::path damaged = work / ("_0." + ext);
     rfs::lucene::testing::FlipMiddleByte(damaged);
     Segment segment(work);
@@ -130,7 +131,7 @@ TEST_CASE("Numbers and addresses with neither doc values nor store are rebuilt f
   // Not indexed: no points to read.
   REQUIRE(plan->unrebuildable.size() == 1);
   CHECK(plan->unrebuildable[0].starts_with("same:"));
-  for (int major : {8, 9, 10}) {
+  for (int major : {7, 8, 9, 10}) {
     INFO("Lucene " << major);
     Segment segment(LucenePointsIndex(major) / "index");
     rfs::lucene::internal::SourceRebuilder rebuilder(

@@ -239,13 +239,17 @@ inline std::filesystem::path Lucene9VectorIndex(const std::string& version = "")
       RFS_JAVA_FOR_LUCENE9, jar, RFS_VECTOR_WRITER_SOURCE);
 }
 
-/// The folder WritePointsIndex.java fills through Lucene `major` (8, 9 or 10).
+/// The folder WritePointsIndex.java fills through Lucene `major` (7: the 7.7.3 jar in
+/// test/unit/lucene/.m2, 8: Debian's 8.7, 9 and 10: the real nodes' 9.12 and 10.5).
 inline std::filesystem::path LucenePointsIndex(int major) {
-  const std::string jar = major == 8   ? RFS_LUCENE8_JAR_FOR_POINTS
-                          : major == 9 ? RFS_LUCENE9_CORE_JAR
-                                       : RFS_LUCENE10_CORE_JAR;
+  const std::string jar = major == 7
+                              ? std::string(RFS_LUCENE9_OLD_JARS) +
+                                    "/org/apache/lucene/lucene-core/7.7.3/lucene-core-7.7.3.jar"
+                          : major == 8 ? std::string(RFS_LUCENE8_JAR_FOR_POINTS)
+                          : major == 9 ? std::string(RFS_LUCENE9_CORE_JAR)
+                                       : std::string(RFS_LUCENE10_CORE_JAR);
   return JavaWrittenIndex(std::string(RFS_LUCENE_POINTS_DIR) + "-" + std::to_string(major),
-                          major == 8 ? RFS_JAVA_DEFAULT : RFS_JAVA_FOR_LUCENE9, jar,
+                          major <= 8 ? RFS_JAVA_DEFAULT : RFS_JAVA_FOR_LUCENE9, jar,
                           RFS_POINTS_WRITER_SOURCE);
 }
 
