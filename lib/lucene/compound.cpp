@@ -1,4 +1,4 @@
-// Compound file reader (FORMATS.md C.4; Lucene50CompoundReader.java,
+// Compound file reader (docs/formats.md C.4; Lucene50CompoundReader.java,
 // Lucene90CompoundReader.java).
 #include <algorithm>
 #include <cstring>

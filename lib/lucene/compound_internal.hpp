@@ -1,4 +1,4 @@
-// A compound segment (`<seg>.cfs` + `<seg>.cfe`, FORMATS.md C.4) viewed as an
+// A compound segment (`<seg>.cfs` + `<seg>.cfe`, docs/formats.md C.4) viewed as an
 // IDirectory of its sub-files.
 //
 // The entry table of the `.cfe` (Lucene50CompoundEntries, big-endian,

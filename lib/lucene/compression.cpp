@@ -13,7 +13,7 @@ namespace rfs::lucene::internal {
 
 using core::StrCat;
 
-// LZ4 block format (FORMATS.md C.8.1; Lucene util/compress/LZ4.java): token
+// LZ4 block format (docs/formats.md C.8.1; Lucene util/compress/LZ4.java): token
 // (literal length << 4 | match length - 4), extension bytes while 255,
 // literals, 2-byte LE offset, match. Lucene's decoder stops right after the
 // literals or after a match once the expected length is reached.

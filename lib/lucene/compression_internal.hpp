@@ -1,4 +1,4 @@
-// Block decompressors for stored fields (FORMATS.md C.8): Lucene's LZ4 block
+// Block decompressors for stored fields (docs/formats.md C.8): Lucene's LZ4 block
 // format, raw DEFLATE (zlib) and zstd frames (libzstd, for Elasticsearch's
 // and OpenSearch's zstd stored fields), with the block layouts built on top
 // of them in stored_fields.cpp.

@@ -1,4 +1,4 @@
-// .fnm parsing (FORMATS.md C.6; Lucene60FieldInfosFormat.java,
+// .fnm parsing (docs/formats.md C.6; Lucene60FieldInfosFormat.java,
 // Lucene90FieldInfosFormat.java, Lucene94FieldInfosFormat.java).
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"

@@ -1,4 +1,4 @@
-// Field infos of a segment: the `.fnm` file (FORMATS.md C.6), mapping field
+// Field infos of a segment: the `.fnm` file (docs/formats.md C.6), mapping field
 // numbers used by stored fields and doc values to names, doc-values types and
 // per-field attributes.
 //

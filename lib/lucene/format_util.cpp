@@ -110,7 +110,7 @@ absl::StatusOr<codec::IndexHeader> ReadFileHeader(ByteReader& in, const HeaderSp
                                                   size_t* which) {
   const size_t start = in.position();
   // Peek at the header without judging it, so the verdict can depend on
-  // whether the name is known (FORMATS.md C.1: dispatch on codec names).
+  // whether the name is known (docs/formats.md C.1: dispatch on codec names).
   ByteReader peek_in = in;
   auto peek = codec::ReadCodecHeader(peek_in, "", INT32_MIN, INT32_MAX);
   size_t index = spec.names.size();

@@ -1,5 +1,5 @@
 // Small helpers shared by the Lucene file readers: file naming with
-// generations (FORMATS.md C.5), Lucene Map/Set encodings (0.1), whole-file
+// generations (docs/formats.md C.5), Lucene Map/Set encodings (0.1), whole-file
 // access over IRandomAccessFile, and index-header checks (C.1).
 //
 // Internal to rfs::lucene (never installed). Stateless functions; thread-safe.
@@ -26,7 +26,7 @@ namespace rfs::lucene::internal {
 using SegmentId = std::array<uint8_t, 16>;
 
 /// Java Long.toString(value, 36) for non-negative values (generation
-/// suffixes, FORMATS.md 0.1).
+/// suffixes, docs/formats.md 0.1).
 std::string Base36(int64_t value);
 
 /// Parses a base36 generation; -1 when `text` is not a valid one.
@@ -102,7 +102,7 @@ absl::StatusOr<uint32_t> HashFileRange(const core::IRandomAccessFile& file, uint
 absl::Status CompareChecksums(const core::IRandomAccessFile& file, uint32_t stored,
                               uint32_t computed);
 
-/// Verifies the footer and CRC of a whole file (FORMATS.md C.1).
+/// Verifies the footer and CRC of a whole file (docs/formats.md C.1).
 absl::Status VerifyChecksum(std::span<const uint8_t> bytes, std::string_view name);
 
 /// Rejects a signed 32-bit count that is negative or larger than the bytes

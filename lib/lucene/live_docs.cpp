@@ -1,4 +1,4 @@
-// Live docs (FORMATS.md C.9) and soft deletes through NUMERIC doc values
+// Live docs (docs/formats.md C.9) and soft deletes through NUMERIC doc values
 // (C.10-C.12; Lucene70/80/90DocValuesProducer.java, IndexedDISI.java,
 // DirectMonotonicReader.java).
 #include <bit>

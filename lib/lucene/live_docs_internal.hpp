@@ -1,5 +1,5 @@
 // Which documents of a segment are live: hard deletes from `.liv`
-// (FORMATS.md C.9; Lucene50LiveDocs big-endian, Lucene90LiveDocs
+// (docs/formats.md C.9; Lucene50LiveDocs big-endian, Lucene90LiveDocs
 // little-endian) or, for Lucene 4.x segments, `.del` (Lucene40LiveDocs
 // BitVector) combined with soft deletes, i.e. documents that have a value
 // in the soft-deletes doc-values field (C.10-C.12; Lucene70/80/90 doc values,

@@ -1,4 +1,4 @@
-// segments_N (FORMATS.md C.2) and .si (C.3) parsing.
+// segments_N (docs/formats.md C.2) and .si (C.3) parsing.
 #include "rfs/lucene/segment_infos.hpp"
 
 #include <algorithm>
@@ -100,7 +100,7 @@ absl::Status ParseSegmentInfoBody(ByteReader& in, size_t which, int32_t header_v
   RFS_ASSIGN_OR_RETURN(out.is_compound, ReadYesNo(in, "isCompound"));
   // Lucene99SegmentInfoFormat (9.9+) writes hasBlocks right after isCompound
   // under the unchanged codec name Lucene90SegmentInfo: decide by the
-  // segment's version (FORMATS.md C.3).
+  // segment's version (docs/formats.md C.3).
   if (lucene90 && out.version >= LuceneVersion{9, 9, 0}) {
     RFS_ASSIGN_OR_RETURN(bool has_blocks, ReadYesNo(in, "hasBlocks"));
     out.has_blocks = has_blocks;

@@ -1,4 +1,4 @@
-// ShardReader / DocumentCursor (FORMATS.md C.13, D.1-D.7).
+// ShardReader / DocumentCursor (docs/formats.md C.13, D.1-D.7).
 #include "rfs/lucene/shard_reader.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Stored fields: formats, chunk decoding and sequential chunk access
-// (FORMATS.md C.7, C.8; Lucene CompressingStoredFieldsReader.java,
+// (docs/formats.md C.7, C.8; Lucene CompressingStoredFieldsReader.java,
 // Lucene90CompressingStoredFieldsReader.java, StoredFieldsInts.java,
 // LZ4WithPresetDictCompressionMode.java,
 // DeflateWithPresetDictCompressionMode.java).

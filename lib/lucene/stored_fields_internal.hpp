@@ -1,4 +1,4 @@
-// Internal stored-fields machinery (FORMATS.md C.7-C.8): the format
+// Internal stored-fields machinery (docs/formats.md C.7-C.8): the format
 // description read from `.fdt`/`.fdm` headers, the chunk decoder, the
 // sequential chunk cursor over a `.fdt`, and the per-document field parser.
 //

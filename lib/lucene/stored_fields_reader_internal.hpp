@@ -1,4 +1,4 @@
-// Raw stored fields of a Lucene segment (FORMATS.md C.7-C.8): every stored
+// Raw stored fields of a Lucene segment (docs/formats.md C.7-C.8): every stored
 // field value of any document, for plain Lucene indices and for inspection.
 // The Elasticsearch document view (ShardReader) is built on the same
 // machinery.

@@ -1,4 +1,4 @@
-// Elasticsearch document ids as stored in Lucene (FORMATS.md D.2, D.3).
+// Elasticsearch document ids as stored in Lucene (docs/formats.md D.2, D.3).
 //
 // ES 6+ stores `_id` Uid-encoded (ES index/mapper/Uid.java): 0xFE numeric
 // (two decimal digits per byte, 0xF end marker), 0xFF UTF-8, 0xFD escaped

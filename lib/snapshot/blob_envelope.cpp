@@ -1,4 +1,4 @@
-// Metadata blob envelope and XContent body detection (FORMATS.md A.3).
+// Metadata blob envelope and XContent body detection (docs/formats.md A.3).
 #include "rfs/snapshot/blob_envelope.hpp"
 
 #include <cstring>

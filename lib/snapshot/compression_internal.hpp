@@ -1,5 +1,5 @@
 // Decompressors for the compressed XContent bodies of snapshot metadata blobs
-// (FORMATS.md A.3): raw DEFLATE after "DFL\0" (ES DeflateCompressor), LZF
+// (docs/formats.md A.3): raw DEFLATE after "DFL\0" (ES DeflateCompressor), LZF
 // chunks ("ZV", ES 1.x LZFCompressor, the ning compress-lzf framing) and
 // zstd after "ZSTD\0" (OpenSearch 2.10+ ZstdCompressor). Not part
 // of the public API; used by blob_envelope.cpp and the tests.

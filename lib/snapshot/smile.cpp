@@ -1,4 +1,4 @@
-// SMILE decoder (FORMATS.md B; Jackson's smile-format-specification and
+// SMILE decoder (docs/formats.md B; Jackson's smile-format-specification and
 // SmileParser). One pass over the input with an explicit container stack (no
 // recursion), building the result with boost::json::value_stack. Strings are
 // validated in place and back-reference tables hold views into the input, so

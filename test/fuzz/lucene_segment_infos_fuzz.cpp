@@ -1,4 +1,4 @@
-// libFuzzer entry point for segments_N / .si parsing (FORMATS.md C.2-C.3) and
+// libFuzzer entry point for segments_N / .si parsing (docs/formats.md C.2-C.3) and
 // .fnm parsing (C.6) over an in-memory directory: any input must parse or
 // fail with a clean status, never crash, hang or read out of bounds.
 //

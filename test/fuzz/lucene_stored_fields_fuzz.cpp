@@ -1,4 +1,4 @@
-// libFuzzer entry point for the stored-fields chunk decoder (FORMATS.md
+// libFuzzer entry point for the stored-fields chunk decoder (docs/formats.md
 // C.7-C.8): any input must decode or fail with a clean status, never crash,
 // hang or read out of bounds.
 //

@@ -5,7 +5,7 @@
 // header adds a 16-byte id and a one-byte-length suffix. Footer (last 16
 // bytes): BE u32 0xC02893E8, BE i32 algorithm id 0, BE i64 CRC-32 of every byte
 // before the checksum field. Header and footer are big-endian in every Lucene
-// version (FORMATS.md C.1; Lucene CodecUtil.java).
+// version (docs/formats.md C.1; Lucene CodecUtil.java).
 #pragma once
 
 #include <array>

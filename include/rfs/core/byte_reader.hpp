@@ -4,7 +4,7 @@
 // absl::DataLossError naming the source (blob or file name) and the absolute
 // offset, so corrupt or truncated input never reads out of bounds. Fixed-width
 // integers come in both byte orders because Lucene <= 8 formats are big-endian
-// and Lucene >= 9 formats little-endian (FORMATS.md C.1). Variable-length
+// and Lucene >= 9 formats little-endian (docs/formats.md C.1). Variable-length
 // integers follow Lucene's DataInput (7 bits per byte, least significant group
 // first).
 //

@@ -1,4 +1,4 @@
-// The commit point of a Lucene index: `segments_N` (FORMATS.md C.2) and the
+// The commit point of a Lucene index: `segments_N` (docs/formats.md C.2) and the
 // per-segment `.si` files it names (C.3).
 //
 // ReadSegmentInfos parses segments_N formats 6..10 (Lucene 6.x-10.x; its

@@ -1,5 +1,5 @@
 // Every live Elasticsearch/OpenSearch document of one shard's Lucene index
-// (FORMATS.md C.13 and D).
+// (docs/formats.md C.13 and D).
 //
 // ShardReader opens the commit (segments_N) of an IDirectory: a plain Lucene
 // folder or a snapshot shard viewed as one. Segments are ordered by name (see

@@ -1,5 +1,5 @@
 // A document's `_source` rendered as JSON whatever content type it was indexed
-// with (FORMATS.md D.5): Elasticsearch keeps the bytes the client sent, which
+// with (docs/formats.md D.5): Elasticsearch keeps the bytes the client sent, which
 // may be JSON, SMILE, CBOR or YAML.
 //
 //  * JSON is appended as it is;

@@ -1,5 +1,5 @@
 // The envelope around snapshot metadata blobs ("ChecksumBlobStoreFormat",
-// FORMATS.md A.3) and the XContent body inside it.
+// docs/formats.md A.3) and the XContent body inside it.
 //
 // Since ES 2.x every snap-*.dat, meta-*.dat and shard index-<gen> blob is a
 // Lucene codec header (codec "snapshot", "metadata", "index-metadata" or

@@ -1,7 +1,7 @@
 // Value types for what a snapshot repository describes: its snapshots, the indices in each,
 // their metadata, the global metadata (templates), and each shard's file list.
 //
-// They are plain data decoded from repository blobs (FORMATS.md A.2-A.6); JSON subtrees that
+// They are plain data decoded from repository blobs (docs/formats.md A.2-A.6); JSON subtrees that
 // callers pass on unchanged (settings, mappings, aliases, templates) stay boost::json values.
 #pragma once
 
@@ -18,7 +18,7 @@
 
 namespace rfs::snapshot {
 
-/// The repository layout family, which decides blob names (FORMATS.md A.1, A.8).
+/// The repository layout family, which decides blob names (docs/formats.md A.1, A.8).
 enum class RepositoryLayout {
   kEs1,     // root `index` JSON; `snapshot-<name>`, `metadata-<name>`; index folders by name
   kEs2,     // root `index` JSON; `snap-<name>.dat`, `meta-<name>.dat`; index folders by name

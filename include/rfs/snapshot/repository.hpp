@@ -2,7 +2,7 @@
 // each shard's file list, for every layout Elasticsearch 1.x-9.x and OpenSearch 1.x-3.x write.
 //
 // Only what the repository index references counts: blobs left over from deleted or failed
-// snapshots are never read. The layout is detected once at Open() (FORMATS.md A.1, A.8, A.9):
+// snapshots are never read. The layout is detected once at Open() (docs/formats.md A.1, A.8, A.9):
 //   ES 1.x   root `index` JSON; `snapshot-<name>`, `metadata-<name>`, folders named by index
 //   ES 2.x   root `index` JSON; `snap-<name>.dat`, `meta-<name>.dat`, folders named by index
 //   ES 5.x+  `index-N` (+ `index.latest`), UUID names, `index_metadata_lookup` (7.9+),

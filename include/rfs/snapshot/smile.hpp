@@ -2,7 +2,7 @@
 // boost::json::value.
 //
 // Elasticsearch and OpenSearch write every snapshot metadata blob body as SMILE
-// (FORMATS.md A.3, B). DecodeSmile is a complete, bounds-checked decoder of
+// (docs/formats.md A.3, B). DecodeSmile is a complete, bounds-checked decoder of
 // one SMILE document: the 4-byte header (3A 29 0A + flags: shared names,
 // shared values, raw binary, version), every value and key token, both
 // back-reference tables with the 1024-entry reset rule (B.5), and an optional

@@ -43,7 +43,7 @@ void AppendBe32(std::vector<uint8_t>& out, uint32_t v) {
 }
 
 // ChecksumBlobStoreFormat: codec header, body, footer with the CRC-32 of
-// everything before the checksum (FORMATS.md A.3).
+// everything before the checksum (docs/formats.md A.3).
 std::vector<uint8_t> Envelope(std::string_view codec, std::span<const uint8_t> body,
                               uint32_t version = 1) {
   std::vector<uint8_t> out;
@@ -139,7 +139,7 @@ std::vector<uint8_t> ReadFile(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The codec ChecksumBlobStoreFormat uses for a blob at `path` (FORMATS.md
+// The codec ChecksumBlobStoreFormat uses for a blob at `path` (docs/formats.md
 // A.1), "" for ES 1.x and JSON blobs, or std::nullopt for other files.
 std::optional<std::string> CodecFor(const fs::path& path) {
   const std::string name = path.filename().string();
@@ -462,7 +462,7 @@ TEST_CASE("every metadata blob in the corpus decodes", "[snapshot][corpus]") {
                                     entry.path().filename().string().starts_with("snapshot-") &&
                                     parent.parent_path().filename() == "indices";
     if (*codec == "index-metadata" || es1_index_metadata) {
-      // One key, the index name; settings are flat (FORMATS.md A.5).
+      // One key, the index name; settings are flat (docs/formats.md A.5).
       REQUIRE(object.size() == 1);
       const auto& index = object.begin()->value().as_object();
       CHECK(index.at("settings").as_object().contains("index.number_of_shards"));
@@ -530,7 +530,7 @@ TEST_CASE("known facts of corpus blobs", "[snapshot][corpus]") {
   auto es2_info = DecodeMetadataBlob(es2, "es2", "snapshot");
   REQUIRE(es2_info.ok());
   CHECK(es2_info->at("snapshot").at("version_id") == 2040699);
-  // OpenSearch ids have bit 0x08000000 set (FORMATS.md A.4).
+  // OpenSearch ids have bit 0x08000000 set (docs/formats.md A.4).
   const auto os2 = ReadFile(FirstMatch(matrix / "os2_nocomp", "snap-"));
   auto os2_info = DecodeMetadataBlob(os2, "os2", "snapshot");
   REQUIRE(os2_info.ok());

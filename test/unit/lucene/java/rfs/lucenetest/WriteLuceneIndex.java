@@ -51,7 +51,7 @@ import org.apache.lucene.util.Bits;
  * prints how fast Java Lucene reads it.
  *
  * <p>Each index directory gets {@code golden.jsonl}: one line per live document that has a stored
- * {@code _id} (FORMATS.md D.2), in the order rfs reads them (segments sorted by name, then doc
+ * {@code _id} (docs/formats.md D.2), in the order rfs reads them (segments sorted by name, then doc
  * id), with the shard-global cursor, decoded id, routing, and the length and CRC-32 of
  * {@code _source}; a last line has the expected counts.
  */
@@ -90,7 +90,7 @@ public final class WriteLuceneIndex {
     }
   }
 
-  // ---- ES _id encoding (ES Uid.encodeId; FORMATS.md D.2) ----
+  // ---- ES _id encoding (ES Uid.encodeId; docs/formats.md D.2) ----
 
   static boolean isUrlBase64(String id) {
     if (id.length() % 4 == 1) return false;
