@@ -1,13 +1,23 @@
-# rfs_add_layer(<layer> [DEPENDS <rfs targets>...] [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
+# rfs_add_layer(<layer> [SOURCES <files in lib/<layer>/>...] [DEPENDS <rfs targets>...]
+#               [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
 #
-# One library per layer: rfs_<layer>, aliased rfs::<layer>, with sources from lib/<layer>/ and
-# headers from include/rfs/<layer>/. A layer without compiled sources yet is an INTERFACE target
-# that only forwards its dependencies, so the target graph is complete from the start while
-# folders hold only code that works.
+# One library per layer: rfs_<layer>, aliased rfs::<layer>, with the listed sources from
+# lib/<layer>/ and headers from include/rfs/<layer>/. A layer without compiled sources is an
+# INTERFACE target that only forwards its dependencies. A .cpp file in lib/<layer>/ that the list
+# leaves out stops the configuration, so the list stays the whole truth.
 function(rfs_add_layer layer)
-  cmake_parse_arguments(ARG "" "" "DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
   set(target rfs_${layer})
-  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/${layer}/*.cpp)
+  set(sources "")
+  foreach(file IN LISTS ARG_SOURCES)
+    list(APPEND sources ${PROJECT_SOURCE_DIR}/lib/${layer}/${file})
+  endforeach()
+  file(GLOB on_disk CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/${layer}/*.cpp)
+  foreach(file IN LISTS on_disk)
+    if(NOT file IN_LIST sources)
+      message(FATAL_ERROR "${file} is not in the SOURCES of layer ${layer} (lib/CMakeLists.txt)")
+    endif()
+  endforeach()
   if(sources)
     add_library(${target} STATIC ${sources})
     target_include_directories(${target}

@@ -8,6 +8,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
+#include "rfs/net/http_status.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
 
@@ -47,19 +48,8 @@ absl::StatusOr<json::value> Call(const ConsoleClientOptions& options, std::strin
                            : response.body.substr(0, 300);
   const std::string message =
       StrCat("console ", options.url, ": HTTP ", response.status, ": ", detail);
-  switch (response.status) {
-    case 401:
-    case 403:
-      return absl::PermissionDeniedError(message);
-    case 404:
-      return absl::NotFoundError(message);
-    case 409:
-      return absl::AlreadyExistsError(message);
-    case 422:
-      return absl::InvalidArgumentError(message);
-    default:
-      return absl::UnavailableError(message);
-  }
+  return net::StatusFromHttp(response.status, message,
+                             {{401, absl::StatusCode::kPermissionDenied}});
 }
 
 // A path segment (session names and work item ids), every byte outside unreserved escaped.

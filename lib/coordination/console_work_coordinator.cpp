@@ -11,6 +11,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
+#include "rfs/net/http_status.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
 
@@ -360,25 +361,11 @@ class ConsoleCoordinator final : public IWorkCoordinator {
             StrCat("console ", method, " ", target, ": the reply is not JSON"));
       return parsed;
     }
-    switch (response.status) {
-      case 404:
-        return absl::NotFoundError(what);
-      case 409:
-      case 410:
-        return absl::FailedPreconditionError(what);
-      case 401:
-      case 403:
-        return absl::PermissionDeniedError(what);
-      case 400:
-      case 422:
-        return absl::InvalidArgumentError(what);
-      case 429:
-        return absl::ResourceExhaustedError(what);
-      default:
-        break;
-    }
-    if (response.status >= 500) return absl::UnavailableError(what);
-    return absl::UnknownError(what);
+    // The work API answers 409 and 410 for a lease that is no longer this worker's.
+    return net::StatusFromHttp(response.status, what,
+                               {{409, absl::StatusCode::kFailedPrecondition},
+                                {410, absl::StatusCode::kFailedPrecondition},
+                                {401, absl::StatusCode::kPermissionDenied}});
   }
 
   const ConsoleWorkCoordinatorOptions options_;

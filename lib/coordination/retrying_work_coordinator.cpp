@@ -9,11 +9,13 @@ namespace rfs::coordination {
 
 RetryingWorkCoordinator::RetryingWorkCoordinator(IWorkCoordinator& inner, core::IClock& clock,
                                                  CoordinatorRetryPolicy policy)
-    : inner_(inner), clock_(clock), policy_(policy), rng_(std::random_device{}()) {}
+    : inner_(inner),
+      clock_(clock),
+      policy_(policy),
+      backoff_(policy.initial_backoff, policy.max_backoff) {}
 
 template <typename Call>
 auto RetryingWorkCoordinator::Retry(Call&& call) -> decltype(call()) {
-  Duration backoff = policy_.initial_backoff;
   for (int attempt = 1;; ++attempt) {
     auto result = call();
     absl::Status status;
@@ -25,15 +27,7 @@ auto RetryingWorkCoordinator::Retry(Call&& call) -> decltype(call()) {
     if (status.ok() || !core::IsRetryable(status) || attempt >= policy_.max_attempts) {
       return result;
     }
-    // "Equal jitter": half fixed, half random, so a fleet's retries spread out.
-    Duration sleep;
-    {
-      std::lock_guard lock(rng_mu_);
-      sleep = backoff / 2 + Duration(std::uniform_int_distribution<Duration::rep>(
-                                0, std::max<Duration::rep>(backoff.count() / 2, 0))(rng_));
-    }
-    clock_.SleepFor(sleep);
-    backoff = std::min(backoff * 2, policy_.max_backoff);
+    backoff_.Sleep(clock_, attempt);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 #include <zlib.h>
 
+#include "rfs/core/backoff.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/checked_path.hpp"
 #include "rfs/core/errors.hpp"
@@ -532,12 +533,14 @@ class Worker {
         status = body();
         // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
         // this lease, which the guard keeps renewing, for up to one lease duration.
-        auto backoff = std::chrono::milliseconds(250);
         const auto retry_until = clock_.Now() + options_.record_lease;
-        while (core::IsRetryable(status) && !StopRequested() && clock_.Now() < retry_until) {
+        for (int attempt = 1;
+             core::IsRetryable(status) && !StopRequested() && clock_.Now() < retry_until;
+             ++attempt) {
           Emit(phase, "waiting", item, StrCat("retrying after: ", status.message()));
-          SleepUnlessStopped(backoff);
-          backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(15));
+          SleepUnlessStopped(
+              std::chrono::duration_cast<std::chrono::milliseconds>(core::BackoffWait(
+                  std::chrono::milliseconds(250), std::chrono::seconds(15), attempt, rng_)));
           if (StopRequested()) break;
           status = body();
         }

@@ -1,6 +1,7 @@
 // OpenSearchClient (see opensearch_client.hpp). Request and response shapes follow OpenSearch's
-// API specification (../shared/spec/opensearch-api: namespaces/_core.yaml, indices.yaml,
-// cluster.yaml; schemas/_core.bulk.yaml, _common.yaml ErrorResponseBase).
+// REST API specification (opensearch-project/opensearch-api-specification, spec/: namespaces/
+// _core.yaml, indices.yaml, cluster.yaml; schemas/_core.bulk.yaml, _common.yaml
+// ErrorResponseBase).
 #include "rfs/opensearch/client.hpp"
 
 #include <charconv>
@@ -11,6 +12,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/gzip.hpp"
+#include "rfs/net/http_status.hpp"
 
 namespace rfs::opensearch {
 namespace {
@@ -186,19 +188,7 @@ absl::Status StatusFromResponse(const net::HttpResponse& response, std::string_v
   if (status >= 200 && status < 300) return absl::OkStatus();
   const std::string summary = ParseErrorBody(response.body).detail;
   const std::string message = StrCat(what, ": HTTP ", status, summary.empty() ? "" : " ", summary);
-  if (status == 429) return absl::ResourceExhaustedError(message);
-  if (status >= 500) return absl::UnavailableError(message);
-  if (status == 400) return absl::InvalidArgumentError(message);
-  if (status == 401) return absl::UnauthenticatedError(message);
-  if (status == 403) return absl::PermissionDeniedError(message);
-  if (status == 404) return absl::NotFoundError(message);
-  if (status == 408) return absl::DeadlineExceededError(message);
-  // A whole request refused as too large: the caller splits it (never "lease lost").
-  if (status == 413) return absl::OutOfRangeError(message);
-  if (status == 409) return absl::AlreadyExistsError(message);
-  // Any other status is a request the target will not take as sent: not retryable, and never
-  // FailedPrecondition/Aborted, which callers read as a lost lease.
-  return absl::InvalidArgumentError(message);
+  return net::StatusFromHttp(status, message);
 }
 
 std::string EncodePathSegment(std::string_view segment) {

@@ -19,6 +19,7 @@
 #include <random>
 #include <thread>
 
+#include "rfs/core/backoff.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -387,15 +388,10 @@ class ReindexRun {
     return options_.send_deadline && clock_.Now() >= options_.send_deadline();
   }
 
-  // Exponential backoff with "equal jitter": half the step is fixed, half random, so retries
-  // from many workers spread out but never collapse to zero. Never sleeps past the deadline.
+  // core::BackoffWait on this sender's random source. Never sleeps past the deadline.
   void Backoff(int attempt, std::mt19937_64& rng) {
-    const double base = static_cast<double>(options_.retry.initial_backoff.count()) *
-                        std::pow(2.0, std::min(attempt - 1, 30));
-    const double capped = std::min(base, static_cast<double>(options_.retry.max_backoff.count()));
-    const double jittered =
-        capped / 2 + std::uniform_real_distribution<double>(0.0, capped / 2)(rng);
-    core::IClock::Duration sleep = std::chrono::microseconds(static_cast<int64_t>(jittered * 1000));
+    core::IClock::Duration sleep =
+        core::BackoffWait(options_.retry.initial_backoff, options_.retry.max_backoff, attempt, rng);
     if (options_.send_deadline) {
       const auto left = options_.send_deadline() - clock_.Now();
       sleep = std::clamp<core::IClock::Duration>(left, core::IClock::Duration::zero(), sleep);

@@ -19,6 +19,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_credentials.hpp"
 #include "rfs/net/encoding.hpp"
+#include "rfs/net/http_status.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
 #include "rfs/net/xml.hpp"
@@ -122,14 +123,11 @@ struct S3Repo::Impl {
     const std::string text =
         StrCat(what, " in ", description, ": HTTP ", r.status, code.empty() ? "" : " ", code,
                message.empty() ? "" : ": ", message);
-    if (r.status == 404) return absl::NotFoundError(text);
-    if (r.status == 403 || r.status == 401) return absl::PermissionDeniedError(text);
     if (r.status == 301 || r.status == 307) {
       return absl::FailedPreconditionError(
           StrCat(text, " (the bucket is in another region: check --s3-region)"));
     }
-    if (r.status == 429 || r.status >= 500) return absl::UnavailableError(text);
-    return absl::InvalidArgumentError(text);
+    return net::StatusFromHttp(r.status, text, {{401, absl::StatusCode::kPermissionDenied}});
   }
 
   absl::StatusOr<net::HttpResponse> Send(net::HttpRequest request, std::string_view what) const {

@@ -26,7 +26,8 @@ namespace {
 // (OpenSearch org/opensearch/Version.java, MASK).
 constexpr int64_t kOpenSearchMask = 0x08000000;
 // From ES 8.10 the ids written are IndexVersion ids, no longer derived from the release
-// number. Releases whose id is known from real repositories (../shared corpus PROVENANCE):
+// number. Releases whose id is known from real repositories (the provenance of the real
+// repositories the tests read):
 struct IndexVersionRelease {
   int64_t id;
   int major, minor;

@@ -3,7 +3,7 @@
 //
 // A Boost.Beast HTTP/1.1 server on 127.0.0.1 (ephemeral port by default, optional TLS and basic
 // auth) that answers the endpoints rfs uses with the status codes and bodies OpenSearch documents
-// (OpenSearch's API specification, ../shared/spec/opensearch-api): GET /, cluster settings,
+// (the OpenSearch REST API specification, opensearch-api-specification): GET /, cluster settings,
 // index exists/create/get/delete, legacy/component/index templates, `_bulk` (gzip bodies, per-item
 // results, `errors`), `_refresh`, `_count`, documents with `_seq_no`/`_primary_term`, `if_seq_no`
 // and `op_type=create`, and a `_search` subset (match_all, term(s), ids, range, exists, bool;

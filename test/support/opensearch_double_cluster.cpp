@@ -1,7 +1,8 @@
 // The cluster model behind OpenSearchDouble: one request in, one OpenSearch-shaped response out.
-// Response and error shapes follow ../shared/spec/opensearch-api (schemas/_common.yaml
-// ErrorResponseBase/ErrorCause, _core.bulk.yaml BulkResponse/ResponseItem, _core.get.yaml,
-// WriteResponseBase) and the reasons OpenSearch prints for each error type.
+// Response and error shapes follow the OpenSearch REST API specification
+// (opensearch-api-specification, schemas/_common.yaml ErrorResponseBase/ErrorCause, _core.bulk.yaml
+// BulkResponse/ResponseItem, _core.get.yaml, WriteResponseBase) and the reasons OpenSearch prints
+// for each error type.
 #include <algorithm>
 #include <cctype>
 #include <charconv>

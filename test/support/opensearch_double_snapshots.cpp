@@ -1,9 +1,10 @@
 // The snapshot APIs of OpenSearchDouble: `/_snapshot/<repository>` (register, get, delete a
 // repository) and `/_snapshot/<repository>/<snapshot>` (create, get, `_status`, delete).
 //
-// Shapes follow ../shared/spec/opensearch-api (namespaces/snapshot.yaml, schemas/
-// snapshot._common.yaml: SnapshotInfo, SnapshotStatus) and the errors OpenSearch raises:
-// RepositoriesService wraps a repository's construction errors in a 500 repository_exception
+// Shapes follow the OpenSearch REST API specification (opensearch-api-specification,
+// namespaces/snapshot.yaml, schemas/ snapshot._common.yaml: SnapshotInfo, SnapshotStatus) and the
+// errors OpenSearch raises: RepositoriesService wraps a repository's construction errors in a 500
+// repository_exception
 // "[<repo>] failed to create repository" whose caused_by says what is wrong (an `fs` repository
 // without `location`, an `s3` one without `bucket`); an unknown type is a 500
 // repository_exception; a missing repository is a 404 repository_missing_exception "[<repo>]

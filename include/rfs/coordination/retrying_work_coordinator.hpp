@@ -15,6 +15,7 @@
 #include <random>
 
 #include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/core/backoff.hpp"
 #include "rfs/core/clock.hpp"
 
 namespace rfs::coordination {
@@ -57,8 +58,7 @@ class RetryingWorkCoordinator final : public IWorkCoordinator {
   IWorkCoordinator& inner_;
   core::IClock& clock_;
   const CoordinatorRetryPolicy policy_;
-  std::mutex rng_mu_;
-  std::mt19937_64 rng_;
+  core::ExponentialBackoff backoff_;
 };
 
 }  // namespace rfs::coordination

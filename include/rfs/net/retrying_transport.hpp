@@ -16,6 +16,7 @@
 #include <mutex>
 #include <random>
 
+#include "rfs/core/backoff.hpp"
 #include "rfs/core/clock.hpp"
 #include "rfs/net/http.hpp"
 
@@ -44,8 +45,7 @@ class RetryingHttpTransport final : public IHttpTransport {
   std::shared_ptr<IHttpTransport> inner_;
   core::IClock& clock_;
   const TransportRetryPolicy policy_;
-  std::mutex rng_mu_;
-  std::mt19937_64 rng_;
+  core::ExponentialBackoff backoff_;
 };
 
 }  // namespace rfs::net
