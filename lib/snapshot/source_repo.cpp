@@ -69,7 +69,9 @@ absl::StatusOr<std::vector<std::string>> ISourceRepo::ListBlobsBelow(std::string
   // Folders still to list, relative to `dir`, with their depth.
   std::vector<std::pair<std::string, int>> pending{{"", 0}};
   auto join = [](std::string_view a, std::string_view b) {
-    return a.empty() ? std::string(b) : core::StrCat(a, "/", b);
+    if (a.empty()) return std::string(b);
+    if (b.empty()) return std::string(a);
+    return core::StrCat(a, "/", b);
   };
   while (!pending.empty()) {
     auto [relative, depth] = std::move(pending.back());
