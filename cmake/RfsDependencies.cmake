@@ -19,6 +19,11 @@ pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
 # User transforms: libjq (jq 1.6; Debian ships no pkg-config file for it) and duktape.
 find_library(RFS_JQ_LIBRARY jq REQUIRED)
 find_path(RFS_JQ_INCLUDE_DIR jq.h REQUIRED)
+# rfs::transform links this imported target rather than the library's path, so the installed
+# package names it and finds libjq where the consumer has it (cmake/rfsConfig.cmake.in).
+add_library(RfsDeps::jq UNKNOWN IMPORTED)
+set_target_properties(RfsDeps::jq PROPERTIES IMPORTED_LOCATION "${RFS_JQ_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${RFS_JQ_INCLUDE_DIR}")
 # duktape 2.7 is built from the source that Debian's duktape-dev ships beside its shared library
 # (/usr/share/duktape), with the execution-timeout hook turned on (DUK_USE_INTERRUPT_COUNTER and
 # DUK_USE_EXEC_TIMEOUT_CHECK, left out of the packaged build): without it a script that loops

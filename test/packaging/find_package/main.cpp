@@ -3,7 +3,13 @@
 #include <cstdio>
 #include <vector>
 
+#ifdef RFS_CONSUMER_CORE_ONLY
+// Linked to one layer: the core headers every layer brings.
+#include "rfs/core/byte_reader.hpp"
+#include "rfs/core/crc32.hpp"
+#else
 #include "rfs/rfs.hpp"
+#endif
 
 int main() {
   const std::vector<uint8_t> bytes = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};

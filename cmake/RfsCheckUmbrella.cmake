@@ -1,0 +1,15 @@
+# cmake -DSOURCE_DIR=<root> -P RfsCheckUmbrella.cmake: fails naming every public header that the
+# umbrella header include/rfs/rfs.hpp leaves out.
+file(GLOB_RECURSE headers RELATIVE ${SOURCE_DIR}/include ${SOURCE_DIR}/include/rfs/*/*.hpp)
+file(READ ${SOURCE_DIR}/include/rfs/rfs.hpp umbrella)
+set(missing "")
+foreach(header IN LISTS headers)
+  string(FIND "${umbrella}" "#include \"${header}\"" at)
+  if(at EQUAL -1)
+    list(APPEND missing ${header})
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "include/rfs/rfs.hpp does not include: ${missing}")
+endif()
+message(STATUS "the umbrella header includes every public header")
