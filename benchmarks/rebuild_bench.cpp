@@ -1,7 +1,8 @@
-// rebuild_bench: documents/s rebuilt from doc values (--enable-sourceless-migrations) on a
-// generated shard of N documents whose index keeps no _source (real-Lucene fixture generator,
-// Lucene 8.8.1), against reading the same documents' stored _source from the twin shard that
-// keeps it; and the peak RSS of the rebuilding read (the worker's bound is 256 MB).
+// rebuild_bench: documents/s rebuilt (--enable-sourceless-migrations) on a generated shard of N
+// documents whose index keeps no _source (real-Lucene fixture generator, Lucene 8.8.1), against
+// reading the same documents' stored _source from the twin shard that keeps it: once from doc
+// values only, once with two more fields that only the terms index (a keyword) and the points (a
+// long) hold; and the peak RSS of each rebuilding read (the worker's bound is 256 MB).
 //
 //   rebuild_bench [--docs N] [--rounds R] [--data-dir DIR]
 //
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rfs/lucene/shard_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
@@ -34,8 +36,9 @@ struct Options {
   fs::path data_dir = RFS_BENCH_DATA_DIR;
 };
 
-// Every live document of the generated repository's single shard, rebuilt when `rebuild`.
-Result ReadShard(const fs::path& dir, bool rebuild) {
+// Every live document of the generated repository's single shard, rebuilt when `rebuild`; each
+// rebuilt document must hold every field of `required` (JSON keys with their quotes and colon).
+Result ReadShard(const fs::path& dir, bool rebuild, const std::vector<std::string>& required = {}) {
   auto repo = rfs::snapshot::FileSystemRepo::Open((dir / "repo").string());
   if (!repo.ok()) Fail(std::string(repo.status().message()));
   auto repository = rfs::snapshot::SnapshotRepository::Open(*repo);
@@ -62,6 +65,11 @@ Result ReadShard(const fs::path& dir, bool rebuild) {
     if (!more.ok()) Fail(std::string(more.status().message()));
     if (!*more) break;
     if (rebuild && !doc.rebuilt) Fail("a document was not rebuilt");
+    const std::string_view json(reinterpret_cast<const char*>(doc.source.data()),
+                                doc.source.size());
+    for (const std::string& key : required) {
+      if (json.find(key) == std::string_view::npos) Fail("a rebuilt document lacks " + key);
+    }
     ++result.docs;
     result.source_bytes += doc.source.size();
   }
@@ -69,10 +77,11 @@ Result ReadShard(const fs::path& dir, bool rebuild) {
   return result;
 }
 
-Result Best(int rounds, const fs::path& dir, bool rebuild) {
+Result Best(int rounds, const fs::path& dir, bool rebuild,
+            const std::vector<std::string>& required = {}) {
   Result best;
   for (int i = 0; i < rounds; ++i) {
-    Result r = ReadShard(dir, rebuild);
+    Result r = ReadShard(dir, rebuild, required);
     if (best.seconds == 0 || r.seconds < best.seconds) best = r;
   }
   return best;
@@ -98,8 +107,13 @@ int main(int argc, char** argv) {
   const fs::path without_source =
       bench::Generate(o.data_dir, "rebuild-" + std::to_string(o.docs) + "-sourceless",
                       args + " --source-enabled false");
+  const fs::path with_fallbacks =
+      bench::Generate(o.data_dir, "rebuild-" + std::to_string(o.docs) + "-fallbacks",
+                      args + " --source-enabled false --fallback-fields true");
+  const std::vector<std::string> fallback_keys = {"\"code\":", "\"level\":"};
   const Result stored = Best(o.rounds, with_source, false);
   const Result rebuilt = Best(o.rounds, without_source, true);
+  const Result fallbacks = Best(o.rounds, with_fallbacks, true, fallback_keys);
   std::printf("rebuild_bench: %ld documents, one shard of 4 segments, best of %d\n", o.docs,
               o.rounds);
   std::printf("  stored _source read   %9llu docs %7.2f s %10.0f docs/s\n",
@@ -108,7 +122,14 @@ int main(int argc, char** argv) {
   std::printf("  rebuilt from doc values %7llu docs %7.2f s %10.0f docs/s (%.1f MB of JSON)\n",
               static_cast<unsigned long long>(rebuilt.docs), rebuilt.seconds,
               rebuilt.docs_per_second(), rebuilt.source_bytes / 1e6);
-  std::printf("  peak RSS of the rebuilding read: %.0f MiB (bound 256)\n",
-              bench::PeakRssOfChild([&] { return ReadShard(without_source, true).docs > 0; }));
+  std::printf("  + terms and points      %7llu docs %7.2f s %10.0f docs/s (%.1f MB of JSON)\n",
+              static_cast<unsigned long long>(fallbacks.docs), fallbacks.seconds,
+              fallbacks.docs_per_second(), fallbacks.source_bytes / 1e6);
+  std::printf(
+      "  peak RSS of the rebuilding read: %.0f MiB from doc values, %.0f MiB with terms and "
+      "points (bound 256)\n",
+      bench::PeakRssOfChild([&] { return ReadShard(without_source, true).docs > 0; }),
+      bench::PeakRssOfChild(
+          [&] { return ReadShard(with_fallbacks, true, fallback_keys).docs > 0; }));
   return 0;
 }
