@@ -35,7 +35,7 @@
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "opensearch_double.hpp"
 #include "support/postgres_server.hpp"

@@ -40,8 +40,8 @@
 
 #include "rfs/core/clock.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/gzip.hpp"
-#include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"

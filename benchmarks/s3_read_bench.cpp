@@ -1,9 +1,11 @@
 // s3_read_bench: a snapshot repository read from a local folder and from S3 (s3rver on loopback,
 // the same bytes uploaded), side by side: time to the first document, MB/s of `_source` over
 // every shard, and bytes this process wrote to disk while reading (/proc/self/io write_bytes;
-// reading in place should write none).
+// reading in place should write none). s3rver on loopback answers in microseconds, so the S3
+// reads are also made through a proxy (test/support/s3_proxy.hpp) that gives every answer S3's
+// first-byte latency and caps each connection's bandwidth, as S3 over a network does.
 //
-//   s3_read_bench REPOSITORY_FOLDER
+//   s3_read_bench REPOSITORY_FOLDER [--latency-ms 30] [--mb-per-s 80]
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include "rfs/s3/s3_repo.hpp"
 #include "rfs/snapshot/repository.hpp"
 
+#include "support/s3_proxy.hpp"
 #include "support/s3_server.hpp"
 
 namespace {
@@ -77,18 +80,36 @@ void Print(const char* what, const Figures& f) {
       f.source_bytes / 1e6 / f.total_s, static_cast<unsigned long long>(f.written));
 }
 
+constexpr const char* kProxyKey = "AKIDBENCHPROXY";
+constexpr const char* kProxySecret = "bench-proxy-secret";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: s3_read_bench REPOSITORY_FOLDER\n");
+  double latency_ms = 30;
+  double mb_per_s = 80;
+  std::string folder;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--latency-ms" || arg == "--mb-per-s") && i + 1 < argc) {
+      (arg == "--latency-ms" ? latency_ms : mb_per_s) = std::stod(argv[++i]);
+    } else if (folder.empty() && !arg.starts_with("--")) {
+      folder = arg;
+    } else {
+      folder.clear();
+      break;
+    }
+  }
+  if (folder.empty()) {
+    std::fprintf(stderr,
+                 "usage: s3_read_bench REPOSITORY_FOLDER [--latency-ms 30] [--mb-per-s 80]\n");
     return 64;
   }
   try {
-    auto local = rfs::snapshot::FileSystemRepo::Open(argv[1]);
+    auto local = rfs::snapshot::FileSystemRepo::Open(folder);
     if (!local.ok()) throw std::runtime_error(local.status().ToString());
     rfs::test::S3Server server("rfs-bench");
-    const size_t files = server.Upload(argv[1], "repo/");
+    const size_t files = server.Upload(folder, "repo/");
     std::printf("uploaded %zu files to s3rver\n", files);
     rfs::s3::S3Options options;
     options.endpoint = server.endpoint();
@@ -102,13 +123,44 @@ int main(int argc, char** argv) {
     if (!plain.ok()) throw std::runtime_error(plain.status().ToString());
     auto remote = rfs::s3::S3Repo::Open("s3://rfs-bench/repo", options);
     if (!remote.ok()) throw std::runtime_error(remote.status().ToString());
+    // The same two reads at cloud latency and bandwidth.
+    rfs::test::S3ProxyOptions proxy_options;
+    proxy_options.upstream = server.endpoint();
+    proxy_options.upstream_credentials = rfs::test::S3Server::Credentials();
+    proxy_options.expect.service = "s3";
+    proxy_options.expect.secrets = {{kProxyKey, kProxySecret}};
+    proxy_options.first_byte_latency =
+        std::chrono::microseconds(static_cast<int64_t>(latency_ms * 1000));
+    proxy_options.bytes_per_second = mb_per_s * 1e6;
+    rfs::test::S3Proxy proxy(proxy_options);
+    rfs::s3::S3Options cloud = options;
+    cloud.endpoint = proxy.endpoint();
+    cloud.credentials = rfs::net::AwsCredentials{kProxyKey, kProxySecret, "", std::nullopt};
+    rfs::s3::S3Options cloud_sequential = cloud;
+    cloud_sequential.read_ahead_blocks = 0;
+    auto cloud_plain = rfs::s3::S3Repo::Open("s3://rfs-bench/repo", cloud_sequential);
+    if (!cloud_plain.ok()) throw std::runtime_error(cloud_plain.status().ToString());
+    auto cloud_remote = rfs::s3::S3Repo::Open("s3://rfs-bench/repo", cloud);
+    if (!cloud_remote.ok()) throw std::runtime_error(cloud_remote.status().ToString());
+
     const Figures from_folder = Read(*local);
     const Figures from_s3_plain = Read(*plain);
     const Figures from_s3 = Read(*remote);
+    const Figures from_cloud_plain = Read(*cloud_plain);
+    const Figures from_cloud = Read(*cloud_remote);
     Print("folder", from_folder);
     Print("s3, no read-ahead", from_s3_plain);
     Print("s3", from_s3);
-    for (const Figures* f : {&from_s3_plain, &from_s3}) {
+    std::printf("through the proxy: %.0f ms to the first byte, %.0f MB/s per connection\n",
+                latency_ms, mb_per_s);
+    Print("s3, no read-ahead", from_cloud_plain);
+    Print("s3", from_cloud);
+    std::printf(
+        "s3 at that latency reads at %.0f%% of the folder's rate (%.0f%% without "
+        "read-ahead)\n",
+        100 * from_folder.total_s / from_cloud.total_s,
+        100 * from_folder.total_s / from_cloud_plain.total_s);
+    for (const Figures* f : {&from_s3_plain, &from_s3, &from_cloud_plain, &from_cloud}) {
       if (from_folder.docs != f->docs || from_folder.source_bytes != f->source_bytes) {
         std::fprintf(stderr, "s3_read_bench: S3 and folder reads differ\n");
         return 1;

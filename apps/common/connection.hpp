@@ -16,7 +16,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_credentials.hpp"
 #include "rfs/net/aws_sigv4.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "absl/status/statusor.h"
 

@@ -22,7 +22,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/shard_delta.hpp"
-#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/transform/json_transformer.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/opensearch/snapshots.hpp"
 

@@ -141,11 +141,11 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
     metadata.min_replicas = replicas;
   }
   if (vm.count("source-version")) {
-    auto source = transform::ParseClusterDescription(vm["source-version"].as<std::string>());
+    auto source = core::ClusterVersion::ParseKnown(vm["source-version"].as<std::string>());
     if (!source.ok()) return Invalid(core::StrCat("--source-version: ", source.status().message()));
     metadata.source_version = *source;
   }
-  auto target_version = transform::ParseClusterDescription(vm["target-version"].as<std::string>());
+  auto target_version = core::ClusterVersion::ParseKnown(vm["target-version"].as<std::string>());
   if (!target_version.ok()) {
     return Invalid(core::StrCat("--target-version: ", target_version.status().message()));
   }

@@ -10,9 +10,9 @@
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/http_status.hpp"
-#include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
 
 #include "absl/strings/match.h"

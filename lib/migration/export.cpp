@@ -20,6 +20,8 @@
 #include "rfs/lucene/source_json.hpp"
 #include "rfs/migration/tools.hpp"
 
+#include "migration/document_pipeline_internal.hpp"
+
 namespace rfs::migration {
 namespace {
 
@@ -124,13 +126,10 @@ class ShardExporter {
   absl::Status Export(const snapshot::SnapshotRepository& repository,
                       const snapshot::SnapshotEntry& snapshot, const snapshot::IndexMetadata& index,
                       int shard, uint64_t from_cursor) {
-    lucene::ShardReaderOptions reader_options;
-    reader_options.pass_through_non_json_source = true;
-    if (options_.enable_sourceless_migrations) {
-      auto plan = lucene::RebuildPlanForIndex(index);
-      if (!plan.ok()) return plan.status();
-      reader_options.rebuild_plan = *std::move(plan);
-    }
+    // Opened as the worker opens it (the pipeline's first stage); the lines are the export's own.
+    RFS_ASSIGN_OR_RETURN(
+        const lucene::ShardReaderOptions reader_options,
+        internal::ShardReaderOptionsFor(index, options_.enable_sourceless_migrations));
     auto reader =
         lucene::OpenSnapshotShard(repository, snapshot, index.name, shard, reader_options);
     if (!reader.ok()) return reader.status();

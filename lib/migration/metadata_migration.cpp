@@ -62,7 +62,6 @@ std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata
 }
 
 using core::StrCat;
-using transform::ClusterDescription;
 
 std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
 

@@ -9,8 +9,8 @@
 #include <boost/json.hpp>
 
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
-#include "rfs/net/http.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/net/xml.hpp"
 

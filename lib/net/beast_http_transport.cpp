@@ -4,6 +4,8 @@
 // connection runs. Operations are started asynchronously and the context is run until they
 // finish, because only Beast's asynchronous operations honour tcp_stream's deadline: that is how
 // a synchronous Send gets connect and response timeouts without a watchdog thread.
+#include "rfs/net/beast_http_transport.hpp"
+
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -17,7 +19,6 @@
 #include "rfs/core/base64.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_credentials.hpp"
-#include "rfs/net/http_transport.hpp"
 
 #include "net/net_beast_internal.hpp"
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include <algorithm>
 #include <cctype>

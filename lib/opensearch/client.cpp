@@ -49,7 +49,7 @@ std::string_view TemplatePath(TemplateKind kind) {
 
 }  // namespace
 
-absl::StatusOr<ClusterVersion> ParseClusterVersion(std::string_view body) {
+absl::StatusOr<core::ClusterVersion> ParseClusterVersion(std::string_view body) {
   auto parsed = ParseJson(body);
   const json::value* version = nullptr;
   if (parsed && parsed->is_object()) version = parsed->as_object().if_contains("version");
@@ -61,7 +61,7 @@ absl::StatusOr<ClusterVersion> ParseClusterVersion(std::string_view body) {
   if (number == nullptr || !number->is_string()) {
     return absl::InvalidArgumentError("GET / did not return version.number");
   }
-  ClusterVersion out;
+  core::ClusterVersion out;
   const std::string text = Str(number->as_string());
   int* parts[] = {&out.major, &out.minor, &out.patch};
   const char* p = text.data();
@@ -79,8 +79,8 @@ absl::StatusOr<ClusterVersion> ParseClusterVersion(std::string_view body) {
   const json::value* distribution = v.if_contains("distribution");
   out.product = distribution != nullptr && distribution->is_string() &&
                         distribution->as_string() == "opensearch"
-                    ? ClusterVersion::Product::kOpenSearch
-                    : ClusterVersion::Product::kElasticsearch;
+                    ? core::ClusterVersion::Product::kOpenSearch
+                    : core::ClusterVersion::Product::kElasticsearch;
   return out;
 }
 
@@ -238,7 +238,7 @@ absl::StatusOr<int64_t> OpenSearchClient::GetClusterEpochSeconds() {
   return seconds;
 }
 
-absl::StatusOr<ClusterVersion> OpenSearchClient::GetVersion() {
+absl::StatusOr<core::ClusterVersion> OpenSearchClient::GetVersion() {
   {
     std::lock_guard lock(mu_);
     if (version_) return *version_;

@@ -1,12 +1,11 @@
-#include "rfs/net/xml.hpp"
-
 #include <cstdint>
 #include <tuple>
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/xml.hpp"
 
-#include "s3/xml_internal.hpp"
+#include "s3/list_page_internal.hpp"
 
 namespace rfs::s3::internal {
 namespace {

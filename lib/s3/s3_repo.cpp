@@ -18,13 +18,13 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_credentials.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/http_status.hpp"
-#include "rfs/net/http_transport.hpp"
 #include "rfs/net/retrying_transport.hpp"
 #include "rfs/net/xml.hpp"
 
-#include "s3/xml_internal.hpp"
+#include "s3/list_page_internal.hpp"
 
 namespace rfs::s3 {
 namespace {

@@ -39,14 +39,14 @@ constexpr IndexVersionRelease kIndexVersionReleases[] = {
 
 }  // namespace
 
-SourceVersion VersionFromId(int64_t id) {
-  SourceVersion v;
+core::ClusterVersion VersionFromId(int64_t id) {
+  core::ClusterVersion v;
   if (id <= 0) return v;
   if ((id & kOpenSearchMask) != 0) {
     id ^= kOpenSearchMask;
-    v.product = SourceVersion::Product::kOpenSearch;
+    v.product = core::ClusterVersion::Product::kOpenSearch;
   } else {
-    v.product = SourceVersion::Product::kElasticsearch;
+    v.product = core::ClusterVersion::Product::kElasticsearch;
     if (id >= kFirstIndexVersionId) {
       for (const auto& release : kIndexVersionReleases) {
         if (release.id == id) {
@@ -67,9 +67,9 @@ SourceVersion VersionFromId(int64_t id) {
   return v;
 }
 
-std::optional<SourceVersion> ParseVersionNumber(SourceVersion::Product product,
-                                                std::string_view text) {
-  SourceVersion v;
+std::optional<core::ClusterVersion> ParseVersionNumber(core::ClusterVersion::Product product,
+                                                       std::string_view text) {
+  core::ClusterVersion v;
   v.product = product;
   int* parts[] = {&v.major, &v.minor, &v.patch};
   const char* p = text.data();

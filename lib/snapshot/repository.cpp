@@ -845,15 +845,15 @@ absl::StatusOr<std::shared_ptr<const core::IDirectory>> SnapshotRepository::Open
       StrCat("index ", index, " shard ", shard, " of snapshot ", snapshot.name), options);
 }
 
-absl::StatusOr<SourceVersion> SnapshotRepository::DetectSourceVersion(
+absl::StatusOr<core::ClusterVersion> SnapshotRepository::DetectSourceVersion(
     const SnapshotEntry& snapshot) const {
   RFS_ASSIGN_OR_RETURN(auto info, ReadSnapshotInfo(snapshot));
-  SourceVersion version = info.source_version;
+  core::ClusterVersion version = info.source_version;
   // ES 8.10+ writes IndexVersion ids; the index-N entry's numeric index_version says the same,
   // and its `version` string is a placeholder ("8.11.0") then, so it is not used.
-  if (version.product == SourceVersion::Product::kUnknown && snapshot.version) {
+  if (version.product == core::ClusterVersion::Product::kUnknown && snapshot.version) {
     if (auto parsed =
-            ParseVersionNumber(SourceVersion::Product::kElasticsearch, *snapshot.version)) {
+            ParseVersionNumber(core::ClusterVersion::Product::kElasticsearch, *snapshot.version)) {
       version = *parsed;
     }
   }

@@ -94,7 +94,7 @@ json::object Nest(const std::vector<std::pair<std::string, json::value>>& flat) 
   return out;
 }
 
-bool TargetRejectsSoftDeletesOff(const ClusterDescription& target) {
+bool TargetRejectsSoftDeletesOff(const core::ClusterVersion& target) {
   return target.opensearch() ? target.major >= 2 : target.major >= 8;
 }
 
@@ -426,13 +426,9 @@ std::optional<int64_t> IntValue(const json::value& v) {
 
 }  // namespace
 
-absl::StatusOr<ClusterDescription> ParseClusterDescription(std::string_view text) {
-  return core::ClusterVersion::ParseKnown(text);
-}
-
 std::optional<std::string> DropReason(std::string_view key, std::string_view value,
                                       const MetadataTransformOptions& options) {
-  const ClusterDescription& target = options.target;
+  const core::ClusterVersion& target = options.target;
   if (key.starts_with("archived.")) {
     return "archived by the source cluster (it no longer recognised the setting)";
   }

@@ -1,4 +1,4 @@
-// The IHttpTransport conformance suite: the contract of rfs/net/http.hpp, run against any
+// The IHttpTransport conformance suite: the contract of rfs/net/http_transport.hpp, run against any
 // transport through a factory given a server's endpoint.
 //
 // Call RunHttpTransportConformance(make_transport) from a Catch2 TEST_CASE. What it checks against
@@ -17,7 +17,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "support/process.hpp"
 #include "support/scripted_http_server.hpp"

@@ -13,7 +13,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "support/generated_repo.hpp"
 #include "support/metrics_text.hpp"

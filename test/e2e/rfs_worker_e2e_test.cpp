@@ -12,7 +12,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "e2e_support.hpp"
 #include "support/generated_repo.hpp"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "s3/xml_internal.hpp"
+#include "s3/list_page_internal.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view xml(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>

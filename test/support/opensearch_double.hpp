@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "rfs/core/clock.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/statusor.h"
 #include "sigv4_verifier.hpp"

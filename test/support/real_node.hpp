@@ -19,8 +19,8 @@
 
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_json.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
-#include "rfs/net/http_transport.hpp"
 #include "rfs/snapshot/repository.hpp"
 
 #include "support/process.hpp"

@@ -3,11 +3,14 @@
 // s3rver only looks at the access key), with a set of keys that may expire, and injects the
 // faults S3 has in production on a fraction of requests: 503 SlowDown, 500 InternalError, a
 // connection reset before the answer, and a GET answer cut short. Requests that pass are sent on
-// re-signed with the server's own key. Keep-alive, one thread per connection; every count is
-// kept for the test to assert on.
+// re-signed with the server's own key. It can also make loopback look like S3 over a network
+// (S3ProxyOptions::first_byte_latency, bytes_per_second), for benchmarks. Keep-alive, one thread
+// per connection; every count is kept for the test to assert on.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,7 +24,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "support/sigv4_verifier.hpp"
 
@@ -36,6 +39,11 @@ struct S3ProxyOptions {
   /// Fraction of requests answered with a fault instead of being passed on.
   double fault_rate = 0;
   uint32_t seed = 1;
+  /// Added before every answer's first byte: S3's time to first byte is tens of milliseconds.
+  std::chrono::microseconds first_byte_latency{0};
+  /// Each connection's answers are paced to this many bytes per second (0: as fast as loopback):
+  /// one S3 connection carries about 80-100 MB/s.
+  double bytes_per_second = 0;
 };
 
 class S3Proxy {
@@ -220,8 +228,38 @@ class S3Proxy {
         res.body() = std::move(response.body);
         res.prepare_payload();
       }
-      http::write(socket, res, ec);
+      if (options_.first_byte_latency.count() > 0) {
+        std::this_thread::sleep_for(options_.first_byte_latency);
+      }
+      if (options_.bytes_per_second > 0 && request.method != "HEAD") {
+        WritePaced(socket, res, ec);
+      } else {
+        http::write(socket, res, ec);
+      }
       if (ec || !req.keep_alive()) return;
+    }
+  }
+
+  // Writes the header, then the body in slices no faster than bytes_per_second.
+  void WritePaced(boost::asio::ip::tcp::socket& socket,
+                  boost::beast::http::response<boost::beast::http::string_body>& res,
+                  boost::system::error_code& ec) {
+    namespace http = boost::beast::http;
+    http::response_serializer<http::string_body> serializer{res};
+    http::write_header(socket, serializer, ec);
+    if (ec) return;
+    constexpr size_t kSlice = 64 << 10;
+    const std::string& body = res.body();
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t sent = 0; sent < body.size();) {
+      const size_t n = std::min(kSlice, body.size() - sent);
+      boost::asio::write(socket, boost::asio::buffer(body.data() + sent, n), ec);
+      if (ec) return;
+      sent += n;
+      // When the bytes so far may leave at the capped rate.
+      const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(sent / options_.bytes_per_second));
+      std::this_thread::sleep_until(due);
     }
   }
 

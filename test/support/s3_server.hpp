@@ -13,8 +13,8 @@
 
 #include "rfs/core/clock.hpp"
 #include "rfs/net/aws_sigv4.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
-#include "rfs/net/http_transport.hpp"
 
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"

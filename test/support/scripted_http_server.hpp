@@ -14,7 +14,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 namespace rfs::test {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "rfs/core/clock.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/status.h"
 

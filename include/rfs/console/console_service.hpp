@@ -20,8 +20,8 @@
 #include "rfs/console/console_status.hpp"
 #include "rfs/console/console_store.hpp"
 #include "rfs/metrics/registry.hpp"
-#include "rfs/net/http.hpp"
 #include "rfs/net/http_server.hpp"
+#include "rfs/net/http_transport.hpp"
 
 namespace rfs::console {
 

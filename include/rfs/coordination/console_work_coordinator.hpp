@@ -26,7 +26,7 @@
 #include <string_view>
 
 #include "rfs/coordination/work_coordinator.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/statusor.h"
 

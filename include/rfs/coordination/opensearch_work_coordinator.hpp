@@ -28,7 +28,7 @@
 #include <string>
 
 #include "rfs/coordination/work_coordinator.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/statusor.h"
 

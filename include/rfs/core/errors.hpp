@@ -13,9 +13,17 @@
 //   Unavailable,        transient                                retry with backoff
 //   DeadlineExceeded,                                            (unless NotRetryable)
 //   ResourceExhausted
-//   Aborted,            a lease was lost or has expired          stop work on the item
-//   FailedPrecondition
-//   OutOfRange          a request too large for the target       split it
+//   ResourceExhausted   a budget used up: a full disk or quota,  report it; never retry
+//    + NotRetryable     an item's attempts (max_item_attempts)
+//   Aborted             a lease was lost or has expired          stop work on the item
+//   FailedPrecondition  from a coordinator call: the lease was   stop work on the item
+//                       lost (coordination::IsLeaseLost);
+//                       elsewhere a state the call needs does    report it, naming what
+//                       not hold (a snapshot still running, a    to change
+//                       store set up for another run)
+//   OutOfRange          too large for where it goes: a request   split it, or leave it
+//                       for the target, a shard for this         to a worker with a
+//                       worker's --max-shard-size-bytes          higher limit
 //   AlreadyExists       a conflict (HTTP 409)                    per call site
 //
 // clang-format on

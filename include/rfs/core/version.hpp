@@ -1,7 +1,7 @@
 // ClusterVersion: the product and version of an Elasticsearch or OpenSearch cluster. The one
-// version type of the library: what wrote a snapshot (snapshot::SourceVersion is this type),
-// what a target runs (opensearch::OpenSearchClient::GetVersion), and what the metadata
-// transforms convert between (transform::ClusterDescription is this type).
+// version type of the library, under this one name: what wrote a snapshot
+// (snapshot::SnapshotRepository::DetectSourceVersion), what a target runs
+// (opensearch::OpenSearchClient::GetVersion), and what the metadata transforms convert between.
 #pragma once
 
 #include <string>

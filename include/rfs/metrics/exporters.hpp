@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "rfs/metrics/registry.hpp"
-#include "rfs/net/http.hpp"
 #include "rfs/net/http_server.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -117,10 +117,9 @@ struct MetadataMigrationOptions {
   transform::MultiTypePolicy multi_type_policy = transform::MultiTypePolicy::kUnion;
   std::optional<int> min_replicas;
   /// Overrides the version detected from the snapshot (e.g. "ES 6.8" parsed).
-  std::optional<transform::ClusterDescription> source_version;
+  std::optional<core::ClusterVersion> source_version;
   /// The target when there is no client (offline evaluate, directory target).
-  transform::ClusterDescription assumed_target_version{
-      transform::ClusterDescription::Product::kOpenSearch, 2, 19};
+  core::ClusterVersion assumed_target_version{core::ClusterVersion::Product::kOpenSearch, 2, 19};
   /// Directory target: with no client, migrate writes here (and evaluate checks what exists).
   std::string output_dir;
   /// Create attempts per item that drop a rejected setting and retry.

@@ -26,7 +26,7 @@
 
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
-#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/snapshot/source_repo.hpp"

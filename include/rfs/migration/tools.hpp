@@ -14,12 +14,12 @@
 #include <string_view>
 
 #include "rfs/core/exit_codes.hpp"
-#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
 #include "rfs/migration/metadata_migration.hpp"
 #include "rfs/migration/redrive.hpp"
 #include "rfs/migration/worker_metrics.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/opensearch/snapshots.hpp"
 #include "rfs/s3/s3_repo.hpp"
 #include "rfs/snapshot/repository.hpp"

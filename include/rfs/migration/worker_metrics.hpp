@@ -27,7 +27,7 @@
 
 #include "rfs/metrics/exporters.hpp"
 #include "rfs/metrics/registry.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "absl/status/statusor.h"
 

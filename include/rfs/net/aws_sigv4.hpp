@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "rfs/core/clock.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

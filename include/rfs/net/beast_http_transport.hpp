@@ -22,7 +22,7 @@
 #include <string>
 
 #include "rfs/net/aws_sigv4.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/statusor.h"
 

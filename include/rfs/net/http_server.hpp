@@ -25,7 +25,7 @@
 #include <optional>
 #include <string>
 
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/statusor.h"
 

@@ -18,7 +18,7 @@
 
 #include "rfs/core/backoff.hpp"
 #include "rfs/core/clock.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 namespace rfs::net {
 

@@ -27,19 +27,16 @@
 #include <boost/json/value.hpp>
 
 #include "rfs/core/version.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace rfs::opensearch {
 
-/// What GET / reports: the one version type of the library.
-using ClusterVersion = core::ClusterVersion;
-
 /// Parses the body of GET / ("version.number", "version.distribution"). InvalidArgument when the
 /// body is not a cluster's root response.
-absl::StatusOr<ClusterVersion> ParseClusterVersion(std::string_view body);
+absl::StatusOr<core::ClusterVersion> ParseClusterVersion(std::string_view body);
 
 struct OpenSearchClientOptions {
   /// Gzip bulk bodies when the target accepts them (`--disable-compression` turns this off).
@@ -114,7 +111,7 @@ class OpenSearchClient {
   explicit OpenSearchClient(net::IHttpTransport& transport, OpenSearchClientOptions options = {});
 
   /// GET /; cached after the first success.
-  absl::StatusOr<ClusterVersion> GetVersion();
+  absl::StatusOr<core::ClusterVersion> GetVersion();
   /// True once detection has run and found that bulk bodies will be gzipped.
   absl::StatusOr<bool> CompressionActive();
 
@@ -183,8 +180,8 @@ class OpenSearchClient {
   net::IHttpTransport& transport_;
   OpenSearchClientOptions options_;
   std::mutex mu_;
-  std::optional<ClusterVersion> version_;  // guarded by mu_
-  bool compression_active_ = false;        // guarded by mu_
+  std::optional<core::ClusterVersion> version_;  // guarded by mu_
+  bool compression_active_ = false;              // guarded by mu_
 };
 
 /// OpenSearch's error body, `{"error": {"type", "reason", "caused_by": {...}}, "status"}` or

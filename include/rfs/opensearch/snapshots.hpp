@@ -31,7 +31,7 @@
 #include <boost/json/object.hpp>
 
 #include "rfs/core/clock.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 
 #include "absl/status/status.h"

@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "rfs/net/aws_sigv4.hpp"
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "absl/status/statusor.h"

@@ -26,18 +26,15 @@ enum class RepositoryLayout {
 };
 const char* LayoutName(RepositoryLayout layout);
 
-/// The product and version that wrote a snapshot.
-using SourceVersion = core::ClusterVersion;
-
 /// Decodes a Version id: major*1000000 + minor*10000 + revision*100 + build; OpenSearch ids
 /// carry bit 0x08000000 (OpenSearch Version.MASK). ES 8.10+ IndexVersion ids (>= 8500000) are
 /// mapped through a table of known releases. Product kUnknown for ids <= 0.
-SourceVersion VersionFromId(int64_t id);
+core::ClusterVersion VersionFromId(int64_t id);
 /// The first ES IndexVersion id (8.10): ids from here on name an index format, not a release.
 inline constexpr int64_t kFirstIndexVersionId = 8500000;
 /// Parses "7.10.2" (all three parts) with the given product.
-std::optional<SourceVersion> ParseVersionNumber(SourceVersion::Product product,
-                                                std::string_view text);
+std::optional<core::ClusterVersion> ParseVersionNumber(core::ClusterVersion::Product product,
+                                                       std::string_view text);
 
 /// One snapshot as listed by the repository index.
 struct SnapshotEntry {
@@ -73,7 +70,7 @@ struct SnapshotInfo {
   std::string name;
   std::string uuid;
   int64_t version_id = 0;
-  SourceVersion source_version;
+  core::ClusterVersion source_version;
   std::vector<std::string> indices;
   std::vector<std::string> data_streams;
   std::string state;

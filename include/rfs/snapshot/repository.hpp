@@ -82,7 +82,7 @@ class SnapshotRepository {
       ShardFilesOptions options = {}) const;
 
   /// The product and version that wrote `snapshot`, from the repository index and SnapshotInfo.
-  absl::StatusOr<SourceVersion> DetectSourceVersion(const SnapshotEntry& snapshot) const;
+  absl::StatusOr<core::ClusterVersion> DetectSourceVersion(const SnapshotEntry& snapshot) const;
 
  private:
   SnapshotRepository() = default;

@@ -41,12 +41,6 @@
 
 namespace rfs::transform {
 
-/// The product and version of a source or target cluster: the library's one version type.
-using ClusterDescription = core::ClusterVersion;
-
-/// core::ClusterVersion::ParseKnown (Elasticsearch 1-9, OpenSearch 1-3).
-absl::StatusOr<ClusterDescription> ParseClusterDescription(std::string_view text);
-
 /// A setting removed from a body, and why.
 struct DroppedSetting {
   std::string key;  // flat, e.g. "index.version.created"
@@ -61,8 +55,8 @@ struct TransformNotes {
 };
 
 struct MetadataTransformOptions {
-  ClusterDescription source{ClusterDescription::Product::kElasticsearch, 7, 10};
-  ClusterDescription target;
+  core::ClusterVersion source{core::ClusterVersion::Product::kElasticsearch, 7, 10};
+  core::ClusterVersion target;
   MultiTypePolicy multi_type_policy = MultiTypePolicy::kUnion;
   /// Raise index.number_of_replicas to at least this (indices and templates that set it).
   std::optional<int> min_replicas;

@@ -14,7 +14,7 @@
 #include "rfs/console/console_server.hpp"
 #include "rfs/console/console_status.hpp"
 #include "rfs/coordination/console_work_coordinator.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
 #include "support/postgres_server.hpp"

@@ -5,7 +5,7 @@
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
 #include "support/opensearch_double.hpp"

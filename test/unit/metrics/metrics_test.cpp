@@ -9,8 +9,8 @@
 
 #include "rfs/metrics/exporters.hpp"
 #include "rfs/metrics/registry.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/http_server.hpp"
-#include "rfs/net/http_transport.hpp"
 
 #include "support/metrics_text.hpp"
 

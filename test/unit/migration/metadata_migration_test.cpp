@@ -8,7 +8,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
@@ -461,7 +461,7 @@ TEST_CASE("allowlists select items and composable templates are skipped on an ES
   auto options = Mode(MetadataMode::kEvaluate);
   options.index_allowlist = *transform::Allowlist::Parse({"posts_2023_02_25"});
   options.index_template_allowlist = *transform::Allowlist::Parse({"regex:posts_.*"});
-  options.assumed_target_version = {transform::ClusterDescription::Product::kElasticsearch, 6, 8};
+  options.assumed_target_version = {core::ClusterVersion::Product::kElasticsearch, 6, 8};
   const MetadataReport report = RunMigrator(repo, nullptr, options);
   INFO(report.ToText());
   for (const auto& item : report.items) {

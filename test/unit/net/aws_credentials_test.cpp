@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/clock.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "support/iso8601.hpp"
 #include "support/scripted_http_server.hpp"

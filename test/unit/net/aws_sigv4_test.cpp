@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 
 #include "support/opensearch_double.hpp"

@@ -1,7 +1,7 @@
 // net::HttpResponse header lookup.
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http.hpp"
+#include "rfs/net/http_transport.hpp"
 
 TEST_CASE("HTTP headers are found case-insensitively", "[net]") {
   rfs::net::HttpResponse response;

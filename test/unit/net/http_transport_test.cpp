@@ -1,10 +1,9 @@
-#include "rfs/net/http_transport.hpp"
-
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "support/opensearch_double.hpp"
 

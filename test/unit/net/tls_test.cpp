@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 
 #include "reindex_test_util.hpp"
 #include "support/opensearch_double.hpp"

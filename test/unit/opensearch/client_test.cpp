@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
 #include "reindex_test_util.hpp"

@@ -9,8 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/gzip.hpp"
-#include "rfs/net/http_transport.hpp"
 
 #include "support/corpus.hpp"
 #include "support/double_connection.hpp"

@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/coordination/work_coordinator.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 
 #include "reindex_test_util.hpp"

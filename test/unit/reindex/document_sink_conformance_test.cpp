@@ -14,7 +14,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
 

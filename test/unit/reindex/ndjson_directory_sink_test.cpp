@@ -9,7 +9,7 @@
 #include "rfs/core/clock.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_string.hpp"
-#include "rfs/net/http_transport.hpp"
+#include "rfs/net/beast_http_transport.hpp"
 #include "rfs/reindex/bulk_format.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"

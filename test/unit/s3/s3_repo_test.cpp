@@ -11,7 +11,7 @@
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/snapshot/repository.hpp"
 
-#include "s3/xml_internal.hpp"
+#include "s3/list_page_internal.hpp"
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/repository_documents.hpp"

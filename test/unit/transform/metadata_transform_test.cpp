@@ -9,7 +9,7 @@
 namespace {
 
 namespace json = boost::json;
-using rfs::transform::ClusterDescription;
+using rfs::core::ClusterVersion;
 using rfs::transform::MetadataTransformOptions;
 using rfs::transform::MultiTypePolicy;
 using rfs::transform::SourceIndex;
@@ -18,8 +18,8 @@ json::object Obj(std::string_view text) { return json::parse(text).as_object(); 
 
 MetadataTransformOptions From(int es_major, int es_minor = 0) {
   MetadataTransformOptions o;
-  o.source = {ClusterDescription::Product::kElasticsearch, es_major, es_minor};
-  o.target = {ClusterDescription::Product::kOpenSearch, 2, 19};
+  o.source = {ClusterVersion::Product::kElasticsearch, es_major, es_minor};
+  o.target = {ClusterVersion::Product::kOpenSearch, 2, 19};
   return o;
 }
 
@@ -286,20 +286,20 @@ TEST_CASE("rejected settings are found in target error messages", "[transform][m
 }
 
 TEST_CASE("cluster descriptions parse", "[transform][metadata]") {
-  auto es = rfs::transform::ParseClusterDescription("ES 6.8");
+  auto es = rfs::core::ClusterVersion::ParseKnown("ES 6.8");
   REQUIRE(es.ok());
   CHECK(!es->opensearch());
   CHECK(es->major == 6);
   CHECK(es->minor == 8);
   CHECK(!es->typeless());
-  auto os = rfs::transform::ParseClusterDescription("OpenSearch 2.19.2");
+  auto os = rfs::core::ClusterVersion::ParseKnown("OpenSearch 2.19.2");
   REQUIRE(os.ok());
   CHECK(os->ToString() == "OS 2.19.2");
   CHECK(os->patch == 2);
-  CHECK(rfs::transform::ParseClusterDescription("es_7_10")->minor == 10);
-  CHECK(!rfs::transform::ParseClusterDescription("Solr 9").ok());
-  CHECK(!rfs::transform::ParseClusterDescription("ES").ok());
-  CHECK(!rfs::transform::ParseClusterDescription("ES 7.x").ok());
+  CHECK(rfs::core::ClusterVersion::ParseKnown("es_7_10")->minor == 10);
+  CHECK(!rfs::core::ClusterVersion::ParseKnown("Solr 9").ok());
+  CHECK(!rfs::core::ClusterVersion::ParseKnown("ES").ok());
+  CHECK(!rfs::core::ClusterVersion::ParseKnown("ES 7.x").ok());
 }
 
 }  // namespace

@@ -60,9 +60,18 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+namespace rfs::lucene {
+struct ShardReaderOptions;
+}
+
 namespace rfs::migration {
 
 struct WorkerCounters;
+namespace internal {
+class GracefulStop;
+class LeaseKeeper;
+class ShardDocumentStream;
+}  // namespace internal
 
 /// How a worker run ended; each maps to the Java tool's process exit code (ExitCode).
 enum class WorkerOutcome {
@@ -265,8 +274,8 @@ class DocumentMigrationWorker {
                           DocumentMigrationOptions options);
 
   /// Runs the loop until one of the WorkerOutcomes. Errors: snapshot read failures
-  /// (IsSnapshotReadFailure), a shard over the size limit (FailedPrecondition), target or store
-  /// failures that retries did not fix.
+  /// (IsSnapshotReadFailure), a shard over the size limit (OutOfRange), an item over its attempts
+  /// (ResourceExhausted, IsItemOverAttempts), target or store failures that retries did not fix.
   absl::StatusOr<WorkerSummary> Run();
   /// The counts so far; after a failed Run, those of the work done before the error.
   const WorkerSummary& summary() const { return summary_; }
@@ -274,6 +283,10 @@ class DocumentMigrationWorker {
  private:
   struct ItemResult;
   absl::Status RunLoop();
+  /// Loads the transforms and finds the snapshots and data streams the run is about.
+  absl::Status PrepareRun();
+  /// Acquires and migrates items until one of the WorkerOutcomes.
+  absl::Status TakeItems();
   absl::Status SetupShards();
   absl::Status CreateShardItems();
   std::vector<std::string> SelectedIndices() const;
@@ -292,9 +305,41 @@ class DocumentMigrationWorker {
   absl::StatusOr<std::vector<coordination::WorkItemId>> ShardItems(const std::string& index,
                                                                    int shard) const;
   absl::StatusOr<ItemResult> MigrateItem(const coordination::Lease& lease);
+  // One grant of an item, in the order it goes: open the shard and the sink, send its documents,
+  // count what they became, then end the grant (complete, hand on, release or lose the item).
+  struct ItemRun;
+  struct ItemSent;
   absl::StatusOr<ItemResult> MigrateLeasedItem(
       const coordination::Lease& lease, std::optional<coordination::ItemProgress>& progress_out);
+  absl::Status OpenItem(const coordination::Lease& lease, ItemRun& run,
+                        std::optional<coordination::ItemProgress>& progress_out);
+  absl::Status OpenItemSource(ItemRun& run, const lucene::ShardReaderOptions& reader_options);
+  ItemSent SendItem(ItemRun& run, internal::LeaseKeeper& keeper, internal::GracefulStop& stop,
+                    internal::ShardDocumentStream& stream);
+  void AccountItem(const ItemRun& run, const internal::ShardDocumentStream& stream,
+                   const ItemSent& sent, internal::LeaseKeeper& keeper,
+                   WorkerSummary::IndexAccount& account);
+  absl::StatusOr<ItemResult> EndItem(const ItemRun& run, internal::LeaseKeeper& keeper,
+                                     internal::GracefulStop& stop,
+                                     const internal::ShardDocumentStream& stream,
+                                     const ItemSent& sent, WorkerSummary::IndexAccount& account);
+  absl::StatusOr<ItemResult> EndFailedItem(const ItemRun& run, internal::LeaseKeeper& keeper,
+                                           internal::GracefulStop& stop,
+                                           const internal::ShardDocumentStream& stream,
+                                           const ItemSent& sent,
+                                           const coordination::ItemProgress& acknowledged,
+                                           WorkerSummary::IndexAccount& account);
+  /// Hands the rest of the shard, from `next_cursor`, to a successor item and completes this one.
+  absl::StatusOr<ItemResult> HandOn(const ItemRun& run, internal::LeaseKeeper& keeper,
+                                    const internal::ShardDocumentStream& stream,
+                                    uint64_t next_cursor);
+  /// A graceful stop: the item goes back with the acknowledged cursor; the next worker resumes.
+  absl::StatusOr<ItemResult> ReleaseOnStop(const ItemRun& run, internal::LeaseKeeper& keeper,
+                                           const internal::ShardDocumentStream& stream,
+                                           uint64_t next_cursor);
   void Emit(WorkerEvent event) const;
+  void EmitItemEvent(const ItemRun& run, WorkerEvent::Kind kind,
+                     const std::function<void(WorkerEvent&)>& fill = {}) const;
 
   const snapshot::SnapshotRepository& repository_;
   // Heartbeats go to the store directly (a failed one is simply tried again at the next); every

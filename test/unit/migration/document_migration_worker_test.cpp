@@ -1,7 +1,7 @@
 // DocumentMigrationWorker on real generated snapshots, with the SQLite coordinator and a fake
 // clock: the loop's outcomes, checkpoint successors that resume exactly at the first unread
 // document, allowlists, the shard size limit and snapshot read failures.
-#include "rfs/migration/documents_migration.hpp"
+#include "rfs/migration/document_migration_worker.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +14,7 @@
 
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
@@ -308,7 +309,9 @@ TEST_CASE("single-work-item mode, allowlists and the shard size limit",
     std::vector<rfs::migration::WorkerEvent> events;
     auto summary = fixture.RunWorker("w1", sink, options, &events);
     REQUIRE_FALSE(summary.ok());
-    CHECK(absl::IsFailedPrecondition(summary.status()));
+    // Too large for this worker: OutOfRange, never the lease-lost FailedPrecondition.
+    CHECK(absl::IsOutOfRange(summary.status()));
+    CHECK_FALSE(rfs::coordination::IsLeaseLost(summary.status()));
     CHECK(summary.status().message().find("--max-shard-size-bytes") != std::string::npos);
     REQUIRE(events.size() >= 2);
     CHECK(events[events.size() - 2].kind == rfs::migration::WorkerEvent::Kind::kShardTooLarge);
@@ -448,6 +451,10 @@ TEST_CASE("an item acquired more than max_item_attempts times ends the run namin
   auto run = fixture.RunWorker("w", sink, options);
   REQUIRE_FALSE(run.ok());
   CHECK(rfs::migration::IsItemOverAttempts(run.status()));
+  // Its own code: not a lost lease, and no retry of the run helps.
+  CHECK(absl::IsResourceExhausted(run.status()));
+  CHECK_FALSE(rfs::coordination::IsLeaseLost(run.status()));
+  CHECK_FALSE(rfs::core::IsRetryable(run.status()));
   CHECK(run.status().message().find(id) != std::string_view::npos);
   CHECK(sink->writes().empty());
   // It was given back at once, not left leased.

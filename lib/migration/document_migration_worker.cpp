@@ -1,0 +1,328 @@
+// DocumentMigrationWorker: the run (snapshots, transforms, one-time setup) and the loop that takes
+// work items until one of the WorkerOutcomes; its events and exit codes. The setup of the shards'
+// items is in document_migration_worker_setup.cpp, one grant of an item in
+// document_migration_worker_item.cpp.
+#include "rfs/migration/document_migration_worker.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "rfs/core/errors.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/migration/worker_metrics.hpp"
+
+#include "absl/strings/cord.h"
+#include "migration/document_migration_worker_internal.hpp"
+
+namespace rfs::migration {
+
+using coordination::Lease;
+using coordination::WorkItemId;
+using reindex::IFailedDocumentSink;
+
+namespace {
+
+constexpr char kSnapshotReadPayload[] = "type.rfs.dev/snapshot-read-failure";
+
+absl::Status TagSnapshotRead(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kSnapshotReadPayload, absl::Cord("1"));
+  return status;
+}
+
+}  // namespace
+
+int ExitCode(const WorkerSummary& summary) {
+  if (summary.docs_failed + summary.docs_without_source > 0) return core::kExitDocumentsFailed;
+  return ExitCode(summary.outcome);
+}
+
+int ExitCode(WorkerOutcome outcome) {
+  switch (outcome) {
+    case WorkerOutcome::kItemDone:
+      return core::kExitOk;
+    case WorkerOutcome::kLeaseHandoff:
+    case WorkerOutcome::kStopped:
+      return core::kExitHandoffOrStopped;
+    case WorkerOutcome::kNoWorkLeft:
+      return core::kExitNoWorkLeft;
+    case WorkerOutcome::kAllLeasedElsewhere:
+      return core::kExitAllLeasedElsewhere;
+  }
+  return core::kExitFailure;
+}
+
+std::string_view ToString(WorkerOutcome outcome) {
+  switch (outcome) {
+    case WorkerOutcome::kItemDone:
+      return "item_done";
+    case WorkerOutcome::kLeaseHandoff:
+      return "lease_handoff";
+    case WorkerOutcome::kNoWorkLeft:
+      return "no_work_left";
+    case WorkerOutcome::kAllLeasedElsewhere:
+      return "all_leased_elsewhere";
+    case WorkerOutcome::kStopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+std::string_view ToString(WorkerEvent::Kind kind) {
+  switch (kind) {
+    case WorkerEvent::Kind::kShardSetup:
+      return "shard_setup";
+    case WorkerEvent::Kind::kMetricsEndpoint:
+      return "metrics_endpoint";
+    case WorkerEvent::Kind::kAcquired:
+      return "acquired";
+    case WorkerEvent::Kind::kProgress:
+      return "progress";
+    case WorkerEvent::Kind::kCompleted:
+      return "completed";
+    case WorkerEvent::Kind::kCheckpointed:
+      return "checkpointed";
+    case WorkerEvent::Kind::kLeaseLost:
+      return "lease_lost";
+    case WorkerEvent::Kind::kDocumentWithoutSource:
+      return "document_without_source";
+    case WorkerEvent::Kind::kShardTooLarge:
+      return "shard_too_large";
+    case WorkerEvent::Kind::kReleased:
+      return "released";
+  }
+  return "unknown";
+}
+
+bool IsItemOverAttempts(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kItemAttemptsPayload).has_value();
+}
+
+absl::Status MarkSnapshotReadFailure(absl::Status status) { return TagSnapshotRead(status); }
+
+bool IsSnapshotReadFailure(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kSnapshotReadPayload).has_value();
+}
+
+bool IsStoreMismatch(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kStoreMismatchPayload).has_value();
+}
+
+bool IsSourcelessIndex(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kSourcelessPayload).has_value();
+}
+
+DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotRepository& repository,
+                                                 coordination::IWorkCoordinator& coordinator,
+                                                 SinkFactory sinks,
+                                                 IFailedDocumentSink* failed_sink,
+                                                 core::IClock& clock,
+                                                 DocumentMigrationOptions options)
+    : repository_(repository),
+      raw_coordinator_(coordinator),
+      retrying_(coordinator, clock, {.max_attempts = std::max(1, options.coordinator_attempts)}),
+      coordinator_(retrying_),
+      sinks_(std::move(sinks)),
+      failed_sink_(failed_sink),
+      clock_(clock),
+      options_(std::move(options)) {}
+
+void DocumentMigrationWorker::Emit(WorkerEvent event) const {
+  if (WorkerCounters* c = options_.counters) {
+    switch (event.kind) {
+      case WorkerEvent::Kind::kAcquired:
+        c->work_items.With({"acquired"}).Add();
+        break;
+      case WorkerEvent::Kind::kCompleted:
+        c->work_items.With({"completed"}).Add();
+        break;
+      case WorkerEvent::Kind::kCheckpointed:
+        c->work_items.With({"handed_on"}).Add();
+        break;
+      case WorkerEvent::Kind::kReleased:
+        c->work_items.With({"released"}).Add();
+        break;
+      case WorkerEvent::Kind::kLeaseLost:
+        c->work_items.With({"lost"}).Add();
+        break;
+      case WorkerEvent::Kind::kProgress:
+        c->concurrency.Set(static_cast<int64_t>(event.concurrency));
+        break;
+      default:
+        break;
+    }
+  }
+  if (options_.on_event) options_.on_event(event);
+}
+
+absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::MigrateItem(
+    const Lease& lease) {
+  std::optional<coordination::ItemProgress> progress;
+  auto result = MigrateLeasedItem(lease, progress);
+  if (result.ok()) return result;
+  // The run ends in an error: give the item back now, with its cursor, so that the next worker
+  // resumes there at once instead of waiting out the lease (and getting a doubled one). Best
+  // effort: a lost lease or an unreachable store leaves it to expire.
+  if (coordinator_.ReleaseWorkItem(lease, progress).ok()) {
+    WorkerEvent event;
+    event.kind = WorkerEvent::Kind::kReleased;
+    event.work_item = lease.work_item_id;
+    if (auto item = WorkItemId::Parse(lease.work_item_id); item.ok()) {
+      event.index = item->index_name;
+      event.shard = static_cast<int>(item->shard);
+      event.starting_cursor = item->starting_cursor;
+    }
+    if (progress) event.cursor = progress->next_cursor;
+    event.message = core::StrCat("released after an error: ", result.status().message());
+    Emit(std::move(event));
+  }
+  return result;
+}
+
+// Everything one grant of an item holds, from its opening to its end.
+absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
+  const auto started = clock_.Now();
+  summary_ = {};
+  absl::Status status = RunLoop();
+  // The counts stand whether the run ended well or not: the caller reports them either way.
+  summary_.elapsed = clock_.Now() - started;
+  if (!status.ok()) return status;
+  return summary_;
+}
+
+absl::Status DocumentMigrationWorker::RunLoop() {
+  RFS_RETURN_IF_ERROR(PrepareRun());
+  RFS_RETURN_IF_ERROR(CheckSourceStorage());
+  RFS_RETURN_IF_ERROR(coordinator_.Setup());
+  coordination::OneTimeSetupOptions setup_options;
+  setup_options.initial_lease = options_.initial_lease;
+  // Setup takes milliseconds to seconds (one metadata read per index): poll for it briskly so
+  // that workers started together all get work.
+  setup_options.initial_backoff = std::chrono::milliseconds(20);
+  setup_options.max_backoff = std::chrono::seconds(5);
+  RFS_RETURN_IF_ERROR(coordination::RunOneTimeSetup(
+      coordinator_, clock_, coordination::kShardSetupWorkItemId,
+      [&](const Lease&) { return SetupShards(); }, setup_options));
+  RFS_RETURN_IF_ERROR(CheckStoreIsForThisRun());
+  return TakeItems();
+}
+
+absl::Status DocumentMigrationWorker::PrepareRun() {
+  if (options_.doc_transformer_config) {
+    transform::TransformerContext context;
+    context.limits = options_.transform_limits;
+    context.limits.stop_requested = options_.stop_requested;
+    context.limits.shutdown_grace = options_.shutdown_timeout;
+    auto loaded = transform::LoadTransformers(*options_.doc_transformer_config, context);
+    if (!loaded.ok()) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--doc-transformer-config: ", loaded.status().message()));
+    }
+    transformer_ = *std::move(loaded);
+  }
+  if (options_.snapshot_name.empty()) {
+    auto latest = repository_.LatestSnapshot();
+    if (!latest.ok()) return TagSnapshotRead(latest.status());
+    snapshot_ = *latest;
+  } else {
+    auto found = repository_.FindSnapshot(options_.snapshot_name);
+    if (!found.ok()) return TagSnapshotRead(found.status());
+    snapshot_ = *found;
+  }
+  if (!options_.previous_snapshot_name.empty()) {
+    auto found = repository_.FindSnapshot(options_.previous_snapshot_name);
+    if (!found.ok()) {
+      return TagSnapshotRead(core::WithContext(found.status(), "--previous-snapshot-name"));
+    }
+    previous_snapshot_ = *found;
+    if (previous_snapshot_->uuid == snapshot_->uuid) {
+      return absl::InvalidArgumentError(
+          "--previous-snapshot-name names the snapshot being migrated: a delta needs an older "
+          "one");
+    }
+    const std::vector<std::string> now = repository_.IndicesIn(*snapshot_);
+    for (const std::string& index : repository_.IndicesIn(*previous_snapshot_)) {
+      if (!std::binary_search(now.begin(), now.end(), index) &&
+          transform::SelectIndex(options_.index_allowlist, index, "")) {
+        summary_.indices_only_in_previous.push_back(index);
+      }
+    }
+  }
+  if (options_.trial()) {
+    summary_.trial = core::StrCat(
+        options_.max_docs_per_shard > 0
+            ? core::StrCat("at most ", options_.max_docs_per_shard, " documents of each shard")
+            : std::string("every document"),
+        " into indices prefixed '", options_.target_index_prefix, "'");
+  }
+  {
+    auto streams = repository_.ReadDataStreams(*snapshot_);
+    if (!streams.ok()) return TagSnapshotRead(streams.status());
+    data_streams_ = *std::move(streams);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DocumentMigrationWorker::TakeItems() {
+  while (true) {
+    if (options_.stop_requested != nullptr && options_.stop_requested->load()) {
+      summary_.outcome = WorkerOutcome::kStopped;
+      break;
+    }
+    auto outcome = coordinator_.AcquireNextWorkItem(options_.initial_lease);
+    if (!outcome.ok()) return outcome.status();
+    if (std::holds_alternative<coordination::NoAvailableWork>(*outcome)) {
+      summary_.outcome = WorkerOutcome::kNoWorkLeft;
+      break;
+    }
+    if (std::holds_alternative<coordination::AllLeasedElsewhere>(*outcome)) {
+      summary_.outcome = WorkerOutcome::kAllLeasedElsewhere;
+      break;
+    }
+    const auto* acquired = std::get_if<coordination::Acquired>(&*outcome);
+    if (acquired == nullptr) continue;
+    if (coordination::IsBookkeepingItem(acquired->lease.work_item_id) &&
+        acquired->lease.work_item_id != coordination::kShardSetupWorkItemId) {
+      // Caught between its creation and its completion by the worker that records it: given
+      // back for that worker (a lost lease means it has it already).
+      absl::Status released = coordinator_.ReleaseWorkItem(acquired->lease);
+      if (!released.ok() && !coordination::IsLeaseLost(released)) return released;
+      continue;
+    }
+    if (options_.max_item_attempts > 0 && acquired->lease.generation > options_.max_item_attempts) {
+      // Its holders keep dying or failing on it: give it back and end the run, naming it.
+      coordinator_.ReleaseWorkItem(acquired->lease).IgnoreError();
+      // Its attempts are used up: no retry of this run can help (core::NotRetryable).
+      absl::Status over = core::NotRetryable(absl::ResourceExhaustedError(core::StrCat(
+          "work item ", acquired->lease.work_item_id, " was acquired ", acquired->lease.generation,
+          " times without finishing (limit ", options_.max_item_attempts, ")")));
+      over.SetPayload(kItemAttemptsPayload, absl::Cord("1"));
+      return over;
+    }
+    RFS_ASSIGN_OR_RETURN(ItemResult result, MigrateItem(acquired->lease));
+    if (result.kind == ItemResult::Kind::kLeaseLost) {
+      ++summary_.items_lost;
+      continue;
+    }
+    if (result.kind == ItemResult::Kind::kCompleted) {
+      ++summary_.items_completed;
+      if (options_.single_work_item) {
+        summary_.outcome = WorkerOutcome::kItemDone;
+        break;
+      }
+      continue;
+    }
+    if (result.kind == ItemResult::Kind::kStopped) {
+      summary_.outcome = WorkerOutcome::kStopped;
+      break;
+    }
+    if (result.kind == ItemResult::Kind::kCheckpointed) ++summary_.items_checkpointed;
+    summary_.outcome = WorkerOutcome::kLeaseHandoff;
+    break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::migration

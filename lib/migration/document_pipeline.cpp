@@ -1,0 +1,332 @@
+// The document pipeline's stages (see document_pipeline_internal.hpp).
+#include <algorithm>
+#include <atomic>
+#include <utility>
+#include <vector>
+
+#include "rfs/core/base64.hpp"
+#include "rfs/core/json_string.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/parallel_reader.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/lucene/source_json.hpp"
+#include "rfs/migration/document_migration_worker.hpp"
+#include "rfs/transform/type_policy.hpp"
+
+#include "migration/data_stream_internal.hpp"
+#include "migration/document_pipeline_internal.hpp"
+
+namespace rfs::migration::internal {
+
+using reindex::FailedDocument;
+using reindex::SourceDocument;
+
+absl::StatusOr<lucene::ShardReaderOptions> ShardReaderOptionsFor(
+    const snapshot::IndexMetadata& index, bool enable_sourceless_migrations) {
+  lucene::ShardReaderOptions options;
+  // SMILE, CBOR and YAML sources are converted to JSON in stage 2, per document.
+  options.pass_through_non_json_source = true;
+  if (enable_sourceless_migrations) {
+    RFS_ASSIGN_OR_RETURN(options.rebuild_plan, lucene::RebuildPlanForIndex(index));
+  }
+  return options;
+}
+
+namespace {
+
+// Appends the source of `in` to `out` as one-line JSON.
+absl::Status AppendOneLineJsonSource(const lucene::Document& in, const ConversionTarget& target,
+                                     std::string& out) {
+  if (in.source_format == lucene::SourceFormat::kJson) {
+    core::AppendJsonOneLine(
+        std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()), out);
+    return absl::OkStatus();
+  }
+  const size_t start = out.size();
+  RFS_RETURN_IF_ERROR(lucene::AppendSourceAsJson(
+      in.source, in.source_format, out, core::StrCat("_source of ", target.index, "/", in.id)));
+  if (core::FindLineBreak(std::string_view(out).substr(start)) != out.size() - start) {
+    const std::string converted = out.substr(start);
+    out.resize(start);
+    core::AppendJsonOneLine(converted, out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
+                     const std::shared_ptr<reindex::RenderedLines>* lines, ConvertedDocument& out) {
+  SourceDocument& doc = out.doc;
+  doc.id = in.id;
+  doc.routing = in.routing;
+  doc.cursor = in.cursor;
+  doc.type = in.type ? in.type : target.placement.mapping_type;
+  const std::optional<std::string>& data_stream = target.placement.data_stream;
+  doc.index = data_stream
+                  ? *data_stream
+                  : transform::TargetIndexForType(target.index, doc.type.value_or(""),
+                                                  target.placement.type_count, target.policy);
+  if (!target.placement.target_prefix.empty()) doc.index.insert(0, target.placement.target_prefix);
+  doc.source.clear();
+  doc.one_line = false;
+  doc.rendered.reset();
+  doc.op = in.deleted    ? reindex::BulkOp::kDelete
+           : data_stream ? reindex::BulkOp::kCreate
+                         : reindex::BulkOp::kIndex;
+  out.rebuilt = in.rebuilt;
+  out.rebuilt_inexact = in.rebuilt_inexact;
+  if (in.deleted && data_stream) {
+    // A data stream takes only `create`: a delete (or the delete half of an update) made
+    // through a backing index cannot be sent to it.
+    out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.error_type = "data_stream_delete_not_applied";
+    out.reason = core::StrCat("deleted from backing index ", target.index,
+                              " since the previous "
+                              "snapshot; data stream ",
+                              *data_stream, " accepts only create");
+    out.recorded_source.clear();
+    return;
+  }
+  if (in.deleted) {
+    out.kind = ConvertedDocument::Kind::kDocument;
+    return;
+  }
+  if (!in.has_source) {
+    out.kind = ConvertedDocument::Kind::kWithoutSource;
+    return;
+  }
+  out.kind = ConvertedDocument::Kind::kDocument;
+  // Sources are made one line here, where they are copied anyway (bulk lines need it; the
+  // document does not change), so the sinks can send them as they are.
+  absl::Status converted;
+  if (lines != nullptr) {
+    converted = reindex::AppendRenderedLines(doc, *lines, [&](std::string& to) {
+      // Room for the '\n' too: an append that only just fits grows the lines, and a huge
+      // document would be copied into twice its size for that byte.
+      to.reserve(to.size() + in.source.size() + 1);
+      return AppendOneLineJsonSource(in, target, to);
+    });
+  } else {
+    converted = AppendOneLineJsonSource(in, target, doc.source);
+    doc.one_line = converted.ok();
+  }
+  if (!converted.ok()) {
+    // One undecodable source must not stop the shard; it is kept (base64) for an operator.
+    out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.error_type = "source_conversion_exception";
+    out.reason = std::string(converted.message());
+    out.recorded_source = core::Base64Encode(in.source);
+    doc.source.clear();
+    return;
+  }
+  if (data_stream &&
+      !internal::HasTimestampField(SourceBytes(doc), target.placement.timestamp_field)) {
+    out.kind = ConvertedDocument::Kind::kUnconvertible;
+    out.error_type = "data_stream_timestamp_missing";
+    out.reason = core::StrCat("no single value in ", target.placement.timestamp_field,
+                              ", which data stream ", *data_stream, " requires of a document");
+    out.recorded_source = std::string(SourceBytes(doc));
+    doc.source.clear();
+  }
+}
+
+namespace {
+
+// Decodes and converts on the calling thread.
+class SerialConvertedSource final : public IConvertedSource {
+ public:
+  SerialConvertedSource(std::unique_ptr<lucene::IDocumentReader> cursor, ConversionTarget target)
+      : cursor_(std::move(cursor)), target_(target) {}
+  absl::StatusOr<bool> Next(ConvertedDocument& out) override {
+    auto more = cursor_->Next(doc_);
+    if (!more.ok() || !*more) return more;
+    ConvertDocument(doc_, target_, nullptr, out);
+    return true;
+  }
+  uint64_t position() const override { return cursor_->position(); }
+
+ private:
+  std::unique_ptr<lucene::IDocumentReader> cursor_;
+  const ConversionTarget target_;
+  lucene::Document doc_;
+};
+
+// Decodes and converts on the reader threads (lucene::ParallelShardScan), in cursor order.
+class ParallelConvertedSource final : public IConvertedSource {
+ public:
+  /// With `render`, each range's documents have their bulk lines laid out with those options
+  /// (reindex::RenderedLines) as they are converted.
+  static absl::StatusOr<std::unique_ptr<ParallelConvertedSource>> Open(
+      const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
+      ConversionTarget target, std::optional<reindex::BulkActionOptions> render) {
+    auto source = std::unique_ptr<ParallelConvertedSource>(new ParallelConvertedSource(target));
+    source->position_ = std::min(start, end);
+    lucene::ParallelReadOptions options;
+    options.threads = threads;
+    options.end_cursor = end;
+    // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small.
+    options.max_buffered_bytes = size_t{8} << 20;
+    ParallelConvertedSource* self = source.get();
+    source->render_ = render;
+    auto new_range = [self] {
+      auto range = std::make_unique<Range>();
+      if (self->render_) self->StartLines(*range);
+      return range;
+    };
+    auto scan = lucene::ParallelShardScan::Open(
+        reader, start, options, std::move(new_range),
+        [self](lucene::Document& doc, lucene::ScannedRange& scanned) {
+          auto& range = static_cast<Range&>(scanned);
+          // Lines past the limit (a huge document) are not grown further: growing copies them
+          // into a buffer twice their size.
+          if (range.lines && range.lines->bytes.size() >= kLinesLimit) self->StartLines(range);
+          ConvertedDocument& converted = range.docs.emplace_back();
+          ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
+          range.bytes += converted.doc.rendered_end - converted.doc.rendered_begin +
+                         converted.doc.source.size() + converted.recorded_source.size() + 128;
+          return absl::OkStatus();
+        },
+        [self](lucene::ScannedRange& scanned) {
+          auto& range = static_cast<Range&>(scanned);
+          if (range.lines) {
+            const size_t used = range.lines->bytes.size();
+            self->lines_hint_.store(std::min(used + used / 8, kLinesLimit),
+                                    std::memory_order_relaxed);
+          }
+          return false;
+        });
+    if (!scan.ok()) return scan.status();
+    source->scan_ = *std::move(scan);
+    return source;
+  }
+
+  absl::StatusOr<bool> Next(ConvertedDocument& out) override {
+    while (!current_ || next_ >= current_->docs.size()) {
+      if (current_) position_ = std::max(position_, current_->end);
+      current_.reset();
+      auto next = scan_->Next();
+      if (!next.ok()) return next.status();
+      if (*next == nullptr) return false;
+      current_.reset(static_cast<Range*>(next->release()));
+      next_ = 0;
+    }
+    out = std::move(current_->docs[next_++]);
+    position_ = out.doc.cursor + 1;
+    return true;
+  }
+  uint64_t position() const override { return position_; }
+
+ private:
+  struct Range final : lucene::ScannedRange {
+    std::vector<ConvertedDocument> docs;
+    std::shared_ptr<reindex::RenderedLines> lines;  // with `render`
+  };
+  explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
+
+  // Gives the range's next documents new lines, sized like the last range's, so they are
+  // rarely regrown (and copied) as they fill.
+  void StartLines(Range& range) const {
+    range.lines = std::make_shared<reindex::RenderedLines>();
+    range.lines->options = *render_;
+    range.lines->bytes.reserve(lines_hint_.load(std::memory_order_relaxed));
+  }
+
+  // The most one RenderedLines holds before the next document starts another (and the most a
+  // new one reserves): a range with a huge document does not double that document's copy.
+  static constexpr size_t kLinesLimit = size_t{16} << 20;
+
+  const ConversionTarget target_;
+  std::optional<reindex::BulkActionOptions> render_;
+  std::atomic<size_t> lines_hint_{0};
+  std::unique_ptr<lucene::ParallelShardScan> scan_;
+  std::unique_ptr<Range> current_;
+  size_t next_ = 0;
+  uint64_t position_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<IConvertedSource> OpenSerialSource(std::unique_ptr<lucene::IDocumentReader> cursor,
+                                                   ConversionTarget target) {
+  return std::make_unique<SerialConvertedSource>(std::move(cursor), target);
+}
+
+absl::StatusOr<std::unique_ptr<IConvertedSource>> OpenParallelSource(
+    const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
+    ConversionTarget target, std::optional<reindex::BulkActionOptions> render) {
+  RFS_ASSIGN_OR_RETURN(auto source,
+                       ParallelConvertedSource::Open(reader, start, end, threads, target, render));
+  return std::unique_ptr<IConvertedSource>(std::move(source));
+}
+
+ShardDocumentStream::ShardDocumentStream(
+    IConvertedSource& source, uint64_t end, std::function<bool()> stop_reading,
+    reindex::IFailedDocumentSink* failed_sink,
+    std::function<void(const reindex::SourceDocument&)> report_without_source)
+    : source_(source),
+      end_(end),
+      stop_reading_(std::move(stop_reading)),
+      failed_sink_(failed_sink),
+      report_without_source_(std::move(report_without_source)) {}
+
+absl::StatusOr<std::optional<SourceDocument>> ShardDocumentStream::Next() {
+  while (true) {
+    // Checked once per document (a coarse clock read and two atomics): cheap next to decoding
+    // one.
+    if (stop_reading_()) {
+      stopped_early_ = true;
+      return std::optional<SourceDocument>();
+    }
+    auto more = source_.Next(converted_);
+    if (!more.ok()) {
+      read_failed_ = true;
+      return MarkSnapshotReadFailure(more.status());
+    }
+    if (!*more) return std::optional<SourceDocument>();
+    SourceDocument& out = converted_.doc;
+    if (out.cursor >= end_) return std::optional<SourceDocument>();
+    if (docs_read_ >= max_docs_) return std::optional<SourceDocument>();  // a trial's limit
+    if (converted_.kind == ConvertedDocument::Kind::kWithoutSource) {
+      RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "document_without_source",
+                                             "the document has no stored _source", ""));
+      ++without_source_;
+      if (report_without_source_) report_without_source_(out);
+      continue;
+    }
+    if (converted_.kind == ConvertedDocument::Kind::kUnconvertible) {
+      RFS_RETURN_IF_ERROR(RecordUnmigratable(out, converted_.error_type, converted_.reason,
+                                             std::move(converted_.recorded_source)));
+      ++conversion_failures_;
+      continue;
+    }
+    const size_t source_bytes = reindex::SourceSize(out);
+    ++docs_read_;
+    if (converted_.rebuilt) ++rebuilt_;
+    if (converted_.rebuilt_inexact) ++rebuilt_inexact_;
+    if (out.op == reindex::BulkOp::kDelete) ++deletes_;
+    bytes_read_ += source_bytes;
+    if (counters_ != nullptr) {
+      counters_->documents_read.Add();
+      counters_->source_bytes_read.Add(source_bytes);
+    }
+    return std::optional<SourceDocument>(std::move(out));
+  }
+}
+
+absl::Status ShardDocumentStream::RecordUnmigratable(const SourceDocument& doc,
+                                                     std::string_view type, std::string_view reason,
+                                                     std::string source) {
+  if (failed_sink_ == nullptr) return absl::OkStatus();
+  FailedDocument failed;
+  failed.index = doc.index;
+  failed.id = doc.id;
+  failed.cursor = doc.cursor;
+  failed.error_type = std::string(type);
+  failed.reason = std::string(reason);
+  failed.source = std::move(source);
+  return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
+}
+
+}  // namespace rfs::migration::internal

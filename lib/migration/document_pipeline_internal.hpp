@@ -1,0 +1,164 @@
+// The document pipeline: the stages one shard's documents go through on their way to a sink,
+// built once here and put together by the worker (DocumentMigrationWorker) for full, trial and
+// delta runs. docs/document-trip.md follows one document through them.
+//
+//   1. Source, in cursor order (IConvertedSource): a shard's live documents from a cursor, read
+//      on this thread (OpenSerialSource, also over a delta's lucene::ShardDeltaReader) or decoded
+//      ahead on reader threads (OpenParallelSource), always handed on in cursor order so that a
+//      checkpoint is exact.
+//   2. Conversion (ConvertDocument): placement (target index by data stream, mapping type and
+//      multi-type policy, trial prefix), the bulk operation, and `_source` as one-line JSON
+//      (SMILE, CBOR and YAML converted); what cannot be sent is marked with the reason.
+//   3. Admission (ShardDocumentStream): stops at the item's end, a trial's limit, a stop or the
+//      lease's checkpoint time; records documents that cannot be sent in the failed-document
+//      sink; counts.
+//   4. Transforms (reindex::TransformingDocumentStream), when a user transform is configured.
+//   5. Batching and sending (reindex::DocumentReindexer) into the sink (reindex::IDocumentSink).
+//
+// Laid-out lines, a capability of the sink: a sink whose writes_rendered_lines() is true writes
+// the bulk lines the reader lays out (SourceDocument::rendered) as they are. The worker asks the
+// sink once, before the source opens, and passes its action_options() to OpenParallelSource as
+// `render`; the decoding threads then write each document's action and source lines while its
+// bytes are in their cache. Never with a transform (it changes the documents after stage 2) or
+// for a data stream (its documents are checked once converted). Documents flow only downstream:
+// no stage calls back into the sink while documents move.
+//
+// The NDJSON export (export.cpp) shares stage 1's reader options (ShardReaderOptionsFor); its
+// lines are the export's own format, written by the thread that decoded them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rfs/lucene/shard_reader.hpp"
+#include "rfs/migration/worker_metrics.hpp"
+#include "rfs/reindex/bulk_format.hpp"
+#include "rfs/reindex/document_reindexer.hpp"
+#include "rfs/reindex/failed_document_sink.hpp"
+#include "rfs/snapshot/models.hpp"
+#include "rfs/transform/type_policy.hpp"
+
+#include "absl/status/statusor.h"
+
+namespace rfs::migration::internal {
+
+/// How a shard of `index` is opened for migration or export: non-JSON sources passed through
+/// (converted per document in stage 2), and, with `enable_sourceless_migrations`, the rebuild
+/// plan of the index's mapping.
+absl::StatusOr<lucene::ShardReaderOptions> ShardReaderOptionsFor(
+    const snapshot::IndexMetadata& index, bool enable_sourceless_migrations);
+
+/// What the worker knows about a source index to place its documents.
+struct IndexPlacement {
+  size_t type_count = 0;
+  std::optional<std::string> mapping_type;
+  /// Set for a data stream's backing index: its documents are written to the stream, as
+  /// `create`, and must hold the stream's timestamp field.
+  std::optional<std::string> data_stream;
+  std::string timestamp_field;
+  /// A trial run's prefix of every target index name.
+  std::string target_prefix;
+};
+
+/// Where a shard's documents go, for ConvertDocument.
+struct ConversionTarget {
+  const std::string& index;
+  const IndexPlacement& placement;
+  transform::MultiTypePolicy policy;
+};
+
+/// One shard document as the worker sends it, or why it cannot be sent. Made without side
+/// effects, so the parallel source makes them on its decoding threads.
+struct ConvertedDocument {
+  enum class Kind : uint8_t { kDocument, kWithoutSource, kUnconvertible };
+  Kind kind = Kind::kDocument;
+  reindex::SourceDocument doc;  // index, id and cursor in every kind; the source for kDocument
+  std::string reason;           // kUnconvertible
+  std::string error_type;       // kUnconvertible: the failed-document record's error_type
+  /// kUnconvertible: the source as the failed-document record keeps it, for an operator: base64
+  /// of the stored bytes when they could not be decoded, else the JSON.
+  std::string recorded_source;
+  bool rebuilt = false;          // the source was rebuilt from doc values and stored fields
+  bool rebuilt_inexact = false;  // with a value that may differ from the one indexed
+};
+
+/// Stage 2: converts `in` into `out`. With `lines`, its bulk lines are laid out there at once
+/// (for a sink that writes them as they are), while its decoded bytes are still in this
+/// thread's cache.
+void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
+                     const std::shared_ptr<reindex::RenderedLines>* lines, ConvertedDocument& out);
+
+/// Stage 1 with stage 2 applied: a shard's documents from a cursor position, converted, in
+/// cursor order; position() is where a successor resumes after the documents returned so far.
+class IConvertedSource {
+ public:
+  virtual ~IConvertedSource() = default;
+  virtual absl::StatusOr<bool> Next(ConvertedDocument& out) = 0;
+  virtual uint64_t position() const = 0;
+};
+
+/// Decodes and converts on the calling thread.
+std::unique_ptr<IConvertedSource> OpenSerialSource(std::unique_ptr<lucene::IDocumentReader> cursor,
+                                                   ConversionTarget target);
+
+/// Decodes and converts on `threads` reader threads (lucene::ParallelShardScan), from `start` up
+/// to `end`, handing documents on in cursor order. With `render`, each range's documents have
+/// their bulk lines laid out with those options (the sink's laid-out-lines capability). `reader`
+/// must outlive the source.
+absl::StatusOr<std::unique_ptr<IConvertedSource>> OpenParallelSource(
+    const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
+    ConversionTarget target, std::optional<reindex::BulkActionOptions> render);
+
+/// Stage 3: hands one shard's converted documents to the reindexer until the shard ends or `end`
+/// (a part of a split shard ends before the shard does) is reached, or `stop_reading` says so;
+/// records the ones that cannot be sent.
+class ShardDocumentStream final : public reindex::IDocumentStream {
+ public:
+  ShardDocumentStream(IConvertedSource& source, uint64_t end, std::function<bool()> stop_reading,
+                      reindex::IFailedDocumentSink* failed_sink,
+                      std::function<void(const reindex::SourceDocument&)> report_without_source);
+
+  absl::StatusOr<std::optional<reindex::SourceDocument>> Next() override;
+
+  void set_counters(WorkerCounters* counters) { counters_ = counters; }
+  /// A trial's limit on the documents read.
+  void set_max_docs(uint64_t max_docs) { max_docs_ = max_docs; }
+  bool stopped_early() const { return stopped_early_; }
+  bool read_failed() const { return read_failed_; }
+  uint64_t docs_read() const { return docs_read_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t without_source() const { return without_source_; }
+  uint64_t rebuilt() const { return rebuilt_; }
+  uint64_t rebuilt_inexact() const { return rebuilt_inexact_; }
+  uint64_t deletes() const { return deletes_; }
+  uint64_t conversion_failures() const { return conversion_failures_; }
+  /// Documents that reached no target: without a source, or not convertible.
+  uint64_t not_convertible() const { return without_source_ + conversion_failures_; }
+
+ private:
+  absl::Status RecordUnmigratable(const reindex::SourceDocument& doc, std::string_view type,
+                                  std::string_view reason, std::string source);
+
+  IConvertedSource& source_;
+  const uint64_t end_;
+  const std::function<bool()> stop_reading_;
+  reindex::IFailedDocumentSink* const failed_sink_;
+  const std::function<void(const reindex::SourceDocument&)> report_without_source_;
+  ConvertedDocument converted_;
+  WorkerCounters* counters_ = nullptr;
+  bool stopped_early_ = false;
+  bool read_failed_ = false;
+  uint64_t docs_read_ = 0;
+  uint64_t bytes_read_ = 0;
+  uint64_t without_source_ = 0;
+  uint64_t rebuilt_ = 0;
+  uint64_t rebuilt_inexact_ = 0;
+  uint64_t max_docs_ = UINT64_MAX;
+  uint64_t deletes_ = 0;
+  uint64_t conversion_failures_ = 0;
+};
+
+}  // namespace rfs::migration::internal

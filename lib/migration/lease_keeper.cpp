@@ -1,0 +1,58 @@
+#include <utility>
+
+#include "rfs/core/str_cat.hpp"
+
+#include "migration/lease_keeper_internal.hpp"
+
+namespace rfs::migration::internal {
+
+absl::Status LeaseKeeper::OnAcknowledged(const reindex::AcknowledgedProgress& acked) {
+  std::lock_guard lock(mu_);
+  acknowledged_.next_cursor = acked.cursor + 1;
+  acknowledged_.docs = recorded_.docs + acked.docs;
+  acknowledged_.bytes = recorded_.bytes + acked.bytes;
+  const auto now = clock_.Now();
+  // The first acknowledgment renews at once: it marks the item as moving (its exponent is taken
+  // back) before a death can double the next lease; then one renewal per interval.
+  if (interval_ <= coordination::Duration::zero() ||
+      (last_renewal_ && now - *last_renewal_ < interval_)) {
+    if (now >= lease_.local_deadline()) return Expired();
+    return absl::OkStatus();
+  }
+  absl::Status renewed = RenewLocked();
+  if (renewed.ok()) {
+    last_renewal_ = now;
+    return absl::OkStatus();
+  }
+  if (coordination::IsLeaseLost(renewed)) {
+    return absl::AbortedError(
+        core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.message()));
+  }
+  // A transient store failure: keep going on the current lease and try again next time.
+  if (now >= lease_.local_deadline()) return Expired();
+  return absl::OkStatus();
+}
+
+absl::Status LeaseKeeper::RecordFinalProgress() {
+  std::lock_guard lock(mu_);
+  if (acknowledged_ == recorded_now_ || clock_.Now() >= lease_.local_deadline()) {
+    return absl::OkStatus();
+  }
+  absl::Status renewed = RenewLocked();
+  return coordination::IsLeaseLost(renewed) ? renewed : absl::OkStatus();
+}
+
+absl::Status LeaseKeeper::RenewLocked() {
+  auto renewed = coordinator_.RenewLease(lease_, acknowledged_);
+  if (!renewed.ok()) {
+    if (coordination::IsLeaseLost(renewed.status())) lost_ = true;
+    return renewed.status();
+  }
+  lease_ = *std::move(renewed);
+  recorded_now_ = acknowledged_;
+  renewals_.fetch_add(1);
+  Publish();
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::migration::internal

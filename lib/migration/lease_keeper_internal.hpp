@@ -1,0 +1,131 @@
+// The lease on the item a worker migrates (LeaseKeeper) and a graceful stop's deadline
+// (GracefulStop): the worker loop's lease keeping, in a file of its own.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/core/clock.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/reindex/document_reindexer.hpp"
+
+#include "absl/status/status.h"
+
+namespace rfs::migration::internal {
+
+// The lease on the item being migrated. The heartbeat (called from the reindexer's progress
+// callback, in cursor order) renews it and records the acknowledged cursor; the reader and the
+// senders read its deadlines through atomics, once per document or request.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(coordination::IWorkCoordinator& coordinator, core::IClock& clock,
+              const coordination::Lease& lease, std::chrono::milliseconds renewal_interval,
+              coordination::ItemProgress recorded)
+      : coordinator_(coordinator),
+        clock_(clock),
+        lease_(lease),
+        interval_(std::min<coordination::Duration>(renewal_interval, lease.duration / 4)),
+        last_renewal_(),
+        recorded_(recorded),
+        acknowledged_(recorded) {
+    Publish();
+  }
+
+  core::IClock::TimePoint deadline() const { return FromNanos(deadline_.load()); }
+  core::IClock::TimePoint checkpoint_at() const { return FromNanos(checkpoint_at_.load()); }
+  coordination::Lease lease() const {
+    std::lock_guard lock(mu_);
+    return lease_;
+  }
+  /// Base (recorded before this grant) plus what this worker has had acknowledged.
+  coordination::ItemProgress acknowledged() const {
+    std::lock_guard lock(mu_);
+    return acknowledged_;
+  }
+  uint64_t renewals() const { return renewals_.load(); }
+
+  /// The acknowledged prefix grew to `acked` (counted from this grant's start). Renews when the
+  /// interval has passed. Aborted when the lease is lost or over.
+  absl::Status OnAcknowledged(const reindex::AcknowledgedProgress& acked);
+  bool lost() const {
+    std::lock_guard lock(mu_);
+    return lost_;
+  }
+  /// What became of this grant's documents besides acceptance: recorded with the final progress
+  /// (earlier holders' outcomes come with the lease).
+  void SetOutcomes(const coordination::ItemOutcomes& outcomes) {
+    std::lock_guard lock(mu_);
+    acknowledged_.outcomes = recorded_.outcomes;
+    acknowledged_.outcomes += outcomes;
+  }
+
+  /// Records the acknowledged progress if the store does not hold it yet, so that a completed
+  /// item shows every document it moved (progress reports sum what items record). Best effort:
+  /// only a lost lease is an error (the completion would fail on it too).
+  absl::Status RecordFinalProgress();
+
+ private:
+  // Records the acknowledged progress and restarts the lease; a lost lease marks it lost.
+  absl::Status RenewLocked();
+
+  absl::Status Expired() const {
+    return absl::AbortedError(
+        core::StrCat("the lease on ", lease_.work_item_id, " expired before the item finished"));
+  }
+  static int64_t ToNanos(core::IClock::TimePoint t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+  static core::IClock::TimePoint FromNanos(int64_t n) {
+    return core::IClock::TimePoint(
+        std::chrono::duration_cast<core::IClock::TimePoint::duration>(std::chrono::nanoseconds(n)));
+  }
+  void Publish() {
+    deadline_.store(ToNanos(lease_.local_deadline()));
+    checkpoint_at_.store(ToNanos(lease_.early_checkpoint_at()));
+  }
+
+  coordination::IWorkCoordinator& coordinator_;
+  core::IClock& clock_;
+  mutable std::mutex mu_;
+  coordination::Lease lease_;
+  const coordination::Duration interval_;
+  std::optional<core::IClock::TimePoint> last_renewal_;
+  const coordination::ItemProgress recorded_;
+  coordination::ItemProgress acknowledged_;
+  coordination::ItemProgress recorded_now_ = recorded_;  // what the store holds
+  bool lost_ = false;
+  std::atomic<int64_t> deadline_{0};
+  std::atomic<int64_t> checkpoint_at_{0};
+  std::atomic<uint64_t> renewals_{0};
+};
+
+// A graceful stop: noticed once, then in-flight work has `timeout` to finish.
+class GracefulStop {
+ public:
+  GracefulStop(const std::atomic<bool>* requested, core::IClock& clock,
+               std::chrono::milliseconds timeout)
+      : requested_(requested), clock_(clock), timeout_(timeout) {}
+
+  bool requested() const { return requested_ != nullptr && requested_->load(); }
+  /// When sending must end: never before a stop is requested, `timeout` after it is noticed.
+  std::optional<core::IClock::TimePoint> deadline() {
+    if (!requested()) return std::nullopt;
+    std::lock_guard lock(mu_);
+    if (!noticed_) noticed_ = clock_.Now();
+    return *noticed_ + timeout_;
+  }
+
+ private:
+  const std::atomic<bool>* requested_;
+  core::IClock& clock_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  std::optional<core::IClock::TimePoint> noticed_;
+};
+
+}  // namespace rfs::migration::internal
