@@ -252,7 +252,7 @@ void MakeDelete(const PreviousDoc& gone, uint64_t cursor, Document& doc) {
   doc.from_recovery_source = false;
   doc.rebuilt = false;
   doc.deleted = true;
-  doc.source_format = SourceFormat::kNone;
+  doc.source_format = content::SourceFormat::kNone;
   doc.cursor = cursor;
 }
 

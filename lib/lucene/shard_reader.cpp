@@ -5,10 +5,10 @@
 #include <map>
 #include <mutex>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/lucene/source_json.hpp"
 
 #include "lucene/compound_internal.hpp"
 #include "lucene/doc_values_internal.hpp"
@@ -40,29 +40,29 @@ struct ShardReader::State {
 
 namespace {
 
-SourceFormat DetectFormat(std::span<const uint8_t> s) {
+content::SourceFormat DetectFormat(std::span<const uint8_t> s) {
   if (s.size() >= 3 && s[0] == 0x3A && s[1] == 0x29 && s[2] == 0x0A) {
-    return SourceFormat::kSmile;  // SMILE header ":)\n"
+    return content::SourceFormat::kSmile;  // SMILE header ":)\n"
   }
   if (s.size() >= 3 && s[0] == 0xD9 && s[1] == 0xD9 && s[2] == 0xF7) {
-    return SourceFormat::kCbor;  // self-described CBOR tag
+    return content::SourceFormat::kCbor;  // self-described CBOR tag
   }
   if (!s.empty() && s[0] >= 0xA0 && s[0] <= 0xBF) {
-    return SourceFormat::kCbor;  // CBOR major type 5 (map)
+    return content::SourceFormat::kCbor;  // CBOR major type 5 (map)
   }
   if (s.size() >= 3 && s[0] == '-' && s[1] == '-' && s[2] == '-') {
-    return SourceFormat::kYaml;
+    return content::SourceFormat::kYaml;
   }
-  return SourceFormat::kJson;
+  return content::SourceFormat::kJson;
 }
 
-const char* FormatName(SourceFormat f) {
+const char* FormatName(content::SourceFormat f) {
   switch (f) {
-    case SourceFormat::kSmile:
+    case content::SourceFormat::kSmile:
       return "SMILE";
-    case SourceFormat::kCbor:
+    case content::SourceFormat::kCbor:
       return "CBOR";
-    case SourceFormat::kYaml:
+    case content::SourceFormat::kYaml:
       return "YAML";
     default:
       return "JSON";
@@ -273,7 +273,8 @@ struct DocumentCursor::Impl {
                             StrCat("segment ", seg().name, " (_id ", out.id, ")")));
       if (rebuilt_fields != "{}") {
         rebuilt_source.clear();
-        RFS_RETURN_IF_ERROR(AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
+        RFS_RETURN_IF_ERROR(
+            content::AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
         RFS_RETURN_IF_ERROR(
             core::WithContext(MergeRebuiltFields(rebuilt_fields, rebuilt_source),
                               StrCat("segment ", seg().name, " (_id ", out.id, ")")));
@@ -294,7 +295,7 @@ struct DocumentCursor::Impl {
     }
     out.has_source = has_source;
     out.source = has_source ? source : std::span<const uint8_t>();
-    out.source_format = has_source ? DetectFormat(source) : SourceFormat::kNone;
+    out.source_format = has_source ? DetectFormat(source) : content::SourceFormat::kNone;
     return true;
   }
 
@@ -340,7 +341,7 @@ struct DocumentCursor::Impl {
         } else if (!out.has_source) {
           ++stats.no_source_docs;
           if (state->options.skip_documents_without_source) continue;
-        } else if (out.source_format != SourceFormat::kJson &&
+        } else if (out.source_format != content::SourceFormat::kJson &&
                    !state->options.pass_through_non_json_source) {
           return absl::UnimplementedError(StrCat("segment ", seg().name, " doc ", d, " (_id ",
                                                  out.id, "): ", FormatName(out.source_format),

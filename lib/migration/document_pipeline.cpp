@@ -4,13 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
-#include "rfs/lucene/source_json.hpp"
 #include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/transform/type_policy.hpp"
 
@@ -38,13 +38,13 @@ namespace {
 // Appends the source of `in` to `out` as one-line JSON.
 absl::Status AppendOneLineJsonSource(const lucene::Document& in, const ConversionTarget& target,
                                      std::string& out) {
-  if (in.source_format == lucene::SourceFormat::kJson) {
+  if (in.source_format == content::SourceFormat::kJson) {
     core::AppendJsonOneLine(
         std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()), out);
     return absl::OkStatus();
   }
   const size_t start = out.size();
-  RFS_RETURN_IF_ERROR(lucene::AppendSourceAsJson(
+  RFS_RETURN_IF_ERROR(content::AppendSourceAsJson(
       in.source, in.source_format, out, core::StrCat("_source of ", target.index, "/", in.id)));
   if (core::FindLineBreak(std::string_view(out).substr(start)) != out.size() - start) {
     const std::string converted = out.substr(start);

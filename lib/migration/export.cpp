@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
-#include "rfs/lucene/source_json.hpp"
 #include "rfs/migration/tools.hpp"
 
 #include "migration/document_pipeline_internal.hpp"
@@ -65,15 +65,15 @@ absl::Status AppendLine(const lucene::Document& doc, const ShardTarget& target, 
     AppendJsonString(*doc.routing, out);
   }
   out += ",\"_source\":";
-  if (doc.source_format == lucene::SourceFormat::kJson) {
+  if (doc.source_format == content::SourceFormat::kJson) {
     for (size_t offset = 0; offset < doc.source.size(); offset += kPiece) {
       const size_t piece = std::min(kPiece, doc.source.size() - offset);
       core::AppendJsonOneLine(
           std::string_view(reinterpret_cast<const char*>(doc.source.data()) + offset, piece), out);
       if (flush && out.size() > kPiece) flush();
     }
-  } else if (auto converted = lucene::AppendSourceAsJson(doc.source, doc.source_format, out,
-                                                         StrCat("_source of ", doc.id));
+  } else if (auto converted = content::AppendSourceAsJson(doc.source, doc.source_format, out,
+                                                          StrCat("_source of ", doc.id));
              !converted.ok()) {
     out.resize(line_start);
     if (!absl::IsUnimplemented(converted)) return converted;
@@ -164,7 +164,7 @@ class ShardExporter {
         reader, from_cursor, parallel, [] { return std::make_unique<NdjsonRange>(); },
         [&target](lucene::Document& doc, lucene::ScannedRange& scanned) -> absl::Status {
           auto& range = static_cast<NdjsonRange&>(scanned);
-          if (doc.has_source && doc.source_format == lucene::SourceFormat::kJson &&
+          if (doc.has_source && doc.source_format == content::SourceFormat::kJson &&
               doc.source.size() > kPiece) {
             range.deferred.emplace_back(range.text.size(), doc.cursor);
           } else {

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 #include <zlib.h>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/backoff.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/checked_path.hpp"
@@ -19,7 +20,6 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
-#include "rfs/lucene/source_json.hpp"
 #include "rfs/net/aws_sigv4.hpp"
 #include "rfs/net/retrying_transport.hpp"
 #include "rfs/reindex/document_sink.hpp"
@@ -165,7 +165,7 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
         if (slot >= sample_size) continue;
       }
       std::string source;
-      if (!lucene::AppendSourceAsJson(doc.source, doc.source_format, source).ok()) continue;
+      if (!content::AppendSourceAsJson(doc.source, doc.source_format, source).ok()) continue;
       SnapshotIndexDocs::Sampled sampled{doc.id, doc.routing, std::move(source)};
       if (slot == out.sample.size()) {
         out.sample.push_back(std::move(sampled));

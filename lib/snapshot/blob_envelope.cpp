@@ -9,11 +9,11 @@
 #include <boost/json/parser.hpp>
 
 #include "rfs/codec/codec_util.hpp"
+#include "rfs/content/smile.hpp"
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/snapshot/smile.hpp"
 
 #include "snapshot/compression_internal.hpp"
 
@@ -54,7 +54,7 @@ absl::StatusOr<boost::json::value> ParseJson(std::span<const uint8_t> body, std:
                                              uint64_t base_offset) {
   boost::json::parse_options options;
   // Mappings nest deeper than boost's default of 32; match the SMILE limit.
-  options.max_depth = kMaxSmileDepth;
+  options.max_depth = content::kMaxSmileDepth;
   boost::json::parser parser({}, options);
   boost::system::error_code ec;
   const size_t consumed =
@@ -71,7 +71,7 @@ absl::StatusOr<boost::json::value> ParseJson(std::span<const uint8_t> body, std:
 enum class BodyForm { kSmile, kJson, kDeflate, kLzf, kZstd, kUnknown };
 
 BodyForm DetectForm(std::span<const uint8_t> body) {
-  if (LooksLikeSmile(body)) return BodyForm::kSmile;
+  if (content::LooksLikeSmile(body)) return BodyForm::kSmile;
   if (StartsWith(body, kDeflateMarker)) return BodyForm::kDeflate;
   if (StartsWith(body, kZstdMarker)) return BodyForm::kZstd;
   if (StartsWith(body, kLzfMarker)) return BodyForm::kLzf;
@@ -97,7 +97,7 @@ absl::StatusOr<boost::json::value> DecodeBody(std::span<const uint8_t> body,
   absl::StatusOr<std::vector<uint8_t>> inflated;
   switch (form) {
     case BodyForm::kSmile:
-      return DecodeSmile(body, source, base_offset);
+      return content::DecodeSmile(body, source, base_offset);
     case BodyForm::kJson:
       return ParseJson(body, source, base_offset);
     case BodyForm::kZstd:

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <span>
 
-#include "rfs/snapshot/smile.hpp"
+#include "rfs/content/smile.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> bytes(data, size);
-  (void)rfs::snapshot::DecodeSmile(bytes, "fuzz.smile", 17);
+  (void)rfs::content::DecodeSmile(bytes, "fuzz.smile", 17);
   return 0;
 }

@@ -10,12 +10,12 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
 
-#include "rfs/lucene/source_json.hpp"
+#include "rfs/content/source_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> bytes(data, size);
   std::string out;
-  if (rfs::lucene::AppendYamlAsJson(bytes, "fuzz.yaml", out).ok()) {
+  if (rfs::content::AppendYamlAsJson(bytes, "fuzz.yaml", out).ok()) {
     boost::system::error_code ec;
     // As deep as the converter accepts (Boost.JSON stops at 32 by default).
     boost::json::parse_options options;

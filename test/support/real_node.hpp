@@ -17,8 +17,8 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
-#include "rfs/lucene/source_json.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/snapshot/repository.hpp"
@@ -183,7 +183,7 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
         if (!doc.has_source) continue;
         if (rebuilt != nullptr && doc.rebuilt) ++*rebuilt;
         std::string source;
-        REQUIRE(lucene::AppendSourceAsJson(doc.source, doc.source_format, source).ok());
+        REQUIRE(content::AppendSourceAsJson(doc.source, doc.source_format, source).ok());
         docs[doc.id] = SnapshotDocument{std::move(source), doc.routing};
       }
     }

@@ -11,9 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/lucene/shard_delta.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
-#include "rfs/lucene/source_json.hpp"
 #include "rfs/snapshot/repository.hpp"
 
 namespace rfs::test {
@@ -45,7 +45,7 @@ inline DeltaOp ToOp(const lucene::Document& doc) {
   op.doc.routing = doc.routing;
   op.cursor = doc.cursor;
   if (!doc.deleted && doc.has_source) {
-    REQUIRE(lucene::AppendSourceAsJson(doc.source, doc.source_format, op.doc.source).ok());
+    REQUIRE(content::AppendSourceAsJson(doc.source, doc.source_format, op.doc.source).ok());
   }
   return op;
 }

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/source_rebuild.hpp"
@@ -34,9 +35,6 @@
 #include "absl/status/statusor.h"
 
 namespace rfs::lucene {
-
-/// The content type of a `_source`, detected from its first bytes (D.5).
-enum class SourceFormat : uint8_t { kNone, kJson, kSmile, kCbor, kYaml };
 
 struct ShardReaderOptions {
   /// The commit to read, e.g. "segments_5"; empty for the newest.
@@ -73,7 +71,7 @@ struct Document {
   /// A delete of `id` (with its `routing`) rather than a document to index: delta readers
   /// (shard_delta.hpp) emit these for documents gone since the previous snapshot. No source.
   bool deleted = false;
-  SourceFormat source_format = SourceFormat::kNone;
+  content::SourceFormat source_format = content::SourceFormat::kNone;
   /// Shard-global document number (segment base + doc id).
   uint64_t cursor = 0;
 };

@@ -152,7 +152,7 @@ void CheckRepository(const fs::path& root, Tally& tally) {
         if (!*more_stored) break;
         REQUIRE(rebuilt.id == stored.id);
         REQUIRE(rebuilt.rebuilt);
-        if (stored.source_format != rfs::lucene::SourceFormat::kJson) continue;
+        if (stored.source_format != rfs::content::SourceFormat::kJson) continue;
         const json::value original = json::parse(std::string_view(
             reinterpret_cast<const char*>(stored.source.data()), stored.source.size()));
         const json::value made = json::parse(std::string_view(

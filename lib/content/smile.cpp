@@ -3,7 +3,7 @@
 // recursion), building the result with boost::json::value_stack. Strings are
 // validated in place and back-reference tables hold views into the input, so
 // the only allocations are the ones the resulting JSON value needs.
-#include "rfs/snapshot/smile.hpp"
+#include "rfs/content/smile.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -22,7 +22,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-namespace rfs::snapshot {
+namespace rfs::content {
 namespace {
 
 using rfs::core::StrCat;
@@ -705,4 +705,4 @@ absl::StatusOr<boost::json::value> DecodeSmile(std::span<const uint8_t> bytes,
   }
 }
 
-}  // namespace rfs::snapshot
+}  // namespace rfs::content

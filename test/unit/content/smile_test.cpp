@@ -1,4 +1,4 @@
-#include "rfs/snapshot/smile.hpp"
+#include "rfs/content/smile.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -17,7 +17,7 @@
 
 namespace {
 
-using rfs::snapshot::DecodeSmile;
+using rfs::content::DecodeSmile;
 
 constexpr uint8_t kSharedNames = 0x01;
 constexpr uint8_t kSharedValues = 0x02;
@@ -165,8 +165,8 @@ TEST_CASE("SMILE header is required and its version must be 0", "[snapshot][smil
   const std::vector<uint8_t> version1 = {0x3A, 0x29, 0x0A, 0x10, 0x21};
   auto result = DecodeSmile(version1, "v1.smile");
   CHECK(absl::IsUnimplemented(result.status()));
-  CHECK(rfs::snapshot::LooksLikeSmile(version1));
-  CHECK_FALSE(rfs::snapshot::LooksLikeSmile(std::vector<uint8_t>{0x3A, 0x29}));
+  CHECK(rfs::content::LooksLikeSmile(version1));
+  CHECK_FALSE(rfs::content::LooksLikeSmile(std::vector<uint8_t>{0x3A, 0x29}));
 }
 
 TEST_CASE("SMILE literals and small ints", "[snapshot][smile]") {
@@ -419,9 +419,9 @@ TEST_CASE("SMILE nesting is bounded", "[snapshot][smile]") {
     for (int i = 0; i < depth; ++i) smile.Raw({0xF9});
     return smile;
   };
-  const auto deepest = Decoded(nested(rfs::snapshot::kMaxSmileDepth));
+  const auto deepest = Decoded(nested(rfs::content::kMaxSmileDepth));
   CHECK(deepest.is_array());
-  ExpectDataLoss(nested(rfs::snapshot::kMaxSmileDepth + 1).bytes(),
+  ExpectDataLoss(nested(rfs::content::kMaxSmileDepth + 1).bytes(),
                  {"nesting too deep", "offset 516"});
   // Far deeper input fails the same way, without recursion.
   Smile objects;

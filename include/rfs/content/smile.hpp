@@ -37,7 +37,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace rfs::snapshot {
+namespace rfs::content {
 
 /// Deepest nesting of arrays and objects DecodeSmile accepts.
 inline constexpr int kMaxSmileDepth = 512;
@@ -52,4 +52,4 @@ bool LooksLikeSmile(std::span<const uint8_t> bytes);
 absl::StatusOr<boost::json::value> DecodeSmile(std::span<const uint8_t> bytes,
                                                std::string_view source, uint64_t base_offset = 0);
 
-}  // namespace rfs::snapshot
+}  // namespace rfs::content

@@ -14,17 +14,17 @@
 #include <string_view>
 #include <vector>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/lucene/source_json.hpp"
 
-#include "lucene/yaml_source_internal.hpp"
+#include "content/yaml_source_internal.hpp"
 #include <yaml.h>
 
-namespace rfs::lucene {
+namespace rfs::content {
 
 using core::StrCat;
 
@@ -566,4 +566,4 @@ absl::Status AppendYamlAsJson(std::span<const uint8_t> yaml, std::string_view so
   return status;
 }
 
-}  // namespace rfs::lucene
+}  // namespace rfs::content

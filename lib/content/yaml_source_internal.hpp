@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace rfs::lucene::internal {
+namespace rfs::content::internal {
 
 /// Appends `d` as the shortest JSON number that reads back as the same value
 /// (as a float when `single`), with ".0" on integral values; NaN and the
@@ -14,4 +14,4 @@ namespace rfs::lucene::internal {
 /// QUOTE_NON_NUMERIC_NUMBERS).
 void AppendJsonDouble(double d, bool single, std::string& out);
 
-}  // namespace rfs::lucene::internal
+}  // namespace rfs::content::internal

@@ -2,7 +2,7 @@
 // an initial byte of major type (high 3 bits) and additional information (low
 // 5 bits: the value itself below 24, then 1/2/4/8 following big-endian bytes
 // for 24..27, 31 = indefinite length or "break").
-#include "rfs/lucene/source_json.hpp"
+#include "rfs/content/source_json.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -10,17 +10,17 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "rfs/content/smile.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/snapshot/smile.hpp"
 
-#include "lucene/yaml_source_internal.hpp"
+#include "content/yaml_source_internal.hpp"
 
-namespace rfs::lucene {
+namespace rfs::content {
 
 using core::ByteReader;
 using core::StrCat;
@@ -351,7 +351,7 @@ absl::Status AppendSourceAsJson(std::span<const uint8_t> source, SourceFormat fo
       out.append(reinterpret_cast<const char*>(source.data()), source.size());
       return absl::OkStatus();
     case SourceFormat::kSmile: {
-      auto json = snapshot::DecodeSmile(source, what);
+      auto json = DecodeSmile(source, what);
       if (!json.ok()) return json.status();
       out += boost::json::serialize(*json);
       return absl::OkStatus();
@@ -366,4 +366,4 @@ absl::Status AppendSourceAsJson(std::span<const uint8_t> source, SourceFormat fo
   return absl::InvalidArgumentError(StrCat(what, ": no _source to convert"));
 }
 
-}  // namespace rfs::lucene
+}  // namespace rfs::content

@@ -3,7 +3,7 @@
 // may be JSON, SMILE, CBOR or YAML.
 //
 //  * JSON is appended as it is;
-//  * SMILE goes through rfs::snapshot::DecodeSmile;
+//  * SMILE goes through rfs::content::DecodeSmile (smile.hpp);
 //  * CBOR (RFC 8949) is converted here: the subset Jackson's CBORGenerator
 //    writes and its parser accepts — maps, arrays, text and byte strings of
 //    definite and indefinite length, integers (the full 64-bit range of both
@@ -46,11 +46,12 @@
 #include <string>
 #include <string_view>
 
-#include "rfs/lucene/shard_reader.hpp"
-
 #include "absl/status/status.h"
 
-namespace rfs::lucene {
+namespace rfs::content {
+
+/// The content type of a `_source`, detected from its first bytes (D.5).
+enum class SourceFormat : uint8_t { kNone, kJson, kSmile, kCbor, kYaml };
 
 /// Deepest nesting of CBOR arrays and maps accepted.
 inline constexpr int kMaxCborDepth = 512;
@@ -81,4 +82,4 @@ absl::Status AppendYamlAsJson(std::span<const uint8_t> yaml, std::string_view so
 absl::Status AppendSourceAsJson(std::span<const uint8_t> source, SourceFormat format,
                                 std::string& out, std::string_view what = "_source");
 
-}  // namespace rfs::lucene
+}  // namespace rfs::content

@@ -3,7 +3,7 @@
 // CBOR (every truncation, bad lengths, depth) as DataLoss with an offset,
 // and YAML read as Elasticsearch's Jackson YAMLParser reads it (scalar
 // resolution, tags, aliases as anchor names, limits, errors with offsets).
-#include "rfs/lucene/source_json.hpp"
+#include "rfs/content/source_json.hpp"
 
 #include <chrono>
 #include <string>
@@ -15,10 +15,10 @@
 
 namespace {
 
-using rfs::lucene::AppendCborAsJson;
-using rfs::lucene::AppendSourceAsJson;
-using rfs::lucene::AppendYamlAsJson;
-using rfs::lucene::SourceFormat;
+using rfs::content::AppendCborAsJson;
+using rfs::content::AppendSourceAsJson;
+using rfs::content::AppendYamlAsJson;
+using rfs::content::SourceFormat;
 
 std::string Cbor(const std::vector<uint8_t>& bytes) {
   std::string out;
@@ -445,7 +445,7 @@ TEST_CASE("Malformed YAML is DataLoss naming the byte offset", "[lucene][yaml][c
 }
 
 TEST_CASE("YAML depth, size and number-length limits", "[lucene][yaml][corrupt]") {
-  const int max = rfs::lucene::kMaxYamlDepth;
+  const int max = rfs::content::kMaxYamlDepth;
   const std::string deep = "--- " + std::string(max, '[') + std::string(max, ']');
   CHECK(Yaml(deep).size() == 2 * static_cast<size_t>(max));
   const absl::Status too_deep =
@@ -456,13 +456,13 @@ TEST_CASE("YAML depth, size and number-length limits", "[lucene][yaml][corrupt]"
   for (int i = 0; i <= max; ++i) deep_block += std::string(static_cast<size_t>(i), ' ') + "a:\n";
   ExpectDataLoss(YamlError(deep_block));
   // Longer than kMaxYamlBytes: refused before parsing.
-  std::vector<uint8_t> huge(rfs::lucene::kMaxYamlBytes + 1, ' ');
+  std::vector<uint8_t> huge(rfs::content::kMaxYamlBytes + 1, ' ');
   std::string out;
   const absl::Status too_big = AppendYamlAsJson(huge, "_source of 7", out);
   ExpectDataLoss(too_big);
   CHECK(out.empty());
   // Number literals up to kMaxYamlNumberLength characters.
-  const size_t n = rfs::lucene::kMaxYamlNumberLength;
+  const size_t n = rfs::content::kMaxYamlNumberLength;
   CHECK(YamlScalar(std::string(n, '7')) == std::string(n, '7'));
   const std::string hex = YamlScalar("0x" + std::string(n - 2, 'f'));
   CHECK(hex.size() > 1000);  // 998 hex digits are about 1202 decimal ones
