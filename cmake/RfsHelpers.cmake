@@ -1,13 +1,32 @@
-# rfs_add_layer(<layer> [SOURCES <files in lib/<layer>/>...] [DEPENDS <rfs targets>...]
-#               [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
+# rfs_add_layer(<layer> HEADERS <files in include/rfs/<layer>/>... [SOURCES <files in lib/<layer>/>...]
+#               [DEPENDS <rfs targets>...] [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
 #
 # One library per layer: rfs_<layer>, aliased rfs::<layer>, with the listed sources from
-# lib/<layer>/ and headers from include/rfs/<layer>/. A layer without compiled sources is an
-# INTERFACE target that only forwards its dependencies. A .cpp file in lib/<layer>/ that the list
-# leaves out stops the configuration, so the list stays the whole truth.
+# lib/<layer>/ and the listed public headers from include/rfs/<layer>/ (the install list: only
+# these are installed; a helper that only the layer's own code uses is lib/<layer>/*_internal.hpp).
+# A layer without compiled sources is an INTERFACE target that only forwards its dependencies. A
+# .cpp in lib/<layer>/ or a .hpp in include/rfs/<layer>/ that the lists leave out stops the
+# configuration, so the lists stay the whole truth.
 function(rfs_add_layer layer)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "HEADERS;SOURCES;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
   set(target rfs_${layer})
+  set(headers "")
+  foreach(file IN LISTS ARG_HEADERS)
+    list(APPEND headers ${PROJECT_SOURCE_DIR}/include/rfs/${layer}/${file})
+  endforeach()
+  file(GLOB headers_on_disk CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/rfs/${layer}/*.hpp)
+  foreach(file IN LISTS headers_on_disk)
+    if(NOT file IN_LIST headers)
+      message(FATAL_ERROR "${file} is not in the HEADERS of layer ${layer} (lib/CMakeLists.txt): "
+                          "list it, or make it lib/${layer}/<name>_internal.hpp")
+    endif()
+  endforeach()
+  foreach(file IN LISTS headers)
+    if(NOT EXISTS ${file})
+      message(FATAL_ERROR "${file}, in the HEADERS of layer ${layer}, does not exist")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY RFS_PUBLIC_HEADERS_${layer} ${headers})
   set(sources "")
   foreach(file IN LISTS ARG_SOURCES)
     list(APPEND sources ${PROJECT_SOURCE_DIR}/lib/${layer}/${file})

@@ -6,7 +6,13 @@ install(TARGETS ${rfs_layer_targets} rfs_rfs EXPORT rfsTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rfs DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The public headers each layer lists (rfs_add_layer HEADERS), and the umbrella header.
+foreach(rfs_target IN LISTS rfs_layer_targets)
+  string(REGEX REPLACE "^rfs_" "" rfs_layer ${rfs_target})
+  get_property(rfs_headers GLOBAL PROPERTY RFS_PUBLIC_HEADERS_${rfs_layer})
+  install(FILES ${rfs_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rfs/${rfs_layer})
+endforeach()
+install(FILES ${PROJECT_SOURCE_DIR}/include/rfs/rfs.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rfs)
 
 set(rfs_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/rfs)
 install(EXPORT rfsTargets NAMESPACE rfs:: DESTINATION ${rfs_cmake_dir})

@@ -62,7 +62,6 @@
 #include "rfs/net/xml.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/opensearch/snapshots.hpp"
-#include "rfs/reindex/adaptive_concurrency.hpp"
 #include "rfs/reindex/bulk_format.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"

@@ -1,4 +1,4 @@
-#include "rfs/reindex/adaptive_concurrency.hpp"
+#include "reindex/adaptive_concurrency_internal.hpp"
 
 #include <algorithm>
 #include <cmath>

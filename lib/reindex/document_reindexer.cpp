@@ -23,7 +23,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/reindex/adaptive_concurrency.hpp"
+#include "reindex/adaptive_concurrency_internal.hpp"
 #include "rfs/reindex/bulk_format.hpp"
 
 namespace rfs::reindex {

@@ -1,7 +1,7 @@
 // Backpressure: the AIMD controller's rules, and DocumentReindexer against a target that answers
 // 429 to whatever exceeds its capacity: with backpressure the worker settles near the capacity
 // and meets few 429s; without it, it keeps hitting them. Every document arrives either way.
-#include "rfs/reindex/adaptive_concurrency.hpp"
+#include "reindex/adaptive_concurrency_internal.hpp"
 
 #include <atomic>
 #include <mutex>
