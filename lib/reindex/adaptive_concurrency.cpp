@@ -1,7 +1,7 @@
-#include "reindex/adaptive_concurrency_internal.hpp"
-
 #include <algorithm>
 #include <cmath>
+
+#include "reindex/adaptive_concurrency_internal.hpp"
 
 namespace rfs::reindex {
 

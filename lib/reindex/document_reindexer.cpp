@@ -23,8 +23,9 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "reindex/adaptive_concurrency_internal.hpp"
 #include "rfs/reindex/bulk_format.hpp"
+
+#include "reindex/adaptive_concurrency_internal.hpp"
 
 namespace rfs::reindex {
 namespace {

@@ -1,8 +1,6 @@
 // Backpressure: the AIMD controller's rules, and DocumentReindexer against a target that answers
 // 429 to whatever exceeds its capacity: with backpressure the worker settles near the capacity
 // and meets few 429s; without it, it keeps hitting them. Every document arrives either way.
-#include "reindex/adaptive_concurrency_internal.hpp"
-
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -12,6 +10,8 @@
 
 #include "rfs/core/clock.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
+
+#include "reindex/adaptive_concurrency_internal.hpp"
 
 namespace {
 
