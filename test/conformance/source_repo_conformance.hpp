@@ -98,6 +98,7 @@ inline void RunSourceRepoConformance(const MakeRepo& make_repo, SourceRepoKnobs 
       REQUIRE(size.ok());
       CHECK(*size == bytes.size());
       auto whole = repo->ReadBlob(path);
+      INFO(whole.status().ToString());
       REQUIRE(whole.ok());
       CHECK(std::string(whole->begin(), whole->end()) == bytes);
       auto file = repo->OpenBlob(path);
