@@ -211,6 +211,10 @@ struct S3Repo::Impl {
       request.headers.emplace_back("Range", StrCat("bytes=", offset, "-", offset + length - 1));
     }
     RFS_ASSIGN_OR_RETURN(net::HttpResponse r, Send(request, StrCat("GET '", path, "'")));
+    if (r.status == 416) {
+      // Range Not Satisfiable: the blob ends before `offset` (shorter than its caller said).
+      return core::DataLossAt(path, offset, StrCat("range past the blob's end in ", description));
+    }
     if (r.status != 200 && r.status != 206) return ErrorFor(r, StrCat("GET '", path, "'"));
     if (r.status == 200 && offset > 0) {
       // A server that ignores Range sends the whole blob.
@@ -530,6 +534,19 @@ absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlob(
     std::string_view path) const {
   if (auto cached = impl_->CachedBlob(std::string(path))) return cached;
   RFS_ASSIGN_OR_RETURN(const uint64_t size, impl_->Head(path));
+  return OpenBlobOfSize(path, size);
+}
+
+absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlobOfSize(
+    std::string_view path, uint64_t size) const {
+  if (auto cached = impl_->CachedBlob(std::string(path))) {
+    if (cached->size() != size) {
+      return absl::DataLossError(StrCat("blob ", path, " holds ", cached->size(), " bytes where ",
+                                        size, " were expected"));
+    }
+    return cached;
+  }
+  // GetRange fails with DataLoss when the blob holds fewer bytes than `size`.
   if (size <= impl_->options.whole_blob_bytes) {
     RFS_ASSIGN_OR_RETURN(std::string bytes, impl_->GetRange(path, 0, size));
     auto blob = std::make_shared<const core::MemoryFile>(

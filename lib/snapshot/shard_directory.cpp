@@ -4,6 +4,7 @@
 #include "rfs/codec/codec_util.hpp"
 #include "rfs/core/base36.hpp"
 #include "rfs/core/checked_path.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -108,8 +109,17 @@ class ShardDirectory final : public core::IDirectory {
       for (uint64_t i = 0; i < count; ++i) {
         RFS_ASSIGN_OR_RETURN(const std::string path,
                              core::CheckedPath({folder_, info.PartName(i)}, description_));
-        RFS_ASSIGN_OR_RETURN(auto part, repo_->OpenBlob(path));
-        parts.push_back(std::move(part));
+        // Every part but the last holds part_size bytes (number_of_parts() > 1 only with one).
+        const uint64_t part_bytes =
+            count == 1 ? info.length
+                       : (i + 1 < count ? *info.part_size : info.length - *info.part_size * i);
+        auto part = repo_->OpenBlobOfSize(path, part_bytes);
+        if (!part.ok()) {
+          // Named as the Lucene file it holds, as the snapshot lists it.
+          return core::WithContext(part.status(), StrCat(info.physical_name, " (", folder_, "/",
+                                                         info.name, ") in ", description_));
+        }
+        parts.push_back(*std::move(part));
       }
       file = std::make_shared<PartsFile>(
           StrCat(info.physical_name, " (", folder_, "/", info.name, ")"), std::move(parts));

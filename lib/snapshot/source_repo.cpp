@@ -12,6 +12,16 @@ namespace rfs::snapshot {
 using core::StrCat;
 namespace fs = std::filesystem;
 
+absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> ISourceRepo::OpenBlobOfSize(
+    std::string_view path, uint64_t size) const {
+  RFS_ASSIGN_OR_RETURN(auto blob, OpenBlob(path));
+  if (blob->size() != size) {
+    return absl::DataLossError(
+        StrCat("blob ", path, " holds ", blob->size(), " bytes where ", size, " were expected"));
+  }
+  return blob;
+}
+
 absl::StatusOr<std::vector<uint8_t>> ISourceRepo::ReadBlob(std::string_view path,
                                                            uint64_t max_bytes) const {
   auto blob = OpenBlob(path);

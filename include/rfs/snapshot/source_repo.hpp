@@ -45,6 +45,14 @@ class ISourceRepo {
   virtual absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
       std::string_view path) const = 0;
 
+  /// Opens a blob whose size the caller already knows (a shard's files are listed with their
+  /// lengths), so that a store where asking for the size costs a round trip need not ask. A blob
+  /// shorter than `size` fails with DataLoss, here or when the missing bytes are read; a longer
+  /// one may be seen only up to `size` (callers check contents, as shard files by checksum). The
+  /// default opens the blob and compares sizes.
+  virtual absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlobOfSize(
+      std::string_view path, uint64_t size) const;
+
   /// Size of a blob in bytes. NotFound when it does not exist.
   virtual absl::StatusOr<uint64_t> BlobSize(std::string_view path) const = 0;
 
