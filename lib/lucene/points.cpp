@@ -80,14 +80,18 @@ absl::Status ReadDocIds(ByteReader& in, ByteOrder order, int32_t version, int32_
   switch (type) {
     case kContinuousIds: {
       RFS_ASSIGN_OR_RETURN(int32_t start, VIntAsInt(in));
+      if (start < 0 || int64_t{start} + count - 1 > INT32_MAX) {
+        return in.ErrorAt(at, StrCat("invalid first document ", start, " of ", count));
+      }
       for (int32_t i = 0; i < count; ++i) docs[static_cast<size_t>(i)] = start + i;
       return absl::OkStatus();
     }
     case kBitsetIds: {
       RFS_ASSIGN_OR_RETURN(int32_t offset_words, VIntAsInt(in));
       RFS_ASSIGN_OR_RETURN(int32_t words, VIntAsInt(in));
+      // 2^25 words of 64 bits cover every int32 document id.
       if (offset_words < 0 || words < 0 || static_cast<size_t>(words) > in.remaining() / 8 ||
-          int64_t{offset_words} + words > (int64_t{1} << 26)) {
+          int64_t{offset_words} + words > (int64_t{1} << 25)) {
         return in.ErrorAt(at, StrCat("invalid document bit set of ", words, " words"));
       }
       size_t found = 0;
@@ -113,6 +117,9 @@ absl::Status ReadDocIds(ByteReader& in, ByteOrder order, int32_t version, int32_
     }
     case kDelta16: {
       RFS_ASSIGN_OR_RETURN(int32_t min, VIntAsInt(in));
+      if (min < 0 || min > INT32_MAX - 0xffff) {
+        return in.ErrorAt(at, StrCat("invalid smallest document ", min));
+      }
       const size_t half = docs.size() / 2;
       scratch.resize(half);
       RFS_RETURN_IF_ERROR(ReadInts(in, order, scratch));
