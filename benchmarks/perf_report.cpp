@@ -7,10 +7,14 @@
 //   3. a shard with one 100 MB document: peak RSS of SnapshotInspector and of the worker, and the
 //      worker's output checked exactly against the generator's documents;
 //   4. the 1 GB shard split in 4 parts (--split-shard-bytes) migrated by 1 worker vs 4 workers;
+//   4b. a shard with 20, 50 and 100 MB documents among 3,000 others (--mix-doc-mb): the worker's
+//      peak RSS with default options to bulk files (output checked exactly) and over HTTP into
+//      the double in discard mode, gzip on and off; and with --reader-threads 0;
 //   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
-//   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--rounds R] [--data-dir DIR]
+//   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..]
+//               [--rounds R] [--data-dir DIR]
 //
 // The tools run as child processes (wall time, peak RSS from wait4). Repositories come from the
 // real-Lucene fixture generator and are cached in the data dir. Build in Release without
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "opensearch_double.hpp"
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -39,6 +44,7 @@ struct Options {
   long docs = 1000000;
   long doc_size = 1000;
   long huge_doc_mb = 100;
+  std::string mix_doc_mb = "20,50,100";
   int rounds = 2;
   path data_dir = RFS_BENCH_DATA_DIR;
 };
@@ -116,6 +122,58 @@ void Line(const char* what, const Run& run, double source_mb, double java_mb_s) 
               mb_s, mb_s / java_mb_s, run.peak_mib);
 }
 
+// Several huge documents among ordinary ones: every path of the worker with default options must
+// stay within the 256 MiB goal, whatever the mix (issue "Performance where users run it").
+template <typename Clear>
+void MixedHugeDocuments(const Options& options, const std::string& out_dir, Clear clear_out) {
+  std::string bytes_list;
+  for (size_t start = 0; start < options.mix_doc_mb.size();) {
+    const size_t comma = std::min(options.mix_doc_mb.find(',', start), options.mix_doc_mb.size());
+    if (!bytes_list.empty()) bytes_list += ',';
+    bytes_list +=
+        std::to_string(std::stol(options.mix_doc_mb.substr(start, comma - start)) * 1000 * 1000);
+    start = comma + 1;
+  }
+  const path mix = bench::Generate(options.data_dir, "perf-mix-" + bytes_list,
+                                   "--docs 3000 --doc-size 1000 --write-docs true "
+                                   "--huge-doc-bytes " +
+                                       bytes_list + " --seed 7");
+  const std::string mix_repo = (mix / "repo").string();
+  std::printf("a shard with %s MB documents among 3,000 others (goal: peak RSS <= 256 MiB):\n",
+              options.mix_doc_mb.c_str());
+  for (const char* threads : {"auto", "0"}) {
+    const Run worker = Best(1,
+                            {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", mix_repo, "--output-dir",
+                              out_dir, "--reader-threads", threads}},
+                            clear_out, {3}, "DocumentsFromSnapshotMigration");
+    const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+                               (mix / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  output %s\n",
+                (std::string("one worker to bulk files, --reader-threads ") + threads).c_str(),
+                worker.seconds, worker.peak_mib,
+                check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
+  }
+  for (const bool gzip : {true, false}) {
+    for (const char* threads : {"auto", "0"}) {
+      // A fresh double each time: the worker coordinates in the target's working-state index.
+      auto server = rfs::testing::OpenSearchDouble::Start(
+          {.discard_bulk = true, .max_content_length = size_t{1} << 31});
+      if (!server.ok()) Fail("the OpenSearch double did not start");
+      std::vector<std::string> command = {
+          RFS_DOCUMENTS_TOOL,    "--snapshot-local-dir", mix_repo, "--target-host",
+          (*server)->endpoint(), "--reader-threads",     threads};
+      if (!gzip) command.push_back("--disable-compression");
+      const Run worker = Best(
+          1, {command}, [] {}, {3}, "DocumentsFromSnapshotMigration");
+      std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB\n",
+                  (std::string("over HTTP into the double, ") + (gzip ? "gzip" : "no gzip") +
+                   ", --reader-threads " + threads)
+                      .c_str(),
+                  worker.seconds, worker.peak_mib);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,9 +184,11 @@ int main(int argc, char** argv) {
           {{"--docs", [&](const std::string& v) { options.docs = std::stol(v); }},
            {"--doc-size", [&](const std::string& v) { options.doc_size = std::stol(v); }},
            {"--huge-doc-mb", [&](const std::string& v) { options.huge_doc_mb = std::stol(v); }},
+           {"--mix-doc-mb", [&](const std::string& v) { options.mix_doc_mb = v; }},
            {"--rounds", [&](const std::string& v) { options.rounds = std::stoi(v); }},
            {"--data-dir", [&](const std::string& v) { options.data_dir = v; }}},
-          "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--rounds R] [--data-dir DIR]")) {
+          "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..] [--rounds R] "
+          "[--data-dir DIR]")) {
     return *exit_code;
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -211,6 +271,8 @@ int main(int argc, char** argv) {
                 worker.seconds, worker.peak_mib,
                 check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
   }
+
+  if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, clear_out);
 
   // 1 MiB bulks, 10 in flight: random 429s (a target refusing a fifth of all bulks whatever the
   // load) and a target with capacity for 3 bulks that slows down and refuses above it.

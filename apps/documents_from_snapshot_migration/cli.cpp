@@ -114,6 +114,12 @@ po::options_description Options() {
       po::value<RequestBytes>()->default_value({uint64_t{10} << 20}),
       "bytes of documents per bulk request (0: no limit but the document count; a larger "
       "document travels alone)")(
+      "memory-budget-bytes", po::value<RequestBytes>()->default_value({uint64_t{96} << 20}),
+      "bytes of documents the worker holds at once: bulk requests in flight, and a huge "
+      "document being read (counted twice: decoded and converted), share it; a document too "
+      "large for it is read and sent alone. With the defaults the worker's peak RSS stays "
+      "under 256 MiB whatever the documents' sizes (up to the 100 MB HTTP limit); 0: no "
+      "budget")(
       "allowed-doc-exception-types", po::value<std::vector<std::string>>()->multitoken(),
       "bulk item error types that count as success, e.g. version_conflict_engine_exception")(
       "failed-documents-dir", po::value<std::string>(),
@@ -272,6 +278,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   docs.reindexer.max_concurrent_batches = Get<Connections>(vm, "max-connections");
   docs.reindexer.max_docs_per_batch = Get<RequestDocs>(vm, "documents-per-bulk-request");
   docs.reindexer.max_bytes_per_batch = Get<RequestBytes>(vm, "documents-size-per-bulk-request");
+  docs.reindexer.max_in_flight_bytes = Get<RequestBytes>(vm, "memory-budget-bytes");
   auto reader_threads = ReaderThreads(vm);
   if (!reader_threads.ok()) return reader_threads.status();
   docs.reader_threads = *reader_threads;

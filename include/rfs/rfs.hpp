@@ -29,6 +29,7 @@
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"

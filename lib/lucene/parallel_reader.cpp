@@ -1,6 +1,7 @@
 #include "rfs/lucene/parallel_reader.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -143,6 +144,7 @@ struct ParallelShardScan::Impl {
   size_t next_range = 0;  // the range the caller takes next
   size_t buffered_bytes = 0;
   bool stopping = false;
+  std::atomic<bool> stop_requested{false};  // `stopping`, for waits outside `mu`
   std::vector<std::thread> threads;
   ReaderStats stats;  // the caller's side
   ChunkChecksums checksums;
@@ -165,18 +167,42 @@ struct ParallelShardScan::Impl {
   }
 
   // Fills `range` with the documents of [begin, range.end) through `cursor`.
+  // Before a huge chunk of range `index` is decompressed: wait until the caller waits for that
+  // range (decoded ahead, the document would sit beside the one the caller holds), then for room
+  // in the budget for the chunk and the caller's copy of its document.
+  absl::Status AdmitLargeChunk(size_t index, size_t decoded_bytes) {
+    {
+      std::unique_lock lock(mu);
+      consumed.wait(lock, [&] { return stopping || index == next_range; });
+      if (stopping) return absl::CancelledError("the parallel scan stopped");
+    }
+    if (options.memory_budget != nullptr &&
+        !options.memory_budget->WaitForRoom(
+            2 * decoded_bytes, [this] { return stop_requested.load(std::memory_order_relaxed); })) {
+      return absl::CancelledError("the parallel scan stopped");
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status DecodeRange(std::unique_ptr<DocumentCursor>& cursor, uint64_t begin,
-                           ScannedRange& range, Document& doc) {
+                           ScannedRange& range, Document& doc, const size_t& index,
+                           bool& had_large_chunk) {
     if (!cursor) {
       auto opened = reader.OpenAt(begin);
       if (!opened.ok()) return opened.status();
       cursor = *std::move(opened);
       cursor->set_stored_fields_verifier(&checksums);
+      cursor->set_large_chunk_gate([this, &index, &had_large_chunk](size_t decoded_bytes) {
+        had_large_chunk = true;
+        return AdmitLargeChunk(index, decoded_bytes);
+      });
     } else if (absl::Status s = cursor->SeekTo(begin); !s.ok()) {
       return s;
     }
     const ReaderStats before = cursor->stats();
     while (true) {
+      // At the range's end already: the next document (maybe a huge one) is not decoded here.
+      if (cursor->position() >= range.end) break;
       auto more = cursor->Next(doc);
       if (!more.ok()) return more.status();
       if (!*more) break;
@@ -200,7 +226,9 @@ struct ParallelShardScan::Impl {
     std::unique_ptr<DocumentCursor> cursor;
     Document doc;
     const size_t step = static_cast<size_t>(options.threads);
-    for (size_t index = thread; index < range_count(); index += step) {
+    size_t index = thread;  // the cursor's gate reads it
+    bool had_large_chunk = false;
+    for (; index < range_count(); index += step) {
       {
         std::unique_lock lock(mu);
         // Stay within the window, except for the range the caller is waiting for.
@@ -215,8 +243,14 @@ struct ParallelShardScan::Impl {
       Slot slot;
       slot.range = new_range();
       slot.range->end = std::min(max_cursor, begin + options.range_docs);
-      slot.status = DecodeRange(cursor, begin, *slot.range, doc);
+      slot.status = DecodeRange(cursor, begin, *slot.range, doc, index, had_large_chunk);
       if (slot.status.ok() && on_range_done && on_range_done(*slot.range)) cursor.reset();
+      if (had_large_chunk) {
+        // Its buffers are as large as the huge document: not kept while the next range waits.
+        cursor.reset();
+        doc = Document();
+        had_large_chunk = false;
+      }
       const bool failed = !slot.status.ok();
       {
         std::lock_guard lock(mu);
@@ -244,6 +278,7 @@ struct ParallelShardScan::Impl {
     {
       std::lock_guard lock(mu);
       stopping = true;
+      stop_requested = true;
     }
     consumed.notify_all();
     for (auto& thread : threads) {

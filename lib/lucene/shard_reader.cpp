@@ -86,6 +86,7 @@ struct DocumentCursor::Impl {
           recovery_source_field = -1;
   std::string uid_scratch;
   IStoredFieldsVerifier* verifier = nullptr;
+  DocumentCursor::LargeChunkGate large_chunk_gate;
   // Source rebuilding (options.rebuild_plan): the open segment's field infos and doc values, the
   // stored fields the plan reads (by field number), and the last rebuilt source.
   FieldInfos fields;
@@ -137,6 +138,7 @@ struct DocumentCursor::Impl {
       }
       RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(*dir, s, verify));
       if (verify) state->fdt_verified[segment] = true;
+      if (large_chunk_gate) chunks->set_large_chunk_gate(large_chunk_gate);
       if (verified_elsewhere && state->options.verify_checksums) {
         chunks->set_chunk_bytes_observer(
             [verifier = verifier, segment = segment](
@@ -444,6 +446,10 @@ void DocumentCursor::set_doc_filter(std::function<bool(size_t, int32_t)> filter)
 
 void DocumentCursor::set_stored_fields_verifier(IStoredFieldsVerifier* verifier) {
   impl_->verifier = verifier;
+}
+
+void DocumentCursor::set_large_chunk_gate(LargeChunkGate gate) {
+  impl_->large_chunk_gate = std::move(gate);
 }
 
 ShardReader::ShardReader(std::shared_ptr<const State> state) : state_(std::move(state)) {}

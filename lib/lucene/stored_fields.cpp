@@ -519,6 +519,13 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
       return in.ErrorAt(
           start, StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
     }
+    if (total >= kLargeChunkBytes && large_chunk_gate_) {
+      RFS_RETURN_IF_ERROR(large_chunk_gate_(total));
+    }
+    if (out.data.size() > kLargeChunkBytes && out.data.size() > 2 * (total + kLz4Slack)) {
+      // The buffer of a huge document's chunk is not kept for the small chunks after it.
+      std::vector<uint8_t>().swap(out.data);
+    }
     if (out.data.size() < total + kLz4Slack) {
       out.data.resize(total + kLz4Slack);
     }

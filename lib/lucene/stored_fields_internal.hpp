@@ -112,6 +112,12 @@ class ChunkDecoder {
   /// bytes of its data are ready.
   absl::Status EnsureDecoded(DecodedChunk& chunk, size_t end);
 
+  /// Called with a chunk's decoded size before a chunk of at least kLargeChunkBytes is
+  /// decompressed (a huge document's), so the caller can wait for memory; an error stops the read.
+  using LargeChunkGate = std::function<absl::Status(size_t decoded_bytes)>;
+  static constexpr size_t kLargeChunkBytes = size_t{4} << 20;
+  void set_large_chunk_gate(LargeChunkGate gate) { large_chunk_gate_ = std::move(gate); }
+
  private:
   // A block of a lazily decoded chunk, waiting.
   struct PendingBlock {
@@ -138,6 +144,7 @@ class ChunkDecoder {
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> dict_scratch_;
   std::vector<uint32_t> lengths_;
+  LargeChunkGate large_chunk_gate_;
   bool lazy_ = false;
   std::vector<PendingBlock> pending_;  // in order; decoded up to next_pending_
   size_t next_pending_ = 0;
@@ -166,6 +173,9 @@ class ChunkCursor {
       std::function<void(const std::shared_ptr<const core::IRandomAccessFile>& file,
                          uint64_t offset, std::span<const uint8_t> bytes)>;
   void set_chunk_bytes_observer(ChunkBytesObserver observer) { observer_ = std::move(observer); }
+  void set_large_chunk_gate(ChunkDecoder::LargeChunkGate gate) {
+    decoder_.set_large_chunk_gate(std::move(gate));
+  }
 
   /// Makes the chunk holding `doc` current (decompressed) and returns it.
   /// Forward moves skip chunks without decompressing when possible; a

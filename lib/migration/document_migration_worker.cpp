@@ -127,7 +127,10 @@ DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotReposit
       sinks_(std::move(sinks)),
       failed_sink_(failed_sink),
       clock_(clock),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      memory_budget_(std::make_unique<core::MemoryBudget>(options_.reindexer.max_in_flight_bytes)) {
+  options_.reindexer.memory_budget = memory_budget_.get();
+}
 
 void DocumentMigrationWorker::Emit(WorkerEvent event) const {
   if (WorkerCounters* c = options_.counters) {

@@ -246,14 +246,16 @@ absl::Status DocumentMigrationWorker::OpenItemSource(
     if (run.sink->writes_rendered_lines() && !transformer_ && !run.placement.data_stream) {
       render = run.sink->action_options();
     }
-    auto opened = internal::OpenParallelSource(*run.reader, run.start, run.end,
-                                               options_.reader_threads, conversion, render);
+    auto opened =
+        internal::OpenParallelSource(*run.reader, run.start, run.end, options_.reader_threads,
+                                     conversion, render, memory_budget_.get());
     if (!opened.ok()) return MarkSnapshotReadFailure(opened.status());
     run.source = *std::move(opened);
     return absl::OkStatus();
   }
   auto opened = run.reader->OpenAt(run.start);
   if (!opened.ok()) return MarkSnapshotReadFailure(opened.status());
+  internal::AdmitLargeChunks(**opened, *memory_budget_);
   run.source = internal::OpenSerialSource(*std::move(opened), conversion);
   return absl::OkStatus();
 }

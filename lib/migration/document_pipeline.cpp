@@ -160,7 +160,8 @@ class ParallelConvertedSource final : public IConvertedSource {
   /// (reindex::RenderedLines) as they are converted.
   static absl::StatusOr<std::unique_ptr<ParallelConvertedSource>> Open(
       const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
-      ConversionTarget target, std::optional<reindex::BulkActionOptions> render) {
+      ConversionTarget target, std::optional<reindex::BulkActionOptions> render,
+      core::MemoryBudget* budget) {
     auto source = std::unique_ptr<ParallelConvertedSource>(new ParallelConvertedSource(target));
     source->position_ = std::min(start, end);
     lucene::ParallelReadOptions options;
@@ -168,6 +169,7 @@ class ParallelConvertedSource final : public IConvertedSource {
     options.end_cursor = end;
     // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small.
     options.max_buffered_bytes = size_t{8} << 20;
+    options.memory_budget = budget;
     ParallelConvertedSource* self = source.get();
     source->render_ = render;
     auto new_range = [self] {
@@ -253,11 +255,21 @@ std::unique_ptr<IConvertedSource> OpenSerialSource(std::unique_ptr<lucene::IDocu
   return std::make_unique<SerialConvertedSource>(std::move(cursor), target);
 }
 
+void AdmitLargeChunks(lucene::DocumentCursor& cursor, core::MemoryBudget& budget) {
+  // Twice the chunk: the decoded chunk and the document's converted copy live together for a
+  // moment. The bulks in flight always finish (or fail), so the wait ends.
+  cursor.set_large_chunk_gate([&budget](size_t decoded_bytes) {
+    budget.WaitForRoom(2 * decoded_bytes);
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<std::unique_ptr<IConvertedSource>> OpenParallelSource(
     const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
-    ConversionTarget target, std::optional<reindex::BulkActionOptions> render) {
-  RFS_ASSIGN_OR_RETURN(auto source,
-                       ParallelConvertedSource::Open(reader, start, end, threads, target, render));
+    ConversionTarget target, std::optional<reindex::BulkActionOptions> render,
+    core::MemoryBudget* budget) {
+  RFS_ASSIGN_OR_RETURN(auto source, ParallelConvertedSource::Open(reader, start, end, threads,
+                                                                  target, render, budget));
   return std::unique_ptr<IConvertedSource>(std::move(source));
 }
 

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 #include "rfs/migration/worker_metrics.hpp"
 #include "rfs/reindex/bulk_format.hpp"
@@ -104,13 +105,20 @@ class IConvertedSource {
 std::unique_ptr<IConvertedSource> OpenSerialSource(std::unique_ptr<lucene::IDocumentReader> cursor,
                                                    ConversionTarget target);
 
+/// Makes `cursor` wait, before it decodes a huge document's chunk, for room in `budget` for the
+/// chunk and its converted copy (or for nothing else to be charged): the serial source's share of
+/// the pipeline's one memory budget. `budget` must outlive the cursor.
+void AdmitLargeChunks(lucene::DocumentCursor& cursor, core::MemoryBudget& budget);
+
 /// Decodes and converts on `threads` reader threads (lucene::ParallelShardScan), from `start` up
 /// to `end`, handing documents on in cursor order. With `render`, each range's documents have
-/// their bulk lines laid out with those options (the sink's laid-out-lines capability). `reader`
-/// must outlive the source.
+/// their bulk lines laid out with those options (the sink's laid-out-lines capability). A huge
+/// document waits for room in `budget` (may be null) as AdmitLargeChunks says. `reader` and
+/// `budget` must outlive the source.
 absl::StatusOr<std::unique_ptr<IConvertedSource>> OpenParallelSource(
     const lucene::ShardReader& reader, uint64_t start, uint64_t end, int threads,
-    ConversionTarget target, std::optional<reindex::BulkActionOptions> render);
+    ConversionTarget target, std::optional<reindex::BulkActionOptions> render,
+    core::MemoryBudget* budget = nullptr);
 
 /// Stage 3: hands one shard's converted documents to the reindexer until the shard ends or `end`
 /// (a part of a split shard ends before the shard does) is reached, or `stop_reading` says so;
@@ -122,6 +130,8 @@ class ShardDocumentStream final : public reindex::IDocumentStream {
                       std::function<void(const reindex::SourceDocument&)> report_without_source);
 
   absl::StatusOr<std::optional<reindex::SourceDocument>> Next() override;
+  /// One document per shard cursor: a full batch may go at once.
+  bool unique_cursors() const override { return true; }
 
   void set_counters(WorkerCounters* counters) { counters_ = counters; }
   /// A trial's limit on the documents read.

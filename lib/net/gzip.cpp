@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <memory>
 
+#include <zlib.h>
+
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include <libdeflate.h>
@@ -40,13 +43,72 @@ absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
   if (compressor == nullptr) {
     return absl::InternalError(core::StrCat("cannot create a gzip compressor at level ", level));
   }
-  std::string out;
-  out.resize(libdeflate_gzip_compress_bound(compressor, data.size()));
+  // Into an uninitialised buffer of the bound, then the exact size: a string resized to the
+  // bound is filled with zeros first, which makes every page of it (as large as the input)
+  // resident although the output uses a fraction.
+  const size_t bound = libdeflate_gzip_compress_bound(compressor, data.size());
+  std::unique_ptr<char[]> buffer(new char[bound]);
   const size_t size =
-      libdeflate_gzip_compress(compressor, data.data(), data.size(), out.data(), out.size());
+      libdeflate_gzip_compress(compressor, data.data(), data.size(), buffer.get(), bound);
   if (size == 0) return absl::InternalError("gzip compression failed");
-  out.resize(size);
-  return out;
+  return std::string(buffer.get(), size);
+}
+
+struct GzipStream::State {
+  z_stream z{};
+  bool ready = false;
+};
+
+GzipStream::GzipStream(size_t expected_output) : state_(std::make_unique<State>()) {
+  // windowBits 15 + 16: a gzip header and trailer around the deflate stream.
+  state_->ready = deflateInit2(&state_->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  out_.reserve(expected_output);
+}
+
+GzipStream::~GzipStream() {
+  if (state_->ready) deflateEnd(&state_->z);
+}
+
+absl::Status GzipStream::Deflate(std::string_view data, bool finish) {
+  if (!state_->ready) return absl::InternalError("gzip stream not available");
+  z_stream& z = state_->z;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = 0;
+  size_t left = data.size();
+  constexpr size_t kStep = size_t{1} << 30;  // avail_in is 32 bits
+  while (true) {
+    if (z.avail_in == 0 && left > 0) {
+      z.avail_in = static_cast<uInt>(std::min(left, kStep));
+      left -= z.avail_in;
+    }
+    if (out_.size() == out_.capacity())
+      out_.reserve(std::max<size_t>(out_.capacity() * 2, 1 << 16));
+    const size_t used = out_.size();
+    // Zero-fill (resize) no more than one step ahead of what deflate writes.
+    const size_t room = std::min(out_.capacity() - used, size_t{1} << 20);
+    out_.resize(used + room);
+    z.next_out = reinterpret_cast<Bytef*>(out_.data() + used);
+    z.avail_out = static_cast<uInt>(room);
+    const int result = deflate(&z, finish && left == 0 ? Z_FINISH : Z_NO_FLUSH);
+    out_.resize(used + room - z.avail_out);
+    if (result == Z_STREAM_END) return absl::OkStatus();
+    if (result != Z_OK && result != Z_BUF_ERROR) {
+      return absl::InternalError(core::StrCat("gzip stream failed (zlib ", result, ")"));
+    }
+    if (!finish && z.avail_in == 0 && left == 0) return absl::OkStatus();
+  }
+}
+
+absl::Status GzipStream::Append(std::string_view data) {
+  if (data.empty()) return absl::OkStatus();
+  return Deflate(data, false);
+}
+
+absl::StatusOr<std::string> GzipStream::Finish() {
+  RFS_RETURN_IF_ERROR(Deflate({}, true));
+  deflateEnd(&state_->z);
+  state_->ready = false;
+  return std::move(out_);
 }
 
 absl::StatusOr<std::string> GzipDecompress(std::string_view data) {

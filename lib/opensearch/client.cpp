@@ -363,18 +363,26 @@ absl::StatusOr<bool> OpenSearchClient::CreateDataStream(std::string_view name) {
 absl::StatusOr<BulkResponse> OpenSearchClient::Bulk(std::string body, size_t action_count) {
   auto compress = CompressionActive();
   if (!compress.ok()) return compress.status();
+  if (!*compress) return SendBulk(std::move(body), false, action_count);
+  auto gzipped = net::GzipCompress(body);
+  if (!gzipped.ok()) return gzipped.status();
+  std::string().swap(body);  // not held beside the compressed body while it is sent
+  return SendBulk(*std::move(gzipped), true, action_count);
+}
+
+absl::StatusOr<BulkResponse> OpenSearchClient::BulkGzipped(std::string gzipped_body,
+                                                           size_t action_count) {
+  return SendBulk(std::move(gzipped_body), true, action_count);
+}
+
+absl::StatusOr<BulkResponse> OpenSearchClient::SendBulk(std::string body, bool gzipped,
+                                                        size_t action_count) {
   net::HttpRequest request;
   request.method = "POST";
   request.target = "/_bulk";
   request.headers.emplace_back("Content-Type", "application/x-ndjson");
-  if (*compress) {
-    auto gzipped = net::GzipCompress(body);
-    if (!gzipped.ok()) return gzipped.status();
-    request.body = *std::move(gzipped);
-    request.headers.emplace_back("Content-Encoding", "gzip");
-  } else {
-    request.body = std::move(body);
-  }
+  if (gzipped) request.headers.emplace_back("Content-Encoding", "gzip");
+  request.body = std::move(body);
   auto response = Send(std::move(request));
   if (!response.ok()) return response.status();
   absl::Status status =

@@ -159,6 +159,13 @@ class ReindexRun {
       }
       batch.bytes += bytes;
       batch.docs.push_back(std::move(doc));
+      if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) {
+        batch.sequence = sequence++;
+        const size_t previous_docs = batch.docs.size();
+        Submit(std::move(batch));
+        batch = Batch();
+        batch.docs.reserve(previous_docs + previous_docs / 8);
+      }
     }
     if (!batch.docs.empty()) {
       batch.sequence = sequence++;
@@ -175,13 +182,18 @@ class ReindexRun {
     const uint64_t window = 2 * static_cast<uint64_t>(options_.max_concurrent_batches);
     const size_t budget = options_.max_in_flight_bytes;
     space_cv_.wait(lock, [&] {
+      // With a shared budget, what it holds counts (a finished batch until its documents are
+      // freed, and whatever else charges it); otherwise this run's own bytes in flight.
       const bool bytes_fit =
-          budget == 0 || in_flight_bytes_ == 0 || in_flight_bytes_ + batch.bytes <= budget;
+          options_.memory_budget != nullptr
+              ? options_.memory_budget->HasRoomFor(batch.bytes)
+              : budget == 0 || in_flight_bytes_ == 0 || in_flight_bytes_ + batch.bytes <= budget;
       return (queue_.empty() && batch.sequence < next_to_acknowledge_ + window && bytes_fit) ||
              !first_error_.ok();
     });
     if (!first_error_.ok()) return;
     in_flight_bytes_ += batch.bytes;
+    if (options_.memory_budget != nullptr) options_.memory_budget->Charge(batch.bytes);
     queue_.push_back(std::move(batch));
     lock.unlock();
     work_cv_.notify_one();
@@ -193,6 +205,9 @@ class ReindexRun {
   void FailLocked(const absl::Status& status) {
     if (first_error_.ok()) first_error_ = status;
     stopped_.store(true, std::memory_order_relaxed);
+    if (options_.memory_budget != nullptr) {
+      for (const Batch& dropped : queue_) options_.memory_budget->Release(dropped.bytes);
+    }
     queue_.clear();
     space_cv_.notify_all();
     work_cv_.notify_all();
@@ -212,12 +227,19 @@ class ReindexRun {
       space_cv_.notify_one();
       BatchCounts counts;
       absl::Status status = WriteBatch(batch, rng, counts);
-      if (!status.ok()) {
+      if (status.ok()) {
+        Complete(batch, counts);
+      } else {
         std::lock_guard lock(mu_);
         FailLocked(status);
-        continue;
       }
-      Complete(batch, counts);
+      const size_t charged = batch.bytes;
+      batch = Batch();  // the documents are freed before the budget has their bytes back
+      if (options_.memory_budget != nullptr) {
+        options_.memory_budget->Release(charged);
+        { std::lock_guard lock(mu_); }  // a Submit waiting on the budget is waiting on mu_
+        space_cv_.notify_all();
+      }
     }
   }
 

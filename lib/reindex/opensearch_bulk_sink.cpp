@@ -1,8 +1,11 @@
 // OpenSearchBulkSink: one `_bulk` request per batch (see document_sink.hpp).
 #include <algorithm>
 
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/net/gzip.hpp"
 #include "rfs/opensearch/client.hpp"
+#include "rfs/reindex/bulk_format.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
 namespace rfs::reindex {
@@ -26,6 +29,52 @@ BulkActionOptions OpenSearchBulkSink::action_options() const {
 std::string OpenSearchBulkSink::description() const {
   return core::StrCat("OpenSearch bulk to ", client_.transport().endpoint());
 }
+
+namespace {
+
+// Bodies from this size (a huge document's) are gzipped as they are laid out.
+constexpr size_t kStreamedBodyBytes = size_t{16} << 20;
+
+// One request for the documents of `docs` at positions `sent`, about `bytes` long.
+absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& client,
+                                                  std::span<const SourceDocument* const> docs,
+                                                  const std::vector<size_t>& sent,
+                                                  const BulkActionOptions& options, size_t bytes) {
+  if (bytes >= kStreamedBodyBytes) {
+    auto compress = client.CompressionActive();
+    if (!compress.ok()) return compress.status();
+    if (*compress) {
+      // A body this large (a huge document's) is compressed as it is laid out, each source read
+      // from where it is: the uncompressed body, as large as the documents, is never held.
+      net::GzipStream gzip(bytes / 4);
+      std::string piece;
+      for (size_t i : sent) {
+        const SourceDocument& doc = *docs[i];
+        piece.clear();
+        AppendBulkAction(doc, options, piece);
+        if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
+          RFS_RETURN_IF_ERROR(gzip.Append(piece));
+          RFS_RETURN_IF_ERROR(gzip.Append(SourceBytes(doc)));
+          piece.assign("\n");
+        } else {
+          AppendSourceLine(doc, piece);
+        }
+        RFS_RETURN_IF_ERROR(gzip.Append(piece));
+      }
+      RFS_ASSIGN_OR_RETURN(std::string gzipped, gzip.Finish());
+      return client.BulkGzipped(std::move(gzipped), sent.size());
+    }
+  }
+  std::string body;
+  body.reserve(bytes);
+  for (size_t i : sent) {
+    AppendBulkAction(*docs[i], options, body);
+    AppendSourceLine(*docs[i], body);
+  }
+  return client.Bulk(std::move(body), sent.size());
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
     std::span<const SourceDocument* const> docs) {
@@ -51,13 +100,7 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
     bytes += EstimateBulkBytes(*docs[i]);
   }
   if (sent.empty()) return failures;
-  std::string body;
-  body.reserve(bytes);
-  for (size_t i : sent) {
-    AppendBulkAction(*docs[i], options, body);
-    AppendSourceLine(*docs[i], body);
-  }
-  auto response = client_.Bulk(std::move(body), sent.size());
+  auto response = SendBody(client_, docs, sent, options, bytes);
   if (!response.ok()) return response.status();
   for (size_t i = 0; i < response->items.size() && i < sent.size(); ++i) {
     opensearch::BulkItemResult& item = response->items[i];

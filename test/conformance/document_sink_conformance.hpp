@@ -138,6 +138,22 @@ inline void RunDocumentSinkConformance(const MakeSink& make_sink) {
     internal::CheckHeld(target, doc);
   }
 
+  SECTION("a batch of 17 MB, with a huge document and a pretty one, arrives exactly") {
+    // Over the size from which the bulk sink gzips a body as it lays it out (net::GzipStream).
+    std::vector<SourceDocument> docs;
+    for (int n = 0; n < 6; ++n) docs.push_back(Doc("conf-a", n, n + 1));
+    docs[2].source = R"({"n":2,"huge":")" + std::string(17'000'000, 'h') + R"("})";
+    docs[4].source = "{\n  \"n\": 4,\n  \"pretty\": [1,\n 2]\n}";
+    docs[4].one_line = false;
+    docs.push_back(docs[0]);
+    docs.back().op = BulkOp::kDelete;
+    docs.back().cursor = 7;
+    CHECK(internal::Write(sink, docs).empty());
+    CHECK(target.count("conf-a") == 5);
+    for (int n = 1; n < 6; ++n) internal::CheckHeld(target, docs[static_cast<size_t>(n)]);
+    CHECK_FALSE(target.get("conf-a", docs[0].id).has_value());
+  }
+
   SECTION("batches written from several threads at once all arrive") {
     constexpr int kThreads = 4, kBatches = 5, kPerBatch = 20;
     std::vector<std::thread> writers;

@@ -8,7 +8,9 @@
 // Decoding runs at most `max_ranges_ahead` ranges and `max_buffered_bytes` (as the ranges count
 // them) ahead of the caller; the range the caller waits for is always decoded. So memory stays
 // bounded whatever the shard, and a range's documents are never copied between threads unless
-// the caller's range does so.
+// the caller's range does so. A huge document (a stored-fields chunk of 4 MiB or more) is
+// decoded only for the range the caller waits for, after room for it and its copy in
+// `memory_budget` when one is set, and its thread's buffers are dropped once the range is done.
 //
 // ParallelDocumentReader is an IDocumentReader over the engine: each range copies its documents
 // out, and the caller takes them one at a time. The order, and position(), are exactly a
@@ -24,6 +26,7 @@
 #include <functional>
 #include <memory>
 
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 
 #include "absl/status/statusor.h"
@@ -39,6 +42,9 @@ struct ParallelReadOptions {
   size_t max_buffered_bytes = size_t{64} << 20;
   /// Decode only the cursors before this one (a part of a split shard); default: to the end.
   uint64_t end_cursor = UINT64_MAX;
+  /// The pipeline's shared budget (its in-flight bulks charge it): a huge chunk is decoded once
+  /// twice its size fits (the chunk and the caller's copy of its document), or alone.
+  core::MemoryBudget* memory_budget = nullptr;
 };
 
 /// What a decoding thread made of one range; callers derive their own.

@@ -122,6 +122,12 @@ class DocumentCursor final : public IDocumentReader {
   /// IStoredFieldsVerifier). Set before the first Next; `verifier` must outlive the cursor.
   void set_stored_fields_verifier(IStoredFieldsVerifier* verifier);
 
+  /// Called with the decoded size of each stored-fields chunk of 4 MiB or more (a huge
+  /// document's) before it is decompressed, on the cursor's thread, so the caller can wait for
+  /// memory (core::MemoryBudget); an error ends the read with it. Set before the first Next.
+  using LargeChunkGate = std::function<absl::Status(size_t decoded_bytes)>;
+  void set_large_chunk_gate(LargeChunkGate gate);
+
   /// The next live document, std::nullopt at the end of the shard.
   absl::StatusOr<std::optional<Document>> Next();
   /// Same, filling `doc` in place (reusing its string buffers). Returns

@@ -47,6 +47,7 @@
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
 #include "rfs/core/exit_codes.hpp"
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/lucene/shard_delta.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
@@ -351,6 +352,9 @@ class DocumentMigrationWorker {
   reindex::IFailedDocumentSink* failed_sink_;
   core::IClock& clock_;
   DocumentMigrationOptions options_;
+  // One budget for the documents an item holds: bulks in flight and huge documents being decoded
+  // (reindexer.max_in_flight_bytes).
+  std::unique_ptr<core::MemoryBudget> memory_budget_;
   const snapshot::SnapshotEntry* snapshot_ = nullptr;
   const snapshot::SnapshotEntry* previous_snapshot_ = nullptr;  // delta migrations
   std::vector<snapshot::DataStream> data_streams_;              // of snapshot_

@@ -2,9 +2,12 @@
 // Thread-safe (no shared state).
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace rfs::net {
@@ -12,6 +15,29 @@ namespace rfs::net {
 /// Compresses `data` into one gzip member. Level 1 by default: bulk bodies are large and
 /// compressed on the hot path, and level 1 already shrinks JSON several times over.
 absl::StatusOr<std::string> GzipCompress(std::string_view data, int level = 1);
+
+/// One gzip member built from pieces as they come (zlib, level 1), so a large body is never held
+/// uncompressed in one buffer: the caller appends each document's bytes from where they are.
+/// Slower per byte than GzipCompress; for bodies of huge documents. One member, because servers
+/// (OpenSearch's, through Netty) read only the first member of a request body.
+class GzipStream {
+ public:
+  /// `expected_output`: a first reservation for the compressed bytes.
+  explicit GzipStream(size_t expected_output = 0);
+  ~GzipStream();
+  GzipStream(const GzipStream&) = delete;
+  GzipStream& operator=(const GzipStream&) = delete;
+
+  absl::Status Append(std::string_view data);
+  /// Ends the member and returns it; the stream is then spent.
+  absl::StatusOr<std::string> Finish();
+
+ private:
+  absl::Status Deflate(std::string_view data, bool finish);
+  struct State;
+  std::unique_ptr<State> state_;
+  std::string out_;
+};
 
 /// Inflates gzip data (one or more concatenated members). DataLoss on corrupt input.
 absl::StatusOr<std::string> GzipDecompress(std::string_view data);

@@ -138,6 +138,9 @@ class OpenSearchClient {
 
   /// POST /_bulk with an NDJSON body (compressed here when active); one item per action.
   absl::StatusOr<BulkResponse> Bulk(std::string body, size_t action_count);
+  /// POST /_bulk with a body the caller gzipped already (net::GzipStream, for bodies too large to
+  /// hold uncompressed as well); only while CompressionActive().
+  absl::StatusOr<BulkResponse> BulkGzipped(std::string gzipped_body, size_t action_count);
 
   /// POST /<index>/_refresh ("" refreshes every index).
   absl::Status Refresh(std::string_view index = "");
@@ -171,6 +174,7 @@ class OpenSearchClient {
 
  private:
   absl::Status Detect();
+  absl::StatusOr<BulkResponse> SendBulk(std::string body, bool gzipped, size_t action_count);
   /// HEAD `target`: true on 2xx, false on 404.
   /// `method` (HEAD, or GET where HEAD is not served) on `target`: false on a 404.
   absl::StatusOr<bool> Exists(const std::string& target, const char* method = "HEAD");

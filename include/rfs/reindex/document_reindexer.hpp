@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/reindex/source_document.hpp"
@@ -76,6 +77,10 @@ struct DocumentReindexerOptions {
   /// beyond it (one batch always goes). Bounds memory whatever the connections and batch size.
   /// 0: no bound but the window of 2 x max_concurrent_batches batches.
   size_t max_in_flight_bytes = size_t{96} << 20;
+  /// The pipeline's shared budget (core::MemoryBudget): when set, in-flight bulks are charged to
+  /// it, and its limit replaces max_in_flight_bytes, so the readers that wait on it for a huge
+  /// document see the bulks' bytes.
+  core::MemoryBudget* memory_budget = nullptr;
   RetryOptions retry;
   /// Item error types that count as success (`--allowed-doc-exception-types`).
   std::vector<std::string> allowed_exception_types;

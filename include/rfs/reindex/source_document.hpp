@@ -75,6 +75,10 @@ class IDocumentStream {
   /// The next document, std::nullopt at the end. An error ends the stream (the reindexer stops
   /// and returns it).
   virtual absl::StatusOr<std::optional<SourceDocument>> Next() = 0;
+  /// Whether no two documents share a cursor (no transform splits one in several). The reindexer
+  /// then sends a batch as soon as it is full, instead of holding it (a huge document, say) until
+  /// the next document shows whether it belongs with them.
+  virtual bool unique_cursors() const { return false; }
 };
 
 /// A stream over documents held in memory (tests, benchmarks, small embedders). Moves each

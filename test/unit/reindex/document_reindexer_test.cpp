@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -606,4 +607,100 @@ TEST_CASE("batches never run more than a window ahead of the acknowledged prefix
 }
 
 }  // namespace
+}  // namespace rfs::reindex
+
+namespace rfs::reindex {
+namespace {
+
+// Documents from a vector with one cursor each (as a shard's are); before handing out the one
+// after `wait_after`, waits (up to 5 s) for the sink to have received it.
+class UniqueCursorStream final : public IDocumentStream {
+ public:
+  UniqueCursorStream(std::vector<SourceDocument> docs, size_t wait_after,
+                     std::function<bool()> sink_has_it)
+      : docs_(std::move(docs)), wait_after_(wait_after), sink_has_it_(std::move(sink_has_it)) {}
+  absl::StatusOr<std::optional<SourceDocument>> Next() override {
+    if (next_ == wait_after_ + 1) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!sink_has_it_() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      sent_before_next_ = sink_has_it_();
+    }
+    if (next_ == docs_.size()) return std::optional<SourceDocument>();
+    return std::optional<SourceDocument>(std::move(docs_[next_++]));
+  }
+  bool unique_cursors() const override { return true; }
+  bool sent_before_next() const { return sent_before_next_; }
+
+ private:
+  std::vector<SourceDocument> docs_;
+  size_t next_ = 0;
+  const size_t wait_after_;
+  const std::function<bool()> sink_has_it_;
+  bool sent_before_next_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("a full batch goes at once when cursors are unique, charged to the memory budget",
+          "[reindex][reindexer][tsan]") {
+  core::FakeClock clock;
+  ScriptedSink sink;
+  auto list = MakeDocs(10, "target", 100);
+  list[4].source = "{\"big\":\"" + std::string(50000, 'y') + "\"}";
+  const size_t big = EstimateBulkBytes(list[4]);
+  const size_t limit = 3 * EstimateBulkBytes(list[0]) + 10;
+  core::MemoryBudget budget(1 << 20);
+  DocumentReindexer reindexer(
+      sink, nullptr, clock,
+      {.max_bytes_per_batch = limit, .max_concurrent_batches = 2, .memory_budget = &budget});
+  // The oversized document is the third batch: it must reach the sink before the stream is asked
+  // for the document after it (a huge document is not held while the next one is read).
+  UniqueCursorStream docs(std::move(list), 4, [&] { return sink.calls() >= 3; });
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(docs.sent_before_next());
+  CHECK(sink.batch_sizes() == std::vector<size_t>{3, 1, 1, 3, 2});
+  CHECK(summary->docs_written == 10);
+  CHECK(budget.used() == 0);
+  CHECK(budget.peak() >= big);
+}
+
+TEST_CASE("the memory budget's limit bounds the bytes in flight, and failures give it back",
+          "[reindex][reindexer][tsan]") {
+  core::FakeClock clock;
+  const size_t doc_bytes = EstimateBulkBytes(MakeDocs(1, "target", 1000)[0]);
+  SECTION("bounded") {
+    ScriptedSink sink;
+    core::MemoryBudget budget(3 * doc_bytes);
+    DocumentReindexer reindexer(sink, nullptr, clock,
+                                {.max_docs_per_batch = 1,
+                                 .max_concurrent_batches = 8,
+                                 .max_in_flight_bytes = 0,
+                                 .memory_budget = &budget});
+    VectorDocumentStream docs(MakeDocs(60, "target", 1000));
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(summary->docs_written == 60);
+    CHECK(budget.peak() <= 3 * doc_bytes);
+    CHECK(sink.max_in_flight() <= 3);
+    CHECK(budget.used() == 0);
+  }
+  SECTION("a failed run releases what it charged") {
+    ScriptedSink sink([](int call, auto) -> absl::StatusOr<std::vector<ItemFailure>> {
+      if (call == 3) return absl::InvalidArgumentError("refused for good");
+      return std::vector<ItemFailure>();
+    });
+    core::MemoryBudget budget(4 * doc_bytes);
+    DocumentReindexer reindexer(
+        sink, nullptr, clock,
+        {.max_docs_per_batch = 1, .max_concurrent_batches = 4, .memory_budget = &budget});
+    VectorDocumentStream docs(MakeDocs(40, "target", 1000));
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE_FALSE(summary.ok());
+    CHECK(budget.used() == 0);
+  }
+}
+
 }  // namespace rfs::reindex

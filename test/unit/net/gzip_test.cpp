@@ -1,0 +1,52 @@
+#include "rfs/net/gzip.hpp"
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace rfs::net {
+
+TEST_CASE("a gzip stream of pieces inflates to the pieces joined, in one member", "[net][gzip]") {
+  std::string joined;
+  GzipStream stream(1024);
+  // Pieces of every size: empty, one byte, and one larger than the stream's output steps.
+  const std::string pieces[] = {"",   "{", std::string(3'000'000, 'a'),
+                                "\n", "",  std::string(70'000, 'q') + "tail"};
+  for (const std::string& piece : pieces) {
+    REQUIRE(stream.Append(piece).ok());
+    joined += piece;
+  }
+  auto member = stream.Finish();
+  REQUIRE(member.ok());
+  CHECK(member->size() < joined.size() / 50);
+  // A second member after it would also inflate: check there is exactly one, by its trailer.
+  auto inflated = GzipDecompress(*member);
+  REQUIRE(inflated.ok());
+  CHECK(*inflated == joined);
+  const auto* tail = reinterpret_cast<const unsigned char*>(member->data() + member->size() - 4);
+  const uint32_t isize = tail[0] | tail[1] << 8 | tail[2] << 16 | uint32_t{tail[3]} << 24;
+  CHECK(isize == joined.size());
+  CHECK(static_cast<unsigned char>((*member)[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>((*member)[1]) == 0x8b);
+}
+
+TEST_CASE("an empty gzip stream is a valid empty member", "[net][gzip]") {
+  GzipStream stream;
+  auto member = stream.Finish();
+  REQUIRE(member.ok());
+  auto inflated = GzipDecompress(*member);
+  REQUIRE(inflated.ok());
+  CHECK(inflated->empty());
+}
+
+TEST_CASE("GzipCompress output inflates back, large inputs included", "[net][gzip]") {
+  const std::string input = std::string(5'000'000, 'z') + "end";
+  auto compressed = GzipCompress(input);
+  REQUIRE(compressed.ok());
+  CHECK(compressed->size() < input.size() / 100);
+  auto inflated = GzipDecompress(*compressed);
+  REQUIRE(inflated.ok());
+  CHECK(*inflated == input);
+}
+
+}  // namespace rfs::net
