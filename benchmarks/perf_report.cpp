@@ -10,6 +10,9 @@
 //   4b. a shard with 20, 50 and 100 MB documents among 3,000 others (--mix-doc-mb): the worker's
 //      peak RSS with default options to bulk files (output checked exactly) and over HTTP into
 //      the double in discard mode, gzip on and off; and with --reader-threads 0;
+//   4c. the 1 GB shard over HTTP into the double in discard mode with default options, gzip on
+//      and off: MB/s, the worker's CPU-seconds per GB of _source (goal: <= 4 with gzip) and peak
+//      RSS;
 //   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
@@ -51,7 +54,8 @@ struct Options {
 
 struct Run {
   double seconds = 0;
-  double peak_mib = 0;  // the largest child's peak RSS
+  double peak_mib = 0;     // the largest child's peak RSS
+  double cpu_seconds = 0;  // user + system time of every child
   std::vector<int> exit_codes;
 };
 
@@ -85,6 +89,8 @@ Run RunAll(const std::vector<std::vector<std::string>>& commands, const std::str
     if (::wait4(child, &status, 0, &usage) < 0) Fail("wait4 failed");
     run.exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     run.peak_mib = std::max(run.peak_mib, usage.ru_maxrss / 1024.0);
+    run.cpu_seconds += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
@@ -273,6 +279,27 @@ int main(int argc, char** argv) {
   }
 
   if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, clear_out);
+
+  std::printf("the shard over HTTP into the double (discard mode), default options:\n");
+  for (const bool gzip : {true, false}) {
+    // A fresh double each round: the worker coordinates in the target's working-state index.
+    Run best;
+    for (int round = 0; round < options.rounds; ++round) {
+      auto server = rfs::testing::OpenSearchDouble::Start(
+          {.discard_bulk = true, .max_content_length = size_t{1} << 31});
+      if (!server.ok()) Fail("the OpenSearch double did not start");
+      std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo,
+                                          "--target-host", (*server)->endpoint()};
+      if (!gzip) command.push_back("--disable-compression");
+      const Run run = RunAll({command});
+      if (run.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration over HTTP failed");
+      if (best.seconds == 0 || run.seconds < best.seconds) best = run;
+    }
+    std::printf("  %-52s %7.2f s %8.1f MB/s  %4.2f CPU-s/GB  peak RSS %6.1f MiB\n",
+                gzip ? "one worker, gzip (igzip level 1)" : "one worker, --disable-compression",
+                best.seconds, source_mb / best.seconds, best.cpu_seconds / (source_mb / 1000),
+                best.peak_mib);
+  }
 
   // 1 MiB bulks, 10 in flight: random 429s (a target refusing a fifth of all bulks whatever the
   // load) and a target with capacity for 3 bulks that slows down and refuses above it.

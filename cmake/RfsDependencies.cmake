@@ -9,6 +9,7 @@ find_package(OpenSSL REQUIRED)
 # libdeflate (fast gzip of bulk bodies) has only a pkg-config file in Debian bookworm (1.14).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
+pkg_check_modules(LIBISAL REQUIRED IMPORTED_TARGET libisal)
 # libyaml (YAML _source -> JSON) is found through its pkg-config file yaml-0.1.
 pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
 # zstd stored fields (ES 8.14+, OpenSearch custom codecs) and OpenSearch ZSTD\0 metadata blobs:

@@ -1,16 +1,17 @@
-// Gzip through libdeflate: whole-buffer compression 2-3x faster than zlib at level 1, which
-// matters because every bulk body is compressed on the hot path.
+// Gzip for bulk bodies through ISA-L's igzip at level 1: on JSON about 3x the speed of
+// libdeflate's fastest level (every bulk body is compressed on the hot path), and it streams.
+// libdeflate compresses the higher levels (failed-document files) and inflates.
 #include "rfs/net/gzip.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-
-#include <zlib.h>
+#include <vector>
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 
 namespace rfs::net {
@@ -36,9 +37,58 @@ libdeflate_compressor* CompressorFor(int level) {
   return cached.get();
 }
 
+// An igzip stream (its state is ~300 KB) with the level-1 buffer it needs.
+struct Igzip {
+  isal_zstream stream;
+  std::vector<uint8_t> level_buf = std::vector<uint8_t>(ISAL_DEF_LVL1_DEFAULT);
+
+  // Ready for one gzip member at level 1.
+  void Start(bool stateless) {
+    if (stateless) {
+      isal_deflate_stateless_init(&stream);
+    } else {
+      isal_deflate_init(&stream);
+    }
+    stream.level = 1;
+    stream.level_buf = level_buf.data();
+    stream.level_buf_size = static_cast<uint32_t>(level_buf.size());
+    stream.gzip_flag = IGZIP_GZIP;
+  }
+};
+
+// One per sending thread, like libdeflate's compressors.
+Igzip& ThreadIgzip() {
+  thread_local std::unique_ptr<Igzip> igzip = std::make_unique<Igzip>();
+  return *igzip;
+}
+
+absl::StatusOr<std::string> IgzipCompress(std::string_view data) {
+  if (data.size() > UINT32_MAX / 2) {
+    return absl::InvalidArgumentError(core::StrCat("cannot gzip ", data.size(), " bytes at once"));
+  }
+  Igzip& igzip = ThreadIgzip();
+  // Stored blocks bound the output: 5 bytes per 64 KiB block, plus header and trailer.
+  const size_t bound = data.size() + data.size() / 65535 * 5 + 5 + ISAL_DEF_MAX_HDR_SIZE + 64;
+  // Uninitialised (only the bytes written become resident), then copied at its exact size.
+  std::unique_ptr<char[]> buffer(new char[bound]);
+  igzip.Start(/*stateless=*/true);
+  igzip.stream.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(data.data()));
+  igzip.stream.avail_in = static_cast<uint32_t>(data.size());
+  igzip.stream.end_of_stream = 1;
+  igzip.stream.flush = NO_FLUSH;
+  igzip.stream.next_out = reinterpret_cast<uint8_t*>(buffer.get());
+  igzip.stream.avail_out = static_cast<uint32_t>(bound);
+  const int result = isal_deflate_stateless(&igzip.stream);
+  if (result != COMP_OK || igzip.stream.avail_in != 0) {
+    return absl::InternalError(core::StrCat("gzip compression failed (igzip ", result, ")"));
+  }
+  return std::string(buffer.get(), igzip.stream.total_out);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
+  if (level <= 1) return IgzipCompress(data);
   libdeflate_compressor* compressor = CompressorFor(level);
   if (compressor == nullptr) {
     return absl::InternalError(core::StrCat("cannot create a gzip compressor at level ", level));
@@ -55,48 +105,51 @@ absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
 }
 
 struct GzipStream::State {
-  z_stream z{};
-  bool ready = false;
+  Igzip igzip;
 };
 
 GzipStream::GzipStream(size_t expected_output) : state_(std::make_unique<State>()) {
-  // windowBits 15 + 16: a gzip header and trailer around the deflate stream.
-  state_->ready = deflateInit2(&state_->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  state_->igzip.Start(/*stateless=*/false);
   out_.reserve(expected_output);
 }
 
-GzipStream::~GzipStream() {
-  if (state_->ready) deflateEnd(&state_->z);
-}
+GzipStream::~GzipStream() = default;
 
 absl::Status GzipStream::Deflate(std::string_view data, bool finish) {
-  if (!state_->ready) return absl::InternalError("gzip stream not available");
-  z_stream& z = state_->z;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = 0;
+  if (finished_) return absl::FailedPreconditionError("gzip stream already finished");
+  isal_zstream& z = state_->igzip.stream;
   size_t left = data.size();
+  const char* next = data.data();
   constexpr size_t kStep = size_t{1} << 30;  // avail_in is 32 bits
-  while (true) {
-    if (z.avail_in == 0 && left > 0) {
-      z.avail_in = static_cast<uInt>(std::min(left, kStep));
-      left -= z.avail_in;
+  do {
+    const size_t take = std::min(left, kStep);
+    z.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(next));
+    z.avail_in = static_cast<uint32_t>(take);
+    next += take;
+    left -= take;
+    z.end_of_stream = finish && left == 0 ? 1 : 0;
+    z.flush = NO_FLUSH;
+    // Until this input is taken (and, at the end, the member is complete).
+    while (true) {
+      if (out_.size() == out_.capacity()) {
+        out_.reserve(std::max<size_t>(out_.capacity() * 2, size_t{1} << 16));
+      }
+      const size_t used = out_.size();
+      // Zero-fill (resize) no more than one step ahead of what is written.
+      const size_t room = std::min(out_.capacity() - used, size_t{1} << 20);
+      out_.resize(used + room);
+      z.next_out = reinterpret_cast<uint8_t*>(out_.data() + used);
+      z.avail_out = static_cast<uint32_t>(room);
+      const int result = isal_deflate(&z);
+      out_.resize(used + room - z.avail_out);
+      if (result != COMP_OK) {
+        return absl::InternalError(core::StrCat("gzip stream failed (igzip ", result, ")"));
+      }
+      const bool done = z.end_of_stream ? z.internal_state.state == ZSTATE_END : z.avail_in == 0;
+      if (done) break;
     }
-    if (out_.size() == out_.capacity())
-      out_.reserve(std::max<size_t>(out_.capacity() * 2, 1 << 16));
-    const size_t used = out_.size();
-    // Zero-fill (resize) no more than one step ahead of what deflate writes.
-    const size_t room = std::min(out_.capacity() - used, size_t{1} << 20);
-    out_.resize(used + room);
-    z.next_out = reinterpret_cast<Bytef*>(out_.data() + used);
-    z.avail_out = static_cast<uInt>(room);
-    const int result = deflate(&z, finish && left == 0 ? Z_FINISH : Z_NO_FLUSH);
-    out_.resize(used + room - z.avail_out);
-    if (result == Z_STREAM_END) return absl::OkStatus();
-    if (result != Z_OK && result != Z_BUF_ERROR) {
-      return absl::InternalError(core::StrCat("gzip stream failed (zlib ", result, ")"));
-    }
-    if (!finish && z.avail_in == 0 && left == 0) return absl::OkStatus();
-  }
+  } while (left > 0);
+  return absl::OkStatus();
 }
 
 absl::Status GzipStream::Append(std::string_view data) {
@@ -106,8 +159,7 @@ absl::Status GzipStream::Append(std::string_view data) {
 
 absl::StatusOr<std::string> GzipStream::Finish() {
   RFS_RETURN_IF_ERROR(Deflate({}, true));
-  deflateEnd(&state_->z);
-  state_->ready = false;
+  finished_ = true;
   return std::move(out_);
 }
 

@@ -186,17 +186,22 @@ class ReindexRun {
       // freed, and whatever else charges it); otherwise this run's own bytes in flight.
       const bool bytes_fit =
           options_.memory_budget != nullptr
-              ? options_.memory_budget->HasRoomFor(batch.bytes)
+              ? options_.memory_budget->HasRoomFor(BudgetBytes(batch))
               : budget == 0 || in_flight_bytes_ == 0 || in_flight_bytes_ + batch.bytes <= budget;
       return (queue_.empty() && batch.sequence < next_to_acknowledge_ + window && bytes_fit) ||
              !first_error_.ok();
     });
     if (!first_error_.ok()) return;
     in_flight_bytes_ += batch.bytes;
-    if (options_.memory_budget != nullptr) options_.memory_budget->Charge(batch.bytes);
+    if (options_.memory_budget != nullptr) options_.memory_budget->Charge(BudgetBytes(batch));
     queue_.push_back(std::move(batch));
     lock.unlock();
     work_cv_.notify_one();
+  }
+
+  // What a batch holds while in flight: its documents, and the sink's copy of them if it makes one.
+  size_t BudgetBytes(const Batch& batch) const {
+    return sink_.copies_batches() ? 2 * batch.bytes : batch.bytes;
   }
 
   // Checked once per document, so it reads an atomic rather than taking mu_.
@@ -206,7 +211,7 @@ class ReindexRun {
     if (first_error_.ok()) first_error_ = status;
     stopped_.store(true, std::memory_order_relaxed);
     if (options_.memory_budget != nullptr) {
-      for (const Batch& dropped : queue_) options_.memory_budget->Release(dropped.bytes);
+      for (const Batch& dropped : queue_) options_.memory_budget->Release(BudgetBytes(dropped));
     }
     queue_.clear();
     space_cv_.notify_all();
@@ -233,7 +238,7 @@ class ReindexRun {
         std::lock_guard lock(mu_);
         FailLocked(status);
       }
-      const size_t charged = batch.bytes;
+      const size_t charged = BudgetBytes(batch);
       batch = Batch();  // the documents are freed before the budget has their bytes back
       if (options_.memory_budget != nullptr) {
         options_.memory_budget->Release(charged);

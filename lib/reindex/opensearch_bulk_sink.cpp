@@ -1,5 +1,8 @@
 // OpenSearchBulkSink: one `_bulk` request per batch (see document_sink.hpp).
 #include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -35,6 +38,38 @@ namespace {
 // Bodies from this size (a huge document's) are gzipped as they are laid out.
 constexpr size_t kStreamedBodyBytes = size_t{16} << 20;
 
+// Uncompressed bodies kept for the next batches. A body is ~10 MB: allocated afresh each time,
+// its pages are faulted in, zeroed by the kernel and unmapped again (jemalloc gives allocations
+// this large back at once), which cost more CPU than laying the documents out. Bodies in use at
+// once are bounded by the reindexer's memory budget (it counts each batch twice for this
+// sink), so the pool holds no more than were in use together.
+class BodyPool {
+ public:
+  std::string Take() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return std::string();
+    std::string body = std::move(free_.back());
+    free_.pop_back();
+    return body;
+  }
+  void Give(std::string body) {
+    if (body.capacity() > kStreamedBodyBytes) return;  // a one-off
+    body.clear();
+    std::lock_guard lock(mu_);
+    if (free_.size() < kMaxFree) free_.push_back(std::move(body));
+  }
+
+ private:
+  static constexpr size_t kMaxFree = 8;
+  std::mutex mu_;
+  std::vector<std::string> free_;
+};
+
+BodyPool& Bodies() {
+  static BodyPool* pool = new BodyPool();  // never destroyed: sender threads may outlive main
+  return *pool;
+}
+
 // One request for the documents of `docs` at positions `sent`, about `bytes` long.
 absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& client,
                                                   std::span<const SourceDocument* const> docs,
@@ -55,7 +90,8 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
         if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
           RFS_RETURN_IF_ERROR(gzip.Append(piece));
           RFS_RETURN_IF_ERROR(gzip.Append(SourceBytes(doc)));
-          piece.assign("\n");
+          piece.clear();
+          piece.push_back('\n');
         } else {
           AppendSourceLine(doc, piece);
         }
@@ -65,13 +101,21 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
       return client.BulkGzipped(std::move(gzipped), sent.size());
     }
   }
-  std::string body;
-  body.reserve(bytes);
+  auto compress = client.CompressionActive();
+  if (!compress.ok()) return compress.status();
+  std::string body = *compress ? Bodies().Take() : std::string();
+  // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
+  constexpr size_t kStep = size_t{4} << 20;
+  body.reserve(*compress ? (bytes / kStep + 1) * kStep : bytes);
   for (size_t i : sent) {
     AppendBulkAction(*docs[i], options, body);
     AppendSourceLine(*docs[i], body);
   }
-  return client.Bulk(std::move(body), sent.size());
+  if (!*compress) return client.Bulk(std::move(body), sent.size());
+  auto gzipped = net::GzipCompress(body);
+  Bodies().Give(std::move(body));
+  if (!gzipped.ok()) return gzipped.status();
+  return client.BulkGzipped(*std::move(gzipped), sent.size());
 }
 
 }  // namespace

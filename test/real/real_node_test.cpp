@@ -158,6 +158,8 @@ TEST_CASE("generated datasets and the demo sample migrate into real OpenSearch e
       // Best-compression stored fields, hard deletes in compound files, unicode ids.
       "--docs 300 --updates 20 --deletes 25 --segments 2 --soft-deletes false --compound true "
       "--codec best_compression --id-style utf8 --seed 1702",
+      // A 20 MB document: its bulk body is gzipped as it is laid out (net::GzipStream).
+      "--docs 60 --huge-doc-bytes 20000000 --seed 1704",
       // The demo's sample (scripts/demo).
       "--indices 3 --shards 2 --docs 34000 --doc-size 300 --updates 500 --deletes 300 "
       "--segments 3 --routing-fraction 0.05 --templates true --seed 2026",

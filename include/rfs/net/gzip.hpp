@@ -12,14 +12,15 @@
 
 namespace rfs::net {
 
-/// Compresses `data` into one gzip member. Level 1 by default: bulk bodies are large and
-/// compressed on the hot path, and level 1 already shrinks JSON several times over.
+/// Compresses `data` into one gzip member. Level 1 by default (igzip): bulk bodies are large and
+/// compressed on the hot path, and level 1 already shrinks JSON several times over; levels 2-12
+/// are libdeflate's.
 absl::StatusOr<std::string> GzipCompress(std::string_view data, int level = 1);
 
-/// One gzip member built from pieces as they come (zlib, level 1), so a large body is never held
-/// uncompressed in one buffer: the caller appends each document's bytes from where they are.
-/// Slower per byte than GzipCompress; for bodies of huge documents. One member, because servers
-/// (OpenSearch's, through Netty) read only the first member of a request body.
+/// One gzip member built from pieces as they come (igzip, level 1), so a large body is never
+/// held uncompressed in one buffer: the caller appends each document's bytes from where they
+/// are. One member, because servers (OpenSearch's, through Netty) read only the first member of
+/// a request body.
 class GzipStream {
  public:
   /// `expected_output`: a first reservation for the compressed bytes.
@@ -37,6 +38,7 @@ class GzipStream {
   struct State;
   std::unique_ptr<State> state_;
   std::string out_;
+  bool finished_ = false;
 };
 
 /// Inflates gzip data (one or more concatenated members). DataLoss on corrupt input.

@@ -61,6 +61,9 @@ class IDocumentSink {
   /// are, so that a reader should lay them out (with action_options()). Every sink accepts such
   /// documents; the others only read their sources from the lines.
   virtual bool writes_rendered_lines() const { return false; }
+  /// Whether Write lays a batch out again in a buffer of its own (a request body) that lives
+  /// while it runs: the reindexer then counts each batch twice against its memory budget.
+  virtual bool copies_batches() const { return false; }
 };
 
 /// Sends each batch as one `_bulk` request through `client` (which detects the target version
@@ -72,6 +75,8 @@ class OpenSearchBulkSink final : public IDocumentSink {
   absl::StatusOr<std::vector<ItemFailure>> Write(
       std::span<const SourceDocument* const> docs) override;
   BulkActionOptions action_options() const override;
+  /// The request body (gzipped afterwards, or streamed into gzip when huge).
+  bool copies_batches() const override { return true; }
   std::string description() const override;
 
  private:
