@@ -43,9 +43,11 @@ std::vector<Row> ReadAll(rfs::lucene::IDocumentReader& reader, size_t limit = SI
 // Runs `body(repository, snapshot)` (both checked) on a generated repository: 2 shards of several
 // segments with updates and deletes.
 template <typename Body>
-void WithGeneratedRepository(Body body) {
-  auto generated = rfs::test::Generate(
-      "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91");
+void WithGeneratedRepository(
+    Body body,
+    const std::string& args =
+        "--indices 1 --shards 2 --docs 3000 --updates 200 --deletes 150 --segments 4 --seed 91") {
+  auto generated = rfs::test::Generate(args);
   auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
   REQUIRE(source.ok());
   auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
@@ -175,75 +177,73 @@ TEST_CASE("ParallelShardScan stops at end_cursor and counts its ranges' document
 TEST_CASE("ParallelShardScan decodes a huge document only with room in the memory budget",
           "[lucene][parallel][generated][tsan]") {
   // One 6 MB document among 300: its stored-fields chunk is over the 4 MiB gate.
-  auto generated =
-      rfs::test::Generate("--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
-  auto source = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
-  REQUIRE(source.ok());
-  auto repository = rfs::snapshot::SnapshotRepository::Open(*source);
-  REQUIRE(repository.ok());
-  auto snapshot = (*repository)->LatestSnapshot();
-  REQUIRE(snapshot.ok());
-  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-  REQUIRE(reader.ok());
+  WithGeneratedRepository(
+      [&](auto& repository, auto& snapshot) {
+        auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+        REQUIRE(reader.ok());
 
-  struct Sizes final : rfs::lucene::ScannedRange {
-    std::vector<size_t> sources;
-  };
-  // 10 MB of budget, 9 MB of it held (bulks in flight): the huge document needs twice its size.
-  rfs::core::MemoryBudget budget(10'000'000);
-  budget.Charge(9'000'000);
-  std::atomic<bool> huge_seen{false};
-  rfs::lucene::ParallelReadOptions options;
-  options.threads = 2;
-  options.range_docs = 16;
-  options.memory_budget = &budget;
-  auto scan = rfs::lucene::ParallelShardScan::Open(
-      **reader, 0, options, [] { return std::make_unique<Sizes>(); },
-      [&](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
-        static_cast<Sizes&>(range).sources.push_back(d.source.size());
-        if (d.source.size() > 5'000'000) huge_seen = true;
-        return absl::OkStatus();
-      });
-  REQUIRE(scan.ok());
-  size_t docs = 0;
-  size_t largest = 0;
-  bool released = false;
-  auto drain = [&](bool until_stuck) {
-    while (true) {
-      if (until_stuck) {
-        // Stop before the range the huge document is in: Next would block on it.
-        auto probe = std::async(std::launch::async, [&] { return (*scan)->Next(); });
-        if (probe.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
-          CHECK_FALSE(huge_seen.load());
-          budget.Release(9'000'000);  // the bulks in flight are done
-          released = true;
-          auto range = probe.get();
-          REQUIRE(range.ok());
-          REQUIRE(*range != nullptr);
-          for (size_t s : static_cast<Sizes&>(**range).sources) largest = std::max(largest, s);
-          docs += static_cast<Sizes&>(**range).sources.size();
-          return;
-        }
-        auto range = probe.get();
-        REQUIRE(range.ok());
-        REQUIRE(*range != nullptr);  // the shard cannot end before its huge document
-        docs += static_cast<Sizes&>(**range).sources.size();
-        for (size_t s : static_cast<Sizes&>(**range).sources) largest = std::max(largest, s);
-        REQUIRE(largest < 5'000'000);
-      } else {
-        auto range = (*scan)->Next();
-        REQUIRE(range.ok());
-        if (*range == nullptr) return;
-        docs += static_cast<Sizes&>(**range).sources.size();
-        for (size_t s : static_cast<Sizes&>(**range).sources) largest = std::max(largest, s);
-      }
-    }
-  };
-  drain(true);
-  CHECK(released);
-  drain(false);
-  CHECK(huge_seen.load());
-  CHECK(docs == 300);
-  CHECK(largest > 5'000'000);
-  CHECK(budget.used() == 0);
+        struct Sizes final : rfs::lucene::ScannedRange {
+          std::vector<size_t> sources;
+        };
+        // 10 MB of budget, 9 MB of it held (bulks in flight): the huge document needs twice its
+        // size.
+        rfs::core::MemoryBudget budget(10'000'000);
+        budget.Charge(9'000'000);
+        std::atomic<bool> huge_seen{false};
+        rfs::lucene::ParallelReadOptions options;
+        options.threads = 2;
+        options.range_docs = 16;
+        options.memory_budget = &budget;
+        auto scan = rfs::lucene::ParallelShardScan::Open(
+            **reader, 0, options, [] { return std::make_unique<Sizes>(); },
+            [&](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
+              static_cast<Sizes&>(range).sources.push_back(d.source.size());
+              if (d.source.size() > 5'000'000) huge_seen = true;
+              return absl::OkStatus();
+            });
+        REQUIRE(scan.ok());
+        size_t docs = 0;
+        size_t largest = 0;
+        bool released = false;
+        auto drain = [&](bool until_stuck) {
+          while (true) {
+            if (until_stuck) {
+              // Stop before the range the huge document is in: Next would block on it.
+              auto probe = std::async(std::launch::async, [&] { return (*scan)->Next(); });
+              if (probe.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
+                CHECK_FALSE(huge_seen.load());
+                budget.Release(9'000'000);  // the bulks in flight are done
+                released = true;
+                auto range = probe.get();
+                REQUIRE(range.ok());
+                REQUIRE(*range != nullptr);
+                for (size_t s : static_cast<Sizes&>(**range).sources)
+                  largest = std::max(largest, s);
+                docs += static_cast<Sizes&>(**range).sources.size();
+                return;
+              }
+              auto range = probe.get();
+              REQUIRE(range.ok());
+              REQUIRE(*range != nullptr);  // the shard cannot end before its huge document
+              docs += static_cast<Sizes&>(**range).sources.size();
+              for (size_t s : static_cast<Sizes&>(**range).sources) largest = std::max(largest, s);
+              REQUIRE(largest < 5'000'000);
+            } else {
+              auto range = (*scan)->Next();
+              REQUIRE(range.ok());
+              if (*range == nullptr) return;
+              docs += static_cast<Sizes&>(**range).sources.size();
+              for (size_t s : static_cast<Sizes&>(**range).sources) largest = std::max(largest, s);
+            }
+          }
+        };
+        drain(true);
+        CHECK(released);
+        drain(false);
+        CHECK(huge_seen.load());
+        CHECK(docs == 300);
+        CHECK(largest > 5'000'000);
+        CHECK(budget.used() == 0);
+      },
+      "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
 }
