@@ -128,6 +128,15 @@ class ReindexRun {
     Batch batch;
     uint64_t sequence = 0;
     std::optional<uint64_t> previous_cursor;
+    auto submit_batch = [&] {
+      batch.sequence = sequence++;
+      const size_t previous_docs = batch.docs.size();
+      Submit(std::move(batch));
+      batch = Batch();
+      // Batches are alike: sized like the last one, the vector is not regrown (and its
+      // documents moved) a dozen times per batch.
+      batch.docs.reserve(previous_docs + previous_docs / 8);
+    };
     while (true) {
       if (stopped()) return absl::OkStatus();
       auto next = docs.Next();
@@ -149,23 +158,11 @@ class ReindexRun {
           concurrency_ ? concurrency_->batch_bytes() : options_.max_bytes_per_batch;
       if (!batch.docs.empty() && !same_cursor &&
           (full_by_docs || (batch_limit != 0 && batch.bytes + bytes > batch_limit))) {
-        batch.sequence = sequence++;
-        const size_t previous_docs = batch.docs.size();
-        Submit(std::move(batch));
-        batch = Batch();
-        // Batches are alike: sized like the last one, the vector is not regrown (and its
-        // documents moved) a dozen times per batch.
-        batch.docs.reserve(previous_docs + previous_docs / 8);
+        submit_batch();
       }
       batch.bytes += bytes;
       batch.docs.push_back(std::move(doc));
-      if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) {
-        batch.sequence = sequence++;
-        const size_t previous_docs = batch.docs.size();
-        Submit(std::move(batch));
-        batch = Batch();
-        batch.docs.reserve(previous_docs + previous_docs / 8);
-      }
+      if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) submit_batch();
     }
     if (!batch.docs.empty()) {
       batch.sequence = sequence++;

@@ -70,48 +70,49 @@ BodyPool& Bodies() {
   return *pool;
 }
 
+// A body this large (a huge document's) is compressed as it is laid out, each source read from
+// where it is: the uncompressed body, as large as the documents, is never held.
+absl::StatusOr<std::string> GzipWhileLaidOut(std::span<const SourceDocument* const> docs,
+                                             const std::vector<size_t>& sent,
+                                             const BulkActionOptions& options, size_t bytes) {
+  net::GzipStream gzip(bytes / 4);
+  std::string piece;
+  for (size_t i : sent) {
+    const SourceDocument& doc = *docs[i];
+    piece.clear();
+    AppendBulkAction(doc, options, piece);
+    if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
+      RFS_RETURN_IF_ERROR(gzip.Append(piece));
+      RFS_RETURN_IF_ERROR(gzip.Append(SourceBytes(doc)));
+      piece.clear();
+      piece.push_back('\n');
+    } else {
+      AppendSourceLine(doc, piece);
+    }
+    RFS_RETURN_IF_ERROR(gzip.Append(piece));
+  }
+  return gzip.Finish();
+}
+
 // One request for the documents of `docs` at positions `sent`, about `bytes` long.
 absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& client,
                                                   std::span<const SourceDocument* const> docs,
                                                   const std::vector<size_t>& sent,
                                                   const BulkActionOptions& options, size_t bytes) {
-  if (bytes >= kStreamedBodyBytes) {
-    auto compress = client.CompressionActive();
-    if (!compress.ok()) return compress.status();
-    if (*compress) {
-      // A body this large (a huge document's) is compressed as it is laid out, each source read
-      // from where it is: the uncompressed body, as large as the documents, is never held.
-      net::GzipStream gzip(bytes / 4);
-      std::string piece;
-      for (size_t i : sent) {
-        const SourceDocument& doc = *docs[i];
-        piece.clear();
-        AppendBulkAction(doc, options, piece);
-        if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
-          RFS_RETURN_IF_ERROR(gzip.Append(piece));
-          RFS_RETURN_IF_ERROR(gzip.Append(SourceBytes(doc)));
-          piece.clear();
-          piece.push_back('\n');
-        } else {
-          AppendSourceLine(doc, piece);
-        }
-        RFS_RETURN_IF_ERROR(gzip.Append(piece));
-      }
-      RFS_ASSIGN_OR_RETURN(std::string gzipped, gzip.Finish());
-      return client.BulkGzipped(std::move(gzipped), sent.size());
-    }
+  RFS_ASSIGN_OR_RETURN(const bool compress, client.CompressionActive());
+  if (compress && bytes >= kStreamedBodyBytes) {
+    RFS_ASSIGN_OR_RETURN(std::string gzipped, GzipWhileLaidOut(docs, sent, options, bytes));
+    return client.BulkGzipped(std::move(gzipped), sent.size());
   }
-  auto compress = client.CompressionActive();
-  if (!compress.ok()) return compress.status();
-  std::string body = *compress ? Bodies().Take() : std::string();
+  std::string body = compress ? Bodies().Take() : std::string();
   // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
   constexpr size_t kStep = size_t{4} << 20;
-  body.reserve(*compress ? (bytes / kStep + 1) * kStep : bytes);
+  body.reserve(compress ? (bytes / kStep + 1) * kStep : bytes);
   for (size_t i : sent) {
     AppendBulkAction(*docs[i], options, body);
     AppendSourceLine(*docs[i], body);
   }
-  if (!*compress) return client.Bulk(std::move(body), sent.size());
+  if (!compress) return client.Bulk(std::move(body), sent.size());
   auto gzipped = net::GzipCompress(body);
   Bodies().Give(std::move(body));
   if (!gzipped.ok()) return gzipped.status();
