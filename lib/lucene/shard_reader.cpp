@@ -95,7 +95,13 @@ struct DocumentCursor::Impl {
   std::unique_ptr<internal::SegmentPoints> points;
   std::unique_ptr<internal::SegmentTerms> terms;
   std::unique_ptr<internal::SourceRebuilder> rebuilder;
-  std::map<int32_t, size_t> rebuild_stored;  // field number -> index in the plan's fields
+  // Stored fields the rebuild reads, by field number: the plan field they give values to, and
+  // whether they are its values over ignore_above.
+  struct RebuildStoredField {
+    size_t field = 0;
+    bool original = false;
+  };
+  std::map<int32_t, RebuildStoredField> rebuild_stored;
   std::vector<internal::StoredValue> stored_values;
   std::string rebuilt_source;
   // Nested children of the block being read (live docs without an id since the last parent),
@@ -164,9 +170,15 @@ struct DocumentCursor::Impl {
       rebuilder->StartSegment(*doc_values, *vectors, points.get(), terms.get());
       const auto& plan_fields = state->options.rebuild_plan->fields;
       for (size_t f = 0; f < plan_fields.size(); ++f) {
-        if (!plan_fields[f].stored) continue;
-        if (const FieldInfo* info = fields.ByName(plan_fields[f].path)) {
-          rebuild_stored[info->number] = f;
+        if (plan_fields[f].stored) {
+          if (const FieldInfo* info = fields.ByName(plan_fields[f].path)) {
+            rebuild_stored[info->number] = {f, false};
+          }
+        }
+        if (!plan_fields[f].original_values_field.empty()) {
+          if (const FieldInfo* info = fields.ByName(plan_fields[f].original_values_field)) {
+            rebuild_stored[info->number] = {f, true};
+          }
         }
       }
     }
@@ -232,7 +244,8 @@ struct DocumentCursor::Impl {
           } else if (!rebuild_stored.empty()) {
             if (auto it = rebuild_stored.find(n); it != rebuild_stored.end()) {
               internal::StoredValue& v = stored_values.emplace_back();
-              v.field = it->second;
+              v.field = it->second.field;
+              v.original = it->second.original;
               v.text.assign(f.string_value());
               v.long_value = f.long_value;
               v.double_value = f.double_value;

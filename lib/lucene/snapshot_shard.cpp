@@ -101,17 +101,31 @@ IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index) {
   return out;
 }
 
+RebuildPlanOptions RebuildPlanOptionsForIndex(const snapshot::IndexMetadata& index,
+                                              const SourceStorage& source) {
+  const bool elasticsearch =
+      index.version_created > 0 && (index.version_created & kOpenSearchMask) == 0;
+  RebuildPlanOptions options;
+  options.doc_values_by_default = DocValuesByDefault(index);
+  // Elasticsearch writes dense_vector floats in binary doc values little-endian from 8.9.0
+  // (version id 8090099).
+  options.little_endian_binary_vectors = elasticsearch && index.version_created >= 8090099;
+  // Elasticsearch 7.13 made strict_date_optional_time_nanos the default format of date_nanos,
+  // for existing indices too (elastic/elasticsearch#70463); OpenSearch kept the millisecond one.
+  options.date_nanos_prints_nanos = elasticsearch;
+  // Elasticsearch 8's synthetic source stores a text field that has no keyword sub-field to
+  // rebuild it from, whatever its mapping says of `store`.
+  options.text_stored_by_default = elasticsearch && source.mode == SourceStorage::Mode::kSynthetic;
+  return options;
+}
+
 absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(
     const snapshot::IndexMetadata& index) {
   const IndexSource source = DescribeIndexSource(index);
   if (!source.storage.incomplete()) return nullptr;
-  // Elasticsearch writes dense_vector floats in binary doc values little-endian from 8.9.0
-  // (version id 8090099; OpenSearch ids carry bit 0x08000000).
-  const bool little_endian_vectors =
-      (index.version_created & kOpenSearchMask) == 0 && index.version_created >= 8090099;
   RFS_ASSIGN_OR_RETURN(SourceRebuildPlan plan,
-                       SourceRebuildPlan::FromMapping(source.mapping, DocValuesByDefault(index),
-                                                      little_endian_vectors));
+                       SourceRebuildPlan::FromMapping(
+                           source.mapping, RebuildPlanOptionsForIndex(index, source.storage)));
   // A stored but filtered _source is completed with the fields the filter left out.
   if (source.storage.mode == SourceStorage::Mode::kStored) {
     RestrictToLeftOutFields(source.storage, plan);

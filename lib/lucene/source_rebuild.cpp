@@ -78,10 +78,11 @@ bool Flag(const json::object& object, std::string_view key, bool fallback) {
   return fallback;
 }
 
-std::string FirstFormat(const json::object& field) {
-  // The default of both date and date_nanos in OpenSearch (and Elasticsearch 7): date_nanos
-  // without a format of its own prints to the millisecond, as OpenSearch's derived source does.
-  std::string format = "strict_date_optional_time";
+std::string FirstFormat(const json::object& field, bool nanos_default) {
+  // OpenSearch's derived source prints a date_nanos without a format of its own to the
+  // millisecond, as a date; Elasticsearch prints it to the nanosecond (docs/sourceless.md).
+  std::string format =
+      nanos_default ? "strict_date_optional_time_nanos" : "strict_date_optional_time";
   if (const json::value* v = Find(field, "format"); v != nullptr && v->is_string()) {
     format = std::string(S(v->get_string()));
   }
@@ -94,8 +95,7 @@ std::string FirstFormat(const json::object& field) {
 
 struct PlanBuilder {
   SourceRebuildPlan plan;
-  bool doc_values_by_default = true;
-  bool little_endian_binary_vectors = false;
+  RebuildPlanOptions options;
 
   // The innermost nested path above the fields being read.
   std::string nested_scope;
@@ -150,7 +150,7 @@ struct PlanBuilder {
     RebuildField out;
     out.path = path;
     out.type = type;
-    out.doc_values = Flag(field, "doc_values", doc_values_by_default);
+    out.doc_values = Flag(field, "doc_values", options.doc_values_by_default);
     out.stored = Flag(field, "store", false);
     if (type == "keyword" || type == "wildcard" || type == "constant_keyword" ||
         type == "version") {
@@ -165,7 +165,12 @@ struct PlanBuilder {
         out.exactness = RebuildExactness::kApproximate;
       }
       if (Find(field, "ignore_above") != nullptr) {
-        plan.inexact.push_back(StrCat(path, ": values over ignore_above have no doc values"));
+        out.original_values_field = StrCat(path, "._original");
+        plan.inexact.push_back(
+            StrCat(path,
+                   ": values over ignore_above have no doc values (Elasticsearch "
+                   "8's synthetic source keeps them: read from ",
+                   out.original_values_field, ")"));
       }
       if (out.doc_values && !out.stored) {
         plan.inexact.push_back(StrCat(path, ": arrays come back sorted without duplicates"));
@@ -181,8 +186,12 @@ struct PlanBuilder {
             const auto& s = sub.get_object();
             const json::value* st = Find(s, "type");
             if (st && st->is_string() && S(st->get_string()) == "keyword" &&
-                Flag(s, "doc_values", doc_values_by_default) && Find(s, "normalizer") == nullptr) {
+                Flag(s, "doc_values", options.doc_values_by_default) &&
+                Find(s, "normalizer") == nullptr) {
               out.value_field = StrCat(path, ".", S(name));
+              if (Find(s, "ignore_above") != nullptr) {
+                out.original_values_field = StrCat(out.value_field, "._original");
+              }
               out.doc_values = true;
               plan.inexact.push_back(StrCat(path, ": from keyword sub-field ", out.value_field,
                                             " (sorted, without duplicates; values over its "
@@ -191,7 +200,9 @@ struct PlanBuilder {
             }
           }
         }
-        if (out.value_field.empty()) {
+        if (out.value_field.empty() && options.text_stored_by_default) {
+          out.stored = true;
+        } else if (out.value_field.empty()) {
           plan.unrebuildable.push_back(
               StrCat(path, ": text with neither a stored value nor a keyword sub-field"));
           return;
@@ -222,7 +233,7 @@ struct PlanBuilder {
       out.kind = RebuildKind::kBoolean;
     } else if (type == "date" || type == "date_nanos") {
       out.kind = type == "date" ? RebuildKind::kDate : RebuildKind::kDateNanos;
-      out.date_format = FirstFormat(field);
+      out.date_format = FirstFormat(field, type == "date_nanos" && options.date_nanos_prints_nanos);
       if (type == "date_nanos" && out.date_format.find("nanos") == std::string::npos &&
           out.date_format.find('S') == std::string::npos) {
         plan.inexact.push_back(StrCat(
@@ -246,7 +257,7 @@ struct PlanBuilder {
       const std::string element_type =
           element != nullptr && element->is_string() ? std::string(S(element->get_string())) : "";
       out.byte_elements = element_type == "byte";
-      out.little_endian_binary_vectors = little_endian_binary_vectors;
+      out.little_endian_binary_vectors = options.little_endian_binary_vectors;
       if (out.dims <= 0 || (element_type != "" && element_type != "float" && !out.byte_elements)) {
         plan.unrebuildable.push_back(StrCat(path, ": ", type, " of element type ",
                                             element_type.empty() ? "float" : element_type,
@@ -308,6 +319,11 @@ struct PlanBuilder {
     if (out.exactness == RebuildExactness::kExact && out.doc_values && !out.stored &&
         out.kind != RebuildKind::kVector) {
       out.exactness = RebuildExactness::kArraysReordered;
+    }
+    // Values over ignore_above complete doc values only; stored values of nested child
+    // documents are not read.
+    if (out.stored || !out.doc_values || out.points || out.terms || !nested_scope.empty()) {
+      out.original_values_field.clear();
     }
     plan.fields.push_back(std::move(out));
   }
@@ -626,10 +642,9 @@ SourceStorage DescribeSourceStorage(const json::object& mapping, const json::obj
 }
 
 absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(
-    const json::object& mapping, bool doc_values_by_default, bool little_endian_binary_vectors) {
+    const json::object& mapping, const RebuildPlanOptions& options) {
   PlanBuilder builder;
-  builder.doc_values_by_default = doc_values_by_default;
-  builder.little_endian_binary_vectors = little_endian_binary_vectors;
+  builder.options = options;
   const json::value* properties = Find(mapping, "properties");
   if (properties != nullptr && !properties->is_object()) {
     return absl::InvalidArgumentError("mapping properties is not an object");
@@ -793,6 +808,20 @@ absl::StatusOr<FieldDocValues*> SourceRebuilder::Reader(size_t f) {
   return readers_[f];
 }
 
+absl::Status SourceRebuilder::KeywordWithOriginalValues(size_t f, int32_t doc,
+                                                        const std::vector<StoredValue>& stored,
+                                                        std::vector<std::string>& out) {
+  RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
+  if (values != nullptr) {
+    RFS_RETURN_IF_ERROR(values->Terms(doc, terms_));
+    for (const auto& term : terms_) out.push_back(JsonString(term));
+  }
+  for (const auto& value : stored) {
+    if (value.field == f && value.original) out.push_back(JsonString(value.text));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
                                           const std::vector<StoredValue>& stored,
                                           std::vector<std::string>& out) {
@@ -801,7 +830,7 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
   // Stored values keep the document's order and duplicates: prefer them.
   if (field.stored) {
     for (const auto& value : stored) {
-      if (value.field != f) continue;
+      if (value.field != f || value.original) continue;
       switch (field.kind) {
         case RebuildKind::kKeyword:
         case RebuildKind::kText:
@@ -845,6 +874,7 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
   }
   if (field.points) return PointValues(f, doc, out);
   if (field.terms) return TermValues(f, doc, out);
+  if (!field.original_values_field.empty()) return KeywordWithOriginalValues(f, doc, stored, out);
   if (!field.doc_values) return absl::OkStatus();
   if (field.kind == RebuildKind::kVector) return VectorValue(f, doc, out);
   RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));

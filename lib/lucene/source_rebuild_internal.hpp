@@ -35,6 +35,8 @@ struct StoredValue {
   int64_t long_value = 0;
   double double_value = 0;
   bool is_number = false;
+  /// A value of the field's `original_values_field` (over `ignore_above`), not of the field.
+  bool original = false;
 };
 
 class SourceRebuilder {
@@ -77,6 +79,11 @@ class SourceRebuilder {
   absl::Status VectorValue(size_t f, int32_t doc, std::vector<std::string>& out);
   // A field's values from the segment's points.
   absl::Status PointValues(size_t f, int32_t doc, std::vector<std::string>& out);
+  // A keyword's (or a text's keyword sub-field's) doc values, then its values over ignore_above
+  // that Elasticsearch's synthetic source keeps in stored fields, as that source prints them.
+  absl::Status KeywordWithOriginalValues(size_t f, int32_t doc,
+                                         const std::vector<StoredValue>& stored,
+                                         std::vector<std::string>& out);
   // A keyword's or boolean's values from the segment's terms and postings.
   absl::Status TermValues(size_t f, int32_t doc, std::vector<std::string>& out);
 

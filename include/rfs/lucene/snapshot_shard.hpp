@@ -50,6 +50,11 @@ IndexSource DescribeIndexSource(const snapshot::IndexMetadata& index);
 /// created by Elasticsearch 1.x).
 bool DocValuesByDefault(const snapshot::IndexMetadata& index);
 
+/// The defaults a rebuild plan of `index` takes from the engine and version that created it.
+/// `source` is how the index keeps `_source` (DescribeIndexSource).
+RebuildPlanOptions RebuildPlanOptionsForIndex(const snapshot::IndexMetadata& index,
+                                              const SourceStorage& source);
+
 /// The plan that rebuilds the documents of `index` when its sources are incomplete; nullptr when
 /// they are complete. InvalidArgument for a mapping that is not an object tree.
 absl::StatusOr<std::shared_ptr<const SourceRebuildPlan>> RebuildPlanForIndex(

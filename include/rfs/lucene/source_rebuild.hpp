@@ -95,6 +95,11 @@ struct RebuildField {
   bool terms = false;
   /// Lucene field to read instead (a text field's keyword sub-field).
   std::string value_field;
+  /// Elasticsearch 8's synthetic source keeps a keyword's values over its `ignore_above` in
+  /// the stored field `<keyword>._original`, printed after those of the doc values, in
+  /// document order. Set for keywords (and text read from a keyword sub-field) with
+  /// `ignore_above`; a segment without that field simply adds nothing.
+  std::string original_values_field;
   /// The innermost `nested` object path above the field ("" for fields of the root document):
   /// its values live in the nested child documents Lucene keeps before their parent.
   std::string nested_path;
@@ -106,6 +111,23 @@ struct RebuildField {
   bool byte_elements = false;
   bool little_endian_binary_vectors = false;
   RebuildExactness exactness = RebuildExactness::kExact;
+};
+
+/// What the mapping alone does not say: defaults that depend on the engine and version that
+/// created the index.
+struct RebuildPlanOptions {
+  /// Whether fields without a `doc_values` setting have them (false for indices created by
+  /// Elasticsearch 1.x).
+  bool doc_values_by_default = true;
+  /// Whether dense_vector floats in binary doc values are little-endian (Elasticsearch 8.9+).
+  bool little_endian_binary_vectors = false;
+  /// Whether a `date_nanos` field without a format prints nanoseconds
+  /// (`strict_date_optional_time_nanos`, Elasticsearch's default since 7.13 on every index)
+  /// rather than milliseconds (OpenSearch's derived source).
+  bool date_nanos_prints_nanos = false;
+  /// Whether a `text` field without `store` and without a keyword sub-field is stored anyway
+  /// (Elasticsearch 8's synthetic source stores such text itself).
+  bool text_stored_by_default = false;
 };
 
 struct SourceRebuildPlan {
@@ -121,13 +143,10 @@ struct SourceRebuildPlan {
   /// "path: what differs" for fields rebuilt but not always exactly as indexed.
   std::vector<std::string> inexact;
 
-  /// The plan of one type's mapping. `doc_values_by_default`: whether fields without a
-  /// `doc_values` setting have them (false for indices created by Elasticsearch 1.x).
-  /// `little_endian_binary_vectors`: whether dense_vector floats in binary doc values are
-  /// little-endian (Elasticsearch 8.9+). InvalidArgument for a mapping that is not an object tree.
+  /// The plan of one type's mapping, with the defaults `options` gives. InvalidArgument for a
+  /// mapping that is not an object tree.
   static absl::StatusOr<SourceRebuildPlan> FromMapping(const boost::json::object& mapping,
-                                                       bool doc_values_by_default = true,
-                                                       bool little_endian_binary_vectors = false);
+                                                       const RebuildPlanOptions& options = {});
 };
 
 /// Restricts `plan` to the fields a `_source` with these includes/excludes leaves out (the

@@ -102,7 +102,7 @@ void CheckRepository(const fs::path& root, Tally& tally) {
     REQUIRE(metadata.ok());
     const rfs::lucene::IndexSource source = rfs::lucene::DescribeIndexSource(*metadata);
     auto plan = rfs::lucene::SourceRebuildPlan::FromMapping(
-        source.mapping, rfs::lucene::DocValuesByDefault(*metadata));
+        source.mapping, rfs::lucene::RebuildPlanOptionsForIndex(*metadata, source.storage));
     REQUIRE(plan.ok());
     std::vector<const rfs::lucene::RebuildField*> compared;
     for (const auto& field : plan->fields) {

@@ -158,8 +158,8 @@ TEST_CASE("Elasticsearch 8.9+ dense_vector in binary doc values is read little-e
   const auto mapping =
       boost::json::parse(R"({"properties":{"es_binary":{"type":"dense_vector","dims":3}}})")
           .as_object();
-  auto plan = rfs::lucene::SourceRebuildPlan::FromMapping(mapping, true,
-                                                          /*little_endian_binary_vectors=*/true);
+  auto plan = rfs::lucene::SourceRebuildPlan::FromMapping(
+      mapping, rfs::lucene::RebuildPlanOptions{.little_endian_binary_vectors = true});
   REQUIRE(plan.ok());
   rfs::lucene::internal::SourceRebuilder rebuilder(
       std::make_shared<const rfs::lucene::SourceRebuildPlan>(*plan));
