@@ -439,10 +439,9 @@ absl::StatusOr<DocValuesLocation> LocateDocValues(const FieldInfo& field,
   }
   if (format->second.starts_with("ES") && format->second.find("TSDB") != std::string::npos) {
     // ES87TSDB, ES819TSDB: Elasticsearch's own encoding (docs/sourceless.md, "Not done yet").
-    return absl::UnimplementedError(
-        StrCat("segment ", segment.name, " field '", field.name, "': doc values in ",
-               format->second,
-               ", Elasticsearch's format for time_series and logsdb indices, are not read yet"));
+    return absl::UnimplementedError(StrCat(
+        "segment ", segment.name, " field '", field.name, "': doc values in ", format->second,
+        ", Elasticsearch's format for time_series and logsdb indices, are not read yet"));
   }
   DocValuesLocation out;
   out.suffix = StrCat(format->second, "_", suffix->second);
