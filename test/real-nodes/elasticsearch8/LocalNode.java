@@ -75,7 +75,8 @@ public final class LocalNode {
             String nodeName = initial.get("node.name", "local-1");
             Environment env = InternalSettingsPreparer.prepareEnvironment(
                     initial, Map.of(), Paths.get(paths.get("--conf")), () -> nodeName);
-            LogConfigurator.configure(env, false);
+            // true: keep the console appender (the node's output is D/node.log).
+            LogConfigurator.configure(env, true);
             // The server runs from the classpath, not as a named module: no qualified exports.
             PluginsLoader plugins = PluginsLoader.createPluginsLoader(
                     PluginsLoader.loadModulesBundles(Paths.get(paths.get("--modules"))), Set.of(), Map.of(), false);
