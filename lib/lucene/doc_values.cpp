@@ -1,5 +1,8 @@
 // Doc values (Lucene70/80/90DocValuesProducer.java, IndexedDISI.java,
-// DirectReader.java, LegacyDirectReader.java, DirectMonotonicReader.java).
+// DirectReader.java, LegacyDirectReader.java, DirectMonotonicReader.java; Elasticsearch's
+// ES819TSDBDocValuesProducer.java).
+// TODO(rfs): ES87TSDB (Elasticsearch 8.7-8.18) orders its numeric entries differently; no
+// Elasticsearch that writes it runs in the suite yet.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -19,13 +22,15 @@ using core::StrCat;
 
 namespace {
 
+// By DvCodec.
 constexpr std::string_view kMetaNames[] = {"Lucene70DocValuesMetadata", "Lucene80DocValuesMetadata",
-                                           "Lucene90DocValuesMetadata"};
+                                           "Lucene90DocValuesMetadata",
+                                           "ES819TSDBDocValuesMetadata"};
 constexpr std::string_view kDataNames[] = {"Lucene70DocValuesData", "Lucene80DocValuesData",
-                                           "Lucene90DocValuesData"};
+                                           "Lucene90DocValuesData", "ES819TSDBDocValuesData"};
 // Highest .dvm version read: Lucene70 0; Lucene80 2 (VERSION_CONFIGURABLE_COMPRESSION); Lucene90 2
-// (VERSION_SKIPPER_MAX_VALUE_COUNT; 1 = skip index in its own .dvs file).
-constexpr int32_t kMaxMetaVersion[] = {0, 2, 2};
+// (VERSION_SKIPPER_MAX_VALUE_COUNT; 1 = skip index in its own .dvs file); ES819TSDB 0.
+constexpr int32_t kMaxMetaVersion[] = {0, 2, 2, 0};
 
 class MetaParser {
  public:
@@ -34,7 +39,7 @@ class MetaParser {
         codec_(codec),
         version_(version),
         fields_(fields),
-        order_(codec == DvCodec::kLucene90 ? ByteOrder::kLittle : ByteOrder::kBig) {}
+        order_(DocValuesByteOrder(codec)) {}
 
   absl::StatusOr<std::map<int32_t, DocValuesEntry>> Parse(int32_t stop_at) {
     std::map<int32_t, DocValuesEntry> entries;
@@ -61,6 +66,8 @@ class MetaParser {
         // Skipper record: offset, length, maxValue, minValue (i64), docCount, maxDocId (i32),
         // and from version 2 maxValueCount (i32). Only used to skip ranges in queries.
         RFS_RETURN_IF_ERROR(in_.Skip(version_ >= 2 ? 44 : 40));
+      } else if (tsdb() && info->doc_values_skip_index != 0) {
+        RFS_RETURN_IF_ERROR(in_.Skip(40));  // the same record, without maxValueCount
       }
       switch (entry.type) {
         case DvmType::kNumeric:
@@ -141,7 +148,50 @@ class MetaParser {
     return absl::OkStatus();
   }
 
+  bool tsdb() const { return codec_ == DvCodec::kES819TSDB; }
+
+  // ES819TSDB's numeric entry: i64 numValues, i32 numDocsWithField; when there are values, i32
+  // blocks' offsets shift (-1: a single ordinal, no blocks) and their monotonic meta, i64
+  // offsets' offset and length, i64 values' offset and length; then the docs with a value.
+  absl::Status TsdbNumericBody(NumericMeta& out, int32_t& num_docs_with_field) {
+    out.tsdb = true;
+    RFS_ASSIGN_OR_RETURN(out.num_values, Long());
+    RFS_ASSIGN_OR_RETURN(num_docs_with_field, Int());
+    if (out.num_values < 0 || num_docs_with_field < 0) {
+      return in_.Error(StrCat("invalid numeric entry (", out.num_values, " values, ",
+                              num_docs_with_field, " docs)"));
+    }
+    if (out.num_values > 0) {
+      const size_t at = in_.position();
+      RFS_ASSIGN_OR_RETURN(int32_t shift, Int());
+      if (shift == -1) {
+        out.tsdb_single_ordinal = true;
+      } else if (shift == -2) {
+        return absl::UnimplementedError(
+            StrCat(in_.source(), " at offset ", at,
+                   ": ordinals stored as ranges of documents are not read yet"));
+      } else {
+        const int64_t blocks = 1 + ((out.num_values - 1) >> kTsdbBlockShift);
+        RFS_RETURN_IF_ERROR(Monotonic(blocks, shift, out.tsdb_blocks.meta));
+      }
+      RFS_ASSIGN_OR_RETURN(out.tsdb_blocks.offset, Long());
+      RFS_ASSIGN_OR_RETURN(out.tsdb_blocks.length, Long());
+      RFS_ASSIGN_OR_RETURN(out.values_offset, Long());
+      RFS_ASSIGN_OR_RETURN(out.values_length, Long());
+    }
+    return DocsWithField(out.docs);
+  }
+
+  // An ordinal takes the bits of the largest one (at least 1).
+  static int BitsPerOrd(int64_t max_ord) {
+    return max_ord <= 1 ? 1 : 64 - std::countl_zero(static_cast<uint64_t>(max_ord - 1));
+  }
+
   absl::Status NumericBody(NumericMeta& out) {
+    if (tsdb()) {
+      int32_t ignored = 0;
+      return TsdbNumericBody(out, ignored);
+    }
     RFS_RETURN_IF_ERROR(DocsWithField(out.docs));
     RFS_ASSIGN_OR_RETURN(out.num_values, Long());
     const size_t at = in_.position();
@@ -215,8 +265,8 @@ class MetaParser {
     RFS_ASSIGN_OR_RETURN(uint64_t size, in_.ReadVLong());
     out.size = static_cast<int64_t>(size);
     out.block_shift = 6;  // TERMS_DICT_BLOCK_LZ4_SHIFT
-    out.lz4 = codec_ == DvCodec::kLucene90;
-    if (codec_ != DvCodec::kLucene90) {
+    out.lz4 = codec_ == DvCodec::kLucene90 || tsdb();
+    if (codec_ == DvCodec::kLucene70 || codec_ == DvCodec::kLucene80) {
       RFS_ASSIGN_OR_RETURN(int32_t code, Int());
       // Lucene80: TERMS_DICT_BLOCK_LZ4_SHIFT << 16 | LZ4 code 1.
       if (codec_ == DvCodec::kLucene80 && code == ((6 << 16) | 1)) {
@@ -256,6 +306,12 @@ class MetaParser {
   }
 
   absl::Status Sorted(DocValuesEntry& entry) {
+    if (tsdb()) {
+      RFS_RETURN_IF_ERROR(TsdbNumericBody(entry.numeric, entry.num_docs_with_field));
+      RFS_RETURN_IF_ERROR(TermsDict(entry.terms));
+      entry.numeric.tsdb_bits_per_ord = BitsPerOrd(entry.terms.size);
+      return absl::OkStatus();
+    }
     if (codec_ == DvCodec::kLucene90) {
       RFS_RETURN_IF_ERROR(NumericBody(entry.numeric));
     } else {
@@ -272,8 +328,12 @@ class MetaParser {
   }
 
   absl::Status SortedNumeric(DocValuesEntry& entry) {
-    RFS_RETURN_IF_ERROR(NumericBody(entry.numeric));
-    RFS_ASSIGN_OR_RETURN(entry.num_docs_with_field, Int());
+    if (tsdb()) {
+      RFS_RETURN_IF_ERROR(TsdbNumericBody(entry.numeric, entry.num_docs_with_field));
+    } else {
+      RFS_RETURN_IF_ERROR(NumericBody(entry.numeric));
+      RFS_ASSIGN_OR_RETURN(entry.num_docs_with_field, Int());
+    }
     if (entry.num_docs_with_field != entry.numeric.num_values) {
       AddressesMeta addresses;
       RFS_RETURN_IF_ERROR(Addresses(int64_t{entry.num_docs_with_field} + 1, addresses));
@@ -288,6 +348,12 @@ class MetaParser {
     if (multi == 0) return Sorted(entry);
     if (multi != 1) return in_.ErrorAt(at, StrCat("invalid multiValued byte ", int{multi}));
     entry.multi_valued = true;
+    if (tsdb()) {
+      RFS_RETURN_IF_ERROR(SortedNumeric(entry));
+      RFS_RETURN_IF_ERROR(TermsDict(entry.terms));
+      entry.numeric.tsdb_bits_per_ord = BitsPerOrd(entry.terms.size);
+      return absl::OkStatus();
+    }
     if (codec_ == DvCodec::kLucene90) {
       RFS_RETURN_IF_ERROR(SortedNumeric(entry));
     } else {
@@ -437,8 +503,9 @@ absl::StatusOr<DocValuesLocation> LocateDocValues(const FieldInfo& field,
     return absl::DataLossError(StrCat("segment ", segment.name, " field '", field.name,
                                       "': doc values without PerFieldDocValuesFormat attributes"));
   }
-  if (format->second.starts_with("ES") && format->second.find("TSDB") != std::string::npos) {
-    // ES87TSDB, ES819TSDB: Elasticsearch's own encoding (docs/sourceless.md, "Not done yet").
+  if (format->second.starts_with("ES") && format->second.find("TSDB") != std::string::npos &&
+      format->second != "ES819TSDB") {
+    // ES87TSDB: Elasticsearch 8.7-8.18's (docs/sourceless.md, "Not done yet").
     return absl::UnimplementedError(StrCat(
         "segment ", segment.name, " field '", field.name, "': doc values in ", format->second,
         ", Elasticsearch's format for time_series and logsdb indices, are not read yet"));
@@ -636,6 +703,7 @@ absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, in
     return core::DataLossAt(file_.data_name(), meta.values_offset,
                             StrCat("value index ", index, " out of ", meta.num_values));
   }
+  if (meta.tsdb) return TsdbValue(meta, index);
   const std::span<const uint8_t> data = file_.data();
   if (meta.block_shift >= 0) {
     // Blocks of 2^shift values, each: u8 bitsPerValue, i64 min, [i32 length, packed values].
@@ -707,6 +775,29 @@ absl::StatusOr<int64_t> FieldDocValues::NumericValue(const NumericMeta& meta, in
     return meta.table[packed];
   }
   return WrapAdd(meta.min, WrapMul(meta.gcd, static_cast<int64_t>(packed)));
+}
+
+absl::StatusOr<int64_t> FieldDocValues::TsdbValue(const NumericMeta& meta, int64_t index) {
+  if (meta.tsdb_single_ordinal) return 0;
+  const int64_t block = index >> kTsdbBlockShift;
+  if (block != tsdb_block_) {
+    tsdb_block_ = -1;
+    RFS_ASSIGN_OR_RETURN(int64_t start, Monotonic(meta.tsdb_blocks, block));
+    const std::span<const uint8_t> data = file_.data();
+    const uint64_t end = static_cast<uint64_t>(meta.values_offset) + meta.values_length;
+    if (meta.values_offset < 0 || meta.values_length < 0 || end > data.size() || start < 0 ||
+        static_cast<uint64_t>(start) >= static_cast<uint64_t>(meta.values_length)) {
+      return core::DataLossAt(file_.data_name(), static_cast<uint64_t>(meta.values_offset),
+                              StrCat("block ", block, " at ", start, " outside the values"));
+    }
+    const uint64_t pos = static_cast<uint64_t>(meta.values_offset) + static_cast<uint64_t>(start);
+    ByteReader in(data.subspan(pos, end - pos), file_.data_name(), pos);
+    RFS_RETURN_IF_ERROR(meta.tsdb_bits_per_ord > 0
+                            ? DecodeTsdbOrdinals(in, meta.tsdb_bits_per_ord, tsdb_values_)
+                            : DecodeTsdbNumbers(in, tsdb_values_));
+    tsdb_block_ = block;
+  }
+  return tsdb_values_[static_cast<size_t>(index & (kTsdbBlockSize - 1))];
 }
 
 absl::Status FieldDocValues::Numbers(int32_t doc, std::vector<int64_t>& out) {

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "lucene/field_infos_internal.hpp"
 #include "lucene/format_util_internal.hpp"
+#include "lucene/tsdb_doc_values_internal.hpp"
 
 namespace rfs::lucene::internal {
 
@@ -39,7 +40,16 @@ enum class DvmType : uint8_t {
   kSortedNumeric = 4,
 };
 
-enum class DvCodec : uint8_t { kLucene70 = 0, kLucene80 = 1, kLucene90 = 2 };
+/// kES819TSDB: Elasticsearch 8.19's TSDB format (time_series and logsdb indices), Lucene90's
+/// terms dictionary and IndexedDISI with numbers and ordinals in blocks of their own.
+enum class DvCodec : uint8_t { kLucene70 = 0, kLucene80 = 1, kLucene90 = 2, kES819TSDB = 3 };
+
+/// Lucene 9's and Elasticsearch's formats write little-endian numbers, Lucene 7's and 8's
+/// big-endian.
+inline core::ByteOrder DocValuesByteOrder(DvCodec codec) {
+  return codec == DvCodec::kLucene70 || codec == DvCodec::kLucene80 ? core::ByteOrder::kBig
+                                                                    : core::ByteOrder::kLittle;
+}
 
 /// DirectMonotonicReader metadata: one record per block of 2^shift values.
 struct MonotonicMeta {
@@ -60,6 +70,13 @@ struct DocsWithFieldMeta {
   int8_t dense_rank_power = -1;
 };
 
+/// Where each doc-with-value's run of values (or ords) starts: DirectMonotonic addresses.
+struct AddressesMeta {
+  int64_t offset = 0;
+  int64_t length = 0;
+  MonotonicMeta meta;
+};
+
 struct NumericMeta {
   DocsWithFieldMeta docs;
   int64_t num_values = 0;
@@ -72,13 +89,13 @@ struct NumericMeta {
   int64_t values_offset = 0;
   int64_t values_length = 0;
   int64_t jump_table_offset = -1;
-};
-
-/// Where each doc-with-value's run of values (or ords) starts: DirectMonotonic addresses.
-struct AddressesMeta {
-  int64_t offset = 0;
-  int64_t length = 0;
-  MonotonicMeta meta;
+  /// kES819TSDB: blocks of 128 values (ordinals when `tsdb_bits_per_ord` > 0), block b at
+  /// values_offset + the monotonic `tsdb_blocks`[b]; with `tsdb_single_ordinal`, no blocks and
+  /// every value is ordinal 0.
+  bool tsdb = false;
+  bool tsdb_single_ordinal = false;
+  int tsdb_bits_per_ord = 0;
+  AddressesMeta tsdb_blocks;
 };
 
 struct TermsDictMeta {
@@ -135,9 +152,7 @@ class DocValuesFile {
 
   const DocValuesEntry* Entry(int32_t field_number) const;
   DvCodec codec() const { return codec_; }
-  core::ByteOrder order() const {
-    return codec_ == DvCodec::kLucene90 ? core::ByteOrder::kLittle : core::ByteOrder::kBig;
-  }
+  core::ByteOrder order() const { return DocValuesByteOrder(codec_); }
   std::span<const uint8_t> data() const { return data_.bytes(); }
   const std::string& data_name() const { return data_name_; }
   const std::string& meta_name() const { return meta_name_; }
@@ -229,6 +244,7 @@ class FieldDocValues {
 
  private:
   absl::StatusOr<int64_t> NumericValue(const NumericMeta& meta, int64_t index);
+  absl::StatusOr<int64_t> TsdbValue(const NumericMeta& meta, int64_t index);
   absl::StatusOr<int64_t> Monotonic(const AddressesMeta& addresses, int64_t index);
   absl::Status Ords(int32_t doc, std::vector<int64_t>& ords);
   // The doc's run of numeric values (one, or those its addresses give).
@@ -245,6 +261,9 @@ class FieldDocValues {
   std::vector<uint8_t> block_bytes_;
   std::vector<std::pair<uint32_t, uint32_t>> block_terms_;  // (offset, length) in block_text_
   std::string block_text_;
+  // The TSDB block decoded last.
+  int64_t tsdb_block_ = -1;
+  TsdbBlock tsdb_values_{};
   // The Lucene80 compressed-binary chunk decoded last.
   int64_t chunk_ = -1;
   std::vector<uint8_t> chunk_bytes_;

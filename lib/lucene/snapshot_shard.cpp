@@ -116,6 +116,8 @@ RebuildPlanOptions RebuildPlanOptionsForIndex(const snapshot::IndexMetadata& ind
   // Elasticsearch 8's synthetic source stores a text field that has no keyword sub-field to
   // rebuild it from, whatever its mapping says of `store`.
   options.text_stored_by_default = elasticsearch && source.mode == SourceStorage::Mode::kSynthetic;
+  // Elasticsearch 8.19's logsdb keeps arrays as sent, in `<field>.offsets` companions.
+  options.array_offsets = options.text_stored_by_default;
   return options;
 }
 

@@ -320,6 +320,12 @@ struct PlanBuilder {
         out.kind != RebuildKind::kVector) {
       out.exactness = RebuildExactness::kArraysReordered;
     }
+    if (options.array_offsets && out.doc_values && !out.stored && out.value_field.empty() &&
+        nested_scope.empty() && out.kind != RebuildKind::kVector &&
+        out.kind != RebuildKind::kBinary && out.kind != RebuildKind::kGeoPoint &&
+        out.kind != RebuildKind::kText) {
+      out.array_offsets_field = StrCat(path, ".offsets");
+    }
     // Values over ignore_above complete doc values only; stored values of nested child
     // documents are not read.
     if (out.stored || !out.doc_values || out.points || out.terms || !nested_scope.empty()) {
@@ -795,6 +801,8 @@ void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors&
   terms_index_ = terms;
   readers_.assign(plan_->fields.size(), nullptr);
   resolved_.assign(plan_->fields.size(), false);
+  offsets_readers_.assign(plan_->fields.size(), nullptr);
+  offsets_resolved_.assign(plan_->fields.size(), false);
 }
 
 absl::StatusOr<FieldDocValues*> SourceRebuilder::Reader(size_t f) {
@@ -1075,6 +1083,48 @@ absl::Status SourceRebuilder::RebuildChild(int32_t doc) {
   return absl::OkStatus();
 }
 
+absl::Status SourceRebuilder::ApplyArrayOffsets(size_t f, int32_t doc,
+                                                std::vector<std::string>& values) {
+  const RebuildField& field = plan_->fields[f];
+  if (field.array_offsets_field.empty()) return absl::OkStatus();
+  if (!offsets_resolved_[f]) {
+    RFS_ASSIGN_OR_RETURN(offsets_readers_[f], doc_values_->Field(field.array_offsets_field));
+    offsets_resolved_[f] = true;
+  }
+  if (offsets_readers_[f] == nullptr) return absl::OkStatus();
+  RFS_RETURN_IF_ERROR(offsets_readers_[f]->Terms(doc, terms_));
+  if (terms_.empty()) return absl::OkStatus();  // a single value or none: nothing to reorder
+  // FieldArrayContext: ZigZag VInt count, then per position the ZigZag VInt index of its value
+  // among the document's distinct values (-1: null).
+  const std::string& encoded = terms_.front();
+  core::ByteReader in(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size()),
+      field.array_offsets_field);
+  auto zigzag = [&]() -> absl::StatusOr<int64_t> {
+    RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadVInt());
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+  };
+  RFS_ASSIGN_OR_RETURN(int64_t count, zigzag());
+  std::vector<std::string> distinct = values;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (count < 0 || static_cast<uint64_t>(count) > encoded.size()) {
+    return in.Error(StrCat("invalid array length ", count, " of doc ", doc));
+  }
+  values.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    RFS_ASSIGN_OR_RETURN(int64_t ord, zigzag());
+    if (ord == -1) {
+      values.push_back("null");
+    } else if (ord < 0 || static_cast<uint64_t>(ord) >= distinct.size()) {
+      return in.Error(StrCat("array position ", i, " of doc ", doc, " names value ", ord, " of ",
+                             distinct.size()));
+    } else {
+      values.push_back(distinct[static_cast<size_t>(ord)]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue>& stored,
                                       std::string& out, std::span<const int32_t> children) {
   for (auto& objects : pending_) objects.clear();
@@ -1084,6 +1134,7 @@ absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue
     values_[f].clear();
     if (field_scope_[f] >= 0) continue;
     auto status = FieldValues(f, doc, stored, values_[f]);
+    if (status.ok()) status = ApplyArrayOffsets(f, doc, values_[f]);
     if (!status.ok()) {
       return core::WithContext(
           status, StrCat("rebuilding field '", plan_->fields[f].path, "' of doc ", doc));

@@ -84,6 +84,9 @@ class SourceRebuilder {
   absl::Status KeywordWithOriginalValues(size_t f, int32_t doc,
                                          const std::vector<StoredValue>& stored,
                                          std::vector<std::string>& out);
+  // Puts field `f`'s values (sorted, from doc values) in the order of the document's arrays
+  // when its `<field>.offsets` companion says it (repeats and nulls included).
+  absl::Status ApplyArrayOffsets(size_t f, int32_t doc, std::vector<std::string>& values);
   // A keyword's or boolean's values from the segment's terms and postings.
   absl::Status TermValues(size_t f, int32_t doc, std::vector<std::string>& out);
 
@@ -103,6 +106,8 @@ class SourceRebuilder {
   std::vector<std::string> term_values_;
   std::vector<FieldDocValues*> readers_;  // by field, valid where resolved_
   std::vector<bool> resolved_;
+  std::vector<FieldDocValues*> offsets_readers_;  // array_offsets_field's, as readers_
+  std::vector<bool> offsets_resolved_;
   std::vector<std::string> terms_;
   std::vector<int64_t> numbers_;
   std::string binary_;

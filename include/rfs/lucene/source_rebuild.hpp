@@ -100,6 +100,11 @@ struct RebuildField {
   /// document order. Set for keywords (and text read from a keyword sub-field) with
   /// `ignore_above`; a segment without that field simply adds nothing.
   std::string original_values_field;
+  /// Elasticsearch's synthetic source that keeps arrays as sent (logsdb indices from 8.19)
+  /// writes each array's order, repeats and nulls to `<field>.offsets`: positions into the
+  /// document's distinct values. Set where such a field may exist; absent in a segment, the
+  /// values stay sorted.
+  std::string array_offsets_field;
   /// The innermost `nested` object path above the field ("" for fields of the root document):
   /// its values live in the nested child documents Lucene keeps before their parent.
   std::string nested_path;
@@ -128,6 +133,9 @@ struct RebuildPlanOptions {
   /// Whether a `text` field without `store` and without a keyword sub-field is stored anyway
   /// (Elasticsearch 8's synthetic source stores such text itself).
   bool text_stored_by_default = false;
+  /// Whether fields read from doc values may have an `<field>.offsets` companion giving their
+  /// arrays' order (Elasticsearch's synthetic source).
+  bool array_offsets = false;
 };
 
 struct SourceRebuildPlan {
