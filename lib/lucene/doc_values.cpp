@@ -1,8 +1,6 @@
 // Doc values (Lucene70/80/90DocValuesProducer.java, IndexedDISI.java,
 // DirectReader.java, LegacyDirectReader.java, DirectMonotonicReader.java; Elasticsearch's
-// ES819TSDBDocValuesProducer.java).
-// TODO(rfs): ES87TSDB (Elasticsearch 8.7-8.18) orders its numeric entries differently; no
-// Elasticsearch that writes it runs in the suite yet.
+// ES87TSDBDocValuesProducer.java, ES819TSDBDocValuesProducer.java).
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -23,14 +21,15 @@ using core::StrCat;
 namespace {
 
 // By DvCodec.
-constexpr std::string_view kMetaNames[] = {"Lucene70DocValuesMetadata", "Lucene80DocValuesMetadata",
-                                           "Lucene90DocValuesMetadata",
-                                           "ES819TSDBDocValuesMetadata"};
+constexpr std::string_view kMetaNames[] = {
+    "Lucene70DocValuesMetadata", "Lucene80DocValuesMetadata", "Lucene90DocValuesMetadata",
+    "ES819TSDBDocValuesMetadata", "ES87TSDBDocValuesMetadata"};
 constexpr std::string_view kDataNames[] = {"Lucene70DocValuesData", "Lucene80DocValuesData",
-                                           "Lucene90DocValuesData", "ES819TSDBDocValuesData"};
+                                           "Lucene90DocValuesData", "ES819TSDBDocValuesData",
+                                           "ES87TSDBDocValuesData"};
 // Highest .dvm version read: Lucene70 0; Lucene80 2 (VERSION_CONFIGURABLE_COMPRESSION); Lucene90 2
-// (VERSION_SKIPPER_MAX_VALUE_COUNT; 1 = skip index in its own .dvs file); ES819TSDB 0.
-constexpr int32_t kMaxMetaVersion[] = {0, 2, 2, 0};
+// (VERSION_SKIPPER_MAX_VALUE_COUNT; 1 = skip index in its own .dvs file); ES819TSDB 0; ES87TSDB 0.
+constexpr int32_t kMaxMetaVersion[] = {0, 2, 2, 0, 0};
 
 class MetaParser {
  public:
@@ -148,15 +147,20 @@ class MetaParser {
     return absl::OkStatus();
   }
 
-  bool tsdb() const { return codec_ == DvCodec::kES819TSDB; }
+  bool tsdb() const { return codec_ == DvCodec::kES819TSDB || codec_ == DvCodec::kES87TSDB; }
 
   // ES819TSDB's numeric entry: i64 numValues, i32 numDocsWithField; when there are values, i32
   // blocks' offsets shift (-1: a single ordinal, no blocks) and their monotonic meta, i64
   // offsets' offset and length, i64 values' offset and length; then the docs with a value.
+  // ES87TSDB's has the docs with a value first, and no numDocsWithField.
   absl::Status TsdbNumericBody(NumericMeta& out, int32_t& num_docs_with_field) {
     out.tsdb = true;
+    const bool es87 = codec_ == DvCodec::kES87TSDB;
+    if (es87) RFS_RETURN_IF_ERROR(DocsWithField(out.docs));
     RFS_ASSIGN_OR_RETURN(out.num_values, Long());
-    RFS_ASSIGN_OR_RETURN(num_docs_with_field, Int());
+    if (!es87) {
+      RFS_ASSIGN_OR_RETURN(num_docs_with_field, Int());
+    }
     if (out.num_values < 0 || num_docs_with_field < 0) {
       return in_.Error(StrCat("invalid numeric entry (", out.num_values, " values, ",
                               num_docs_with_field, " docs)"));
@@ -179,7 +183,7 @@ class MetaParser {
       RFS_ASSIGN_OR_RETURN(out.values_offset, Long());
       RFS_ASSIGN_OR_RETURN(out.values_length, Long());
     }
-    return DocsWithField(out.docs);
+    return es87 ? absl::OkStatus() : DocsWithField(out.docs);
   }
 
   // An ordinal takes the bits of the largest one (at least 1).
@@ -328,7 +332,7 @@ class MetaParser {
   }
 
   absl::Status SortedNumeric(DocValuesEntry& entry) {
-    if (tsdb()) {
+    if (codec_ == DvCodec::kES819TSDB) {
       RFS_RETURN_IF_ERROR(TsdbNumericBody(entry.numeric, entry.num_docs_with_field));
     } else {
       RFS_RETURN_IF_ERROR(NumericBody(entry.numeric));
@@ -504,8 +508,8 @@ absl::StatusOr<DocValuesLocation> LocateDocValues(const FieldInfo& field,
                                       "': doc values without PerFieldDocValuesFormat attributes"));
   }
   if (format->second.starts_with("ES") && format->second.find("TSDB") != std::string::npos &&
-      format->second != "ES819TSDB") {
-    // ES87TSDB: Elasticsearch 8.7-8.18's (docs/sourceless.md, "Not done yet").
+      format->second != "ES819TSDB" && format->second != "ES87TSDB") {
+    // A TSDB format newer than those read (docs/sourceless.md, "Not done yet").
     return absl::UnimplementedError(StrCat(
         "segment ", segment.name, " field '", field.name, "': doc values in ", format->second,
         ", Elasticsearch's format for time_series and logsdb indices, are not read yet"));

@@ -40,9 +40,16 @@ enum class DvmType : uint8_t {
   kSortedNumeric = 4,
 };
 
-/// kES819TSDB: Elasticsearch 8.19's TSDB format (time_series and logsdb indices), Lucene90's
-/// terms dictionary and IndexedDISI with numbers and ordinals in blocks of their own.
-enum class DvCodec : uint8_t { kLucene70 = 0, kLucene80 = 1, kLucene90 = 2, kES819TSDB = 3 };
+/// kES87TSDB, kES819TSDB: Elasticsearch's TSDB formats (time_series and logsdb indices; 8.7-8.18
+/// and 8.19 on), Lucene90's terms dictionary and IndexedDISI with numbers and ordinals in blocks
+/// of their own.
+enum class DvCodec : uint8_t {
+  kLucene70 = 0,
+  kLucene80 = 1,
+  kLucene90 = 2,
+  kES819TSDB = 3,
+  kES87TSDB = 4
+};
 
 /// Lucene 9's and Elasticsearch's formats write little-endian numbers, Lucene 7's and 8's
 /// big-endian.
@@ -89,8 +96,8 @@ struct NumericMeta {
   int64_t values_offset = 0;
   int64_t values_length = 0;
   int64_t jump_table_offset = -1;
-  /// kES819TSDB: blocks of 128 values (ordinals when `tsdb_bits_per_ord` > 0), block b at
-  /// values_offset + the monotonic `tsdb_blocks`[b]; with `tsdb_single_ordinal`, no blocks and
+  /// kES87TSDB, kES819TSDB: blocks of 128 values (ordinals when `tsdb_bits_per_ord` > 0), block b
+  /// at values_offset + the monotonic `tsdb_blocks`[b]; with `tsdb_single_ordinal`, no blocks and
   /// every value is ordinal 0.
   bool tsdb = false;
   bool tsdb_single_ordinal = false;

@@ -100,6 +100,7 @@ struct DocumentCursor::Impl {
   struct RebuildStoredField {
     size_t field = 0;
     bool original = false;
+    bool ignored_source = false;
   };
   std::map<int32_t, RebuildStoredField> rebuild_stored;
   std::vector<internal::StoredValue> stored_values;
@@ -181,6 +182,11 @@ struct DocumentCursor::Impl {
           }
         }
       }
+      if (state->options.rebuild_plan->reads_ignored_source) {
+        if (const FieldInfo* info = fields.ByName("_ignored_source")) {
+          rebuild_stored[info->number] = {0, false, true};
+        }
+      }
     }
     segment_dir = std::move(dir);
     open = true;
@@ -246,6 +252,7 @@ struct DocumentCursor::Impl {
               internal::StoredValue& v = stored_values.emplace_back();
               v.field = it->second.field;
               v.original = it->second.original;
+              v.ignored_source = it->second.ignored_source;
               v.text.assign(f.string_value());
               v.long_value = f.long_value;
               v.double_value = f.double_value;

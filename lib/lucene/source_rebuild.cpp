@@ -15,6 +15,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/content/source_json.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -651,6 +652,7 @@ absl::StatusOr<SourceRebuildPlan> SourceRebuildPlan::FromMapping(
     const json::object& mapping, const RebuildPlanOptions& options) {
   PlanBuilder builder;
   builder.options = options;
+  builder.plan.reads_ignored_source = options.array_offsets;
   const json::value* properties = Find(mapping, "properties");
   if (properties != nullptr && !properties->is_object()) {
     return absl::InvalidArgumentError("mapping properties is not an object");
@@ -838,7 +840,7 @@ absl::Status SourceRebuilder::FieldValues(size_t f, int32_t doc,
   // Stored values keep the document's order and duplicates: prefer them.
   if (field.stored) {
     for (const auto& value : stored) {
-      if (value.field != f || value.original) continue;
+      if (value.field != f || value.original || value.ignored_source) continue;
       switch (field.kind) {
         case RebuildKind::kKeyword:
         case RebuildKind::kText:
@@ -1141,9 +1143,91 @@ absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue
     }
     NoteExactness(f);
   }
+  if (plan_->reads_ignored_source) RFS_RETURN_IF_ERROR(ApplyIgnoredSource(stored));
   out.clear();
   Write(0, out);
   if (out.empty()) out = "{}";
+  return absl::OkStatus();
+}
+
+absl::Status SourceRebuilder::ApplyIgnoredSource(const std::vector<StoredValue>& stored) {
+  for (const auto& entry : stored) {
+    if (!entry.ignored_source) continue;
+    // IgnoredSourceFieldMapper: i32 LE (name length + 65536 × the parent's offset in the name),
+    // the name, then the value: one type byte and its bytes (XContentDataHelper).
+    const auto* bytes = reinterpret_cast<const uint8_t*>(entry.text.data());
+    core::ByteReader in(std::span<const uint8_t>(bytes, entry.text.size()), "_ignored_source");
+    RFS_ASSIGN_OR_RETURN(uint32_t packed, in.ReadLeU32());
+    RFS_ASSIGN_OR_RETURN(std::span<const uint8_t> name_bytes, in.ReadBytes(packed & 0xFFFF));
+    const std::string name(name_bytes.begin(), name_bytes.end());
+    auto it = std::lower_bound(
+        plan_->fields.begin(), plan_->fields.end(), name,
+        [](const RebuildField& field, const std::string& path) { return field.path < path; });
+    // Whole objects and fields the plan does not rebuild are left as they are.
+    if (it == plan_->fields.end() || it->path != name) continue;
+    const size_t f = static_cast<size_t>(it - plan_->fields.begin());
+    if (field_scope_[f] >= 0) continue;
+    const size_t type_at = in.position();
+    RFS_ASSIGN_OR_RETURN(uint8_t type, in.ReadByte());
+    const std::span<const uint8_t> rest =
+        std::span<const uint8_t>(bytes, entry.text.size()).subspan(in.position());
+    std::string json;
+    switch (type) {
+      case 'S':
+        json =
+            JsonString(std::string_view(reinterpret_cast<const char*>(rest.data()), rest.size()));
+        break;
+      case 'I': {
+        RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadLeU32());
+        json = std::to_string(static_cast<int32_t>(v));
+        break;
+      }
+      case 'L': {
+        RFS_ASSIGN_OR_RETURN(uint64_t v, in.ReadLeU64());
+        json = std::to_string(static_cast<int64_t>(v));
+        break;
+      }
+      case 'D': {
+        RFS_ASSIGN_OR_RETURN(uint64_t v, in.ReadLeU64());
+        json = JavaDoubleString(std::bit_cast<double>(v));
+        break;
+      }
+      case 'F': {
+        RFS_ASSIGN_OR_RETURN(uint32_t v, in.ReadLeU32());
+        json = JavaFloatString(std::bit_cast<float>(v));
+        break;
+      }
+      case 't':
+      case 'f':
+        json = type == 't' ? "true" : "false";
+        break;
+      case 'n':
+        json = "null";
+        break;
+      case 'b':
+        json = JsonString(core::Base64Encode(rest));
+        break;
+      case 'v':  // nothing to print
+        break;
+      case 'j':
+      case 'c':
+      case 's':
+      case 'y': {  // a whole array or object in the document's own content type
+        const content::SourceFormat format = type == 'j'   ? content::SourceFormat::kJson
+                                             : type == 'c' ? content::SourceFormat::kCbor
+                                             : type == 's' ? content::SourceFormat::kSmile
+                                                           : content::SourceFormat::kYaml;
+        RFS_RETURN_IF_ERROR(
+            content::AppendSourceAsJson(rest, format, json, StrCat("_ignored_source of ", name)));
+        break;
+      }
+      default:
+        return in.ErrorAt(type_at, StrCat("value of type '", static_cast<char>(type), "' for ",
+                                          name, " is not read"));
+    }
+    values_[f].clear();
+    if (!json.empty()) values_[f].push_back(std::move(json));
+  }
   return absl::OkStatus();
 }
 

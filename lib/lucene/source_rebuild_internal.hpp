@@ -37,6 +37,8 @@ struct StoredValue {
   bool is_number = false;
   /// A value of the field's `original_values_field` (over `ignore_above`), not of the field.
   bool original = false;
+  /// An `_ignored_source` entry (`field` unused): a field's name and its whole value.
+  bool ignored_source = false;
 };
 
 class SourceRebuilder {
@@ -84,6 +86,9 @@ class SourceRebuilder {
   absl::Status KeywordWithOriginalValues(size_t f, int32_t doc,
                                          const std::vector<StoredValue>& stored,
                                          std::vector<std::string>& out);
+  // Replaces the values of each field an `_ignored_source` entry of `stored` names with the
+  // entry's value.
+  absl::Status ApplyIgnoredSource(const std::vector<StoredValue>& stored);
   // Puts field `f`'s values (sorted, from doc values) in the order of the document's arrays
   // when its `<field>.offsets` companion says it (repeats and nulls included).
   absl::Status ApplyArrayOffsets(size_t f, int32_t doc, std::vector<std::string>& values);

@@ -1,11 +1,11 @@
 // libFuzzer entry point for doc values (`.dvm` metadata of the Lucene 7/8/9-10 formats and
-// Elasticsearch's ES819TSDB, the IndexedDISI and packed readers over `.dvd` bytes, and the TSDB
-// block decoders): any input must read or fail with a clean status, never crash, hang or read out
-// of bounds. Checksums are not in the way: the parsers are called on the bytes directly.
+// Elasticsearch's ES87TSDB and ES819TSDB, the IndexedDISI and packed readers over `.dvd` bytes, and
+// the TSDB block decoders): any input must read or fail with a clean status, never crash, hang or
+// read out of bounds. Checksums are not in the way: the parsers are called on the bytes directly.
 //
 // Input: byte 0 picks the codec and the metadata version (0-8: Lucene70, 80, 90 × versions 0-2;
-// 9 and above: ES819TSDB), byte 1 max_doc / 8 (and the bits of TSDB ordinals), bytes 2-3 where
-// the metadata ends; the rest after it is the data.
+// 9 and above: ES819TSDB when odd, ES87TSDB when even), byte 1 max_doc / 8 (and the bits of TSDB
+// ordinals), bytes 2-3 where the metadata ends; the rest after it is the data.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -48,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 4) return 0;
   const bool tsdb = data[0] >= 9;
   const internal::DvCodec codec =
-      tsdb ? internal::DvCodec::kES819TSDB : static_cast<internal::DvCodec>(data[0] % 3);
+      tsdb ? (data[0] % 2 == 1 ? internal::DvCodec::kES819TSDB : internal::DvCodec::kES87TSDB)
+           : static_cast<internal::DvCodec>(data[0] % 3);
   const int32_t version = tsdb ? 0 : (data[0] / 3) % 3;
   const int32_t max_doc = data[1] * 8;
   const size_t meta_end = std::min<size_t>(size, 4 + ((size_t{data[2]} << 8) | data[3]));

@@ -1454,12 +1454,14 @@ TEST_CASE(
 
 TEST_CASE("time_series and logsdb indices of Elasticsearch 8 are rebuilt as the node returns them",
           "[real][sourceless]") {
-  // Both modes keep every field's doc values in Elasticsearch's TSDB format (ES819TSDB): numbers
-  // in blocks of 128 (delta, offset and gcd encoded, or constant), ordinals in runs, cycles or
-  // packed. logsdb also keeps arrays as sent (order, repeats and nulls) in `<field>.offsets`.
-  // 1,500 documents in three segments: several blocks per field, dense and sparse fields, a
-  // keyword with a single value in every document, arrays in some documents.
-  RealNode node("es8");
+  // Both modes keep every field's doc values in Elasticsearch's TSDB format (ES87TSDB written by
+  // 8.18, ES819TSDB by 8.19): numbers in blocks of 128 (delta, offset and gcd encoded, or
+  // constant), ordinals in runs, cycles or packed. 8.19's logsdb also keeps arrays as sent
+  // (order, repeats and nulls) in `<field>.offsets`. 1,500 documents in three segments: several
+  // blocks per field, dense and sparse fields, a keyword with a single value in every document,
+  // arrays in some documents.
+  const std::string node_name = GENERATE(as<std::string>(), "es8", "es818");
+  RealNode node(node_name);
   const std::string properties = R"({
     "@timestamp":{"type":"date"},"host":{"type":"keyword","time_series_dimension":true},
     "cpu":{"type":"double","time_series_metric":"gauge"},
@@ -1495,7 +1497,7 @@ TEST_CASE("time_series and logsdb indices of Elasticsearch 8 are rebuilt as the 
     return doc;
   };
   for (const std::string mode : {"time_series", "logsdb"}) {
-    const std::string index = "rn-es8-" + mode;
+    const std::string index = "rn-" + node_name + "-" + mode;
     const bool logsdb = mode == "logsdb";
     node.DeleteIndices({index});
     json::object mapping = json::parse(properties).as_object();
@@ -1533,7 +1535,8 @@ TEST_CASE("time_series and logsdb indices of Elasticsearch 8 are rebuilt as the 
     REQUIRE(synthetic.size() == 1500);
     uint64_t rebuilt = 0;
     const SnapshotDocuments read =
-        rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
+        rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt,
+                                         /*rebuild_all=*/true);
     REQUIRE(read.count(index) == 1);
     CHECK(read.at(index).size() == synthetic.size());
     CHECK(rebuilt == synthetic.size());

@@ -146,6 +146,10 @@ struct SourceRebuildPlan {
   /// only the fields left out, and their rebuilt values are added to each stored source (never
   /// replacing a value it holds).
   bool completes_partial_sources = false;
+  /// Elasticsearch's synthetic source keeps some values whole in the stored field
+  /// `_ignored_source` (logsdb arrays before 8.19, values its doc values cannot give back): read
+  /// them, and let each replace the rebuilt values of its field.
+  bool reads_ignored_source = false;
   /// "path: reason" for every mapped field that cannot be rebuilt.
   std::vector<std::string> unrebuildable;
   /// "path: what differs" for fields rebuilt but not always exactly as indexed.
