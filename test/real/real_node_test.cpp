@@ -1189,6 +1189,25 @@ std::map<std::string, json::object> IndexForRebuild(RealNode& node, const std::s
                          [points](int n) { return RebuildDocument(n, points); });
 }
 
+// Reads the snapshot of `index` in `repo` with its documents rebuilt: all `count` of them are
+// rebuilt, and each equals the node's own GET _doc answer (its derived or synthetic source,
+// printed by its own mappers). The documents read.
+SnapshotDocuments RebuiltAsTheNodeReturnsThem(RealNode& node, const fs::path& repo,
+                                              const std::string& index, size_t count) {
+  uint64_t rebuilt = 0;
+  SnapshotDocuments read =
+      rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
+  REQUIRE(read.count(index) == 1);
+  CHECK(read.at(index).size() == count);
+  CHECK(rebuilt == count);
+  for (const auto& [id, doc] : read.at(index)) {
+    INFO("_id " << id << " rebuilt " << doc.source);
+    const json::value answer = node.Ok("GET", "/" + index + "/_doc/" + id);
+    CheckSameDocument(json::parse(doc.source), answer.at("_source"));
+  }
+  return read;
+}
+
 }  // namespace
 
 TEST_CASE("documents of an index with _source disabled are rebuilt as they were indexed",
@@ -1361,18 +1380,7 @@ TEST_CASE("documents of an OpenSearch 3 derived-source index are rebuilt as the 
   fs::path repo;
   const auto held =
       IndexForRebuild(node, index, R"(,"index.derived_source.enabled":true)", "", repo);
-  uint64_t rebuilt = 0;
-  const SnapshotDocuments read =
-      rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
-  REQUIRE(read.count(index) == 1);
-  CHECK(read.at(index).size() == held.size());
-  CHECK(rebuilt == held.size());
-  for (const auto& [id, doc] : read.at(index)) {
-    INFO("_id " << id << " rebuilt " << doc.source);
-    const json::value derived = node.Ok("GET", "/" + index + "/_doc/" + id);
-    // The node's own derived source, printed by its own mappers.
-    CheckSameDocument(json::parse(doc.source), derived.at("_source"));
-  }
+  const SnapshotDocuments read = RebuiltAsTheNodeReturnsThem(node, repo, index, held.size());
   // DocumentsFromSnapshotMigration rebuilds them into OpenSearch 2 and says how many it rebuilt.
   RealNode target("os2");
   target.DeleteIndices({index});
@@ -1435,17 +1443,7 @@ TEST_CASE(
   fs::path repo;
   const auto held = IndexForRebuild(node, index, R"(,"index.mapping.source.mode":"synthetic")", "",
                                     repo, json::serialize(properties), make);
-  uint64_t rebuilt = 0;
-  const SnapshotDocuments read =
-      rfs::test::ReadSnapshotDocuments(repo, "s-" + index, /*rebuild=*/true, &rebuilt);
-  REQUIRE(read.count(index) == 1);
-  CHECK(read.at(index).size() == held.size());
-  CHECK(rebuilt == held.size());
-  for (const auto& [id, doc] : read.at(index)) {
-    INFO("_id " << id << " rebuilt " << doc.source);
-    const json::value synthetic = node.Ok("GET", "/" + index + "/_doc/" + id);
-    CheckSameDocument(json::parse(doc.source), synthetic.at("_source"));
-  }
+  const SnapshotDocuments read = RebuiltAsTheNodeReturnsThem(node, repo, index, held.size());
   // The date_nanos value keeps its nanoseconds, as Elasticsearch prints them.
   CHECK(read.at(index).at("r1").source.find("10:11:12.123456789Z") != std::string::npos);
 
