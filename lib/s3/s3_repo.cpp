@@ -109,6 +109,8 @@ struct S3Repo::Impl {
   S3Uri uri;
   S3Options options;
   std::shared_ptr<net::IHttpTransport> transport;
+  // The same connections without resends, for requests that have another way to get their answer.
+  std::shared_ptr<net::IHttpTransport> single_try_transport;
   // Requests go to "/<key>" (virtual-hosted) or "/<bucket>/<key>" (path-style).
   std::string key_path_prefix;
 
@@ -231,6 +233,44 @@ struct S3Repo::Impl {
     return std::move(r.body);
   }
 
+  // A blob of unknown size opened with one request instead of a HEAD and a GET: a GET of its
+  // first `whole_blob_bytes`. Either the answer holds the whole blob (`whole` is set), or its
+  // Content-Range gives the size of a larger one. Sent once, without resends: on any answer
+  // but these (a zero-byte blob has no first byte to give, and stores answer that differently)
+  // the result is nullopt, and the caller asks with HEAD as before.
+  struct FirstBytes {
+    uint64_t size = 0;
+    std::shared_ptr<const core::MemoryFile> whole;
+  };
+  absl::StatusOr<std::optional<FirstBytes>> GetFirstBytes(std::string_view path) const {
+    const uint64_t limit = std::max<uint64_t>(options.whole_blob_bytes, 1);
+    net::HttpRequest request;
+    request.target = KeyTarget(uri.prefix + std::string(path));
+    request.headers.emplace_back("Range", StrCat("bytes=0-", limit - 1));
+    auto r = single_try_transport->Send(request);
+    if (!r.ok()) return std::nullopt;
+    if (r->status == 404) {
+      return absl::NotFoundError(StrCat("blob '", path, "' not found in ", description));
+    }
+    if (r->status != 200 && r->status != 206) return std::nullopt;
+    uint64_t size = r->body.size();
+    if (r->status == 206) {
+      // "bytes FIRST-LAST/TOTAL"
+      const std::string range = r->Header("Content-Range").value_or("");
+      const size_t slash = range.rfind('/');
+      if (slash == std::string::npos ||
+          std::from_chars(range.data() + slash + 1, range.data() + range.size(), size).ec !=
+              std::errc() ||
+          size == 0 || r->body.size() != std::min(size, limit)) {
+        return std::nullopt;
+      }
+    }
+    if (size > limit) return FirstBytes{size, nullptr};
+    return FirstBytes{size,
+                      std::make_shared<const core::MemoryFile>(
+                          std::string(path), std::vector<uint8_t>(r->body.begin(), r->body.end()))};
+  }
+
   absl::StatusOr<std::shared_ptr<const std::string>> FetchBlock(const std::string& path,
                                                                 uint64_t offset,
                                                                 uint64_t length) const {
@@ -288,12 +328,110 @@ struct S3Repo::Impl {
     }
   }
 
+  // A small blob fetched whole, kept in the cache.
+  absl::StatusOr<std::shared_ptr<const core::MemoryFile>> FetchWhole(const std::string& path,
+                                                                     uint64_t size) const {
+    RFS_ASSIGN_OR_RETURN(std::string bytes, GetRange(path, 0, size));
+    auto blob = std::make_shared<const core::MemoryFile>(
+        path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    CacheBlob(blob);
+    return blob;
+  }
+
+  using WholeBlob = absl::StatusOr<std::shared_ptr<const core::MemoryFile>>;
+
+  // Starts fetching a small blob whole on a fetch thread, unless it is cached or on its way.
+  void PrefetchWhole(const std::string& path, uint64_t size) const {
+    {
+      std::lock_guard lock(prefetch_mu);
+      if (whole_in_flight.contains(path)) return;
+    }
+    if (CachedBlob(path) != nullptr) return;
+    auto promise = std::make_shared<std::promise<WholeBlob>>();
+    {
+      std::lock_guard lock(prefetch_mu);
+      if (!whole_in_flight.emplace(path, promise->get_future().share()).second) return;
+    }
+    fetch_threads->Submit([this, promise, path, size] {
+      // Cached before it leaves the in-flight map, so an open that misses both cannot happen
+      // while the blob is here.
+      promise->set_value(FetchWhole(path, size));
+      std::lock_guard lock(prefetch_mu);
+      whole_in_flight.erase(path);
+    });
+  }
+
+  // The fetch of `path` started by Prefetch, if one is on its way.
+  std::optional<std::shared_future<WholeBlob>> WholeInFlight(const std::string& path) const {
+    std::lock_guard lock(prefetch_mu);
+    auto it = whole_in_flight.find(path);
+    if (it == whole_in_flight.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // The first blocks of a large blob, fetched ahead of its open (a Lucene file is read from
+  // its header on) under the read-ahead budget, as many as the read-ahead would keep. Blocks
+  // that no open claims within a few Prefetch calls are dropped, giving their budget back.
+  struct PrefetchedBlock {
+    uint64_t length = 0;
+    uint64_t generation = 0;
+    std::shared_future<absl::StatusOr<std::shared_ptr<const std::string>>> bytes;
+  };
+  using BlockKey = std::pair<std::string, uint64_t>;  // path, block index
+  void PrefetchFirstBlocks(const std::string& path, uint64_t size, uint64_t generation) const {
+    const uint64_t blocks = std::min<uint64_t>((size + block_bytes() - 1) / block_bytes(),
+                                               1 + options.read_ahead_blocks);
+    for (uint64_t i = 0; i < blocks; ++i) {
+      const uint64_t length = std::min(block_bytes(), size - i * block_bytes());
+      {
+        std::lock_guard lock(prefetch_mu);
+        if (prefetched_blocks.contains(BlockKey{path, i})) continue;
+      }
+      if (!TakeReadAhead(length)) return;
+      auto future = FetchAsync(path, i * block_bytes(), length);
+      std::lock_guard lock(prefetch_mu);
+      if (!prefetched_blocks
+               .emplace(BlockKey{path, i}, PrefetchedBlock{length, generation, std::move(future)})
+               .second) {
+        ReleaseReadAhead(length);
+      }
+    }
+  }
+  // Hands a prefetched block to the file that reads it, with the read-ahead budget it holds, if
+  // there is one.
+  std::optional<PrefetchedBlock> ClaimBlock(const std::string& path, uint64_t index) const {
+    std::lock_guard lock(prefetch_mu);
+    auto it = prefetched_blocks.find(BlockKey{path, index});
+    if (it == prefetched_blocks.end()) return std::nullopt;
+    PrefetchedBlock block = std::move(it->second);
+    prefetched_blocks.erase(it);
+    return block;
+  }
+  uint64_t NextPrefetchGeneration() const {
+    std::lock_guard lock(prefetch_mu);
+    const uint64_t generation = ++prefetch_generation;
+    constexpr uint64_t kKeptCalls = 4;
+    for (auto it = prefetched_blocks.begin(); it != prefetched_blocks.end();) {
+      if (it->second.generation + kKeptCalls <= generation) {
+        ReleaseReadAhead(it->second.length);
+        it = prefetched_blocks.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return generation;
+  }
+
   mutable std::atomic<uint64_t> read_ahead_used{0};
   mutable std::atomic<uint64_t> fetched_bytes{0};
   mutable std::atomic<uint64_t> cache_hits{0};
   mutable std::mutex cache_mu;
   mutable std::list<std::shared_ptr<const core::MemoryFile>> cache;
   mutable uint64_t cache_bytes = 0;
+  mutable std::mutex prefetch_mu;
+  mutable std::map<std::string, std::shared_future<WholeBlob>> whole_in_flight;
+  mutable std::map<BlockKey, PrefetchedBlock> prefetched_blocks;
+  mutable uint64_t prefetch_generation = 0;
   // Last: stopped first when the Impl goes.
   std::unique_ptr<FetchThreads> fetch_threads;
 };
@@ -313,7 +451,8 @@ class S3File final : public core::IRandomAccessFile {
       : repo_(std::move(repo)),
         path_(std::move(path)),
         size_(size),
-        block_bytes_(repo_->block_bytes()) {}
+        block_bytes_(repo_->block_bytes()),
+        block_count_((size_ + block_bytes_ - 1) / block_bytes_) {}
   ~S3File() override {
     for (auto& slot : slots_) {
       if (slot.budgeted) repo_->ReleaseReadAhead(slot.length);
@@ -354,6 +493,17 @@ class S3File final : public core::IRandomAccessFile {
     return std::min(block_bytes_, size_ - index * block_bytes_);
   }
 
+  // A block the repository fetched ahead of this file's open (S3Repo::Prefetch), with the
+  // read-ahead budget it holds.
+  std::optional<S3Repo::Impl::PrefetchedBlock> Claim(uint64_t index) const {
+    auto block = repo_->ClaimBlock(path_, index);
+    if (block && block->length != BlockLength(index)) {  // prefetched for another size
+      repo_->ReleaseReadAhead(block->length);
+      return std::nullopt;
+    }
+    return block;
+  }
+
   std::list<Slot>::iterator Find(uint64_t index) const {
     return std::find_if(slots_.begin(), slots_.end(),
                         [&](const Slot& s) { return s.index == index; });
@@ -369,9 +519,12 @@ class S3File final : public core::IRandomAccessFile {
   }
 
   void ReadAhead(uint64_t from) const {  // mu_ held
-    const uint64_t blocks = (size_ + block_bytes_ - 1) / block_bytes_;
-    for (uint64_t i = from; i < blocks && i < from + repo_->options.read_ahead_blocks; ++i) {
+    for (uint64_t i = from; i < block_count_ && i < from + repo_->options.read_ahead_blocks; ++i) {
       if (Find(i) != slots_.end()) continue;
+      if (auto prefetched = Claim(i)) {
+        slots_.push_back(Slot{i, prefetched->length, prefetched->bytes, true});
+        continue;
+      }
       const uint64_t length = BlockLength(i);
       if (!repo_->TakeReadAhead(length)) return;
       Slot slot{i, length, repo_->FetchAsync(path_, i * block_bytes_, length), true};
@@ -384,8 +537,11 @@ class S3File final : public core::IRandomAccessFile {
     std::optional<std::promise<BlockBytes>> mine;  // set when this thread fetches the block
     {
       std::lock_guard lock(mu_);
+      // In order: the block read last or the one after it (the first read of block 0 too).
+      // Lucene reads a file's header, then its footer, then the rest: a jump to the last block
+      // leaves the position where it was.
       const bool sequential = index == last_block_ || index == last_block_ + 1;
-      last_block_ = index;
+      if (sequential || index + 1 < block_count_) last_block_ = index;
       auto it = Find(index);
       if (it != slots_.end() && Failed(it->bytes)) {
         // A read-ahead that failed (its retries spent): this reader tries again.
@@ -400,6 +556,10 @@ class S3File final : public core::IRandomAccessFile {
         }
         slots_.splice(slots_.begin(), slots_, it);
         pending = it->bytes;
+      } else if (auto prefetched = Claim(index)) {
+        repo_->ReleaseReadAhead(prefetched->length);  // read now
+        pending = prefetched->bytes;
+        slots_.push_front(Slot{index, prefetched->length, pending, false});
       } else {
         mine.emplace();
         pending = mine->get_future().share();
@@ -436,7 +596,9 @@ class S3File final : public core::IRandomAccessFile {
   const uint64_t block_bytes_;
   mutable std::mutex mu_;
   mutable std::list<Slot> slots_;  // most recently used first
-  mutable uint64_t last_block_ = std::numeric_limits<uint64_t>::max() - 1;
+  const uint64_t block_count_;
+  // So that block 0 reads as the one after it.
+  mutable uint64_t last_block_ = std::numeric_limits<uint64_t>::max();
 };
 
 }  // namespace
@@ -488,6 +650,7 @@ absl::StatusOr<std::shared_ptr<S3Repo>> S3Repo::Open(std::string_view uri, S3Opt
   } else if (!options.endpoint.empty()) {
     impl->key_path_prefix = StrCat("/", parsed.bucket);
   }
+  impl->single_try_transport = transport;
   // Every request here is a GET, HEAD or list: safe to send again.
   impl->transport = std::make_shared<net::RetryingHttpTransport>(
       std::move(transport), core::SystemClock::Instance(),
@@ -533,6 +696,12 @@ absl::StatusOr<uint64_t> S3Repo::BlobSize(std::string_view path) const {
 absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlob(
     std::string_view path) const {
   if (auto cached = impl_->CachedBlob(std::string(path))) return cached;
+  RFS_ASSIGN_OR_RETURN(std::optional<Impl::FirstBytes> first, impl_->GetFirstBytes(path));
+  if (first && first->whole != nullptr) {
+    impl_->CacheBlob(first->whole);
+    return first->whole;
+  }
+  if (first) return OpenBlobOfSize(path, first->size);
   RFS_ASSIGN_OR_RETURN(const uint64_t size, impl_->Head(path));
   return OpenBlobOfSize(path, size);
 }
@@ -548,13 +717,34 @@ absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlobO
   }
   // GetRange fails with DataLoss when the blob holds fewer bytes than `size`.
   if (size <= impl_->options.whole_blob_bytes) {
-    RFS_ASSIGN_OR_RETURN(std::string bytes, impl_->GetRange(path, 0, size));
-    auto blob = std::make_shared<const core::MemoryFile>(
-        std::string(path), std::vector<uint8_t>(bytes.begin(), bytes.end()));
-    impl_->CacheBlob(blob);
+    const std::string key(path);
+    if (auto pending = impl_->WholeInFlight(key)) {
+      const Impl::WholeBlob& prefetched = pending->get();
+      if (prefetched.ok() && (*prefetched)->size() == size) return *prefetched;
+      // A failed prefetch (its retries spent) is tried once more here.
+    } else if (auto cached = impl_->CachedBlob(key); cached != nullptr && cached->size() == size) {
+      return cached;  // prefetched between the first look and this one
+    }
+    RFS_ASSIGN_OR_RETURN(auto blob, impl_->FetchWhole(key, size));
     return blob;
   }
   return std::make_shared<S3File>(impl_, std::string(path), size);
+}
+
+void S3Repo::Prefetch(std::span<const snapshot::BlobExtent> blobs) const {
+  const uint64_t generation = impl_->NextPrefetchGeneration();
+  // Small blobs land in the metadata cache: at most half of it per call, so that they are not
+  // pushed out by each other before they are opened.
+  uint64_t room = impl_->options.metadata_cache_bytes / 2;
+  for (const snapshot::BlobExtent& blob : blobs) {
+    if (blob.size <= impl_->options.whole_blob_bytes) {
+      if (blob.size > room) continue;
+      room -= blob.size;
+      impl_->PrefetchWhole(blob.path, blob.size);
+    } else if (impl_->options.read_ahead_blocks > 0) {
+      impl_->PrefetchFirstBlocks(blob.path, blob.size, generation);
+    }
+  }
 }
 
 absl::Status S3Repo::PutObject(std::string_view key, std::string body,

@@ -90,7 +90,7 @@ absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
       std::find(root_blobs.begin(), root_blobs.end(), "index") != root_blobs.end();
   if (has_generations) {
     out->layout_ = RepositoryLayout::kModern;
-    RFS_RETURN_IF_ERROR(out->LoadModern());
+    RFS_RETURN_IF_ERROR(out->LoadModern(root_blobs));
   } else if (has_legacy_index) {
     const bool es2 = std::any_of(root_blobs.begin(), root_blobs.end(), [](auto& b) {
       return b.starts_with("snap-") && b.ends_with(".dat");
@@ -104,9 +104,8 @@ absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
   return out;
 }
 
-absl::Status SnapshotRepository::LoadModern() {
+absl::Status SnapshotRepository::LoadModern(const std::vector<std::string>& root_blobs) {
   // The newest generation: the largest index-N listed, cross-checked with index.latest.
-  RFS_ASSIGN_OR_RETURN(auto root_blobs, repo_->ListBlobs(""));
   int64_t listed = -1;
   for (const auto& blob : root_blobs) {
     if (!blob.starts_with("index-")) continue;

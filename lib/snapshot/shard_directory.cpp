@@ -104,16 +104,10 @@ class ShardDirectory final : public core::IDirectory {
       file = std::make_shared<core::MemoryFile>(info.physical_name, info.meta_hash);
     } else {
       std::vector<std::shared_ptr<const core::IRandomAccessFile>> parts;
-      const uint64_t count = info.number_of_parts();
-      parts.reserve(count);
-      for (uint64_t i = 0; i < count; ++i) {
-        RFS_ASSIGN_OR_RETURN(const std::string path,
-                             core::CheckedPath({folder_, info.PartName(i)}, description_));
-        // Every part but the last holds part_size bytes (number_of_parts() > 1 only with one).
-        const uint64_t part_bytes =
-            count == 1 ? info.length
-                       : (i + 1 < count ? *info.part_size : info.length - *info.part_size * i);
-        auto part = repo_->OpenBlobOfSize(path, part_bytes);
+      RFS_ASSIGN_OR_RETURN(const std::vector<BlobExtent> extents, PartsOf(info));
+      parts.reserve(extents.size());
+      for (const BlobExtent& extent : extents) {
+        auto part = repo_->OpenBlobOfSize(extent.path, extent.size);
         if (!part.ok()) {
           // Named as the Lucene file it holds, as the snapshot lists it.
           return core::WithContext(part.status(), StrCat(info.physical_name, " (", folder_, "/",
@@ -132,7 +126,36 @@ class ShardDirectory final : public core::IDirectory {
     return file;
   }
 
+  void Prefetch(std::span<const std::string> names) const override {
+    std::vector<BlobExtent> blobs;
+    for (const std::string& name : names) {
+      auto it = files_.find(name);
+      if (it == files_.end() || it->second.is_virtual()) continue;
+      auto parts = PartsOf(it->second);
+      if (!parts.ok()) continue;  // OpenFile reports it
+      for (BlobExtent& part : *parts) blobs.push_back(std::move(part));
+    }
+    if (!blobs.empty()) repo_->Prefetch(blobs);
+  }
+
  private:
+  // The blobs that hold a Lucene file, in order, with their sizes: every part but the last holds
+  // part_size bytes (number_of_parts() > 1 only with one).
+  absl::StatusOr<std::vector<BlobExtent>> PartsOf(const FileInfo& info) const {
+    std::vector<BlobExtent> parts;
+    const uint64_t count = info.number_of_parts();
+    parts.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      RFS_ASSIGN_OR_RETURN(std::string path,
+                           core::CheckedPath({folder_, info.PartName(i)}, description_));
+      const uint64_t bytes =
+          count == 1 ? info.length
+                     : (i + 1 < count ? *info.part_size : info.length - *info.part_size * i);
+      parts.push_back(BlobExtent{std::move(path), bytes});
+    }
+    return parts;
+  }
+
   absl::Status Verify(const core::IRandomAccessFile& file, const FileInfo& info) const {
     const auto expected = core::ParseBase36(info.checksum);
     if (!expected) {

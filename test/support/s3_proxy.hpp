@@ -96,6 +96,10 @@ class S3Proxy {
   }
 
   uint64_t requests() const { return requests_; }
+  /// HEAD requests among them.
+  uint64_t heads() const { return heads_; }
+  /// The most requests ever answered at once (each connection carries one at a time).
+  uint64_t max_in_flight() const { return max_in_flight_; }
   uint64_t forwarded() const { return forwarded_; }
   uint64_t faults(Fault fault) const { return fault_counts_[static_cast<int>(fault)]; }
   uint64_t faults() const {
@@ -158,6 +162,18 @@ class S3Proxy {
       }
       request.body = req.body();
       ++requests_;
+      if (request.method == "HEAD") ++heads_;
+      // Counted from the request read until its answer is written (or the connection is cut).
+      struct InFlight {
+        S3Proxy& proxy;
+        explicit InFlight(S3Proxy& p) : proxy(p) {
+          const uint64_t now = ++proxy.in_flight_;
+          uint64_t seen = proxy.max_in_flight_.load();
+          while (now > seen && !proxy.max_in_flight_.compare_exchange_weak(seen, now)) {
+          }
+        }
+        ~InFlight() { --proxy.in_flight_; }
+      } in_flight(*this);
 
       std::optional<Fault> fault;
       SigV4Expectation expect;
@@ -319,7 +335,8 @@ class S3Proxy {
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<boost::asio::ip::tcp::socket>> sockets_;
   std::vector<std::thread> connection_threads_;
-  std::atomic<uint64_t> requests_{0}, forwarded_{0}, rejected_{0};
+  std::atomic<uint64_t> requests_{0}, forwarded_{0}, rejected_{0}, heads_{0};
+  std::atomic<uint64_t> in_flight_{0}, max_in_flight_{0};
   std::array<std::atomic<uint64_t>, 4> fault_counts_{};
   std::vector<std::string> rejections_;
   std::vector<std::string> keys_used_;

@@ -114,6 +114,11 @@ class IDirectory {
   /// Opens a file; NotFound when there is no such file.
   virtual absl::StatusOr<std::shared_ptr<const IRandomAccessFile>> OpenFile(
       std::string_view name) const = 0;
+  /// A hint that the files named will be opened soon, roughly in this order (names the
+  /// directory does not hold are ignored): a remote directory may start fetching them in
+  /// parallel, so that the opens that follow do not each wait for a round trip. Does nothing by
+  /// default.
+  virtual void Prefetch(std::span<const std::string> names) const { (void)names; }
 };
 
 /// A local folder, each file memory-mapped on open. Open() fails with NotFound

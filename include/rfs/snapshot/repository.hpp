@@ -86,7 +86,8 @@ class SnapshotRepository {
 
  private:
   SnapshotRepository() = default;
-  absl::Status LoadModern();
+  // `root_blobs`: the root's listing, which Open has made already.
+  absl::Status LoadModern(const std::vector<std::string>& root_blobs);
   absl::Status LoadLegacy();
   std::string SnapshotBlobName(const SnapshotEntry& snapshot) const;
   std::string SnapshotNames() const;

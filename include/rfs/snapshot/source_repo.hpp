@@ -10,7 +10,9 @@
 // Thread safety: every method may be called concurrently.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,12 @@
 #include "absl/status/statusor.h"
 
 namespace rfs::snapshot {
+
+/// A blob and the size its caller knows it has (a shard's files are listed with their lengths).
+struct BlobExtent {
+  std::string path;
+  uint64_t size = 0;
+};
 
 class ISourceRepo {
  public:
@@ -55,6 +63,11 @@ class ISourceRepo {
 
   /// Size of a blob in bytes. NotFound when it does not exist.
   virtual absl::StatusOr<uint64_t> BlobSize(std::string_view path) const = 0;
+
+  /// A hint that these blobs will be opened soon with OpenBlobOfSize, roughly in this order: a
+  /// store where each open costs a round trip may start fetching them in parallel. Errors are
+  /// not reported here but by the opens. Does nothing by default.
+  virtual void Prefetch(std::span<const BlobExtent> blobs) const { (void)blobs; }
 
   /// Reads a whole blob into memory (for small metadata blobs). Refuses blobs larger than
   /// `max_bytes` with ResourceExhausted.

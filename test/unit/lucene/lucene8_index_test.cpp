@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -204,4 +206,78 @@ TEST_CASE("Documents without _source can be skipped", "[lucene][lucene8]") {
   CHECK(stats.no_source_docs > 0);
   CHECK(lines.size() == stats.docs_emitted);
   for (const auto& line : lines) CHECK(line.find("\"source_len\":-1") == std::string::npos);
+}
+
+namespace {
+
+// A local directory that records the prefetch hints it is given and the files opened after them.
+class RecordingDirectory final : public rfs::core::IDirectory {
+ public:
+  explicit RecordingDirectory(std::unique_ptr<rfs::core::LocalDirectory> dir)
+      : dir_(std::move(dir)) {}
+  const std::string& description() const override { return dir_->description(); }
+  std::vector<std::string> ListFiles() const override { return dir_->ListFiles(); }
+  absl::StatusOr<std::shared_ptr<const rfs::core::IRandomAccessFile>> OpenFile(
+      std::string_view name) const override {
+    std::lock_guard lock(mu_);
+    opened_.emplace_back(name);
+    return dir_->OpenFile(name);
+  }
+  void Prefetch(std::span<const std::string> names) const override {
+    std::lock_guard lock(mu_);
+    hints_.emplace_back(names.begin(), names.end());
+    opened_.clear();
+  }
+  std::vector<std::vector<std::string>> hints() const {
+    std::lock_guard lock(mu_);
+    return hints_;
+  }
+  std::vector<std::string> opened() const {
+    std::lock_guard lock(mu_);
+    return opened_;
+  }
+
+ private:
+  std::unique_ptr<rfs::core::LocalDirectory> dir_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::vector<std::string>> hints_;
+  mutable std::vector<std::string> opened_;
+};
+
+}  // namespace
+
+TEST_CASE("A shard reader names the files it will read before it opens them, the commit first",
+          "[lucene][lucene8]") {
+  auto root = rfs::lucene::testing::Lucene8Indexes();
+  REQUIRE(root.has_value());
+  for (const char* name : {"speed_multi", "compression_compound"}) {
+    INFO(name);
+    auto local = rfs::core::LocalDirectory::Open((*root / name).string());
+    REQUIRE(local.ok());
+    auto dir = std::make_shared<RecordingDirectory>(std::move(local).value());
+    auto reader = ShardReader::Open(dir, {});
+    REQUIRE(reader.ok());
+    CHECK(ReadAll(**reader, 0).size() == ReadLines(*root / name / "golden.jsonl").size() - 1);
+    const auto hints = dir->hints();
+    REQUIRE(hints.size() == 1);
+    const std::vector<std::string>& hint = hints.front();
+    REQUIRE(!hint.empty());
+    CHECK(hint.front().starts_with("segments_"));
+    // Every file the read opened was named in the hint, and the hint names only files the read
+    // opened: a remote directory fetches nothing for nothing.
+    const auto opened = dir->opened();
+    REQUIRE(!opened.empty());
+    for (const auto& file : opened) {
+      INFO(file);
+      CHECK(std::find(hint.begin(), hint.end(), file) != hint.end());
+    }
+    for (const auto& file : hint) {
+      INFO(file);
+      CHECK(std::find(opened.begin(), opened.end(), file) != opened.end());
+    }
+    // Doc-values updates (soft deletes) and newer field infos are among them.
+    CHECK(std::any_of(hint.begin(), hint.end(), [](const std::string& f) {
+      return f.ends_with(".dvd") && std::count(f.begin(), f.end(), '_') == 4;
+    }));
+  }
 }

@@ -194,3 +194,81 @@ TEST_CASE("read-ahead fetches in parallel within its budget, and metadata is fet
   CHECK(rfs::test::RepositoryDocuments(*remote) == expected);
   CHECK((*remote)->stats().metadata_cache_hits > first.metadata_cache_hits);
 }
+
+namespace {
+
+// An S3 repository seen through ISourceRepo without its Prefetch: every open waits for its own
+// request, as before prefetching.
+class WithoutPrefetch final : public rfs::snapshot::ISourceRepo {
+ public:
+  explicit WithoutPrefetch(std::shared_ptr<const ISourceRepo> repo) : repo_(std::move(repo)) {}
+  const std::string& description() const override { return repo_->description(); }
+  absl::StatusOr<std::vector<std::string>> ListBlobs(std::string_view dir) const override {
+    return repo_->ListBlobs(dir);
+  }
+  absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view dir) const override {
+    return repo_->ListFolders(dir);
+  }
+  absl::StatusOr<std::vector<std::string>> ListBlobsBelow(std::string_view dir,
+                                                          int max_depth) const override {
+    return repo_->ListBlobsBelow(dir, max_depth);
+  }
+  absl::StatusOr<std::shared_ptr<const rfs::core::IRandomAccessFile>> OpenBlob(
+      std::string_view path) const override {
+    return repo_->OpenBlob(path);
+  }
+  absl::StatusOr<std::shared_ptr<const rfs::core::IRandomAccessFile>> OpenBlobOfSize(
+      std::string_view path, uint64_t size) const override {
+    return repo_->OpenBlobOfSize(path, size);
+  }
+  absl::StatusOr<uint64_t> BlobSize(std::string_view path) const override {
+    return repo_->BlobSize(path);
+  }
+
+ private:
+  std::shared_ptr<const ISourceRepo> repo_;
+};
+
+}  // namespace
+
+TEST_CASE("a shard's files are fetched in parallel before they are opened, each with one request",
+          "[s3][tsan]") {
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 2 --docs 3000 --doc-size 700 --deletes 40 --segments 4 --seed 97");
+  rfs::test::S3Server server("rfs-prefetch");
+  server.Upload(generated->repo(), "repo/");
+  auto local = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(local.ok());
+  const auto expected = rfs::test::RepositoryDocuments(*local);
+  REQUIRE(expected.size() > 2000);
+
+  // A first-byte latency, so that requests sent together are seen together by the proxy; no
+  // read-ahead, so that only the prefetch sends requests side by side.
+  auto read_through_proxy = [&](bool prefetch, S3Proxy& proxy) {
+    S3Options options = Through(proxy);
+    options.read_ahead_blocks = 0;
+    auto remote = S3Repo::Open("s3://rfs-prefetch/repo", options);
+    REQUIRE(remote.ok());
+    std::shared_ptr<rfs::snapshot::ISourceRepo> repo = *remote;
+    if (!prefetch) repo = std::make_shared<WithoutPrefetch>(repo);
+    CHECK(rfs::test::RepositoryDocuments(repo) == expected);
+    CHECK(proxy.rejected() == 0);
+  };
+  rfs::test::S3ProxyOptions proxy_options = ProxyTo(server, 0);
+  proxy_options.first_byte_latency = std::chrono::milliseconds(20);
+  S3Proxy one_by_one(proxy_options);
+  read_through_proxy(false, one_by_one);
+  S3Proxy prefetching(proxy_options);
+  read_through_proxy(true, prefetching);
+
+  INFO("requests " << one_by_one.requests() << " one by one, " << prefetching.requests()
+                   << " prefetching, at most " << prefetching.max_in_flight() << " at once");
+  CHECK(one_by_one.max_in_flight() == 1);
+  CHECK(prefetching.max_in_flight() >= 4);
+  // Nothing fetched that the read does not use, nothing fetched twice.
+  CHECK(prefetching.requests() <= one_by_one.requests());
+  // Metadata blobs of unknown size open with one GET (its Content-Range gives the size), not a
+  // HEAD first; a shard's files are opened with the size the snapshot lists.
+  CHECK(one_by_one.heads() == 0);
+  CHECK(prefetching.heads() == 0);
+}
