@@ -509,12 +509,22 @@ class S3File final : public core::IRandomAccessFile {
                         [&](const Slot& s) { return s.index == index; });
   }
 
-  // Drops least recently used blocks beyond what one file may keep.
-  void Trim() const {
-    const size_t keep = repo_->options.cached_blocks_per_blob + repo_->options.read_ahead_blocks;
-    while (slots_.size() > keep) {
-      if (slots_.back().budgeted) repo_->ReleaseReadAhead(slots_.back().length);
-      slots_.pop_back();
+  // With the reader at block `index`: keeps the `cached_blocks_per_blob` blocks read most recently,
+  // and the blocks fetched ahead that are still ahead of the reader and within its read-ahead.
+  // (Dropping the least recently used slot whatever it held threw away the blocks just fetched
+  // ahead, before the older ones already read, and fetched them again at the next read.)
+  void Trim(uint64_t index) const {
+    size_t read_kept = 0;
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      const bool keep =
+          it->budgeted ? it->index > index && it->index <= index + repo_->options.read_ahead_blocks
+                       : ++read_kept <= repo_->options.cached_blocks_per_blob;
+      if (keep) {
+        ++it;
+        continue;
+      }
+      if (it->budgeted) repo_->ReleaseReadAhead(it->length);
+      it = slots_.erase(it);
     }
   }
 
@@ -566,7 +576,7 @@ class S3File final : public core::IRandomAccessFile {
         slots_.push_front(Slot{index, BlockLength(index), pending, false});
       }
       if (sequential && repo_->options.read_ahead_blocks > 0) ReadAhead(index + 1);
-      Trim();
+      Trim(last_block_);  // the reader's position: a jump to the footer leaves it
     }
     if (mine) {
       mine->set_value(repo_->FetchBlock(path_, index * block_bytes_, BlockLength(index)));

@@ -57,7 +57,7 @@ struct S3Options {
   /// Read-ahead: once a blob is read block after block, up to `read_ahead_blocks` following
   /// blocks are fetched in parallel by `fetch_threads` threads, while the blocks fetched ahead
   /// and not read yet (across every blob) stay under `read_ahead_bytes`. 0 blocks: none.
-  size_t read_ahead_blocks = 4;
+  size_t read_ahead_blocks = 8;
   uint64_t read_ahead_bytes = uint64_t{64} << 20;
   int fetch_threads = 16;
   /// Tests: a transport to use instead of opening one for the endpoint.
