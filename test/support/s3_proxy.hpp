@@ -131,8 +131,11 @@ class S3Proxy {
       sockets_.push_back(socket);
       connection_threads_.emplace_back([this, socket] {
         Serve(*socket);
+        // The client sees the end at once, not a silent socket. Under the lock: the destructor
+        // shuts every socket down under it, and a socket is not safe to close meanwhile.
+        std::lock_guard lock(mu_);
         boost::system::error_code ignored;
-        socket->close(ignored);  // the client sees the end at once, not a silent socket
+        socket->close(ignored);
       });
     }
   }
@@ -202,8 +205,7 @@ class S3Proxy {
         RecordKey(request);
         if (fault == Fault::kReset) {
           ++fault_counts_[static_cast<int>(Fault::kReset)];
-          socket.close(ec);
-          return;
+          return;  // the connection thread closes the socket
         }
         if (fault == Fault::kSlowDown503 || fault == Fault::kInternalError500) {
           ++fault_counts_[static_cast<int>(*fault)];
@@ -223,8 +225,7 @@ class S3Proxy {
             boost::asio::write(socket, boost::asio::buffer(head), ec);
             boost::asio::write(
                 socket, boost::asio::buffer(response.body.data(), response.body.size() / 2), ec);
-            socket.close(ec);
-            return;
+            return;  // the connection thread closes the socket
           }
         }
       }
