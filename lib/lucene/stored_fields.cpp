@@ -510,11 +510,13 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   if (decompress) {
     // Cap the allocation by what the input could possibly expand to (LZ4 and
     // DEFLATE both stay well under 1:1100; zstd at most 1:32768, a 4-byte RLE
-    // block per 128 KiB), so corrupt lengths cannot demand gigabytes.
+    // block, 3 bytes of header and 1 of content, per 128 KiB: RFC 8878 3.1.1.2),
+    // so corrupt lengths cannot demand gigabytes. The buffer is not zero-filled
+    // (ChunkBytes), so what a claim below the cap costs is what gets decoded.
     const bool zstd = format_.compression == Compression::kZstd ||
                       format_.compression == Compression::kZstdWithDict ||
                       format_.compression == Compression::kZstdNoDict;
-    const uint64_t max_ratio = zstd ? uint64_t{1} << 16 : 1100;
+    const uint64_t max_ratio = zstd ? uint64_t{1} << 15 : 1100;
     if (total > (in.remaining() + 64) * max_ratio) {
       return in.ErrorAt(
           start, StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
@@ -524,7 +526,7 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
     }
     if (out.data.size() > kLargeChunkBytes && out.data.size() > 2 * (total + kLz4Slack)) {
       // The buffer of a huge document's chunk is not kept for the small chunks after it.
-      std::vector<uint8_t>().swap(out.data);
+      ChunkBytes().swap(out.data);
     }
     if (out.data.size() < total + kLz4Slack) {
       out.data.resize(total + kLz4Slack);
@@ -776,6 +778,13 @@ absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
 absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
                                        const StoredFieldsFormat& format, int32_t max_doc) {
   ChunkDecoder decoder(format);
+  // A worker admits a large chunk through its memory budget (AdmitLargeChunks); here the budget is
+  // 1 GiB, and a chunk that could never fit it is refused rather than waited for.
+  decoder.set_large_chunk_gate([](size_t decoded_bytes) {
+    return decoded_bytes > (size_t{1} << 30)
+               ? absl::ResourceExhaustedError(StrCat("chunk of ", decoded_bytes, " bytes"))
+               : absl::OkStatus();
+  });
   DecodedChunk chunk;
   ByteReader in(body, "fuzz.fdt");
   int32_t next = 0;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rfs/core/byte_reader.hpp"
@@ -67,6 +68,30 @@ struct StoredFieldsFormat {
 absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32_t version,
                                                    std::string_view file);
 
+/// An allocator whose resize leaves new bytes uninitialised: a chunk's buffer is sized from
+/// lengths the file claims before a byte is decoded, and zero-filling it would make a corrupt
+/// claim cost its whole size in memory before the decoder finds the lie. The decoder writes every
+/// byte below `DecodedChunk::ready` before anything reads it.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <typename U, typename... Args>
+  void construct(U* at, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(at)) U;
+    } else {
+      ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+    }
+  }
+};
+using ChunkBytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
 /// One decoded chunk. `data` has slack past `total` for the LZ4 decoder.
 struct DecodedChunk {
   int32_t doc_base = 0;
@@ -75,7 +100,7 @@ struct DecodedChunk {
   uint64_t file_offset = 0;  ///< where the chunk starts in the .fdt
   std::vector<uint32_t> num_fields;
   std::vector<uint32_t> offsets;  ///< chunk_docs + 1 entries
-  std::vector<uint8_t> data;
+  ChunkBytes data;
   size_t total = 0;
   bool decompressed = false;
   /// Bytes of `data` decoded so far: `total`, except for a lazily decoded chunk (see

@@ -3,6 +3,7 @@
 // crash under ASan/UBSan); unknown codec versions are Unimplemented naming the
 // codec, the version and the segment.
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 #include "lucene/stored_fields_internal.hpp"
 #include "lucene/uid_internal.hpp"
 #include "unit/lucene/test_util.hpp"
+#include <sys/resource.h>
 
 namespace {
 
@@ -207,4 +209,51 @@ TEST_CASE("Uid decoding", "[lucene][uid]") {
   CHECK(type == "type1");
   CHECK(id == "a#b");
   CHECK_FALSE(rfs::lucene::SplitUid("nohash", type, id).ok());
+}
+
+namespace {
+
+void AppendVInt(std::vector<uint8_t>& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<uint8_t>((value & 0x7F) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(value));
+}
+
+long PeakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // KiB on Linux
+}
+
+}  // namespace
+
+TEST_CASE("A chunk claiming 2 GB over 60 KB of bad zstd fails without taking the memory it claims",
+          "[lucene][corrupt]") {
+  // One document of 2,000,000,000 bytes, within the 1:32768 a zstd frame can expand to, then a
+  // block whose frame is garbage after its magic number.
+  std::vector<uint8_t> body;
+  AppendVInt(body, 0);              // docBase
+  AppendVInt(body, 1 << 2);         // one document, not sliced
+  AppendVInt(body, 1);              // its number of fields
+  AppendVInt(body, 2'000'000'000);  // its length
+  AppendVInt(body, 61'500);         // the block's compressed length
+  for (uint8_t b : {0x28, 0xB5, 0x2F, 0xFD}) body.push_back(b);
+  body.resize(body.size() + 61'500, 0);
+  rfs::lucene::internal::StoredFieldsFormat format;
+  format.compression = rfs::lucene::internal::Compression::kZstd;
+  format.lucene90_ints = true;
+  format.order = rfs::core::ByteOrder::kLittle;
+  format.token_dirty_bit = true;
+  format.chunk_size = 14 * 1024;
+  rfs::lucene::internal::ChunkDecoder decoder(format);
+  rfs::lucene::internal::DecodedChunk chunk;
+  rfs::core::ByteReader in(body, "_0.fdt");
+  const long before = PeakRssKiB();
+  const absl::Status status = decoder.Decode(in, 1, -1, chunk);
+  ExpectDataLoss(status, "_0.fdt");
+  // The buffer sized from the claim is never zero-filled, so the failed decode touches almost none
+  // of it (a zero-filled one costs the whole 2 GB).
+  CHECK(PeakRssKiB() - before < 256 * 1024);
 }
