@@ -432,6 +432,10 @@ struct S3Repo::Impl {
   mutable std::map<std::string, std::shared_future<WholeBlob>> whole_in_flight;
   mutable std::map<BlockKey, PrefetchedBlock> prefetched_blocks;
   mutable uint64_t prefetch_generation = 0;
+  // The blocks of each large blob open now (a SharedBlob, by path and size), shared by every
+  // handle of it.
+  mutable std::mutex open_mu;
+  mutable std::map<std::pair<std::string, uint64_t>, std::weak_ptr<const void>> open_blobs;
   // Last: stopped first when the Impl goes.
   std::unique_ptr<FetchThreads> fetch_threads;
 };
@@ -444,25 +448,29 @@ using BlockBytes = absl::StatusOr<std::shared_ptr<const std::string>>;
 // recently used out first). Once the reader moves on block by block, the next blocks are fetched
 // ahead in parallel by the repository's fetch threads, as far as the repository-wide read-ahead
 // budget allows, so decoding does not wait on S3 between blocks. A failed read-ahead is tried
-// again by the reader itself.
-class S3File final : public core::IRandomAccessFile {
+// again by the reader itself. Every open handle of the blob (S3File) shares one SharedBlob: the
+// worker's decoding threads each open a shard's .fdt and read neighbouring ranges of it, and with
+// blocks of their own each would fetch every block.
+class SharedBlob {
  public:
-  S3File(std::shared_ptr<const S3Repo::Impl> repo, std::string path, uint64_t size)
+  SharedBlob(std::shared_ptr<const S3Repo::Impl> repo, std::string path, uint64_t size)
       : repo_(std::move(repo)),
         path_(std::move(path)),
         size_(size),
         block_bytes_(repo_->block_bytes()),
         block_count_((size_ + block_bytes_ - 1) / block_bytes_) {}
-  ~S3File() override {
+  ~SharedBlob() {
     for (auto& slot : slots_) {
       if (slot.budgeted) repo_->ReleaseReadAhead(slot.length);
     }
   }
+  SharedBlob(const SharedBlob&) = delete;
+  SharedBlob& operator=(const SharedBlob&) = delete;
 
-  const std::string& name() const override { return path_; }
-  uint64_t size() const override { return size_; }
+  const std::string& name() const { return path_; }
+  uint64_t size() const { return size_; }
 
-  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const {
     if (offset > size_ || out.size() > size_ - offset) {
       return core::DataLossAt(path_, offset,
                               StrCat("read of ", out.size(), " bytes past the end (", size_, ")"));
@@ -550,8 +558,13 @@ class S3File final : public core::IRandomAccessFile {
       // In order: the block read last or the one after it (the first read of block 0 too).
       // Lucene reads a file's header, then its footer, then the rest: a jump to the last block
       // leaves the position where it was.
+      // A read a few blocks behind the position is another handle's reader a little behind the
+      // first (or a re-read): moving the position back would drop the blocks fetched ahead.
       const bool sequential = index == last_block_ || index == last_block_ + 1;
-      if (sequential || index + 1 < block_count_) last_block_ = index;
+      const bool just_behind = last_block_ != std::numeric_limits<uint64_t>::max() &&
+                               index < last_block_ &&
+                               last_block_ - index <= repo_->options.read_ahead_blocks;
+      if ((sequential || index + 1 < block_count_) && !just_behind) last_block_ = index;
       auto it = Find(index);
       if (it != slots_.end() && Failed(it->bytes)) {
         // A read-ahead that failed (its retries spent): this reader tries again.
@@ -610,6 +623,35 @@ class S3File final : public core::IRandomAccessFile {
   // So that block 0 reads as the one after it.
   mutable uint64_t last_block_ = std::numeric_limits<uint64_t>::max();
 };
+
+class S3File final : public core::IRandomAccessFile {
+ public:
+  explicit S3File(std::shared_ptr<const SharedBlob> blob) : blob_(std::move(blob)) {}
+  const std::string& name() const override { return blob_->name(); }
+  uint64_t size() const override { return blob_->size(); }
+  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+    return blob_->ReadAt(offset, out);
+  }
+
+ private:
+  std::shared_ptr<const SharedBlob> blob_;
+};
+
+// A handle on the blob's SharedBlob, made if no handle of it is open.
+std::shared_ptr<const core::IRandomAccessFile> OpenS3File(
+    const std::shared_ptr<const S3Repo::Impl>& repo, const std::string& path, uint64_t size) {
+  std::lock_guard lock(repo->open_mu);
+  if (repo->open_blobs.size() >= 256) {
+    std::erase_if(repo->open_blobs, [](const auto& entry) { return entry.second.expired(); });
+  }
+  std::weak_ptr<const void>& entry = repo->open_blobs[{path, size}];
+  auto blob = std::static_pointer_cast<const SharedBlob>(entry.lock());
+  if (blob == nullptr) {
+    blob = std::make_shared<const SharedBlob>(repo, path, size);
+    entry = blob;
+  }
+  return std::make_shared<S3File>(std::move(blob));
+}
 
 }  // namespace
 
@@ -738,7 +780,7 @@ absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlobO
     RFS_ASSIGN_OR_RETURN(auto blob, impl_->FetchWhole(key, size));
     return blob;
   }
-  return std::make_shared<S3File>(impl_, std::string(path), size);
+  return OpenS3File(impl_, std::string(path), size);
 }
 
 void S3Repo::Prefetch(std::span<const snapshot::BlobExtent> blobs) const {
