@@ -277,16 +277,22 @@ TEST_CASE("a shard's files are fetched in parallel before they are opened, each 
   CHECK(prefetching.heads() == 0);
 }
 
-TEST_CASE("a blob read in order fetches each block once, past Lucene's jump to its footer",
-          "[s3][tsan]") {
-  rfs::test::S3Server server("rfs-once");
+namespace {
+
+// A pseudo-random blob of 40 blocks of 4096 bytes and 123 more, put as repo/big.
+std::string PutBlockedBlob(rfs::test::S3Server& server, uint32_t seed) {
   std::string bytes(40 * 4096 + 123, '\0');
-  uint32_t state = 12345;
+  uint32_t state = seed;
   for (char& c : bytes) {
     state = state * 1103515245 + 12345;
     c = static_cast<char>(state >> 24);
   }
   server.Put("repo/big", bytes);
+  return bytes;
+}
+
+// Blocks of 4096 bytes, 4 read ahead, 2 kept once read: small enough to count.
+S3Options SmallBlocks(const rfs::test::S3Server& server) {
   S3Options options;
   options.endpoint = server.endpoint();
   options.credentials = rfs::test::S3Server::Credentials();
@@ -294,7 +300,16 @@ TEST_CASE("a blob read in order fetches each block once, past Lucene's jump to i
   options.whole_blob_bytes = 1024;
   options.read_ahead_blocks = 4;
   options.cached_blocks_per_blob = 2;
-  auto remote = S3Repo::Open("s3://rfs-once/repo", options);
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a blob read in order fetches each block once, past Lucene's jump to its footer",
+          "[s3][tsan]") {
+  rfs::test::S3Server server("rfs-once");
+  const std::string bytes = PutBlockedBlob(server, 12345);
+  auto remote = S3Repo::Open("s3://rfs-once/repo", SmallBlocks(server));
   REQUIRE(remote.ok());
   auto file = (*remote)->OpenBlobOfSize("big", bytes.size());
   REQUIRE(file.ok());
@@ -320,21 +335,8 @@ TEST_CASE("two handles of a blob read side by side share its blocks", "[s3][tsan
   // As the worker's decoding threads read a shard's .fdt: each opens it, and they read alternate
   // ranges of it, roughly in step.
   rfs::test::S3Server server("rfs-shared");
-  std::string bytes(40 * 4096 + 123, '\0');
-  uint32_t state = 777;
-  for (char& c : bytes) {
-    state = state * 1103515245 + 12345;
-    c = static_cast<char>(state >> 24);
-  }
-  server.Put("repo/big", bytes);
-  S3Options options;
-  options.endpoint = server.endpoint();
-  options.credentials = rfs::test::S3Server::Credentials();
-  options.read_block_bytes = 4096;
-  options.whole_blob_bytes = 1024;
-  options.read_ahead_blocks = 4;
-  options.cached_blocks_per_blob = 2;
-  auto remote = S3Repo::Open("s3://rfs-shared/repo", options);
+  const std::string bytes = PutBlockedBlob(server, 777);
+  auto remote = S3Repo::Open("s3://rfs-shared/repo", SmallBlocks(server));
   REQUIRE(remote.ok());
   constexpr size_t kPiece = 1000;
   const size_t pieces = (bytes.size() + kPiece - 1) / kPiece;
