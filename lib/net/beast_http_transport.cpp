@@ -165,6 +165,9 @@ absl::Status TransportError(std::string_view what, const Endpoint& ep, const Err
 
 }  // namespace
 
+// Response bodies of at least this many bytes, with a Content-Length, are read without the parser.
+constexpr uint64_t kDirectBodyBytes = 256 * 1024;
+
 struct BeastHttpTransport::Impl {
   HttpTransportOptions options;
   Endpoint ep;
@@ -266,11 +269,38 @@ struct BeastHttpTransport::Impl {
     http::response_parser<http::string_body> parser;
     parser.body_limit(options.max_response_bytes);
     if (head) parser.skip(true);  // a HEAD response announces a length but carries no body
-    ec = RunOperation(
-        conn.ioc, [&](auto handler) { http::async_read(stream, conn.buffer, parser, handler); });
+    ec = RunOperation(conn.ioc, [&](auto handler) {
+      http::async_read_header(stream, conn.buffer, parser, handler);
+    });
     if (ec) return TransportError("read response from", ep, ec);
+    std::string direct_body;
+    const bool direct = !parser.is_done() && !parser.chunked() &&
+                        parser.content_length().value_or(0) >= kDirectBodyBytes;
+    if (direct) {
+      // A large body of known length (an S3 block, a big search answer) is read straight into
+      // its string: Beast's parser reads 64 KiB at a time into the connection's buffer, each read
+      // re-arming the timeout, and copies every piece again into the body.
+      const uint64_t length = *parser.content_length();
+      if (length > options.max_response_bytes) {
+        return TransportError("read response from", ep, http::error::body_limit);
+      }
+      direct_body.resize(length);
+      const size_t buffered = std::min<size_t>(conn.buffer.size(), length);
+      asio::buffer_copy(asio::buffer(direct_body.data(), buffered), conn.buffer.data());
+      conn.buffer.consume(buffered);
+      ec = RunOperation(conn.ioc, [&](auto handler) {
+        asio::async_read(stream, asio::buffer(direct_body.data() + buffered, length - buffered),
+                         handler);
+      });
+      if (ec) return TransportError("read response from", ep, ec);
+    } else if (!parser.is_done()) {
+      ec = RunOperation(
+          conn.ioc, [&](auto handler) { http::async_read(stream, conn.buffer, parser, handler); });
+      if (ec) return TransportError("read response from", ep, ec);
+    }
 
     http::response<http::string_body> res = parser.release();
+    if (direct) res.body() = std::move(direct_body);
     net::HttpResponse out;
     out.status = static_cast<int>(res.result_int());
     out.headers.reserve(std::distance(res.begin(), res.end()));

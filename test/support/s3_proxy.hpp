@@ -138,6 +138,10 @@ class S3Proxy {
       acceptor_.accept(*socket, ec);
       if (stopping_) return;
       if (ec) continue;
+      // The header and the paced body slices go out in separate writes: with Nagle's algorithm
+      // each small answer's body waited for the client's delayed ACK (40 ms), which S3 does not
+      // add.
+      socket->set_option(boost::asio::ip::tcp::no_delay(true), ec);
       std::lock_guard lock(mu_);
       sockets_.push_back(socket);
       connection_threads_.emplace_back([this, socket] {

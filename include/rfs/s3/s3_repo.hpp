@@ -51,9 +51,10 @@ struct S3Options {
   uint64_t whole_blob_bytes = 1 << 20;
   uint64_t metadata_cache_bytes = uint64_t{64} << 20;
   /// Ranged reads fetch aligned blocks of this size; each open blob keeps the
-  /// `cached_blocks_per_blob` most recently read.
+  /// `cached_blocks_per_blob` most recently read (three: two decoding threads reading a blob
+  /// side by side use up to three blocks at once).
   uint64_t read_block_bytes = uint64_t{4} << 20;
-  size_t cached_blocks_per_blob = 2;
+  size_t cached_blocks_per_blob = 3;
   /// Read-ahead: once a blob is read block after block, up to `read_ahead_blocks` following
   /// blocks are fetched in parallel by `fetch_threads` threads, while the blocks fetched ahead
   /// and not read yet (across every blob) stay under `read_ahead_bytes`. 0 blocks: none.

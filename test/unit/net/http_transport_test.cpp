@@ -46,6 +46,37 @@ TEST_CASE("transport sends requests and reuses keep-alive connections", "[reinde
   CHECK(server->stats().connections == 1);
 }
 
+TEST_CASE("a large response body is read whole, within the limit, and the connection kept",
+          "[reindex][http]") {
+  // Bodies of 256 KiB and more with a Content-Length are read straight into the response.
+  auto server = StartDouble();
+  auto transport = OpenTransport({.endpoint = server->endpoint()});
+  std::string value(600 * 1024, 'x');
+  for (size_t i = 0; i < value.size(); i += 97) value[i] = static_cast<char>('a' + i % 26);
+  net::HttpRequest put;
+  put.method = "PUT";
+  put.target = "/big/_doc/1?refresh=true";
+  put.headers.emplace_back("Content-Type", "application/json");
+  put.body = "{\"v\":\"" + value + "\"}";
+  auto stored = transport->Send(put);
+  REQUIRE(stored.ok());
+  REQUIRE(stored->status / 100 == 2);
+  for (int i = 0; i < 3; ++i) {
+    auto got = transport->Send(Get("/big/_doc/1"));
+    REQUIRE(got.ok());
+    CHECK(got->status == 200);
+    CHECK(got->body.find(put.body) != std::string::npos);
+    CHECK(got->body.size() > put.body.size());
+  }
+  CHECK(transport->connections_opened() == 1);
+
+  auto small = OpenTransport({.endpoint = server->endpoint(), .max_response_bytes = 512 * 1024});
+  auto refused = small->Send(Get("/big/_doc/1"));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(absl::IsResourceExhausted(refused.status()));
+  CHECK(refused.status().message().find("larger than the configured limit") != std::string::npos);
+}
+
 TEST_CASE("transport returns error statuses as responses", "[reindex][http]") {
   auto server = StartDouble();
   auto transport = OpenTransport({.endpoint = server->endpoint()});

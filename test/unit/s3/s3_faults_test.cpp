@@ -299,7 +299,7 @@ S3Options SmallBlocks(const rfs::test::S3Server& server) {
   options.read_block_bytes = 4096;
   options.whole_blob_bytes = 1024;
   options.read_ahead_blocks = 4;
-  options.cached_blocks_per_blob = 2;
+  options.cached_blocks_per_blob = S3Options{}.cached_blocks_per_blob;
   return options;
 }
 
@@ -371,6 +371,84 @@ TEST_CASE("two handles of a blob read side by side share its blocks", "[s3][tsan
   const auto stats = (*remote)->stats();
   CHECK(stats.fetched_block_bytes == bytes.size());
   CHECK((*remote)->stats().read_ahead_bytes_held == 0);
+}
+
+TEST_CASE("two handles a block and a half apart keep the blocks the one behind still needs",
+          "[s3][tsan]") {
+  // The worker's two decoding threads take alternate ranges of documents; a range is about 800 KB
+  // of a 4 MiB block, but the thread decoding ahead may be a range or two further on. Each thread
+  // holds a block and the one ahead moves into the next: three blocks in use at once. With two
+  // kept per blob, the one behind found its next block dropped and fetched it again: a 389 MB
+  // shard fetched 1,099 MB of blocks.
+  rfs::test::S3Server server("rfs-apart");
+  const std::string bytes = PutBlockedBlob(server, 4242);
+  S3Options options = SmallBlocks(server);
+  options.cached_blocks_per_blob = S3Options{}.cached_blocks_per_blob;
+  auto remote = S3Repo::Open("s3://rfs-apart/repo", options);
+  REQUIRE(remote.ok());
+  constexpr size_t kRange = 6144;  // a block and a half
+  constexpr size_t kPiece = 1024;
+  const size_t ranges = (bytes.size() + kRange - 1) / kRange;
+  std::barrier step(2);
+  std::atomic<int> mismatches{0}, failures{0};
+  auto read_ranges = [&](int which) {
+    auto file = (*remote)->OpenBlobOfSize("big", bytes.size());
+    if (!file.ok()) {
+      ++failures;
+      step.arrive_and_drop();
+      return;
+    }
+    std::vector<uint8_t> out(kPiece);
+    for (size_t range = 0; range < ranges; range += 2) {
+      const size_t mine = range + static_cast<size_t>(which);
+      for (size_t piece = 0; piece < kRange / kPiece; ++piece) {
+        const uint64_t at = mine * kRange + piece * kPiece;
+        if (at < bytes.size()) {
+          const auto span = std::span(out).first(std::min<uint64_t>(kPiece, bytes.size() - at));
+          if (!(*file)->ReadAt(at, span).ok()) ++failures;
+          if (std::string(span.begin(), span.end()) != bytes.substr(at, span.size())) {
+            ++mismatches;
+          }
+        }
+        step.arrive_and_wait();
+      }
+    }
+  };
+  std::thread first(read_ranges, 0), second(read_ranges, 1);
+  first.join();
+  second.join();
+  CHECK(failures == 0);
+  CHECK(mismatches == 0);
+  CHECK((*remote)->stats().fetched_block_bytes == bytes.size());
+}
+
+TEST_CASE("the first blocks fetched before a shard's files open leave room for read-ahead",
+          "[s3]") {
+  // Four large files prefetched together (a shard of four segments) may hold at most half the
+  // read-ahead budget; before, each took up to 1 + read_ahead_blocks blocks and the file read
+  // first had no read-ahead at all.
+  rfs::test::S3Server server("rfs-share");
+  std::vector<rfs::snapshot::BlobExtent> extents;
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "seg" + std::to_string(i);
+    server.Put("repo/" + name, std::string(20 * 4096, static_cast<char>('a' + i)));
+    extents.push_back({name, 20 * 4096});
+  }
+  S3Options options = SmallBlocks(server);
+  options.read_ahead_blocks = 8;
+  options.read_ahead_bytes = 16 * 4096;
+  auto remote = S3Repo::Open("s3://rfs-share/repo", options);
+  REQUIRE(remote.ok());
+  (*remote)->Prefetch(extents);
+  const uint64_t held = (*remote)->stats().read_ahead_bytes_held;
+  CHECK(held == 4 * 2 * 4096);  // two blocks each: half of 16 blocks over 4 files
+  // Reading the first file in order now fetches ahead of it, within the budget.
+  auto file = (*remote)->OpenBlobOfSize("seg0", 20 * 4096);
+  REQUIRE(file.ok());
+  std::vector<uint8_t> out(4096);
+  for (uint64_t at = 0; at < 4 * 4096; at += 4096) REQUIRE((*file)->ReadAt(at, out).ok());
+  CHECK((*remote)->stats().read_ahead_bytes_held > 3 * 2 * 4096);
+  CHECK((*remote)->stats().read_ahead_bytes_held <= options.read_ahead_bytes);
 }
 
 TEST_CASE("the benchmarks' proxy answers GETs from a folder as S3 does", "[s3]") {
