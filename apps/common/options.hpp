@@ -78,6 +78,8 @@ inline bool IsEnvironmentOnlyVariable(std::string_view variable) {
   return variable == "RFS_CONSOLE_TOKEN" || variable == "RFS_CONSOLE_ADMIN_TOKEN" ||
          variable == "RFS_KEEP_TEST_DIRS" || variable == "RFS_BUILD_DIR" ||
          variable == "RFS_DEMO_DIR" || variable == "RFS_JAVA_OPTS" ||
+         variable == "RFS_TSAN_BUILD_DIR" || variable == "RFS_FUZZ_BUILD_DIR" ||
+         variable == "RFS_FUZZ_SECONDS" || variable == "RFS_SANITIZER_OPT_FLAGS" ||
          variable.starts_with("RFS_E2E_");
 }
 
