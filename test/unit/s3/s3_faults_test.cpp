@@ -5,6 +5,7 @@
 #include <atomic>
 #include <barrier>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -303,6 +304,38 @@ S3Options SmallBlocks(const rfs::test::S3Server& server) {
   return options;
 }
 
+// Two threads, each with its own handle on repo/big, read in step: at step i thread `which` reads
+// `piece_bytes` at offsets(which)[i] (none past the end), then both wait for each other.
+// Returns the reads that failed or gave other bytes.
+int ReadInStep(const S3Repo& repo, const std::string& bytes, size_t piece_bytes,
+               const std::function<std::vector<uint64_t>(int)>& offsets) {
+  std::barrier step(2);
+  std::atomic<int> wrong{0};
+  auto read = [&](int which) {
+    auto file = repo.OpenBlobOfSize("big", bytes.size());
+    if (!file.ok()) {
+      ++wrong;
+      step.arrive_and_drop();
+      return;
+    }
+    std::vector<uint8_t> out(piece_bytes);
+    for (uint64_t at : offsets(which)) {
+      if (at < bytes.size()) {
+        const auto span = std::span(out).first(std::min<uint64_t>(piece_bytes, bytes.size() - at));
+        if (!(*file)->ReadAt(at, span).ok() ||
+            std::string(span.begin(), span.end()) != bytes.substr(at, span.size())) {
+          ++wrong;
+        }
+      }
+      step.arrive_and_wait();
+    }
+  };
+  std::thread first(read, 0), second(read, 1);
+  first.join();
+  second.join();
+  return wrong;
+}
+
 }  // namespace
 
 TEST_CASE("a blob read in order fetches each block once, past Lucene's jump to its footer",
@@ -340,32 +373,12 @@ TEST_CASE("two handles of a blob read side by side share its blocks", "[s3][tsan
   REQUIRE(remote.ok());
   constexpr size_t kPiece = 1000;
   const size_t pieces = (bytes.size() + kPiece - 1) / kPiece;
-  std::barrier step(2);
-  std::atomic<int> mismatches{0}, failures{0};
-  auto read_alternate = [&](int which) {
-    auto file = (*remote)->OpenBlobOfSize("big", bytes.size());
-    if (!file.ok()) {
-      ++failures;
-      step.arrive_and_drop();
-      return;
-    }
-    std::vector<uint8_t> out(kPiece);
-    for (size_t piece = 0; piece < pieces; piece += 2) {
-      const size_t mine = piece + static_cast<size_t>(which);
-      if (mine < pieces) {
-        const uint64_t at = mine * kPiece;
-        const auto span = std::span(out).first(std::min<uint64_t>(kPiece, bytes.size() - at));
-        if (!(*file)->ReadAt(at, span).ok()) ++failures;
-        if (std::string(span.begin(), span.end()) != bytes.substr(at, span.size())) ++mismatches;
-      }
-      step.arrive_and_wait();
-    }
-  };
-  std::thread first(read_alternate, 0), second(read_alternate, 1);
-  first.join();
-  second.join();
-  CHECK(failures == 0);
-  CHECK(mismatches == 0);
+  CHECK(ReadInStep(**remote, bytes, kPiece, [&](int which) {
+          std::vector<uint64_t> offsets;
+          for (size_t piece = 0; piece < pieces; piece += 2)
+            offsets.push_back((piece + which) * kPiece);
+          return offsets;
+        }) == 0);
   // Each block once (a block dropped and fetched again would show here); apart, each handle
   // fetched every block.
   const auto stats = (*remote)->stats();
@@ -389,36 +402,15 @@ TEST_CASE("two handles a block and a half apart keep the blocks the one behind s
   constexpr size_t kRange = 6144;  // a block and a half
   constexpr size_t kPiece = 1024;
   const size_t ranges = (bytes.size() + kRange - 1) / kRange;
-  std::barrier step(2);
-  std::atomic<int> mismatches{0}, failures{0};
-  auto read_ranges = [&](int which) {
-    auto file = (*remote)->OpenBlobOfSize("big", bytes.size());
-    if (!file.ok()) {
-      ++failures;
-      step.arrive_and_drop();
-      return;
-    }
-    std::vector<uint8_t> out(kPiece);
-    for (size_t range = 0; range < ranges; range += 2) {
-      const size_t mine = range + static_cast<size_t>(which);
-      for (size_t piece = 0; piece < kRange / kPiece; ++piece) {
-        const uint64_t at = mine * kRange + piece * kPiece;
-        if (at < bytes.size()) {
-          const auto span = std::span(out).first(std::min<uint64_t>(kPiece, bytes.size() - at));
-          if (!(*file)->ReadAt(at, span).ok()) ++failures;
-          if (std::string(span.begin(), span.end()) != bytes.substr(at, span.size())) {
-            ++mismatches;
+  CHECK(ReadInStep(**remote, bytes, kPiece, [&](int which) {
+          std::vector<uint64_t> offsets;
+          for (size_t range = 0; range < ranges; range += 2) {
+            for (size_t piece = 0; piece < kRange / kPiece; ++piece) {
+              offsets.push_back((range + which) * kRange + piece * kPiece);
+            }
           }
-        }
-        step.arrive_and_wait();
-      }
-    }
-  };
-  std::thread first(read_ranges, 0), second(read_ranges, 1);
-  first.join();
-  second.join();
-  CHECK(failures == 0);
-  CHECK(mismatches == 0);
+          return offsets;
+        }) == 0);
   CHECK((*remote)->stats().fetched_block_bytes == bytes.size());
 }
 
