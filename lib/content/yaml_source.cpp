@@ -472,8 +472,16 @@ class YamlToJson {
     }
     const std::string digits = WithoutUnderscores(text.substr(i));
     if (digits.empty()) return At(e.start_mark, StrCat("invalid integer '", text, "'"));
+    // "_012" and "__00" reach here (the '0' test above sees only the first
+    // character): Jackson parses them as decimal 12 and 0, and JSON allows
+    // no leading zero.
+    const size_t first_nonzero = digits.find_first_not_of('0');
+    if (first_nonzero == std::string::npos) {
+      out_ += "0";
+      return absl::OkStatus();
+    }
     if (negative) out_.push_back('-');
-    out_ += digits;
+    out_.append(digits, first_nonzero);
     return absl::OkStatus();
   }
 

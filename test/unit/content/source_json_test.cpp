@@ -341,6 +341,12 @@ TEST_CASE("YAML explicit tags act as Jackson's", "[lucene][yaml]") {
   CHECK(YamlScalar("!!int \"42\"") == "42");
   CHECK(YamlScalar("!!int 0x10") == "16");
   CHECK(YamlScalar("!!int abc") == R"("abc")");  // Jackson: not a number, so its text
+  // Leading '_' then '0': decimal for Jackson (its '0' test sees only the first
+  // character), and JSON allows no leading zero.
+  CHECK(YamlScalar("!!int ____0000") == "0");
+  CHECK(YamlScalar("!!int -__00") == "0");
+  CHECK(YamlScalar("!!int _012") == "12");
+  CHECK(YamlScalar("!!int -_0_12") == "-12");
   CHECK(YamlScalar("!!int ''") == R"("")");
   CHECK(YamlScalar("!!float 1") == "1.0");
   CHECK(YamlScalar("!!float '2.5'") == "2.5");
