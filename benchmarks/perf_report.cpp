@@ -10,6 +10,10 @@
 //   4b. a shard with 20, 50 and 100 MB documents among 3,000 others (--mix-doc-mb): the worker's
 //      peak RSS with default options to bulk files (output checked exactly) and over HTTP into
 //      the double in discard mode, gzip on and off; and with --reader-threads 0;
+//   4d. the same shard on the other paths, default options, to bulk files: from S3 (s3rver behind
+//      the test proxy at 30 ms first-byte latency and 80 MB/s per connection), through a jq and a
+//      JavaScript transform (documents over the transform memory budget fail and are counted),
+//      and a shard without _source rebuilt (--enable-sourceless-migrations);
 //   4c. the 1 GB shard over HTTP into the double in discard mode with default options, gzip on
 //      and off: MB/s, the worker's CPU-seconds per GB of _source (goal: <= 4 with gzip) and peak
 //      RSS;
@@ -17,7 +21,7 @@
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
 //   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..]
-//               [--rounds R] [--data-dir DIR]
+//               [--rounds R] [--data-dir DIR] [--only-memory]
 //
 // The tools run as child processes (wall time, peak RSS from wait4). Repositories come from the
 // real-Lucene fixture generator and are cached in the data dir. Build in Release without
@@ -26,13 +30,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
 #include "opensearch_double.hpp"
+#include "support/s3_proxy.hpp"
+#include "support/s3_server.hpp"
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -50,6 +59,7 @@ struct Options {
   std::string mix_doc_mb = "20,50,100";
   int rounds = 2;
   path data_dir = RFS_BENCH_DATA_DIR;
+  bool only_memory = false;  // only the sections on peak RSS (4b, 4d)
 };
 
 struct Run {
@@ -60,7 +70,9 @@ struct Run {
 };
 
 // Starts each command with stdout to `out` (or /dev/null), stderr to /dev/null, waits for all.
-Run RunAll(const std::vector<std::vector<std::string>>& commands, const std::string& out = "") {
+// With `errors_too`, stderr goes to `out` as well (the worker's JSON log is on stderr).
+Run RunAll(const std::vector<std::vector<std::string>>& commands, const std::string& out = "",
+           bool errors_too = false) {
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   std::vector<pid_t> children;
@@ -73,7 +85,7 @@ Run RunAll(const std::vector<std::vector<std::string>>& commands, const std::str
       const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
       if (fd < 0 || null < 0) std::_Exit(127);
       ::dup2(fd, 1);
-      ::dup2(null, 2);
+      ::dup2(errors_too ? fd : null, 2);
       std::vector<char*> argv;
       for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
       argv.push_back(nullptr);
@@ -128,10 +140,105 @@ void Line(const char* what, const Run& run, double source_mb, double java_mb_s) 
               mb_s, mb_s / java_mb_s, run.peak_mib);
 }
 
+// The number after "key": in the last line of `file` that has it (the worker's JSON log).
+long LastCount(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  long value = -1;
+  const std::regex pattern("\"" + key + "\":([0-9]+)");
+  while (std::getline(in, line)) {
+    std::smatch match;
+    if (std::regex_search(line, match, pattern)) value = std::stol(match[1]);
+  }
+  return value;
+}
+
+// The mixed shard on the worker's other paths, default options: from S3 at cloud latency,
+// through jq and JavaScript transforms, and a shard without _source rebuilt. Each must stay
+// within the 256 MiB goal.
+template <typename Clear>
+void OtherPaths(const Options& options, const path& mix, const std::string& out_dir,
+                const path& work, Clear clear_out) {
+  const std::string mix_repo = (mix / "repo").string();
+  const std::string failed_dir = (work / "failed").string();
+  const std::string log = (work / "worker.log").string();
+  auto clear_all = [&] {
+    clear_out();
+    bench::fs::remove_all(failed_dir);
+  };
+  std::printf("the same shard on the other paths, default options (goal: peak RSS <= 256 MiB):\n");
+  {
+    rfs::test::S3Server server("rfs-perf");
+    server.Upload(mix_repo, "repo/");
+    rfs::test::S3ProxyOptions proxy_options;
+    proxy_options.upstream = server.endpoint();
+    proxy_options.upstream_credentials = rfs::test::S3Server::Credentials();
+    proxy_options.expect.secrets = {{"AKIDPERFREPORT", "perf-report-secret"}};
+    proxy_options.first_byte_latency = std::chrono::milliseconds(30);
+    proxy_options.bytes_per_second = 80e6;
+    proxy_options.local_prefix = "/rfs-perf/repo/";
+    proxy_options.local_folder = mix_repo;
+    rfs::test::S3Proxy proxy(proxy_options);
+    ::setenv("AWS_ACCESS_KEY_ID", "AKIDPERFREPORT", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "perf-report-secret", 1);
+    const Run worker =
+        Best(1,
+             {{RFS_DOCUMENTS_TOOL, "--s3-repo-uri", "s3://rfs-perf/repo", "--s3-region",
+               "us-east-1", "--s3-endpoint", proxy.endpoint(), "--output-dir", out_dir}},
+             clear_out, {3}, "DocumentsFromSnapshotMigration from S3");
+    ::unsetenv("AWS_ACCESS_KEY_ID");
+    ::unsetenv("AWS_SECRET_ACCESS_KEY");
+    const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+                               (mix / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  output %s\n",
+                "from S3 (proxy: 30 ms, 80 MB/s per connection)", worker.seconds, worker.peak_mib,
+                check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
+  }
+  const std::pair<const char*, const char*> transforms[] = {
+      {"through a jq transform",
+       R"J([{"JqTransformerProvider": {"script": ".document.rfs = 1"}}])J"},
+      {"through a JavaScript transform",
+       R"J([{"JsonJSTransformerProvider": {"initializationScript": "(function (b) { return )J"
+       R"J(function (docs) { for (var i = 0; i < docs.length; i++) { docs[i].document.rfs = 1; } )J"
+       R"J(return docs; }; })", "bindingsObject": {}}}])J"}};
+  for (const auto& [title, config] : transforms) {
+    clear_all();
+    const Run worker =
+        RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", mix_repo, "--output-dir", out_dir,
+                 "--failed-documents-dir", failed_dir, "--doc-transformer-config", config}},
+               log, /*errors_too=*/true);
+    if (worker.exit_codes[0] != 3 && worker.exit_codes[0] != 6) {
+      Fail(std::string("DocumentsFromSnapshotMigration ") + title + " exited with " +
+           std::to_string(worker.exit_codes[0]));
+    }
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  %ld written, %ld over the transform budget\n",
+                title, worker.seconds, worker.peak_mib, LastCount(log, "written"),
+                LastCount(log, "transform_failed"));
+  }
+  // Without _source: each document rebuilt from doc values, points and stored fields.
+  const long docs = std::max(options.docs / 4, 1000L);
+  const path sourceless =
+      bench::Generate(options.data_dir, "perf-sourceless-" + std::to_string(docs),
+                      "--docs " + std::to_string(docs) +
+                          " --doc-size 1000 --source-enabled false --segments 4 "
+                          "--write-docs false --seed 7");
+  clear_all();
+  const Run rebuilt =
+      RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", (sourceless / "repo").string(),
+               "--output-dir", out_dir, "--enable-sourceless-migrations"}},
+             log, /*errors_too=*/true);
+  if (rebuilt.exit_codes[0] != 3) Fail("the sourceless migration failed");
+  std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  %ld documents rebuilt\n",
+              ("a shard of " + std::to_string(docs) + " documents without _source").c_str(),
+              rebuilt.seconds, rebuilt.peak_mib, LastCount(log, "rebuilt"));
+  clear_all();
+}
+
 // Several huge documents among ordinary ones: every path of the worker with default options must
 // stay within the 256 MiB goal, whatever the mix (issue "Performance where users run it").
 template <typename Clear>
-void MixedHugeDocuments(const Options& options, const std::string& out_dir, Clear clear_out) {
+void MixedHugeDocuments(const Options& options, const std::string& out_dir, const path& work,
+                        Clear clear_out) {
   std::string bytes_list;
   for (size_t start = 0; start < options.mix_doc_mb.size();) {
     const size_t comma = std::min(options.mix_doc_mb.find(',', start), options.mix_doc_mb.size());
@@ -178,6 +285,7 @@ void MixedHugeDocuments(const Options& options, const std::string& out_dir, Clea
                   worker.seconds, worker.peak_mib);
     }
   }
+  OtherPaths(options, mix, out_dir, work, clear_out);
 }
 
 }  // namespace
@@ -192,10 +300,19 @@ int main(int argc, char** argv) {
            {"--huge-doc-mb", [&](const std::string& v) { options.huge_doc_mb = std::stol(v); }},
            {"--mix-doc-mb", [&](const std::string& v) { options.mix_doc_mb = v; }},
            {"--rounds", [&](const std::string& v) { options.rounds = std::stoi(v); }},
-           {"--data-dir", [&](const std::string& v) { options.data_dir = v; }}},
+           {"--data-dir", [&](const std::string& v) { options.data_dir = v; }},
+           {"--only-memory", [&](const std::string& v) { options.only_memory = v != "false"; }}},
           "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..] [--rounds R] "
-          "[--data-dir DIR]")) {
+          "[--data-dir DIR] [--only-memory true]")) {
     return *exit_code;
+  }
+  if (options.only_memory) {
+    const path work = options.data_dir / "perf-report-work";
+    bench::fs::create_directories(work);
+    const std::string out_dir = (work / "out").string();
+    MixedHugeDocuments(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
+    bench::fs::remove_all(out_dir);
+    return 0;
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   const std::string shard_name =
@@ -278,7 +395,7 @@ int main(int argc, char** argv) {
                 check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
   }
 
-  if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, clear_out);
+  if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, work, clear_out);
 
   std::printf("the shard over HTTP into the double (discard mode), default options:\n");
   for (const bool gzip : {true, false}) {

@@ -160,9 +160,12 @@ po::options_description Options() {
       "the program is interrupted and the batch's documents are recorded as failed "
       "(transform_budget_exceeded)")(
       "transform-memory-budget-mb",
-      po::value<Bounded<uint64_t, 16, 1048576>>()->default_value({512}),
+      po::value<Bounded<uint64_t, 16, 1048576>>()->default_value({128}),
       "MiB a jq or JavaScript transform may grow the worker by on one batch (and, for "
-      "JavaScript, its heap); past it the batch's documents are recorded as failed");
+      "JavaScript, its heap); past it the batch's documents are recorded as failed. A document "
+      "needs about 4 times its _source to transform: one over a quarter of this fails at once "
+      "(transform_budget_exceeded; redrive it with a larger value). Within the default, a worker "
+      "with transforms stays under 256 MiB");
   AddMetricsOptions(options);
   options.add_options()("disable-compression", po::bool_switch(),
                         "send bulk bodies uncompressed even when the target accepts gzip "

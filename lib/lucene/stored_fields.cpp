@@ -719,6 +719,9 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
     for (;;) {
       const uint64_t end = std::min<uint64_t>(data_end_, next_offset_ + want);
       if (next_offset_ < window_start_ || end > window_start_ + window_.size()) {
+        // The old window goes first: for a huge document's chunk the windows double up to its
+        // compressed size, and holding the last one beside the next costs half as much again.
+        std::vector<uint8_t>().swap(window_);
         RFS_ASSIGN_OR_RETURN(window_, core::ReadRange(*file_, next_offset_, end - next_offset_));
         window_start_ = next_offset_;
       }

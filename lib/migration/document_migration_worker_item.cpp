@@ -310,8 +310,11 @@ DocumentMigrationWorker::ItemSent DocumentMigrationWorker::SendItem(
   if (!transformer_) {
     sent.reindexed = reindexer.Reindex(stream, on_progress);
   } else {
+    reindex::DocumentTransformOptions transform_options = options_.transform_batch;
+    transform_options.memory_budget = memory_budget_.get();
+    transform_options.transform_memory_bytes = options_.transform_limits.memory_bytes;
     reindex::TransformingDocumentStream transformed(stream, *transformer_, failed_sink_,
-                                                    options_.transform_batch);
+                                                    transform_options);
     sent.reindexed = reindexer.Reindex(transformed, on_progress);
     sent.transform_failures = transformed.docs_failed();
     sent.transform_dropped = transformed.docs_dropped();

@@ -126,6 +126,7 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
       std::chrono::duration_cast<std::chrono::milliseconds>(options.migration.initial_lease);
   redrive.reindexer = options.migration.reindexer;
   redrive.transform_batch = options.migration.transform_batch;
+  redrive.transform_batch.transform_memory_bytes = options.migration.transform_limits.memory_bytes;
   redrive.on_progress = options.on_redrive_progress;
   core::SystemClock clock;
   auto summary = RedriveFailedDocuments(*source, **coordinator, wiring.sinks, *wiring.failed_sink,

@@ -9,6 +9,7 @@
 
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_text.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/gzip.hpp"
@@ -25,27 +26,27 @@ using core::StrCat;
 // The value itself when `text` is JSON, otherwise the text as a JSON string, so a record stays
 // one valid line even for a source that failed because it is not JSON.
 json::value JsonOrString(std::string_view text) {
-  if (auto v = net::ParseJson(text)) return *std::move(v);
+  boost::system::error_code ec;
+  json::parse_options options;
+  options.max_depth = 1000;  // as deep as the engines' own parser goes
+  json::value v = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
+  if (!ec) return v;
   return json::string(json::string_view(text.data(), text.size()));
 }
 
 json::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
-// Appends `text` as it is when it is one line of JSON: a parsed and re-printed source would not
-// be the document that failed (959.3 prints as 9.593E2, 1e400 as an infinity). Otherwise as
-// JsonOrString gives it.
-void AppendSource(std::string& out, std::string_view text) {
-  const bool one_line = text.find_first_of("\r\n") == std::string_view::npos;
-  if (auto parsed = net::ParseJson(text); parsed && one_line) {
-    out += text;
-  } else {
-    out += core::JsonText(JsonOrString(text));
-  }
-}
+// A record as three pieces, so a huge source is written from where it is: everything before the
+// source, the source, and the closing brace. The source is the document's own text when it is
+// one line of JSON (a parsed and re-printed source would not be the document that failed: 959.3
+// prints as 9.593E2, 1e400 as an infinity), otherwise as JsonOrString gives it.
+struct RecordPieces {
+  std::string head;
+  std::string rewritten;  // the source when it is not used as it is
+  std::string_view source;
+};
 
-}  // namespace
-
-std::string FailedDocumentToJson(const FailedDocument& doc) {
+RecordPieces Pieces(const FailedDocument& doc) {
   json::object record{{"index", View(doc.index)},
                       {"id", View(doc.id)},
                       {"cursor", doc.cursor},
@@ -53,10 +54,52 @@ std::string FailedDocumentToJson(const FailedDocument& doc) {
                       {"error_type", View(doc.error_type)},
                       {"reason", View(doc.reason)},
                       {"action", JsonOrString(doc.action)}};
-  std::string out = core::JsonText(record);
-  out.pop_back();  // the closing brace: "source" goes last, as written
-  out += ",\"source\":";
-  AppendSource(out, doc.source);
+  RecordPieces pieces;
+  pieces.head = core::JsonText(record);
+  pieces.head.pop_back();  // the closing brace: "source" goes last, as written
+  pieces.head += ",\"source\":";
+  const std::string_view text = doc.source;
+  if (text.find_first_of("\r\n") == std::string_view::npos && net::IsJson(text)) {
+    pieces.source = text;
+  } else {
+    pieces.rewritten = core::JsonText(JsonOrString(text));
+    pieces.source = pieces.rewritten;
+  }
+  return pieces;
+}
+
+// Records holding this many source bytes or more are compressed as they are laid out (igzip,
+// level 1) instead of being copied into one buffer first and compressed harder.
+constexpr size_t kStreamedRecordBytes = size_t{16} << 20;
+
+absl::StatusOr<std::string> GzipRecords(std::span<const FailedDocument> docs) {
+  size_t source_bytes = 0;
+  for (const FailedDocument& doc : docs) source_bytes += doc.source.size();
+  if (source_bytes < kStreamedRecordBytes) {
+    std::string lines;
+    for (const FailedDocument& doc : docs) {
+      lines += FailedDocumentToJson(doc);
+      lines.push_back('\n');
+    }
+    return net::GzipCompress(lines, /*level=*/6);
+  }
+  net::GzipStream gzip(source_bytes / 4);
+  for (const FailedDocument& doc : docs) {
+    const RecordPieces pieces = Pieces(doc);
+    RFS_RETURN_IF_ERROR(gzip.Append(pieces.head));
+    RFS_RETURN_IF_ERROR(gzip.Append(pieces.source));
+    RFS_RETURN_IF_ERROR(gzip.Append("}\n"));
+  }
+  return gzip.Finish();
+}
+
+}  // namespace
+
+std::string FailedDocumentToJson(const FailedDocument& doc) {
+  RecordPieces pieces = Pieces(doc);
+  std::string out = std::move(pieces.head);
+  out.reserve(out.size() + pieces.source.size() + 1);
+  out += pieces.source;
   out += '}';
   return out;
 }
@@ -85,12 +128,7 @@ uint64_t GzipFailedDocumentSink::recorded() const {
 
 absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs) {
   if (docs.empty()) return absl::OkStatus();
-  std::string lines;
-  for (const FailedDocument& doc : docs) {
-    lines += FailedDocumentToJson(doc);
-    lines.push_back('\n');
-  }
-  auto member = net::GzipCompress(lines, /*level=*/6);
+  auto member = GzipRecords(docs);
   if (!member.ok()) return member.status();
 
   std::lock_guard lock(mu_);

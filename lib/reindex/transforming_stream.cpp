@@ -61,6 +61,20 @@ absl::Status TransformingDocumentStream::Refill() {
       ready_.push_back(std::move(doc));
       return absl::OkStatus();
     }
+    if (parse_sources_ && options_.transform_memory_bytes > 0) {
+      const size_t size = SourceBytes(doc).size();
+      if (kTransformFootprint * size > options_.transform_memory_bytes) {
+        docs_in_ += 1;
+        if (doc.rendered) {
+          doc.source = std::string(SourceBytes(doc));
+          doc.rendered.reset();
+        }
+        RFS_RETURN_IF_ERROR(
+            RecordFailure(doc, transform::TooLargeToTransform(size, kTransformFootprint * size,
+                                                              options_.transform_memory_bytes)));
+        continue;
+      }
+    }
     // Transforms work on the source itself: lines laid out for a sink are of no use.
     if (doc.rendered) {
       doc.source = std::string(SourceBytes(doc));
@@ -74,7 +88,36 @@ absl::Status TransformingDocumentStream::Refill() {
   return TransformBatch(batch);
 }
 
+namespace {
+
+// Holds `bytes` of the shared budget for as long as it lives, once there is room for them (or
+// nothing else is charged). The budget is released by the reindexer's senders and never by the
+// thread waiting here, so the wait ends.
+class BudgetHold {
+ public:
+  BudgetHold(core::MemoryBudget* budget, size_t bytes) : budget_(budget), bytes_(bytes) {
+    if (budget_ == nullptr) return;
+    budget_->WaitForRoom(bytes_);
+    budget_->Charge(bytes_);
+  }
+  BudgetHold(const BudgetHold&) = delete;
+  BudgetHold& operator=(const BudgetHold&) = delete;
+  ~BudgetHold() {
+    if (budget_ != nullptr) budget_->Release(bytes_);
+  }
+
+ private:
+  core::MemoryBudget* const budget_;
+  const size_t bytes_;
+};
+
+}  // namespace
+
 absl::Status TransformingDocumentStream::TransformBatch(std::vector<SourceDocument>& batch) {
+  size_t source_bytes = 0;
+  for (const auto& doc : batch) source_bytes += doc.source.size();
+  const BudgetHold hold(parse_sources_ ? options_.memory_budget : nullptr,
+                        kTransformFootprint * source_bytes);
   std::vector<SourceDocument*> all;
   for (auto& doc : batch) all.push_back(&doc);
   auto outputs = Apply(all, batch.back().cursor);

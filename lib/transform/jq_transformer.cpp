@@ -232,13 +232,30 @@ class JqProgram {
 
   // Every output of the program on `input`, under `call`'s limits.
   absl::StatusOr<std::vector<json::value>> Run(const json::value& input, BudgetedCall& call) {
+    RFS_RETURN_IF_ERROR(CheckIntegers(input));
+    return RunConverted(ToJv(input), call);
+  }
+  // `input` is freed once converted, so a huge document is not held twice while the program runs.
+  absl::StatusOr<std::vector<json::value>> Run(json::value&& input, BudgetedCall& call) {
+    RFS_RETURN_IF_ERROR(CheckIntegers(input));
+    jv converted = ToJv(input);
+    input = nullptr;
+    return RunConverted(converted, call);
+  }
+
+ private:
+  static absl::Status CheckIntegers(const json::value& input) {
     if (auto inexact = FindInexactInteger(input)) {
       return absl::InvalidArgumentError(
           StrCat("jq 1.6 would alter the integer at ", *inexact,
                  " (beyond 2^53, held as a double); the document is left untransformed"));
     }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<json::value>> RunConverted(jv input, BudgetedCall& call) {
     messages_.clear();
-    jq_start(state_, ToJv(input), 0);
+    jq_start(state_, input, 0);
     std::vector<json::value> out;
     OutputBudget budget{0, limits_.memory_bytes};
     while (true) {
@@ -285,7 +302,6 @@ class JqProgram {
     return out;
   }
 
- private:
   JqProgram() = default;
   TransformLimits limits_;
   jq_state* state_ = nullptr;
@@ -298,15 +314,15 @@ class JqTransformer final : public IJsonTransformer {
   absl::StatusOr<json::value> Transform(json::value input) override {
     BudgetedCall call(program_->limits(), [p = program_.get()] { p->Interrupt(); });
     if (!input.is_array()) {
-      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(input, call));
+      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(std::move(input), call));
       if (outputs.size() == 1) return std::move(outputs.front());
       json::array out;
       for (auto& o : outputs) out.push_back(std::move(o));
       return json::value(std::move(out));
     }
     json::array out;
-    for (const json::value& item : input.as_array()) {
-      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(item, call));
+    for (json::value& item : input.as_array()) {
+      RFS_ASSIGN_OR_RETURN(auto outputs, program_->Run(std::move(item), call));
       for (auto& o : outputs) out.push_back(std::move(o));
     }
     return json::value(std::move(out));

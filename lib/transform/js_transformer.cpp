@@ -191,7 +191,9 @@ class JsFunction {
     if (ctx_ != nullptr) duk_destroy_heap(ctx_);
   }
 
-  absl::StatusOr<json::value> Call(const json::value& input) {
+  // Takes `input` by value: it is freed once serialised, so a huge document is not held as JSON
+  // values while the script runs.
+  absl::StatusOr<json::value> Call(json::value input) {
     if (auto inexact = FindInexactInteger(input)) {
       return absl::InvalidArgumentError(
           StrCat("JavaScript would alter the integer at ", *inexact,
@@ -207,16 +209,21 @@ class JsFunction {
       ~Reset() { budget.refuse = false; }
     } reset{budget_};
     BudgetedCall call(limits_, [this] { budget_.refuse = true; });
-    const std::string text = SerializeJson(input);
-    duk_push_global_stash(ctx);
-    duk_get_prop_string(ctx, -1, "transform");
-    duk_get_prop_string(ctx, -2, "decode");
-    duk_remove(ctx, -3);
-    duk_push_lstring(ctx, text.data(), text.size());
-    // Decode, call and encode inside one protected call, so a throw anywhere is an error here.
+    std::string text = SerializeJson(input);
+    input = nullptr;
+    // Everything that allocates in the heap runs inside one protected call, so a throw anywhere
+    // (a refused allocation too: pushing a huge document can go over the budget) is an error
+    // here; outside one, duktape's uncaught-error path allocates again and recurses.
     if (duk_safe_call(
             ctx,
-            [](duk_context* c, void*) -> duk_ret_t {
+            [](duk_context* c, void* udata) -> duk_ret_t {
+              auto* text = static_cast<std::string*>(udata);
+              duk_push_global_stash(c);
+              duk_get_prop_string(c, -1, "transform");
+              duk_get_prop_string(c, -2, "decode");
+              duk_remove(c, -3);
+              duk_push_lstring(c, text->data(), text->size());  // a copy in the heap
+              std::string().swap(*text);
               duk_call(c, 1);  // decode(text)
               duk_call(c, 1);  // transform(input)
               if (duk_is_undefined(c, -1)) {
@@ -226,7 +233,7 @@ class JsFunction {
               duk_json_encode(c, -1);
               return 1;
             },
-            nullptr, 3, 1) != 0) {
+            &text, 0, 1) != 0) {
       std::string error = PopError(ctx);
       if (absl::Status verdict = call.verdict(); !verdict.ok()) return verdict;
       if (budget_.over_memory) {
@@ -289,7 +296,9 @@ absl::StatusOr<std::unique_ptr<JsFunction>> FromConfig(const json::value& config
 class JsTransformer final : public IJsonTransformer {
  public:
   explicit JsTransformer(std::unique_ptr<JsFunction> fn) : fn_(std::move(fn)) {}
-  absl::StatusOr<json::value> Transform(json::value input) override { return fn_->Call(input); }
+  absl::StatusOr<json::value> Transform(json::value input) override {
+    return fn_->Call(std::move(input));
+  }
   std::string Describe() const override { return "JsonJSTransformerProvider"; }
 
  private:

@@ -16,6 +16,14 @@ bool IsTransformBudgetExceeded(const absl::Status& status) {
   return status.GetPayload(kTransformBudgetPayload).has_value();
 }
 
+absl::Status TooLargeToTransform(size_t source_bytes, size_t needed_bytes, size_t memory_bytes) {
+  absl::Status status = absl::ResourceExhaustedError(core::StrCat(
+      "a _source of ", source_bytes, " bytes needs about ", needed_bytes >> 20,
+      " MiB to transform, over the transform's memory budget of ", memory_bytes >> 20, " MiB"));
+  status.SetPayload(kTransformBudgetPayload, absl::Cord(std::string("memory")));
+  return status;
+}
+
 namespace internal {
 
 using core::StrCat;

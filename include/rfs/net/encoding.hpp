@@ -13,6 +13,10 @@ namespace rfs::net {
 /// Parses `text` as one JSON value; std::nullopt when it is not valid JSON.
 std::optional<boost::json::value> ParseJson(std::string_view text);
 
+/// Whether `text` is one valid JSON value nesting at most `max_depth` levels, checked without
+/// building it (a huge document is not held twice).
+bool IsJson(std::string_view text, size_t max_depth = 1000);
+
 /// Percent-encodes every byte except the RFC 3986 unreserved characters (A-Z a-z 0-9 - _ . ~)
 /// and, when `keep_slash`, '/'. Upper-case hex, as SigV4 requires.
 std::string PercentEncode(std::string_view text, bool keep_slash);

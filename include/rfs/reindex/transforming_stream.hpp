@@ -22,6 +22,7 @@
 #include <deque>
 #include <optional>
 
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/reindex/source_document.hpp"
 #include "rfs/transform/json_transformer.hpp"
@@ -33,7 +34,21 @@ namespace rfs::reindex {
 struct DocumentTransformOptions {
   size_t max_batch_docs = 256;
   size_t max_batch_bytes = size_t{4} << 20;
+  /// The worker's shared memory budget, or null. A batch is transformed once the budget has room
+  /// for kTransformFootprint times its `_source` bytes (the parsed documents, the program's copy,
+  /// the outputs), and holds that much while it is: a batch of huge documents waits for the bulks
+  /// in flight and the readers' large chunks, and goes alone.
+  core::MemoryBudget* memory_budget = nullptr;
+  /// The transforms' memory bound (transform::TransformLimits::memory_bytes), or 0. A document
+  /// whose footprint (kTransformFootprint times its `_source`) is over it fails at once as
+  /// "transform_budget_exceeded", without the batch it would have joined: the program's own
+  /// bound is watched every few milliseconds and may not see a fast copy of a huge document.
+  size_t transform_memory_bytes = 0;
 };
+
+/// What transforming a batch holds, in multiples of its `_source` bytes (measured: jq about 3.3
+/// times a 100 MB document, JavaScript about 5).
+inline constexpr size_t kTransformFootprint = 4;
 
 class TransformingDocumentStream final : public IDocumentStream {
  public:

@@ -67,7 +67,7 @@ class IJsonPredicate {
 /// Aborted, so a stop is never held up by a transform.
 struct TransformLimits {
   std::chrono::milliseconds time_per_call{30'000};
-  size_t memory_bytes = size_t{512} << 20;
+  size_t memory_bytes = size_t{128} << 20;
   const std::atomic<bool>* stop_requested = nullptr;
   std::chrono::milliseconds shutdown_grace{20'000};
 };
@@ -85,6 +85,9 @@ struct TransformerContext {
 inline constexpr const char* kTransformBudgetPayload = "rfs.transform.budget";
 /// True for that error: the call's documents fail together, with its message as the reason.
 bool IsTransformBudgetExceeded(const absl::Status& status);
+/// That error for a document refused before any program runs: transforming `source_bytes` of
+/// `_source` would take about `needed_bytes`, more than `memory_bytes` allow.
+absl::Status TooLargeToTransform(size_t source_bytes, size_t needed_bytes, size_t memory_bytes);
 
 /// The configuration text from the three option forms, at most one of which may be set: `text`
 /// as given, `base64` decoded, or the contents of `file`. nullopt when none is set.

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/net/encoding.hpp"
 #include "rfs/net/gzip.hpp"
 
 #include "reindex_test_util.hpp"
@@ -95,6 +96,50 @@ TEST_CASE("a failed-document record keeps the source's text as written", "[reind
   const std::string one = FailedDocumentToJson(Failed("p", pretty));
   CHECK(one.find('\n') == std::string::npos);
   CHECK(json::parse(one).as_object().at("source").as_object().at("a") == 1.5);
+}
+
+TEST_CASE("a failed-document record keeps a source nested deeper than 32 levels as JSON",
+          "[reindex][failed]") {
+  // Boost.JSON's default depth is 32; real documents go deeper (the engines allow 1000).
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += R"({"a":)";
+  deep += "1";
+  deep.append(100, '}');
+  const std::string record = FailedDocumentToJson(Failed("d", deep));
+  CHECK(record.ends_with("\"source\":" + deep + "}"));
+}
+
+TEST_CASE("a large failed document is written from where it is, in the same record",
+          "[reindex][failed]") {
+  testutil::TempDir dir;
+  auto sink = GzipFailedDocumentSink::Open(dir.str());
+  REQUIRE(sink.ok());
+  // Over the streamed-record threshold (16 MiB): a JSON source kept as written, and a second one
+  // that is not JSON, re-encoded as a string.
+  const std::string big = R"({"msg":")" + std::string(size_t{17} << 20, 'x') + R"("})";
+  const std::string not_json = "{" + std::string(1000, 'y');
+  std::vector<FailedDocument> docs{Failed("big", big), Failed("bad", not_json)};
+  REQUIRE((*sink)->Record(docs).ok());
+  std::ifstream in((*sink)->path(), std::ios::binary);
+  std::stringstream raw;
+  raw << in.rdbuf();
+  auto text = net::GzipDecompress(raw.str());
+  REQUIRE(text.ok());
+  CHECK(*text == FailedDocumentToJson(docs[0]) + "\n" + FailedDocumentToJson(docs[1]) + "\n");
+  CHECK(text->find("\"source\":" + big + "}\n") != std::string::npos);
+}
+
+TEST_CASE("IsJson checks the grammar without building the value", "[reindex][failed]") {
+  CHECK(net::IsJson(R"({"a":[1,2.5,"x",null,true]})"));
+  CHECK(net::IsJson(" 12 "));
+  CHECK_FALSE(net::IsJson(R"({"a":1} x)"));
+  CHECK_FALSE(net::IsJson(R"({"a":1)"));
+  CHECK_FALSE(net::IsJson(""));
+  CHECK_FALSE(net::IsJson("{'a':1}"));
+  std::string deep(50, '[');
+  deep.append(50, ']');
+  CHECK(net::IsJson(deep));
+  CHECK_FALSE(net::IsJson(deep, 40));
 }
 
 }  // namespace

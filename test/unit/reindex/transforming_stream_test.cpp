@@ -1,7 +1,10 @@
 #include "rfs/reindex/transforming_stream.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -289,4 +292,76 @@ TEST_CASE("a batch over its transform budget fails together, and a stop is not a
     CHECK(next.status().code() == absl::StatusCode::kAborted);
     CHECK(sink.recorded.empty());
   }
+}
+
+TEST_CASE("a document too large for the transform's memory budget fails before the program runs",
+          "[reindex][transform]") {
+  auto docs = Docs(4);
+  docs[1].source = R"({"msg":")" + std::string(300'000, 'x') + R"("})";
+  VectorDocumentStream input(std::move(docs));
+  auto transformer = Load(R"J([{"JqTransformerProvider":{"script":".document.m = 1"}}])J");
+  RecordingSink sink;
+  DocumentTransformOptions options{8, 1 << 20};
+  options.transform_memory_bytes = size_t{1} << 20;  // 4 x 300 KB is over it, 4 x 30 B is not
+  TransformingDocumentStream stream(input, *transformer, &sink, options);
+  auto out = Drain(stream);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].id == "0");
+  CHECK(out[1].id == "2");
+  CHECK(out[2].id == "3");
+  CHECK(out[2].source == R"({"n":3,"f":1.5,"m":1})");
+  REQUIRE(sink.recorded.size() == 1);
+  CHECK(sink.recorded[0].id == "1");
+  CHECK(sink.recorded[0].cursor == 2);
+  CHECK(sink.recorded[0].error_type == "transform_budget_exceeded");
+  CHECK(sink.recorded[0].reason.find("memory budget of 1 MiB") != std::string::npos);
+  CHECK(sink.recorded[0].source.size() == 300'010);
+  CHECK(stream.docs_failed() == 1);
+  CHECK(stream.docs_in() == 4);
+}
+
+// Passes documents through, noting what the shared budget held while it ran.
+class BudgetWatchingTransformer final : public rfs::transform::IJsonTransformer {
+ public:
+  explicit BudgetWatchingTransformer(const rfs::core::MemoryBudget& budget) : budget_(budget) {}
+  absl::StatusOr<boost::json::value> Transform(boost::json::value input) override {
+    used_during.push_back(budget_.used());
+    return input;
+  }
+  std::string Describe() const override { return "watching"; }
+  std::vector<size_t> used_during;
+
+ private:
+  const rfs::core::MemoryBudget& budget_;
+};
+
+TEST_CASE("a batch is transformed once the shared memory budget has room for it, and holds it",
+          "[reindex][transform]") {
+  auto docs = Docs(3);
+  size_t source_bytes = 0;
+  for (const auto& d : docs) source_bytes += d.source.size();
+  VectorDocumentStream input(std::move(docs));
+  rfs::core::MemoryBudget budget(1000);
+  budget.Charge(900);  // bulks in flight: the batch's footprint (4 x ~70 bytes) does not fit
+  BudgetWatchingTransformer transformer(budget);
+  DocumentTransformOptions options{8, 1 << 20};
+  options.memory_budget = &budget;
+  TransformingDocumentStream stream(input, transformer, nullptr, options);
+  std::atomic<bool> released{false};
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    released = true;
+    budget.Release(900);
+  });
+  auto first = stream.Next();
+  const bool waited = released.load();
+  sender.join();
+  REQUIRE(first.ok());
+  REQUIRE(first->has_value());
+  CHECK(waited);
+  CHECK((*first)->source == R"({"n":0,"f":1.5})");
+  // It held its footprint while transforming, and gave it back.
+  REQUIRE(transformer.used_during.size() == 1);
+  CHECK(transformer.used_during[0] == rfs::reindex::kTransformFootprint * source_bytes);
+  CHECK(budget.used() == 0);
 }

@@ -140,6 +140,48 @@ TEST_CASE("a JavaScript transform is held to its heap budget", "[transform][js][
   CHECK((*fine)->Transform(OneDocument()).ok());
 }
 
+TEST_CASE("a document larger than the JavaScript heap budget fails the batch, the heap lives on",
+          "[transform][js][budget]") {
+  // The input text itself does not fit in the heap: it was pushed outside duktape's protected
+  // call, where a refused allocation recursed in duktape's uncaught-error path until the stack
+  // overflowed.
+  TransformerContext context;
+  context.limits.memory_bytes = size_t{16} << 20;
+  auto transformer =
+      LoadTransformers(Js("(function(){ return function(d){ return d; }; })"), context);
+  REQUIRE(transformer.ok());
+  json::array huge{rfs::transform::MakeDocumentMap(
+      rfs::transform::DocumentOperation{"logs", "1", std::nullopt, std::nullopt},
+      json::object{{"msg", std::string(size_t{24} << 20, 'x')}})};
+  auto out = (*transformer)->Transform(std::move(huge));
+  REQUIRE_FALSE(out.ok());
+  CHECK(IsTransformBudgetExceeded(out.status()));
+  CHECK(Contains(out.status().message(), "memory budget of 16 MiB"));
+  auto again = (*transformer)->Transform(OneDocument());
+  REQUIRE(again.ok());
+  CHECK(json::serialize(*again) == json::serialize(json::value(OneDocument())));
+}
+
+TEST_CASE("a jq program frees its input once converted and still sees all of it",
+          "[transform][jq]") {
+  auto transformer = LoadTransformers(Jq(".document.n = (.document.msg | length)"), {});
+  REQUIRE(transformer.ok());
+  json::array batch;
+  for (int i = 0; i < 3; ++i) {
+    batch.push_back(rfs::transform::MakeDocumentMap(
+        rfs::transform::DocumentOperation{"logs", std::to_string(i), std::nullopt, std::nullopt},
+        json::object{{"msg", std::string(static_cast<size_t>(i + 1) * 1000, 'y')}}));
+  }
+  auto out = (*transformer)->Transform(std::move(batch));
+  REQUIRE(out.ok());
+  REQUIRE(out->as_array().size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    const auto& doc = out->as_array()[i].as_object().at("document").as_object();
+    CHECK(doc.at("n").to_number<int64_t>() == (i + 1) * 1000);
+    CHECK(doc.at("msg").as_string().size() == static_cast<size_t>(i + 1) * 1000);
+  }
+}
+
 TEST_CASE("an allocating JavaScript loop is interrupted at its time budget",
           "[transform][js][budget]") {
   TransformerContext context;
