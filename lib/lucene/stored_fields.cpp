@@ -61,6 +61,7 @@ constexpr uint64_t kMaxChunkBytes = 0x7FFFFFFF;
 constexpr uint64_t kDropPagesEvery = uint64_t{8} << 20;
 // Window read at a time when the `.fdt` is not contiguous in memory.
 constexpr size_t kMinWindow = size_t{1} << 20;
+constexpr size_t kMaxStartWindow = size_t{8} << 20;
 
 absl::StatusOr<int32_t> ReadPositiveVInt(ByteReader& in, std::string_view what, uint32_t max) {
   const size_t at = in.position();
@@ -715,7 +716,9 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
       dropped_until_ = done;
     }
   } else {
-    size_t want = std::max(kMinWindow, window_.size());
+    // Starting from the last window's size saves retries in a segment of large chunks, but at
+    // most kMaxStartWindow: one huge document's chunk must not make every later read as large.
+    size_t want = std::clamp(window_.size(), kMinWindow, kMaxStartWindow);
     for (;;) {
       const uint64_t end = std::min<uint64_t>(data_end_, next_offset_ + want);
       if (next_offset_ < window_start_ || end > window_start_ + window_.size()) {
