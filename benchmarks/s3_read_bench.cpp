@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   double latency_ms = 30;
   double mb_per_s = 80;
   int reader_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  uint64_t read_ahead_mib = rfs::s3::S3Options{}.read_ahead_bytes >> 20;
   std::string folder;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -122,6 +123,8 @@ int main(int argc, char** argv) {
       (arg == "--latency-ms" ? latency_ms : mb_per_s) = std::stod(argv[++i]);
     } else if (arg == "--reader-threads" && i + 1 < argc) {
       reader_threads = std::stoi(argv[++i]);
+    } else if (arg == "--read-ahead-mib" && i + 1 < argc) {
+      read_ahead_mib = std::stoull(argv[++i]);
     } else if (folder.empty() && !arg.starts_with("--")) {
       folder = arg;
     } else {
@@ -132,7 +135,7 @@ int main(int argc, char** argv) {
   if (folder.empty()) {
     std::fprintf(stderr,
                  "usage: s3_read_bench REPOSITORY_FOLDER [--latency-ms 30] [--mb-per-s 80] "
-                 "[--reader-threads N]\n");
+                 "[--reader-threads N] [--read-ahead-mib M]\n");
     return 64;
   }
   try {
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
     options.endpoint = server.endpoint();
     options.region = "us-east-1";
     options.credentials = rfs::test::S3Server::Credentials();
+    options.read_ahead_bytes = read_ahead_mib << 20;
     // The same read without read-ahead (each block fetched when the reader reaches it), then
     // with the defaults (parallel read-ahead); each on a fresh repository, so no cache is shared.
     rfs::s3::S3Options sequential = options;
