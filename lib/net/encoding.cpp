@@ -46,9 +46,12 @@ int HexValue(char c) {
 
 }  // namespace
 
-std::optional<boost::json::value> ParseJson(std::string_view text) {
+std::optional<boost::json::value> ParseJson(std::string_view text, size_t max_depth) {
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(boost::json::string_view(text.data(), text.size()), ec);
+  boost::json::parse_options options;
+  options.max_depth = max_depth;
+  boost::json::value v =
+      boost::json::parse(boost::json::string_view(text.data(), text.size()), ec, {}, options);
   if (ec) return std::nullopt;
   return v;
 }

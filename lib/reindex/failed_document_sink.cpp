@@ -26,11 +26,8 @@ using core::StrCat;
 // The value itself when `text` is JSON, otherwise the text as a JSON string, so a record stays
 // one valid line even for a source that failed because it is not JSON.
 json::value JsonOrString(std::string_view text) {
-  boost::system::error_code ec;
-  json::parse_options options;
-  options.max_depth = 1000;  // as deep as the engines' own parser goes
-  json::value v = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
-  if (!ec) return v;
+  // As deep as the engines' own parser goes.
+  if (auto v = net::ParseJson(text, /*max_depth=*/1000)) return *std::move(v);
   return json::string(json::string_view(text.data(), text.size()));
 }
 

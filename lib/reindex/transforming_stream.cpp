@@ -61,26 +61,21 @@ absl::Status TransformingDocumentStream::Refill() {
       ready_.push_back(std::move(doc));
       return absl::OkStatus();
     }
-    if (parse_sources_ && options_.transform_memory_bytes > 0) {
-      const size_t size = SourceBytes(doc).size();
-      if (kTransformFootprint * size > options_.transform_memory_bytes) {
-        docs_in_ += 1;
-        if (doc.rendered) {
-          doc.source = std::string(SourceBytes(doc));
-          doc.rendered.reset();
-        }
-        RFS_RETURN_IF_ERROR(
-            RecordFailure(doc, transform::TooLargeToTransform(size, kTransformFootprint * size,
-                                                              options_.transform_memory_bytes)));
-        continue;
-      }
-    }
     // Transforms work on the source itself: lines laid out for a sink are of no use.
     if (doc.rendered) {
       doc.source = std::string(SourceBytes(doc));
       doc.rendered.reset();
     }
-    bytes += doc.source.size();
+    const size_t size = doc.source.size();
+    if (parse_sources_ && options_.transform_memory_bytes > 0 &&
+        kTransformFootprint * size > options_.transform_memory_bytes) {
+      docs_in_ += 1;
+      RFS_RETURN_IF_ERROR(
+          RecordFailure(doc, transform::TooLargeToTransform(size, kTransformFootprint * size,
+                                                            options_.transform_memory_bytes)));
+      continue;
+    }
+    bytes += size;
     batch.push_back(std::move(doc));
   }
   docs_in_ += batch.size();

@@ -16,12 +16,23 @@ bool IsTransformBudgetExceeded(const absl::Status& status) {
   return status.GetPayload(kTransformBudgetPayload).has_value();
 }
 
-absl::Status TooLargeToTransform(size_t source_bytes, size_t needed_bytes, size_t memory_bytes) {
-  absl::Status status = absl::ResourceExhaustedError(core::StrCat(
-      "a _source of ", source_bytes, " bytes needs about ", needed_bytes >> 20,
-      " MiB to transform, over the transform's memory budget of ", memory_bytes >> 20, " MiB"));
-  status.SetPayload(kTransformBudgetPayload, absl::Cord(std::string("memory")));
+namespace {
+
+// ResourceExhausted with `message`, marked as over the budget named by `what`.
+absl::Status OverBudget(std::string message, std::string_view what) {
+  absl::Status status = absl::ResourceExhaustedError(std::move(message));
+  status.SetPayload(kTransformBudgetPayload, absl::Cord(std::string(what)));
   return status;
+}
+
+}  // namespace
+
+absl::Status TooLargeToTransform(size_t source_bytes, size_t needed_bytes, size_t memory_bytes) {
+  return OverBudget(
+      core::StrCat("a _source of ", source_bytes, " bytes needs about ", needed_bytes >> 20,
+                   " MiB to transform, over the transform's memory budget of ", memory_bytes >> 20,
+                   " MiB"),
+      "memory");
 }
 
 namespace internal {
@@ -49,13 +60,11 @@ std::string Seconds(std::chrono::milliseconds d) {
 }  // namespace
 
 absl::Status BudgetExceeded(const TransformLimits& limits, std::string_view what) {
-  absl::Status status = absl::ResourceExhaustedError(
-      what == "time" ? StrCat("the transform ran past its time budget of ",
-                              Seconds(limits.time_per_call), " for one batch")
-                     : StrCat("the transform went over its memory budget of ",
-                              limits.memory_bytes >> 20, " MiB for one batch"));
-  status.SetPayload(kTransformBudgetPayload, absl::Cord(std::string(what)));
-  return status;
+  return OverBudget(what == "time" ? StrCat("the transform ran past its time budget of ",
+                                            Seconds(limits.time_per_call), " for one batch")
+                                   : StrCat("the transform went over its memory budget of ",
+                                            limits.memory_bytes >> 20, " MiB for one batch"),
+                    what);
 }
 
 // Sleeps while no call runs; otherwise wakes every 20 ms to look at each.

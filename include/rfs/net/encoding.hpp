@@ -10,8 +10,9 @@
 
 namespace rfs::net {
 
-/// Parses `text` as one JSON value; std::nullopt when it is not valid JSON.
-std::optional<boost::json::value> ParseJson(std::string_view text);
+/// Parses `text` as one JSON value nesting at most `max_depth` levels (Boost.JSON's default
+/// 32, unless given); std::nullopt when it is not valid JSON.
+std::optional<boost::json::value> ParseJson(std::string_view text, size_t max_depth = 32);
 
 /// Whether `text` is one valid JSON value nesting at most `max_depth` levels, checked without
 /// building it (a huge document is not held twice).
