@@ -518,9 +518,14 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
                       format_.compression == Compression::kZstdWithDict ||
                       format_.compression == Compression::kZstdNoDict;
     const uint64_t max_ratio = zstd ? uint64_t{1} << 15 : 1100;
+    if (input_refill_ && total > (in.remaining() + 64) * max_ratio) {
+      // A window of the file holds only part of what a huge chunk may take.
+      RFS_RETURN_IF_ERROR(input_refill_(in, total / max_ratio + 1));
+    }
     if (total > (in.remaining() + 64) * max_ratio) {
-      return in.ErrorAt(
-          start, StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
+      return core::DataLossAt(
+          in.source(), out.file_offset,
+          StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
     }
     if (total >= kLargeChunkBytes && large_chunk_gate_) {
       RFS_RETURN_IF_ERROR(large_chunk_gate_(total));
@@ -534,6 +539,7 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
     }
     if (out.sliced) {
       for (size_t pos = 0; pos < total; pos += chunk_size) {
+        if (input_refill_) RFS_RETURN_IF_ERROR(input_refill_(in, SliceInputBound(chunk_size)));
         RFS_RETURN_IF_ERROR(DecompressBlock(in, out.data.data(), out.data.size(), pos,
                                             std::min(chunk_size, total - pos)));
       }
@@ -546,6 +552,7 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
     out.decompressed = true;
   } else if (out.sliced) {
     for (size_t pos = 0; pos < total; pos += chunk_size) {
+      if (input_refill_) RFS_RETURN_IF_ERROR(input_refill_(in, SliceInputBound(chunk_size)));
       RFS_RETURN_IF_ERROR(SkipBlock(in, std::min(chunk_size, total - pos)));
     }
   } else {
@@ -634,6 +641,8 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
   if (view.has_value()) {
     cursor->view_ = view->first(size - codec::kFooterLength);
     cursor->contiguous_ = true;
+  } else {
+    cursor->StreamSlices();
   }
   return cursor;
 }
@@ -688,6 +697,8 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::OpenLucene4(
   if (view.has_value()) {
     cursor->view_ = view->first(data_end);
     cursor->contiguous_ = true;
+  } else {
+    cursor->StreamSlices();
   }
   return cursor;
 }
@@ -730,13 +741,14 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
       }
       ByteReader in(window_, file_->name(), window_start_);
       RFS_RETURN_IF_ERROR(in.Seek(next_offset_ - window_start_));
+      piece_start_ = chunk_start;
       absl::Status status = decoder_.Decode(in, left, want_doc, chunk_);
       if (status.ok()) {
         next_offset_ = window_start_ + in.position();
         if (observer_) {
-          observer_(file_, chunk_start,
-                    std::span<const uint8_t>(window_).subspan(chunk_start - window_start_,
-                                                              next_offset_ - chunk_start));
+          observer_(file_, piece_start_,
+                    std::span<const uint8_t>(window_).subspan(piece_start_ - window_start_,
+                                                              next_offset_ - piece_start_));
         }
         break;
       }
@@ -754,6 +766,23 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
   }
   next_doc_ += chunk_.chunk_docs;
   have_chunk_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status ChunkCursor::RefillWindow(ByteReader& in, size_t at_least) {
+  const uint64_t at = in.source_offset();
+  if (in.remaining() >= at_least || at + in.remaining() >= data_end_) return absl::OkStatus();
+  if (observer_ && at > piece_start_) {
+    observer_(
+        file_, piece_start_,
+        std::span<const uint8_t>(window_).subspan(piece_start_ - window_start_, at - piece_start_));
+  }
+  piece_start_ = at;
+  const uint64_t end = std::min<uint64_t>(data_end_, at + std::max(at_least, kMinWindow));
+  std::vector<uint8_t>().swap(window_);
+  RFS_ASSIGN_OR_RETURN(window_, core::ReadRange(*file_, at, end - at));
+  window_start_ = at;
+  in = ByteReader(window_, file_->name(), window_start_);
   return absl::OkStatus();
 }
 

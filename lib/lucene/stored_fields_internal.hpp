@@ -143,6 +143,19 @@ class ChunkDecoder {
   static constexpr size_t kLargeChunkBytes = size_t{4} << 20;
   void set_large_chunk_gate(LargeChunkGate gate) { large_chunk_gate_ = std::move(gate); }
 
+  /// For input that is a window of a file not held in memory: called before each slice of a
+  /// sliced chunk (a huge document's) with the most bytes the slice can take, it makes `in`
+  /// hold at least that many from its position (fewer only at the end of the data), keeping the
+  /// position in the file. So a huge document's compressed bytes are streamed a slice at a time
+  /// instead of read whole.
+  using InputRefill = std::function<absl::Status(core::ByteReader& in, size_t at_least)>;
+  void set_input_refill(InputRefill refill) { input_refill_ = std::move(refill); }
+  /// The most compressed bytes one slice of `chunk_size` decoded bytes can take, with room for
+  /// every format's worst case (stored blocks, per-block headers) and its lengths.
+  static size_t SliceInputBound(size_t chunk_size) {
+    return chunk_size + chunk_size / 16 + (size_t{64} << 10);
+  }
+
  private:
   // A block of a lazily decoded chunk, waiting.
   struct PendingBlock {
@@ -170,6 +183,7 @@ class ChunkDecoder {
   std::vector<uint8_t> dict_scratch_;
   std::vector<uint32_t> lengths_;
   LargeChunkGate large_chunk_gate_;
+  InputRefill input_refill_;
   bool lazy_ = false;
   std::vector<PendingBlock> pending_;  // in order; decoded up to next_pending_
   size_t next_pending_ = 0;
@@ -187,6 +201,9 @@ class ChunkCursor {
   static absl::StatusOr<std::unique_ptr<ChunkCursor>> Open(const core::IDirectory& segment_dir,
                                                            const SegmentCommitInfo& segment,
                                                            bool verify_checksum);
+
+  ChunkCursor(const ChunkCursor&) = delete;  // the decoder's refill points at this cursor
+  ChunkCursor& operator=(const ChunkCursor&) = delete;
 
   const StoredFieldsFormat& format() const { return decoder_.format(); }
   int32_t max_doc() const { return max_doc_; }
@@ -221,6 +238,12 @@ class ChunkCursor {
   }
 
   absl::Status DecodeNext(int32_t want_doc);
+  // The decoder's InputRefill over window_ (see ChunkDecoder::set_input_refill).
+  absl::Status RefillWindow(core::ByteReader& in, size_t at_least);
+  void StreamSlices() {
+    decoder_.set_input_refill(
+        [this](core::ByteReader& in, size_t at_least) { return RefillWindow(in, at_least); });
+  }
   // Lucene41StoredFieldsData (plain codec header, optional footer).
   static absl::StatusOr<std::unique_ptr<ChunkCursor>> OpenLucene4(
       std::shared_ptr<const core::IRandomAccessFile> file, const SegmentCommitInfo& segment,
@@ -231,6 +254,9 @@ class ChunkCursor {
   bool contiguous_ = false;
   std::vector<uint8_t> window_;  // otherwise a window of the file
   uint64_t window_start_ = 0;
+  // Where the part of the chunk being decoded that the observer has not seen yet starts (a
+  // window refilled inside a chunk passes the part it held first).
+  uint64_t piece_start_ = 0;
   ChunkDecoder decoder_;
   int32_t max_doc_;
   uint64_t data_start_;

@@ -21,6 +21,7 @@
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "support/generated_repo.hpp"
+#include "support/scattered_repo.hpp"
 
 namespace {
 
@@ -246,4 +247,67 @@ TEST_CASE("ParallelShardScan decodes a huge document only with room in the memor
         CHECK(budget.used() == 0);
       },
       "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
+}
+
+TEST_CASE("a huge document from blobs not held in memory is read a slice at a time",
+          "[lucene][parallel][generated]") {
+  // One 6 MB document among 300: its chunk is sliced, and compressed it is larger than the 1 MiB
+  // read window. From a source that is not in memory (S3), the reader takes its compressed bytes
+  // a window at a time as the slices are decoded; it used to read windows doubling up to the
+  // whole chunk. Read serially (the file hashed first) and on two threads (hashed from the pieces
+  // of the chunks decoded), the documents are those of the mapped files.
+  const auto generated =
+      rfs::test::Generate("--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
+  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(folder.ok());
+  std::vector<Row> expected;
+  {
+    auto repository = rfs::snapshot::SnapshotRepository::Open(*folder);
+    REQUIRE(repository.ok());
+    auto snapshot = (*repository)->LatestSnapshot();
+    REQUIRE(snapshot.ok());
+    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+    REQUIRE(reader.ok());
+    auto cursor = (*reader)->OpenAt(0);
+    REQUIRE(cursor.ok());
+    expected = ReadAll(**cursor);
+  }
+  REQUIRE(expected.size() == 300);
+  size_t largest_source = 0;
+  for (const auto& row : expected)
+    largest_source = std::max(largest_source, std::get<3>(row).size());
+  REQUIRE(largest_source > 5'000'000);
+
+  for (int threads : {0, 2}) {
+    INFO("threads " << threads);
+    auto scattered = std::make_shared<rfs::test::ScatteredRepo>(*folder);
+    auto repository = rfs::snapshot::SnapshotRepository::Open(scattered);
+    REQUIRE(repository.ok());
+    auto snapshot = (*repository)->LatestSnapshot();
+    REQUIRE(snapshot.ok());
+    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+    REQUIRE(reader.ok());
+    std::vector<Row> got;
+    if (threads == 0) {
+      auto cursor = (*reader)->OpenAt(0);
+      REQUIRE(cursor.ok());
+      got = ReadAll(**cursor);
+    } else {
+      rfs::lucene::ParallelReadOptions options;
+      options.threads = threads;
+      options.range_docs = 32;
+      auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
+      REQUIRE(parallel.ok());
+      got = ReadAll(**parallel);
+    }
+    CHECK(got == expected);
+    // The stored-fields file's compressed bytes came a window at a time: the serial reader's
+    // checksum pass reads up to 8 MiB at once, the decoding at most 1 MiB.
+    INFO("largest read " << scattered->largest_read());
+    if (threads == 0) {
+      CHECK(scattered->largest_read() <= (uint64_t{8} << 20));
+    } else {
+      CHECK(scattered->largest_read() <= (uint64_t{1} << 20));
+    }
+  }
 }
