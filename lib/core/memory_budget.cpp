@@ -43,4 +43,10 @@ bool MemoryBudget::WaitForRoom(size_t bytes, const std::function<bool()>& cancel
   return true;
 }
 
+MemoryBudget::LargeDocumentHold MemoryBudget::HoldLargeDocument() {
+  large_held_.fetch_add(1, std::memory_order_relaxed);
+  return LargeDocumentHold(nullptr,
+                           [this](void*) { large_held_.fetch_sub(1, std::memory_order_relaxed); });
+}
+
 }  // namespace rfs::core

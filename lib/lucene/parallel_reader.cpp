@@ -170,7 +170,8 @@ struct ParallelShardScan::Impl {
   // Before a huge chunk of range `index` is decompressed: wait until the caller waits for that
   // range (decoded ahead, the document would sit beside the one the caller holds), then for room
   // in the budget for the chunk and the caller's copy of its document.
-  absl::Status AdmitLargeChunk(size_t index, size_t decoded_bytes) {
+  absl::StatusOr<core::MemoryBudget::LargeDocumentHold> AdmitLargeChunk(size_t index,
+                                                                        size_t decoded_bytes) {
     {
       std::unique_lock lock(mu);
       consumed.wait(lock, [&] { return stopping || index == next_range; });
@@ -181,7 +182,8 @@ struct ParallelShardScan::Impl {
             2 * decoded_bytes, [this] { return stop_requested.load(std::memory_order_relaxed); })) {
       return absl::CancelledError("the parallel scan stopped");
     }
-    return absl::OkStatus();
+    if (options.memory_budget == nullptr) return nullptr;
+    return options.memory_budget->HoldLargeDocument();
   }
 
   absl::Status DecodeRange(std::unique_ptr<DocumentCursor>& cursor, uint64_t begin,

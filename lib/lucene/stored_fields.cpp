@@ -461,6 +461,7 @@ absl::Status ChunkDecoder::SkipBlock(ByteReader& in, size_t len) {
 absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want_doc,
                                   DecodedChunk& out) {
   const size_t start = in.position();
+  large_hold_.reset();  // the chunk before, and its document, are done with
   out.file_offset = in.source_offset();
   out.decompressed = false;
   out.ready = 0;
@@ -528,7 +529,7 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
           StrCat("chunk claims ", total, " bytes from ", in.remaining(), " bytes of input"));
     }
     if (total >= kLargeChunkBytes && large_chunk_gate_) {
-      RFS_RETURN_IF_ERROR(large_chunk_gate_(total));
+      RFS_ASSIGN_OR_RETURN(large_hold_, large_chunk_gate_(total));
     }
     if (out.data.size() > kLargeChunkBytes && out.data.size() > 2 * (total + kLz4Slack)) {
       // The buffer of a huge document's chunk is not kept for the small chunks after it.
@@ -750,6 +751,11 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
                     std::span<const uint8_t>(window_).subspan(piece_start_ - window_start_,
                                                               next_offset_ - piece_start_));
         }
+        if (chunk_.total >= ChunkDecoder::kLargeChunkBytes) {
+          // A huge document's compressed bytes are not read again: a remote file's blocks of
+          // them go now, not beside the document while it is converted and sent.
+          file_->DropCachedPages(chunk_start, next_offset_ - chunk_start);
+        }
         break;
       }
       // A chunk larger than the window: retry with a bigger one until the
@@ -817,11 +823,13 @@ absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
   // 64 MiB, and a chunk that could never fit it is refused rather than waited for. (Larger claims
   // are tested by the unit tests: under AddressSanitizer each would cost a run the shadow memory
   // of its size, and the runs a second would fall from thousands to tens.)
-  decoder.set_large_chunk_gate([](size_t decoded_bytes) {
-    return decoded_bytes > (size_t{64} << 20)
-               ? absl::ResourceExhaustedError(StrCat("chunk of ", decoded_bytes, " bytes"))
-               : absl::OkStatus();
-  });
+  decoder.set_large_chunk_gate(
+      [](size_t decoded_bytes) -> absl::StatusOr<core::MemoryBudget::LargeDocumentHold> {
+        if (decoded_bytes > (size_t{64} << 20)) {
+          return absl::ResourceExhaustedError(StrCat("chunk of ", decoded_bytes, " bytes"));
+        }
+        return nullptr;
+      });
   DecodedChunk chunk;
   ByteReader in(body, "fuzz.fdt");
   int32_t next = 0;

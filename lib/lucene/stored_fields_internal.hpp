@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "rfs/core/byte_reader.hpp"
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
@@ -139,7 +140,10 @@ class ChunkDecoder {
 
   /// Called with a chunk's decoded size before a chunk of at least kLargeChunkBytes is
   /// decompressed (a huge document's), so the caller can wait for memory; an error stops the read.
-  using LargeChunkGate = std::function<absl::Status(size_t decoded_bytes)>;
+  /// What it returns is kept until the next chunk is decoded (the huge one's document has been
+  /// used by then).
+  using LargeChunkGate =
+      std::function<absl::StatusOr<core::MemoryBudget::LargeDocumentHold>(size_t decoded_bytes)>;
   static constexpr size_t kLargeChunkBytes = size_t{4} << 20;
   void set_large_chunk_gate(LargeChunkGate gate) { large_chunk_gate_ = std::move(gate); }
 
@@ -183,6 +187,7 @@ class ChunkDecoder {
   std::vector<uint8_t> dict_scratch_;
   std::vector<uint32_t> lengths_;
   LargeChunkGate large_chunk_gate_;
+  core::MemoryBudget::LargeDocumentHold large_hold_;
   InputRefill input_refill_;
   bool lazy_ = false;
   std::vector<PendingBlock> pending_;  // in order; decoded up to next_pending_

@@ -130,6 +130,11 @@ DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotReposit
       options_(std::move(options)),
       memory_budget_(std::make_unique<core::MemoryBudget>(options_.reindexer.max_in_flight_bytes)) {
   options_.reindexer.memory_budget = memory_budget_.get();
+  repository_.repo().ShareMemoryBudget(memory_budget_.get());
+}
+
+DocumentMigrationWorker::~DocumentMigrationWorker() {
+  repository_.repo().ShareMemoryBudget(nullptr);
 }
 
 void DocumentMigrationWorker::Emit(WorkerEvent event) const {

@@ -258,10 +258,11 @@ std::unique_ptr<IConvertedSource> OpenSerialSource(std::unique_ptr<lucene::IDocu
 void AdmitLargeChunks(lucene::DocumentCursor& cursor, core::MemoryBudget& budget) {
   // Twice the chunk: the decoded chunk and the document's converted copy live together for a
   // moment. The bulks in flight always finish (or fail), so the wait ends.
-  cursor.set_large_chunk_gate([&budget](size_t decoded_bytes) {
-    budget.WaitForRoom(2 * decoded_bytes);
-    return absl::OkStatus();
-  });
+  cursor.set_large_chunk_gate(
+      [&budget](size_t decoded_bytes) -> absl::StatusOr<core::MemoryBudget::LargeDocumentHold> {
+        budget.WaitForRoom(2 * decoded_bytes);
+        return budget.HoldLargeDocument();
+      });
 }
 
 absl::StatusOr<std::unique_ptr<IConvertedSource>> OpenParallelSource(

@@ -284,9 +284,14 @@ struct S3Repo::Impl {
 
   // The read-ahead budget: bytes fetched ahead and not read yet, across every open blob.
   bool TakeReadAhead(uint64_t bytes) const {
+    uint64_t limit = options.read_ahead_bytes;
+    if (const core::MemoryBudget* budget = memory_budget.load(std::memory_order_relaxed);
+        budget != nullptr && budget->large_document_held()) {
+      limit = std::min(limit, options.read_ahead_bytes_beside_large_document);
+    }
     uint64_t used = read_ahead_used.load();
     do {
-      if (used + bytes > options.read_ahead_bytes) return false;
+      if (used + bytes > limit) return false;
     } while (!read_ahead_used.compare_exchange_weak(used, used + bytes));
     return true;
   }
@@ -425,6 +430,7 @@ struct S3Repo::Impl {
   }
 
   mutable std::atomic<uint64_t> read_ahead_used{0};
+  mutable std::atomic<const core::MemoryBudget*> memory_budget{nullptr};
   mutable std::atomic<uint64_t> fetched_bytes{0};
   mutable std::atomic<uint64_t> cache_hits{0};
   mutable std::mutex cache_mu;
@@ -488,6 +494,17 @@ class SharedBlob {
       done += n;
     }
     return absl::OkStatus();
+  }
+
+  // Drops the blocks read already that lie whole in [offset, offset + length): a reader done
+  // with a huge document's compressed bytes gives their blocks back (IRandomAccessFile's
+  // DropCachedPages). Blocks fetched ahead and not read yet stay.
+  void DropReadBlocks(uint64_t offset, uint64_t length) const {
+    std::lock_guard lock(mu_);
+    std::erase_if(slots_, [&](const Slot& slot) {
+      const uint64_t begin = slot.index * block_bytes_;
+      return !slot.budgeted && begin >= offset && begin + slot.length <= offset + length;
+    });
   }
 
  private:
@@ -635,6 +652,9 @@ class S3File final : public core::IRandomAccessFile {
   uint64_t size() const override { return blob_->size(); }
   absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
     return blob_->ReadAt(offset, out);
+  }
+  void DropCachedPages(uint64_t offset, uint64_t length) const override {
+    blob_->DropReadBlocks(offset, length);
   }
 
  private:
@@ -785,6 +805,10 @@ absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> S3Repo::OpenBlobO
     return blob;
   }
   return OpenS3File(impl_, std::string(path), size);
+}
+
+void S3Repo::ShareMemoryBudget(const core::MemoryBudget* budget) const {
+  impl_->memory_budget.store(budget, std::memory_order_relaxed);
 }
 
 void S3Repo::Prefetch(std::span<const snapshot::BlobExtent> blobs) const {

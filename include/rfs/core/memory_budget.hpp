@@ -6,10 +6,12 @@
 // Thread safety: every member may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 namespace rfs::core {
@@ -37,6 +39,15 @@ class MemoryBudget {
   /// true. Returns false when cancelled.
   bool WaitForRoom(size_t bytes, const std::function<bool()>& cancelled = {});
 
+  /// A huge document (a stored-fields chunk of megabytes) being decoded and converted, after
+  /// WaitForRoom admitted it: not charged (it is not in flight yet, and a charge would make the
+  /// bulk that carries it wait for itself), but known, so that memory held by choice elsewhere (a
+  /// remote source's read-ahead) shrinks while it is in memory. The hold ends when the returned
+  /// object goes; it must not outlive the budget.
+  using LargeDocumentHold = std::shared_ptr<void>;
+  LargeDocumentHold HoldLargeDocument();
+  bool large_document_held() const { return large_held_.load(std::memory_order_relaxed) > 0; }
+
  private:
   bool HasRoomLocked(size_t bytes) const {
     return limit_ == 0 || used_ == 0 || used_ + bytes <= limit_;
@@ -47,6 +58,7 @@ class MemoryBudget {
   std::condition_variable released_;
   size_t used_ = 0;
   size_t peak_ = 0;
+  std::atomic<int> large_held_{0};
 };
 
 }  // namespace rfs::core

@@ -44,8 +44,9 @@ class IRandomAccessFile {
   /// A hint that [offset, offset + length) will not be read again soon: a
   /// memory-mapped file lets the kernel drop those pages from the process's
   /// resident set (they are read back from the file if touched again), so a
-  /// sequential reader of a large mapped file does not pin all of it. No-op
-  /// by default; never changes what ReadAt or ContiguousView return.
+  /// sequential reader of a large mapped file does not pin all of it; a
+  /// remote file drops the blocks it keeps of that range. No-op by default;
+  /// never changes what ReadAt or ContiguousView return.
   virtual void DropCachedPages(uint64_t offset, uint64_t length) const {
     (void)offset;
     (void)length;

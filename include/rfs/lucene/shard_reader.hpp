@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "rfs/content/source_json.hpp"
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/source_rebuild.hpp"
@@ -124,8 +125,11 @@ class DocumentCursor final : public IDocumentReader {
 
   /// Called with the decoded size of each stored-fields chunk of 4 MiB or more (a huge
   /// document's) before it is decompressed, on the cursor's thread, so the caller can wait for
-  /// memory (core::MemoryBudget); an error ends the read with it. Set before the first Next.
-  using LargeChunkGate = std::function<absl::Status(size_t decoded_bytes)>;
+  /// memory (core::MemoryBudget); an error ends the read with it. What it returns (a
+  /// MemoryBudget::HoldLargeDocument, or nullptr) is kept until the cursor decodes the next chunk.
+  /// Set before the first Next.
+  using LargeChunkGate =
+      std::function<absl::StatusOr<core::MemoryBudget::LargeDocumentHold>(size_t decoded_bytes)>;
   void set_large_chunk_gate(LargeChunkGate gate);
 
   /// The next live document, std::nullopt at the end of the shard.

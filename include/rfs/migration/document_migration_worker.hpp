@@ -267,12 +267,14 @@ int ExitCode(const WorkerSummary& summary);
 
 class DocumentMigrationWorker {
  public:
-  /// Everything passed by reference must outlive Run. `failed_sink` may be null (failures are
-  /// then only counted).
+  /// Everything passed by reference must outlive Run, and `repository` the worker (it holds the
+  /// worker's memory budget: ISourceRepo::ShareMemoryBudget). `failed_sink` may be null (failures
+  /// are then only counted).
   DocumentMigrationWorker(const snapshot::SnapshotRepository& repository,
                           coordination::IWorkCoordinator& coordinator, SinkFactory sinks,
                           reindex::IFailedDocumentSink* failed_sink, core::IClock& clock,
                           DocumentMigrationOptions options);
+  ~DocumentMigrationWorker();
 
   /// Runs the loop until one of the WorkerOutcomes. Errors: snapshot read failures
   /// (IsSnapshotReadFailure), a shard over the size limit (OutOfRange), an item over its attempts

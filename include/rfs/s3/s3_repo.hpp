@@ -60,6 +60,10 @@ struct S3Options {
   /// and not read yet (across every blob) stay under `read_ahead_bytes`. 0 blocks: none.
   size_t read_ahead_blocks = 8;
   uint64_t read_ahead_bytes = uint64_t{64} << 20;
+  /// The read-ahead's budget while the shared memory budget (ShareMemoryBudget) holds a huge
+  /// document: with a 100 MB document decoded and converted beside the blocks fetched ahead, the
+  /// full read-ahead would take a worker past 256 MiB.
+  uint64_t read_ahead_bytes_beside_large_document = uint64_t{8} << 20;
   int fetch_threads = 16;
   /// Tests: a transport to use instead of opening one for the endpoint.
   std::shared_ptr<net::IHttpTransport> transport;
@@ -89,6 +93,7 @@ class S3Repo final : public snapshot::ISourceRepo {
   /// ones (under the read-ahead budget) on the fetch threads, so that a shard's files open
   /// without a round trip each.
   void Prefetch(std::span<const snapshot::BlobExtent> blobs) const override;
+  void ShareMemoryBudget(const core::MemoryBudget* budget) const override;
 
   /// Writes one object at `key` below the prefix (a single PUT, resent on transient failures:
   /// the same key and body, so a resend is harmless). For the failed-document stream.

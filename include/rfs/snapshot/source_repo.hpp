@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/core/random_access.hpp"
 
 #include "absl/status/statusor.h"
@@ -68,6 +69,11 @@ class ISourceRepo {
   /// store where each open costs a round trip may start fetching them in parallel. Errors are
   /// not reported here but by the opens. Does nothing by default.
   virtual void Prefetch(std::span<const BlobExtent> blobs) const { (void)blobs; }
+
+  /// The memory budget of the documents read from this repository (nullptr: none), set by the
+  /// worker that owns it for its lifetime: a store that reads ahead keeps less ahead while a
+  /// huge document is in memory (core::MemoryBudget::large_document_held). Ignored by default.
+  virtual void ShareMemoryBudget(const core::MemoryBudget* budget) const { (void)budget; }
 
   /// Reads a whole blob into memory (for small metadata blobs). Refuses blobs larger than
   /// `max_bytes` with ResourceExhausted.

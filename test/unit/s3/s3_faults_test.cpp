@@ -4,6 +4,7 @@
 // credentials rotate in the middle of a shard; read-ahead stays within its memory budget.
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "rfs/core/memory_budget.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/net/aws_credentials.hpp"
 #include "rfs/s3/s3_repo.hpp"
@@ -360,6 +362,54 @@ TEST_CASE("a blob read in order fetches each block once, past Lucene's jump to i
   // gets there). Blocks dropped before they were read and fetched again would show here.
   CHECK(stats.fetched_block_bytes >= bytes.size());
   CHECK(stats.fetched_block_bytes <= bytes.size() + 123);
+  file->reset();
+  CHECK((*remote)->stats().read_ahead_bytes_held == 0);
+}
+
+TEST_CASE("read-ahead keeps less while the worker's budget holds a huge document", "[s3][tsan]") {
+  // A 100 MB document decoded and converted beside 64 MiB fetched ahead took a worker past
+  // 256 MiB; while the shared budget holds one, the read-ahead keeps at most its smaller budget.
+  // The compressed bytes of the document, once decoded, go too (DropCachedPages).
+  rfs::test::S3Server server("rfs-yield");
+  const std::string bytes = PutBlockedBlob(server, 999);
+  S3Options options = SmallBlocks(server);
+  options.read_ahead_blocks = 8;
+  options.read_ahead_bytes_beside_large_document = 2 * 4096;
+  auto remote = S3Repo::Open("s3://rfs-yield/repo", options);
+  REQUIRE(remote.ok());
+  rfs::core::MemoryBudget budget(1 << 20);
+  (*remote)->ShareMemoryBudget(&budget);
+  auto file = (*remote)->OpenBlobOfSize("big", bytes.size());
+  REQUIRE(file.ok());
+  std::vector<uint8_t> out(4096);
+  auto read_block = [&](uint64_t block) {
+    REQUIRE((*file)->ReadAt(block * 4096, out).ok());
+    REQUIRE(std::string(out.begin(), out.end()) == bytes.substr(block * 4096, 4096));
+  };
+  // Each wait lets the fetches started land, so what is held is what the reader allowed.
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+  read_block(0);
+  read_block(1);
+  settle();
+  CHECK((*remote)->stats().read_ahead_bytes_held == 8 * 4096);
+  {
+    auto hold = budget.HoldLargeDocument();
+    for (uint64_t block = 2; block < 20; ++block) read_block(block);
+    settle();
+    CHECK((*remote)->stats().read_ahead_bytes_held <= 2 * 4096);
+    const uint64_t fetched = (*remote)->stats().fetched_block_bytes;
+    // The last three blocks read are kept (cached_blocks_per_blob); dropped, one read again is
+    // fetched again.
+    read_block(18);
+    CHECK((*remote)->stats().fetched_block_bytes == fetched);
+    (*file)->DropCachedPages(17 * 4096, 3 * 4096);
+    read_block(18);
+    CHECK((*remote)->stats().fetched_block_bytes == fetched + 4096);
+  }
+  read_block(20);
+  settle();
+  CHECK((*remote)->stats().read_ahead_bytes_held == 8 * 4096);
+  (*remote)->ShareMemoryBudget(nullptr);
   file->reset();
   CHECK((*remote)->stats().read_ahead_bytes_held == 0);
 }
