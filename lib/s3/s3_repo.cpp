@@ -414,6 +414,10 @@ struct S3Repo::Impl {
     prefetched_blocks.erase(it);
     return block;
   }
+  bool HasPrefetched(const std::string& path, uint64_t index) const {
+    std::lock_guard lock(prefetch_mu);
+    return prefetched_blocks.contains(BlockKey{path, index});
+  }
   uint64_t NextPrefetchGeneration() const {
     std::lock_guard lock(prefetch_mu);
     const uint64_t generation = ++prefetch_generation;
@@ -483,6 +487,15 @@ class SharedBlob {
       return core::DataLossAt(path_, offset,
                               StrCat("read of ", out.size(), " bytes past the end (", size_, ")"));
     }
+    if (IsFooterRead(offset, out.size())) {
+      // Lucene checks a file's footer right after its header, long before a sequential reader
+      // gets there: its few bytes are fetched alone instead of the file's last block, which
+      // would be dropped by then and fetched again (and takes longer to arrive).
+      RFS_ASSIGN_OR_RETURN(std::string bytes, repo_->GetRange(path_, offset, out.size()));
+      repo_->fetched_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+      std::copy_n(bytes.data(), bytes.size(), reinterpret_cast<char*>(out.data()));
+      return absl::OkStatus();
+    }
     uint64_t done = 0;
     while (done < out.size()) {
       const uint64_t at = offset + done;
@@ -508,6 +521,19 @@ class SharedBlob {
   }
 
  private:
+  // The last few bytes of a blob of several blocks, whose block is neither kept nor on its way.
+  bool IsFooterRead(uint64_t offset, uint64_t length) const {
+    constexpr uint64_t kFooterBytes = 64;
+    if (length == 0 || length > kFooterBytes || offset + length != size_ || block_count_ < 2) {
+      return false;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (Find(block_count_ - 1) != slots_.end()) return false;
+    }
+    return !repo_->HasPrefetched(path_, block_count_ - 1);
+  }
+
   struct Slot {
     uint64_t index = 0;
     uint64_t length = 0;

@@ -100,7 +100,7 @@ class S3Repo final : public snapshot::ISourceRepo {
   absl::Status PutObject(std::string_view key, std::string body, std::string_view content_type);
 
   struct Stats {
-    /// Bytes of ranged blocks fetched (read-ahead included).
+    /// Bytes fetched by ranged reads of large blobs (read-ahead and lone footers included).
     uint64_t fetched_block_bytes = 0;
     /// Opens served from the metadata cache without a request.
     uint64_t metadata_cache_hits = 0;
