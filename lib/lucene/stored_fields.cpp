@@ -644,6 +644,10 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
     cursor->contiguous_ = true;
   } else {
     cursor->StreamSlices();
+    // `head` holds the file's first bytes (up to 512), then its footer.
+    if (data_start <= std::min<uint64_t>(size - codec::kFooterLength, 512)) {
+      cursor->head_.assign(head.begin(), head.begin() + static_cast<ptrdiff_t>(data_start));
+    }
   }
   return cursor;
 }

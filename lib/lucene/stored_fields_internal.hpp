@@ -219,7 +219,12 @@ class ChunkCursor {
   using ChunkBytesObserver =
       std::function<void(const std::shared_ptr<const core::IRandomAccessFile>& file,
                          uint64_t offset, std::span<const uint8_t> bytes)>;
-  void set_chunk_bytes_observer(ChunkBytesObserver observer) { observer_ = std::move(observer); }
+  /// A file not held in memory passes its header (read at open) at once: hashing it from the file
+  /// after the last chunk would fetch its first block again.
+  void set_chunk_bytes_observer(ChunkBytesObserver observer) {
+    observer_ = std::move(observer);
+    if (observer_ && !head_.empty()) observer_(file_, 0, head_);
+  }
   void set_large_chunk_gate(ChunkDecoder::LargeChunkGate gate) {
     decoder_.set_large_chunk_gate(std::move(gate));
   }
@@ -258,6 +263,7 @@ class ChunkCursor {
   std::span<const uint8_t> view_;  // whole file when contiguous
   bool contiguous_ = false;
   std::vector<uint8_t> window_;  // otherwise a window of the file
+  std::vector<uint8_t> head_;    // and its bytes before the first chunk
   uint64_t window_start_ = 0;
   // Where the part of the chunk being decoded that the observer has not seen yet starts (a
   // window refilled inside a chunk passes the part it held first).

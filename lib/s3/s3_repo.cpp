@@ -414,6 +414,34 @@ struct S3Repo::Impl {
     prefetched_blocks.erase(it);
     return block;
   }
+  // A blob read to its end: the read-ahead that has no more blocks of it goes on into the large
+  // blob the last Prefetch named after it (a shard's next segment's .fdt), unless that one is
+  // open already (its own read-ahead has it). Without this, each segment's read waited for
+  // blocks at its start: the connections were idle while the last blocks of the one before
+  // were decoded.
+  void ReadAheadIntoNextBlob(const std::string& path, uint64_t blocks) const {
+    std::pair<std::string, uint64_t> next;
+    uint64_t generation = 0;
+    {
+      std::lock_guard lock(prefetch_mu);
+      auto it = std::find_if(prefetch_sequence.begin(), prefetch_sequence.end(),
+                             [&](const auto& blob) { return blob.first == path; });
+      if (it == prefetch_sequence.end() || it + 1 == prefetch_sequence.end()) return;
+      next = *(it + 1);
+      generation = prefetch_generation;
+    }
+    {
+      std::lock_guard lock(open_mu);
+      auto open = open_blobs.find(next);
+      if (open != open_blobs.end() && !open->second.expired()) return;
+    }
+    PrefetchFirstBlocks(next.first, next.second, generation, blocks);
+  }
+  void SetPrefetchSequence(std::vector<std::pair<std::string, uint64_t>> blobs) const {
+    std::lock_guard lock(prefetch_mu);
+    prefetch_sequence = std::move(blobs);
+  }
+
   bool HasPrefetched(const std::string& path, uint64_t index) const {
     std::lock_guard lock(prefetch_mu);
     return prefetched_blocks.contains(BlockKey{path, index});
@@ -444,6 +472,8 @@ struct S3Repo::Impl {
   mutable std::map<std::string, std::shared_future<WholeBlob>> whole_in_flight;
   mutable std::map<BlockKey, PrefetchedBlock> prefetched_blocks;
   mutable uint64_t prefetch_generation = 0;
+  // The large blobs of the last Prefetch, in its order.
+  mutable std::vector<std::pair<std::string, uint64_t>> prefetch_sequence;
   // The blocks of each large blob open now (a SharedBlob, by path and size), shared by every
   // handle of it.
   mutable std::mutex open_mu;
@@ -584,7 +614,8 @@ class SharedBlob {
   }
 
   void ReadAhead(uint64_t from) const {  // mu_ held
-    for (uint64_t i = from; i < block_count_ && i < from + repo_->options.read_ahead_blocks; ++i) {
+    const uint64_t window_end = from + repo_->options.read_ahead_blocks;
+    for (uint64_t i = from; i < block_count_ && i < window_end; ++i) {
       if (Find(i) != slots_.end()) continue;
       if (auto prefetched = Claim(i)) {
         slots_.push_back(Slot{i, prefetched->length, prefetched->bytes, true});
@@ -594,6 +625,9 @@ class SharedBlob {
       if (!repo_->TakeReadAhead(length)) return;
       Slot slot{i, length, repo_->FetchAsync(path_, i * block_bytes_, length), true};
       slots_.push_back(std::move(slot));  // at the back: the first to go if nobody reads it
+    }
+    if (window_end > block_count_ && from <= block_count_) {
+      repo_->ReadAheadIntoNextBlob(path_, window_end - block_count_);
     }
   }
 
@@ -854,6 +888,11 @@ void S3Repo::Prefetch(std::span<const snapshot::BlobExtent> blobs) const {
                                    ? 0
                                    : std::max<uint64_t>(1, impl_->options.read_ahead_bytes / 2 /
                                                                impl_->block_bytes() / large);
+  std::vector<std::pair<std::string, uint64_t>> sequence;
+  for (const snapshot::BlobExtent& blob : blobs) {
+    if (blob.size > impl_->options.whole_blob_bytes) sequence.emplace_back(blob.path, blob.size);
+  }
+  impl_->SetPrefetchSequence(std::move(sequence));
   for (const snapshot::BlobExtent& blob : blobs) {
     if (blob.size <= impl_->options.whole_blob_bytes) {
       if (blob.size > room) continue;

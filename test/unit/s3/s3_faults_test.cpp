@@ -2,6 +2,7 @@
 // signature S3 would accept; a fifth of the requests fail as S3 fails in production (503
 // SlowDown, 500, resets, answers cut short) and every document still reads exactly; temporary
 // credentials rotate in the middle of a shard; read-ahead stays within its memory budget.
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
@@ -491,6 +492,51 @@ TEST_CASE("the first blocks fetched before a shard's files open leave room for r
   for (uint64_t at = 0; at < 4 * 4096; at += 4096) REQUIRE((*file)->ReadAt(at, out).ok());
   CHECK((*remote)->stats().read_ahead_bytes_held > 3 * 2 * 4096);
   CHECK((*remote)->stats().read_ahead_bytes_held <= options.read_ahead_bytes);
+}
+
+TEST_CASE("read-ahead at a file's end goes on into the next file of the shard", "[s3][tsan]") {
+  // A shard's segments are read one after another: once the read-ahead has no more blocks of one
+  // .fdt, it fetches the next one's (the next large blob of the shard's Prefetch), so that the
+  // next segment does not start by waiting for its blocks. Each block is still fetched once.
+  rfs::test::S3Server server("rfs-next");
+  std::vector<rfs::snapshot::BlobExtent> extents;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "seg" + std::to_string(i);
+    server.Put("repo/" + name, std::string(12 * 4096, static_cast<char>('a' + i)));
+    extents.push_back({name, 12 * 4096});
+  }
+  S3Options options = SmallBlocks(server);
+  options.read_ahead_blocks = 4;
+  options.read_ahead_bytes = 12 * 4096;
+  auto remote = S3Repo::Open("s3://rfs-next/repo", options);
+  REQUIRE(remote.ok());
+  (*remote)->Prefetch(extents);
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+  settle();
+  // The first two blocks of each: the three share half the read-ahead budget.
+  CHECK((*remote)->stats().fetched_block_bytes == 3 * 2 * 4096);
+  std::vector<uint8_t> out(4096);
+  auto read_all = [&](const std::string& name, char fill) {
+    auto file = (*remote)->OpenBlobOfSize(name, 12 * 4096);
+    REQUIRE(file.ok());
+    for (uint64_t at = 0; at < 12 * 4096; at += 4096) {
+      REQUIRE((*file)->ReadAt(at, out).ok());
+      REQUIRE(std::all_of(out.begin(), out.end(), [&](uint8_t c) { return c == fill; }));
+    }
+    return file;
+  };
+  {
+    auto first = read_all("seg0", 'a');
+    settle();
+    // seg0 whole, and seg1's blocks 2 and 3 as seg0's last blocks were read (the window of 4
+    // blocks past seg0's end); seg2 only its first two.
+    CHECK((*remote)->stats().fetched_block_bytes == (12 + 4 + 2) * 4096);
+  }
+  read_all("seg1", 'b');
+  read_all("seg2", 'c');
+  settle();
+  CHECK((*remote)->stats().fetched_block_bytes == 3 * 12 * 4096);
+  CHECK((*remote)->stats().read_ahead_bytes_held == 0);
 }
 
 TEST_CASE("the benchmarks' proxy answers GETs from a folder as S3 does", "[s3]") {
