@@ -653,8 +653,12 @@ class SharedBlob {
         slots_.erase(it);
         it = slots_.end();
       }
+      // The last block read out of order (the footer check right after the header, in a file
+      // the read-ahead spans whole) is a peek: the block stays fetched ahead, kept for the
+      // reader that gets there (as read, the blocks read after it pushed it out first).
+      const bool peek = index + 1 == block_count_ && !sequential && !just_behind;
       if (it != slots_.end()) {
-        if (it->budgeted) {
+        if (it->budgeted && !peek) {
           repo_->ReleaseReadAhead(it->length);
           it->budgeted = false;
         }
