@@ -307,6 +307,16 @@ S3Options SmallBlocks(const rfs::test::S3Server& server) {
   return options;
 }
 
+// The bytes `repo` has fetched once the fetches it started have landed: waits (up to 10 s) until
+// `expected` have, and a moment longer, so that more than expected would show.
+uint64_t FetchedWhenSettled(const S3Repo& repo, uint64_t expected) {
+  for (int i = 0; i < 1000 && repo.stats().fetched_block_bytes < expected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return repo.stats().fetched_block_bytes;
+}
+
 // Two threads, each with its own handle on repo/big, read in step: at step i thread `which` reads
 // `piece_bytes` at offsets(which)[i] (none past the end), then both wait for each other.
 // Returns the reads that failed or gave other bytes.
@@ -387,29 +397,25 @@ TEST_CASE("read-ahead keeps less while the worker's budget holds a huge document
     REQUIRE((*file)->ReadAt(block * 4096, out).ok());
     REQUIRE(std::string(out.begin(), out.end()) == bytes.substr(block * 4096, 4096));
   };
-  // Each wait lets the fetches started land, so what is held is what the reader allowed.
-  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+  // Read-ahead is counted as held when its fetch starts.
   read_block(0);
   read_block(1);
-  settle();
-  CHECK((*remote)->stats().read_ahead_bytes_held == 8 * 4096);
+  CHECK((*remote)->stats().read_ahead_bytes_held == 8 * 4096);  // blocks 2-9
   {
     auto hold = budget.HoldLargeDocument();
     for (uint64_t block = 2; block < 20; ++block) read_block(block);
-    settle();
-    CHECK((*remote)->stats().read_ahead_bytes_held <= 2 * 4096);
-    const uint64_t fetched = (*remote)->stats().fetched_block_bytes;
+    CHECK((*remote)->stats().read_ahead_bytes_held == 2 * 4096);  // blocks 20 and 21
+    CHECK(FetchedWhenSettled(**remote, 22 * 4096) == 22 * 4096);
     // The last three blocks read are kept (cached_blocks_per_blob); dropped, one read again is
     // fetched again.
     read_block(18);
-    CHECK((*remote)->stats().fetched_block_bytes == fetched);
+    CHECK((*remote)->stats().fetched_block_bytes == 22 * 4096);
     (*file)->DropCachedPages(17 * 4096, 3 * 4096);
     read_block(18);
-    CHECK((*remote)->stats().fetched_block_bytes == fetched + 4096);
+    CHECK((*remote)->stats().fetched_block_bytes == 23 * 4096);
   }
   read_block(20);
-  settle();
-  CHECK((*remote)->stats().read_ahead_bytes_held == 8 * 4096);
+  CHECK((*remote)->stats().read_ahead_bytes_held == 8 * 4096);  // blocks 21-28
   (*remote)->ShareMemoryBudget(nullptr);
   file->reset();
   CHECK((*remote)->stats().read_ahead_bytes_held == 0);
@@ -539,10 +545,8 @@ TEST_CASE("read-ahead at a file's end goes on into the next file of the shard", 
   auto remote = S3Repo::Open("s3://rfs-next/repo", options);
   REQUIRE(remote.ok());
   (*remote)->Prefetch(extents);
-  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
-  settle();
   // The first two blocks of each: the three share half the read-ahead budget.
-  CHECK((*remote)->stats().fetched_block_bytes == 3 * 2 * 4096);
+  CHECK(FetchedWhenSettled(**remote, 3 * 2 * 4096) == 3 * 2 * 4096);
   std::vector<uint8_t> out(4096);
   auto read_all = [&](const std::string& name, char fill) {
     auto file = (*remote)->OpenBlobOfSize(name, 12 * 4096);
@@ -555,15 +559,13 @@ TEST_CASE("read-ahead at a file's end goes on into the next file of the shard", 
   };
   {
     auto first = read_all("seg0", 'a');
-    settle();
     // seg0 whole, and seg1's blocks 2 and 3 as seg0's last blocks were read (the window of 4
     // blocks past seg0's end); seg2 only its first two.
-    CHECK((*remote)->stats().fetched_block_bytes == (12 + 4 + 2) * 4096);
+    CHECK(FetchedWhenSettled(**remote, (12 + 4 + 2) * 4096) == (12 + 4 + 2) * 4096);
   }
   read_all("seg1", 'b');
   read_all("seg2", 'c');
-  settle();
-  CHECK((*remote)->stats().fetched_block_bytes == 3 * 12 * 4096);
+  CHECK(FetchedWhenSettled(**remote, 3 * 12 * 4096) == 3 * 12 * 4096);
   CHECK((*remote)->stats().read_ahead_bytes_held == 0);
 }
 
