@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/byte_reader.hpp"
@@ -82,6 +83,11 @@ absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
     std::shared_ptr<const ISourceRepo> repo) {
   std::unique_ptr<SnapshotRepository> out(new SnapshotRepository());
   out->repo_ = std::move(repo);
+  // index.latest is read while the root is listed: in an object store the two are otherwise two
+  // round trips one after the other before index-N can be asked for. (Not used, and NotFound,
+  // in a repository of the legacy layouts.)
+  auto latest = std::async(std::launch::async,
+                           [repo = out->repo_] { return repo->ReadBlob("index.latest", 64); });
   RFS_ASSIGN_OR_RETURN(auto root_blobs, out->repo_->ListBlobs(""));
   const bool has_generations = std::any_of(root_blobs.begin(), root_blobs.end(), [](auto& b) {
     return b == "index.latest" || (b.starts_with("index-") && ParseDecimal(b.substr(6)));
@@ -90,7 +96,7 @@ absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
       std::find(root_blobs.begin(), root_blobs.end(), "index") != root_blobs.end();
   if (has_generations) {
     out->layout_ = RepositoryLayout::kModern;
-    RFS_RETURN_IF_ERROR(out->LoadModern(root_blobs));
+    RFS_RETURN_IF_ERROR(out->LoadModern(root_blobs, latest.get()));
   } else if (has_legacy_index) {
     const bool es2 = std::any_of(root_blobs.begin(), root_blobs.end(), [](auto& b) {
       return b.starts_with("snap-") && b.ends_with(".dat");
@@ -104,7 +110,8 @@ absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
   return out;
 }
 
-absl::Status SnapshotRepository::LoadModern(const std::vector<std::string>& root_blobs) {
+absl::Status SnapshotRepository::LoadModern(const std::vector<std::string>& root_blobs,
+                                            absl::StatusOr<std::vector<uint8_t>> latest_bytes) {
   // The newest generation: the largest index-N listed, cross-checked with index.latest.
   int64_t listed = -1;
   for (const auto& blob : root_blobs) {
@@ -112,7 +119,7 @@ absl::Status SnapshotRepository::LoadModern(const std::vector<std::string>& root
     if (auto n = ParseDecimal(std::string_view(blob).substr(6))) listed = std::max(listed, *n);
   }
   int64_t latest = -1;
-  if (auto bytes = repo_->ReadBlob("index.latest", 64); bytes.ok()) {
+  if (auto& bytes = latest_bytes; bytes.ok()) {
     core::ByteReader in(*bytes, "index.latest");
     if (bytes->size() != 8) return in.ErrorAt(0, "index.latest must hold 8 bytes");
     latest = static_cast<int64_t>(in.ReadBeU64().value());

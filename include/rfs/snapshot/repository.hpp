@@ -87,7 +87,9 @@ class SnapshotRepository {
  private:
   SnapshotRepository() = default;
   // `root_blobs`: the root's listing, which Open has made already.
-  absl::Status LoadModern(const std::vector<std::string>& root_blobs);
+  // `latest_bytes`: index.latest, read (or not found) while the root was listed.
+  absl::Status LoadModern(const std::vector<std::string>& root_blobs,
+                          absl::StatusOr<std::vector<uint8_t>> latest_bytes);
   absl::Status LoadLegacy();
   std::string SnapshotBlobName(const SnapshotEntry& snapshot) const;
   std::string SnapshotNames() const;
