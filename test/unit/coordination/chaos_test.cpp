@@ -11,6 +11,7 @@
 //     grant completed the shard at its end cursor.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -132,6 +133,19 @@ std::map<std::string, StoredItem> ReadPostgres(const std::string& uri) {
     out[row[0].as<std::string>()] = item;
   }
   return out;
+}
+
+// A failed audit is kept beside the build (the test's folder goes with it), to be read.
+void KeepAuditLog(const std::string& audit_path) {
+  static bool kept = false;
+  if (kept) return;
+  kept = true;
+  const std::filesystem::path to = std::filesystem::path(RFS_BINARY_DIR) /
+                                   ("chaos-audit-" + std::to_string(::getpid()) + ".log");
+  std::error_code error;
+  std::filesystem::copy_file(audit_path, to, std::filesystem::copy_options::overwrite_existing,
+                             error);
+  WARN("the audit log is kept as " << to.string() << (error ? " (copy failed)" : ""));
 }
 
 void RunChaos(ChaosStore& store, const std::string& audit_path) {
@@ -334,6 +348,7 @@ void RunChaos(ChaosStore& store, const std::string& audit_path) {
         covered = covered || at == end;
       }
       CHECK(covered);
+      if (!covered) KeepAuditLog(audit_path);
       if (successor.empty()) break;
       item = successor;
       cursor = end;
