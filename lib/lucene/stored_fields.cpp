@@ -750,11 +750,7 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
       absl::Status status = decoder_.Decode(in, left, want_doc, chunk_);
       if (status.ok()) {
         next_offset_ = window_start_ + in.position();
-        if (observer_) {
-          observer_(file_, piece_start_,
-                    std::span<const uint8_t>(window_).subspan(piece_start_ - window_start_,
-                                                              next_offset_ - piece_start_));
-        }
+        PassPieceToObserver(next_offset_);
         if (chunk_.total >= ChunkDecoder::kLargeChunkBytes) {
           // A huge document's compressed bytes are not read again: a remote file's blocks of
           // them go now, not beside the document while it is converted and sent.
@@ -779,15 +775,19 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
   return absl::OkStatus();
 }
 
+void ChunkCursor::PassPieceToObserver(uint64_t until) {
+  if (observer_ && until > piece_start_) {
+    observer_(file_, piece_start_,
+              std::span<const uint8_t>(window_).subspan(piece_start_ - window_start_,
+                                                        until - piece_start_));
+  }
+  piece_start_ = until;
+}
+
 absl::Status ChunkCursor::RefillWindow(ByteReader& in, size_t at_least) {
   const uint64_t at = in.source_offset();
   if (in.remaining() >= at_least || at + in.remaining() >= data_end_) return absl::OkStatus();
-  if (observer_ && at > piece_start_) {
-    observer_(
-        file_, piece_start_,
-        std::span<const uint8_t>(window_).subspan(piece_start_ - window_start_, at - piece_start_));
-  }
-  piece_start_ = at;
+  PassPieceToObserver(at);
   const uint64_t end = std::min<uint64_t>(data_end_, at + std::max(at_least, kMinWindow));
   std::vector<uint8_t>().swap(window_);
   RFS_ASSIGN_OR_RETURN(window_, core::ReadRange(*file_, at, end - at));

@@ -248,6 +248,9 @@ class ChunkCursor {
   }
 
   absl::Status DecodeNext(int32_t want_doc);
+  // Hands the observer the chunk's bytes in window_ from piece_start_ to `until`, which then
+  // starts the next piece.
+  void PassPieceToObserver(uint64_t until);
   // The decoder's InputRefill over window_ (see ChunkDecoder::set_input_refill).
   absl::Status RefillWindow(core::ByteReader& in, size_t at_least);
   void StreamSlices() {

@@ -308,6 +308,19 @@ S3Options SmallBlocks(const rfs::test::S3Server& server) {
   return options;
 }
 
+// `count` blobs "seg0", "seg1"... of `blocks` 4096-byte blocks each, filled with 'a', 'b'...: a
+// shard's segment files, as Prefetch is given them.
+std::vector<rfs::snapshot::BlobExtent> PutSegments(rfs::test::S3Server& server, int count,
+                                                   uint64_t blocks) {
+  std::vector<rfs::snapshot::BlobExtent> extents;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "seg" + std::to_string(i);
+    server.Put("repo/" + name, std::string(blocks * 4096, static_cast<char>('a' + i)));
+    extents.push_back({name, blocks * 4096});
+  }
+  return extents;
+}
+
 // The bytes `repo` has fetched once the fetches it started have landed: waits (up to 10 s) until
 // `expected` have, and a moment longer, so that more than expected would show.
 uint64_t FetchedWhenSettled(const S3Repo& repo, uint64_t expected) {
@@ -506,12 +519,7 @@ TEST_CASE("the first blocks fetched before a shard's files open leave room for r
   // read-ahead budget; before, each took up to 1 + read_ahead_blocks blocks and the file read
   // first had no read-ahead at all.
   rfs::test::S3Server server("rfs-share");
-  std::vector<rfs::snapshot::BlobExtent> extents;
-  for (int i = 0; i < 4; ++i) {
-    const std::string name = "seg" + std::to_string(i);
-    server.Put("repo/" + name, std::string(20 * 4096, static_cast<char>('a' + i)));
-    extents.push_back({name, 20 * 4096});
-  }
+  const auto extents = PutSegments(server, 4, 20);
   S3Options options = SmallBlocks(server);
   options.read_ahead_blocks = 8;
   options.read_ahead_bytes = 16 * 4096;
@@ -534,12 +542,7 @@ TEST_CASE("read-ahead at a file's end goes on into the next file of the shard", 
   // .fdt, it fetches the next one's (the next large blob of the shard's Prefetch), so that the
   // next segment does not start by waiting for its blocks. Each block is still fetched once.
   rfs::test::S3Server server("rfs-next");
-  std::vector<rfs::snapshot::BlobExtent> extents;
-  for (int i = 0; i < 3; ++i) {
-    const std::string name = "seg" + std::to_string(i);
-    server.Put("repo/" + name, std::string(12 * 4096, static_cast<char>('a' + i)));
-    extents.push_back({name, 12 * 4096});
-  }
+  const auto extents = PutSegments(server, 3, 12);
   S3Options options = SmallBlocks(server);
   options.read_ahead_blocks = 4;
   options.read_ahead_bytes = 12 * 4096;
