@@ -266,7 +266,13 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
   if (snapshots_.empty()) {
     return absl::NotFoundError(StrCat("repository ", repo_->description(), " holds no snapshot"));
   }
-  if (snapshots_.size() == 1) return &snapshots_.front();
+  if (snapshots_.size() == 1) {
+    // The only snapshot is the newest, but what index-N says of it (its uuid, which indices it
+    // holds) is as unchecked as with many: a damaged byte there must not read another snapshot's
+    // files, or none at all.
+    RFS_RETURN_IF_ERROR(VerifyRepositoryIndex(snapshots_.front()));
+    return &snapshots_.front();
+  }
   // The listing order says nothing: OpenSearch lists newest first, Elasticsearch oldest first.
   // Only the snapshot's own start time decides, read from its checksummed snap-<uuid>.dat (the
   // copy in index-N, ES 7.6+, is unchecked JSON: it must agree, so one damaged digit cannot
