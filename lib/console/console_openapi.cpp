@@ -22,7 +22,7 @@ std::string_view ConsoleOpenApi() {
   },
   "responses": {
    "Error": {
-    "description": "an error: 401 without a token, 403 for a token that does not open the route, 404, 405, 409, 422 for a bad request, 503 when the store is down",
+    "description": "an error: 401 without a token, 403 for a token that does not open the route (a request body is read only with one that does), 404, 405 for a method the route does not serve (with Allow naming those it does), 409, 413 for a body over 128 KiB, 422 for a bad request, 503 when the store is down; a head the server cannot parse gets 400, 414 (request line) or 431 (header fields) as text/plain, and the connection closes",
     "content": {
      "application/json": {
       "schema": {

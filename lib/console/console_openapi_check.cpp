@@ -2,7 +2,9 @@
 // schema keywords the document uses ($ref, allOf, type, nullable, enum, required, properties,
 // additionalProperties, items, minimum, maximum, maxItems). Used when ConsoleServiceOptions asks
 // for it, so that every answer a test sees is held to the document, not only the fuzzer's.
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -176,6 +178,21 @@ const json::object* PathItem(std::string_view path) {
 }
 
 }  // namespace
+
+std::optional<std::vector<std::string>> DocumentedMethods(std::string_view path) {
+  const json::object* item = PathItem(path.substr(0, path.find('?')));
+  if (item == nullptr) return std::nullopt;
+  std::vector<std::string> methods;
+  for (const auto& [key, value] : *item) {
+    static constexpr std::string_view kMethods[] = {"get",     "put",  "post",  "delete",
+                                                    "options", "head", "patch", "trace"};
+    if (std::find(std::begin(kMethods), std::end(kMethods), key) == std::end(kMethods)) continue;
+    std::string method(key);
+    for (char& c : method) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    methods.push_back(std::move(method));
+  }
+  return methods;
+}
 
 std::string CheckAnswerAgainstOpenApi(std::string_view method, std::string_view target, int status,
                                       std::string_view body) {

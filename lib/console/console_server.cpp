@@ -1,5 +1,6 @@
 #include "rfs/console/console_server.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,7 @@ struct ConsoleServer::Impl {
   std::unique_ptr<ConsoleStore> store;
   std::unique_ptr<ConsoleService> service;
   std::unique_ptr<net::HttpServer> http;
+  metrics::Gauge* open_connections = nullptr;
   std::chrono::milliseconds sample_interval{0};
   std::mutex mu;
   std::condition_variable wake;
@@ -27,6 +29,9 @@ struct ConsoleServer::Impl {
       wake.wait_for(lock, sample_interval, [&] { return stopping; });
       if (stopping) break;
       lock.unlock();
+      if (open_connections != nullptr) {
+        open_connections->Set(static_cast<int64_t>(http->open_connections()));
+      }
       service->SampleProgress();
       lock.lock();
     }
@@ -64,9 +69,39 @@ absl::StatusOr<std::unique_ptr<ConsoleServer>> ConsoleServer::Start(ConsoleServe
         metrics::PrometheusEndpoint::Start(*impl->registry, *options.metrics_port,
                                            options.metrics_bind_address, options.http.tls));
   }
+  if (impl->registry) {
+    // Connections refused or closed to make room: a peer holding the console shows here.
+    auto& dropped = impl->registry->AddCounter(
+        "rfs_console_connections_dropped_total",
+        "Connections refused at accept (every one busy) or closed to make room for new ones, by "
+        "reason: refused, evicted_unauthenticated, evicted_idle.",
+        {"reason"});
+    metrics::Counter* refused = &dropped.With({"refused"});
+    metrics::Counter* unauthenticated = &dropped.With({"evicted_unauthenticated"});
+    metrics::Counter* idle = &dropped.With({"evicted_idle"});
+    options.http.on_connection_dropped = [=](net::ConnectionDrop why) {
+      switch (why) {
+        case net::ConnectionDrop::kRefused:
+          refused->Add();
+          break;
+        case net::ConnectionDrop::kEvictedUnauthenticated:
+          unauthenticated->Add();
+          break;
+        case net::ConnectionDrop::kEvictedIdle:
+          idle->Add();
+          break;
+      }
+    };
+    impl->open_connections = &impl->registry
+                                  ->AddGauge("rfs_console_open_connections",
+                                             "Connections open to the console, as last sampled.")
+                                  .Get();
+  }
   impl->service = std::make_unique<ConsoleService>(*impl->store, options.service);
   ConsoleService* service = impl->service.get();
   options.http.on_head = [service](const net::HttpRequest& head) { return service->Admit(head); };
+  options.http.max_request_body_bytes =
+      std::min(options.http.max_request_body_bytes, ConsoleService::kMaxRequestBodyBytes);
   RFS_ASSIGN_OR_RETURN(impl->http,
                        net::HttpServer::Start(options.http, [service](const net::HttpRequest& r) {
                          return service->Handle(r);

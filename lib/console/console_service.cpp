@@ -1,7 +1,9 @@
 #include "rfs/console/console_service.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <variant>
@@ -56,6 +58,7 @@ json::value Seconds(coordination::Duration d) {
 struct Reply {
   int status;
   json::value body;
+  std::string allow = {};  // a 405's Allow header
 };
 
 // The detail may quote the request (a path, a name): bytes that are not UTF-8 are written as
@@ -74,6 +77,23 @@ Reply Detail(int status, const std::string& detail) {
   }
   return Reply{status, json::object{{"detail", printable}}};
 }
+
+// 405 for a method `route` does not serve, naming those it does (RFC 9110 10.2.1, 15.5.6).
+Reply MethodNotAllowed(const std::vector<std::string>& methods, std::string_view route) {
+  std::string allow;
+  for (const auto& m : methods) allow += allow.empty() ? m : StrCat(", ", m);
+  Reply reply = Detail(405, StrCat("use ", allow, " on ", route));
+  reply.allow = std::move(allow);
+  return reply;
+}
+
+// The path templates of the item actions (.../work-items/{id}/ACTION).
+const std::map<std::string_view, std::string_view> kItemActionRoutes = {
+    {"acquire", "/sessions/{name}/{space}/work-items/{id}/acquire"},
+    {"lease", "/sessions/{name}/{space}/work-items/{id}/lease"},
+    {"complete", "/sessions/{name}/{space}/work-items/{id}/complete"},
+    {"release", "/sessions/{name}/{space}/work-items/{id}/release"},
+    {"successors", "/sessions/{name}/{space}/work-items/{id}/successors"}};
 
 // absl error -> HTTP: the seed's 404/409/422, and 503 for a store that is down (clients retry).
 Reply FromStatus(const absl::Status& status) {
@@ -292,14 +312,21 @@ bool TokenMatches(std::string_view token, std::string_view expected_sha256) {
          CRYPTO_memcmp(actual.data(), expected_sha256.data(), actual.size()) == 0;
 }
 
+// "Authorization: Bearer <token>". The scheme is case-insensitive (RFC 9110 11.1) and one or
+// more spaces part it from the token (RFC 9110 11.4, RFC 6750 2.1).
 std::optional<std::string> BearerToken(const net::HttpRequest& request) {
   const auto header = net::FindHeader(request.headers, "Authorization");
   if (!header) return std::nullopt;
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header->size() <= kBearer.size() || !std::string_view(*header).starts_with(kBearer)) {
-    return std::nullopt;
+  std::string_view value(*header);
+  constexpr std::string_view kBearer = "bearer";
+  if (value.size() <= kBearer.size() || value[kBearer.size()] != ' ') return std::nullopt;
+  for (size_t i = 0; i < kBearer.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(value[i])) != kBearer[i]) return std::nullopt;
   }
-  return header->substr(kBearer.size());
+  value.remove_prefix(kBearer.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (value.empty()) return std::nullopt;
+  return std::string(value);
 }
 
 }  // namespace
@@ -891,76 +918,88 @@ struct ConsoleService::Impl {
     const auto& s = target.segments;
     const std::string& method = request.method;
     const auto token = BearerToken(request);
+    // The methods of each route are the OpenAPI document's, no more: any other gets 405 with
+    // the route's methods in Allow (RFC 9110 15.5.6).
+    const auto not_allowed = [&](std::string_view route) -> std::optional<Reply> {
+      const auto methods = internal::DocumentedMethods(route);
+      if (!methods) return std::nullopt;
+      if (std::find(methods->begin(), methods->end(), method) != methods->end()) {
+        return std::nullopt;
+      }
+      return MethodNotAllowed(*methods, route);
+    };
     if (s.empty() || (s.size() == 1 && s[0] == "index.html")) {
-      if (method != "GET") return Detail(405, "the page is read with GET");
+      if (method != "GET") return MethodNotAllowed({"GET"}, "the page");
       return Reply{200, nullptr};  // the page, filled in by Handle
     }
-    if (s[0] == "health" && s.size() == 1) return Reply{200, json::object{{"status", "ok"}}};
+    if (s[0] == "health" && s.size() == 1) {
+      if (auto refused = not_allowed("/health")) return *refused;
+      return Reply{200, json::object{{"status", "ok"}}};
+    }
     if (s[0] == "openapi.json" && s.size() == 1) {
-      if (method != "GET") return Detail(405, "the API document is read with GET");
+      if (auto refused = not_allowed("/openapi.json")) return *refused;
       static const json::value kOpenApi = json::parse(internal::ConsoleOpenApi());
       return Reply{200, kOpenApi};
     }
     if (s[0] != "sessions") return Detail(404, StrCat("no route ", request.target));
     if (s.size() == 1) {
+      if (auto refused = not_allowed("/sessions")) return *refused;
       if (method == "POST") return CreateSession(token, request.body);
-      if (method == "GET") return ListSessions(token);
-      return Detail(405, "use GET or POST on /sessions");
+      return ListSessions(token);
     }
     if (s.size() == 2) {
-      if (method == "GET") return GetSession(token, s[1]);
+      if (auto refused = not_allowed("/sessions/{name}")) return *refused;
       if (method == "DELETE") return DeleteSession(token, s[1]);
-      return Detail(405, "use GET or DELETE on /sessions/{name}");
+      return GetSession(token, s[1]);
     }
     if ((s[2] != "backfill" && s[2] != "workflow") || s.size() < 4) {
       return Detail(404, StrCat("no route ", request.target));
     }
+    const bool time = s.size() == 4 && s[3] == "time";
+    if (!time && s[3] != "work-items") return Detail(404, StrCat("no route ", request.target));
+    // The method before the token: a wrong method is wrong whoever asks.
+    std::string_view route;
+    if (time) {
+      route = "/sessions/{name}/{space}/time";
+    } else if (s.size() == 4) {
+      route = "/sessions/{name}/{space}/work-items";
+    } else if (s.size() == 5 && s[4] == "acquire") {
+      route = "/sessions/{name}/{space}/work-items/acquire";
+    } else if (s.size() == 5 && s[4] == "status") {
+      route = "/sessions/{name}/{space}/work-items/status";
+    } else if (s.size() == 5) {
+      route = "/sessions/{name}/{space}/work-items/{id}";
+    } else if (s.size() == 6) {
+      for (std::string_view action : {"acquire", "lease", "complete", "release", "successors"}) {
+        if (s[5] == action) route = kItemActionRoutes.at(action);
+      }
+    }
+    if (route.empty()) return Detail(404, StrCat("no route ", request.target));
+    if (auto refused = not_allowed(route)) return *refused;
     RFS_CONSOLE_TRY(SessionRecord session, Authorize(token, s[1]));
     // RfsWorker's phase records live beside the work items, in a table of their own.
     if (s[2] == "workflow") session.work_table += kWorkflowTableSuffix;
-    if (s.size() == 4 && s[3] == "time") {
+    if (time) {
       RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
       return Reply{200, json::object{{"store_time_ms", Millis(now)}}};
     }
-    if (s[3] != "work-items") return Detail(404, StrCat("no route ", request.target));
     if (s.size() == 4) {
       if (method == "POST") return CreateWorkItem(session, request.body);
-      if (method == "GET") return ListWorkItems(session);
-      return Detail(405, "use GET or POST on .../work-items");
+      return ListWorkItems(session);
     }
-    if (s.size() == 5 && s[4] == "acquire") {
-      if (method != "GET" && method != "POST") return Detail(405, "use GET or POST to acquire");
-      return Acquire(session, target, "");
-    }
+    if (s.size() == 5 && s[4] == "acquire") return Acquire(session, target, "");
     if (s.size() == 5 && s[4] == "status") {
-      if (method != "GET") return Detail(405, "use GET for the status");
       RFS_CONSOLE_TRY(json::object status, Status(session));
       return Reply{200, status};
     }
     const std::string& id = s[4];
     if (s.size() == 5) {
-      if (method != "GET") return Detail(405, "use GET on a work item");
       RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
       RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
       return Reply{200, item};
     }
-    if (s.size() == 6) {
-      const std::string& action = s[5];
-      if (action == "acquire") {
-        if (method != "POST" && method != "PUT") return Detail(405, "use POST to acquire an item");
-        return Acquire(session, target, id);
-      }
-      if (action == "lease" || action == "complete" || action == "release") {
-        if (method != "PUT" && method != "POST")
-          return Detail(405, StrCat("use PUT on .../", action));
-        return LeaseCall(session, id, action, request.body);
-      }
-      if (action == "successors") {
-        if (method != "POST") return Detail(405, "use POST on .../successors");
-        return LeaseCall(session, id, action, request.body);
-      }
-    }
-    return Detail(404, StrCat("no route ", request.target));
+    if (s[5] == "acquire") return Acquire(session, target, id);
+    return LeaseCall(session, id, s[5], request.body);
   }
 };
 
@@ -985,6 +1024,7 @@ net::HttpResponse ConsoleService::Handle(const net::HttpRequest& request) {
   }
   response.headers.emplace_back("Content-Type", "application/json");
   if (reply.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  if (!reply.allow.empty()) response.headers.emplace_back("Allow", reply.allow);
   response.body = core::JsonText(reply.body);
   if (impl_->options.on_departure_from_openapi) {
     const std::string departure = internal::CheckAnswerAgainstOpenApi(
@@ -999,25 +1039,38 @@ net::HeadDecision ConsoleService::Admit(const net::HttpRequest& head) {
   const bool chunked = net::FindHeader(head.headers, "Transfer-Encoding").has_value();
   uint64_t declared = 0;
   if (length && !absl::SimpleAtoi(*length, &declared)) declared = UINT64_MAX;
-  if (!chunked && declared <= kUnauthenticatedBodyBytes) {
-    return net::HeadDecision{std::nullopt, kUnauthenticatedBodyBytes};
-  }
+  const bool has_body = chunked || declared > 0;
   const auto token = BearerToken(head);
-  const std::vector<std::string>& s = ParseTarget(head.target).segments;
+  // Whether the token opens the route: the admin token, or the token of the session in the
+  // path. Checked for every request with a token (a session lookup), so that the server knows
+  // which connections are its clients'.
   bool known = impl_->IsAdmin(token);
-  if (!known && token && s.size() >= 2 && s[0] == "sessions") {
-    auto session = impl_->store.GetSession(s[1]);
-    known = session.ok() && session->has_value() && TokenMatches(*token, (*session)->token_sha256);
+  absl::Status store_error;
+  if (!known && token) {
+    const std::vector<std::string>& s = ParseTarget(head.target).segments;
+    if (s.size() >= 2 && s[0] == "sessions") {
+      auto session = impl_->store.GetSession(s[1]);
+      if (!session.ok()) store_error = session.status();
+      known =
+          session.ok() && session->has_value() && TokenMatches(*token, (*session)->token_sha256);
+    }
   }
-  if (known) return net::HeadDecision{std::nullopt, SIZE_MAX};
+  if (!has_body || known) return net::HeadDecision{std::nullopt, kMaxRequestBodyBytes, known};
+  // No body is read from a peer the console does not know: no route takes one without a token.
+  Reply reply = !store_error.ok() ? FromStatus(store_error)
+                : token           ? Detail(403,
+                                           "this token does not open this route; a request body "
+                                                     "needs one that does")
+                                  : Detail(401,
+                                           "a request body needs an Authorization: Bearer <token> "
+                                                     "header that opens this route");
+  impl_->Count(head, reply, std::chrono::steady_clock::duration::zero());
   net::HttpResponse refused;
-  refused.status = token ? 403 : 401;
+  refused.status = reply.status;
   refused.headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
-  if (!token) refused.headers.emplace_back("WWW-Authenticate", "Bearer");
-  refused.body = core::JsonText(
-      json::object{{"detail", StrCat("a request body over ", kUnauthenticatedBodyBytes,
-                                     " bytes needs a token that opens this route")}});
-  return net::HeadDecision{std::move(refused), 0};
+  if (reply.status == 401) refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+  refused.body = core::JsonText(reply.body);
+  return net::HeadDecision{std::move(refused), 0, false};
 }
 
 void ConsoleService::SampleProgress() {

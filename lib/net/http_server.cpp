@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -56,22 +57,41 @@ HttpResponse PlainError(int status, std::string_view text) {
   return HttpResponse{status, {{"Content-Type", "text/plain"}}, std::string(text)};
 }
 
+// A head Beast's parser refused for its form (not because the peer went away or timed out).
+bool IsMalformedHead(const beast::error_code& error) {
+  if (error.category() != http::make_error_code(http::error::bad_method).category()) return false;
+  return error != http::error::end_of_stream && error != http::error::partial_message &&
+         error != http::error::need_more && error != http::error::need_buffer &&
+         error != http::error::body_limit && error != http::error::header_limit;
+}
+
 }  // namespace
 
 // One open connection, as the accept loop sees it. Every field is guarded by Impl::conn_mu; the
 // socket is touched only on the connection's strand.
 struct OpenConnection {
+  enum class Phase {
+    kWaiting,  // for a request: idle, or reading its head
+    kBusy,     // deciding on a head, reading a body, writing an answer, closing
+    kHandler,  // in the handler: never closed to make room
+  };
   asio::any_io_executor strand;
   beast::tcp_stream* stream = nullptr;  // null once the connection's coroutine has ended
-  bool waiting = true;                  // for a request (idle, or reading its head)
-  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+  Phase phase = Phase::kWaiting;
+  // Its last request carried credentials on_head knew (always, without on_head).
+  bool authenticated = false;
+  bool evicting = false;  // chosen to make room: its close is on the way
+  std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point since = opened;  // of its phase
 };
+using Phase = OpenConnection::Phase;
 
 struct HttpServer::Impl {
   // Before the context: its pending coroutines, destroyed with it, unregister themselves here.
   std::mutex conn_mu;
   std::list<std::shared_ptr<OpenConnection>> connections;
   std::atomic<uint64_t> evicted{0};
+  std::atomic<uint64_t> refused{0};
 
   HttpServerOptions options;
   HttpHandler handler;
@@ -82,26 +102,44 @@ struct HttpServer::Impl {
   std::once_flag stopped;
   uint16_t port = 0;
 
-  void SetWaiting(OpenConnection& conn, bool waiting) {
+  void SetPhase(OpenConnection& conn, Phase phase) {
     std::lock_guard lock(conn_mu);
-    conn.waiting = waiting;
+    conn.phase = phase;
     conn.since = std::chrono::steady_clock::now();
   }
 
-  // Closes the connection that has waited longest for a request; false when every one is busy.
-  bool EvictOldestWaiting() {
+  void Dropped(ConnectionDrop why) {
+    if (options.on_connection_dropped) options.on_connection_dropped(why);
+  }
+
+  // Closes, to make room, the oldest unauthenticated connection not in the handler; failing
+  // that (unless `unauthenticated_only`), the authenticated one that has waited longest for a
+  // request. False when there is none.
+  bool Evict(bool unauthenticated_only) {
     std::shared_ptr<OpenConnection> oldest;
+    ConnectionDrop why = ConnectionDrop::kEvictedUnauthenticated;
     {
       std::lock_guard lock(conn_mu);
       for (const auto& conn : connections) {
-        if (conn->stream != nullptr && conn->waiting && (!oldest || conn->since < oldest->since)) {
+        if (conn->stream != nullptr && !conn->evicting && !conn->authenticated &&
+            conn->phase != Phase::kHandler && (!oldest || conn->opened < oldest->opened)) {
           oldest = conn;
         }
       }
+      if (!oldest && !unauthenticated_only) {
+        why = ConnectionDrop::kEvictedIdle;
+        for (const auto& conn : connections) {
+          if (conn->stream != nullptr && !conn->evicting && conn->phase == Phase::kWaiting &&
+              (!oldest || conn->since < oldest->since)) {
+            oldest = conn;
+          }
+        }
+      }
       if (!oldest) return false;
-      oldest->waiting = false;  // not chosen twice
+      oldest->evicting = true;  // not chosen twice
     }
     evicted.fetch_add(1);
+    Dropped(why);
     asio::post(oldest->strand, [this, oldest] {
       std::lock_guard lock(conn_mu);
       if (oldest->stream != nullptr) {
@@ -136,26 +174,46 @@ struct HttpServer::Impl {
   asio::awaitable<void> Serve(Stream& stream, OpenConnection& conn) {
     beast::flat_buffer buffer;
     while (true) {
-      SetWaiting(conn, true);
+      SetPhase(conn, Phase::kWaiting);
       http::request_parser<http::string_body> parser;
       parser.body_limit(options.max_request_body_bytes);
+      parser.header_limit(static_cast<std::uint32_t>(
+          std::min<size_t>(options.max_head_bytes, std::numeric_limits<std::uint32_t>::max())));
       beast::error_code read_error = co_await ReadHead(stream, buffer, parser);
-      SetWaiting(conn, false);
+      SetPhase(conn, Phase::kBusy);
       HttpResponse response;
       std::optional<HttpResponse> rejected;
       const auto too_large = [](size_t limit) {
         return PlainError(413, StrCat("request bodies are limited to ", limit, " bytes\n"));
       };
+      bool head_refused = false;  // its form: the version and keep-alive are not to be trusted
       if (read_error == http::error::body_limit) {
         rejected = too_large(options.max_request_body_bytes);  // by its Content-Length
+      } else if (read_error == http::error::header_limit) {
+        // The parser hands over the request line as soon as that line is whole: none yet means
+        // the line alone is over the limit (RFC 9110 15.5.15), else the header fields are (RFC
+        // 6585 5).
+        const bool line_parsed = !parser.get().target().empty();
+        rejected = line_parsed ? PlainError(431, StrCat("request heads are limited to ",
+                                                        options.max_head_bytes, " bytes\n"))
+                               : PlainError(414, StrCat("request lines are limited to ",
+                                                        options.max_head_bytes, " bytes\n"));
+        head_refused = true;
+      } else if (IsMalformedHead(read_error)) {
+        rejected = PlainError(400, StrCat("malformed request: ", read_error.message(), "\n"));
+        head_refused = true;
       } else if (read_error) {
-        co_return;  // closed, timed out, evicted or garbled: nothing to answer
+        co_return;  // closed, timed out or evicted: nothing to answer
       }
-      unsigned version = parser.get().version();
-      bool keep_alive = parser.get().keep_alive();
+      unsigned version = head_refused ? 11 : parser.get().version();
+      bool keep_alive = !head_refused && parser.get().keep_alive();
       size_t body_limit = options.max_request_body_bytes;
       if (!rejected && options.on_head) {
         HeadDecision decision = options.on_head(ToRequest(parser.get(), /*with_body=*/false));
+        {
+          std::lock_guard lock(conn_mu);
+          conn.authenticated = decision.authenticated;
+        }
         const size_t limit = std::min(decision.max_body_bytes, options.max_request_body_bytes);
         if (decision.reject) {
           rejected = std::move(decision.reject);
@@ -180,11 +238,13 @@ struct HttpServer::Impl {
         } else if (body_error) {
           co_return;
         } else {
+          SetPhase(conn, Phase::kHandler);
           try {
             response = handler(ToRequest(parser.get()));
           } catch (const std::exception& e) {
             response = PlainError(500, StrCat("internal error: ", e.what(), "\n"));
           }
+          SetPhase(conn, Phase::kBusy);
         }
       }
       auto reply = ToMessage(response, version, keep_alive);
@@ -198,6 +258,9 @@ struct HttpServer::Impl {
   asio::awaitable<void> Connection(tcp::socket socket) {
     auto conn = std::make_shared<OpenConnection>();
     conn->strand = socket.get_executor();
+    // Without on_head there are no credentials to tell peers apart: every connection is kept
+    // alike (closed to make room only while it waits for a request).
+    conn->authenticated = !options.on_head;
     beast::tcp_stream stream(std::move(socket));
     {
       std::lock_guard lock(conn_mu);
@@ -242,6 +305,18 @@ struct HttpServer::Impl {
     return connections.size();
   }
 
+  // Connections not on their way out, and those of them not authenticated.
+  std::pair<size_t, size_t> LiveCounts() {
+    std::lock_guard lock(conn_mu);
+    size_t live = 0, unauthenticated = 0;
+    for (const auto& conn : connections) {
+      if (conn->stream == nullptr || conn->evicting) continue;
+      ++live;
+      if (!conn->authenticated) ++unauthenticated;
+    }
+    return {live, unauthenticated};
+  }
+
   asio::awaitable<void> Accept() {
     asio::steady_timer pause(ioc);
     while (true) {
@@ -251,15 +326,28 @@ struct HttpServer::Impl {
       if (error) {
         // Out of descriptors (or another transient failure): make room and wait a moment,
         // rather than retry at once and spin.
-        EvictOldestWaiting();
+        Evict(/*unauthenticated_only=*/false);
         pause.expires_after(std::chrono::milliseconds(50));
         co_await pause.async_wait(kAwait);
         continue;
       }
-      if (OpenCount() >= options.max_connections && !EvictOldestWaiting()) {
-        beast::error_code ignored;
-        socket.close(ignored);  // every connection is busy in a handler: no room
-        continue;
+      const auto [live, unauthenticated] = LiveCounts();
+      if (live >= options.max_connections) {
+        if (!Evict(/*unauthenticated_only=*/false)) {
+          refused.fetch_add(1);
+          Dropped(ConnectionDrop::kRefused);
+          beast::error_code ignored;
+          socket.close(ignored);  // every connection is busy in a handler: no room
+          continue;
+        }
+      } else if (options.on_head) {
+        // The new connection is unauthenticated too: keep the authenticated clients' share.
+        const size_t reserved =
+            std::min(options.max_connections * options.authenticated_share_percent / 100,
+                     options.max_connections - 1);
+        if (unauthenticated + 1 > options.max_connections - reserved) {
+          Evict(/*unauthenticated_only=*/true);
+        }
       }
       auto executor = socket.get_executor();
       asio::co_spawn(executor, Connection(std::move(socket)), asio::detached);
@@ -288,6 +376,12 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
   if (!handler) return absl::InvalidArgumentError("http server: a handler is required");
   if (options.max_connections < 1) {
     return absl::InvalidArgumentError("http server: max_connections must be at least 1");
+  }
+  if (options.authenticated_share_percent > 100) {
+    return absl::InvalidArgumentError("http server: authenticated_share_percent is at most 100");
+  }
+  if (options.max_head_bytes < 256) {
+    return absl::InvalidArgumentError("http server: max_head_bytes must be at least 256");
   }
   if (options.threads < 1 || options.threads > 1024) {
     return absl::InvalidArgumentError(
@@ -351,5 +445,6 @@ void HttpServer::Stop() { impl_->Stop(); }
 
 size_t HttpServer::open_connections() const { return impl_->OpenCount(); }
 uint64_t HttpServer::connections_evicted() const { return impl_->evicted.load(); }
+uint64_t HttpServer::connections_refused() const { return impl_->refused.load(); }
 
 }  // namespace rfs::net

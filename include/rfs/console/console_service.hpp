@@ -48,10 +48,13 @@ class ConsoleService {
   net::HttpResponse Handle(const net::HttpRequest& request);
 
   /// Decides on a request from its head, before its body is read (net::HttpServerOptions::on_head):
-  /// a body of up to kUnauthenticatedBodyBytes from anyone; a larger one only with the admin
-  /// token or the token of the session in the path (401/403 otherwise, the body never read).
+  /// a body (of up to kMaxRequestBodyBytes) only with the admin token or the token of the
+  /// session in the path (401/403 otherwise, the body never read), and the connection counts as
+  /// authenticated when the head carries such a token (the server keeps those over others).
   net::HeadDecision Admit(const net::HttpRequest& head);
-  static constexpr size_t kUnauthenticatedBodyBytes = 16 << 10;
+  /// The largest request body: a worker's largest call (64 successor ids of at most 512 bytes)
+  /// fits many times over, and 256 stalled uploads hold at most 32 MiB.
+  static constexpr size_t kMaxRequestBodyBytes = 128 << 10;
 
   /// Records every session's documents and bytes processed now, for throughput over the last
   /// minute; the server calls it every few seconds (status requests also record a sample).

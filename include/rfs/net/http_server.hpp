@@ -9,10 +9,19 @@
 //
 // Against peers that hold connections open: a request's head (line and headers) must arrive
 // within `request_head_timeout` of its first byte; `on_head` sees the head before any body is
-// read (to authenticate, and to admit a large body only to a caller it knows); at most
-// `max_connections` are open at once, and a new connection past that closes the one that has
-// waited longest for a request (none in a handler is ever closed); an accept that fails (too
-// many open files) backs off instead of spinning.
+// read (to authenticate, and to admit a body only to a caller it knows). At most
+// `max_connections` are open at once. A new connection past that closes, first, the oldest
+// connection whose last request was not authenticated (whatever it is doing but running the
+// handler: idle, reading a head or a body, writing), then the authenticated one that has waited
+// longest for a request; none in a handler is ever closed. With `on_head`, unauthenticated
+// connections (new ones count as such) hold at most max_connections minus
+// `authenticated_share_percent`: past that a new one closes the oldest of them, so peers
+// without a token never fill the cap. An accept that fails (too many open files) backs off
+// instead of spinning.
+//
+// A head the server cannot take is answered, then the connection closed: 414 for a request line
+// over the head limit, 431 for a head over it, 400 for a malformed one (a NUL in a header, a bad
+// line ending); RFC 9110 15.5 and RFC 6585 5.
 //
 // Thread safety: the handler is called concurrently from the pool's threads.
 #pragma once
@@ -41,6 +50,16 @@ struct HttpServerTls {
 struct HeadDecision {
   std::optional<HttpResponse> reject;
   size_t max_body_bytes = 0;
+  /// The head carried credentials the service knows: the connection counts as an authenticated
+  /// client's until its next request (see above).
+  bool authenticated = false;
+};
+
+/// Why the server dropped a connection (HttpServerOptions::on_connection_dropped).
+enum class ConnectionDrop {
+  kRefused,                 // accepted and closed at once: every connection was busy
+  kEvictedUnauthenticated,  // closed to make room: its last request had no known credentials
+  kEvictedIdle,             // closed to make room: an authenticated one waiting for a request
 };
 
 struct HttpServerOptions {
@@ -57,6 +76,12 @@ struct HttpServerOptions {
   std::chrono::milliseconds request_head_timeout{10'000};
   /// Open connections at most (see above).
   size_t max_connections = 256;
+  /// With `on_head`: the share of `max_connections` unauthenticated connections may not take.
+  size_t authenticated_share_percent = 25;
+  /// A request head (line and headers) larger than this gets 414 or 431.
+  size_t max_head_bytes = 8 << 10;
+  /// Called (on a server thread) for each connection refused or closed to make room.
+  std::function<void(ConnectionDrop)> on_connection_dropped;
   std::optional<HttpServerTls> tls;
   /// Called with each request's head (its body empty, not yet read): a response to send instead
   /// of reading the body (the connection then closes), or the largest body to admit. Unset:
@@ -83,9 +108,11 @@ class HttpServer {
   /// Stops accepting, closes every connection and joins the threads. Idempotent.
   void Stop();
 
-  /// Connections open now, and closed so far to make room for new ones (for tests and metrics).
+  /// Connections open now, closed so far to make room for new ones, and refused at accept (for
+  /// tests and metrics).
   size_t open_connections() const;
   uint64_t connections_evicted() const;
+  uint64_t connections_refused() const;
 
  private:
   struct Impl;
