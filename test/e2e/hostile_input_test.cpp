@@ -2,8 +2,10 @@
 // --snapshot-name, repositories holding FIFOs (a clear error, exit 5, no hang), bad numbers
 // (usage errors, exit 64), "0 = no limit" batch options, and documents rejected by the target
 // (their own exit code, the count and where they are, on stdout).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -104,6 +106,97 @@ TEST_CASE("a repository holding FIFOs: a clear error and exit 5, never a hang",
     CHECK(code == kSnapshotUnreadable);
     CHECK(tool.err.find("index-1") != std::string::npos);
     CHECK(tool.err.find("FIFO") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Offsets of index-N's text worth changing: each byte's neighbours of the facts that decide what
+// is read (the snapshot's uuid key and value, the `indices` key, the uuid in an index's list of
+// snapshots: the ones a reader once let through for a repository of one snapshot), and a spread
+// of the rest.
+std::vector<size_t> TellingOffsets(const std::string& text, size_t spread) {
+  std::vector<size_t> out;
+  auto span = [&](size_t at, size_t length) {
+    if (at == std::string::npos) return;
+    for (size_t i : {size_t{0}, length / 2, length - 1}) out.push_back(at + i);
+  };
+  const size_t uuid_key = text.find("\"uuid\"");
+  span(uuid_key, 6);
+  if (uuid_key != std::string::npos) {
+    const size_t value = text.find('"', uuid_key + 7);
+    const size_t end = text.find('"', value + 1);
+    span(value + 1, end - value - 1);
+    // The same uuid in an index's list of snapshots.
+    const std::string uuid = text.substr(value + 1, end - value - 1);
+    span(text.find(uuid, text.find("\"indices\"")), uuid.size());
+  }
+  span(text.find("\"indices\""), 9);
+  for (size_t at = 1; at < text.size(); at += text.size() / spread + 1) out.push_back(at);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+// The root-file sweep (root_flip_sweep_test.cpp) reads in process through the calls the tools
+// make; a sample of its changes also goes through the tool itself, without --snapshot-name.
+TEST_CASE("a changed byte of index-N never ends a migration done with documents missing",
+          "[e2e][corpus][corrupt]") {
+  for (const char* name :
+       {"es-snapshots/ES_7_10_Single", "snapshot-matrix-es1-es9-os1-os3/os2_nocomp"}) {
+    SECTION(name) {
+      auto source = rfs::test::CorpusPath(name);
+      if (!source) return;
+      Tool tool;
+      const fs::path repo = WritableCopy(*source, tool.dir.path() / "repo");
+      fs::path index_n;
+      for (const auto& entry : fs::directory_iterator(repo)) {
+        const std::string file = entry.path().filename().string();
+        if (file.starts_with("index-") && (index_n.empty() || file > index_n.filename().string())) {
+          index_n = entry.path();
+        }
+      }
+      REQUIRE(!index_n.empty());
+      std::string intact;
+      {
+        std::ifstream in(index_n, std::ios::binary);
+        intact.assign(std::istreambuf_iterator<char>(in), {});
+      }
+      const std::string intact_out = tool.dir.File("intact");
+      REQUIRE(tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir", intact_out}) ==
+              kNoWorkLeft);
+      const auto expected = OutputIds(intact_out);
+      REQUIRE(!expected.empty());
+      size_t runs = 0, refused = 0;
+      for (size_t offset : TellingOffsets(intact, 12)) {
+        std::string changed = intact;
+        changed[offset] = static_cast<char>(changed[offset] ^ 0x01);
+        {
+          std::ofstream out(index_n, std::ios::binary | std::ios::trunc);
+          out << changed;
+        }
+        const std::string out = tool.dir.File("out-" + std::to_string(offset));
+        const int code = tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir", out});
+        ++runs;
+        INFO(index_n.filename().string()
+             << " byte " << offset << " ('" << intact[offset] << "'): exit " << code << "\n"
+             << tool.out << tool.err);
+        if (code == kSnapshotUnreadable) {
+          ++refused;
+          continue;
+        }
+        CHECK(code == kNoWorkLeft);
+        CHECK(OutputIds(out) == expected);
+      }
+      {
+        std::ofstream out(index_n, std::ios::binary | std::ios::trunc);
+        out << intact;
+      }
+      CHECK(runs >= 12);
+      CHECK(refused > 0);
+    }
   }
 }
 
