@@ -12,6 +12,7 @@
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/json_text.hpp"
 
+#include "common/connection.hpp"
 #include "common/options.hpp"
 #include "common/signals.hpp"
 
@@ -88,6 +89,8 @@ po::options_description Options() {
       "json", po::bool_switch(), "status: print the status document as JSON")(
       "watch", po::value<rfs::apps::Bounded<int, 0, 86400>>()->default_value({0}),
       "status: print again every this many seconds until the session completes");
+  // create-session and status send a token: the tools' own option, which their warning names.
+  rfs::apps::AddPlainHttpOption(options);
   return options;
 }
 
@@ -98,6 +101,13 @@ int ExitFor(const absl::Status& status) {
   if (absl::IsPermissionDenied(status)) return rfs::core::kExitConsoleForbidden;
   if (absl::IsInvalidArgument(status)) return rfs::core::kExitUsage;
   return rfs::core::kExitFailure;
+}
+
+// The process's policy for tokens over plain http (--refuse-plain-http-credentials).
+void ApplyPlainHttp(const po::variables_map& vm) {
+  rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  });
 }
 
 int Fail(const absl::Status& status) {
@@ -158,6 +168,7 @@ int Serve(const po::variables_map& vm) {
 }
 
 int CreateSessionCommand(const po::variables_map& vm) {
+  ApplyPlainHttp(vm);
   rfs::console::ConsoleClientOptions client;
   client.url = rfs::apps::Text(vm, "url");
   client.token = FromEnvironment(vm, "admin-token", "RFS_CONSOLE_ADMIN_TOKEN");
@@ -177,6 +188,7 @@ int CreateSessionCommand(const po::variables_map& vm) {
 }
 
 int StatusCommand(const po::variables_map& vm) {
+  ApplyPlainHttp(vm);
   rfs::console::ConsoleClientOptions client;
   client.url = rfs::apps::Text(vm, "url");
   client.token = FromEnvironment(vm, "token", "RFS_CONSOLE_TOKEN");

@@ -349,7 +349,24 @@ PlainHttpPolicy& PlainHttp() {
 }
 
 // Credentials must not cross a network in the clear without a word (or at all, when refused).
+// TLS without its checks (--<side>-insecure) is not left unsaid either.
 absl::Status CheckPlainHttpCredentials(const HttpTransportOptions& options, const Endpoint& ep) {
+  if (ep.tls && options.tls.insecure) {
+    PlainHttpPolicy& plain = PlainHttp();
+    std::lock_guard lock(plain.mu);
+    if (plain.warned.insert(StrCat("insecure ", ep.display)).second) {
+      const std::string warning = StrCat(
+          "TLS certificate and host-name checks are off for ", ep.display,
+          " (--target-insecure / --source-insecure): anyone on the network path can pose as it "
+          "and read what is sent to it; trust its CA with --target-cacert / "
+          "--source-cacert instead");
+      if (plain.warn) {
+        plain.warn(warning);
+      } else {
+        std::cerr << "rfs: warning: " << warning << "\n";
+      }
+    }
+  }
   if (ep.tls || IsLoopbackHost(ep.host)) return absl::OkStatus();
   const char* what = options.basic_auth           ? "a basic-auth password"
                      : options.sigv4              ? "AWS SigV4 signatures (and any session token)"

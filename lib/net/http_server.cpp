@@ -176,7 +176,9 @@ struct HttpServer::Impl {
     while (true) {
       SetPhase(conn, Phase::kWaiting);
       http::request_parser<http::string_body> parser;
-      parser.body_limit(options.max_request_body_bytes);
+      // The body's limit is set once the head is known (below): a peer on_head refuses hears
+      // why (401, say) rather than that its body is too large.
+      parser.body_limit(boost::none);
       parser.header_limit(static_cast<std::uint32_t>(
           std::min<size_t>(options.max_head_bytes, std::numeric_limits<std::uint32_t>::max())));
       beast::error_code read_error = co_await ReadHead(stream, buffer, parser);
@@ -187,9 +189,7 @@ struct HttpServer::Impl {
         return PlainError(413, StrCat("request bodies are limited to ", limit, " bytes\n"));
       };
       bool head_refused = false;  // its form: the version and keep-alive are not to be trusted
-      if (read_error == http::error::body_limit) {
-        rejected = too_large(options.max_request_body_bytes);  // by its Content-Length
-      } else if (read_error == http::error::header_limit) {
+      if (read_error == http::error::header_limit) {
         // The parser hands over the request line as soon as that line is whole: none yet means
         // the line alone is over the limit (RFC 9110 15.5.15), else the header fields are (RFC
         // 6585 5).
@@ -214,14 +214,14 @@ struct HttpServer::Impl {
           std::lock_guard lock(conn_mu);
           conn.authenticated = decision.authenticated;
         }
-        const size_t limit = std::min(decision.max_body_bytes, options.max_request_body_bytes);
-        if (decision.reject) {
-          rejected = std::move(decision.reject);
-        } else if (parser.content_length() && *parser.content_length() > limit) {
-          rejected = too_large(limit);
+        body_limit = std::min(decision.max_body_bytes, options.max_request_body_bytes);
+        if (decision.reject) rejected = std::move(decision.reject);
+      }
+      if (!rejected) {
+        if (parser.content_length() && *parser.content_length() > body_limit) {
+          rejected = too_large(body_limit);  // by its Content-Length
         } else {
-          body_limit = limit;
-          parser.body_limit(limit);  // for a chunked body
+          parser.body_limit(body_limit);  // for a chunked body
         }
       }
       if (rejected) {

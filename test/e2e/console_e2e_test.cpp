@@ -442,6 +442,34 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   }
 }
 
+TEST_CASE("create-session and status take --refuse-plain-http-credentials and refuse once",
+          "[e2e][console][security]") {
+  ConsoleProcess console;
+  const std::string token = console.CreateSession("plain");
+  // To this host the token may go over plain http: the option changes nothing.
+  auto [code, out] = console.Status("plain", token, {"--json", "--refuse-plain-http-credentials"});
+  CHECK(code == 0);
+  CHECK(out.find("\"session_name\":\"plain\"") != std::string::npos);
+  // Beyond it (192.0.2.1: RFC 5737's documentation network, never reached): refused before any
+  // connection, exit 64, the reason said once.
+  const std::vector<std::vector<std::string>> commands = {
+      {RFS_CONSOLE_TOOL, "create-session", "--url", "http://192.0.2.1:9", "--name", "x",
+       "--admin-token", kAdminToken, "--refuse-plain-http-credentials"},
+      {RFS_CONSOLE_TOOL, "status", "--url", "http://192.0.2.1:9", "--session", "x", "--token",
+       token, "--refuse-plain-http-credentials"}};
+  for (const auto& argv : commands) {
+    const std::string err = console.dir().File("refused-" + argv[1] + ".err");
+    const int refused =
+        rfs::test::RunProcess(argv, console.dir().File("refused-" + argv[1] + ".out"), err);
+    const std::string text = rfs::test::ReadTextFile(err);
+    INFO(argv[1] << ": " << text);
+    CHECK(refused == 64);
+    const size_t first = text.find("refusing to send a bearer token over plain http");
+    CHECK(first != std::string::npos);
+    CHECK(text.find("refusing to send", first + 1) == std::string::npos);
+  }
+}
+
 TEST_CASE("idle, stalled and unauthenticated connections do not take the console down",
           "[e2e][console][security]") {
   ConsoleProcess console;

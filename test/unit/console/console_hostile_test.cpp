@@ -229,17 +229,21 @@ TEST_CASE("a body is read only from a peer whose token opens the route, and only
   const std::string token = console.CreateSession("bodies");
   const int port = console.server->port();
   const std::string items = "/sessions/bodies/backfill/work-items";
-  // The head alone, the body never sent: refused at once (the console does not wait for it).
-  for (const std::string& authorization : {std::string(), std::string("Bearer wrong-token")}) {
-    const int fd =
-        Hold(port, "POST " + items + " HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n" +
-                       (authorization.empty() ? "" : "Authorization: " + authorization + "\r\n") +
-                       "\r\n");
-    const std::string answer = ReadAnswer(fd, 2000ms);
-    INFO(answer);
-    CHECK(StatusOf(answer) == (authorization.empty() ? 401 : 403));
-    if (authorization.empty()) CHECK(answer.find("WWW-Authenticate: Bearer") != std::string::npos);
-    close(fd);
+  // The head alone, the body never sent: refused at once (the console does not wait for it),
+  // and for want of a token whatever the body's announced size.
+  for (const std::string& length : {std::string("100"), std::string("8000000")}) {
+    for (const std::string& authorization : {std::string(), std::string("Bearer wrong-token")}) {
+      const int fd = Hold(
+          port, "POST " + items + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n" +
+                    (authorization.empty() ? "" : "Authorization: " + authorization + "\r\n") +
+                    "\r\n");
+      const std::string answer = ReadAnswer(fd, 2000ms);
+      INFO(length << " " << answer);
+      CHECK(StatusOf(answer) == (authorization.empty() ? 401 : 403));
+      if (authorization.empty())
+        CHECK(answer.find("WWW-Authenticate: Bearer") != std::string::npos);
+      close(fd);
+    }
   }
   // The session's own token: a body up to the limit is read; a larger one is refused from its
   // Content-Length, so that stalled uploads cannot hold much memory even with a token.
@@ -367,4 +371,28 @@ TEST_CASE("the bearer scheme is case-insensitive", "[console]") {
     INFO("'" << bad << "'");
     CHECK(response->status == 401);
   }
+}
+
+TEST_CASE("a transport told to skip TLS checks says so, once per endpoint", "[console][tls]") {
+  std::vector<std::string> warnings;
+  rfs::net::SetPlainHttpCredentialsPolicy(
+      rfs::net::PlainHttpCredentials::kWarn,
+      [&warnings](const std::string& warning) { warnings.push_back(warning); });
+  auto open = [](const std::string& endpoint, bool insecure) {
+    rfs::net::HttpTransportOptions options;
+    options.endpoint = endpoint;
+    options.tls.insecure = insecure;
+    return rfs::net::BeastHttpTransport::Open(options).ok();
+  };
+  CHECK(open("https://127.0.0.1:9443", false));
+  CHECK(warnings.empty());
+  CHECK(open("https://127.0.0.1:9443", true));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("TLS certificate and host-name checks are off for "
+                         "https://127.0.0.1:9443") != std::string::npos);
+  CHECK(open("https://127.0.0.1:9443", true));
+  CHECK(warnings.size() == 1);
+  CHECK(open("https://127.0.0.1:9444", true));
+  CHECK(warnings.size() == 2);
+  rfs::net::SetPlainHttpCredentialsPolicy(rfs::net::PlainHttpCredentials::kWarn);
 }
