@@ -436,6 +436,19 @@ std::string_view ConsoleOpenApi() {
      "last_update": {
       "type": "string"
      },
+     "run_started_at": {
+      "type": "string",
+      "nullable": true
+     },
+     "finished_at": {
+      "type": "string",
+      "nullable": true
+     },
+     "elapsed_seconds": {
+      "type": "number",
+      "nullable": true,
+      "minimum": 0
+     },
      "work_items": {
       "type": "object",
       "required": [

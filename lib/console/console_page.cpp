@@ -48,6 +48,13 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
   .figure { border: 1px solid var(--line); border-radius: 4px; padding: 6px 10px; }
   .figure b { display: block; font-size: 18px; }
   .figure small { color: var(--muted); }
+  .plot { display: flex; align-items: stretch; gap: 6px; }
+  .plot svg { flex: 1; border-left: 1px solid var(--muted); border-bottom: 1px solid var(--muted); }
+  .axis-y { display: flex; flex-direction: column; justify-content: space-between;
+    font-size: 11px; white-space: nowrap; }
+  .axis-y.left { text-align: right; } .axis-y.right { text-align: left; }
+  .axis-x { display: flex; justify-content: space-between; font-size: 11px; color: var(--muted);
+    margin: 2px 0 4px; }
   table { width: 100%; border-collapse: collapse; margin-top: 6px; }
   th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid var(--line);
            vertical-align: middle; }
@@ -125,8 +132,9 @@ function duration(s) {
   if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
   return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
 }
-// The session's throughput over time (status.throughput_history) as two lines, each scaled to
-// its own peak: documents/s and _source bytes/s.
+// The session's throughput over time (status.throughput_history, smoothed by the console over the
+// workers' reports) as two lines, each scaled to its own peak: documents/s against the left axis,
+// _source bytes/s against the right one; time (UTC) along the bottom, with gridlines at halves.
 function chart(series) {
   if (!series || series.length < 2) {
     return `<p class="muted">The chart appears after a few updates.</p>`;
@@ -142,12 +150,30 @@ function chart(series) {
   // Dashed over solid: both stay visible where they coincide.
   const docs = line("documents_per_second", "#2f6fdb", "none");
   const src = line("bytes_per_second", "#2e8b57", "6 4");
-  return `<svg id="throughput-chart" viewBox="0 0 ${w} ${h}" preserveAspectRatio="none" width="100%"
-      height="${h}" role="img" aria-label="throughput over time">${docs.svg}${src.svg}</svg>
+  // Gridlines at the peak and at half of it.
+  const grid = [2, h / 2].map((y) => `<line class="grid" x1="0" x2="${w}" y1="${y}" y2="${y}"
+    stroke="#ddd" vector-effect="non-scaling-stroke"/>`).join("");
+  const time = (at) => esc(String(at).slice(11, 19));
+  const middle = series[Math.floor((series.length - 1) / 2)];
+  return `<div class="plot"><div class="axis-y left" style="color:#2f6fdb"><span>${num(Math.round(docs.max))}</span>
+      <span>${num(Math.round(docs.max / 2))}</span><span>0 docs/s</span></div>
+    <svg id="throughput-chart" viewBox="0 0 ${w} ${h}" preserveAspectRatio="none" width="100%"
+      height="${h}" role="img" aria-label="throughput over time">${grid}${docs.svg}${src.svg}</svg>
+    <div class="axis-y right" style="color:#2e8b57"><span>${bytes(src.max)}/s</span>
+      <span>${bytes(src.max / 2)}/s</span><span>0</span></div></div>
+    <div class="axis-x" id="chart-time-axis"><span title="${esc(series[0].at)}">${time(series[0].at)}</span>
+      <span>${time(middle.at)}</span><span title="${esc(series[series.length - 1].at)}">${time(series[series.length - 1].at)} UTC</span></div>
     <div class="legend"><span style="color:#2f6fdb">&#9632; documents/s, peak
       ${num(Math.round(docs.max))}</span> &nbsp; <span style="color:#2e8b57">&#9632; _source/s, peak
-      ${bytes(src.max)}</span> &nbsp; <small class="muted" title="${esc(series[0].at)}">since
-      ${esc(series[0].at.slice(11, 19))} UTC</small></div>`;
+      ${bytes(src.max)}</span></div>`;
+}
+
+// A time the console gave (ISO 8601 UTC) as the browser's local time, with the UTC time on hover.
+function when(at) {
+  if (!at) return "-";
+  const date = new Date(at);
+  if (Number.isNaN(date.getTime())) return esc(at);
+  return `<span title="${esc(at)}">${esc(date.toLocaleTimeString())}</span>`;
 }
 
 // A lease expiry as "in 4 min 12 s" (or "... ago"), measured against the console's clock (the
@@ -230,9 +256,12 @@ function render(status) {
         <small>of ${bytes(b.total)} (${bytes(b.source_bytes_sent)} of _source sent)</small></div>
       <div class="figure"><small>Shards</small><b id="shards-completed">${num(status.work_items.completed)}</b>
         <small>completed, ${num(status.work_items.assigned)} assigned, ${num(status.work_items.pending)} pending</small></div>
-      <div class="figure"><small>Throughput (last minute)</small><b id="throughput">${t ? num(Math.round(t.documents_per_second)) + " docs/s" : "measuring"}</b>
+      <div class="figure"><small>Throughput (smoothed)</small><b id="throughput">${t ? num(Math.round(t.documents_per_second)) + " docs/s" : "measuring"}</b>
         <small>${t ? bytes(t.bytes_per_second) + "/s of _source" : ""}</small></div>
       <div class="figure"><small>ETA</small><b id="eta">${duration(status.eta_seconds)}</b></div>
+      <div class="figure"><small>Started</small><b id="run-started">${when(status.run_started_at)}</b>
+        <small>elapsed <span id="elapsed">${status.elapsed_seconds == null ? "-" : duration(status.elapsed_seconds)}</span></small></div>
+      <div class="figure"><small>Finished</small><b id="finished">${when(status.finished_at)}</b></div>
       <div class="figure"><small>Failed documents</small><b id="documents-failed">${num(d.failed)}</b></div>
       <div class="figure"><small>Outcome</small><b id="session-outcome" data-outcome="${esc(status.outcome)}">${esc((status.outcome || "").replaceAll("_", " ").toLowerCase())}</b></div>
     </div>
@@ -250,11 +279,13 @@ function render(status) {
       <td><span class="status ${r.status === "COMPLETED" ? "completed" : r.status === "IN_PROGRESS" ? "assigned" : "pending"}">${esc(r.status)}</span></td>
       <td class="num">${esc(r.attempts)}</td><td>${esc(r.worker_id ?? "")}</td><td>${esc(r.reason ?? "")}</td></tr>`).join("");
   $("workers-section").hidden = false;
-  $("workers").innerHTML = `<tr><th>Worker</th><th>Index</th><th>Shard</th><th>Lease expiry</th></tr>` +
+  // Liveness: a worker's last progress report ("12 s ago"), beside its lease.
+  $("workers").innerHTML = `<tr><th>Worker</th><th>Index</th><th>Shard</th><th>Last report</th><th>Lease expiry</th></tr>` +
     (status.active_workers.map((w) => `<tr class="worker"><td>${esc(w.worker_id)}</td>
       <td>${esc(w.index_name)}</td><td class="num">${esc(w.shard_number)}</td>
+      <td class="last-report" title="${esc(w.last_report_at ?? "")}">${w.last_report_seconds_ago == null ? "no report yet" : esc(duration(w.last_report_seconds_ago) + " ago")}</td>
       <td>${expiry(w.lease_expiry, status.server_time)}</td></tr>`).join("") ||
-      `<tr><td colspan="4" class="muted">No worker holds a lease</td></tr>`);
+      `<tr><td colspan="5" class="muted">No worker holds a lease</td></tr>`);
   $("indices-section").hidden = false;
   $("indices").innerHTML = `<tr><th>Index</th><th>Shards</th><th>Documents</th><th>Bytes</th><th>Failed</th>` +
     OUTCOMES.map(([, title]) => `<th>${title}</th>`).join("") + `</tr>` +

@@ -114,6 +114,71 @@ void AddTotal(std::optional<uint64_t>& into, std::optional<uint64_t> v) {
   if (v) into = into.value_or(0) + *v;
 }
 
+using Counter = std::pair<uint64_t, uint64_t>;  // documents, source bytes
+
+// Rates of a counter sampled over time (`points`, oldest first), smoothed for counters that move
+// in steps: workers report progress every so often (with their lease renewals), and the console
+// samples more often than that, so the rate between successive samples is a sawtooth of zeros and
+// spikes. Rates are taken between the samples where the counter changed (where a report
+// arrived), over at least kThroughputWindow: the true average rate between two reports. When
+// reports stop coming (a stall, or the end of the run), the rate falls once the time since the
+// last one exceeds the usual interval between reports.
+class SteppedRates {
+ public:
+  SteppedRates(const std::vector<const ProgressSample*>& points,
+               std::function<Counter(const ProgressSample&)> counter)
+      : points_(points), counter_(std::move(counter)) {
+    for (size_t i = 0; i < points_.size(); ++i) {
+      if (i == 0 || counter_(*points_[i]) != counter_(*points_[i - 1])) changes_.push_back(i);
+    }
+    std::vector<double> gaps;
+    for (size_t c = 1; c < changes_.size(); ++c) {
+      gaps.push_back(Seconds(points_[changes_[c]]->at - points_[changes_[c - 1]]->at));
+    }
+    if (!gaps.empty()) {
+      std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+      report_interval_ = gaps[gaps.size() / 2];
+    }
+  }
+
+  struct Rate {
+    double documents = 0;
+    double bytes = 0;
+    double seconds = 0;  // the span measured
+  };
+
+  // The rate at points[i].
+  Rate At(size_t i) const {
+    if (changes_.empty() || i >= points_.size()) return {};
+    const size_t last = *std::prev(std::upper_bound(changes_.begin(), changes_.end(), i));
+    if (last == changes_.front()) return {};  // nothing moved yet
+    // The latest report at least a window before the last one (else the first sample).
+    size_t base = changes_.front();
+    for (const size_t c : changes_) {
+      if (c >= last || points_[c]->at > points_[last]->at - kThroughputWindow) break;
+      base = c;
+    }
+    const TimePoint end = std::max(
+        points_[last]->at, points_[i]->at - std::chrono::duration_cast<TimePoint::duration>(
+                                                std::chrono::duration<double>(report_interval_)));
+    const double seconds = Seconds(end - points_[base]->at);
+    if (seconds <= 0) return {};
+    const Counter from = counter_(*points_[base]), to = counter_(*points_[last]);
+    auto rate = [&](uint64_t a, uint64_t b) {
+      return std::max(0.0, static_cast<double>(b) - static_cast<double>(a)) / seconds;
+    };
+    return {rate(from.first, to.first), rate(from.second, to.second), seconds};
+  }
+
+ private:
+  static double Seconds(TimePoint::duration d) { return std::chrono::duration<double>(d).count(); }
+
+  const std::vector<const ProgressSample*>& points_;
+  std::function<Counter(const ProgressSample&)> counter_;
+  std::vector<size_t> changes_;
+  double report_interval_ = 0;
+};
+
 void Accumulate(Progress& into, const Progress& p) {
   into.documents_processed += p.documents_processed;
   into.bytes_processed += p.bytes_processed;
@@ -179,6 +244,9 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   json::array workers;
   int64_t incomplete_items = 0;
   json::value trial = nullptr;
+  // When the workers set the shards up (their items' creation) and when the last shard finished.
+  std::optional<TimePoint> run_started;
+  TimePoint last_completion{};
   for (const auto& item : items) {
     if (!item.completed()) ++incomplete_items;
     if (item.id.starts_with(coordination::kSetupTrialPrefix)) {
@@ -220,11 +288,19 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
       ++shard.items.assigned;
       shard.worker_id = item.lease_holder;
       shard.lease_expiry = item.lease_expires_at;
-      workers.push_back({{"worker_id", item.lease_holder},
-                         {"work_item_id", item.id},
-                         {"index_name", index_name ? json::value(*index_name) : nullptr},
-                         {"shard_number", shard_number ? json::value(*shard_number) : nullptr},
-                         {"lease_expiry", FormatTime(item.lease_expires_at)}});
+      // Liveness: when the worker last reported progress on the item.
+      const bool reported = item.progress.has_value() && item.progress_at != TimePoint{};
+      workers.push_back(
+          {{"worker_id", item.lease_holder},
+           {"work_item_id", item.id},
+           {"index_name", index_name ? json::value(*index_name) : nullptr},
+           {"shard_number", shard_number ? json::value(*shard_number) : nullptr},
+           {"lease_expiry", FormatTime(item.lease_expires_at)},
+           {"last_report_at", reported ? json::value(FormatTime(item.progress_at)) : nullptr},
+           {"last_report_seconds_ago",
+            reported ? json::value(Round1(std::max(
+                           0.0, std::chrono::duration<double>(now - item.progress_at).count())))
+                     : nullptr}});
     } else {
       ++shard.items.pending;
     }
@@ -233,7 +309,13 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
       shard.progress.source_bytes += item.progress->bytes;
       last_update = std::max(last_update, item.progress_at);
     }
-    if (item.completed_at) last_update = std::max(last_update, *item.completed_at);
+    if (item.completed_at) {
+      last_update = std::max(last_update, *item.completed_at);
+      last_completion = std::max(last_completion, *item.completed_at);
+    }
+    if (info != nullptr && info->created_at != TimePoint{}) {
+      run_started = std::min(run_started.value_or(info->created_at), info->created_at);
+    }
     if (info != nullptr) {
       shard.progress.documents_failed +=
           static_cast<uint64_t>(std::max<int64_t>(0, info->documents_failed));
@@ -322,38 +404,43 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     index_rows.push_back(std::move(row));
   }
 
-  // Throughput over the last minute: from the oldest sample inside the window (or the newest one
-  // just before it) to now.
+  const bool finished = shard_counts.total() > 0 && shard_counts.completed == shard_counts.total();
+  const std::optional<TimePoint> finished_at =
+      finished && last_completion != TimePoint{} ? std::optional(last_completion) : std::nullopt;
+  // The samples to chart and to measure throughput by: the history, then now.
+  ProgressSample current{now, total.documents_processed, total.source_bytes};
+  for (const auto& [name, entry] : indices) {
+    current.indices[name] = {entry.progress.documents_processed, entry.progress.source_bytes};
+  }
+  std::vector<const ProgressSample*> points;
+  for (const auto& sample : history) {
+    if (sample.at < now) points.push_back(&sample);
+  }
+  points.push_back(&current);
+  const SteppedRates session_rates(points, [](const ProgressSample& s) {
+    return Counter{s.documents, s.bytes};
+  });
+
+  // Throughput now (smoothed as above); 0 once the run has ended.
   json::value throughput = nullptr;
   json::value eta = nullptr;
-  const ProgressSample current{now, total.documents_processed, total.source_bytes};
-  const ProgressSample* base = nullptr;
-  for (const auto& sample : history) {
-    if (sample.at >= now) break;
-    if (sample.at <= now - kThroughputWindow || base == nullptr ||
-        base->at < now - kThroughputWindow) {
-      base = &sample;
+  if (points.size() >= 2 && now - points.front()->at >= std::chrono::seconds(1)) {
+    SteppedRates::Rate rate = session_rates.At(points.size() - 1);
+    if (rate.seconds <= 0) {
+      rate.seconds = std::chrono::duration<double>(now - points.front()->at).count();
     }
-  }
-  if (base != nullptr && now - base->at >= std::chrono::seconds(1)) {
-    const double seconds = std::chrono::duration<double>(now - base->at).count();
-    const double docs_rate = std::max(0.0, static_cast<double>(current.documents) -
-                                               static_cast<double>(base->documents)) /
-                             seconds;
-    const double bytes_rate =
-        std::max(0.0, static_cast<double>(current.bytes) - static_cast<double>(base->bytes)) /
-        seconds;
-    throughput = json::object{{"documents_per_second", Round1(docs_rate)},
-                              {"bytes_per_second", Round1(bytes_rate)},
-                              {"window_seconds", Round1(seconds)}};
-    if (shard_counts.total() > 0 && shard_counts.completed == shard_counts.total()) {
+    if (finished) rate.documents = rate.bytes = 0;
+    throughput = json::object{{"documents_per_second", Round1(rate.documents)},
+                              {"bytes_per_second", Round1(rate.bytes)},
+                              {"window_seconds", Round1(rate.seconds)}};
+    if (finished) {
       eta = 0;
-    } else if (total.documents_total && docs_rate > 0) {
+    } else if (total.documents_total && rate.documents > 0) {
       eta = std::ceil(std::max(0.0, static_cast<double>(*total.documents_total) -
                                         static_cast<double>(total.documents_processed)) /
-                      docs_rate);
+                      rate.documents);
     }
-  } else if (shard_counts.total() > 0 && shard_counts.completed == shard_counts.total()) {
+  } else if (finished) {
     eta = 0;
   }
 
@@ -371,6 +458,15 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   status["source_bytes_sent"] = total.source_bytes;
   status["started_at"] = FormatTime(session.created_at);
   status["last_update"] = FormatTime(last_update);
+  // The run's times: from the shards' setup to the last shard's completion (or now).
+  status["run_started_at"] = run_started ? json::value(FormatTime(*run_started)) : nullptr;
+  status["finished_at"] = finished_at ? json::value(FormatTime(*finished_at)) : nullptr;
+  status["elapsed_seconds"] =
+      run_started
+          ? json::value(Round1(std::max(
+                0.0,
+                std::chrono::duration<double>(finished_at.value_or(now) - *run_started).count())))
+          : nullptr;
   // Ours.
   status["work_items"] = CountsJson(shard_counts);
   // Every item not yet complete, successors and the shard-setup item included (what
@@ -379,48 +475,28 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
   status["percent_complete"] = Round1(PercentComplete(total, shard_counts));
   status["shard_setup"] = !setup_exists ? "none" : setup_completed ? "completed" : "pending";
   status["throughput"] = std::move(throughput);
-  // Throughput over time, for the page's chart: the rate between successive samples (at most
-  // kChartPoints, evenly spread over the kept history), ending now; for the session and for the
-  // indices that moved most over the history.
+  // Throughput over time, for the page's chart: the smoothed rate (SteppedRates) at up to
+  // kChartPoints samples evenly spread over the kept history, ending now, 0 after the run ended;
+  // for the session and for the indices that moved most over the history.
   {
-    ProgressSample current_sample = current;
-    for (const auto& [name, entry] : indices) {
-      current_sample.indices[name] = {entry.progress.documents_processed,
-                                      entry.progress.source_bytes};
-    }
-    std::vector<const ProgressSample*> points;
-    for (const auto& sample : history) {
-      if (sample.at < now) points.push_back(&sample);
-    }
-    points.push_back(&current_sample);
     const size_t step = std::max<size_t>(1, (points.size() + kChartPoints - 1) / kChartPoints);
-    using Counter = std::pair<uint64_t, uint64_t>;  // documents, source bytes
-    auto series_of = [&](const std::function<Counter(const ProgressSample&)>& counter) {
+    auto series_of = [&](const SteppedRates& rates) {
       json::array series;
-      const ProgressSample* previous = nullptr;
-      for (size_t i = 0; i < points.size(); i += step) {
-        const ProgressSample& sample = i + step >= points.size() ? *points.back() : *points[i];
-        if (previous != nullptr && sample.at > previous->at) {
-          const double seconds = std::chrono::duration<double>(sample.at - previous->at).count();
-          auto rate = [&](uint64_t a, uint64_t b) {
-            return Round1(std::max(0.0, static_cast<double>(b) - static_cast<double>(a)) / seconds);
-          };
-          const Counter before = counter(*previous), after = counter(sample);
-          series.push_back(json::object{{"at", FormatTime(sample.at)},
-                                        {"documents_per_second", rate(before.first, after.first)},
-                                        {"bytes_per_second", rate(before.second, after.second)}});
-        }
-        previous = &sample;
-        if (&sample == points.back()) break;
+      for (size_t i = step; i < points.size() + step - 1; i += step) {
+        const size_t at = std::min(i, points.size() - 1);
+        SteppedRates::Rate rate = rates.At(at);
+        if (finished_at && points[at]->at > *finished_at) rate = {};
+        series.push_back(json::object{{"at", FormatTime(points[at]->at)},
+                                      {"documents_per_second", Round1(rate.documents)},
+                                      {"bytes_per_second", Round1(rate.bytes)}});
+        if (at == points.size() - 1) break;
       }
       return series;
     };
-    status["throughput_history"] = series_of([](const ProgressSample& s) {
-      return Counter{s.documents, s.bytes};
-    });
+    status["throughput_history"] = series_of(session_rates);
     // The indices that moved most documents over the charted history.
     std::vector<std::pair<uint64_t, std::string>> moved;
-    for (const auto& [name, counter] : current_sample.indices) {
+    for (const auto& [name, counter] : current.indices) {
       const auto& first = points.front()->indices;
       const auto at_first = first.find(name);
       const uint64_t base_docs = at_first == first.end() ? 0 : at_first->second.first;
@@ -431,10 +507,10 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     json::object by_index;
     for (const auto& mover : moved) {
       const std::string& name = mover.second;
-      by_index[name] = series_of([&name](const ProgressSample& s) {
+      by_index[name] = series_of(SteppedRates(points, [&name](const ProgressSample& s) {
         const auto it = s.indices.find(name);
         return it == s.indices.end() ? Counter{0, 0} : it->second;
-      });
+      }));
     }
     status["throughput_history_by_index"] = std::move(by_index);
   }
@@ -458,7 +534,6 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     finding("failed", entry.progress.documents_failed -
                           std::min(entry.progress.documents_failed, o.failed()));
   }
-  const bool finished = shard_counts.total() > 0 && shard_counts.completed == shard_counts.total();
   status["outcome"] =
       finished ? (findings.empty() ? "COMPLETED" : "COMPLETED_WITH_FINDINGS")
       : shard_counts.assigned > 0 || shard_counts.completed > 0 || total.documents_processed > 0
@@ -575,13 +650,38 @@ std::string FormatStatusText(const json::object& status) {
     out += StrCat("   ETA: ", Duration(D(eta)));
   }
   out += "\n";
+  if (const json::value* started = status.if_contains("run_started_at");
+      started != nullptr && started->is_string()) {
+    out += StrCat("Started: ", json::value_to<std::string>(*started));
+    if (const json::value* elapsed = status.if_contains("elapsed_seconds");
+        elapsed != nullptr && elapsed->is_number()) {
+      out += StrCat("   Elapsed: ", Duration(D(*elapsed)));
+    }
+    if (const json::value* finished = status.if_contains("finished_at");
+        finished != nullptr && finished->is_string()) {
+      out += StrCat("   Finished: ", json::value_to<std::string>(*finished));
+    }
+    out += "\n";
+  }
   const json::array& workers = status.at("active_workers").as_array();
   out += StrCat("Active workers: ", workers.size(), "\n");
   for (const auto& w : workers) {
     const json::object& worker = w.as_object();
-    out += StrCat("  ", json::value_to<std::string>(worker.at("worker_id")), " on ",
-                  json::value_to<std::string>(worker.at("work_item_id")), " (lease until ",
-                  json::value_to<std::string>(worker.at("lease_expiry")), ")\n");
+    // The item by its index and shard (its id is an opaque encoding), when known.
+    const json::value* index = worker.if_contains("index_name");
+    const json::value* shard = worker.if_contains("shard_number");
+    const std::string item =
+        index != nullptr && index->is_string() && shard != nullptr && shard->is_number()
+            ? StrCat(json::value_to<std::string>(*index), " shard ", U(*shard))
+            : StrCat("item ", json::value_to<std::string>(worker.at("work_item_id")));
+    out += StrCat("  ", json::value_to<std::string>(worker.at("worker_id")), " on ", item, " (");
+    if (const json::value* ago = worker.if_contains("last_report_seconds_ago");
+        ago != nullptr && ago->is_number()) {
+      out += StrCat("last report ", Duration(D(*ago)), " ago, ");
+    } else {
+      out += "no report yet, ";
+    }
+    out += StrCat("lease until ", json::value_to<std::string>(worker.at("lease_expiry")), ")\n");
   }
   // RfsWorker's phases, when its workers keep their records in this session.
   if (const json::value* workflow = status.if_contains("workflow");

@@ -83,6 +83,11 @@ try {
     logs_rejected: await text('#indices tr.index[data-index="logs"] td[data-outcome="rejected"]'),
     logs_dropped: await text('#indices tr.index[data-index="logs"] td[data-outcome="transform_dropped"]'),
     chart_indices: await page.locator("#chart-of option").allInnerTexts(),
+    last_report: await page.locator("#workers tr.worker .last-report").first().innerText(),
+    time_axis: await text("#chart-time-axis"),
+    run_started: await text("#run-started"),
+    elapsed: await text("#elapsed"),
+    finished: await text("#finished"),
   };
   // The chart of one index.
   await page.selectOption("#chart-of", "logs");
@@ -122,6 +127,8 @@ try {
     workers: await page.locator("#workers tr.worker").count(),
     outcome: await text("#session-outcome"),
     findings: await page.locator("#findings li.finding").allInnerTexts(),
+    throughput: await text("#throughput"),
+    finished: await text("#finished"),
   };
   await page.screenshot({ path: `${shots}/console-complete.png`, fullPage: true });
   console.log(JSON.stringify(seen));

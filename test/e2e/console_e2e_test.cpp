@@ -420,6 +420,12 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
         chart_indices.end());
   CHECK(moving.at("logs_chart_lines") == 2);
   CHECK(moving.at("logs_chart_points").to_number<int64_t>() >= 2);
+  // The chart's time axis, each worker's last report, the run's start and elapsed time.
+  CHECK(std::string(moving.at("time_axis").as_string()).ends_with("UTC"));
+  CHECK(std::string(moving.at("last_report").as_string()).ends_with(" ago"));
+  CHECK(moving.at("run_started") != "-");
+  CHECK(moving.at("elapsed") != "-");
+  CHECK(moving.at("finished") == "-");
   CHECK(seen.at("completed_rows") == 1);
   CHECK(seen.at("w1_rows") == 1);
   const json::object& done = seen.at("done").as_object();
@@ -429,6 +435,9 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(done.at("shards_completed") == "3");
   CHECK(done.at("eta") == "0 s");
   CHECK(done.at("workers") == 0);
+  // Once the run has ended, its rate is 0 and its finish time shows.
+  CHECK(done.at("throughput") == "0 docs/s");
+  CHECK(done.at("finished") != "-");
   // Two documents of logs were refused: the session completed with findings.
   CHECK(done.at("outcome") == "completed with findings");
   REQUIRE(done.at("findings").as_array().size() == 1);
