@@ -2,14 +2,18 @@
 // 66 shard work items; the test SIGKILLs random workers at random moments (mid-transaction,
 // mid-checkpoint, mid-batch) and restarts them, and freezes others with SIGSTOP past their
 // lease, until every item is done. Then it checks, from
-// the workers' audit log and the store itself:
+// the workers' audit logs (one file per worker process) and the store itself:
 //   - every item (initial and successor) is complete, and nothing else is in the store;
 //   - no two grants of one item overlap in time (store clock), generations only grow;
 //   - every write a worker made for an item fell inside that worker's lease;
 //   - each shard's successor chain is consistent: cursors strictly increase from 0, each link was
 //     checkpointed by a grant whose writes cover exactly the link's range, and the last link's
 //     grant completed the shard at its end cursor.
+// The logs are parsed strictly (ReadAuditLogs): a worker SIGKILLed in the middle of a write() can
+// leave its last line cut, which is reported with its offset and set aside; any other line that
+// does not parse is the log's fault, reported as such. So a failed chain check means the store.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +91,83 @@ struct StoredItem {
   int64_t generation = 0;
 };
 
+// Every worker's audit log (chaos_worker.cpp: <worker>.log, one line per event, each written by
+// one write() ending in '\n'), parsed strictly.
+struct AuditLogs {
+  std::map<std::string, std::vector<Grant>> grants;           // Item -> grants in log order.
+  std::map<std::pair<std::string, int64_t>, Grant> grant_of;  // (item, generation) -> grant.
+  std::vector<Write> writes;
+  // "<file> at offset <n>: <text>": a last line without its newline, the write() a SIGKILL cut.
+  // Set aside (it may even parse: "WORK ... 0 2" cut from "... 0 25"): not a fault.
+  std::vector<std::string> torn;
+  // The same for any other line that does not parse, or names another worker than its file's,
+  // or repeats a grant: the log's fault, never to be taken for the store's.
+  std::vector<std::string> damaged;
+};
+
+bool Number(std::string_view text, int64_t& out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && error == std::errc() && end == text.data() + text.size();
+}
+
+AuditLogs ReadAuditLogs(const std::filesystem::path& dir) {
+  AuditLogs logs;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    const std::string worker = file.stem().string();
+    std::ifstream in(file, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (size_t offset = 0; offset < text.size();) {
+      const size_t newline = text.find('\n', offset);
+      const std::string line =
+          text.substr(offset, newline == std::string::npos ? std::string::npos : newline - offset);
+      const std::string where =
+          file.filename().string() + " at offset " + std::to_string(offset) + ": " + line;
+      offset = newline == std::string::npos ? text.size() : newline + 1;
+      if (newline == std::string::npos) {
+        logs.torn.push_back(where);
+        continue;
+      }
+      // Fields split at single spaces, every one of them checked.
+      std::vector<std::string_view> f;
+      for (size_t from = 0; from <= line.size();) {
+        const size_t space = std::min(line.find(' ', from), line.size());
+        f.emplace_back(std::string_view(line).substr(from, space - from));
+        from = space + 1;
+      }
+      const std::string_view event = f[0];
+      const size_t want = event == "ACQUIRE"                             ? 8
+                          : event == "WORK"                              ? 7
+                          : event == "CHECKPOINT" || event == "COMPLETE" ? 6
+                                                                         : 0;
+      bool ok = want != 0 && f.size() == want && f[1] == worker && !f[2].empty();
+      int64_t n[5] = {};
+      if (ok && event == "ACQUIRE") {
+        for (int i = 0; i < 5; ++i) ok = ok && Number(f[3 + i], n[i]);
+        if (ok) {
+          const Grant g{worker, n[0], n[1], n[2], n[4]};
+          ok = logs.grant_of.emplace(std::make_pair(std::string(f[2]), g.generation), g).second;
+          if (ok) logs.grants[std::string(f[2])].push_back(g);
+        }
+      } else if (ok) {
+        ok = Number(f[3], n[0]) && Number(f[4], n[1]);
+        // WORK: from and to cursors; COMPLETE: the end cursor; CHECKPOINT: the successor's id.
+        if (event != "CHECKPOINT") ok = ok && Number(f[5], n[2]);
+        if (event == "WORK") ok = ok && Number(f[6], n[3]);
+        if (ok) {
+          logs.writes.push_back(Write{std::string(event), worker, std::string(f[2]), n[0], n[1],
+                                      std::string(f[5]),
+                                      event == "WORK" ? std::string(f[6]) : std::string()});
+        }
+      }
+      if (!ok) logs.damaged.push_back(where);
+    }
+  }
+  return logs;
+}
+
 std::map<std::string, StoredItem> ReadStore(const std::string& path) {
   std::map<std::string, StoredItem> out;
   sqlite3* db = nullptr;
@@ -135,20 +216,21 @@ std::map<std::string, StoredItem> ReadPostgres(const std::string& uri) {
   return out;
 }
 
-// A failed audit is kept beside the build (the test's folder goes with it), to be read.
-void KeepAuditLog(const std::string& audit_path) {
+// Failed audit logs are kept beside the build (the test's folder goes with it), to be read.
+void KeepAuditLogs(const std::string& audit_dir) {
   static bool kept = false;
   if (kept) return;
   kept = true;
-  const std::filesystem::path to = std::filesystem::path(RFS_BINARY_DIR) /
-                                   ("chaos-audit-" + std::to_string(::getpid()) + ".log");
+  const std::filesystem::path to =
+      std::filesystem::path(RFS_BINARY_DIR) / ("chaos-audit-" + std::to_string(::getpid()));
   std::error_code error;
-  std::filesystem::copy_file(audit_path, to, std::filesystem::copy_options::overwrite_existing,
-                             error);
-  WARN("the audit log is kept as " << to.string() << (error ? " (copy failed)" : ""));
+  std::filesystem::copy(audit_dir, to, std::filesystem::copy_options::overwrite_existing, error);
+  WARN("the audit logs are kept in " << to.string() << (error ? " (copy failed)" : ""));
 }
 
-void RunChaos(ChaosStore& store, const std::string& audit_path) {
+// `audit_dir`: a folder for the workers' logs, one file per worker process.
+void RunChaos(ChaosStore& store, const std::string& audit_dir) {
+  std::filesystem::create_directories(audit_dir);
   const auto started = std::chrono::steady_clock::now();
   auto& observer = *store.observer;
   REQUIRE(observer.Setup().ok());
@@ -164,8 +246,10 @@ void RunChaos(ChaosStore& store, const std::string& audit_path) {
   int spawned = 0;
   auto start_worker = [&] {
     ++spawned;
-    return Spawn({RFS_CHAOS_WORKER, store.worker_argument, audit_path,
-                  "w" + std::to_string(spawned), std::to_string(kLeaseMs), std::to_string(rng())});
+    // A log of its own: a line cut by a SIGKILL cannot have another worker's glued to it.
+    const std::string worker = "w" + std::to_string(spawned);
+    return Spawn({RFS_CHAOS_WORKER, store.worker_argument, audit_dir + "/" + worker + ".log",
+                  worker, std::to_string(kLeaseMs), std::to_string(rng())});
   };
   std::vector<pid_t> pids(kWorkers);
   for (auto& pid : pids) pid = start_worker();
@@ -251,33 +335,18 @@ void RunChaos(ChaosStore& store, const std::string& audit_path) {
                  << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
                  << " ms");
 
-  // --- The audit log ------------------------------------------------------------------------
-  std::map<std::string, std::vector<Grant>> grants;           // Item -> grants in log order.
-  std::map<std::pair<std::string, int64_t>, Grant> grant_of;  // (item, generation) -> grant.
-  std::vector<Write> writes;
-  std::ifstream audit(audit_path);
-  for (std::string line; std::getline(audit, line);) {
-    std::istringstream in(line);
-    std::string event;
-    in >> event;
-    if (event == "ACQUIRE") {
-      std::string item;
-      Grant g;
-      int exponent = 0;
-      in >> g.worker >> item >> g.generation >> g.start >> g.end >> exponent >> g.local_start;
-      REQUIRE(in);
-      grants[item].push_back(g);
-      REQUIRE(grant_of.emplace(std::make_pair(item, g.generation), g).second);
-    } else {
-      Write w;
-      w.event = event;
-      in >> w.worker >> w.item >> w.generation >> w.at >> w.a;
-      if (event == "WORK") in >> w.b;
-      INFO(line);
-      REQUIRE(in);
-      writes.push_back(w);
-    }
+  // --- The audit logs -----------------------------------------------------------------------
+  AuditLogs logs = ReadAuditLogs(audit_dir);
+  for (const std::string& torn : logs.torn) {
+    WARN("a line cut by a SIGKILL (not a fault, set aside): " << torn);
   }
+  for (const std::string& damaged : logs.damaged) {
+    FAIL_CHECK("the audit log is damaged (the log's fault, not the store's): " << damaged);
+  }
+  if (!logs.damaged.empty()) KeepAuditLogs(audit_dir);
+  std::map<std::string, std::vector<Grant>>& grants = logs.grants;
+  const auto& grant_of = logs.grant_of;
+  const std::vector<Write>& writes = logs.writes;
   const std::map<std::string, StoredItem> stored_items = store.read();
 
   // No two grants of an item overlap: each begins after the previous one's expiry.
@@ -347,8 +416,10 @@ void RunChaos(ChaosStore& store, const std::string& audit_path) {
         }
         covered = covered || at == end;
       }
+      // The logs parsed whole: a link no grant's batches cover is the store's fault.
+      INFO("a store fault: no grant's logged batches cover [" << cursor << ", " << end << ")");
       CHECK(covered);
-      if (!covered) KeepAuditLog(audit_path);
+      if (!covered) KeepAuditLogs(audit_dir);
       if (successor.empty()) break;
       item = successor;
       cursor = end;
@@ -379,6 +450,34 @@ void RunChaos(ChaosStore& store, const std::string& audit_path) {
   CHECK(elapsed < 60s);
 }
 
+TEST_CASE("the chaos test's audit logs are read strictly: a cut last line is set aside, named",
+          "[coordination][chaos]") {
+  rfs::test::TempDir dir("rfs-chaos-audit");
+  const std::string w1_whole = "ACQUIRE w1 a 1 100 250 0 99\nWORK w1 a 1 120 0 25\n";
+  // Cut by a SIGKILL inside its write(): "25 5" of "25 50" would parse as a batch to cursor 5.
+  std::ofstream(dir.File("w1.log")) << w1_whole << "WORK w1 a 1 130 25 5";
+  const std::string w2_first = "ACQUIRE w2 b 1 100 250 0 99\n";
+  const std::string glued = "WORK w2 b 1 120 0 2WORK w2 b 1 121 0 25";  // as in a shared log
+  const std::string foreign = "WORK w3 b 1 125 0 25";                   // not this file's worker
+  std::ofstream(dir.File("w2.log")) << w2_first << glued << "\n"
+                                    << foreign << "\nCOMPLETE w2 b 1 140 1000\n";
+  const AuditLogs logs = ReadAuditLogs(dir.path());
+  REQUIRE(logs.torn.size() == 1);
+  CHECK(logs.torn[0] ==
+        "w1.log at offset " + std::to_string(w1_whole.size()) + ": WORK w1 a 1 130 25 5");
+  REQUIRE(logs.damaged.size() == 2);
+  CHECK(logs.damaged[0] == "w2.log at offset " + std::to_string(w2_first.size()) + ": " + glued);
+  CHECK(logs.damaged[1] ==
+        "w2.log at offset " + std::to_string(w2_first.size() + glued.size() + 1) + ": " + foreign);
+  // What parsed is kept, nothing else: w1's grant and first batch, w2's grant and completion.
+  CHECK(logs.grant_of.size() == 2);
+  REQUIRE(logs.writes.size() == 2);
+  CHECK(logs.writes[0].event == "WORK");
+  CHECK(logs.writes[0].b == "25");
+  CHECK(logs.writes[1].event == "COMPLETE");
+  CHECK(logs.writes[1].a == "1000");
+}
+
 TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through its chain",
           "[coordination][chaos][slow]") {
   rfs::test::TempDir dir("rfs-chaos");
@@ -389,7 +488,7 @@ TEST_CASE("workers SIGKILLed at random still migrate every shard exactly through
   auto opened = rfs::coordination::SqliteWorkCoordinator::Open(options);
   REQUIRE(opened.ok());
   ChaosStore store{db, *std::move(opened), [&] { return ReadStore(db); }};
-  RunChaos(store, dir.File("audit.log"));
+  RunChaos(store, dir.File("audit"));
 }
 
 TEST_CASE("workers SIGKILLed at random on a PostgreSQL store migrate every shard exactly",
@@ -402,7 +501,7 @@ TEST_CASE("workers SIGKILLed at random on a PostgreSQL store migrate every shard
   auto opened = rfs::coordination::PostgresWorkCoordinator::Open(options);
   REQUIRE(opened.ok());
   ChaosStore store{server.uri(), *std::move(opened), [&] { return ReadPostgres(server.uri()); }};
-  RunChaos(store, dir.File("audit.log"));
+  RunChaos(store, dir.File("audit"));
 }
 
 namespace {
@@ -418,7 +517,7 @@ std::map<std::string, StoredItem> ReadListed(rfs::coordination::IWorkCoordinator
   return out;
 }
 
-void RunChaosThroughConsole(const std::string& store_uri, const std::string& audit_path) {
+void RunChaosThroughConsole(const std::string& store_uri, const std::string& audit_dir) {
   rfs::console::ConsoleServerOptions options;
   options.store.uri = store_uri;
   options.service.admin_token = "chaos-admin-token-0123456789";
@@ -443,7 +542,7 @@ void RunChaosThroughConsole(const std::string& store_uri, const std::string& aud
   rfs::coordination::IWorkCoordinator& reader = **opened;
   ChaosStore store{"console:" + observer.url + "|chaos|" + observer.token, *std::move(opened),
                    [&] { return ReadListed(reader); }};
-  RunChaos(store, audit_path);
+  RunChaos(store, audit_dir);
   (*console)->Stop();
   std::lock_guard lock(departures->first);
   for (const auto& departure : departures->second) UNSCOPED_INFO(departure);
@@ -455,12 +554,12 @@ void RunChaosThroughConsole(const std::string& store_uri, const std::string& aud
 TEST_CASE("workers SIGKILLed at random migrate every shard exactly through a console (SQLite)",
           "[coordination][chaos][console][slow]") {
   rfs::test::TempDir dir("rfs-chaos");
-  RunChaosThroughConsole("sqlite:" + dir.File("console.db"), dir.File("audit.log"));
+  RunChaosThroughConsole("sqlite:" + dir.File("console.db"), dir.File("audit"));
 }
 
 TEST_CASE("workers SIGKILLed at random migrate every shard exactly through a console (PostgreSQL)",
           "[coordination][chaos][console][postgres][slow]") {
   rfs::test::TempDir dir("rfs-chaos");
   rfs::test::PostgresServer server;
-  RunChaosThroughConsole(server.uri(), dir.File("audit.log"));
+  RunChaosThroughConsole(server.uri(), dir.File("audit"));
 }

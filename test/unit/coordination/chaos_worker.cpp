@@ -6,8 +6,9 @@
 // cursor), "set up" (sleep), then "migrate" batches of documents (sleep), sometimes checkpointing
 // into a successor item at the current cursor (always once the early-checkpoint time has come),
 // and complete the item when the shard is done. Every lease grant and every write is appended to
-// the audit log as one line with one write() on an O_APPEND descriptor, so lines from concurrent
-// processes never interleave and a SIGKILL never leaves half a line:
+// the audit log (a file of this worker process's own) as one line with one write(). A SIGKILL
+// inside that write() can still cut the line (at a page boundary, under load); as no other
+// process writes to the file, nothing is glued to it, and the test sets such a last line aside:
 //
 //   ACQUIRE <worker> <item> <generation> <lease start ms> <lease end ms> <exponent>
 //           <lease start ms on the worker's clock>
@@ -58,7 +59,7 @@ class Audit {
   bool ok() const { return fd_ >= 0; }
   void Line(const std::string& line) {
     const std::string with_newline = line + "\n";
-    // One write() per line: O_APPEND makes it atomic with respect to the other workers.
+    // One write() per line, into this worker's own file.
     if (::write(fd_, with_newline.data(), with_newline.size()) !=
         static_cast<ssize_t>(with_newline.size())) {
       std::_Exit(1);
