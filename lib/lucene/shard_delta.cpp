@@ -66,6 +66,10 @@ bool SameSegment(const SegmentCommitInfo& a, const SegmentCommitInfo& b) {
 
 struct ShardDeltaReader::Impl {
   std::unique_ptr<ShardReader> previous, current;
+  // A reshaped index (DeltaPrevious::reshaped): every older shard, read whole.
+  std::vector<std::unique_ptr<ShardReader>> reshaped;
+  bool delete_gone = true;
+  std::vector<std::unique_ptr<ShardReader>> other_current;
   DeltaMode mode = DeltaMode::kUpdatesAndDeletes;
   std::vector<int> shared_in_previous;  // by current segment: previous segment index or -1
   std::vector<int> shared_in_current;   // by previous segment
@@ -130,10 +134,49 @@ struct ShardDeltaReader::Impl {
     return absl::OkStatus();
   }
 
+  void RecordPrevious(const Document& doc) {
+    ++stats.previous_docs_read;
+    PreviousDoc& entry = previous_docs[Key(doc)];
+    entry.type = doc.type;
+    entry.id = doc.id;
+    entry.routing = doc.routing;
+    entry.source_hash = SourceHash(doc);
+  }
+
+  // Reads every live document of `reader`, passing each to `use`.
+  static absl::Status ReadWhole(ShardReader& reader,
+                                const std::function<void(const Document&)>& use) {
+    RFS_ASSIGN_OR_RETURN(auto reading, reader.OpenAt(0));
+    Document doc;
+    for (;;) {
+      RFS_ASSIGN_OR_RETURN(bool more, reading->Next(doc));
+      if (!more) return absl::OkStatus();
+      use(doc);
+    }
+  }
+
+  // A reshaped index: every older shard whole, and, for the reader that deletes the ids gone
+  // from the index, the ids of the newer snapshot's other shards.
+  absl::Status ReadReshaped() {
+    stats.previous_shards = reshaped.size();
+    for (auto& shard : reshaped) {
+      RFS_RETURN_IF_ERROR(ReadWhole(*shard, [this](const Document& doc) { RecordPrevious(doc); }));
+    }
+    for (auto& shard : other_current) {
+      RFS_RETURN_IF_ERROR(ReadWhole(*shard, [this](const Document& doc) {
+        ++stats.other_current_docs_read;
+        current_ids.insert(Key(doc));
+      }));
+    }
+    return absl::OkStatus();
+  }
+
   // Reads the older side: documents of segments merged away, and those deleted since in shared
   // segments.
   absl::Status ReadPrevious() {
+    if (!reshaped.empty()) return ReadReshaped();
     if (previous == nullptr) return absl::OkStatus();
+    stats.previous_shards = 1;
     RFS_ASSIGN_OR_RETURN(auto reading, previous->OpenAt(0));
     reading->set_segment_filter([this](size_t j) {
       if (shared_in_current[j] < 0) return true;
@@ -147,12 +190,7 @@ struct ShardDeltaReader::Impl {
     for (;;) {
       RFS_ASSIGN_OR_RETURN(bool more, reading->Next(doc));
       if (!more) break;
-      ++stats.previous_docs_read;
-      PreviousDoc& entry = previous_docs[Key(doc)];
-      entry.type = doc.type;
-      entry.id = doc.id;
-      entry.routing = doc.routing;
-      entry.source_hash = SourceHash(doc);
+      RecordPrevious(doc);
     }
     return absl::OkStatus();
   }
@@ -192,7 +230,7 @@ struct ShardDeltaReader::Impl {
   void FinishIndexPhase() {
     index_phase_done = true;
     deletes.clear();
-    if (mode != DeltaMode::kUpdatesOnly) {
+    if (mode != DeltaMode::kUpdatesOnly && delete_gone) {
       std::vector<std::pair<const std::string*, const PreviousDoc*>> gone;
       for (const auto& [key, entry] : previous_docs) {
         if (!current_ids.contains(key)) gone.emplace_back(&key, &entry);
@@ -211,9 +249,23 @@ ShardDeltaReader::~ShardDeltaReader() = default;
 absl::StatusOr<std::unique_ptr<ShardDeltaReader>> ShardDeltaReader::Open(
     std::unique_ptr<ShardReader> previous, std::unique_ptr<ShardReader> current, DeltaMode mode,
     uint64_t start) {
+  DeltaPrevious sides;
+  sides.same_shard = std::move(previous);
+  return Open(std::move(sides), std::move(current), mode, start);
+}
+
+absl::StatusOr<std::unique_ptr<ShardDeltaReader>> ShardDeltaReader::Open(
+    DeltaPrevious previous, std::unique_ptr<ShardReader> current, DeltaMode mode, uint64_t start) {
   if (current == nullptr) return absl::InvalidArgumentError("a delta needs the newer shard");
+  if (previous.same_shard != nullptr && !previous.reshaped.empty()) {
+    return absl::InvalidArgumentError(
+        "a delta reads the same older shard or all of them, not both");
+  }
   auto impl = std::make_unique<Impl>();
-  impl->previous = std::move(previous);
+  impl->previous = std::move(previous.same_shard);
+  impl->reshaped = std::move(previous.reshaped);
+  impl->delete_gone = impl->reshaped.empty() || previous.delete_gone;
+  impl->other_current = std::move(previous.other_current);
   impl->current = std::move(current);
   impl->mode = mode;
   RFS_RETURN_IF_ERROR(impl->MatchSegments());

@@ -272,9 +272,9 @@ struct PlanBuilder {
       if (const json::value* sim = Find(field, "similarity");
           type == "dense_vector" && sim != nullptr && sim->is_string() &&
           S(sim->get_string()) == "cosine" && !out.byte_elements) {
-        plan.inexact.push_back(StrCat(
-            path, ": cosine dense_vector (Elasticsearch 8.x may keep indexed vectors normalized)"));
-        out.exactness = RebuildExactness::kApproximate;
+        // Normalized vectors get their magnitude back, in the engine's own float arithmetic:
+        // the same values it prints (a segment without the field kept them as sent).
+        out.magnitude_field = StrCat(path, "._magnitude");
       }
     } else if (type == "geo_point") {
       out.kind = RebuildKind::kGeoPoint;
@@ -1005,7 +1005,20 @@ absl::Status SourceRebuilder::VectorValue(size_t f, int32_t doc, std::vector<std
   RFS_ASSIGN_OR_RETURN(FieldVectors * vectors, vectors_->Field(field.path));
   if (vectors != nullptr) {
     RFS_ASSIGN_OR_RETURN(bool has, vectors->Vector(doc, vector_));
-    if (has) out.push_back(PrintVector(field, vector_));
+    if (!has) return absl::OkStatus();
+    if (!field.magnitude_field.empty()) {
+      RFS_ASSIGN_OR_RETURN(FieldDocValues * magnitudes, doc_values_->Field(field.magnitude_field));
+      if (magnitudes != nullptr) {
+        RFS_RETURN_IF_ERROR(magnitudes->Numbers(doc, numbers_));
+        if (!numbers_.empty()) {
+          // Float.floatToIntBits of the magnitude, in the low 32 bits.
+          const float magnitude =
+              std::bit_cast<float>(static_cast<uint32_t>(static_cast<uint64_t>(numbers_[0])));
+          for (float& element : vector_) element *= magnitude;
+        }
+      }
+    }
+    out.push_back(PrintVector(field, vector_));
     return absl::OkStatus();
   }
   RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));

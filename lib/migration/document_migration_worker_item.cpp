@@ -214,25 +214,63 @@ absl::Status DocumentMigrationWorker::OpenItem(
   return OpenItemSource(run, *reader_options);
 }
 
+absl::StatusOr<lucene::DeltaPrevious> DocumentMigrationWorker::OpenDeltaPrevious(
+    const WorkItemId& item, const lucene::ShardReaderOptions& reader_options) const {
+  lucene::DeltaPrevious previous;
+  const auto before = repository_.IndicesIn(*previous_snapshot_);
+  if (std::find(before.begin(), before.end(), item.index_name) == before.end()) {
+    return previous;  // a new index: every document is sent
+  }
+  RFS_ASSIGN_OR_RETURN(auto old_meta,
+                       repository_.ReadIndexMetadata(*previous_snapshot_, item.index_name));
+  RFS_ASSIGN_OR_RETURN(auto new_meta, repository_.ReadIndexMetadata(*snapshot_, item.index_name));
+  const int shard = static_cast<int>(item.shard);
+  // The same index (uuid) with the same shards: a document stays in its shard, and the shard is
+  // compared with its older self. Re-created, split or shrunk (docs/delta.md): a document may
+  // now be in any shard, so each shard is compared with the whole older index.
+  const auto uuid_of = [](const snapshot::IndexMetadata& meta) -> std::string {
+    const auto* uuid = meta.settings.if_contains("index.uuid");
+    return uuid != nullptr && uuid->is_string() ? std::string(uuid->get_string()) : "";
+  };
+  const bool reshaped = old_meta.number_of_shards != new_meta.number_of_shards ||
+                        uuid_of(old_meta) != uuid_of(new_meta);
+  if (!reshaped) {
+    auto opened = lucene::OpenSnapshotShard(repository_, *previous_snapshot_, item.index_name,
+                                            shard, reader_options);
+    if (opened.ok()) {
+      previous.same_shard = *std::move(opened);
+    } else if (!absl::IsNotFound(opened.status())) {
+      return opened.status();
+    }
+    return previous;
+  }
+  for (int s = 0; s < old_meta.number_of_shards; ++s) {
+    RFS_ASSIGN_OR_RETURN(
+        auto opened, lucene::OpenSnapshotShard(repository_, *previous_snapshot_, item.index_name, s,
+                                               reader_options));
+    previous.reshaped.push_back(std::move(opened));
+  }
+  previous.delete_gone = shard == 0;
+  if (previous.delete_gone) {
+    for (int s = 1; s < new_meta.number_of_shards; ++s) {
+      RFS_ASSIGN_OR_RETURN(
+          auto opened,
+          lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name, s, reader_options));
+      previous.other_current.push_back(std::move(opened));
+    }
+  }
+  return previous;
+}
+
 absl::Status DocumentMigrationWorker::OpenItemSource(
     ItemRun& run, const lucene::ShardReaderOptions& reader_options) {
   const internal::ConversionTarget conversion{run.item.index_name, run.placement,
                                               options_.multi_type_policy};
   const int shard = static_cast<int>(run.item.shard);
   if (previous_snapshot_ != nullptr) {
-    // A delta: the same shard in the previous snapshot, when the index was there with this shard.
-    std::unique_ptr<lucene::ShardReader> previous;
-    const auto before = repository_.IndicesIn(*previous_snapshot_);
-    if (std::find(before.begin(), before.end(), run.item.index_name) != before.end()) {
-      auto opened = lucene::OpenSnapshotShard(repository_, *previous_snapshot_, run.item.index_name,
-                                              shard, reader_options);
-      if (opened.ok()) {
-        previous = *std::move(opened);
-      } else if (!absl::IsNotFound(opened.status())) {
-        return MarkSnapshotReadFailure(opened.status());
-      }
-    }
-    auto delta = lucene::ShardDeltaReader::Open(std::move(previous), std::move(run.reader),
+    auto previous = OpenDeltaPrevious(run.item, reader_options);
+    if (!previous.ok()) return MarkSnapshotReadFailure(previous.status());
+    auto delta = lucene::ShardDeltaReader::Open(*std::move(previous), std::move(run.reader),
                                                 options_.delta_mode, run.start);
     if (!delta.ok()) return MarkSnapshotReadFailure(delta.status());
     run.source = internal::OpenSerialSource(*std::move(delta), conversion);

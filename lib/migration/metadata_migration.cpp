@@ -29,9 +29,40 @@ namespace {
 
 namespace json = boost::json;
 
+// How many live documents of an index without a stored `_source` keep `_recovery_source`
+// (the copy OpenSearch and Elasticsearch 7 keep for replica recovery, within the soft-deletes
+// retention), which the worker sends exactly as it would a stored `_source`.
+struct RecoverySources {
+  uint64_t live = 0;
+  uint64_t kept = 0;
+};
+
+absl::StatusOr<RecoverySources> CountRecoverySources(const snapshot::SnapshotRepository& repository,
+                                                     const snapshot::SnapshotEntry& snapshot,
+                                                     const snapshot::IndexMetadata& metadata) {
+  RecoverySources out;
+  lucene::ShardReaderOptions options;
+  options.pass_through_non_json_source = true;
+  for (int shard = 0; shard < metadata.number_of_shards; ++shard) {
+    RFS_ASSIGN_OR_RETURN(auto reader, lucene::OpenSnapshotShard(repository, snapshot, metadata.name,
+                                                                shard, options));
+    RFS_ASSIGN_OR_RETURN(auto cursor, reader->OpenAt(0));
+    lucene::Document doc;
+    for (;;) {
+      RFS_ASSIGN_OR_RETURN(bool more, cursor->Next(doc));
+      if (!more) break;
+      ++out.live;
+      if (doc.from_recovery_source) ++out.kept;
+    }
+  }
+  return out;
+}
+
 // What evaluate says of an index that keeps no complete `_source`: how its documents migrate
-// (docs/sourceless.md), and which fields can and cannot be rebuilt.
-std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata) {
+// (docs/sourceless.md), and which fields can and cannot be rebuilt. `recovery`: what the shards
+// keep of `_recovery_source` (read only for an index without a stored `_source`).
+std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata,
+                                         const std::optional<RecoverySources>& recovery) {
   using core::StrCat;
   const lucene::IndexSource source = lucene::DescribeIndexSource(metadata);
   if (!source.storage.incomplete()) return {};
@@ -40,6 +71,17 @@ std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata
                                           : "documents have no stored _source (",
                                   source.storage.Describe(), ")");
   std::vector<std::string> notes;
+  // The worker sends a document's _recovery_source as it would its _source: exact. Only the
+  // documents without one are rebuilt.
+  const uint64_t kept = !partial && recovery ? recovery->kept : 0;
+  const uint64_t live = recovery ? recovery->live : 0;
+  if (kept > 0 && kept == live) {
+    notes.push_back(
+        StrCat(what, ": they migrate only with --enable-sourceless-migrations; with it, all ", live,
+               " live documents are sent exactly from their _recovery_source (the copy "
+               "kept for replica recovery), and none is rebuilt"));
+    return notes;
+  }
   auto plan = lucene::RebuildPlanForIndex(metadata);
   if (!plan.ok() || *plan == nullptr) {
     notes.push_back(StrCat(what, " and the mapping gives no rebuild plan: ",
@@ -50,14 +92,22 @@ std::vector<std::string> SourcelessNotes(const snapshot::IndexMetadata& metadata
   for (const auto& field : (*plan)->fields) {
     fields += StrCat(fields.empty() ? "" : ", ", field.path);
   }
-  notes.push_back(StrCat(what,
-                         ": they migrate only with --enable-sourceless-migrations, which rebuilds "
-                         "from doc values and stored fields: ",
-                         fields.empty() ? std::string("no field") : fields));
+  const std::string rebuilds =
+      kept > 0 ? StrCat("which sends ", kept, " of the ", live,
+                        " live documents exactly from their _recovery_source (the copy kept for "
+                        "replica recovery) and rebuilds the other ",
+                        live - kept, " from doc values and stored fields: ")
+               : std::string("which rebuilds from doc values and stored fields: ");
+  notes.push_back(StrCat(what, ": they migrate only with --enable-sourceless-migrations, ",
+                         rebuilds, fields.empty() ? std::string("no field") : fields));
+  const std::string of_rebuilt =
+      kept > 0 ? StrCat(" (in the ", live - kept, " rebuilt documents)") : std::string();
   for (const auto& line : (*plan)->unrebuildable) {
-    if (!partial) notes.push_back("cannot be rebuilt: " + line);
+    if (!partial) notes.push_back(StrCat("cannot be rebuilt", of_rebuilt, ": ", line));
   }
-  for (const auto& line : (*plan)->inexact) notes.push_back("rebuilt, not always exact: " + line);
+  for (const auto& line : (*plan)->inexact) {
+    notes.push_back(StrCat("rebuilt, not always exact", of_rebuilt, ": ", line));
+  }
   return notes;
 }
 
@@ -364,6 +414,15 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
                                                  part("aliases")});
       }
     }
+    // An index without a stored _source: what its shards keep of _recovery_source decides what
+    // the run will do with its documents, so evaluate reads them to say so.
+    std::optional<RecoverySources> recovery;
+    if (const auto storage = lucene::DescribeIndexSource(*metadata).storage;
+        storage.incomplete() && storage.mode != lucene::SourceStorage::Mode::kStored) {
+      auto counted = CountRecoverySources(repository_, snapshot_, *metadata);
+      if (!counted.ok()) return Fail(MetadataFailureSource::kSnapshot, counted.status());
+      recovery = *counted;
+    }
     std::vector<transform::TransformedIndex> all;
     bool failed = false;
     for (const transform::SourceIndex& source : sources) {
@@ -392,7 +451,7 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
       if (metadata->state == "close") {
         target_item.notes.push_back("the index was closed in the snapshot; created open");
       }
-      for (std::string& note : SourcelessNotes(*metadata)) {
+      for (std::string& note : SourcelessNotes(*metadata, recovery)) {
         target_item.notes.push_back(std::move(note));
       }
       target_item.body = std::move(t.body);

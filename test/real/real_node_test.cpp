@@ -1266,8 +1266,20 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
     INFO(runner.out << runner.err);
     CHECK(runner.out.find("_source disabled") != std::string::npos);
     CHECK(runner.out.find("--enable-sourceless-migrations") != std::string::npos);
-    CHECK(runner.out.find("geo_point to Lucene") != std::string::npos);
-    CHECK(runner.out.find("tkw: from the terms index") != std::string::npos);
+    // What the run will do: the documents that keep _recovery_source are sent from it, only the
+    // others are rebuilt (and only then do the rebuild's limits matter).
+    if (rebuilt == 0) {
+      CHECK(runner.out.find("all " + std::to_string(held.size()) +
+                            " live documents are sent exactly from their _recovery_source") !=
+            std::string::npos);
+      CHECK(runner.out.find("geo_point to Lucene") == std::string::npos);
+    } else {
+      CHECK(runner.out.find(std::to_string(held.size() - rebuilt) + " of the " +
+                            std::to_string(held.size()) + " live documents exactly") !=
+            std::string::npos);
+      CHECK(runner.out.find("geo_point to Lucene") != std::string::npos);
+      CHECK(runner.out.find("tkw: from the terms index") != std::string::npos);
+    }
   }
   // Without the flag the index stops the run before any work, naming the index and the flag;
   // with it every document arrives rebuilt.
@@ -1300,6 +1312,56 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
 }
 
 TEST_CASE("nested objects of an index with _source disabled are rebuilt from their child documents",
+TEST_CASE("evaluate says documents kept in _recovery_source migrate exactly, as the run then does",
+          "[real][sourceless]") {
+  // OpenSearch 2.19 keeps `_recovery_source` for recent operations of a `_source`-disabled
+  // index. Fields no rebuild can give back (text, flat_object, wildcard) then come back exactly
+  // from it, so evaluate must not say they "cannot be rebuilt": it says what the run will do.
+  RealNode node("os2");
+  RealNode target("os3");
+  const std::string index = "rn-recovery-source";
+  node.DeleteIndices({index});
+  target.DeleteIndices({index});
+  const std::string properties =
+      R"({"title":{"type":"text"},"attrs":{"type":"flat_object"},"path":{"type":"wildcard"}})";
+  auto make = [](int n) {
+    return json::object{{"title", "the title " + std::to_string(n)},
+                        {"attrs", json::object{{"k", "v" + std::to_string(n)}}},
+                        {"path", "/a/b/" + std::to_string(n)}};
+  };
+  fs::path repo;
+  const auto held =
+      IndexForRebuild(node, index, "", R"("_source":{"enabled":false},)", repo, properties, make);
+  Runner runner;
+  REQUIRE(runner.Run({RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo.string(),
+                      "--snapshot-name", "s-" + index, "--output", "json"}) == 0);
+  {
+    INFO(runner.out << runner.err);
+    CHECK(runner.out.find("cannot be rebuilt") == std::string::npos);
+    CHECK(runner.out.find("all " + std::to_string(held.size()) +
+                          " live documents are sent exactly from their _recovery_source") !=
+          std::string::npos);
+  }
+  target.Ok(
+      "PUT", "/" + index,
+      R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":)" +
+          properties + "}}");
+  const int migrated =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(), "--snapshot-name",
+                  "s-" + index, "--target-host", target.url(), "--coordinator-db",
+                  runner.dir.File("coordination.sqlite"), "--enable-sourceless-migrations"});
+  INFO(runner.out << runner.err);
+  CHECK(migrated == kNoWorkLeft);
+  target.Ok("POST", "/" + index + "/_refresh");
+  CHECK(target.Ok("GET", "/" + index + "/_count").at("count").to_number<uint64_t>() == held.size());
+  for (const auto& [id, expected] : held) {
+    INFO("_id " << id);
+    CheckSameDocument(target.Ok("GET", "/" + index + "/_doc/" + id).at("_source"), expected);
+  }
+  target.DeleteIndices({index});
+  node.DeleteIndices({index});
+}
+
           "[real][sourceless]") {
   // Two levels of nested objects (items, their parts) and a second nested path (tags), with
   // 0 to 3 objects each, in two refreshed segments, one document updated. Each rebuilt document
@@ -1451,6 +1513,36 @@ TEST_CASE(
 }
 
 TEST_CASE("time_series and logsdb indices of Elasticsearch 8 are rebuilt as the node returns them",
+TEST_CASE("cosine dense_vectors of an Elasticsearch 8 synthetic-source index keep their magnitude",
+          "[real][sourceless]") {
+  // Elasticsearch 8 normalizes a cosine vector to unit length before indexing it and keeps the
+  // magnitude in `<field>._magnitude` doc values; its synthetic source multiplies it back. The
+  // rebuild must return each vector as the node does, not normalized: vectors of many lengths,
+  // some already of unit length (which keep no magnitude), in a nested-free mapping.
+  RealNode node("es8");
+  const std::string index = "rn-es8-cosine";
+  const std::string properties =
+      R"({"v":{"type":"dense_vector","dims":3,"index":true,"similarity":"cosine"},
+          "n":{"type":"long"}})";
+  auto make = [](int n) {
+    json::array v;
+    if (n % 5 == 0) {
+      v = json::array{0.0, 1.0, 0.0};
+    } else {
+      v = json::array{n + 0.5, -1.25 * n, 3.75 + n % 7};
+    }
+    return json::object{{"v", v}, {"n", n}};
+  };
+  fs::path repo;
+  const auto held = IndexForRebuild(node, index, R"(,"index.mapping.source.mode":"synthetic")", "",
+                                    repo, properties, make);
+  const SnapshotDocuments read = RebuiltAsTheNodeReturnsThem(node, repo, index, held.size());
+  // Not of unit length: the magnitude was multiplied back.
+  const json::value r1 = json::parse(read.at(index).at("r1").source);
+  CHECK(r1.at("v").as_array().at(2).to_number<double>() > 4.0);
+  node.DeleteIndices({index});
+}
+
           "[real][sourceless]") {
   // Both modes keep every field's doc values in Elasticsearch's TSDB format (ES87TSDB written by
   // 8.18, ES819TSDB by 8.19): numbers in blocks of 128 (delta, offset and gcd encoded, or
@@ -1846,6 +1938,115 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
 }
 
 namespace {
+TEST_CASE("a delta across indices re-created, split or shrunk under their name is exact",
+          "[real][delta]") {
+  // Each index is migrated from snapshot s2, then reshaped under the same name (deleted and
+  // re-created with 3 shards; split from 1 shard to 3 and cloned back; shrunk from 3 shards to 1
+  // and cloned back), changed (updates, a routing change, deletes, new documents) and snapshotted
+  // as s3. The delta s2 -> s3 must leave exactly s3's documents, whatever order its items run in:
+  // a shard's item no longer deletes the ids that moved to another shard, nor misses the ids gone
+  // from shards that no longer exist.
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string recreated = "rn-reshape-recreate", split = "rn-reshape-split",
+                    shrunk = "rn-reshape-shrink", scratch = "rn-reshape-scratch";
+  const std::vector<std::string> all = {recreated, split, shrunk, scratch};
+  source.DeleteIndices(all);
+  target.DeleteIndices(all);
+  auto create = [&](const std::string& index, int shards) {
+    source.Ok("PUT", "/" + index,
+              R"({"settings":{"number_of_shards":)" + std::to_string(shards) +
+                  R"(,"number_of_replicas":0}})");
+  };
+  auto line = [](const std::string& index, int n, int version, const char* routing = nullptr) {
+    json::object action{{"_index", index}, {"_id", "k" + std::to_string(n)}};
+    if (routing != nullptr) {
+      action["routing"] = routing;
+    } else if (n % 7 == 0) {
+      action["routing"] = "r" + std::to_string(n % 2);
+    }
+    return json::serialize(json::object{{"index", action}}) + "\n" +
+           json::serialize(json::object{{"n", n}, {"v", version}}) + "\n";
+  };
+  auto fill = [&](const std::string& index) {
+    std::string body;
+    for (int n = 0; n < 60; ++n) body += line(index, n, 1);
+    source.Ok("POST", "/_bulk?refresh=true", body);
+  };
+  auto green = [&](const std::string& index) {
+    source.Ok("GET", "/_cluster/health/" + index + "?wait_for_status=green&timeout=60s");
+  };
+  // `index` reshaped through `scratch` by `how` (_split or _shrink) to `shards`, and cloned back.
+  auto reshape = [&](const std::string& index, const std::string& how, int shards) {
+    source.Ok("PUT", "/" + index + "/_settings", R"({"index.blocks.write":true})");
+    source.Ok("POST", "/" + index + "/" + how + "/" + scratch,
+              R"({"settings":{"index.number_of_shards":)" + std::to_string(shards) +
+                  R"(,"index.number_of_replicas":0}})");
+    green(scratch);
+    source.DeleteIndices({index});
+    source.Ok("PUT", "/" + scratch + "/_settings", R"({"index.blocks.write":true})");
+    source.Ok("POST", "/" + scratch + "/_clone/" + index,
+              R"({"settings":{"index.number_of_replicas":0}})");
+    green(index);
+    source.Ok("PUT", "/" + index + "/_settings", R"({"index.blocks.write":null})");
+    source.DeleteIndices({scratch});
+  };
+  create(recreated, 1);
+  create(split, 1);
+  create(shrunk, 3);
+  for (const auto& index : {recreated, split, shrunk}) fill(index);
+  const std::string indices = recreated + "," + split + "," + shrunk;
+  const fs::path repo = SnapshotOnNode(source, "rn-reshape-repo", "s2", indices);
+
+  source.DeleteIndices({recreated});
+  create(recreated, 3);
+  fill(recreated);
+  reshape(split, "_split", 3);
+  reshape(shrunk, "_shrink", 1);
+  std::string body;
+  for (const auto& index : {recreated, split, shrunk}) {
+    for (int n : {1, 2, 3}) body += line(index, n, 2);  // updated
+    // k14's routing r0 -> "moved": its old copy is deleted first (the bulk keeps the order of
+    // one shard's operations, so this holds wherever the two routings lead).
+    body += json::serialize(json::object{
+                {"delete", json::object{{"_index", index}, {"_id", "k14"}, {"routing", "r0"}}}}) +
+            "\n";
+    body += line(index, 14, 1, "moved");
+    for (int n = 60; n < 65; ++n) body += line(index, n, 1);  // new
+    for (int n : {5, 21, 30}) {                               // deleted
+      json::object action{{"_index", index}, {"_id", "k" + std::to_string(n)}};
+      if (n % 7 == 0) action["routing"] = "r" + std::to_string(n % 2);
+      body += json::serialize(json::object{{"delete", action}}) + "\n";
+    }
+  }
+  source.Ok("POST", "/_bulk?refresh=true", body);
+  SnapshotOnNode(source, "rn-reshape-repo", "s3", indices);
+  const auto s3_docs = rfs::test::ReadSnapshotDocuments(repo, "s3");
+  for (const auto& index : {recreated, split, shrunk}) {
+    INFO(index);
+    REQUIRE(s3_docs.contains(index));
+    CHECK(s3_docs.at(index).size() == 60 - 3 + 5);
+    CHECK(s3_docs.at(index).at("k14").routing == std::optional<std::string>("moved"));
+  }
+
+  Runner runner;
+  auto run = [&](const std::vector<std::string>& extra, const std::string& store) {
+    std::vector<std::string> args = {
+        RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo.string(),         "--target-host",
+        target.url(),       "--coordinator-db",     runner.dir.File(store)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return runner.Run(args);
+  };
+  REQUIRE(run({"--snapshot-name", "s2"}, "full.sqlite") == kNoWorkLeft);
+  CheckNodeHolds(target, rfs::test::ReadSnapshotDocuments(repo, "s2"));
+  const int code = run({"--snapshot-name", "s3", "--previous-snapshot-name", "s2"}, "delta.sqlite");
+  INFO(runner.out << runner.err);
+  CHECK(code == kNoWorkLeft);
+  CHECK(CheckNodeHolds(target, s3_docs) == 3 * 62);
+  source.DeleteIndices(all);
+  target.DeleteIndices(all);
+}
+
 
 // Data stream `name` on `node` (template `name`-tpl, 2 shards), with `per_generation` documents
 // created in each of `generations` backing indices (a rollover between them).

@@ -49,10 +49,35 @@ struct ShardDeltaStats {
   uint64_t docs_unchanged = 0;  ///< moved by a merge, same source: not sent
   uint64_t docs_to_index = 0;   ///< returned so far
   uint64_t docs_to_delete = 0;  ///< ids to delete (whether or not returned yet)
+  size_t previous_shards = 0;   ///< older shards read (more than one: the index was reshaped)
+  uint64_t other_current_docs_read = 0;  ///< newer shards' documents read for their ids
+};
+
+/// The older snapshot's side of one shard's delta.
+struct DeltaPrevious {
+  /// The same shard of the same index (same uuid, same shard count): segments both snapshots
+  /// hold are compared by their live docs only. Null when the older snapshot lacks it.
+  std::unique_ptr<ShardReader> same_shard;
+  /// Instead of `same_shard`, when the index was re-created, split or shrunk between the
+  /// snapshots (another uuid or shard count): every shard of the older index, each read whole for
+  /// ids, routing and source hashes, since a document may now be in any shard.
+  std::vector<std::unique_ptr<ShardReader>> reshaped;
+  /// With `reshaped`: whether this reader deletes the ids gone from the whole index. No shard
+  /// alone can tell an id is gone, so one reader per index does it (the worker's shard 0 item),
+  /// given the newer snapshot's other shards in `other_current`. Every other reader sends only
+  /// documents to index (and the delete of a copy whose routing changed, just before its new
+  /// copy): an id is deleted only when no shard of the newer index holds it, so no delete can
+  /// overtake an index operation of another item, whatever order the items run in.
+  bool delete_gone = false;
+  std::vector<std::unique_ptr<ShardReader>> other_current;
 };
 
 class ShardDeltaReader final : public IDocumentReader {
  public:
+  /// A delta against `previous` (see DeltaPrevious).
+  static absl::StatusOr<std::unique_ptr<ShardDeltaReader>> Open(
+      DeltaPrevious previous, std::unique_ptr<ShardReader> current, DeltaMode mode,
+      uint64_t start = 0);
   /// `previous` may be null (the shard is new: every document is sent). Both readers must use
   /// the same options (a rebuild plan included). Reads the older side and positions the reader
   /// at `start` (a position() of an earlier reader, or 0).

@@ -115,6 +115,11 @@ struct RebuildField {
   int32_t dims = 0;
   bool byte_elements = false;
   bool little_endian_binary_vectors = false;
+  /// A cosine dense_vector of Elasticsearch 8.x keeps its indexed vectors normalized to unit
+  /// length and each original magnitude (when not 1) in the numeric doc values of
+  /// `<field>._magnitude`, as the float's bits; synthetic source multiplies it back
+  /// (Elasticsearch `NormalizedCosineFloatVectorValues`). Set for float cosine dense_vectors.
+  std::string magnitude_field;
   RebuildExactness exactness = RebuildExactness::kExact;
 };
 

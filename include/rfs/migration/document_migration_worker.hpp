@@ -362,6 +362,9 @@ class DocumentMigrationWorker {
   std::vector<snapshot::DataStream> data_streams_;              // of snapshot_
   std::unique_ptr<transform::IJsonTransformer> transformer_;
   WorkerSummary summary_;
+  /// A delta item's older side: the same shard, or every shard of an index reshaped since.
+  absl::StatusOr<lucene::DeltaPrevious> OpenDeltaPrevious(
+      const coordination::WorkItemId& item, const lucene::ShardReaderOptions& reader_options) const;
 };
 
 }  // namespace rfs::migration
