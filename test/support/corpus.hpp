@@ -3,6 +3,7 @@
 // and runs without it is skipped (SkipTest: RFS-SKIPPED and exit code 77).
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -20,6 +21,14 @@ inline std::optional<std::filesystem::path> CorpusRoot(std::string_view test_nam
   std::error_code ec;
   if (std::filesystem::is_directory(root, ec)) {
     return std::filesystem::canonical(root, ec);
+  }
+  // Where the corpus is known to be there (CI sets RFS_REQUIRE_CORPUS=1), its absence is a
+  // failure: otherwise every corpus test would pass by skipping.
+  if (const char* required = std::getenv("RFS_REQUIRE_CORPUS");
+      required != nullptr && std::string_view(required) == "1") {
+    std::cout << "RFS_REQUIRE_CORPUS=1 but " << test_name << " finds no corpus at " << root.string()
+              << std::endl;
+    std::exit(1);
   }
   SkipTest(std::string(test_name) + ": no corpus at " + root.string());
 }
