@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "rfs/content/source_json.hpp"
+#include "rfs/coordination/retrying_work_coordinator.hpp"
 #include "rfs/core/backoff.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/checked_path.hpp"
@@ -307,7 +308,11 @@ class Worker {
     auto records = internal::OpenCoordinator(docs, wiring_, result_.worker_id,
                                              internal::ItemSpace::kWorkerRecords, &exit_code);
     if (!records.ok()) return Finish(records.status(), exit_code);
-    records_ = *std::move(records);
+    raw_records_ = *std::move(records);
+    // Every call on the records meets the target's passing faults (429, 5xx, resets) the way the
+    // document workers' calls do: retried with backoff. A lost lease (another worker won) is not.
+    records_ = std::make_unique<coordination::RetryingWorkCoordinator>(*raw_records_, clock_,
+                                                                       CoordinatorRetries());
     if (auto status = records_->Setup(); !status.ok()) return Finish(status, kExitFailure);
     if (auto status = ReadResetEpoch(); !status.ok()) return Finish(status, kExitFailure);
     if (options_.reset_failed) {
@@ -411,6 +416,10 @@ class Worker {
 
   int AttemptLimit() const { return options_.max_attempts * (epoch_ + 1); }
 
+  coordination::CoordinatorRetryPolicy CoordinatorRetries() const {
+    return {.max_attempts = std::max(1, options_.documents.migration.coordinator_attempts)};
+  }
+
   absl::Status ResetFailed() {
     auto failed = records_->GetWorkItem(FailedRecord());
     if (!failed.ok()) return failed.status();
@@ -474,7 +483,8 @@ class Worker {
     auto marker = internal::OpenCoordinator(options_.documents, wiring_, reason,
                                             internal::ItemSpace::kWorkerRecords, &exit_code);
     if (marker.ok()) {
-      auto created = (*marker)->CreateUnassignedWorkItem(FailedRecord(), 0);
+      coordination::RetryingWorkCoordinator retrying(**marker, clock_, CoordinatorRetries());
+      auto created = retrying.CreateUnassignedWorkItem(FailedRecord(), 0);
       if (!created.ok()) return created.status();
     } else {
       return marker.status();
@@ -529,7 +539,8 @@ class Worker {
       absl::Status status;
       Lease current = lease;
       {
-        HealthGuard guard(*records_, clock_, lease, options_.on_lease_lost, given_back);
+        // Renewals go to the store directly: a failed one is tried again at the next interval.
+        HealthGuard guard(*raw_records_, clock_, lease, options_.on_lease_lost, given_back);
         status = body();
         // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
         // this lease, which the guard keeps renewing, for up to one lease duration.
@@ -709,7 +720,9 @@ class Worker {
       }
       return core::IsRetryable(status) ? status : MarkSnapshotReadFailure(status);
     }
-    auto transport = internal::OpenTransport(*options_.source, 2);
+    // Each request resent on a passing fault: a snapshot start applied but unanswered comes back
+    // "already exists", which is taken below as started.
+    auto transport = internal::OpenPatientTransport(*options_.source, 2);
     if (!transport.ok()) return transport.status();
     opensearch::OpenSearchClient client(**transport);
     opensearch::SnapshotCreator creator(client, options_.source_repository_name);
@@ -1013,6 +1026,7 @@ class Worker {
   RfsWorkerOptions options_;
   RfsWorkerResult result_;
   internal::DocumentsWiring wiring_;
+  std::unique_ptr<IWorkCoordinator> raw_records_;  // the store; records_ retries its calls
   std::unique_ptr<IWorkCoordinator> records_;
   const snapshot::SnapshotEntry* snapshot_ = nullptr;
   std::vector<snapshot::DataStream> data_streams_;  // of snapshot_

@@ -1,7 +1,8 @@
 // RfsWorker end to end: several workers started at once from an empty store run every phase
 // (snapshot on the source double, templates, indices, documents, verify) against the target
 // double, for a generated snapshot and for the corpus; the same with workers SIGKILLed at random
-// in every phase and restarted; a failing phase (snapshot FAILED, template rejected) ends every
+// in every phase and restarted; the same behind clusters answering 429 and 503 to 40% of every
+// request; a failing phase (snapshot FAILED, template rejected) ends every
 // worker with the same clear outcome; the verify phase finds missing documents.
 #include <algorithm>
 #include <chrono>
@@ -251,6 +252,42 @@ TEST_CASE("RfsWorkers SIGKILLed at random in every phase and restarted finish th
   for (const auto& p : phases_killed) phases += p + " ";
   WARN("worker chaos: " << kills << " SIGKILLs over " << started
                         << " worker processes; killed in phases: " << phases);
+}
+
+TEST_CASE("RfsWorkers behind clusters answering 30% 429 and 10% 503 on every path finish",
+          "[e2e][worker][faults]") {
+  // Every request of every phase meets the faults: the snapshot's on the source, and on the
+  // target the records' and the items' store, templates, indices, bulks and verify. One of them
+  // unretried ends a worker (it was the conditional write of a phase record).
+  auto generated = rfs::test::Generate(
+      "--indices 2 --shards 2 --docs 300 --updates 10 --deletes 10 --seed 85 --snapshot-name "
+      "snap-t");
+  rfs::testing::OpenSearchDoubleOptions source_options;
+  source_options.snapshot_polls_to_complete = 3;
+  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE((source.ok() && target.ok()));
+  rfs::testing::FaultOptions faults;
+  faults.path_contains = "";
+  faults.reject_429 = 0.3;
+  faults.unavailable_503 = 0.1;
+  faults.seed = Catch::rngSeed() + 85;
+  (*target)->SetFaults(faults);
+  faults.seed += 1;
+  (*source)->SetFaults(faults);
+  MigrationRun run;
+  const auto codes =
+      RunWorkers(run, 3, generated->repo().string(), (*target)->endpoint(),
+                 {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-t",
+                  "--snapshot-poll-interval", "PT0.05S", "--verify-sample", "5"});
+  INFO(AllLogs(run, 3));
+  CHECK(codes == std::multiset<int>{0, 0, 0});
+  CHECK((*target)->stats().faults_injected > 100);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  for (int i = 0; i < 3; ++i) {
+    CHECK(rfs::test::ReadTextFile(run.Out("w" + std::to_string(i))).find("every phase COMPLETED") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("a failing phase ends every RfsWorker with the same clear outcome", "[e2e][worker]") {
