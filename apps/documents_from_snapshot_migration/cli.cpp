@@ -100,6 +100,10 @@ po::options_description Options() {
       "ISO-8601 heartbeat: while a shard moves, its lease is renewed and the acknowledged "
       "cursor recorded this often (at most a quarter of the lease; PT0S turns it off), so a "
       "killed worker costs about one interval of re-sent documents")(
+      "progress-report-interval", po::value<std::string>()->default_value("PT5S"),
+      "ISO-8601: between heartbeats, the acknowledged cursor and counts are recorded this often "
+      "without renewing the lease, so a console's throughput follows the real rate (PT1S at "
+      "least; PT0S: only with the heartbeats)")(
       "max-retries", po::value<Bounded<uint64_t, 0, 1000000>>()->default_value({0}),
       "attempts per bulk request before the worker gives up (0: retry transient errors for as "
       "long as the lease allows)")(
@@ -261,6 +265,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   }
   docs.initial_lease = *lease;
   for (auto [name, into] : {std::pair{"lease-renewal-interval", &docs.lease_renewal_interval},
+                            {"progress-report-interval", &docs.progress_report_interval},
                             {"shutdown-timeout", &docs.shutdown_timeout}}) {
     auto duration = core::ParseIsoDuration(vm[name].as<std::string>());
     if (!duration.ok()) {
@@ -271,6 +276,12 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
       return absl::InvalidArgumentError(core::StrCat("--", name, " must not be negative"));
     }
     *into = std::chrono::duration_cast<std::chrono::milliseconds>(*duration);
+  }
+  // Reports more often than once a second would flood a shared store with writes.
+  if (docs.progress_report_interval > std::chrono::milliseconds(0) &&
+      docs.progress_report_interval <
+          migration::DocumentMigrationOptions::kMinProgressReportInterval) {
+    return absl::InvalidArgumentError("--progress-report-interval must be PT0S or at least PT1S");
   }
   const uint64_t max_retries = Get<Bounded<uint64_t, 0, 1000000>>(vm, "max-retries");
   if (max_retries > 1'000'000) {

@@ -76,6 +76,20 @@ std::string_view ConsoleOpenApi() {
           }
          }
         },
+        "back_pressure": {
+         "type": "object",
+         "description": "what the worker's target answered it so far: 429s and bulk requests or items sent again",
+         "properties": {
+          "rejected_429": {
+           "type": "integer",
+           "minimum": 0
+          },
+          "retries": {
+           "type": "integer",
+           "minimum": 0
+          }
+         }
+        },
         "successor_ids": {
          "type": "array",
          "maxItems": 64,
@@ -550,6 +564,38 @@ std::string_view ConsoleOpenApi() {
         "documents": {
          "type": "integer",
          "minimum": 1
+        }
+       }
+      }
+     },
+     "workers_back_pressure": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "worker_id",
+        "rejected_429",
+        "retries",
+        "reported_at"
+       ],
+       "properties": {
+        "worker_id": {
+         "type": "string"
+        },
+        "rejected_429": {
+         "type": "integer",
+         "minimum": 0
+        },
+        "retries": {
+         "type": "integer",
+         "minimum": 0
+        },
+        "reported_at": {
+         "type": "string"
+        },
+        "reported_seconds_ago": {
+         "type": "number",
+         "minimum": 0
         }
        }
       }
@@ -1334,6 +1380,62 @@ std::string_view ConsoleOpenApi() {
        "application/json": {
         "schema": {
          "$ref": "#/components/schemas/LeaseReply"
+        }
+       }
+      }
+     },
+     "default": {
+      "$ref": "#/components/responses/Error"
+     }
+    }
+   }
+  },
+  "/sessions/{name}/{space}/work-items/{id}/progress": {
+   "parameters": [
+    {
+     "name": "name",
+     "in": "path",
+     "required": true,
+     "schema": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+     }
+    },
+    {
+     "name": "space",
+     "in": "path",
+     "required": true,
+     "schema": {
+      "type": "string",
+      "enum": [
+       "backfill",
+       "workflow"
+      ]
+     }
+    },
+    {
+     "name": "id",
+     "in": "path",
+     "required": true,
+     "schema": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 512
+     }
+    }
+   ],
+   "put": {
+    "operationId": "recordProgress",
+    "requestBody": {
+     "$ref": "#/components/requestBodies/LeaseCall"
+    },
+    "responses": {
+     "200": {
+      "description": "progress recorded between renewals, the lease left as it is",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
         }
        }
       }

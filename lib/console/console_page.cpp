@@ -93,6 +93,7 @@ constexpr std::string_view kPage = R"PAGE(<!doctype html>
       <div id="chart"></div></section>
     <section id="phases-section" hidden><h2>RfsWorker phases</h2><table id="phases"></table></section>
     <section id="workers-section" hidden><h2>Active workers</h2><table id="workers"></table></section>
+    <section id="pressure-section" hidden><h2>Back-pressure per worker</h2><table id="pressure"></table></section>
     <section id="indices-section" hidden><h2>Indices</h2><table id="indices"></table></section>
     <section id="shards-section" hidden><h2>Shards</h2>
       <div class="filters">
@@ -286,6 +287,13 @@ function render(status) {
       <td class="last-report" title="${esc(w.last_report_at ?? "")}">${w.last_report_seconds_ago == null ? "no report yet" : esc(duration(w.last_report_seconds_ago) + " ago")}</td>
       <td>${expiry(w.lease_expiry, status.server_time)}</td></tr>`).join("") ||
       `<tr><td colspan="5" class="muted">No worker holds a lease</td></tr>`);
+  // What the targets answered each worker (429s, requests or items sent again), run over or not.
+  const pressure = status.workers_back_pressure || [];
+  $("pressure-section").hidden = pressure.length === 0;
+  $("pressure").innerHTML = `<tr><th>Worker</th><th>429s</th><th>Retries</th><th>Reported</th></tr>` +
+    pressure.map((w) => `<tr class="pressure" data-worker="${esc(w.worker_id)}"><td>${esc(w.worker_id)}</td>
+      <td class="num rejected">${num(w.rejected_429)}</td><td class="num retries">${num(w.retries)}</td>
+      <td title="${esc(w.reported_at)}">${esc(duration(w.reported_seconds_ago) + " ago")}</td></tr>`).join("");
   $("indices-section").hidden = false;
   $("indices").innerHTML = `<tr><th>Index</th><th>Shards</th><th>Documents</th><th>Bytes</th><th>Failed</th>` +
     OUTCOMES.map(([, title]) => `<th>${title}</th>`).join("") + `</tr>` +

@@ -91,6 +91,7 @@ Reply MethodNotAllowed(const std::vector<std::string>& methods, std::string_view
 const std::map<std::string_view, std::string_view> kItemActionRoutes = {
     {"acquire", "/sessions/{name}/{space}/work-items/{id}/acquire"},
     {"lease", "/sessions/{name}/{space}/work-items/{id}/lease"},
+    {"progress", "/sessions/{name}/{space}/work-items/{id}/progress"},
     {"complete", "/sessions/{name}/{space}/work-items/{id}/complete"},
     {"release", "/sessions/{name}/{space}/work-items/{id}/release"},
     {"successors", "/sessions/{name}/{space}/work-items/{id}/successors"}};
@@ -405,7 +406,8 @@ std::string_view RouteLabel(const std::vector<std::string>& s) {
     return "work_item";
   }
   if (s.size() == 6) {
-    for (std::string_view action : {"acquire", "lease", "complete", "release", "successors"}) {
+    for (std::string_view action :
+         {"acquire", "lease", "progress", "complete", "release", "successors"}) {
       if (s[5] == action) return action;
     }
   }
@@ -417,6 +419,7 @@ struct ConsoleService::Impl {
   ConsoleServiceOptions options;
   std::string admin_sha256;
   ProgressHistory history;
+  WorkerReports worker_reports;
   std::unique_ptr<ConsoleMetrics> metrics;
 
   Impl(ConsoleStore& s, ConsoleServiceOptions o)
@@ -566,6 +569,7 @@ struct ConsoleService::Impl {
     RFS_CONSOLE_TRY(bool deleted, FromStatusOr(store.DeleteSession(name)));
     if (!deleted) return Detail(404, StrCat("Session '", name, "' not found"));
     history.Forget(std::string(name));
+    worker_reports.Forget(std::string(name));
     return Reply{200, json::object{{"deleted", name}}};
   }
 
@@ -763,7 +767,21 @@ struct ConsoleService::Impl {
     return OptionalInteger(v->as_object(), "documents_failed", 0, int64_t{1} << 62);
   }
 
-  // PUT .../{id}/lease, /complete, /release and POST .../{id}/successors.
+  // The back-pressure a worker reports with its lease calls, kept for the status.
+  Result<bool> RecordBackPressure(const SessionRecord& session, const std::string& worker,
+                                  const json::object& request, TimePoint now) {
+    const json::value* v = request.if_contains("back_pressure");
+    if (v == nullptr || v->is_null()) return false;
+    if (!v->is_object()) return Detail(422, "'back_pressure' must be an object");
+    constexpr int64_t kMax = int64_t{1} << 62;
+    RFS_CONSOLE_TRY(auto rejected, OptionalInteger(v->as_object(), "rejected_429", 0, kMax));
+    RFS_CONSOLE_TRY(auto retries, OptionalInteger(v->as_object(), "retries", 0, kMax));
+    worker_reports.Add(session.name, {worker, static_cast<uint64_t>(rejected.value_or(0)),
+                                      static_cast<uint64_t>(retries.value_or(0)), now});
+    return true;
+  }
+
+  // PUT .../{id}/lease, /progress, /complete, /release and POST .../{id}/successors.
   Reply LeaseCall(const SessionRecord& session, std::string_view id, std::string_view action,
                   const std::string& body) {
     RFS_CONSOLE_TRY(json::value parsed, ParseBody(body, true));
@@ -781,7 +799,26 @@ struct ConsoleService::Impl {
     RFS_CONSOLE_TRY(auto state, FromStatusOr(coordinator->GetWorkItem(id)));
     if (!state) return Detail(404, StrCat("Work item '", id, "' not found"));
     RFS_CONSOLE_TRY(Lease lease, RequestLease(*state, worker, request));
+    if (request.contains("back_pressure")) {
+      RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
+      RFS_CONSOLE_TRY(bool recorded, RecordBackPressure(session, worker, request, now));
+      (void)recorded;
+    }
 
+    if (action == "progress") {
+      // Progress between renewals: recorded, the lease left as it is.
+      RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
+      if (!progress) return Detail(422, "'progress' is required");
+      absl::Status recorded = coordinator->RecordProgress(lease, *progress);
+      if (!recorded.ok()) {
+        if (coordination::IsLeaseLost(recorded)) {
+          return LeaseLost(*coordinator, id, worker, recorded);
+        }
+        return FromStatus(recorded);
+      }
+      RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
+      return Reply{200, item};
+    }
     if (action == "lease") {
       RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
       RFS_CONSOLE_TRY(auto failed, RequestFailed(request));
@@ -862,6 +899,7 @@ struct ConsoleService::Impl {
     RFS_CONSOLE_TRY(auto infos, FromStatusOr(store.ListWorkItemInfo(session)));
     RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
     json::object status = ComputeStatus(session, items, infos, history.Get(session.name), now);
+    AddBackPressure(status, worker_reports.Get(session.name), now);
     // RfsWorker's phase records, when workers keep them in this session.
     json::array workflow;
     if (!session.work_table.ends_with(kWorkflowTableSuffix)) {
@@ -970,7 +1008,8 @@ struct ConsoleService::Impl {
     } else if (s.size() == 5) {
       route = "/sessions/{name}/{space}/work-items/{id}";
     } else if (s.size() == 6) {
-      for (std::string_view action : {"acquire", "lease", "complete", "release", "successors"}) {
+      for (std::string_view action :
+           {"acquire", "lease", "progress", "complete", "release", "successors"}) {
         if (s[5] == action) route = kItemActionRoutes.at(action);
       }
     }

@@ -211,6 +211,54 @@ void ProgressHistory::Forget(const std::string& session) {
   samples_.erase(session);
 }
 
+void WorkerReports::Add(const std::string& session, const WorkerBackPressureReport& report) {
+  std::lock_guard lock(mu_);
+  auto& workers = reports_[session];
+  workers[report.worker_id] = report;
+  if (workers.size() <= kMaxWorkers) return;
+  auto oldest = workers.begin();
+  for (auto it = workers.begin(); it != workers.end(); ++it) {
+    if (it->second.reported_at < oldest->second.reported_at) oldest = it;
+  }
+  workers.erase(oldest);
+}
+
+std::vector<WorkerBackPressureReport> WorkerReports::Get(const std::string& session) const {
+  std::lock_guard lock(mu_);
+  std::vector<WorkerBackPressureReport> out;
+  if (auto it = reports_.find(session); it != reports_.end()) {
+    for (const auto& [id, report] : it->second) out.push_back(report);
+  }
+  return out;
+}
+
+void WorkerReports::Forget(const std::string& session) {
+  std::lock_guard lock(mu_);
+  reports_.erase(session);
+}
+
+void AddBackPressure(json::object& status, const std::vector<WorkerBackPressureReport>& reports,
+                     TimePoint now) {
+  json::array rows;
+  std::map<std::string_view, json::object> by_worker;
+  for (const auto& report : reports) {
+    json::object counts{{"rejected_429", report.rejected_429}, {"retries", report.retries}};
+    by_worker[report.worker_id] = counts;
+    counts["worker_id"] = report.worker_id;
+    counts["reported_at"] = FormatTime(report.reported_at);
+    counts["reported_seconds_ago"] =
+        Round1(std::max(0.0, std::chrono::duration<double>(now - report.reported_at).count()));
+    rows.push_back(std::move(counts));
+  }
+  if (json::value* active = status.if_contains("active_workers"); active && active->is_array()) {
+    for (json::value& w : active->as_array()) {
+      const auto it = by_worker.find(w.as_object().at("worker_id").as_string());
+      if (it != by_worker.end()) w.as_object()["back_pressure"] = it->second;
+    }
+  }
+  status["workers_back_pressure"] = std::move(rows);
+}
+
 std::string FormatTime(TimePoint t) {
   const int64_t millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -682,6 +730,18 @@ std::string FormatStatusText(const json::object& status) {
       out += "no report yet, ";
     }
     out += StrCat("lease until ", json::value_to<std::string>(worker.at("lease_expiry")), ")\n");
+  }
+  // What the targets answered each worker: 429s and resent requests or items.
+  if (const json::value* pressure = status.if_contains("workers_back_pressure");
+      pressure != nullptr && pressure->is_array() && !pressure->as_array().empty()) {
+    out += "Back-pressure per worker (429s, retries):\n";
+    for (const auto& w : pressure->as_array()) {
+      const json::object& worker = w.as_object();
+      out +=
+          StrCat("  ", json::value_to<std::string>(worker.at("worker_id")), ": ",
+                 Grouped(U(worker.at("rejected_429"))), " 429s, ", Grouped(U(worker.at("retries"))),
+                 " retries (reported ", Duration(D(worker.at("reported_seconds_ago"))), " ago)\n");
+    }
   }
   // RfsWorker's phases, when its workers keep their records in this session.
   if (const json::value* workflow = status.if_contains("workflow");

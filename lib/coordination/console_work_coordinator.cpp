@@ -188,6 +188,13 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     return renewed;
   }
 
+  absl::Status RecordProgress(const Lease& lease, const ItemProgress& progress) override {
+    RFS_RETURN_IF_ERROR(CheckOwn(lease));
+    json::object body = LeaseBody(lease);
+    body["progress"] = ProgressBody(progress);
+    return Call("PUT", ItemPath(lease, "progress"), core::JsonText(body)).status();
+  }
+
   absl::Status ReleaseWorkItem(const Lease& lease, std::optional<ItemProgress> progress) override {
     RFS_RETURN_IF_ERROR(CheckOwn(lease));
     json::object body = LeaseBody(lease);
@@ -250,11 +257,17 @@ class ConsoleCoordinator final : public IWorkCoordinator {
   }
 
   json::object LeaseBody(const Lease& lease) const {
-    return {{"worker_id", options_.worker_id},
-            {"lease_generation", lease.generation},
-            {"lease_exponent", lease.exponent},
-            {"lease_duration_ms",
-             std::chrono::duration_cast<std::chrono::milliseconds>(lease.duration).count()}};
+    json::object body{
+        {"worker_id", options_.worker_id},
+        {"lease_generation", lease.generation},
+        {"lease_exponent", lease.exponent},
+        {"lease_duration_ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(lease.duration).count()}};
+    if (options_.back_pressure) {
+      const WorkerBackPressure counts = options_.back_pressure();
+      body["back_pressure"] = {{"rejected_429", counts.rejected_429}, {"retries", counts.retries}};
+    }
+    return body;
   }
 
   // A lease from a console reply's "lease" object; its local start is `sent`.

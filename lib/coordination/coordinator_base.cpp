@@ -354,6 +354,23 @@ absl::StatusOr<Lease> CoordinatorBase::RenewLease(const Lease& lease,
   return renewed;
 }
 
+absl::Status CoordinatorBase::RecordProgress(const Lease& lease, const ItemProgress& progress) {
+  return MutateItem(
+      lease.work_item_id, [&](WorkItemState& state, const StoreTime& now) -> absl::StatusOr<bool> {
+        RFS_RETURN_IF_ERROR(CheckHolds(state, lease));
+        if (state.completed()) {
+          return absl::FailedPreconditionError(
+              StrCat("work item '", lease.work_item_id, "' is complete; its lease ended"));
+        }
+        // Only acknowledged progress moves forward: a report that arrives late (resent, or
+        // overtaken by a renewal) must not take the recorded cursor back.
+        if (state.progress && progress.next_cursor < state.progress->next_cursor) return false;
+        state.progress = progress;
+        state.progress_at = FromMillis(FloorMillis(now.midpoint()));
+        return true;
+      });
+}
+
 absl::Status CoordinatorBase::ReleaseWorkItem(const Lease& lease,
                                               std::optional<ItemProgress> progress) {
   return MutateItem(lease.work_item_id,

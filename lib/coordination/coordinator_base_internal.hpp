@@ -76,6 +76,7 @@ class CoordinatorBase : public IWorkCoordinator {
                                            std::span<const std::string> successor_ids,
                                            int successor_lease_exponent) final;
   absl::StatusOr<Lease> RenewLease(const Lease& lease, const ItemProgress& progress) final;
+  absl::Status RecordProgress(const Lease& lease, const ItemProgress& progress) final;
   absl::Status ReleaseWorkItem(const Lease& lease, std::optional<ItemProgress> progress) final;
   using IWorkCoordinator::ReleaseWorkItem;
   absl::StatusOr<TimePoint> StoreNow() final;

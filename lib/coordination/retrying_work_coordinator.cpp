@@ -59,6 +59,10 @@ absl::StatusOr<Lease> RetryingWorkCoordinator::RenewLease(const Lease& lease,
                                                           const ItemProgress& progress) {
   return Retry([&] { return inner_.RenewLease(lease, progress); });
 }
+absl::Status RetryingWorkCoordinator::RecordProgress(const Lease& lease,
+                                                     const ItemProgress& progress) {
+  return Retry([&] { return inner_.RecordProgress(lease, progress); });
+}
 absl::Status RetryingWorkCoordinator::ReleaseWorkItem(const Lease& lease,
                                                       std::optional<ItemProgress> progress) {
   return Retry([&] { return inner_.ReleaseWorkItem(lease, progress); });

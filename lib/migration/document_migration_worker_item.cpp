@@ -118,7 +118,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   run.setup_time = clock_.Now() - run.acquired_at;
 
   internal::LeaseKeeper keeper(raw_coordinator_, clock_, lease, options_.lease_renewal_interval,
-                               run.recorded);
+                               run.recorded, options_.progress_report_interval);
   internal::GracefulStop stop(options_.stop_requested, clock_, options_.shutdown_timeout);
   // A trial item is never handed to a successor (its limit counts the documents of one item);
   // a trial is small by design.
@@ -334,13 +334,20 @@ DocumentMigrationWorker::ItemSent DocumentMigrationWorker::SendItem(
     if (auto shutdown = stop.deadline()) deadline = std::min(deadline, *shutdown);
     return deadline;
   };
-  if (WorkerCounters* c = options_.counters) {
-    reindexer_options.on_bulk_attempt = [c](const reindex::BulkAttempt& attempt) {
+  if (options_.counters != nullptr || options_.back_pressure != nullptr) {
+    reindexer_options.on_bulk_attempt = [c = options_.counters, tally = options_.back_pressure](
+                                            const reindex::BulkAttempt& attempt) {
+      const uint64_t rejected =
+          attempt.items_rejected + (attempt.error == absl::StatusCode::kResourceExhausted ? 1 : 0);
+      if (tally != nullptr) {
+        tally->rejected_429.fetch_add(rejected, std::memory_order_relaxed);
+        if (!attempt.retry_cause.empty()) tally->retries.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (c == nullptr) return;
       c->documents_sent.Add(attempt.docs);
       c->source_bytes_sent.Add(attempt.source_bytes);
       c->bulk_latency.Observe(std::chrono::duration<double>(attempt.latency).count());
-      c->rejections.Add(attempt.items_rejected +
-                        (attempt.error == absl::StatusCode::kResourceExhausted ? 1 : 0));
+      c->rejections.Add(rejected);
       if (!attempt.retry_cause.empty()) c->retries.With({attempt.retry_cause}).Add();
     };
   }

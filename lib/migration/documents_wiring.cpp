@@ -172,6 +172,9 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     console.ca_cert_file = options.console_ca_cert_file;
     if (records) console.space = "workflow";
     const std::string snapshot_name = options.migration.snapshot_name;
+    console.back_pressure = [tally = wiring.back_pressure] {
+      return coordination::WorkerBackPressure{tally->rejected_429.load(), tally->retries.load()};
+    };
     console.item_totals = [&wiring, snapshot_name](std::string_view id) {
       const snapshot::SnapshotRepository* source = wiring.repository.get();
       if (source == nullptr) return coordination::WorkItemTotals{};
@@ -224,6 +227,7 @@ std::optional<WiringError> WireTransformsAndMetrics(DocumentsToolOptions& option
                                                     const std::string& tool,
                                                     const std::string& worker_id,
                                                     DocumentsWiring& wiring) {
+  options.migration.back_pressure = wiring.back_pressure.get();
   if (options.migration.doc_transformer_config) {
     auto loaded = transform::LoadTransformers(*options.migration.doc_transformer_config);
     if (!loaded.ok()) {

@@ -44,6 +44,8 @@ struct DocumentsWiring {
   /// The metrics export and the worker's counters (set when metrics are asked for).
   std::unique_ptr<MetricsExport> metrics;
   std::unique_ptr<WorkerCounters> counters;
+  /// 429s and retries, sent to a console with the progress reports (metrics or not).
+  std::shared_ptr<BackPressureTally> back_pressure = std::make_shared<BackPressureTally>();
 };
 
 /// Checks the document transformer configuration (a broken one is a usage error before any work

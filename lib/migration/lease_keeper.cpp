@@ -17,11 +17,12 @@ absl::Status LeaseKeeper::OnAcknowledged(const reindex::AcknowledgedProgress& ac
   if (interval_ <= coordination::Duration::zero() ||
       (last_renewal_ && now - *last_renewal_ < interval_)) {
     if (now >= lease_.local_deadline()) return Expired();
-    return absl::OkStatus();
+    return MaybeReportLocked(now);
   }
   absl::Status renewed = RenewLocked();
   if (renewed.ok()) {
     last_renewal_ = now;
+    last_report_ = now;
     return absl::OkStatus();
   }
   if (coordination::IsLeaseLost(renewed)) {
@@ -31,6 +32,31 @@ absl::Status LeaseKeeper::OnAcknowledged(const reindex::AcknowledgedProgress& ac
   // A transient store failure: keep going on the current lease and try again next time.
   if (now >= lease_.local_deadline()) return Expired();
   return absl::OkStatus();
+}
+
+absl::Status LeaseKeeper::MaybeReportLocked(core::IClock::TimePoint now) {
+  if (progress_interval_ <= coordination::Duration::zero() ||
+      now - last_report_ < progress_interval_ || acknowledged_ == recorded_now_) {
+    return absl::OkStatus();
+  }
+  // A failed report waits for the next interval too: the store is not asked again at once.
+  last_report_ = now;
+  absl::Status reported = coordinator_.RecordProgress(lease_, acknowledged_);
+  if (reported.ok()) {
+    recorded_now_ = acknowledged_;
+    progress_reports_.fetch_add(1);
+    return absl::OkStatus();
+  }
+  if (absl::IsUnimplemented(reported)) {
+    progress_interval_ = coordination::Duration::zero();  // only with the heartbeats, then
+    return absl::OkStatus();
+  }
+  if (coordination::IsLeaseLost(reported)) {
+    lost_ = true;
+    return absl::AbortedError(
+        core::StrCat("lease on ", lease_.work_item_id, " lost: ", reported.message()));
+  }
+  return absl::OkStatus();  // transient: the next report or heartbeat records it
 }
 
 absl::Status LeaseKeeper::RecordFinalProgress() {

@@ -19,17 +19,26 @@
 namespace rfs::migration::internal {
 
 // The lease on the item being migrated. The heartbeat (called from the reindexer's progress
-// callback, in cursor order) renews it and records the acknowledged cursor; the reader and the
-// senders read its deadlines through atomics, once per document or request.
+// callback, in cursor order) renews it and records the acknowledged cursor; between heartbeats,
+// progress reports record the cursor alone (RecordProgress) every `progress_interval`. The reader
+// and the senders read its deadlines through atomics, once per document or request.
 class LeaseKeeper {
  public:
   LeaseKeeper(coordination::IWorkCoordinator& coordinator, core::IClock& clock,
               const coordination::Lease& lease, std::chrono::milliseconds renewal_interval,
-              coordination::ItemProgress recorded)
+              coordination::ItemProgress recorded,
+              std::chrono::milliseconds progress_interval = std::chrono::milliseconds(0))
       : coordinator_(coordinator),
         clock_(clock),
         lease_(lease),
         interval_(std::min<coordination::Duration>(renewal_interval, lease.duration / 4)),
+        // Reports between heartbeats only: at least a second apart, and none without heartbeats
+        // (the Java tool's model records nothing until the lease runs out).
+        progress_interval_(
+            interval_ > coordination::Duration::zero() &&
+                    progress_interval > std::chrono::milliseconds(0)
+                ? std::max<coordination::Duration>(progress_interval, std::chrono::seconds(1))
+                : coordination::Duration::zero()),
         last_renewal_(),
         recorded_(recorded),
         acknowledged_(recorded) {
@@ -48,6 +57,8 @@ class LeaseKeeper {
     return acknowledged_;
   }
   uint64_t renewals() const { return renewals_.load(); }
+  /// Progress reports between heartbeats that the store recorded.
+  uint64_t progress_reports() const { return progress_reports_.load(); }
 
   /// The acknowledged prefix grew to `acked` (counted from this grant's start). Renews when the
   /// interval has passed. Aborted when the lease is lost or over.
@@ -72,6 +83,8 @@ class LeaseKeeper {
  private:
   // Records the acknowledged progress and restarts the lease; a lost lease marks it lost.
   absl::Status RenewLocked();
+  // Between heartbeats: records the acknowledged progress when a report is due.
+  absl::Status MaybeReportLocked(core::IClock::TimePoint now);
 
   absl::Status Expired() const {
     return absl::AbortedError(
@@ -94,7 +107,9 @@ class LeaseKeeper {
   mutable std::mutex mu_;
   coordination::Lease lease_;
   const coordination::Duration interval_;
+  coordination::Duration progress_interval_;  // zero: none (or the store has no RecordProgress)
   std::optional<core::IClock::TimePoint> last_renewal_;
+  core::IClock::TimePoint last_report_{};  // the last renewal or progress report
   const coordination::ItemProgress recorded_;
   coordination::ItemProgress acknowledged_;
   coordination::ItemProgress recorded_now_ = recorded_;  // what the store holds
@@ -102,6 +117,7 @@ class LeaseKeeper {
   std::atomic<int64_t> deadline_{0};
   std::atomic<int64_t> checkpoint_at_{0};
   std::atomic<uint64_t> renewals_{0};
+  std::atomic<uint64_t> progress_reports_{0};
 };
 
 // A graceful stop: noticed once, then in-flight work has `timeout` to finish.

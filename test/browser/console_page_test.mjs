@@ -65,6 +65,7 @@ try {
     worker_id: "page-w1",
     progress: { documents_processed: 700, bytes_processed: 700000, documents_failed: 2,
                 outcomes: { rejected: 2, transform_dropped: 1 } },
+    back_pressure: { rejected_429: 1234, retries: 56 },
   });
   await page.waitForFunction(() =>
     document.querySelector("#documents-processed")?.innerText === "1,700" &&
@@ -88,7 +89,10 @@ try {
     run_started: await text("#run-started"),
     elapsed: await text("#elapsed"),
     finished: await text("#finished"),
+    back_pressure: await page.locator('#pressure tr.pressure[data-worker="page-w1"]').allInnerTexts(),
   };
+  check(/1,234\s+56/.test(seen.moving.back_pressure.join(" ")),
+        `page-w1's back-pressure is not shown: ${seen.moving.back_pressure}`);
   // The chart of one index.
   await page.selectOption("#chart-of", "logs");
   seen.moving.logs_chart_lines = await page.locator("#throughput-chart polyline").count();

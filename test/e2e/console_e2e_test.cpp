@@ -240,9 +240,19 @@ TEST_CASE("three workers coordinate through the migration console and its status
   CHECK(status.at("trial").is_null());
   CHECK(status.at("indices").as_array().size() == 2);
   CHECK(status.at("active_workers").as_array().empty());
+  // Each worker that held an item reported its back-pressure (none from a folder target).
+  const json::array& pressure = status.at("workers_back_pressure").as_array();
+  CHECK(!pressure.empty());
+  for (const auto& worker : pressure) {
+    CHECK(std::set<std::string>{"a", "b", "c"}.contains(
+        std::string(worker.at("worker_id").as_string())));
+    CHECK(worker.at("rejected_429") == 0);
+    CHECK(worker.at("retries") == 0);
+  }
 
   auto [text_code, summary] = console.Status("e2e", token);
   CHECK(text_code == 0);
+  CHECK(summary.find("Back-pressure per worker (429s, retries):") != std::string::npos);
   CHECK(summary.find("Session e2e: 100% complete (shards: 0 pending, 0 assigned, 6 completed)") !=
         std::string::npos);
 
@@ -426,6 +436,10 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(moving.at("run_started") != "-");
   CHECK(moving.at("elapsed") != "-");
   CHECK(moving.at("finished") == "-");
+  // The back-pressure a worker sent with its renewal, in the page's per-worker table.
+  REQUIRE(moving.at("back_pressure").as_array().size() == 1);
+  CHECK(std::string(moving.at("back_pressure").as_array()[0].as_string()).find("1,234") !=
+        std::string::npos);
   CHECK(seen.at("completed_rows") == 1);
   CHECK(seen.at("w1_rows") == 1);
   const json::object& done = seen.at("done").as_object();

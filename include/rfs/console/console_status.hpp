@@ -48,6 +48,34 @@ class ProgressHistory {
   std::map<std::string, std::deque<ProgressSample>> samples_;
 };
 
+/// The back-pressure a worker reported with its lease calls (429s, resent requests or items).
+struct WorkerBackPressureReport {
+  std::string worker_id;
+  uint64_t rejected_429 = 0;
+  uint64_t retries = 0;
+  TimePoint reported_at{};
+};
+
+/// Each session's workers' latest back-pressure reports, kept in memory (at most kMaxWorkers per
+/// session: the oldest report goes first). Thread-safe.
+class WorkerReports {
+ public:
+  static constexpr size_t kMaxWorkers = 4096;
+  void Add(const std::string& session, const WorkerBackPressureReport& report);
+  /// In worker id order.
+  std::vector<WorkerBackPressureReport> Get(const std::string& session) const;
+  void Forget(const std::string& session);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::map<std::string, WorkerBackPressureReport>> reports_;
+};
+
+/// Adds the workers' back-pressure to a status document: "workers_back_pressure" (every worker
+/// that reported, in worker id order) and "back_pressure" on each of `status`'s active workers.
+void AddBackPressure(boost::json::object& status,
+                     const std::vector<WorkerBackPressureReport>& reports, TimePoint now);
+
 /// The status document (see the file comment and README "Console API"). `history` holds earlier
 /// samples of this session, oldest first; `now` is the store's time.
 boost::json::object ComputeStatus(const SessionRecord& session,

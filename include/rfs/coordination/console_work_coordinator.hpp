@@ -3,7 +3,8 @@
 //
 // The console applies the lease rules (it drives the coordination layer's SQLite or PostgreSQL
 // coordinators); this client turns each IWorkCoordinator call into one request, or three for a
-// checkpoint taken step by step when a successor-step hook stops it part-way. Leases come back
+// checkpoint taken step by step when a successor-step hook stops it part-way. RecordProgress is
+// PUT .../progress: progress between renewals, the lease left as it is. Leases come back
 // with their store-clock times; the client starts each lease's local deadline at the moment it
 // *sent* the request, which is never later than the grant, so the holder stops before the
 // console can hand the item to anyone else. The clock guard compares the worker's clock with the
@@ -39,6 +40,15 @@ struct WorkItemTotals {
   std::optional<uint64_t> total_size_bytes;
 };
 
+/// The back-pressure a worker has met at its target so far, for the console's status: sent with
+/// every renewal, progress report and release ("back_pressure" in their bodies).
+struct WorkerBackPressure {
+  /// 429 answers (whole bulk requests and items).
+  uint64_t rejected_429 = 0;
+  /// Bulk requests or items sent again (any cause).
+  uint64_t retries = 0;
+};
+
 struct ConsoleWorkCoordinatorOptions : WorkCoordinatorOptions {
   /// The console's base URL, e.g. "http://console:8080" (https with the system's CAs).
   std::string url;
@@ -55,6 +65,8 @@ struct ConsoleWorkCoordinatorOptions : WorkCoordinatorOptions {
   std::chrono::milliseconds request_timeout{30'000};
   /// Called for each item this worker creates, to declare its shard's totals; may be empty.
   std::function<WorkItemTotals(std::string_view id)> item_totals;
+  /// Read for each renewal, progress report and release; may be empty (nothing sent).
+  std::function<WorkerBackPressure()> back_pressure;
 };
 
 class ConsoleWorkCoordinator {

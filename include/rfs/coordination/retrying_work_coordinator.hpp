@@ -44,6 +44,7 @@ class RetryingWorkCoordinator final : public IWorkCoordinator {
                                            std::span<const std::string> successor_ids,
                                            int successor_lease_exponent) override;
   absl::StatusOr<Lease> RenewLease(const Lease& lease, const ItemProgress& progress) override;
+  absl::Status RecordProgress(const Lease& lease, const ItemProgress& progress) override;
   absl::Status ReleaseWorkItem(const Lease& lease, std::optional<ItemProgress> progress) override;
   using IWorkCoordinator::ReleaseWorkItem;
   absl::StatusOr<int64_t> CountIncompleteWorkItems() override;

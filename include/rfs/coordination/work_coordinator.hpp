@@ -348,6 +348,17 @@ class IWorkCoordinator {
   /// nobody having taken the item over, may still be renewed.
   virtual absl::StatusOr<Lease> RenewLease(const Lease& lease, const ItemProgress& progress) = 0;
 
+  /// Records `progress` on the leased item like RenewLease, but leaves the lease as it is (its
+  /// expiry and local deadline): progress reports between heartbeats, so that a progress report
+  /// reads a steady rate. FailedPrecondition as RenewLease; Unimplemented for a store without it
+  /// (the holder then reports progress only with its renewals).
+  virtual absl::Status RecordProgress(const Lease& lease, const ItemProgress& progress) {
+    (void)lease;
+    (void)progress;
+    return absl::UnimplementedError(
+        "this work-coordination store records progress only on renewal");
+  }
+
   /// Gives the leased item back before its lease ends (e.g. on a graceful shutdown or an error):
   /// it becomes available at once, and the exponent this lease added is taken back. With
   /// `progress`, records it first, so the next holder resumes there. FailedPrecondition if the

@@ -68,6 +68,7 @@ struct ShardReaderOptions;
 namespace rfs::migration {
 
 struct WorkerCounters;
+struct BackPressureTally;
 namespace internal {
 class GracefulStop;
 class LeaseKeeper;
@@ -158,6 +159,12 @@ struct DocumentMigrationOptions {
   /// killed at any moment costs at most about one interval of re-sent documents. 0 turns the
   /// heartbeat off (the Java tool's model: a lease only runs out, then the item is handed on).
   std::chrono::milliseconds lease_renewal_interval{30'000};
+  /// Between heartbeats, the acknowledged cursor and counts are recorded this often, the lease
+  /// left as it is (IWorkCoordinator::RecordProgress), so that a progress report reads a steady
+  /// rate instead of one step per renewal. At least kMinProgressReportInterval (stores are not
+  /// flooded); 0, or not less than the renewal interval: only with the heartbeats.
+  std::chrono::milliseconds progress_report_interval{5'000};
+  static constexpr std::chrono::milliseconds kMinProgressReportInterval{1'000};
   /// Set (from a signal handler) to stop gracefully: reading stops, in-flight batches get up to
   /// `shutdown_timeout`, the item is released with its acknowledged cursor, and Run returns
   /// WorkerOutcome::kStopped. May be null.
@@ -179,6 +186,8 @@ struct DocumentMigrationOptions {
   transform::TransformLimits transform_limits;
   /// Metrics to keep up to date (rfs/migration/worker_metrics.hpp); may be null. Must outlive Run.
   WorkerCounters* counters = nullptr;
+  /// 429s and retries to count for the progress reports; may be null. Must outlive Run.
+  BackPressureTally* back_pressure = nullptr;
   reindex::DocumentTransformOptions transform_batch;
   /// Acquisitions of one work item before the run ends with an error naming it (0: no limit;
   /// RfsWorker sets its --max-attempts, and marks the migration FAILED).

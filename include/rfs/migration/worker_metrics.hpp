@@ -19,6 +19,7 @@
 // Thread safety: counters are atomics; any thread may update them.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,13 @@
 #include "absl/status/statusor.h"
 
 namespace rfs::migration {
+
+/// The 429s and retries a worker met at its target, kept whether or not metrics are exported: its
+/// progress reports carry them to a console (ConsoleWorkCoordinatorOptions::back_pressure).
+struct BackPressureTally {
+  std::atomic<uint64_t> rejected_429{0};
+  std::atomic<uint64_t> retries{0};
+};
 
 struct WorkerCounters {
   explicit WorkerCounters(metrics::Registry& registry);

@@ -589,3 +589,79 @@ TEST_CASE("the status counts each shard's chain once, with throughput and ETA", 
   CHECK(status.at("percent_complete").to_number<double>() == 100);
   CHECK(status.at("eta_seconds").to_number<double>() == 0);
 }
+
+TEST_CASE("progress reports between renewals and each worker's back-pressure reach the status",
+          "[console]") {
+  rfs::test::TempDir dir("rfs-console");
+  rfs::core::FakeClock clock;
+  Console console("sqlite:" + dir.File("console.db"), &clock);
+  const std::string token = console.CreateSession("bp");
+  rfs::coordination::WorkerBackPressure w1_counts{12, 30};
+  auto open = [&](const std::string& worker, bool counts) {
+    ConsoleWorkCoordinatorOptions options;
+    options.url = console.server().url();
+    options.session = "bp";
+    options.token = token;
+    options.worker_id = worker;
+    options.clock = &clock;
+    if (counts) options.back_pressure = [&] { return w1_counts; };
+    return rfs::coordination::conformance::RequireOpened(
+        ConsoleWorkCoordinator::Open(std::move(options)));
+  };
+  auto w1 = open("w1", true);
+  auto w2 = open("w2", false);
+  const std::string logs = WorkItemId{"logs", 0, 0, std::nullopt}.ToString();
+  REQUIRE(*w1->CreateUnassignedWorkItem(logs, 0));
+  auto outcome = w1->AcquireWorkItem(logs, 60s);
+  REQUIRE(outcome.ok());
+  const rfs::coordination::Lease lease = std::get<rfs::coordination::Acquired>(*outcome).lease;
+  const std::string base = "/sessions/bp/backfill/work-items";
+
+  // A progress report between renewals: recorded, the lease's expiry untouched.
+  clock.Advance(5s);
+  REQUIRE(w1->RecordProgress(lease, {500, 500, 25000}).ok());
+  auto state = w1->GetWorkItem(logs);
+  REQUIRE(state.ok());
+  REQUIRE((*state)->progress.has_value());
+  CHECK((*state)->progress->docs == 500);
+  CHECK((*state)->lease_expires_at == lease.expires_at);
+
+  json::object status = console.Json(console.Send("GET", base + "/status", "", token)).as_object();
+  CHECK(status.at("total_documents_processed") == 500);
+  const json::array& pressure = status.at("workers_back_pressure").as_array();
+  REQUIRE(pressure.size() == 1);
+  CHECK(pressure[0].at("worker_id") == "w1");
+  CHECK(pressure[0].at("rejected_429") == 12);
+  CHECK(pressure[0].at("retries") == 30);
+  const json::array& active = status.at("active_workers").as_array();
+  REQUIRE(active.size() == 1);
+  CHECK(active[0].at("back_pressure").at("rejected_429") == 12);
+  const std::string text = rfs::console::FormatStatusText(status);
+  INFO(text);
+  CHECK(text.find("Back-pressure per worker (429s, retries):\n  w1: 12 429s, 30 retries") !=
+        std::string::npos);
+
+  // Later counts replace earlier ones (with the next renewal); they stay once the run is over.
+  w1_counts = {40, 77};
+  auto renewed = w1->RenewLease(lease, {900, 900, 45000});
+  REQUIRE(renewed.ok());
+  REQUIRE(w1->CompleteWorkItem(*renewed).ok());
+  status = console.Json(console.Send("GET", base + "/status", "", token)).as_object();
+  CHECK(status.at("active_workers").as_array().empty());
+  CHECK(status.at("workers_back_pressure").at(0).at("rejected_429") == 40);
+  CHECK(status.at("workers_back_pressure").at(0).at("retries") == 77);
+
+  // Another worker's report on an item it does not hold is refused as a lost lease.
+  CHECK(absl::IsFailedPrecondition(
+      w2->RecordProgress(rfs::coordination::Lease{logs, "w2", 0, 60s}, {1000, 1000, 1})));
+  // Progress is required, and counts must be counts.
+  CHECK(console
+            .Send("PUT", base + "/" + logs + "/progress",
+                  R"({"worker_id": "w1", "lease_generation": 1})", token)
+            .status == 422);
+  CHECK(console
+            .Send("PUT", base + "/" + logs + "/progress",
+                  R"({"worker_id": "w1", "lease_generation": 1, "back_pressure": {"retries": -1}})",
+                  token)
+            .status == 422);
+}

@@ -181,3 +181,48 @@ TEST_CASE("SqliteWorkCoordinator keeps sessions apart in tables of one file",
   bad.table = "x; DROP TABLE work_items_a";
   CHECK(absl::IsInvalidArgument(SqliteWorkCoordinator::Open(std::move(bad)).status()));
 }
+
+TEST_CASE("RecordProgress records a holder's progress and leaves its lease as it is",
+          "[coordination][sqlite]") {
+  SqliteEnv env;
+  auto w1 = env.Open({"w1", nullptr, nullptr});
+  auto w2 = env.Open({"w2", nullptr, nullptr});
+  REQUIRE(w1->Setup().ok());
+  REQUIRE(w1->CreateUnassignedWorkItem("item", 0).ok());
+  auto outcome = w1->AcquireWorkItem("item", 60s);
+  REQUIRE(outcome.ok());
+  const rfs::coordination::Lease lease = std::get<Acquired>(*outcome).lease;
+  auto before = w1->GetWorkItem("item");
+  REQUIRE(before.ok());
+  const auto expiry = (*before)->lease_expires_at;
+
+  env.clock.Advance(5s);
+  const auto reported_at = env.clock.Now();
+  REQUIRE(w1->RecordProgress(lease, {100, 90, 9000}).ok());
+  auto after = w1->GetWorkItem("item");
+  REQUIRE(after.ok());
+  REQUIRE((*after)->progress.has_value());
+  CHECK(*(*after)->progress == rfs::coordination::ItemProgress{100, 90, 9000});
+  CHECK((*after)->progress_at <= reported_at);
+  CHECK((*after)->progress_at > reported_at - 1ms);
+  // The lease is not renewed: the same expiry, the same grant.
+  CHECK((*after)->lease_expires_at == expiry);
+  CHECK((*after)->lease_generation == lease.generation);
+
+  // A late report with an older cursor never takes the recorded one back.
+  REQUIRE(w1->RecordProgress(lease, {50, 45, 4500}).ok());
+  CHECK((*w1->GetWorkItem("item"))->progress->next_cursor == 100);
+
+  // Once another worker holds the item, the old holder's reports are refused as a lost lease.
+  env.clock.Advance(60s);
+  auto taken = w2->AcquireWorkItem("item", 60s);
+  REQUIRE(taken.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*taken));
+  absl::Status lost = w1->RecordProgress(lease, {200, 190, 19000});
+  CHECK(rfs::coordination::IsLeaseLost(lost));
+  CHECK((*w1->GetWorkItem("item"))->progress->next_cursor == 100);
+  // And a completed item takes no more progress.
+  const auto second = std::get<Acquired>(*taken).lease;
+  REQUIRE(w2->CompleteWorkItem(second).ok());
+  CHECK(absl::IsFailedPrecondition(w2->RecordProgress(second, {300, 290, 29000})));
+}

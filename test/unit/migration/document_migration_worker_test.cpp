@@ -3,6 +3,7 @@
 // document, allowlists, the shard size limit and snapshot read failures.
 #include "rfs/migration/document_migration_worker.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "rfs/core/clock.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
+#include "rfs/migration/worker_metrics.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "support/generated_repo.hpp"
@@ -245,6 +247,69 @@ TEST_CASE("heartbeats keep a moving shard on one lease, however long it takes",
   REQUIRE(item.progress.has_value());
   CHECK(item.progress->next_cursor > 900);
   CHECK(item.next_lease_exponent == 0);
+}
+
+TEST_CASE("progress is recorded on its own short interval, the lease renewed no more often",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 3 --seed 72");
+  if (!generated) return;
+  // 40 batches of 25 documents, 2 s each: 80 s of work, a heartbeat every 30 s.
+  const int report_seconds = GENERATE(5, 0);
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(2));
+  // What the store holds as each batch goes out (the batches before it are acknowledged).
+  std::set<rfs::coordination::TimePoint> reports, expiries;
+  uint64_t largest_lag = 0;
+  sink->before_write = [&](int call) {
+    if (call == 1) return absl::OkStatus();
+    const rfs::coordination::WorkItemState item = fixture.Item("index-0");
+    if (item.progress) reports.insert(item.progress_at);
+    expiries.insert(item.lease_expires_at);
+    const uint64_t acknowledged = static_cast<uint64_t>(call - 1) * 25;
+    const uint64_t recorded = item.progress ? item.progress->docs : 0;
+    largest_lag = std::max(largest_lag, acknowledged - recorded);
+    return absl::OkStatus();
+  };
+  rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
+  options.lease_renewal_interval = std::chrono::seconds(30);
+  options.progress_report_interval = std::chrono::seconds(report_seconds);
+  auto summary = fixture.RunWorker("w1", sink, options);
+  REQUIRE(summary.ok());
+  CHECK(summary->outcome == WorkerOutcome::kNoWorkLeft);
+  CHECK(sink->writes().size() == 1000);
+  // Heartbeats as before: the first acknowledgment, then one per 30 s.
+  CHECK(summary->lease_renewals <= 4);
+  CHECK(expiries.size() <= 4);
+  if (report_seconds == 5) {
+    // A report every 5-6 s (acknowledgments come every 2 s) of the 80: 13, and the store is at
+    // most 6 s (3 batches) behind.
+    CHECK(reports.size() >= 12);
+    CHECK(largest_lag <= 4 * 25);
+  } else {
+    // Off: progress moves only with the heartbeats, up to 30 s (15 batches) behind.
+    CHECK(reports.size() <= 4);
+    CHECK(largest_lag >= 14 * 25);
+  }
+}
+
+TEST_CASE("a worker counts the 429s and retries it meets, metrics or not",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 100 --segments 1 --seed 73");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(1));
+  // The first two requests are answered 429 whole, then the target takes everything.
+  sink->before_write = [](int call) {
+    return call <= 2 ? absl::ResourceExhaustedError("HTTP 429") : absl::OkStatus();
+  };
+  rfs::migration::BackPressureTally tally;
+  rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
+  options.back_pressure = &tally;
+  auto summary = fixture.RunWorker("w1", sink, options);
+  REQUIRE(summary.ok());
+  CHECK(sink->writes().size() == 100);
+  CHECK(tally.rejected_429.load() == 2);
+  CHECK(tally.retries.load() == 2);
 }
 
 TEST_CASE("a lease running short hands a successor on from the first unread document",
