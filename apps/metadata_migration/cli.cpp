@@ -77,6 +77,9 @@ po::options_description Options() {
       "indices with several mapping types (ES <= 5): union merges them into one index, split "
       "creates <index>_<type> per type")("min-replicas", po::value<Bounded<int, 0, 1000>>(),
                                          "raise index.number_of_replicas to at least this")(
+      "knn-engine", po::value<std::string>()->default_value("lucene"),
+      "engine of the knn_vector fields translated from Elasticsearch dense_vector: lucene (the "
+      "HNSW Elasticsearch uses) or faiss (docs/es-mapping-compatibility.md)")(
       "output", po::value<std::string>()->default_value("human-readable"),
       "human-readable or json")(
       "target-index-prefix", po::value<std::string>(),
@@ -129,6 +132,9 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
   auto policy = transform::ParseMultiTypePolicy(vm["multi-type-behavior"].as<std::string>());
   if (!policy.ok()) return policy.status();
   metadata.multi_type_policy = *policy;
+  auto engine = transform::ParseKnnEngine(vm["knn-engine"].as<std::string>());
+  if (!engine.ok()) return Invalid(core::StrCat("--knn-engine: ", engine.status().message()));
+  metadata.knn_engine = *engine;
   if (vm.count("target-index-prefix")) {
     metadata.target_index_prefix = vm["target-index-prefix"].as<std::string>();
     if (absl::Status prefix = CheckIndexPrefix(metadata.target_index_prefix); !prefix.ok()) {

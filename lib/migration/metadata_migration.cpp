@@ -158,12 +158,21 @@ TemplateKind TemplateKindOf(MetadataItemKind kind) {
 
 bool IsTransient(const absl::Status& s) { return core::IsRetryable(s); }
 
-// Templates Elasticsearch installs and manages itself.
-bool IsManaged(const json::object& tmpl) {
-  const json::value* meta = tmpl.if_contains("_meta");
-  if (meta == nullptr || !meta->is_object()) return false;
-  const json::value* managed = meta->as_object().if_contains("managed");
-  return managed != nullptr && managed->is_bool() && managed->as_bool();
+// The types translated from Elasticsearch's (docs/es-mapping-compatibility.md) that live in
+// OpenSearch plugins: a target without the plugin answers "No handler for type [knn_vector]".
+std::string MissingPluginAdvice(std::string_view error) {
+  for (const auto& [type, plugin] :
+       std::initializer_list<std::pair<std::string_view, std::string_view>>{
+           {"knn_vector", "the k-NN plugin (opensearch-knn)"},
+           {"xy_shape", "the geospatial plugin (opensearch-geospatial)"},
+           {"xy_point", "the geospatial plugin (opensearch-geospatial)"}}) {
+    if (error.find(StrCat("No handler for type [", type, "]")) != std::string_view::npos) {
+      return StrCat(" -- the target has no `", type, "` type: install ", plugin,
+                    " on the target, or remap the field with --transformer-config "
+                    "(docs/es-mapping-compatibility.md)");
+    }
+  }
+  return "";
 }
 
 // Compressed mappings (base64 of CompressedXContent) inside template mappings, decoded in place.
@@ -312,6 +321,7 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
   }
   transform_.multi_type_policy = options_.multi_type_policy;
   transform_.min_replicas = options_.min_replicas;
+  transform_.knn_engine = options_.knn_engine;
   if (options_.source_version) {
     transform_.source = *options_.source_version;
   } else {
@@ -484,9 +494,11 @@ void MigrationRun::Templates(const json::object& templates, MetadataItemKind kin
       continue;
     }
     json::object source = value.as_object();
-    if (allowlist.empty() && IsManaged(source)) {
+    if (auto own = allowlist.empty()
+                       ? transform::SourceEngineTemplate(name, source, transform_.source)
+                       : std::nullopt) {
       item.outcome = MetadataOutcome::kSkippedSystem;
-      item.notes.push_back("installed and managed by Elasticsearch (_meta.managed)");
+      item.notes.push_back(*own);
       report_.items.push_back(std::move(item));
       continue;
     }
@@ -833,6 +845,7 @@ void MigrationRun::Apply(MetadataItemReport& item) {
   if (!created.ok()) {
     item.outcome = MetadataOutcome::kFailed;
     item.error = std::string(created.message());
+    item.error += MissingPluginAdvice(item.error);
     item.transient = IsTransient(created);
     return;
   }

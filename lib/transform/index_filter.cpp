@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include <boost/json.hpp>
+
 #include "rfs/core/str_cat.hpp"
 
 #include "user_regex_internal.hpp"
@@ -17,21 +19,27 @@ constexpr std::string_view kRegexPrefix = "regex:";
 constexpr std::array<std::string_view, 4> kSystemIndexPrefixes = {
     ".", "searchguard", "sg7-auditlog-", "security-auditlog-"};
 
-// Templates Elasticsearch (x-pack) installs for its own data streams and features; a target
-// cluster installs its own equivalents, and copying them would shadow user templates.
-constexpr std::array<std::string_view, 13> kSystemTemplatePrefixes = {".",
-                                                                      "apm-",
-                                                                      "apm@",
-                                                                      "behavioral_analytics-",
-                                                                      "elastic-connectors",
-                                                                      "ilm-history",
-                                                                      "logs-",
-                                                                      "metrics-",
-                                                                      "profiling-",
-                                                                      "synthetics-",
-                                                                      "traces-",
-                                                                      "security-",
-                                                                      "sg7-auditlog-"};
+// The stack templates Elasticsearch 7.9+ installs under plain names
+// (x-pack/plugin/core/src/main/resources/{logs,metrics,synthetics}-*.json, ilm-history.json in
+// elastic/elasticsearch). Later versions also mark them `_meta.managed: true`; before that the
+// name is the only sign. A user's own template of another name (`logs-app-tpl`) is not one.
+constexpr std::array<std::string_view, 16> kElasticsearchBuiltinTemplates = {
+    "logs",
+    "logs-mappings",
+    "logs-settings",
+    "metrics",
+    "metrics-mappings",
+    "metrics-settings",
+    "synthetics",
+    "synthetics-mappings",
+    "synthetics-settings",
+    "data-streams-mappings",
+    "ilm-history",
+    "ilm-history-7",
+    "logs@mappings",
+    "logs@settings",
+    "metrics@mappings",
+    "metrics@settings"};
 
 template <size_t N>
 bool HasAnyPrefix(std::string_view name, const std::array<std::string_view, N>& prefixes) {
@@ -87,6 +95,33 @@ bool Allowlist::Matches(std::string_view name) const {
 
 bool IsSystemIndex(std::string_view name) { return HasAnyPrefix(name, kSystemIndexPrefixes); }
 
-bool IsSystemTemplate(std::string_view name) { return HasAnyPrefix(name, kSystemTemplatePrefixes); }
+bool IsSystemTemplate(std::string_view name) { return name.starts_with("."); }
+
+std::optional<std::string> SourceEngineTemplate(std::string_view name,
+                                                const boost::json::object& body,
+                                                const core::ClusterVersion& source) {
+  if (const boost::json::value* meta = body.if_contains("_meta"); meta && meta->is_object()) {
+    const boost::json::object& m = meta->as_object();
+    if (const auto* managed = m.if_contains("managed");
+        managed && managed->is_bool() && managed->as_bool()) {
+      return std::string("installed and managed by the source cluster (_meta.managed)");
+    }
+    if (const auto* by = m.if_contains("managed_by");
+        by && by->is_string() && !by->as_string().empty()) {
+      return core::StrCat("managed by ", std::string_view(by->as_string()),
+                          " on the source cluster (_meta.managed_by)");
+    }
+  }
+  // The stack templates arrived with Elasticsearch 7.9's data streams; before, a template of
+  // that name is a user's.
+  const bool has_stack_templates =
+      source.elasticsearch() && (source.major > 7 || (source.major == 7 && source.minor >= 9));
+  if (has_stack_templates &&
+      std::find(kElasticsearchBuiltinTemplates.begin(), kElasticsearchBuiltinTemplates.end(),
+                name) != kElasticsearchBuiltinTemplates.end()) {
+    return core::StrCat("one of the templates ", source.ToString(), " installs itself");
+  }
+  return std::nullopt;
+}
 
 }  // namespace rfs::transform

@@ -11,6 +11,8 @@
 
 #include "rfs/core/str_cat.hpp"
 
+#include "es_mapping_rules_internal.hpp"
+
 namespace rfs::transform {
 namespace {
 
@@ -140,11 +142,17 @@ bool IsRootMappingKey(std::string_view key) {
 // Collects what cleaning removed or changed, reported once per kind with a count.
 struct MappingChanges {
   std::map<std::string, int> counts;
+  // The Elasticsearch-only rules (es_mapping_rules.hpp) run for OpenSearch targets only.
+  const MetadataTransformOptions* options = nullptr;
+  internal::EsTranslation es;
   void Add(const std::string& what) { ++counts[what]; }
   void Report(TransformNotes& notes) const {
     for (const auto& [what, count] : counts) {
       notes.notes.push_back(count > 1 ? StrCat(what, " (", count, " places)") : what);
     }
+    notes.notes.insert(notes.notes.end(), es.notes.begin(), es.notes.end());
+    notes.refused.insert(notes.refused.end(), es.refusals.begin(), es.refusals.end());
+    notes.needs_knn = notes.needs_knn || es.knn;
   }
 };
 
@@ -165,6 +173,9 @@ constexpr std::array<std::string_view, 9> kRemovedFieldParameters = {
     "compress",       "compress_threshold", "index_name"};
 
 void CleanField(json::object& field, const std::string& path, MappingChanges& changes) {
+  if (changes.options != nullptr && changes.options->target.opensearch()) {
+    internal::TranslateEsField(field, path, *changes.options, changes.es);
+  }
   for (std::string_view removed : kRemovedFieldParameters) {
     if (field.erase(Key(removed)) > 0) changes.Add(StrCat("`", removed, "` removed"));
   }
@@ -238,7 +249,7 @@ void CleanDynamicTemplates(json::value& templates, MappingChanges& changes) {
       if (!body.is_object()) continue;
       if (json::value* mapping = body.as_object().if_contains("mapping");
           mapping && mapping->is_object()) {
-        CleanField(mapping->as_object(), Str(name), changes);
+        CleanField(mapping->as_object(), StrCat("dynamic template ", Str(name)), changes);
       }
     }
   }
@@ -386,6 +397,27 @@ json::object CleanAliases(const json::object& aliases, bool drop_write_index,
   return out;
 }
 
+// An index or template whose mapping holds fields the target cannot hold: refused with the
+// fields, their types and the way out, instead of the target's 400.
+absl::Status Refusal(std::string_view what, const TransformNotes& notes) {
+  std::string fields;
+  for (const std::string& line : notes.refused) fields += StrCat(fields.empty() ? "" : "; ", line);
+  return absl::InvalidArgumentError(
+      StrCat(what, " refused: ", fields,
+             ". Remove or remap the field with --transformer-config (see "
+             "docs/es-mapping-compatibility.md); every other index and template still migrates"));
+}
+
+// `index.knn: true`, which OpenSearch's k-NN plugin needs to build the graphs of knn_vector fields.
+void AddKnnSetting(json::object& settings, TransformNotes& notes) {
+  json::value& index = settings["index"];
+  if (!index.is_object()) index = json::object();
+  if (index.as_object().contains("knn")) return;
+  index.as_object()["knn"] = true;
+  notes.notes.push_back(
+      "setting index.knn: true added (knn_vector fields translated from dense_vector)");
+}
+
 // Cleans a {settings, mappings, aliases} object of a component or index template in place.
 absl::Status CleanTemplateBody(json::object& body, std::string_view what,
                                const MetadataTransformOptions& options, TransformNotes& notes) {
@@ -394,6 +426,12 @@ absl::Status CleanTemplateBody(json::object& body, std::string_view what,
   }
   if (json::value* mappings = body.if_contains("mappings")) {
     auto types = CleanTypes(*mappings, options, notes);
+    if (!notes.refused.empty()) return Refusal(what, notes);
+    if (notes.needs_knn) {
+      json::value& settings = body["settings"];
+      if (!settings.is_object()) settings = json::object();
+      AddKnnSetting(settings.as_object(), notes);
+    }
     auto mapping = MappingsForTarget(types, options, what, notes);
     if (!mapping.ok()) return mapping.status();
     body["mappings"] = *std::move(mapping);
@@ -528,6 +566,7 @@ json::object CleanMapping(const json::object& mapping, const MetadataTransformOp
                           TransformNotes& notes) {
   json::object out = mapping;
   MappingChanges changes;
+  changes.options = &options;
   // Meta fields and root parameters removed in later versions.
   for (std::string_view removed :
        {"_all", "include_in_all", "_field_names", "_timestamp", "_ttl", "_uid", "_type", "_index",
@@ -538,13 +577,7 @@ json::object CleanMapping(const json::object& mapping, const MetadataTransformOp
                       : StrCat("`", removed, "` dropped (removed in later versions)"));
     }
   }
-  if (options.target.opensearch()) {
-    for (std::string_view es_only : {"runtime", "subobjects"}) {
-      if (out.erase(Key(es_only)) > 0) {
-        changes.Add(StrCat("`", es_only, "` dropped (Elasticsearch-only, not in OpenSearch)"));
-      }
-    }
-  }
+  if (options.target.opensearch()) internal::TranslateEsRoot(out, options, changes.es);
   if (json::value* routing = out.if_contains("_routing"); routing && routing->is_object()) {
     json::object kept;
     if (const auto* required = routing->as_object().if_contains("required")) {
@@ -591,6 +624,8 @@ absl::StatusOr<std::vector<TransformedIndex>> TransformIndex(
   }
   const std::string what = StrCat("index [", index.name, "]");
   auto types = CleanTypes(json::value(index.mappings), options, common);
+  if (!common.refused.empty()) return Refusal(what, common);
+  if (common.needs_knn) AddKnnSetting(settings, common);
   const size_t type_count = CountMappingTypes(index.mappings);
   std::vector<TransformedIndex> out;
   if (options.multi_type_policy == MultiTypePolicy::kSplit && types.size() > 1 &&
@@ -651,6 +686,8 @@ absl::StatusOr<TransformedTemplate> TransformLegacyTemplate(
   json::value mappings = json::object();
   if (const json::value* m = source.if_contains("mappings")) mappings = *m;
   auto types = CleanTypes(mappings, options, out.notes);
+  if (!out.notes.refused.empty()) return Refusal(what, out.notes);
+  if (out.notes.needs_knn) AddKnnSetting(body["settings"].as_object(), out.notes);
   if (options.multi_type_policy == MultiTypePolicy::kSplit && types.size() > 1) {
     out.notes.notes.push_back("a template cannot be split: its mapping types are merged");
   }

@@ -116,6 +116,8 @@ struct MetadataMigrationOptions {
   transform::Allowlist component_template_allowlist;
   transform::MultiTypePolicy multi_type_policy = transform::MultiTypePolicy::kUnion;
   std::optional<int> min_replicas;
+  /// The engine of knn_vector fields translated from Elasticsearch's dense_vector.
+  transform::KnnEngine knn_engine = transform::KnnEngine::kLucene;
   /// Overrides the version detected from the snapshot (e.g. "ES 6.8" parsed).
   std::optional<core::ClusterVersion> source_version;
   /// The target when there is no client (offline evaluate, directory target).

@@ -11,17 +11,22 @@
 // own, in the allowlist).
 //
 // System items: indices whose name starts with '.' (Kibana, security, tasks, ...) plus the
-// security plugins' audit and configuration indices; templates with those prefixes and the
-// templates Elasticsearch installs for its own features (apm-, logs-, metrics-, ilm-history-,
-// synthetics-, ...), which a target installs itself.
+// security plugins' audit and configuration indices; templates whose name starts with '.', and
+// the templates the source engine installed itself, known by their body and, for Elasticsearch,
+// its built-in names (SourceEngineTemplate) -- never by a name prefix a user's template may share.
 //
 // Thread safety: a parsed Allowlist is immutable; Matches may be called concurrently.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "rfs/core/version.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -52,8 +57,18 @@ class Allowlist {
 
 /// True for indices the tools skip unless an allowlist entry selects them.
 bool IsSystemIndex(std::string_view name);
-/// True for templates the tools skip unless an allowlist entry selects them.
+/// True for templates the tools skip by name unless an allowlist entry selects them: hidden ones
+/// ('.' names, in both engines). Which others are the source engine's own is decided by their
+/// body: SourceEngineTemplate.
 bool IsSystemTemplate(std::string_view name);
+/// Why a template is one the source engine installed and manages itself (skipped unless an
+/// allowlist entry selects it), or nullopt for a user's template: `_meta.managed: true`,
+/// `_meta.managed_by` (Fleet and the like), or -- for an Elasticsearch source -- one of the
+/// stack templates Elasticsearch installs under a plain name. An OpenSearch source has none of
+/// Elasticsearch's built-ins, so a user's `logs-app-tpl` there is migrated.
+std::optional<std::string> SourceEngineTemplate(std::string_view name,
+                                                const boost::json::object& body,
+                                                const core::ClusterVersion& source);
 
 /// The selection rule: allowlist empty -> not a system index; otherwise the allowlist matches.
 inline bool SelectIndex(const Allowlist& allowlist, std::string_view name) {

@@ -18,6 +18,11 @@
 // `keyword`. Several types are merged (union) or split into "<index>_<type>" indices
 // (type_policy.hpp, the same naming the document migration uses).
 //
+// Elasticsearch-only mapping features (dense_vector, flattened, runtime fields, time series
+// parameters, ...) are translated, dropped or refused for OpenSearch targets by the table of
+// es_mapping_rules.hpp, wherever a mapping appears; a refused field fails its index or template
+// (InvalidArgument naming the field, the type and --transformer-config).
+//
 // Templates: legacy templates get `index_patterns` for ES 5's `template`, typed mappings
 // unwrapped and settings cleaned; component and index templates get the same mapping and
 // settings cleaning and lose the Elasticsearch-only fields OpenSearch rejects.
@@ -35,6 +40,7 @@
 #include <boost/json/value.hpp>
 
 #include "rfs/core/version.hpp"
+#include "rfs/transform/es_mapping_rules.hpp"
 #include "rfs/transform/type_policy.hpp"
 
 #include "absl/status/statusor.h"
@@ -52,6 +58,11 @@ struct TransformNotes {
   std::vector<DroppedSetting> dropped_settings;
   /// Mapping and template changes, e.g. "mapping type [doc] removed", "`_all` dropped".
   std::vector<std::string> notes;
+  /// Fields the target cannot hold (es_mapping_rules.hpp), one line each: the index or template
+  /// is refused with them.
+  std::vector<std::string> refused;
+  /// A dense_vector became an indexed knn_vector: `index.knn: true` is added to the settings.
+  bool needs_knn = false;
 };
 
 struct MetadataTransformOptions {
@@ -60,6 +71,8 @@ struct MetadataTransformOptions {
   MultiTypePolicy multi_type_policy = MultiTypePolicy::kUnion;
   /// Raise index.number_of_replicas to at least this (indices and templates that set it).
   std::optional<int> min_replicas;
+  /// The engine of knn_vector fields translated from dense_vector (`--knn-engine`).
+  KnnEngine knn_engine = KnnEngine::kLucene;
 };
 
 /// One index as the snapshot describes it (snapshot::IndexMetadata's JSON parts).

@@ -509,5 +509,85 @@ TEST_CASE("transient target errors are retried", "[reindex][metadata][corpus]") 
   CHECK(std::count(names.begin(), names.end(), "posts_2023_02_25") == 1);
 }
 
+TEST_CASE("templates are the source engine's own by their markers and built-in names, not prefix",
+          "[reindex][metadata][corpus]") {
+  // A user's `logs-app-tpl` of an OpenSearch 2.19 source was skipped as "system" by its prefix.
+  const json::object legacy =
+      json::parse(R"({"order":0,"template":"logs-app*","settings":{},"mappings":{}})").as_object();
+  PatchedEs1Repo patched(
+      {}, {}, json::object{{"logs-app-tpl", legacy}, {"logs", legacy}, {".hidden", legacy}});
+  if (!patched.path) return;
+  OpenRepo repo(*patched.path);
+  auto outcome = [](const MetadataReport& report, const std::string& name) {
+    for (const auto& item : report.items) {
+      if (item.kind == MetadataItemKind::kLegacyTemplate && item.name == name) return item;
+    }
+    FAIL("no item " << name);
+    return MetadataItemReport{};
+  };
+  Target target;
+  auto options = Mode(MetadataMode::kMigrate);
+  SECTION("an OpenSearch source has none of Elasticsearch's built-in templates") {
+    options.source_version = *core::ClusterVersion::Parse("OS 2.19");
+    const MetadataReport report = RunMigrator(repo, target.client.get(), options);
+    INFO(report.ToText());
+    CHECK(outcome(report, "logs-app-tpl").outcome == MetadataOutcome::kCreated);
+    CHECK(outcome(report, "logs").outcome == MetadataOutcome::kCreated);
+    CHECK(outcome(report, ".hidden").outcome == MetadataOutcome::kSkippedSystem);
+    CHECK(target.Get("/_template/logs-app-tpl").is_object());
+  }
+  SECTION("Elasticsearch 8's stack template `logs` is its own; the user's template migrates") {
+    options.source_version = *core::ClusterVersion::Parse("ES 8.19");
+    const MetadataReport report = RunMigrator(repo, target.client.get(), options);
+    INFO(report.ToText());
+    CHECK(outcome(report, "logs-app-tpl").outcome == MetadataOutcome::kCreated);
+    const auto logs = outcome(report, "logs");
+    CHECK(logs.outcome == MetadataOutcome::kSkippedSystem);
+    REQUIRE(logs.notes.size() == 1);
+    CHECK(logs.notes[0] == "one of the templates ES 8.19 installs itself");
+  }
+}
+
+TEST_CASE(
+    "an Elasticsearch mapping the target cannot hold refuses its item with advice; the rest "
+    "migrate",
+    "[reindex][metadata][corpus]") {
+  PatchedEs1Repo patched({}, {},
+                         json::parse(R"({
+          "metrics-tpl":{"order":0,"index_patterns":["m-*"],
+                         "mappings":{"_doc":{"properties":{"h":{"type":"histogram"}}}}},
+          "vectors-tpl":{"order":0,"index_patterns":["v-*"],
+                         "mappings":{"_doc":{"properties":{
+                           "v":{"type":"dense_vector","dims":3,"similarity":"l2_norm"},
+                           "host":{"type":"keyword","time_series_dimension":true}}}}}})")
+                             .as_object());
+  if (!patched.path) return;
+  OpenRepo repo(*patched.path);
+  Target target;
+  for (const MetadataMode mode : {MetadataMode::kEvaluate, MetadataMode::kMigrate}) {
+    auto options = Mode(mode);
+    options.source_version = *core::ClusterVersion::Parse("ES 8.19");
+    const MetadataReport report = RunMigrator(repo, target.client.get(), options);
+    const std::string text = report.ToText();
+    INFO(text);
+    CHECK(report.Count(MetadataItemKind::kLegacyTemplate, MetadataOutcome::kFailed) == 1);
+    CHECK(text.find("legacy template [metrics-tpl] refused: field [h]: type `histogram`") !=
+          std::string::npos);
+    CHECK(text.find("--transformer-config") != std::string::npos);
+    CHECK(text.find("field [v]: `dense_vector` translated to `knn_vector`") != std::string::npos);
+    CHECK(text.find("field [host]: parameter `time_series_dimension` dropped") !=
+          std::string::npos);
+    CHECK(report.Count(MetadataItemKind::kIndex, mode == MetadataMode::kMigrate
+                                                     ? MetadataOutcome::kCreated
+                                                     : MetadataOutcome::kWouldCreate) == 1);
+  }
+  const json::value got = target.Get("/_template/vectors-tpl").at("vectors-tpl");
+  CHECK(json::serialize(got.at("mappings").at("properties").at("v")) ==
+        R"({"type":"knn_vector","dimension":3,"method":{"name":"hnsw","engine":"lucene",)"
+        R"("space_type":"l2"}})");
+  CHECK(got.at("settings").at("index").at("knn") == true);
+  CHECK(target.Get("/_template/metrics-tpl").is_null());
+}
+
 }  // namespace
 }  // namespace rfs::migration

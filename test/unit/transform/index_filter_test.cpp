@@ -39,8 +39,34 @@ TEST_CASE("system indices are excluded unless an allowlist selects them",
   REQUIRE(kibana.ok());
   CHECK(rfs::transform::SelectIndex(*kibana, ".kibana_1"));
   CHECK_FALSE(rfs::transform::SelectIndex(*kibana, "posts"));
-  CHECK_FALSE(rfs::transform::SelectTemplate(none, "logs-default"));
+  CHECK_FALSE(rfs::transform::SelectTemplate(none, ".monitoring-es"));
   CHECK(rfs::transform::SelectTemplate(none, "posts_index_template"));
+  // A user's template sharing a prefix with Elasticsearch's own is selected by name; whether a
+  // template is the source engine's own is decided by its body and the source version.
+  CHECK(rfs::transform::SelectTemplate(none, "logs-app-tpl"));
+}
+
+TEST_CASE("the source engine's own templates are known by their markers and built-in names",
+          "[transform][allowlist]") {
+  using rfs::core::ClusterVersion;
+  using rfs::transform::SourceEngineTemplate;
+  const ClusterVersion es8{ClusterVersion::Product::kElasticsearch, 8, 19};
+  const ClusterVersion es76{ClusterVersion::Product::kElasticsearch, 7, 6};
+  const ClusterVersion os2{ClusterVersion::Product::kOpenSearch, 2, 19};
+  const boost::json::object plain;
+  const auto managed = boost::json::parse(R"({"_meta":{"managed":true}})").as_object();
+  const auto fleet = boost::json::parse(R"({"_meta":{"managed_by":"fleet"}})").as_object();
+  CHECK(!SourceEngineTemplate("logs-app-tpl", plain, os2));
+  CHECK(!SourceEngineTemplate("logs-app-tpl", plain, es8));
+  CHECK(!SourceEngineTemplate("logs", plain, os2));
+  CHECK(!SourceEngineTemplate("logs", plain, es76));  // before 7.9's stack templates
+  CHECK(*SourceEngineTemplate("logs", plain, es8) ==
+        "one of the templates ES 8.19 installs itself");
+  CHECK(SourceEngineTemplate("metrics-settings", plain, es8));
+  CHECK(*SourceEngineTemplate("my-template", managed, os2) ==
+        "installed and managed by the source cluster (_meta.managed)");
+  CHECK(*SourceEngineTemplate("logs-nginx.access", fleet, es8) ==
+        "managed by fleet on the source cluster (_meta.managed_by)");
 }
 
 TEST_CASE("multi-type policy: union keeps the index, split names one index per type",

@@ -1,0 +1,569 @@
+#include "rfs/transform/es_mapping_rules.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/str_cat.hpp"
+
+#include "es_mapping_rules_internal.hpp"
+
+namespace rfs::transform {
+namespace {
+
+namespace json = boost::json;
+using core::StrCat;
+
+constexpr std::string_view kFieldTypeTest = "Elasticsearch-only field types are translated";
+constexpr std::string_view kVersionedTest =
+    "types OpenSearch gained in 2.x are kept from their version and translated before it";
+
+// The versions below are where OpenSearch's own source added each type:
+// FlatObjectFieldMapper.java (2.7), NumberFieldMapper.java's UNSIGNED_LONG (2.8),
+// MatchOnlyTextFieldMapper.java (2.12), ConstantKeywordFieldMapper.java (2.14) and
+// WildcardFieldMapper.java (2.15), all in server/src/main/java/org/opensearch/index/mapper/ of
+// opensearch-project/OpenSearch; docs/es-mapping-compatibility.md cites the changelog entries.
+constexpr std::array<MappingRule, 29> kRules = {{
+    {RuleSubject::kType, "dense_vector", 2, 2, RuleAction::kTranslate, "knn_vector",
+     "`dims` -> `dimension`; `similarity` -> `space_type` (l2_norm -> l2, cosine -> cosinesimil, "
+     "dot_product and max_inner_product -> innerproduct); `index_options` hnsw `m` and "
+     "`ef_construction` kept, int8/int4 quantization -> the engine's `sq` encoder where the target "
+     "has it (Lucene 2.16+, Faiss fp16 2.13+), bbq and flat -> full-precision HNSW (said per "
+     "field); `element_type` byte -> `data_type` byte (2.9+), bit -> `data_type` binary on Faiss "
+     "(hamming); `index: false` -> no method; `index.knn: true` added. Engine `lucene` (the HNSW "
+     "Elasticsearch uses), `--knn-engine faiss` for OpenSearch's default; the target needs the "
+     "k-NN plugin. Without `dims` the index is refused.",
+     RuleAction::kTranslate, "knn_vector",
+     "as from 2.2, but on the `nmslib` engine unless `--knn-engine faiss`: k-NN has no Lucene "
+     "engine before 2.2.",
+     "dense_vector becomes knn_vector with its dimension, space type and HNSW parameters"},
+    {RuleSubject::kType, "sparse_vector", 0, 0, RuleAction::kTranslate, "rank_features",
+     "token -> weight maps index as they are; `index_options`, `store` dropped.", RuleAction::kKeep,
+     "", "", kFieldTypeTest},
+    {RuleSubject::kType, "flattened", 2, 7, RuleAction::kTranslate, "flat_object",
+     "every leaf indexed as a keyword under its dotted path, as Elasticsearch did; the "
+     "parameters (`depth_limit`, `ignore_above`, `null_value`, ...) dropped.",
+     RuleAction::kTranslate, "object",
+     "`object` with `enabled: false`: kept in `_source`, not searchable (no flat_object before "
+     "2.7).",
+     kVersionedTest},
+    {RuleSubject::kType, "passthrough", 0, 0, RuleAction::kTranslate, "object",
+     "its fields keep their full paths; `priority` and `time_series_dimension` dropped (the "
+     "top-level aliases Elasticsearch resolved are not created).",
+     RuleAction::kKeep, "", "", kFieldTypeTest},
+    {RuleSubject::kType, "shape", 0, 0, RuleAction::kTranslate, "xy_shape",
+     "needs OpenSearch's geospatial plugin (in the full distribution, not the minimal one).",
+     RuleAction::kKeep, "", "", kFieldTypeTest},
+    {RuleSubject::kType, "point", 0, 0, RuleAction::kTranslate, "xy_point",
+     "needs OpenSearch's geospatial plugin (in the full distribution, not the minimal one).",
+     RuleAction::kKeep, "", "", kFieldTypeTest},
+    {RuleSubject::kType, "semantic_text", 0, 0, RuleAction::kTranslate, "text",
+     "the text is searchable as text; its inference endpoint and embeddings are not migrated "
+     "(`inference_id`, `search_inference_id`, `model_settings`, `chunking_settings` dropped).",
+     RuleAction::kKeep, "", "", kFieldTypeTest},
+    {RuleSubject::kType, "version", 0, 0, RuleAction::kTranslate, "keyword",
+     "values kept as strings; they sort as strings, not by semantic version.", RuleAction::kKeep,
+     "", "", kFieldTypeTest},
+    {RuleSubject::kType, "wildcard", 2, 15, RuleAction::kKeep, "", "OpenSearch has `wildcard`.",
+     RuleAction::kTranslate, "keyword",
+     "`keyword` (wildcard and regexp queries still work, slower on long values).", kVersionedTest},
+    {RuleSubject::kType, "unsigned_long", 2, 8, RuleAction::kKeep, "",
+     "OpenSearch has `unsigned_long`.", RuleAction::kTranslate, "keyword",
+     "`keyword`: every value up to 2^64-1 kept exactly; range queries and sorting become "
+     "lexicographic.",
+     kVersionedTest},
+    {RuleSubject::kType, "constant_keyword", 2, 14, RuleAction::kKeep, "",
+     "OpenSearch has `constant_keyword`.", RuleAction::kTranslate, "keyword",
+     "`keyword` without `value`: documents that omit the field no longer match it.",
+     kVersionedTest},
+    {RuleSubject::kType, "match_only_text", 2, 12, RuleAction::kKeep, "",
+     "OpenSearch has `match_only_text`.", RuleAction::kTranslate, "text",
+     "`text` with `index_options: docs` and `norms: false`, what match_only_text indexes.",
+     kVersionedTest},
+    {RuleSubject::kType, "histogram", 0, 0, RuleAction::kRefuse, "",
+     "no OpenSearch type holds pre-aggregated histograms.", RuleAction::kKeep, "", "",
+     "types without an OpenSearch equivalent refuse their index with advice, the rest migrate"},
+    {RuleSubject::kType, "aggregate_metric_double", 0, 0, RuleAction::kRefuse, "",
+     "no OpenSearch type holds pre-aggregated metrics.", RuleAction::kKeep, "", "",
+     "types without an OpenSearch equivalent refuse their index with advice, the rest migrate"},
+    {RuleSubject::kType, "counted_keyword", 0, 0, RuleAction::kRefuse, "",
+     "no OpenSearch type counts repeated keywords.", RuleAction::kKeep, "", "",
+     "types without an OpenSearch equivalent refuse their index with advice, the rest migrate"},
+    {RuleSubject::kType, "rank_vectors", 0, 0, RuleAction::kRefuse, "",
+     "no OpenSearch type holds multi-vectors for late interaction.", RuleAction::kKeep, "", "",
+     "types without an OpenSearch equivalent refuse their index with advice, the rest migrate"},
+    {RuleSubject::kParameter, "time_series_dimension", 0, 0, RuleAction::kDrop, "",
+     "OpenSearch has no time series indices; the field indexes as usual.", RuleAction::kKeep, "",
+     "", "Elasticsearch-only field parameters are dropped and reported per field"},
+    {RuleSubject::kParameter, "time_series_metric", 0, 0, RuleAction::kDrop, "",
+     "OpenSearch has no time series indices; the field indexes as usual.", RuleAction::kKeep, "",
+     "", "Elasticsearch-only field parameters are dropped and reported per field"},
+    {RuleSubject::kParameter, "synthetic_source_keep", 0, 0, RuleAction::kDrop, "",
+     "a synthetic source option; the target keeps `_source` as sent.", RuleAction::kKeep, "", "",
+     "Elasticsearch-only field parameters are dropped and reported per field"},
+    {RuleSubject::kParameter, "store_array_source", 0, 0, RuleAction::kDrop, "",
+     "a synthetic source option; the target keeps `_source` as sent.", RuleAction::kKeep, "", "",
+     "Elasticsearch-only field parameters are dropped and reported per field"},
+    {RuleSubject::kParameter, "script", 0, 0, RuleAction::kDrop, "",
+     "an indexed script field: its values were computed at index time and are not in "
+     "`_source`, so the field stays empty on the target (`on_script_error` dropped with it).",
+     RuleAction::kKeep, "", "",
+     "Elasticsearch-only field parameters are dropped and reported per field"},
+    {RuleSubject::kParameter, "subobjects", 2, 7, RuleAction::kTranslate, "",
+     "`subobjects: false` (or `auto`) on an object or the root: dotted child names expanded into "
+     "objects, which is how OpenSearch indexes a document's dotted keys; a child that is both a "
+     "leaf and a parent (`a` and `a.b`) makes the object `flat_object` instead.",
+     RuleAction::kTranslate, "",
+     "dotted children expanded as from 2.7; a leaf-and-parent child refuses the index (no "
+     "flat_object before 2.7).",
+     "subobjects false objects are expanded, or flat_object on a conflict"},
+    {RuleSubject::kParameter, "dynamic: runtime", 0, 0, RuleAction::kTranslate, "false",
+     "`dynamic: false`: new fields kept in `_source` and not indexed, as Elasticsearch did "
+     "(`true` would index what the source never indexed).",
+     RuleAction::kKeep, "", "", "dynamic runtime becomes false and runtime fields are dropped"},
+    {RuleSubject::kMapping, "runtime", 0, 0, RuleAction::kDrop, "",
+     "runtime fields hold no data; each is named in the report (rewrite queries that use them, "
+     "e.g. as OpenSearch derived fields on 2.15+). Dynamic templates that map to runtime fields "
+     "are dropped the same way.",
+     RuleAction::kKeep, "", "", "dynamic runtime becomes false and runtime fields are dropped"},
+    {RuleSubject::kSetting, "index.mode", 0, 0, RuleAction::kDrop, "",
+     "`logsdb` and `time_series` are Elasticsearch index modes; the index is a standard one.",
+     RuleAction::kKeep, "", "", "Elasticsearch-only index settings are dropped"},
+    {RuleSubject::kSetting, "index.time_series.start_time", 0, 0, RuleAction::kDrop, "",
+     "with every `index.time_series.*` setting and `index.routing_path`.", RuleAction::kKeep, "",
+     "", "Elasticsearch-only index settings are dropped"},
+    {RuleSubject::kSetting, "index.mapping.source.mode", 0, 0, RuleAction::kDrop, "",
+     "synthetic source is Elasticsearch's; the target stores `_source` as sent.", RuleAction::kKeep,
+     "", "", "Elasticsearch-only index settings are dropped"},
+    {RuleSubject::kSetting, "index.sort.field", 0, 0, RuleAction::kKeep, "",
+     "index sorting (and `index.sort.order`, `mode`, `missing`) kept.", RuleAction::kKeep, "", "",
+     "Elasticsearch-only index settings are dropped"},
+    {RuleSubject::kSetting, "index.knn", 0, 0, RuleAction::kTranslate, "true",
+     "added to an index (or template) that gets an indexed `knn_vector`.", RuleAction::kKeep, "",
+     "", "dense_vector becomes knn_vector with its dimension, space type and HNSW parameters"},
+}};
+
+bool AtLeast(const core::ClusterVersion& v, int major, int minor) {
+  return v.major > major || (v.major == major && v.minor >= minor);
+}
+
+std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
+json::string_view Key(std::string_view s) { return json::string_view(s.data(), s.size()); }
+
+std::string StringOf(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(Key(key));
+  if (v == nullptr) return "";
+  if (v->is_string()) return Str(v->as_string());
+  if (v->is_bool()) return v->as_bool() ? "true" : "false";
+  return json::serialize(*v);
+}
+
+std::string FieldLine(const std::string& path, std::string_view text) {
+  return StrCat("field [", path, "]: ", text);
+}
+
+// Removes every key of `field` not in `kept`; returns the removed names, comma-separated.
+std::string KeepOnly(json::object& field, std::initializer_list<std::string_view> kept) {
+  std::string removed;
+  for (auto it = field.begin(); it != field.end();) {
+    const std::string_view key(it->key());
+    if (std::find(kept.begin(), kept.end(), key) == kept.end()) {
+      removed += StrCat(removed.empty() ? "" : ", ", "`", key, "`");
+      it = field.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
+std::string Dropped(const std::string& removed) {
+  return removed.empty() ? std::string() : StrCat("; dropped ", removed);
+}
+
+void DenseVector(json::object& field, const std::string& path,
+                 const MetadataTransformOptions& options, internal::EsTranslation& out) {
+  const core::ClusterVersion& target = options.target;
+  const json::value* dims = field.if_contains("dims");
+  if (dims == nullptr || !(dims->is_int64() || dims->is_uint64())) {
+    out.refusals.push_back(
+        FieldLine(path,
+                  "`dense_vector` without `dims` (Elasticsearch sets it from the first document it "
+                  "indexes; `knn_vector` needs a `dimension`)"));
+    return;
+  }
+  const std::string element =
+      field.contains("element_type") ? StringOf(field, "element_type") : std::string("float");
+  // ES 8.0-8.10 left dense_vector unindexed unless `index: true`; 8.11 made indexing the default.
+  // Elasticsearch 7 never indexed it.
+  const bool source_default_indexed =
+      options.source.elasticsearch() && AtLeast(options.source, 8, 11);
+  bool indexed = source_default_indexed;
+  if (const json::value* index = field.if_contains("index"); index && index->is_bool()) {
+    indexed = index->as_bool();
+  }
+  std::string similarity = StringOf(field, "similarity");
+  if (similarity.empty()) similarity = element == "bit" ? "l2_norm" : "cosine";
+  json::object result{{"type", "knn_vector"}, {"dimension", *dims}};
+  std::vector<std::string> said;
+  said.push_back(StrCat("dims ", json::serialize(*dims), " -> dimension"));
+  bool faiss = options.knn_engine == KnnEngine::kFaiss;
+  if (element == "byte") {
+    if (AtLeast(target, 2, 9)) {
+      result["data_type"] = "byte";
+      said.push_back("element_type byte -> data_type byte");
+    } else {
+      said.push_back("element_type byte -> float vectors (no byte vectors before k-NN 2.9)");
+    }
+  } else if (element == "bit") {
+    result["data_type"] = "binary";
+    faiss = true;
+    said.push_back(
+        "element_type bit -> data_type binary on the faiss engine (the only one with binary "
+        "vectors, k-NN 2.16+); hex-string vectors in documents are not converted");
+  }
+  std::string engine = faiss ? "faiss" : "lucene";
+  if (!faiss && !AtLeast(target, 2, 2)) {
+    engine = "nmslib";
+    said.push_back("engine nmslib (k-NN has no lucene engine before 2.2)");
+  }
+  if (indexed) {
+    std::string space;
+    if (element == "bit") {
+      space = "hamming";
+    } else if (similarity == "l2_norm") {
+      space = "l2";
+    } else if (similarity == "cosine") {
+      space = "cosinesimil";
+    } else {
+      space = "innerproduct";  // dot_product, max_inner_product
+    }
+    said.push_back(StrCat("similarity ", similarity, " -> space_type ", space));
+    json::object method{{"name", "hnsw"}, {"engine", engine}, {"space_type", space}};
+    json::object parameters;
+    std::string index_type = "hnsw";
+    if (const json::value* io = field.if_contains("index_options"); io && io->is_object()) {
+      const json::object& opts = io->as_object();
+      index_type = StringOf(opts, "type");
+      for (std::string_view p : {"m", "ef_construction"}) {
+        if (const json::value* v = opts.if_contains(Key(p))) parameters[Key(p)] = *v;
+      }
+      if (opts.contains("confidence_interval")) {
+        said.push_back("index_options confidence_interval dropped");
+      }
+    }
+    if (index_type == "int8_hnsw" || index_type == "int4_hnsw" || index_type == "int8_flat" ||
+        index_type == "int4_flat") {
+      if (engine == "lucene" && AtLeast(target, 2, 16)) {
+        parameters["encoder"] = json::object{{"name", "sq"}};
+        said.push_back(StrCat("index_options ", index_type,
+                              " -> hnsw with the lucene `sq` encoder (7-bit scalar quantization, "
+                              "the nearest the engine has)"));
+      } else if (engine == "faiss" && AtLeast(target, 2, 13)) {
+        parameters["encoder"] =
+            json::object{{"name", "sq"}, {"parameters", json::object{{"type", "fp16"}}}};
+        said.push_back(StrCat("index_options ", index_type,
+                              " -> hnsw with the faiss `sq` fp16 encoder (the nearest the "
+                              "engine has)"));
+      } else {
+        said.push_back(StrCat("index_options ", index_type, " -> full-precision hnsw (", engine,
+                              " on ", target.ToString(), " has no scalar quantization)"));
+      }
+    } else if (index_type != "hnsw") {
+      said.push_back(StrCat("index_options ", index_type,
+                            " -> full-precision hnsw (no equivalent method is chosen for it)"));
+    }
+    if (!parameters.empty()) method["parameters"] = std::move(parameters);
+    result["method"] = std::move(method);
+    out.knn = true;
+  } else {
+    said.push_back("not indexed in the source: no method (exact search only)");
+  }
+  std::string summary;
+  for (const auto& s : said) summary += StrCat(summary.empty() ? "" : ", ", s);
+  out.notes.push_back(
+      FieldLine(path, StrCat("`dense_vector` translated to `knn_vector`: ", summary)));
+  field = std::move(result);
+}
+
+// Expands dotted child names of `properties` into objects; false on a leaf-and-parent conflict.
+bool ExpandDotted(json::object& properties) {
+  json::object expanded;
+  for (const auto& [name, child] : properties) {
+    const std::string_view full(name);
+    json::object* node = &expanded;
+    size_t start = 0;
+    size_t dot;
+    while ((dot = full.find('.', start)) != std::string_view::npos) {
+      json::value& next = (*node)[Key(full.substr(start, dot - start))];
+      if (next.is_null()) next = json::object{{"properties", json::object()}};
+      if (!next.is_object()) return false;
+      json::object& object = next.as_object();
+      const json::value* type = object.if_contains("type");
+      if (type != nullptr && !(type->is_string() && type->as_string() == "object")) return false;
+      json::value& props = object["properties"];
+      if (!props.is_object()) props = json::object();
+      node = &props.as_object();
+      start = dot + 1;
+    }
+    const std::string_view leaf = full.substr(start);
+    if (json::value* existing = node->if_contains(Key(leaf))) {
+      // A leaf where an object was made for dotted siblings (`a` beside `a.b`).
+      const json::object* incoming = child.if_object();
+      const bool incoming_object =
+          incoming != nullptr && !incoming->contains("type") && incoming->contains("properties");
+      if (!incoming_object || !existing->is_object()) return false;
+      json::object& props = (*existing).as_object()["properties"].as_object();
+      for (const auto& [k, v] : incoming->at("properties").as_object()) {
+        if (props.contains(k)) return false;
+        props[k] = v;
+      }
+      continue;
+    }
+    (*node)[Key(leaf)] = child;
+  }
+  properties = std::move(expanded);
+  return true;
+}
+
+void Subobjects(json::object& holder, const std::string& path, bool root,
+                const MetadataTransformOptions& options, internal::EsTranslation& out) {
+  const json::value* sub = holder.if_contains("subobjects");
+  if (sub == nullptr) return;
+  const std::string value = StringOf(holder, "subobjects");
+  holder.erase("subobjects");
+  const std::string where = root ? std::string("mapping root") : StrCat("field [", path, "]");
+  if (value == "true") {
+    out.notes.push_back(StrCat(where, ": `subobjects: true` dropped (OpenSearch's behaviour)"));
+    return;
+  }
+  json::value* properties = holder.if_contains("properties");
+  if (properties == nullptr || !properties->is_object()) {
+    out.notes.push_back(StrCat(where, ": `subobjects: ", value,
+                               "` dropped; documents' dotted keys index as object paths"));
+    return;
+  }
+  json::object copy = properties->as_object();
+  if (ExpandDotted(copy)) {
+    *properties = std::move(copy);
+    out.notes.push_back(StrCat(where, ": `subobjects: ", value,
+                               "` translated: dotted child names expanded into objects (documents' "
+                               "dotted keys index as those paths)"));
+    return;
+  }
+  if (!root && AtLeast(options.target, 2, 7)) {
+    holder = json::object{{"type", "flat_object"}};
+    out.notes.push_back(StrCat(where, ": `subobjects: ", value,
+                               "` translated to `flat_object`: a child is both a leaf and a "
+                               "parent, which OpenSearch objects cannot hold; every leaf is "
+                               "indexed as a keyword under its dotted path"));
+    return;
+  }
+  out.refusals.push_back(StrCat(where, ": `subobjects: ", value,
+                                "` with a child that is both a leaf and a parent (OpenSearch "
+                                "objects cannot hold both",
+                                root ? ")" : "; flat_object needs OpenSearch 2.7)"));
+}
+
+void DynamicRuntime(json::object& holder, const std::string& where, internal::EsTranslation& out) {
+  json::value* dynamic = holder.if_contains("dynamic");
+  if (dynamic && dynamic->is_string() && dynamic->as_string() == "runtime") {
+    *dynamic = false;
+    out.notes.push_back(StrCat(where,
+                               ": `dynamic: runtime` translated to `false` (new fields kept in "
+                               "_source, not indexed, as Elasticsearch did)"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<KnnEngine> ParseKnnEngine(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "lucene") return KnnEngine::kLucene;
+  if (lower == "faiss") return KnnEngine::kFaiss;
+  return absl::InvalidArgumentError(StrCat("knn engine '", text, "' is not one of: lucene, faiss"));
+}
+
+std::string_view ToString(KnnEngine engine) {
+  return engine == KnnEngine::kFaiss ? "faiss" : "lucene";
+}
+
+std::string_view ToString(RuleAction action) {
+  switch (action) {
+    case RuleAction::kKeep:
+      return "kept";
+    case RuleAction::kTranslate:
+      return "translated";
+    case RuleAction::kDrop:
+      return "dropped";
+    case RuleAction::kRefuse:
+      return "refused";
+  }
+  return "";
+}
+
+std::span<const MappingRule> EsMappingRules() { return kRules; }
+
+const MappingRule* FindRule(RuleSubject subject, std::string_view name) {
+  for (const MappingRule& rule : kRules) {
+    if (rule.subject == subject && rule.name == name) return &rule;
+  }
+  return nullptr;
+}
+
+RuleOutcome OutcomeFor(const MappingRule& rule, const core::ClusterVersion& target) {
+  if (AtLeast(target, rule.since_major, rule.since_minor)) {
+    return {rule.action, rule.to, rule.how};
+  }
+  return {rule.before_action, rule.before_to, rule.before_how};
+}
+
+std::string RenderCompatibilityTable() {
+  auto cell = [](RuleAction action, std::string_view to) {
+    if (action == RuleAction::kTranslate && !to.empty()) return StrCat("`", to, "`");
+    return std::string(ToString(action));
+  };
+  auto column = [&](const MappingRule& rule, int major) {
+    const std::string now = cell(rule.action, rule.to);
+    const std::string before = cell(rule.before_action, rule.before_to);
+    if (rule.since_major < major || (rule.since_major == major && rule.since_minor == 0)) {
+      return now;
+    }
+    if (rule.since_major > major) return before;
+    if (now == before) return now;
+    return StrCat(before, " before ", major, ".", rule.since_minor, ", ", now, " from ", major, ".",
+                  rule.since_minor);
+  };
+  std::string out =
+      "| Elasticsearch | OpenSearch 1.x | OpenSearch 2.x | OpenSearch 3.x | What rfs does | "
+      "Proven by |\n|---|---|---|---|---|---|\n";
+  for (const MappingRule& rule : kRules) {
+    std::string subject;
+    switch (rule.subject) {
+      case RuleSubject::kType:
+        subject = StrCat("type `", rule.name, "`");
+        break;
+      case RuleSubject::kParameter:
+        subject = StrCat("parameter `", rule.name, "`");
+        break;
+      case RuleSubject::kMapping:
+        subject = StrCat("mapping `", rule.name, "`");
+        break;
+      case RuleSubject::kSetting:
+        subject = StrCat("setting `", rule.name, "`");
+        break;
+    }
+    std::string how(rule.how);
+    if (rule.since_major > 0 && !rule.before_how.empty()) {
+      how += StrCat(" Before ", rule.since_major, ".", rule.since_minor, ": ", rule.before_how);
+    }
+    out += StrCat("| ", subject, " | ", column(rule, 1), " | ", column(rule, 2), " | ",
+                  column(rule, 3), " | ", how, " | ", rule.test, " |\n");
+  }
+  return out;
+}
+
+namespace internal {
+
+void TranslateEsField(json::object& field, const std::string& path,
+                      const MetadataTransformOptions& options, EsTranslation& out) {
+  const core::ClusterVersion& target = options.target;
+  // Parameters OpenSearch does not know, on any field.
+  for (const MappingRule& rule : kRules) {
+    if (rule.subject != RuleSubject::kParameter || rule.action != RuleAction::kDrop) continue;
+    if (field.erase(Key(rule.name)) > 0) {
+      if (rule.name == "script") field.erase("on_script_error");
+      out.notes.push_back(
+          FieldLine(path, StrCat("parameter `", rule.name, "` dropped: ", rule.how)));
+    }
+  }
+  DynamicRuntime(field, StrCat("field [", path, "]"), out);
+  Subobjects(field, path, /*root=*/false, options, out);
+  const json::value* type_value = field.if_contains("type");
+  if (type_value == nullptr || !type_value->is_string()) return;
+  const std::string type = Str(type_value->as_string());
+  const MappingRule* rule = FindRule(RuleSubject::kType, type);
+  if (rule == nullptr) return;
+  const RuleOutcome outcome = OutcomeFor(*rule, target);
+  if (outcome.action == RuleAction::kKeep) return;
+  if (outcome.action == RuleAction::kRefuse) {
+    out.refusals.push_back(FieldLine(path, StrCat("type `", type, "`: ", outcome.how)));
+    return;
+  }
+  if (type == "dense_vector") {
+    DenseVector(field, path, options, out);
+    return;
+  }
+  std::string removed;
+  if (type == "sparse_vector") {
+    removed = KeepOnly(field, {"type", "meta"});
+  } else if (type == "flattened") {
+    removed = KeepOnly(field, {"type"});
+    if (outcome.to == "object") field["enabled"] = false;
+  } else if (type == "passthrough") {
+    removed = KeepOnly(field, {"type", "properties", "dynamic", "enabled"});
+  } else if (type == "semantic_text") {
+    removed = KeepOnly(field, {"type", "meta"});
+  } else if (type == "version") {
+    removed = KeepOnly(field, {"type", "meta", "fields"});
+  } else if (type == "wildcard") {
+    removed = KeepOnly(field, {"type", "ignore_above", "null_value", "meta", "fields"});
+  } else if (type == "unsigned_long") {
+    removed = KeepOnly(field, {"type", "index", "store", "doc_values", "meta", "fields"});
+  } else if (type == "constant_keyword") {
+    removed = KeepOnly(field, {"type", "meta", "fields"});
+  } else if (type == "match_only_text") {
+    removed = KeepOnly(field, {"type", "meta", "fields", "analyzer", "search_analyzer"});
+    field["index_options"] = "docs";
+    field["norms"] = false;
+  }
+  field["type"] = json::string(outcome.to.data(), outcome.to.size());
+  out.notes.push_back(FieldLine(path, StrCat("`", type, "` translated to `", outcome.to,
+                                             "`: ", outcome.how, Dropped(removed))));
+}
+
+void TranslateEsRoot(json::object& mapping, const MetadataTransformOptions& options,
+                     EsTranslation& out) {
+  if (json::value* runtime = mapping.if_contains("runtime")) {
+    std::string names;
+    if (runtime->is_object()) {
+      for (const auto& [name, def] : runtime->as_object()) {
+        names += StrCat(names.empty() ? "" : ", ", Str(name));
+      }
+    }
+    mapping.erase("runtime");
+    out.notes.push_back(StrCat("runtime fields [", names,
+                               "] dropped: ", FindRule(RuleSubject::kMapping, "runtime")->how));
+  }
+  if (json::value* templates = mapping.if_contains("dynamic_templates");
+      templates && templates->is_array()) {
+    json::array kept;
+    for (auto& entry : templates->as_array()) {
+      bool runtime = false;
+      std::string name;
+      if (entry.is_object()) {
+        for (const auto& [k, body] : entry.as_object()) {
+          name = Str(k);
+          runtime = runtime || (body.is_object() && body.as_object().contains("runtime"));
+        }
+      }
+      if (runtime) {
+        out.notes.push_back(StrCat("dynamic template [", name,
+                                   "] dropped: it maps new fields to runtime fields, which "
+                                   "OpenSearch does not have"));
+      } else {
+        kept.push_back(entry);
+      }
+    }
+    *templates = std::move(kept);
+  }
+  DynamicRuntime(mapping, "mapping root", out);
+  Subobjects(mapping, "", /*root=*/true, options, out);
+}
+
+}  // namespace internal
+}  // namespace rfs::transform
