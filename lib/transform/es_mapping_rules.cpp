@@ -199,8 +199,10 @@ void DenseVector(json::object& field, const std::string& path,
       field.contains("element_type") ? StringOf(field, "element_type") : std::string("float");
   // ES 8.0-8.10 left dense_vector unindexed unless `index: true`; 8.11 made indexing the default.
   // Elasticsearch 7 never indexed it.
+  // An unknown minor of 8.x is an index version newer than rfs's table: 8.10 or later.
+  const core::ClusterVersion& source = options.source;
   const bool source_default_indexed =
-      options.source.elasticsearch() && AtLeast(options.source, 8, 11);
+      source.elasticsearch() && (source.minor < 0 ? source.major >= 8 : AtLeast(source, 8, 11));
   bool indexed = source_default_indexed;
   if (const json::value* index = field.if_contains("index"); index && index->is_bool()) {
     indexed = index->as_bool();

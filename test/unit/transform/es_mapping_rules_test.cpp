@@ -107,6 +107,11 @@ TEST_CASE("dense_vector becomes knn_vector with its dimension, space type and HN
     CHECK(json::serialize(Field(old, "v")) == R"({"type":"knn_vector","dimension":3})");
     CHECK(!old.body.at("settings").at("index").as_object().contains("knn"));
   }
+  SECTION("an 8.x source of unknown minor (newer than rfs's version table) indexes by default") {
+    CHECK(Field(One(Index(R"({"v":{"type":"dense_vector","dims":3}})"), To(3, 8, -1)), "v")
+              .as_object()
+              .contains("method"));
+  }
   SECTION("OpenSearch 1.x has no lucene engine: nmslib") {
     CHECK(Field(One(Index(R"({"v":{"type":"dense_vector","dims":3}})"), To(1, 3)), "v")
               .at("method")
