@@ -194,12 +194,17 @@ inline void AddDeltaOptions(po::options_description& options) {
       "experimental-delta-mode", po::value<std::string>(), "the Java tool's name of --delta-mode");
 }
 
-/// The delta options into `docs`; InvalidArgument for an unknown mode or a mode without a
-/// previous snapshot.
+/// The delta options into `docs` (after its snapshot name); InvalidArgument for an unknown mode,
+/// a mode without a previous snapshot, or a previous snapshot named as the one to migrate.
 inline absl::Status ApplyDeltaOptions(const po::variables_map& vm,
                                       migration::DocumentMigrationOptions& docs) {
   for (const char* name : {"previous-snapshot-name", "experimental-previous-snapshot-name"}) {
     if (vm.count(name)) docs.previous_snapshot_name = vm[name].as<std::string>();
+  }
+  if (!docs.previous_snapshot_name.empty() && docs.previous_snapshot_name == docs.snapshot_name) {
+    return absl::InvalidArgumentError(
+        core::StrCat("--previous-snapshot-name names the snapshot to migrate, '",
+                     docs.snapshot_name, "': a delta needs an older snapshot than this one"));
   }
   for (const char* name : {"delta-mode", "experimental-delta-mode"}) {
     if (!vm.count(name)) continue;

@@ -5,6 +5,8 @@
 #include "rfs/migration/document_migration_worker.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -112,6 +114,66 @@ bool IsStoreMismatch(const absl::Status& status) {
 
 bool IsSourcelessIndex(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kSourcelessPayload).has_value();
+}
+
+bool IsDeltaOrderRefusal(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kDeltaOrderPayload).has_value();
+}
+
+namespace {
+
+// Milliseconds since the epoch as UTC, e.g. 2024-05-01T10:00:00.123Z.
+std::string UtcMillis(int64_t millis) {
+  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03dZ", text, static_cast<int>(millis % 1000));
+  return out;
+}
+
+absl::Status DeltaOrderRefusal(std::string message) {
+  absl::Status status = absl::InvalidArgumentError(std::move(message));
+  status.SetPayload(kDeltaOrderPayload, absl::Cord("1"));
+  return status;
+}
+
+}  // namespace
+
+absl::Status CheckDeltaSnapshots(const snapshot::SnapshotRepository& repository,
+                                 const snapshot::SnapshotEntry& current,
+                                 const snapshot::SnapshotEntry& previous) {
+  if (previous.uuid == current.uuid) {
+    return DeltaOrderRefusal(core::StrCat(
+        "--previous-snapshot-name names snapshot '", previous.name,
+        "', the snapshot being migrated: a delta needs an older snapshot than this one"));
+  }
+  // The start times of the snapshots' own (checksummed) snap-*.dat, not index-N's copy.
+  auto current_info = repository.ReadSnapshotInfo(current);
+  if (!current_info.ok()) return TagSnapshotRead(current_info.status());
+  auto previous_info = repository.ReadSnapshotInfo(previous);
+  if (!previous_info.ok()) {
+    return TagSnapshotRead(core::WithContext(previous_info.status(), "--previous-snapshot-name"));
+  }
+  const int64_t now = current_info->start_time;
+  const int64_t before = previous_info->start_time;
+  if (now <= 0 || before <= 0) {
+    return DeltaOrderRefusal(core::StrCat(
+        "snapshot '", now <= 0 ? current.name : previous.name,
+        "' records no start time, so whether --previous-snapshot-name '", previous.name,
+        "' is older than '", current.name, "' is unknown: a delta needs an older snapshot"));
+  }
+  if (before >= now) {
+    // A delta back in time would delete every document added between the two.
+    return DeltaOrderRefusal(core::StrCat(
+        "--previous-snapshot-name '", previous.name, "' started at ", UtcMillis(before),
+        before == now ? ", the same time as" : ", after", " the snapshot being migrated, '",
+        current.name, "' (", UtcMillis(now),
+        "): a delta goes from an older snapshot to a newer one (were the two names swapped?)"));
+  }
+  return absl::OkStatus();
 }
 
 DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotRepository& repository,
@@ -245,11 +307,7 @@ absl::Status DocumentMigrationWorker::PrepareRun() {
       return TagSnapshotRead(core::WithContext(found.status(), "--previous-snapshot-name"));
     }
     previous_snapshot_ = *found;
-    if (previous_snapshot_->uuid == snapshot_->uuid) {
-      return absl::InvalidArgumentError(
-          "--previous-snapshot-name names the snapshot being migrated: a delta needs an older "
-          "one");
-    }
+    RFS_RETURN_IF_ERROR(CheckDeltaSnapshots(repository_, *snapshot_, *previous_snapshot_));
     const std::vector<std::string> now = repository_.IndicesIn(*snapshot_);
     for (const std::string& index : repository_.IndicesIn(*previous_snapshot_)) {
       if (!std::binary_search(now.begin(), now.end(), index) &&

@@ -390,7 +390,18 @@ class Worker {
     if (options_.source) return std::nullopt;
     // No source: the snapshot must be in the repository already.
     absl::Status status = OpenRepository();
-    if (status.ok()) return std::nullopt;
+    if (status.ok()) {
+      // A delta from this snapshot or a newer one is refused before the store is touched (a
+      // previous snapshot not found is reported by the documents phase, as before).
+      const std::string& previous = options_.documents.migration.previous_snapshot_name;
+      if (previous.empty()) return std::nullopt;
+      auto found = wiring_.repository->FindSnapshot(previous);
+      if (!found.ok()) return std::nullopt;
+      absl::Status order = CheckDeltaSnapshots(*wiring_.repository, *snapshot_, **found);
+      if (!IsDeltaOrderRefusal(order)) return std::nullopt;
+      precheck_status_ = order;
+      return kExitUsage;
+    }
     if (absl::IsNotFound(status) && !result_.snapshot_name.empty()) {
       precheck_status_ = core::WithContext(status, "--snapshot-name");
       return kExitUsage;
@@ -869,7 +880,8 @@ class Worker {
           exit_code_override_ = core::kExitSnapshotUnreadable;
           return run.status();
         }
-        if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status())) {
+        if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
+            IsDeltaOrderRefusal(run.status())) {
           exit_code_override_ = kExitUsage;
           return run.status();
         }

@@ -173,7 +173,8 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   if (!run.ok()) {
     return Finish(std::move(result), run.status(),
                   IsSnapshotReadFailure(run.status()) ? core::kExitSnapshotUnreadable
-                  : IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status())
+                  : IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
+                          IsDeltaOrderRefusal(run.status())
                       ? kExitUsage
                       : kExitFailure);
   }

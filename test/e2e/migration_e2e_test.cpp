@@ -832,9 +832,14 @@ TEST_CASE("delta runs into the embedded target write only what changed, in a fol
     INFO(name);
     const std::string repo = (*root / name).string();
     MigrationRun run;
+    int runs = 0;
+    std::string err;  // the last run's
     auto tool = [&](std::vector<std::string> args) {
       args.insert(args.begin(), {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo});
-      return rfs::test::RunProcess(args, run.Out("tool"), run.Err("tool"));
+      const std::string name = "tool-" + std::to_string(++runs);
+      const int code = rfs::test::RunProcess(args, run.Out(name), run.Err(name));
+      err = rfs::test::ReadTextFile(run.Err(name));
+      return code;
     };
     const std::string full = run.dir.File("full"), delta = run.dir.File("delta"),
                       back = run.dir.File("back");
@@ -849,16 +854,39 @@ TEST_CASE("delta runs into the embedded target write only what changed, in a fol
           64);
     REQUIRE(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
                   "--output-dir", delta}) == kNoWorkLeft);
-    INFO(run.Logs("tool"));
+    INFO(err);
     CHECK(BulkActions(delta) == std::vector<std::pair<std::string, std::string>>{{"index", "2"}});
-    // The way back deletes doc 2; UPDATES_ONLY sends nothing.
-    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--previous-snapshot-name", "snapshot_v2",
-                  "--output-dir", back}) == kNoWorkLeft);
-    CHECK(BulkActions(back) == std::vector<std::pair<std::string, std::string>>{{"delete", "2"}});
-    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--previous-snapshot-name", "snapshot_v2",
-                  "--delta-mode", "UPDATES_ONLY", "--output-dir", run.dir.File("none")}) ==
-            kNoWorkLeft);
-    CHECK(BulkActions(run.dir.File("none")).empty());
+    // The way back (a "previous" snapshot newer than the one migrated) would delete doc 2, added
+    // since: refused as a usage error, by the snapshots' own start times, before anything is
+    // written; in every delta mode.
+    CHECK(tool({"--snapshot-name", "snapshot_v1", "--previous-snapshot-name", "snapshot_v2",
+                "--output-dir", back}) == 64);
+    CHECK(err.find("--previous-snapshot-name 'snapshot_v2' started at") != std::string::npos);
+    CHECK(BulkActions(back).empty());
+    CHECK(tool({"--snapshot-name", "snapshot_v1", "--previous-snapshot-name", "snapshot_v2",
+                "--delta-mode", "UPDATES_ONLY", "--output-dir", back}) == 64);
+    // The same snapshot twice, by name or as the newest: a usage error too.
+    CHECK(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v2",
+                "--output-dir", back}) == 64);
+    CHECK(err.find("names the snapshot to migrate, 'snapshot_v2'") != std::string::npos);
+    CHECK(tool({"--previous-snapshot-name", "snapshot_v2", "--output-dir", back}) == 64);
+    CHECK(err.find("names snapshot 'snapshot_v2', the snapshot being migrated") !=
+          std::string::npos);
+    CHECK(BulkActions(back).empty());
+    // RfsWorker refuses the way back before its store or the target is touched.
+    const std::string worker_out = run.dir.File("worker");
+    CHECK(rfs::test::RunProcess(
+              {RFS_WORKER_TOOL, "--snapshot-local-dir", repo, "--snapshot-name", "snapshot_v1",
+               "--previous-snapshot-name", "snapshot_v2", "--output-dir", worker_out},
+              run.Out("worker-1"), run.Err("worker-1")) == 64);
+    CHECK(
+        rfs::test::ReadTextFile(run.Err("worker-1")).find("a delta goes from an older snapshot") !=
+        std::string::npos);
+    CHECK_FALSE(fs::exists(fs::path(worker_out) / ".rfs" / "coordination.sqlite"));
+    CHECK(rfs::test::RunProcess(
+              {RFS_WORKER_TOOL, "--snapshot-local-dir", repo, "--snapshot-name", "snapshot_v2",
+               "--previous-snapshot-name", "snapshot_v2", "--output-dir", worker_out},
+              run.Out("worker-2"), run.Err("worker-2")) == 64);
   }
 }
 

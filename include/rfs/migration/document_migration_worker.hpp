@@ -210,6 +210,19 @@ inline constexpr const char* kStoreMismatchPayload = "rfs.migration.store_mismat
 /// True for that error.
 bool IsStoreMismatch(const absl::Status& status);
 
+/// The payload of the refusal of a delta whose previous snapshot is the snapshot being migrated
+/// or did not start before it (CheckDeltaSnapshots): a usage error.
+inline constexpr const char* kDeltaOrderPayload = "rfs.migration.delta_order";
+/// True for that refusal.
+bool IsDeltaOrderRefusal(const absl::Status& status);
+/// A delta from `previous` to `current`: InvalidArgument (IsDeltaOrderRefusal) when they are the
+/// same snapshot, or when `previous` did not start before `current` by the start times their own
+/// checksummed SnapshotInfo blobs record (a delta back in time would delete the documents added
+/// since); a snapshot read failure (IsSnapshotReadFailure) when those cannot be read.
+absl::Status CheckDeltaSnapshots(const snapshot::SnapshotRepository& repository,
+                                 const snapshot::SnapshotEntry& current,
+                                 const snapshot::SnapshotEntry& previous);
+
 /// The payload of the error of a run that met an item over `max_item_attempts`.
 inline constexpr const char* kItemAttemptsPayload = "rfs.migration.item_attempts";
 /// True for that error.
