@@ -211,4 +211,44 @@ uint64_t SettingsHash(std::string_view text) {
   return std::stoull(net::Sha256Hex(text).substr(0, 13), nullptr, 16);
 }
 
+absl::Status RecordSetupDescription(IWorkCoordinator& coordinator, core::IClock& clock,
+                                    uint64_t hash, std::string_view description, Duration lease) {
+  // The text first, completed, so that the record naming it never names an item to work on.
+  const std::string text_id =
+      StrCat(kSetupDescriptionPrefix,
+             core::Base64UrlEncode(description.substr(0, kMaxSetupDescriptionBytes)));
+  RFS_RETURN_IF_ERROR(RecordCompletedItem(coordinator, clock, text_id, lease));
+  const std::string record_id = StrCat(kSetupDescribedPrefix, hash);
+  for (int attempt = 0;; ++attempt) {
+    RFS_ASSIGN_OR_RETURN(auto outcome, coordinator.AcquireWorkItem(record_id, lease));
+    if (std::holds_alternative<AlreadyCompleted>(outcome)) return absl::OkStatus();
+    if (const auto* acquired = std::get_if<Acquired>(&outcome)) {
+      // Its successor exists, complete: the hand-on only records it and completes this one.
+      const std::vector<std::string> successors{text_id};
+      absl::Status recorded =
+          coordinator.CreateSuccessorsAndComplete(acquired->lease, successors, 0);
+      return IsLeaseLost(recorded) ? absl::OkStatus() : recorded;
+    }
+    // Another worker holds it (recording it, or giving it back): look again shortly.
+    if (attempt >= 600) {
+      return absl::UnavailableError(
+          StrCat("work item ", record_id, " stays leased by another worker"));
+    }
+    clock.SleepFor(std::chrono::milliseconds(100));
+  }
+}
+
+absl::StatusOr<std::optional<std::string>> ReadSetupDescription(IWorkCoordinator& coordinator,
+                                                                uint64_t hash) {
+  RFS_ASSIGN_OR_RETURN(auto record, coordinator.GetWorkItem(StrCat(kSetupDescribedPrefix, hash)));
+  if (!record || record->successor_ids.size() != 1 ||
+      !record->successor_ids[0].starts_with(kSetupDescriptionPrefix)) {
+    return std::nullopt;
+  }
+  auto text = core::Base64Decode(
+      std::string_view(record->successor_ids[0]).substr(kSetupDescriptionPrefix.size()));
+  if (!text.ok()) return std::nullopt;
+  return std::string(text->begin(), text->end());
+}
+
 }  // namespace rfs::coordination

@@ -352,7 +352,16 @@ absl::Status DocumentMigrationWorker::TakeItems() {
     if (coordination::IsBookkeepingItem(acquired->lease.work_item_id) &&
         acquired->lease.work_item_id != coordination::kShardSetupWorkItemId) {
       // Caught between its creation and its completion by the worker that records it: given
-      // back for that worker (a lost lease means it has it already).
+      // back for that worker (a lost lease means it has it already). A setup description (words
+      // for messages alone) is completed instead: no later run records it again, so one whose
+      // recorder died would otherwise stay open, and "no work left" never come.
+      const std::string_view id = acquired->lease.work_item_id;
+      if (id.starts_with(coordination::kSetupDescribedPrefix) ||
+          id.starts_with(coordination::kSetupDescriptionPrefix)) {
+        absl::Status completed = coordinator_.CompleteWorkItem(acquired->lease);
+        if (!completed.ok() && !coordination::IsLeaseLost(completed)) return completed;
+        continue;
+      }
       absl::Status released = coordinator_.ReleaseWorkItem(acquired->lease);
       if (!released.ok() && !coordination::IsLeaseLost(released)) return released;
       continue;

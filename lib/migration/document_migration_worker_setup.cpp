@@ -1,5 +1,6 @@
 // DocumentMigrationWorker's shard setup: the work items of the selected indices, once across all
 // workers, and the check that the store was set up for this run.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,22 +117,32 @@ std::string DocumentMigrationWorker::SetupIndicesMarker() const {
 }
 
 absl::Status DocumentMigrationWorker::CheckStoreIsForThisRun() {
-  const uint64_t mine = SettingsHash(SetupIdentity());
+  const std::string identity = SetupIdentity();
+  const uint64_t mine = SettingsHash(identity);
   RFS_ASSIGN_OR_RETURN(auto record, coordinator_.GetWorkItem(kSetupForWorkItemId));
   if (!record || !record->completed() || !record->progress) {
     // A store set up by an rfs that kept no such record: it is adopted for this run's settings
     // (the first worker to record them decides).
+    RFS_RETURN_IF_ERROR(coordination::RecordSetupDescription(coordinator_, clock_, mine, identity,
+                                                             options_.initial_lease));
     RFS_RETURN_IF_ERROR(RecordCompletedItem(coordinator_, clock_, kSetupForWorkItemId,
                                             options_.initial_lease, mine));
     RFS_ASSIGN_OR_RETURN(record, coordinator_.GetWorkItem(kSetupForWorkItemId));
   }
   if (!record || !record->progress || record->progress->next_cursor != mine) {
+    // What the store was set up for, when it says (stores set up before it was recorded do not).
+    std::optional<std::string> theirs;
+    if (record && record->progress) {
+      RFS_ASSIGN_OR_RETURN(
+          theirs, coordination::ReadSetupDescription(coordinator_, record->progress->next_cursor));
+    }
     // Its completed items would read as "no work left" for work never done.
     absl::Status status = absl::FailedPreconditionError(core::StrCat(
         "this work-coordination store was set up for another snapshot or other settings than "
         "this run's ",
-        SetupIdentity(),
-        ": its completed items say nothing of this run. Use a store of its own (--session-name "
+        identity, ": it was set up for ",
+        theirs ? *theirs : std::string("settings it does not name (set up by an older rfs)"),
+        ". Its completed items say nothing of this run. Use a store of its own (--session-name "
         "NAME, another --output-dir or --coordinator-db), or the settings it was set up with"));
     status.SetPayload(kStoreMismatchPayload, absl::Cord("1"));
     return status;
@@ -154,8 +165,12 @@ absl::Status DocumentMigrationWorker::SetupShards() {
         core::StrCat(coordination::kSetupTrialPrefix, options_.max_docs_per_shard),
         options_.initial_lease, options_.max_docs_per_shard));
   }
+  // The words first: whenever the hash is there, so is what it stands for.
+  const std::string identity = SetupIdentity();
+  RFS_RETURN_IF_ERROR(coordination::RecordSetupDescription(
+      coordinator_, clock_, SettingsHash(identity), identity, options_.initial_lease));
   return RecordCompletedItem(coordinator_, clock_, kSetupForWorkItemId, options_.initial_lease,
-                             SettingsHash(SetupIdentity()));
+                             SettingsHash(identity));
 }
 
 absl::Status DocumentMigrationWorker::CreateShardItems() {

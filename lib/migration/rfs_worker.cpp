@@ -42,6 +42,8 @@ constexpr std::string_view kRunSnapshotRecord = "run_for_snapshot";
 constexpr std::string_view kResetPrefix = "failed_reset_";
 constexpr int kExitStopped = core::kExitHandoffOrStopped;
 constexpr std::string_view kFailedPrefix = "FAILED ";
+// The creator of the run_for records: what the store is for, in words.
+constexpr std::string_view kRunForPrefix = "RUN FOR ";
 constexpr const char* kPhasePayload = "rfs.migration.phase_failed";
 
 std::string PhaseRecord(WorkerPhase phase) {
@@ -702,7 +704,21 @@ class Worker {
     auto record = records_->GetWorkItem(record_id);
     if (!record.ok()) return record.status();
     if (!*record || !(*record)->completed() || !(*record)->progress) {
-      // A fresh store, or one an rfs without this record made: adopted for this run.
+      // A fresh store, or one an rfs without this record made: adopted for this run. Created by
+      // a marker whose worker id is the identity in words: every store keeps an item's creator,
+      // so a run refused later can be told what the store is for (as MarkFailed). Leased and
+      // completed under this worker's own id (the marker's is the same in every worker).
+      std::string words = StrCat(kRunForPrefix, identity);
+      for (char& c : words) {
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+      }
+      if (words.size() > 240) words = words.substr(0, 237) + "...";
+      int exit_code = kExitFailure;
+      auto marker = internal::OpenCoordinator(options_.documents, wiring_, words,
+                                              internal::ItemSpace::kWorkerRecords, &exit_code);
+      if (!marker.ok()) return marker.status();
+      coordination::RetryingWorkCoordinator retrying(**marker, clock_, CoordinatorRetries());
+      RFS_RETURN_IF_ERROR(retrying.CreateUnassignedWorkItem(record_id, 0).status());
       RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(*records_, clock_, record_id,
                                                             options_.record_lease, mine));
       record = records_->GetWorkItem(record_id);
@@ -711,13 +727,17 @@ class Worker {
     if (*record && (*record)->progress && (*record)->progress->next_cursor == mine) {
       return absl::OkStatus();
     }
+    const std::string creator = *record ? (*record)->creator_id : std::string();
     exit_code_override_ = kExitUsage;
-    return absl::FailedPreconditionError(
-        StrCat("this store's migration records were made for another snapshot or other allowlists "
-               "than this run's: ",
-               identity,
-               ". Use a store of its own (--session-name NAME, another --output-dir or "
-               "--coordinator-db), or the options it was set up with"));
+    return absl::FailedPreconditionError(StrCat(
+        "this store's migration records were made for another snapshot or other allowlists than "
+        "this run's (",
+        identity, "): they were made for ",
+        creator.starts_with(kRunForPrefix)
+            ? creator.substr(kRunForPrefix.size())
+            : std::string("a run they do not name (recorded by an older rfs)"),
+        ". Use a store of its own (--session-name NAME, another --output-dir or "
+        "--coordinator-db), or the options it was set up with"));
   }
 
   absl::Status SnapshotPhase() {

@@ -12,7 +12,8 @@
 // between any two of those steps is recovered either by a retry or by the next holder; a
 // randomized schedule of many workers never grants an item while another lease on it is valid;
 // concurrent threads never share an item; the one-time setup runs once while others back off;
-// the clock guard refuses skewed workers; counts are right throughout.
+// the clock guard refuses skewed workers; counts are right throughout; a setup description
+// (RecordSetupDescription) is kept and read back.
 #pragma once
 
 #include <algorithm>
@@ -790,6 +791,37 @@ inline void Counts(const ConformanceEnv& env) {
   CHECK(completed == 3);
 }
 
+inline void SetupDescriptions(const ConformanceEnv& env) {
+  auto w1 = Worker(env, "w1");
+  auto w2 = Worker(env, "w2");
+  // Words no item id could hold (a comma), kept beside their hash.
+  const std::string words = "snapshot 'snap, 1' (uuid abc), --split-shard-bytes 10";
+  const uint64_t hash = SettingsHash(words);
+  auto none = ReadSetupDescription(*w1, hash);
+  RFS_CONFORMANCE_REQUIRE_OK(none.status());
+  CHECK_FALSE(none->has_value());
+  RFS_CONFORMANCE_REQUIRE_OK(RecordSetupDescription(*w1, *env.clock, hash, words, kLease));
+  // The first to record a hash decides; the same call again changes nothing.
+  RFS_CONFORMANCE_REQUIRE_OK(RecordSetupDescription(*w2, *env.clock, hash, "other", kLease));
+  RFS_CONFORMANCE_REQUIRE_OK(RecordSetupDescription(*w1, *env.clock, hash, words, kLease));
+  auto read = ReadSetupDescription(*w2, hash);
+  RFS_CONFORMANCE_REQUIRE_OK(read.status());
+  REQUIRE(read->has_value());
+  CHECK(**read == words);
+  // Long words are kept up to kMaxSetupDescriptionBytes.
+  const std::string long_words(1000, 'x');
+  RFS_CONFORMANCE_REQUIRE_OK(RecordSetupDescription(*w1, *env.clock, hash + 1, long_words, kLease));
+  auto long_read = ReadSetupDescription(*w1, hash + 1);
+  RFS_CONFORMANCE_REQUIRE_OK(long_read.status());
+  REQUIRE(long_read->has_value());
+  CHECK(**long_read == long_words.substr(0, kMaxSetupDescriptionBytes));
+  // Records only: nothing is left to work on.
+  CHECK(Count(*w1) == 0);
+  auto next = w2->AcquireNextWorkItem(kLease);
+  RFS_CONFORMANCE_REQUIRE_OK(next.status());
+  CHECK(std::holds_alternative<NoAvailableWork>(*next));
+}
+
 }  // namespace detail
 
 /// Runs the whole suite; see the file comment.
@@ -861,6 +893,10 @@ inline void RunWorkCoordinatorConformance(const ConformanceEnv& env) {
   }
   SECTION("counts are right") {
     Counts(env);
+    check();
+  }
+  SECTION("a setup description is kept in words beside its hash") {
+    SetupDescriptions(env);
     check();
   }
 }

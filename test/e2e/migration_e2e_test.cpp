@@ -206,9 +206,9 @@ TEST_CASE("the default mode: workers coordinate in the target's .migrations_work
   REQUIRE(done);
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
   // The work items are on the target, none in a local file: one per shard (2 indices x 2
-  // shards), the one-time shard-setup item, and the two records of what the store was set up
-  // for (the snapshot and settings, the selection of indices).
-  CHECK((*target)->DocumentCount(".migrations_working_state") == 7);
+  // shards), the one-time shard-setup item, the two records of what the store was set up for
+  // (the snapshot and settings, the selection of indices) and the two that say it in words.
+  CHECK((*target)->DocumentCount(".migrations_working_state") == 9);
   CHECK((*target)->GetDocument(".migrations_working_state", "shard_setup").has_value());
   CHECK((*target)->GetDocument(".migrations_working_state", "setup_for").has_value());
   CHECK_FALSE(fs::exists(run.dir.File("coordination.sqlite")));

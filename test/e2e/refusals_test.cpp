@@ -51,6 +51,15 @@ size_t ExpectedDocs(const rfs::test::GeneratedRepo& repo) {
   return count;
 }
 
+// The uuid of a generated repository's one snapshot (its snap-<uuid>.dat).
+std::string SnapshotUuid(const rfs::test::GeneratedRepo& repo) {
+  for (const auto& entry : fs::directory_iterator(repo.repo())) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("snap-") && name.ends_with(".dat")) return name.substr(5, name.size() - 9);
+  }
+  return "";
+}
+
 std::vector<std::string> Docs(std::vector<std::string> args) {
   args.insert(args.begin(), RFS_DOCUMENTS_TOOL);
   return args;
@@ -77,6 +86,11 @@ TEST_CASE("a store set up for one snapshot refuses another and a wider allowlist
     INFO(runner.out << runner.err);
     CHECK(code == kUsage);
     CHECK(runner.err.find("was set up for another snapshot") != std::string::npos);
+    // Both snapshots are named: this run's and the one the store was set up for.
+    CHECK(runner.err.find("this run's snapshot 'snap-1' (uuid " + SnapshotUuid(*second) + ")") !=
+          std::string::npos);
+    CHECK(runner.err.find("it was set up for snapshot 'snap-1' (uuid " + SnapshotUuid(*first) +
+                          ")") != std::string::npos);
     CHECK(runner.err.find("--session-name") != std::string::npos);
     CHECK(OutputIds(out) == before);  // nothing written for the refused run
     // In a session of its own the second snapshot migrates.
@@ -104,6 +118,10 @@ TEST_CASE("a store set up for one snapshot refuses another and a wider allowlist
                                       "--output-dir", out, "--split-shard-bytes", "1000"}));
     INFO(runner.out << runner.err);
     CHECK(code == kUsage);
+    CHECK(runner.err.find("(uuid " + SnapshotUuid(*first) + "), --split-shard-bytes 1000,") !=
+          std::string::npos);
+    CHECK(runner.err.find("it was set up for snapshot 'snap-1' (uuid " + SnapshotUuid(*first) +
+                          "), --split-shard-bytes 10737418240,") != std::string::npos);
   }
 }
 
@@ -123,6 +141,11 @@ TEST_CASE("RfsWorker refuses a store set up for another snapshot", "[e2e][genera
   INFO(runner.out << runner.err);
   CHECK(code == kUsage);
   CHECK(runner.err.find("for another snapshot") != std::string::npos);
+  // Both snapshots are named: this run's and the one the store's records were made for.
+  CHECK(runner.err.find("this run's (snapshot 'snap-1' with uuid " + SnapshotUuid(*second) + ")") !=
+        std::string::npos);
+  CHECK(runner.err.find("they were made for snapshot 'snap-1' with uuid " + SnapshotUuid(*first)) !=
+        std::string::npos);
   CHECK(runner.out.find("every phase COMPLETED") == std::string::npos);
 }
 

@@ -63,11 +63,15 @@ inline constexpr std::string_view kSetupForWorkItemId = "setup_for";
 inline constexpr std::string_view kSetupIndicesPrefix = "setup_indices__";
 /// A trial run's record: "setup_trial__<documents per shard at most>" (a console shows it).
 inline constexpr std::string_view kSetupTrialPrefix = "setup_trial__";
+/// What a store was set up for in words, beside its hash (RecordSetupDescription).
+inline constexpr std::string_view kSetupDescribedPrefix = "setup_described__";
+inline constexpr std::string_view kSetupDescriptionPrefix = "setup_description__";
 
 /// True for kShardSetupWorkItemId and the setup records: items that are not shard ranges.
 inline bool IsBookkeepingItem(std::string_view id) {
   return id == kShardSetupWorkItemId || id == kSetupForWorkItemId ||
-         id.starts_with(kSetupIndicesPrefix) || id.starts_with(kSetupTrialPrefix);
+         id.starts_with(kSetupIndicesPrefix) || id.starts_with(kSetupTrialPrefix) ||
+         id.starts_with(kSetupDescribedPrefix) || id.starts_with(kSetupDescriptionPrefix);
 }
 
 /// The longest id a store accepts (OpenSearch limits `_id` to 512 bytes).
@@ -422,5 +426,20 @@ absl::Status RecordCompletedItem(IWorkCoordinator& coordinator, core::IClock& cl
 /// 52 bits of the SHA-256 of `text`: a value every store keeps exactly (JSON numbers, SQLite,
 /// PostgreSQL), for RecordCompletedItem.
 uint64_t SettingsHash(std::string_view text);
+
+/// Keeps `description` (the text whose SettingsHash is `hash`, at most kMaxSetupDescriptionBytes
+/// of it) in the store, so that a run refused for other settings can be told what the store was
+/// set up for, not only that it differs. Every store keeps item ids and successor lists, and
+/// nothing else of text: the completed record kSetupDescribedPrefix + hash names as its successor
+/// the completed record kSetupDescriptionPrefix + base64url(description). Idempotent; the first
+/// worker to record a hash decides; one that finds the record held by another leaves it to it.
+absl::Status RecordSetupDescription(IWorkCoordinator& coordinator, core::IClock& clock,
+                                    uint64_t hash, std::string_view description, Duration lease);
+inline constexpr size_t kMaxSetupDescriptionBytes = 360;  // base64url and prefix within 512
+
+/// The description recorded for `hash`; nullopt when there is none (a store an rfs without these
+/// records set up, or a worker that died in between).
+absl::StatusOr<std::optional<std::string>> ReadSetupDescription(IWorkCoordinator& coordinator,
+                                                                uint64_t hash);
 
 }  // namespace rfs::coordination
