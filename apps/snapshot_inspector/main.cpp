@@ -32,7 +32,8 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  info   the repository's snapshots, the source version, each index of a snapshot\n"
     "         (shard count, size of its shard files, aliases, settings, mappings) and the\n"
-    "         templates\n"
+    "         templates; exit 5 when a snapshot's entry in the repository index disagrees\n"
+    "         with its snap-*.dat (each listed so is marked DAMAGED), as for `docs`\n"
     "  docs   every live document of a snapshot as NDJSON on stdout, one per line, in\n"
     "         elasticdump's format: {\"_index\",\"_type\" (typed indices only),\"_id\",\n"
     "         \"_routing\" (when set),\"_source\"}; a summary goes to stderr\n"
@@ -74,6 +75,15 @@ int Info(int argc, char** argv) {
   if (!std::cout.flush()) {
     std::cerr << "SnapshotInspector: writing the standard output failed\n";
     return rfs::migration::kExitFailure;
+  }
+  // A snapshot that a migration (or `docs`) would refuse to read fails `info` the same way.
+  const auto& damaged = inspection->at("damaged_snapshots").as_array();
+  if (!damaged.empty()) {
+    std::cerr << "SnapshotInspector: " << damaged.size()
+              << " snapshot(s) of the repository cannot be read (see DAMAGED above):";
+    for (const auto& name : damaged) std::cerr << " " << std::string_view(name.as_string());
+    std::cerr << "\n";
+    return rfs::migration::kExitSnapshot;
   }
   return 0;
 }

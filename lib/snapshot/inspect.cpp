@@ -26,10 +26,26 @@ absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& reposit
   out["source_version"] = version.ToString();
 
   json::array snapshots;
+  json::array damaged;
   for (const auto& s : repository.snapshots()) {
-    snapshots.push_back(json::object{{"name", s.name}, {"uuid", s.uuid}, {"state", s.state}});
+    json::object entry{{"name", s.name}, {"uuid", s.uuid}, {"state", s.state}};
+    // Each snapshot listed is checked as a migration of it would be (its entry in the repository
+    // index against its own snap-*.dat): a damaged one is named so, never listed as sound.
+    std::string problem;
+    auto found = repository.FindSnapshot(s.name);
+    if (!found.ok()) {
+      problem = std::string(found.status().message());
+    } else if (*found != &s) {
+      problem = StrCat("the repository index lists two snapshots named '", s.name, "'");
+    }
+    if (!problem.empty()) {
+      entry["damaged"] = problem;
+      damaged.emplace_back(s.name);
+    }
+    snapshots.push_back(std::move(entry));
   }
   out["snapshots"] = std::move(snapshots);
+  out["damaged_snapshots"] = std::move(damaged);
   json::array warnings;
   for (const auto& w : repository.warnings()) warnings.emplace_back(w);
   out["warnings"] = std::move(warnings);
@@ -134,6 +150,9 @@ std::string FormatInspection(const json::object& in) {
     const auto& o = s.get_object();
     out += StrCat("  ", Str(o.at("name")), "  uuid=", Str(o.at("uuid")),
                   "  state=", Str(o.at("state")), "\n");
+    if (const auto* damaged = o.if_contains("damaged")) {
+      out += StrCat("    DAMAGED: ", Str(*damaged), "\n");
+    }
   }
   const auto& snap = in.at("snapshot").get_object();
   out += StrCat("\nSnapshot ", Str(snap.at("name")), " (", Str(snap.at("state")), ")\n");

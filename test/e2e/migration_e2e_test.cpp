@@ -794,6 +794,71 @@ TEST_CASE("zstd sources: SnapshotInspector and a worker read ES 8.14+ and OpenSe
   }
 }
 
+TEST_CASE(
+    "SnapshotInspector info refuses a snapshot whose index-N and snap-*.dat disagree, as docs",
+    "[e2e][corpus][cli]") {
+  auto root = rfs::test::CorpusPath("es-snapshots");
+  if (!root) return;
+  MigrationRun run;
+  int runs = 0;
+  std::string out, err;  // the last run's
+  auto inspector = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), RFS_INSPECTOR_TOOL);
+    const std::string name = "inspect-" + std::to_string(++runs);
+    const int code = rfs::test::RunProcess(args, run.Out(name), run.Err(name));
+    out = rfs::test::ReadTextFile(run.Out(name));
+    err = rfs::test::ReadTextFile(run.Err(name));
+    return code;
+  };
+  auto damage = [&](const std::string& name, const std::string& blob, const std::string& from,
+                    const std::string& to) {
+    const fs::path copy = run.dir.File(name);
+    fs::copy(*root / name, copy, fs::copy_options::recursive);
+    std::string text = rfs::test::ReadTextFile((copy / blob).string());
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    std::ofstream(copy / blob, std::ios::binary | std::ios::trunc) << text;
+    return copy.string();
+  };
+
+  SECTION("the older of two snapshots no longer listed under its index: marked, exit 5") {
+    // The index both snapshots hold lists only the first one's uuid (one changed character).
+    const std::string repo =
+        damage("ES_7_10_Double", "index-1", R"("7_1RHMshSc6c0cuzX1NCDg","MLvfrD_pTnO_XKWl4qrhOw")",
+               R"("7_1RHMshSc6c0cuzX1NCDg","MLvfrD_pTnO_XKWl4qrhOx")");
+    CHECK(inspector({"docs", "--snapshot-local-dir", repo, "--snapshot-name",
+                     "global_state_snapshot_2"}) == 5);
+    // info of the sound snapshot still lists the damaged one: named so, and exit 5.
+    CHECK(inspector({"info", "--snapshot-local-dir", repo, "--snapshot-name",
+                     "global_state_snapshot"}) == 5);
+    INFO(out << err);
+    CHECK(out.find("global_state_snapshot_2  uuid=MLvfrD_pTnO_XKWl4qrhOw  state=SUCCESS\n"
+                   "    DAMAGED: index-1 of ") != std::string::npos);
+    CHECK(err.find("1 snapshot(s) of the repository cannot be read (see DAMAGED above): "
+                   "global_state_snapshot_2") != std::string::npos);
+    CHECK(inspector({"info", "--snapshot-local-dir", repo, "--snapshot-name",
+                     "global_state_snapshot", "--json"}) == 5);
+    const auto json_out = json::parse(out).as_object();
+    CHECK(json_out.at("damaged_snapshots") == json::array{"global_state_snapshot_2"});
+    // The newest (no name): the damaged one itself.
+    CHECK(inspector({"info", "--snapshot-local-dir", repo}) == 5);
+  }
+  SECTION("a repository's only snapshot whose indices key is changed: exit 5, not 0 indices") {
+    const std::string repo =
+        damage("ES_7_10_Single", "index-1", R"("indices":{)", R"("indicez":{)");
+    CHECK(inspector({"info", "--snapshot-local-dir", repo}) == 5);
+    CHECK(err.find("disagree on the indices") != std::string::npos);
+    CHECK(inspector({"docs", "--snapshot-local-dir", repo, "--snapshot-name",
+                     "global_state_snapshot"}) == 5);
+  }
+  SECTION("intact, both read") {
+    CHECK(inspector({"info", "--snapshot-local-dir", (*root / "ES_7_10_Double").string()}) == 0);
+    INFO(out << err);
+    CHECK(out.find("DAMAGED") == std::string::npos);
+  }
+}
+
 namespace {
 
 // (action, _id) of every bulk line of the files under `folder`, files in name order.
