@@ -164,17 +164,27 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
     const migration::RedriveSummary& r = *result.redrive;
     std::printf(
         "%s %s: redrive %s; %llu files, %llu records: %llu accepted, %llu failed again, %llu "
-        "dropped by transforms\n",
+        "dropped by transforms, %llu refused; %zu files unreadable\n",
         program, result.worker_id.c_str(), result.status.ok() ? "done" : "error",
         static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.records),
         static_cast<unsigned long long>(r.accepted),
-        static_cast<unsigned long long>(r.still_failed),
-        static_cast<unsigned long long>(r.dropped));
+        static_cast<unsigned long long>(r.still_failed), static_cast<unsigned long long>(r.dropped),
+        static_cast<unsigned long long>(r.refused), r.bad_files.size());
     for (const auto& [index, counts] : r.by_index) {
-      std::printf("  %-40s records %8llu  accepted %8llu  failed again %8llu\n", index.c_str(),
-                  static_cast<unsigned long long>(counts.records),
+      std::printf("  %-40s records %8llu  accepted %8llu  failed again %8llu  refused %8llu\n",
+                  index.c_str(), static_cast<unsigned long long>(counts.records),
                   static_cast<unsigned long long>(counts.accepted),
-                  static_cast<unsigned long long>(counts.still_failed));
+                  static_cast<unsigned long long>(counts.still_failed),
+                  static_cast<unsigned long long>(counts.refused));
+    }
+    for (const auto& bad : r.bad_files) {
+      std::printf("%s: skipped %s (cannot be read: %s)\n", program, bad.path.c_str(),
+                  bad.reason.c_str());
+    }
+    for (const auto& refusal : r.refusals) std::printf("%s: %s\n", program, refusal.c_str());
+    if (r.refused > r.refusals.size()) {
+      std::printf("%s: and %llu more records refused\n", program,
+                  static_cast<unsigned long long>(r.refused - r.refusals.size()));
     }
     if (r.still_failed > 0 && !result.failed_documents_path.empty()) {
       std::printf("%s: documents that failed again are recorded in %s\n", program,

@@ -149,7 +149,11 @@ po::options_description Options() {
       "instead of migrating: send the failed documents recorded in this folder or "
       "s3://bucket/prefix (a failed-documents folder or the failed-document stream) to the "
       "target again, through the transforms; each file is a work item, so several workers can "
-      "share it. Exit 0 when every one was accepted, 6 when some failed again (recorded anew)")(
+      "share it. Only index and create actions are sent (and deletes of a record's own "
+      "document, as rfs records them), never into .migrations_working_state*: other records are "
+      "refused and named; a file that cannot be read (empty, cut) is skipped and named, the "
+      "others go on. Exit 0 when every one was accepted, 6 when some failed again (recorded "
+      "anew), were refused or were in a file skipped")(
       "worker-id", po::value<std::string>(), "this worker's id (default: host-pid-random)");
   AddReaderThreadsOption(options);
   AddSourcelessOption(options);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <thread>
 
+#include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -22,6 +24,8 @@ using core::StrCat;
 namespace {
 
 constexpr std::string_view kSetupItem = "redrive_setup";
+// Refused records named one by one (the rest are counted).
+constexpr size_t kRefusalsNamed = 20;
 // Records whose source is the document as read, before transforms.
 bool SourceAsRead(std::string_view error_type) {
   return error_type.starts_with("transform") || error_type == "source_conversion";
@@ -33,25 +37,43 @@ std::string Text(const json::object& o, std::string_view key) {
 }
 
 // {"index": {"_index":..,"_id":..,"routing":..}} -> the document's operation, index, id, routing.
-bool ApplyAction(const json::value& action, reindex::SourceDocument& doc) {
+// Only the operations a redrive carries out: `index` and `create`, and a `delete` of the very
+// document the record is about (rfs records a delta's delete the target refused that way). Any
+// other action is refused: `refusal` says why (false is returned when `action` is no bulk action
+// line at all).
+bool ApplyAction(const json::value& action, reindex::SourceDocument& doc, std::string& refusal) {
   if (!action.is_object() || action.as_object().size() != 1) return false;
   const auto& [op, meta] = *action.as_object().begin();
   if (!meta.is_object()) return false;
+  const json::object& m = meta.as_object();
   if (op == "index") {
     doc.op = reindex::BulkOp::kIndex;
   } else if (op == "create") {
     doc.op = reindex::BulkOp::kCreate;
   } else if (op == "delete") {
+    // A record of another document's delete (or of one without an id) is no record rfs made.
+    if (Text(m, "_index") != doc.index || Text(m, "_id") != doc.id || doc.id.empty()) {
+      refusal = StrCat("a delete of ", Text(m, "_index"), "/", Text(m, "_id"), " in the record of ",
+                       doc.index, "/", doc.id,
+                       ": only deletes of the record's own document are redriven");
+      return true;
+    }
     doc.op = reindex::BulkOp::kDelete;
   } else {
-    return false;
+    refusal = StrCat("the action '", std::string_view(op),
+                     "': a redrive sends only index and create (and rfs's own deletes)");
+    return true;
   }
-  const json::object& m = meta.as_object();
   if (std::string index = Text(m, "_index"); !index.empty()) doc.index = std::move(index);
   if (std::string id = Text(m, "_id"); !id.empty()) doc.id = std::move(id);
   if (std::string routing = Text(m, "routing"); !routing.empty()) doc.routing = std::move(routing);
   if (std::string type = Text(m, "_type"); !type.empty()) doc.type = std::move(type);
   return true;
+}
+
+// The indices rfs keeps its own state in (coordination, redrive, RfsWorker's records).
+bool IsStateIndex(std::string_view index) {
+  return index.starts_with(coordination::kWorkingStateIndex);
 }
 
 absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_view file,
@@ -73,21 +95,34 @@ absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_vie
     std::string first = request.substr(0, newline);
     std::string rest = newline == std::string::npos ? "" : request.substr(newline + 1);
     while (!rest.empty() && rest.back() == '\n') rest.pop_back();
-    auto action = net::ParseJson(first);
-    if (action && ApplyAction(*action, record.doc)) {
-      record.doc.source = std::move(rest);
-    } else {
+    if (rest.empty()) {
       record.doc.source = std::move(first);  // no action line: the source alone
+    } else {
+      // Two lines: the first is the action sent, whatever it looks like.
+      auto action = net::ParseJson(first);
+      if (!action || !ApplyAction(*action, record.doc, record.refusal)) {
+        record.refusal = StrCat("its first line is no bulk action: ", first.substr(0, 200));
+      }
+      record.doc.source = std::move(rest);
     }
   } else {
     record.doc.index = Text(o, "index");
     record.doc.id = Text(o, "id");
     record.error_type = Text(o, "error_type");
-    if (const json::value* action = o.if_contains("action"); action != nullptr) {
+    // An empty action (a document that failed before it was sent) leaves the record's index
+    // operation; any other must be a bulk action line.
+    if (const json::value* action = o.if_contains("action");
+        action != nullptr && !action->is_null() &&
+        !(action->is_string() && action->as_string().empty())) {
+      std::optional<json::value> inner;
       if (action->is_string()) {
-        if (auto inner = net::ParseJson(action->as_string())) ApplyAction(*inner, record.doc);
+        if (auto parsed = net::ParseJson(action->as_string())) inner = *std::move(parsed);
       } else {
-        ApplyAction(*action, record.doc);
+        inner = *action;
+      }
+      if (!inner || !ApplyAction(*inner, record.doc, record.refusal)) {
+        record.refusal =
+            StrCat("its action is no bulk action line: ", core::JsonText(*action).substr(0, 200));
       }
     }
     const json::value* source = o.if_contains("source");
@@ -103,6 +138,13 @@ absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_vie
   if (record.doc.index.empty() ||
       (record.doc.id.empty() && record.doc.op != reindex::BulkOp::kIndex)) {
     return absl::DataLossError(StrCat(file, ": line ", number, " names no index or id"));
+  }
+  if (record.refusal.empty() && IsStateIndex(record.doc.index)) {
+    record.refusal = StrCat("it writes into ", record.doc.index, ", where rfs keeps its own state");
+  }
+  if (!record.refusal.empty()) {
+    record.refusal = StrCat(file, ": line ", number, " (", record.doc.index, "/", record.doc.id,
+                            ") is refused: ", record.refusal);
   }
   record.needs_transform = SourceAsRead(record.error_type);
   record.has_source = !record.doc.source.empty() || record.doc.op == reindex::BulkOp::kDelete;
@@ -138,6 +180,8 @@ class Redriver {
         clock_(clock),
         options_(options) {}
 
+  const RedriveSummary& summary() const { return summary_; }
+
   absl::StatusOr<RedriveSummary> Run() {
     RFS_RETURN_IF_ERROR(coordinator_.Setup());
     RFS_RETURN_IF_ERROR(SetUpItems());
@@ -152,7 +196,11 @@ class Redriver {
       }
       if (!std::holds_alternative<coordination::Acquired>(outcome)) continue;
       const coordination::Lease lease = std::get<coordination::Acquired>(outcome).lease;
-      RFS_RETURN_IF_ERROR(RedriveItem(lease));
+      if (absl::Status redriven = RedriveItem(lease); !redriven.ok()) {
+        // Given back at once for the next redrive (best effort: else its lease runs out).
+        coordinator_.ReleaseWorkItem(lease).IgnoreError();
+        return redriven;
+      }
       absl::Status completed = coordinator_.CompleteWorkItem(lease);
       if (!completed.ok() && !coordination::IsLeaseLost(completed)) return completed;
     }
@@ -193,20 +241,53 @@ class Redriver {
     return absl::NotFoundError(StrCat("no failed-document file for work item ", id));
   }
 
+  // A file that cannot be read or parsed (a writer killed before its first record leaves an
+  // empty .gz, one killed mid-write a cut one) is named and skipped: the rest go on. Errors a
+  // retry may fix (the store, the network) end the run instead.
+  absl::Status SkipBadFile(const std::string& path, const absl::Status& why) {
+    if (core::IsRetryable(why)) return why;
+    std::string_view reason(why.message().data(), why.message().size());
+    if (reason.starts_with(path) && reason.substr(path.size()).starts_with(": ")) {
+      reason.remove_prefix(path.size() + 2);  // the path is said once
+    }
+    summary_.bad_files.push_back({path, std::string(reason)});
+    Progress(StrCat(path, ": skipped, it cannot be read: ", reason));
+    return absl::OkStatus();
+  }
+
   absl::Status RedriveItem(const coordination::Lease& lease) {
-    RFS_ASSIGN_OR_RETURN(const std::string path, PathOf(lease.work_item_id));
-    RFS_ASSIGN_OR_RETURN(auto bytes, source_.ReadBlob(path));
-    RFS_ASSIGN_OR_RETURN(
-        auto records,
-        ParseFailedDocumentRecords(
-            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path));
+    auto found = PathOf(lease.work_item_id);
+    if (!found.ok()) return SkipBadFile(lease.work_item_id, found.status());
+    const std::string& path = *found;
+    auto bytes = source_.ReadBlob(path);
+    if (!bytes.ok()) return SkipBadFile(path, bytes.status());
+    if (bytes->empty()) {
+      return SkipBadFile(path, absl::DataLossError(
+                                   "the file is empty (a writer killed before its first record?)"));
+    }
+    auto parsed = ParseFailedDocumentRecords(
+        std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), path);
+    if (!parsed.ok()) return SkipBadFile(path, parsed.status());
+    std::vector<RedriveRecord>& records = *parsed;
     // By target index (each has its sink), in file order; records that need the transforms
     // apart from those that do not.
     std::map<std::pair<std::string, bool>, std::vector<reindex::SourceDocument>> groups;
     std::vector<reindex::FailedDocument> unsendable;
+    uint64_t refused = 0;
     for (RedriveRecord& record : records) {
       ++summary_.records;
       ++summary_.by_index[record.doc.index].records;
+      if (!record.refusal.empty()) {
+        // Never sent; named (the first few) and counted.
+        ++refused;
+        ++summary_.refused;
+        ++summary_.by_index[record.doc.index].refused;
+        if (summary_.refusals.size() < kRefusalsNamed) {
+          summary_.refusals.push_back(record.refusal);
+          Progress(record.refusal);
+        }
+        continue;
+      }
       if (!record.has_source) {
         reindex::FailedDocument again;
         again.index = record.doc.index;
@@ -248,17 +329,21 @@ class Redriver {
                                 : reindexer.Reindex(input, on_progress);
       if (!result.ok()) return core::WithContext(result.status(), StrCat("redriving ", path));
       const uint64_t transform_failed = transformed ? transformed->docs_failed() : 0;
-      accepted += result->docs_written + result->docs_allowed_errors;
-      failed += result->docs_failed + transform_failed;
-      summary_.by_index[index].accepted += result->docs_written + result->docs_allowed_errors;
-      summary_.by_index[index].still_failed += result->docs_failed + transform_failed;
+      const uint64_t group_accepted = result->docs_written + result->docs_allowed_errors;
+      const uint64_t group_failed = result->docs_failed + transform_failed;
+      // Counted as each group is done, so a run that ends in an error still says what went.
+      accepted += group_accepted;
+      failed += group_failed;
+      summary_.accepted += group_accepted;
+      summary_.still_failed += group_failed;
+      summary_.by_index[index].accepted += group_accepted;
+      summary_.by_index[index].still_failed += group_failed;
       if (transformed) summary_.dropped += transformed->docs_dropped();
     }
-    summary_.accepted += accepted;
-    summary_.still_failed += failed;
     ++summary_.files;
     Progress(StrCat(path, ": ", records.size(), " records, ", accepted, " accepted, ",
-                    failed + unsendable.size(), " still failed"));
+                    failed + unsendable.size(), " still failed",
+                    refused > 0 ? StrCat(", ", refused, " refused") : std::string()));
     return absl::OkStatus();
   }
 
@@ -300,9 +385,12 @@ absl::StatusOr<std::vector<RedriveRecord>> ParseFailedDocumentRecords(std::strin
 absl::StatusOr<RedriveSummary> RedriveFailedDocuments(
     const snapshot::ISourceRepo& source, coordination::IWorkCoordinator& coordinator,
     const SinkFactory& sinks, reindex::IFailedDocumentSink& failed_sink,
-    transform::IJsonTransformer* transformer, core::IClock& clock, const RedriveOptions& options) {
+    transform::IJsonTransformer* transformer, core::IClock& clock, const RedriveOptions& options,
+    RedriveSummary* so_far) {
   Redriver redriver(source, coordinator, sinks, failed_sink, transformer, clock, options);
-  return redriver.Run();
+  auto summary = redriver.Run();
+  if (so_far != nullptr) *so_far = redriver.summary();
+  return summary;
 }
 
 }  // namespace rfs::migration

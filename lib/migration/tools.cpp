@@ -94,6 +94,7 @@ namespace {
 // --redrive-failed-documents: the same target, sinks, transforms and stores, another source.
 DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::DocumentsWiring& wiring,
                                DocumentsToolResult result) {
+  result.redrive = RedriveSummary{};  // a redrive reports as one, even one that fails at once
   std::shared_ptr<snapshot::ISourceRepo> source;
   if (options.redrive_source.starts_with("s3://")) {
     auto repo = s3::S3Repo::Open(options.redrive_source, options.repository.s3);
@@ -129,12 +130,16 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
   redrive.transform_batch.transform_memory_bytes = options.migration.transform_limits.memory_bytes;
   redrive.on_progress = options.on_redrive_progress;
   core::SystemClock clock;
+  RedriveSummary so_far;
   auto summary = RedriveFailedDocuments(*source, **coordinator, wiring.sinks, *wiring.failed_sink,
-                                        transformer.get(), clock, redrive);
+                                        transformer.get(), clock, redrive, &so_far);
+  // The counts of what was done stand whether the run ended well or not.
+  result.redrive = so_far;
   if (!summary.ok()) return Finish(std::move(result), summary.status(), kExitFailure);
-  result.redrive = *summary;
-  const int code = summary->still_failed > 0 ? core::kExitDocumentsFailed : 0;
-  return Finish(std::move(result), absl::OkStatus(), code);
+  // Records not redriven, for whatever reason, are the partial failure's code (6).
+  const bool partial =
+      summary->still_failed > 0 || summary->refused > 0 || !summary->bad_files.empty();
+  return Finish(std::move(result), absl::OkStatus(), partial ? core::kExitDocumentsFailed : 0);
 }
 
 }  // namespace

@@ -505,3 +505,97 @@ TEST_CASE("failed documents are redriven once the cause is fixed, by two workers
   }
   CHECK((*third)->DocumentCount(index) == total - sevens);
 }
+
+namespace {
+
+// Writes `lines` (one record a line) gzipped into `path`.
+void WriteRecords(const fs::path& path, const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) text += line + "\n";
+  auto gz = rfs::net::GzipCompress(text);
+  REQUIRE(gz.ok());
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << *gz;
+}
+
+// A failed-documents record as rfs writes it (GzipFailedDocumentSink).
+std::string Record(const std::string& index, const std::string& id, const std::string& action,
+                   const std::string& source) {
+  return R"({"index":")" + index + R"(","id":")" + id +
+         R"(","cursor":0,"status":400,"error_type":"mapper_parsing_exception",)" +
+         R"("reason":"no","action":)" + action + R"(,"source":)" + source + "}";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a redrive skips files it cannot read, refuses actions it must not carry out, and says so",
+    "[e2e][redrive]") {
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  MigrationRun run;
+  auto redrive = [&](const std::string& folder, const std::string& store, const std::string& name) {
+    return rfs::test::RunProcess(
+        {RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", folder, "--target-host",
+         (*target)->endpoint(), "--coordinator-db", run.dir.File(store), "--failed-documents-dir",
+         run.dir.File("failed-" + name), "--worker-id", name},
+        run.Out(name), run.Err(name));
+  };
+  auto index_action = [](const std::string& index, const std::string& id) {
+    return R"({"index":{"_index":")" + index + R"(","_id":")" + id + R"("}})";
+  };
+  // The target holds books/2 and books/9 first.
+  const fs::path seed = run.dir.File("seed");
+  WriteRecords(seed / "a.ndjson.gz", {Record("books", "2", index_action("books", "2"), "{}"),
+                                      Record("books", "9", index_action("books", "9"), "{}")});
+  REQUIRE(redrive(seed.string(), "seed.sqlite", "seed") == 0);
+  REQUIRE((*target)->DocumentCount("books") == 2);
+
+  const fs::path folder = run.dir.File("failed");
+  // A good file, a writer's killed before its first record (empty) and one cut mid-member, and
+  // another good file after them: the bad ones are named and skipped, the others go.
+  WriteRecords(
+      folder / "a-good.ndjson.gz",
+      {
+          Record("books", "1", index_action("books", "1"), R"({"n":1})"),
+          // The delete of the record's own document, as rfs records a delta's delete.
+          Record("books", "2", R"({"delete":{"_index":"books","_id":"2"}})", "{}"),
+          // A delete of another document, an update, writes into rfs's state indices.
+          Record("books", "3", R"({"delete":{"_index":"books","_id":"9"}})", "{}"),
+          Record("books", "4", R"({"update":{"_index":"books","_id":"4"}})", R"({"doc":{"n":4}})"),
+          Record("books", "shard_setup", index_action(".migrations_working_state", "shard_setup"),
+                 R"({"completedAt":1})"),
+          Record(".migrations_working_state_s", "x", R"("")", R"({"n":5})"),
+      });
+  std::ofstream(folder / "b-killed.ndjson.gz").close();
+  {
+    auto gz = rfs::net::GzipCompress(Record("books", "7", index_action("books", "7"), "{}") + "\n");
+    REQUIRE(gz.ok());
+    std::ofstream(folder / "c-cut.ndjson.gz", std::ios::binary) << gz->substr(0, gz->size() / 2);
+  }
+  WriteRecords(folder / "d-good.ndjson.gz",
+               {Record("books", "8", index_action("books", "8"), R"({"n":8})")});
+
+  const int code = redrive(folder.string(), "redrive.sqlite", "redrive");
+  const std::string out = rfs::test::ReadTextFile(run.Out("redrive"));
+  INFO(run.Logs("redrive"));
+  // Some input was not redriven: the partial failure's code, with the good files' documents
+  // counted as sent.
+  CHECK(code == 6);
+  CHECK(out.find("redrive done; 2 files, 7 records: 3 accepted, 0 failed again, 0 dropped by "
+                 "transforms, 4 refused; 2 files unreadable") != std::string::npos);
+  for (const char* named :
+       {"b-killed.ndjson.gz (cannot be read: the file is empty",
+        "c-cut.ndjson.gz (cannot be read: ", "a-good.ndjson.gz: line 3 ",
+        "a-good.ndjson.gz: line 4 ", "a-good.ndjson.gz: line 5 ", "a-good.ndjson.gz: line 6 "}) {
+    CHECK(out.find(named) != std::string::npos);
+  }
+  CHECK((*target)->GetDocument("books", "1").has_value());
+  CHECK_FALSE((*target)->GetDocument("books", "2").has_value());  // its own delete
+  CHECK((*target)->GetDocument("books", "9").has_value());        // another's: refused
+  CHECK_FALSE((*target)->GetDocument("books", "4").has_value());
+  CHECK((*target)->GetDocument("books", "8").has_value());
+  for (const auto& index : (*target)->IndexNames()) {
+    CHECK_FALSE(index.starts_with(".migrations_working_state"));
+  }
+}

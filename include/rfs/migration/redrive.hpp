@@ -15,6 +15,11 @@
 // are counted as accepted, those it refuses again are recorded anew in the failed-document sink
 // (the old records stay where they are, for the record). A record without a source (a document
 // that could not be read) is recorded again as it is.
+//
+// A redrive carries out only `index` and `create` (and the delete of a record's own document, as
+// rfs records a delta's delete the target refused), never into rfs's own state indices: any
+// other record is refused, named and counted. A file that cannot be read or parsed (empty, cut,
+// damaged) is skipped and named; the other files go on.
 #pragma once
 
 #include <chrono>
@@ -23,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
@@ -55,10 +61,21 @@ struct RedriveSummary {
   uint64_t still_failed = 0;
   /// Documents the transforms dropped this time.
   uint64_t dropped = 0;
+  /// Records never sent because of what they ask for (RedriveRecord::refusal), and the first
+  /// few of them, each naming its file, line and why.
+  uint64_t refused = 0;
+  std::vector<std::string> refusals;
   struct IndexCounts {
-    uint64_t records = 0, accepted = 0, still_failed = 0;
+    uint64_t records = 0, accepted = 0, still_failed = 0, refused = 0;
   };
   std::map<std::string, IndexCounts> by_index;
+  /// Files that could not be read or parsed (empty, cut, damaged): skipped, the others redriven.
+  /// Their records are in no count above.
+  struct BadFile {
+    std::string path;
+    std::string reason;
+  };
+  std::vector<BadFile> bad_files;
 };
 
 /// The failed-document records in one file's bytes (gzip NDJSON, either format), as documents to
@@ -68,15 +85,23 @@ struct RedriveRecord {
   bool needs_transform = false;
   bool has_source = true;
   std::string error_type;
+  /// Non-empty for a record a redrive must not carry out, naming the file, the line and why: an
+  /// action other than `index` or `create` (a `delete` only of the record's own document, as rfs
+  /// records a delta's refused delete), or a write into rfs's own state indices
+  /// (`.migrations_working_state*`).
+  std::string refusal;
 };
 absl::StatusOr<std::vector<RedriveRecord>> ParseFailedDocumentRecords(std::string_view gzip_bytes,
                                                                       std::string_view file);
 
-/// Runs the redrive until every file is done (by this worker or others). `transformer` may be
-/// null; `failed_sink` must not be.
+/// Runs the redrive until every file is done (by this worker or others). A file that cannot be
+/// read or parsed is skipped and named (RedriveSummary::bad_files), a refused record counted and
+/// named; neither stops the others. `transformer` may be null; `failed_sink` must not be.
+/// `so_far`, when given, receives the counts even when the run ends in an error.
 absl::StatusOr<RedriveSummary> RedriveFailedDocuments(
     const snapshot::ISourceRepo& source, coordination::IWorkCoordinator& coordinator,
     const SinkFactory& sinks, reindex::IFailedDocumentSink& failed_sink,
-    transform::IJsonTransformer* transformer, core::IClock& clock, const RedriveOptions& options);
+    transform::IJsonTransformer* transformer, core::IClock& clock, const RedriveOptions& options,
+    RedriveSummary* so_far = nullptr);
 
 }  // namespace rfs::migration
