@@ -93,6 +93,11 @@ class WorkerProgress {
                       {"documents_failed", summary.docs_failed + summary.docs_without_source},
                       {"documents_dropped_by_transform", summary.docs_dropped_by_transform}};
     if (!summary.trial.empty()) line["trial"] = summary.trial;
+    if (!summary.indices_created_by_target.empty()) {
+      json::array created;
+      for (const auto& index : summary.indices_created_by_target) created.emplace_back(index);
+      line["indices_created_by_target"] = std::move(created);
+    }
     std::cerr << rfs::core::JsonText(line) << "\n" << std::flush;
   }
 
@@ -260,6 +265,17 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
         "%s: %zu indices of the previous snapshot are gone from this one and were left as they "
         "are on the target (delete them there if they are meant to go): %s\n",
         program, summary.indices_only_in_previous.size(), names.c_str());
+  }
+  if (!summary.indices_created_by_target.empty()) {
+    std::string names;
+    for (const auto& index : summary.indices_created_by_target) {
+      names += (names.empty() ? "" : ", ") + index;
+    }
+    std::printf(
+        "%s: WARNING: %zu indices were not on the target and the target created them at their "
+        "first documents, with its default settings and dynamic mappings rather than the "
+        "source's (run MetadataMigration first, or --no-auto-create-indices to refuse): %s\n",
+        program, summary.indices_created_by_target.size(), names.c_str());
   }
   if (summary.docs_dropped_by_transform > 0) {
     std::printf("%s: %llu documents dropped by the document transformers, as configured\n", program,

@@ -178,6 +178,13 @@ po::options_description Options() {
   options.add_options()("disable-compression", po::bool_switch(),
                         "send bulk bodies uncompressed even when the target accepts gzip "
                         "(default: gzip them, which costs CPU here and saves network)");
+  options.add_options()("no-auto-create-indices", po::bool_switch(),
+                        "with --target-host: fail the documents of an index the target does not "
+                        "have (index_not_on_target) instead of letting the target create it at "
+                        "the first bulk with its default settings and dynamic mappings (which is "
+                        "allowed by default, and reported). Documents of a data stream always "
+                        "fail when the stream is not on the target (data_stream_not_on_target): "
+                        "MetadataMigration creates it");
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "
                         "flight even while the target answers 429 or slows down (default: fewer "
@@ -304,6 +311,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   if (absl::Status delta = ApplyDeltaOptions(vm, docs); !delta.ok()) return delta;
   if (absl::Status trial = ApplyTrialOptions(vm, docs); !trial.ok()) return trial;
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
+  docs.no_auto_create_indices = vm["no-auto-create-indices"].as<bool>();
   run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {
     docs.reindexer.allowed_exception_types =

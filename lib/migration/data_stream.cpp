@@ -1,5 +1,10 @@
+#include <algorithm>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
 
 #include "migration/data_stream_internal.hpp"
 
@@ -29,6 +34,181 @@ bool HasTimestampField(std::string_view source, std::string_view path) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(source, ec);
   return !ec && HasValueAt(parsed, path);
+}
+
+}  // namespace rfs::migration::internal
+
+namespace rfs::migration::internal {
+
+namespace {
+
+using core::StrCat;
+using reindex::ItemFailure;
+using reindex::SourceDocument;
+
+std::string Join(const std::vector<std::string>& uuids) {
+  if (uuids.empty()) return "none";
+  std::string out;
+  for (const std::string& uuid : uuids) out += StrCat(out.empty() ? "" : ", ", uuid);
+  return out;
+}
+
+}  // namespace
+
+TargetIndexGuard::TargetIndexGuard(std::shared_ptr<reindex::IDocumentSink> inner,
+                                   ITargetIndices& target, std::optional<std::string> data_stream,
+                                   bool refuse_missing)
+    : inner_(std::move(inner)),
+      target_(target),
+      data_stream_(std::move(data_stream)),
+      refuse_missing_(refuse_missing) {}
+
+absl::StatusOr<std::vector<std::string>> TargetIndexGuard::Uuids(const Target& target,
+                                                                 const std::string& name,
+                                                                 bool* exists) {
+  if (target.data_stream) {
+    RFS_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> stream,
+                         target_.DataStreamIndexUuids(name));
+    *exists = stream.has_value();
+    return stream.value_or(std::vector<std::string>());
+  }
+  RFS_ASSIGN_OR_RETURN(std::vector<std::string> uuids, target_.IndexUuids(name));
+  *exists = !uuids.empty();
+  return uuids;
+}
+
+absl::StatusOr<TargetIndexGuard::Target*> TargetIndexGuard::Look(const std::string& name) {
+  if (auto it = targets_.find(name); it != targets_.end()) return &it->second;
+  Target target;
+  target.data_stream = data_stream_.has_value() && name == *data_stream_;
+  bool exists = false;
+  RFS_ASSIGN_OR_RETURN(target.uuids, Uuids(target, name, &exists));
+  target.absent = !exists;
+  if (target.absent && target.data_stream) {
+    // A bulk `create` into a name that is no data stream makes the target create a plain index
+    // of that name (with dynamic mappings), which then keeps the stream from ever being created:
+    // OpenSearch's TransportBulkAction auto-creates the missing name, and AutoCreateAction
+    // (server/.../action/admin/indices/create/AutoCreateAction.java) makes it a data stream only
+    // when an index template with data_stream matches it.
+    RFS_ASSIGN_OR_RETURN(std::vector<std::string> plain, target_.IndexUuids(name));
+    target.refusal = ItemFailure{
+        0, 404, std::string(kDataStreamNotOnTarget),
+        StrCat("data stream ", name, " is not on the target",
+               plain.empty() ? "" : " (an index of that name is, which the stream cannot replace)",
+               ": its documents are not sent, as the target would make a plain index of that "
+               "name. Run MetadataMigration migrate first (it creates the stream's index template "
+               "and the stream), or create an index template with data_stream that matches it "
+               "and PUT _data_stream/",
+               name, "; then send these documents again (--redrive-failed-documents)")};
+  } else if (target.absent && refuse_missing_) {
+    target.refusal = ItemFailure{
+        0, 404, std::string(kIndexNotOnTarget),
+        StrCat("index ", name,
+               " is not on the target and --no-auto-create-indices is set: create it first "
+               "(MetadataMigration migrate), then send these documents again "
+               "(--redrive-failed-documents)")};
+  }
+  return &targets_.emplace(name, std::move(target)).first->second;
+}
+
+absl::StatusOr<std::vector<ItemFailure>> TargetIndexGuard::Write(
+    std::span<const SourceDocument* const> docs) {
+  std::vector<ItemFailure> failures;
+  std::vector<const SourceDocument*> passed;
+  std::vector<size_t> positions;
+  {
+    std::lock_guard lock(mu_);
+    // Every name first: a lookup that fails leaves the batch (and the counts) untouched.
+    std::vector<Target*> of(docs.size());
+    for (size_t i = 0; i < docs.size(); ++i) {
+      RFS_ASSIGN_OR_RETURN(of[i], Look(docs[i]->index));
+    }
+    for (size_t i = 0; i < docs.size(); ++i) {
+      if (of[i]->refusal) {
+        failures.push_back(*of[i]->refusal);
+        failures.back().position = i;
+        ++of[i]->refused;
+        continue;
+      }
+      passed.push_back(docs[i]);
+      positions.push_back(i);
+    }
+  }
+  if (passed.empty()) return failures;
+  auto written = inner_->Write(
+      passed.size() == docs.size() ? docs : std::span<const SourceDocument* const>(passed));
+  if (!written.ok()) {
+    // The refused ones are counted again when the batch is retried.
+    std::lock_guard lock(mu_);
+    for (const ItemFailure& f : failures) --targets_.at(docs[f.position]->index).refused;
+    return written.status();
+  }
+  std::vector<bool> failed(passed.size());
+  for (ItemFailure f : *written) {
+    if (f.position < passed.size()) {
+      failed[f.position] = true;
+      f.position = positions[f.position];
+    } else {
+      f.position = docs.size();  // out of range, as the sink said: the reindexer reports it
+    }
+    failures.push_back(std::move(f));
+  }
+  std::sort(failures.begin(), failures.end(),
+            [](const ItemFailure& a, const ItemFailure& b) { return a.position < b.position; });
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < passed.size(); ++i) {
+    // A delete creates no index: OpenSearch's TransportBulkAction (server/.../action/bulk/
+    // TransportBulkAction.java) leaves deletes out of the indices it auto-creates.
+    if (!failed[i] && passed[i]->op != reindex::BulkOp::kDelete) {
+      ++targets_.at(passed[i]->index).accepted;
+    }
+  }
+  for (auto& [name, target] : targets_) {
+    if (!target.absent || target.refusal || !target.uuids.empty() || target.accepted == 0) {
+      continue;
+    }
+    // The target made it with these documents: what it is now is what the end compares with.
+    // Best effort (a later batch looks again).
+    bool exists = false;
+    if (auto uuids = Uuids(target, name, &exists); uuids.ok()) target.uuids = *std::move(uuids);
+  }
+  return failures;
+}
+
+absl::StatusOr<std::vector<TargetIndexGuard::Finding>> TargetIndexGuard::Recheck() {
+  std::vector<Finding> out;
+  std::lock_guard lock(mu_);
+  for (auto& [name, target] : targets_) {
+    if (target.refusal) {
+      if (target.refused > 0) {
+        out.push_back({Finding::Kind::kRefused, name,
+                       StrCat(target.refused, " documents failed: ", target.refusal->reason)});
+      }
+      continue;
+    }
+    bool exists = false;
+    RFS_ASSIGN_OR_RETURN(std::vector<std::string> now, Uuids(target, name, &exists));
+    if (target.absent && exists) {
+      out.push_back(
+          {Finding::Kind::kCreatedByTarget, name,
+           StrCat("index ", name,
+                  " was not on the target: the target created it at the first documents, with "
+                  "its default settings and the mappings its templates and the documents made, "
+                  "not the source's (run MetadataMigration first, or refuse such documents with "
+                  "--no-auto-create-indices)")});
+    }
+    // Every index there at the first documents must still be (a data stream may have rolled
+    // over to a new backing index meanwhile; its old ones stay).
+    if (!std::includes(now.begin(), now.end(), target.uuids.begin(), target.uuids.end())) {
+      out.push_back(
+          {Finding::Kind::kReplaced, name,
+           StrCat(target.data_stream ? "data stream " : "index ", name,
+                  " on the target was deleted (and maybe created again) while documents "
+                  "were sent to it: index uuids ",
+                  Join(target.uuids), " at the first documents, ", Join(now), " at the end")});
+    }
+  }
+  return out;
 }
 
 }  // namespace rfs::migration::internal

@@ -94,6 +94,10 @@ std::string_view ToString(WorkerEvent::Kind kind) {
       return "shard_too_large";
     case WorkerEvent::Kind::kReleased:
       return "released";
+    case WorkerEvent::Kind::kIndexCreatedByTarget:
+      return "index_created_by_target";
+    case WorkerEvent::Kind::kTargetRefused:
+      return "target_refused";
   }
   return "unknown";
 }

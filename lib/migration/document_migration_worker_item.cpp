@@ -19,6 +19,7 @@
 #include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/worker_metrics.hpp"
 
+#include "migration/data_stream_internal.hpp"
 #include "migration/document_migration_worker_internal.hpp"
 #include "migration/document_pipeline_internal.hpp"
 #include "migration/lease_keeper_internal.hpp"
@@ -76,6 +77,7 @@ struct DocumentMigrationWorker::ItemRun {
   uint64_t start = 0;                   // the first cursor this grant reads
   uint64_t end = 0;                     // the item's end: its part's, or the shard's
   std::shared_ptr<IDocumentSink> sink;
+  std::shared_ptr<internal::TargetIndexGuard> target_guard;  // in front of `sink`, when set
   std::unique_ptr<lucene::ShardReader> reader;  // read by `source`, so declared before it
   std::unique_ptr<internal::IConvertedSource> source;
 };
@@ -154,6 +156,7 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
   if (!sent.reindexed.ok()) {
     return EndFailedItem(run, keeper, stop, stream, sent, *progress_out, account);
   }
+  RFS_RETURN_IF_ERROR(CheckTargetAfterItem(run, progress_out));
   return EndItem(run, keeper, stop, stream, sent, account);
 }
 
@@ -211,6 +214,14 @@ absl::Status DocumentMigrationWorker::OpenItem(
                        sinks_(item.index_name, run.placement.data_stream
                                                    ? core::StrCat(item.shard, "-", item.index_name)
                                                    : std::to_string(item.shard)));
+  if (options_.target_indices != nullptr) {
+    // A trial's prefixed stream name is no stream the metadata step made: a plain index.
+    std::optional<std::string> stream;
+    if (run.placement.target_prefix.empty()) stream = run.placement.data_stream;
+    run.target_guard = std::make_shared<internal::TargetIndexGuard>(
+        run.sink, *options_.target_indices, std::move(stream), options_.no_auto_create_indices);
+    run.sink = run.target_guard;
+  }
   return OpenItemSource(run, *reader_options);
 }
 
@@ -446,6 +457,42 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::End
   if (coordination::IsLeaseLost(error)) return lease_lost();
   return core::WithContext(
       error, core::StrCat("migrating ", run.item.index_name, " shard ", run.item.shard));
+}
+
+absl::Status DocumentMigrationWorker::CheckTargetAfterItem(
+    const ItemRun& run, std::optional<coordination::ItemProgress>& progress) {
+  if (!run.target_guard) return absl::OkStatus();
+  auto findings = run.target_guard->Recheck();
+  if (!findings.ok()) {
+    return core::WithContext(findings.status(),
+                             core::StrCat("looking at the target's indices after ",
+                                          run.item.index_name, " shard ", run.item.shard));
+  }
+  using Finding = internal::TargetIndexGuard::Finding;
+  for (const Finding& finding : *findings) {
+    if (finding.kind == Finding::Kind::kReplaced) {
+      // What went into the old index is gone: the next holder sends the item from its start.
+      progress = coordination::ItemProgress{run.item.starting_cursor, 0, 0};
+      return absl::FailedPreconditionError(core::StrCat(
+          finding.message, " (shard ", run.item.shard, " of ", run.item.index_name,
+          "). The documents sent into the old index are gone with it (this item's, maybe other "
+          "shards' too): the item is given back from its start. To be sure of the whole index, "
+          "delete ",
+          finding.name,
+          " on the target and migrate it again with a coordination store of its own"));
+    }
+    if (finding.kind == Finding::Kind::kCreatedByTarget) {
+      auto& created = summary_.indices_created_by_target;
+      if (std::find(created.begin(), created.end(), finding.name) != created.end()) continue;
+      created.insert(std::upper_bound(created.begin(), created.end(), finding.name), finding.name);
+    }
+    EmitItemEvent(run,
+                  finding.kind == Finding::Kind::kRefused
+                      ? WorkerEvent::Kind::kTargetRefused
+                      : WorkerEvent::Kind::kIndexCreatedByTarget,
+                  [&](WorkerEvent& e) { e.message = finding.message; });
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::EndItem(

@@ -43,6 +43,37 @@ coordination::WorkItemTotals ShardTotals(const snapshot::SnapshotRepository& rep
   return totals;
 }
 
+// OpenPatientTransport's: about half a minute of resends with backoff.
+net::TransportRetryPolicy PatientPolicy() {
+  net::TransportRetryPolicy policy;
+  policy.max_attempts = 9;
+  policy.initial_backoff = std::chrono::milliseconds(250);
+  policy.max_backoff = std::chrono::seconds(8);
+  return policy;
+}
+
+// The target's indices through a client of their own: each lookup is safe to send twice, so a
+// passing fault is resent as by OpenPatientTransport (the bulk client's transport resends
+// nothing).
+class ClusterTargetIndices final : public ITargetIndices {
+ public:
+  explicit ClusterTargetIndices(std::shared_ptr<net::IHttpTransport> transport)
+      : transport_(std::make_shared<net::RetryingHttpTransport>(
+            std::move(transport), core::SystemClock::Instance(), PatientPolicy())),
+        client_(*transport_) {}
+  absl::StatusOr<std::vector<std::string>> IndexUuids(std::string_view name) override {
+    return client_.IndexUuids(name);
+  }
+  absl::StatusOr<std::optional<std::vector<std::string>>> DataStreamIndexUuids(
+      std::string_view name) override {
+    return client_.DataStreamIndexUuids(name);
+  }
+
+ private:
+  std::shared_ptr<net::IHttpTransport> transport_;
+  opensearch::OpenSearchClient client_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
@@ -57,12 +88,8 @@ absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenPatientTransport(
     net::HttpTransportOptions options, size_t max_connections) {
   auto transport = OpenTransport(std::move(options), max_connections);
   if (!transport.ok()) return transport.status();
-  net::TransportRetryPolicy policy;
-  policy.max_attempts = 9;
-  policy.initial_backoff = std::chrono::milliseconds(250);
-  policy.max_backoff = std::chrono::seconds(8);
   return std::shared_ptr<net::IHttpTransport>(std::make_shared<net::RetryingHttpTransport>(
-      *std::move(transport), core::SystemClock::Instance(), policy));
+      *std::move(transport), core::SystemClock::Instance(), PatientPolicy()));
 }
 
 std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
@@ -114,6 +141,7 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
         *wiring.target_transport,
         opensearch::OpenSearchClientOptions{.compression = options.target_compression});
     wiring.cluster_sink = std::make_shared<reindex::OpenSearchBulkSink>(*wiring.client);
+    wiring.target_indices = std::make_unique<ClusterTargetIndices>(wiring.target_transport);
     if (wiring.failed_documents_dir.empty()) wiring.failed_documents_dir = "failed-documents";
   }
 

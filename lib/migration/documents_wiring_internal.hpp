@@ -31,6 +31,8 @@ struct DocumentsWiring {
   /// The target cluster's client; null for the embedded target.
   std::unique_ptr<opensearch::OpenSearchClient> client;
   std::shared_ptr<reindex::IDocumentSink> cluster_sink;
+  /// The target cluster's indices as the workers look at them (null for the embedded target).
+  std::unique_ptr<ITargetIndices> target_indices;
   /// --coordinator-db, or the embedded target's default file.
   std::string coordinator_db;
   std::unique_ptr<reindex::IFailedDocumentSink> failed_sink;

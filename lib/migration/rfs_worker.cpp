@@ -882,6 +882,7 @@ class Worker {
       DocumentMigrationOptions migration = options_.documents.migration;
       migration.single_work_item = false;
       migration.max_item_attempts = AttemptLimit();
+      migration.target_indices = wiring_.target_indices.get();
       DocumentMigrationWorker worker(*wiring_.repository, **items, wiring_.sinks,
                                      wiring_.failed_sink.get(), clock_, migration);
       auto run = worker.Run();

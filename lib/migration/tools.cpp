@@ -170,6 +170,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
 
   CheckSourceVersion(*wiring.repository, options);
   core::SystemClock clock;
+  options.migration.target_indices = wiring.target_indices.get();
   DocumentMigrationWorker worker(*wiring.repository, **coordinator, wiring.sinks,
                                  wiring.failed_sink.get(), clock, options.migration);
   absl::StatusOr<WorkerSummary> run = worker.Run();

@@ -4,11 +4,13 @@
 // ErrorResponseBase).
 #include "rfs/opensearch/client.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <boost/json.hpp>
 
 #include "rfs/core/json_text.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
 #include "rfs/net/gzip.hpp"
@@ -352,12 +354,88 @@ absl::Status OpenSearchClient::PutTemplate(TemplateKind kind, std::string_view n
 }
 
 absl::StatusOr<bool> OpenSearchClient::DataStreamExists(std::string_view name) {
-  // HEAD /<name> would also answer for an index or alias of that name.
-  return Exists(StrCat("/_data_stream/", EncodePathSegment(name)), "GET");
+  // HEAD /<name> would also answer for an index or alias of that name; so would the status of
+  // GET /_data_stream/<name>, which OpenSearch answers 200 with no stream for an index's name.
+  auto uuids = DataStreamIndexUuids(name);
+  if (!uuids.ok()) return uuids.status();
+  return uuids->has_value();
 }
 
 absl::StatusOr<bool> OpenSearchClient::CreateDataStream(std::string_view name) {
   return Create(StrCat("/_data_stream/", EncodePathSegment(name)), "");
+}
+
+absl::StatusOr<std::vector<std::string>> OpenSearchClient::IndexUuids(std::string_view name) {
+  // Only the uuids: a large mapping is not fetched twice per work item.
+  const std::string target =
+      StrCat("/", EncodePathSegment(name), "?filter_path=*.settings.index.uuid");
+  auto response = Send(JsonRequest("GET", target));
+  if (!response.ok()) return response.status();
+  if (response->status == 404) return std::vector<std::string>();
+  RFS_RETURN_IF_ERROR(StatusFromResponse(*response, StrCat("GET ", target)));
+  auto parsed = ParseJson(response->body);
+  if (!parsed || !parsed->is_object()) {
+    return absl::DataLossError(StrCat("GET ", target, " returned no JSON object"));
+  }
+  // {"<index>": {"settings": {"index": {"uuid": "..."}}}, ...}
+  std::vector<std::string> uuids;
+  for (const auto& [index, entry] : parsed->as_object()) {
+    const json::value* uuid = nullptr;
+    if (const json::object* e = entry.if_object()) {
+      if (const json::value* settings = e->if_contains("settings");
+          settings && settings->is_object()) {
+        if (const json::value* idx = settings->as_object().if_contains("index");
+            idx && idx->is_object()) {
+          uuid = idx->as_object().if_contains("uuid");
+        }
+      }
+    }
+    if (uuid == nullptr || !uuid->is_string()) {
+      return absl::DataLossError(StrCat("GET ", target, ": index ", std::string_view(index),
+                                        " without settings.index.uuid"));
+    }
+    uuids.push_back(Str(uuid->as_string()));
+  }
+  std::sort(uuids.begin(), uuids.end());
+  return uuids;
+}
+
+absl::StatusOr<std::optional<std::vector<std::string>>> OpenSearchClient::DataStreamIndexUuids(
+    std::string_view name) {
+  auto version = GetVersion();
+  if (!version.ok()) return version.status();
+  if (!version->SupportsDataStreams()) return std::nullopt;
+  const std::string target = StrCat("/_data_stream/", EncodePathSegment(name));
+  auto response = Send(JsonRequest("GET", target));
+  if (!response.ok()) return response.status();
+  if (response->status == 404) return std::nullopt;
+  RFS_RETURN_IF_ERROR(StatusFromResponse(*response, StrCat("GET ", target)));
+  auto parsed = ParseJson(response->body);
+  // {"data_streams": [{"name", "indices": [{"index_name", "index_uuid"}], ...}]} (OpenSearch
+  // GetDataStreamAction.Response; Elasticsearch's has the same fields).
+  const json::value* streams =
+      parsed && parsed->is_object() ? parsed->as_object().if_contains("data_streams") : nullptr;
+  if (streams == nullptr || !streams->is_array()) {
+    return absl::DataLossError(StrCat("GET ", target, " returned no data_streams"));
+  }
+  for (const json::value& stream : streams->as_array()) {
+    const json::object* s = stream.if_object();
+    const json::value* stream_name = s ? s->if_contains("name") : nullptr;
+    if (stream_name == nullptr || !stream_name->is_string() || stream_name->as_string() != name) {
+      continue;
+    }
+    std::vector<std::string> uuids;
+    if (const json::value* indices = s->if_contains("indices"); indices && indices->is_array()) {
+      for (const json::value& index : indices->as_array()) {
+        const json::value* uuid =
+            index.is_object() ? index.as_object().if_contains("index_uuid") : nullptr;
+        if (uuid != nullptr && uuid->is_string()) uuids.push_back(Str(uuid->as_string()));
+      }
+    }
+    std::sort(uuids.begin(), uuids.end());
+    return uuids;
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<BulkResponse> OpenSearchClient::Bulk(std::string body, size_t action_count) {

@@ -29,6 +29,7 @@
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
 #include "rfs/net/gzip.hpp"
+#include "rfs/opensearch/client.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
 #include "support/corpus.hpp"
@@ -2258,4 +2259,273 @@ TEST_CASE("a data stream of several backing indices lands in a fresh real node t
   }
   target.Send("DELETE", "/_data_stream/" + stream);
   source.Send("DELETE", "/_data_stream/" + stream);
+}
+
+namespace {
+
+// `name` on `node`: one shard, no replica, `docs` documents (ids d0, d1, ...), refreshed.
+void MakeIndex(RealNode& node, const std::string& name, int docs) {
+  node.DeleteIndices({name});
+  node.Ok("PUT", "/" + name, R"({"settings":{"number_of_shards":1,"number_of_replicas":0}})");
+  for (int start = 0; start < docs; start += 1000) {
+    std::string body;
+    for (int n = start; n < std::min(docs, start + 1000); ++n) {
+      body += R"({"index":{"_index":")" + name + R"(","_id":"d)" + std::to_string(n) + "\"}}\n" +
+              R"({"n":)" + std::to_string(n) + R"(,"text":"document )" + std::to_string(n) +
+              "\"}\n";
+    }
+    node.Ok("POST", "/_bulk", body);
+  }
+  node.Ok("POST", "/" + name + "/_refresh");
+}
+
+// The index's _count after a refresh; -1 when it is not there.
+int64_t CountOf(RealNode& node, const std::string& name) {
+  if (node.Send("POST", "/" + name + "/_refresh").status != 200) return -1;
+  const auto response = node.Send("GET", "/" + name + "/_count");
+  if (response.status != 200) return -1;
+  return json::parse(response.body).at("count").to_number<int64_t>();
+}
+
+size_t Occurrences(const std::string& text, const std::string& word) {
+  size_t count = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("the client tells a real node's indices, aliases and data streams apart by uuid",
+          "[real][data-stream][target-index]") {
+  // What the workers' look at the target rests on, against the engine's own answers:
+  // GET /<name> (an index, or an alias's indices) and GET /_data_stream/<name>, which OpenSearch
+  // answers 200 with no stream for the name of a plain index.
+  RealNode node("os3");
+  auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = node.url()});
+  REQUIRE(transport.ok());
+  rfs::opensearch::OpenSearchClient client(**transport);
+  const std::string stream = "rn-uuid-stream";
+  MakeDataStream(node, stream, 2, 2);
+  MakeIndex(node, "rn-uuid-a", 1);
+  MakeIndex(node, "rn-uuid-b", 1);
+  node.Ok("POST", "/_aliases",
+          R"({"actions":[{"add":{"index":"rn-uuid-a","alias":"rn-uuid-alias"}},)"
+          R"({"add":{"index":"rn-uuid-b","alias":"rn-uuid-alias"}}]})");
+  auto uuid_of = [&](const std::string& index) {
+    return std::string(node.Ok("GET", "/" + index + "/_settings")
+                           .at(index)
+                           .at("settings")
+                           .at("index")
+                           .at("uuid")
+                           .as_string());
+  };
+  std::vector<std::string> both = {uuid_of("rn-uuid-a"), uuid_of("rn-uuid-b")};
+  std::sort(both.begin(), both.end());
+
+  auto a = client.IndexUuids("rn-uuid-a");
+  REQUIRE(a.ok());
+  CHECK(*a == std::vector<std::string>{uuid_of("rn-uuid-a")});
+  auto alias = client.IndexUuids("rn-uuid-alias");
+  REQUIRE(alias.ok());
+  CHECK(*alias == both);
+  auto none = client.IndexUuids("rn-uuid-none");
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+
+  std::vector<std::string> backing;
+  const json::value streams = node.Ok("GET", "/_data_stream/" + stream);
+  for (const auto& index : streams.at("data_streams").at(0).at("indices").as_array()) {
+    backing.emplace_back(index.at("index_uuid").as_string());
+  }
+  std::sort(backing.begin(), backing.end());
+  REQUIRE(backing.size() == 2);
+  auto streamed = client.DataStreamIndexUuids(stream);
+  REQUIRE(streamed.ok());
+  REQUIRE(streamed->has_value());
+  CHECK(**streamed == backing);
+  auto stream_exists = client.DataStreamExists(stream);
+  REQUIRE(stream_exists.ok());
+  CHECK(*stream_exists);
+  // A plain index's name, and a name nothing has, are no data stream.
+  CHECK(node.Send("GET", "/_data_stream/rn-uuid-a").status == 200);
+  for (const char* name : {"rn-uuid-a", "rn-uuid-none"}) {
+    INFO(name);
+    auto plain = client.DataStreamIndexUuids(name);
+    REQUIRE(plain.ok());
+    CHECK_FALSE(plain->has_value());
+    auto exists = client.DataStreamExists(name);
+    REQUIRE(exists.ok());
+    CHECK_FALSE(*exists);
+  }
+  node.DeleteIndices({"rn-uuid-a", "rn-uuid-b"});
+  node.Send("DELETE", "/_data_stream/" + stream);
+  node.Send("DELETE", "/_index_template/" + stream + "-tpl");
+}
+
+TEST_CASE("a data stream that is not on the target gets no plain index of its name, and says so",
+          "[real][data-stream][target-index]") {
+  // The stream's template never reached the target (MetadataMigration not run): its documents
+  // fail, each with what to do, and nothing of its name is made on the target (a `create` into
+  // the name made a plain index with dynamic mappings, which kept the stream from ever being
+  // created). Doing what the reason says then brings them into the stream.
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string stream = "rn-ds-absent";
+  MakeDataStream(source, stream, 2, 10);
+  target.Send("DELETE", "/_data_stream/" + stream);
+  target.Send("DELETE", "/_index_template/" + stream + "-tpl");
+  target.DeleteIndices({stream});
+  const fs::path location = source.repo_path() / "rn-ds-absent-repo";
+  source.Ok("PUT", "/_snapshot/rn-ds-absent-repo",
+            json::serialize(json::object{
+                {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  source.Send("DELETE", "/_snapshot/rn-ds-absent-repo/a");
+  source.Ok("PUT", "/_snapshot/rn-ds-absent-repo/a?wait_for_completion=true",
+            R"({"indices":")" + stream + R"(","include_global_state":true})");
+  const auto expected = StreamDocuments(rfs::test::ReadSnapshotDocuments(location, "a"), stream);
+  REQUIRE(expected.size() == 20);
+
+  Runner runner;
+  const std::string failed = runner.dir.File("failed");
+  const int code = runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(),
+                               "--snapshot-name", "a", "--target-host", target.url(),
+                               "--coordinator-db", runner.dir.File("documents.sqlite"),
+                               "--failed-documents-dir", failed, "--index-allowlist", stream});
+  INFO(runner.out << runner.err);
+  CHECK(code == kDocumentsFailed);
+  CHECK(runner.out.find(": no_work_left; 0 docs") != std::string::npos);
+  CHECK(target.Send("GET", "/" + stream).status == 404);
+  CHECK(target.Send("GET", "/_data_stream/" + stream).status == 404);
+  const std::string records = FailedRecordsText(failed);
+  CHECK(Occurrences(records, "\"data_stream_not_on_target\"") == 20);
+  CHECK(records.find("Run MetadataMigration migrate first") != std::string::npos);
+
+  // As the reason says: MetadataMigration makes the template and the stream, a redrive sends them.
+  REQUIRE(runner.Run({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", location.string(),
+                      "--snapshot-name", "a", "--target-host", target.url(), "--index-allowlist",
+                      stream, "--index-template-allowlist", stream + "-tpl"}) == 0);
+  const int redriven =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", failed, "--target-host",
+                  target.url(), "--coordinator-db", runner.dir.File("redrive.sqlite"),
+                  "--failed-documents-dir", runner.dir.File("failed-again")});
+  INFO(runner.out << runner.err);
+  CHECK(redriven == 0);
+  CheckStreamHolds(target, stream, expected);
+  target.Send("DELETE", "/_data_stream/" + stream);
+  target.Send("DELETE", "/_index_template/" + stream + "-tpl");
+  source.Send("DELETE", "/_data_stream/" + stream);
+}
+
+TEST_CASE("an index the target creates itself is reported; --no-auto-create-indices refuses it",
+          "[real][target-index]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  MakeIndex(source, "rn-auto-there", 5);
+  MakeIndex(source, "rn-auto-missing", 7);
+  const fs::path location = SnapshotOnNode(source, "rn-auto-repo", "a", "rn-auto-*");
+  target.DeleteIndices({"rn-auto-there", "rn-auto-missing"});
+  target.Ok("PUT", "/rn-auto-there", R"({"settings":{"number_of_shards":1}})");
+  Runner runner;
+  auto documents = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
+                                     "--snapshot-local-dir",
+                                     location.string(),
+                                     "--snapshot-name",
+                                     "a",
+                                     "--target-host",
+                                     target.url(),
+                                     "--coordinator-db",
+                                     runner.dir.File(name + ".sqlite"),
+                                     "--failed-documents-dir",
+                                     runner.dir.File(name + "-failed")};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runner.Run(argv);
+  };
+
+  SECTION("--no-auto-create-indices (or RFS_NO_AUTO_CREATE_INDICES): documents fail, exit 6") {
+    const int code = documents("refused", {"--no-auto-create-indices"});
+    INFO(runner.out << runner.err);
+    CHECK(code == kDocumentsFailed);
+    CHECK(target.Send("GET", "/rn-auto-missing").status == 404);
+    CHECK(CountOf(target, "rn-auto-there") == 5);
+    const std::string records = FailedRecordsText(runner.dir.File("refused-failed"));
+    CHECK(Occurrences(records, "\"index_not_on_target\"") == 7);
+    CHECK(records.find("--no-auto-create-indices is set") != std::string::npos);
+    ::setenv("RFS_NO_AUTO_CREATE_INDICES", "true", 1);
+    const int from_environment = documents("refused-env", {});
+    ::unsetenv("RFS_NO_AUTO_CREATE_INDICES");
+    CHECK(from_environment == kDocumentsFailed);
+    CHECK(target.Send("GET", "/rn-auto-missing").status == 404);
+  }
+  SECTION("by default: written, and the index the target made is warned about") {
+    const int code = documents("allowed", {});
+    INFO(runner.out << runner.err);
+    CHECK(code == kNoWorkLeft);
+    CHECK(CountOf(target, "rn-auto-missing") == 7);
+    CHECK(CountOf(target, "rn-auto-there") == 5);
+    CHECK(runner.out.find("WARNING: 1 indices were not on the target") != std::string::npos);
+    CHECK(runner.out.find("source's (run MetadataMigration first, or --no-auto-create-indices to "
+                          "refuse): rn-auto-missing\n") != std::string::npos);
+    CHECK(runner.err.find(R"("indices_created_by_target":["rn-auto-missing"])") !=
+          std::string::npos);
+  }
+  target.DeleteIndices({"rn-auto-there", "rn-auto-missing"});
+  source.DeleteIndices({"rn-auto-there", "rn-auto-missing"});
+}
+
+TEST_CASE("an index deleted and created again on the target mid-run fails its item, never done",
+          "[real][target-index]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string name = "rn-recreated";
+  constexpr int kDocs = 5000;
+  MakeIndex(source, name, kDocs);
+  const fs::path location = SnapshotOnNode(source, "rn-recreated-repo", "a", name);
+  target.DeleteIndices({name});
+  const std::string settings = R"({"settings":{"number_of_shards":1,"number_of_replicas":0}})";
+  target.Ok("PUT", "/" + name, settings);
+  rfs::test::TempDir dir("rfs-recreated");
+  // Two documents a bulk, one bulk at a time: the run lasts seconds.
+  const std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
+                                         "--snapshot-local-dir",
+                                         location.string(),
+                                         "--snapshot-name",
+                                         "a",
+                                         "--target-host",
+                                         target.url(),
+                                         "--coordinator-db",
+                                         dir.File("store.sqlite"),
+                                         "--failed-documents-dir",
+                                         dir.File("failed"),
+                                         "--documents-per-bulk-request",
+                                         "2",
+                                         "--max-connections",
+                                         "1"};
+  rfs::test::ChildProcess worker(argv, dir.File("out"), dir.File("err"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (!worker.Exited() && CountOf(target, name) < 20 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE_FALSE(worker.Exited());  // still sending when its index goes
+  target.Ok("DELETE", "/" + name);
+  // The worker's next bulk may have made it again first (400 resource_already_exists).
+  const int recreated = target.Send("PUT", "/" + name, settings).status;
+  CHECK((recreated == 200 || recreated == 400));
+  while (!worker.Exited() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const int code = worker.Wait();
+  const std::string err = rfs::test::ReadTextFile(dir.File("err"));
+  INFO(rfs::test::ReadTextFile(dir.File("out")) << err);
+  CHECK(code == 1);
+  CHECK(err.find("index " + name + " on the target was deleted") != std::string::npos);
+  CHECK(CountOf(target, name) < kDocs);
+  // The item went back to its start: the next run sends every document into the new index.
+  Runner runner;
+  CHECK(runner.Run(argv) == kNoWorkLeft);
+  INFO(runner.out << runner.err);
+  CHECK(CountOf(target, name) == kDocs);
+  target.DeleteIndices({name});
+  source.DeleteIndices({name});
 }

@@ -103,6 +103,8 @@ struct WorkerEvent {
     kDocumentWithoutSource,  // `message` names the document
     kShardTooLarge,          // `message` says by how much
     kReleased,               // the item was given back with its cursor recorded (stop, error)
+    kIndexCreatedByTarget,   // `message`: an index the target created itself at the first bulk
+    kTargetRefused,          // `message`: documents failed for a target index or data stream
     kMetricsEndpoint,        // `message`: the URL the Prometheus metrics are served at
   };
   Kind kind = Kind::kProgress;
@@ -124,6 +126,20 @@ struct WorkerEvent {
   std::string message;
 };
 std::string_view ToString(WorkerEvent::Kind kind);
+
+/// What a worker asks the target about the names an item's documents go to
+/// (DocumentMigrationOptions::target_indices). Thread safety: called from the reindexer's threads.
+class ITargetIndices {
+ public:
+  virtual ~ITargetIndices() = default;
+  /// The uuids of the indices `name` is on the target (an index, or an alias's indices), sorted;
+  /// empty when nothing has that name (opensearch::OpenSearchClient::IndexUuids).
+  virtual absl::StatusOr<std::vector<std::string>> IndexUuids(std::string_view name) = 0;
+  /// The uuids of data stream `name`'s backing indices, sorted; nullopt when it is no data stream
+  /// on the target (opensearch::OpenSearchClient::DataStreamIndexUuids).
+  virtual absl::StatusOr<std::optional<std::vector<std::string>>> DataStreamIndexUuids(
+      std::string_view name) = 0;
+};
 
 struct DocumentMigrationOptions {
   /// Empty: the newest snapshot of the repository.
@@ -197,6 +213,19 @@ struct DocumentMigrationOptions {
   /// --enable-sourceless-migrations. Unset, such an index stops the run before any work is taken
   /// (IsSourcelessIndex).
   bool enable_sourceless_migrations = false;
+  /// The target's indices, looked at before the first documents of each name an item sends and
+  /// again when the item ends (null: not looked at, as for the embedded target):
+  ///   - documents meant for a data stream go only into that stream: when it is not on the
+  ///     target they fail (data_stream_not_on_target), never left for the target to create a
+  ///     plain index of the stream's name;
+  ///   - an index the target does not have is left for the target to create at the first bulk,
+  ///     reported (kIndexCreatedByTarget, WorkerSummary::indices_created_by_target), or, with
+  ///     `no_auto_create_indices`, its documents fail (index_not_on_target);
+  ///   - an index deleted and created again on the target while the item sent documents to it
+  ///     (its uuid at the item's start no longer there at its end) ends the run with an error,
+  ///     the item given back from its start.
+  ITargetIndices* target_indices = nullptr;
+  bool no_auto_create_indices = false;
 };
 
 /// The payload of the error of a run that met an index without a complete `_source` while
@@ -254,6 +283,9 @@ struct WorkerSummary {
   /// holds. Reported only: their documents stay on the target (delete the indices there if they
   /// are meant to go).
   std::vector<std::string> indices_only_in_previous;
+  /// Indices the target created itself at their first bulk (they were not on it), sorted: their
+  /// settings and mappings are the target's defaults and templates, not the source's.
+  std::vector<std::string> indices_created_by_target;
   /// The embedded target: temporary files of killed workers removed from the output folder at
   /// the start (core::RemoveStaleTempFiles).
   uint64_t stale_temp_files_removed = 0;
@@ -344,6 +376,11 @@ class DocumentMigrationWorker {
   void AccountItem(const ItemRun& run, const internal::ShardDocumentStream& stream,
                    const ItemSent& sent, internal::LeaseKeeper& keeper,
                    WorkerSummary::IndexAccount& account);
+  /// Looks at the item's target indices again once its documents are sent: reports indices the
+  /// target created and documents refused, and fails when an index was replaced meanwhile
+  /// (`progress` then goes back to the item's start).
+  absl::Status CheckTargetAfterItem(const ItemRun& run,
+                                    std::optional<coordination::ItemProgress>& progress);
   absl::StatusOr<ItemResult> EndItem(const ItemRun& run, internal::LeaseKeeper& keeper,
                                      internal::GracefulStop& stop,
                                      const internal::ShardDocumentStream& stream,

@@ -130,11 +130,21 @@ class OpenSearchClient {
                            const boost::json::object& body);
 
   /// GET /_data_stream/<name>: whether a data stream of that name exists (an index or alias of
-  /// that name is not one).
+  /// that name is not one; nor is any name on a target without data streams).
   absl::StatusOr<bool> DataStreamExists(std::string_view name);
   /// PUT /_data_stream/<name>; an index template with `data_stream` must match the name. Returns
   /// false when it already existed.
   absl::StatusOr<bool> CreateDataStream(std::string_view name);
+
+  /// The uuids of the indices `name` is on the target, sorted: the index's own, or those of an
+  /// alias's indices (GET /<name>, the index.uuid setting of each index it answers for); empty
+  /// when no index or alias has that name.
+  absl::StatusOr<std::vector<std::string>> IndexUuids(std::string_view name);
+  /// The uuids of the backing indices of data stream `name` (GET /_data_stream/<name>), sorted;
+  /// nullopt when no data stream has that name, or the target has none at all (Elasticsearch
+  /// before 7.9).
+  absl::StatusOr<std::optional<std::vector<std::string>>> DataStreamIndexUuids(
+      std::string_view name);
 
   /// POST /_bulk with an NDJSON body (compressed here when active); one item per action.
   absl::StatusOr<BulkResponse> Bulk(std::string body, size_t action_count);
