@@ -1312,7 +1312,6 @@ TEST_CASE("documents of an index with _source disabled are rebuilt as they were 
   node.DeleteIndices({index});
 }
 
-TEST_CASE("nested objects of an index with _source disabled are rebuilt from their child documents",
 TEST_CASE("evaluate says documents kept in _recovery_source migrate exactly, as the run then does",
           "[real][sourceless]") {
   // OpenSearch 2.19 keeps `_recovery_source` for recent operations of a `_source`-disabled
@@ -1363,6 +1362,7 @@ TEST_CASE("evaluate says documents kept in _recovery_source migrate exactly, as 
   node.DeleteIndices({index});
 }
 
+TEST_CASE("nested objects of an index with _source disabled are rebuilt from their child documents",
           "[real][sourceless]") {
   // Two levels of nested objects (items, their parts) and a second nested path (tags), with
   // 0 to 3 objects each, in two refreshed segments, one document updated. Each rebuilt document
@@ -1513,7 +1513,6 @@ TEST_CASE(
   node.DeleteIndices({index});
 }
 
-TEST_CASE("time_series and logsdb indices of Elasticsearch 8 are rebuilt as the node returns them",
 TEST_CASE("cosine dense_vectors of an Elasticsearch 8 synthetic-source index keep their magnitude",
           "[real][sourceless]") {
   // Elasticsearch 8 normalizes a cosine vector to unit length before indexing it and keeps the
@@ -1544,6 +1543,7 @@ TEST_CASE("cosine dense_vectors of an Elasticsearch 8 synthetic-source index kee
   node.DeleteIndices({index});
 }
 
+TEST_CASE("time_series and logsdb indices of Elasticsearch 8 are rebuilt as the node returns them",
           "[real][sourceless]") {
   // Both modes keep every field's doc values in Elasticsearch's TSDB format (ES87TSDB written by
   // 8.18, ES819TSDB by 8.19): numbers in blocks of 128 (delta, offset and gcd encoded, or
@@ -1938,7 +1938,6 @@ TEST_CASE("DocumentsFromSnapshotMigration catches a real target up from snapshot
   target.DeleteIndices({index, added, gone});
 }
 
-namespace {
 TEST_CASE("a delta across indices re-created, split or shrunk under their name is exact",
           "[real][delta]") {
   // Each index is migrated from snapshot s2, then reshaped under the same name (deleted and
@@ -2048,6 +2047,7 @@ TEST_CASE("a delta across indices re-created, split or shrunk under their name i
   target.DeleteIndices(all);
 }
 
+namespace {
 
 // Data stream `name` on `node` (template `name`-tpl, 2 shards), with `per_generation` documents
 // created in each of `generations` backing indices (a rollover between them).

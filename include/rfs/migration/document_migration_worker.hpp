@@ -371,6 +371,9 @@ class DocumentMigrationWorker {
   absl::Status OpenItem(const coordination::Lease& lease, ItemRun& run,
                         std::optional<coordination::ItemProgress>& progress_out);
   absl::Status OpenItemSource(ItemRun& run, const lucene::ShardReaderOptions& reader_options);
+  /// A delta item's older side: the same shard, or every shard of an index reshaped since.
+  absl::StatusOr<lucene::DeltaPrevious> OpenDeltaPrevious(
+      const coordination::WorkItemId& item, const lucene::ShardReaderOptions& reader_options) const;
   ItemSent SendItem(ItemRun& run, internal::LeaseKeeper& keeper, internal::GracefulStop& stop,
                     internal::ShardDocumentStream& stream);
   void AccountItem(const ItemRun& run, const internal::ShardDocumentStream& stream,
@@ -421,9 +424,6 @@ class DocumentMigrationWorker {
   std::vector<snapshot::DataStream> data_streams_;              // of snapshot_
   std::unique_ptr<transform::IJsonTransformer> transformer_;
   WorkerSummary summary_;
-  /// A delta item's older side: the same shard, or every shard of an index reshaped since.
-  absl::StatusOr<lucene::DeltaPrevious> OpenDeltaPrevious(
-      const coordination::WorkItemId& item, const lucene::ShardReaderOptions& reader_options) const;
 };
 
 }  // namespace rfs::migration
