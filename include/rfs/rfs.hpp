@@ -75,6 +75,7 @@
 #include "rfs/snapshot/models.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
+#include "rfs/transform/es_mapping_rules.hpp"
 #include "rfs/transform/index_filter.hpp"
 #include "rfs/transform/json_transformer.hpp"
 #include "rfs/transform/metadata_transform.hpp"

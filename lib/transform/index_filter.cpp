@@ -41,6 +41,14 @@ constexpr std::array<std::string_view, 16> kElasticsearchBuiltinTemplates = {
     "metrics@mappings",
     "metrics@settings"};
 
+// The templates X-Pack (Elasticsearch 5.0 and later) installs under plain names for its security
+// features: the security index's (SecurityIndexManager, `security-index-template` and its later
+// names) and the index audit trail's (`IndexAuditTrail.INDEX_TEMPLATE_NAME`,
+// x-pack/plugin/security/.../audit/index/IndexAuditTrail.java in elastic/elasticsearch).
+constexpr std::array<std::string_view, 4> kXPackBuiltinTemplates = {
+    "security-index-template", "security-index-template-v6", "security-index-template-7",
+    "security_audit_log"};
+
 template <size_t N>
 bool HasAnyPrefix(std::string_view name, const std::array<std::string_view, N>& prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(),
@@ -111,6 +119,11 @@ std::optional<std::string> SourceEngineTemplate(std::string_view name,
       return core::StrCat("managed by ", std::string_view(by->as_string()),
                           " on the source cluster (_meta.managed_by)");
     }
+  }
+  if (source.elasticsearch() && source.major >= 5 &&
+      std::find(kXPackBuiltinTemplates.begin(), kXPackBuiltinTemplates.end(), name) !=
+          kXPackBuiltinTemplates.end()) {
+    return core::StrCat("one of the templates X-Pack of ", source.ToString(), " installs itself");
   }
   // The stack templates arrived with Elasticsearch 7.9's data streams; before, a template of
   // that name is a user's.

@@ -2416,7 +2416,7 @@ TEST_CASE("a data stream that is not on the target gets no plain index of its na
   source.Send("DELETE", "/_data_stream/" + stream);
 }
 
-TEST_CASE("an index the target creates itself is reported; --no-auto-create-indices refuses it",
+TEST_CASE("an index the target creates itself is reported, and --no-auto-create-indices refuses it",
           "[real][target-index]") {
   RealNode source("os2");
   RealNode target("os3");

@@ -549,7 +549,7 @@ TEST_CASE("templates are the source engine's own by their markers and built-in n
 }
 
 TEST_CASE(
-    "an Elasticsearch mapping the target cannot hold refuses its item with advice; the rest "
+    "an Elasticsearch mapping the target cannot hold refuses its item with advice, and the rest "
     "migrate",
     "[reindex][metadata][corpus]") {
   PatchedEs1Repo patched({}, {},

@@ -67,6 +67,13 @@ TEST_CASE("the source engine's own templates are known by their markers and buil
         "installed and managed by the source cluster (_meta.managed)");
   CHECK(*SourceEngineTemplate("logs-nginx.access", fleet, es8) ==
         "managed by fleet on the source cluster (_meta.managed_by)");
+  // X-Pack's security templates, from Elasticsearch 5 on; not on OpenSearch, not a look-alike.
+  const ClusterVersion es5{ClusterVersion::Product::kElasticsearch, 5, 6};
+  CHECK(*SourceEngineTemplate("security_audit_log", plain, es5) ==
+        "one of the templates X-Pack of ES 5.6 installs itself");
+  CHECK(SourceEngineTemplate("security-index-template", plain, es76));
+  CHECK(!SourceEngineTemplate("security_audit_log", plain, os2));
+  CHECK(!SourceEngineTemplate("security-app-logs", plain, es8));
 }
 
 TEST_CASE("multi-type policy: union keeps the index, split names one index per type",
