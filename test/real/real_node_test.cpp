@@ -161,7 +161,8 @@ TEST_CASE("generated datasets and the demo sample migrate into real OpenSearch e
       "--codec best_compression --id-style utf8 --seed 1702",
       // A 20 MB document: its bulk body is gzipped as it is laid out (net::GzipStream).
       "--docs 60 --huge-doc-bytes 20000000 --seed 1704",
-      // The demo's sample (scripts/demo).
+      // The demo's sample (scripts/demo), into the newest target only: 102,000 documents cost
+      // the node about a minute, and the smaller datasets cover OpenSearch 2 the same way.
       "--indices 3 --shards 2 --docs 34000 --doc-size 300 --updates 500 --deletes 300 "
       "--segments 3 --routing-fraction 0.05 --templates true --seed 2026",
   };
@@ -169,6 +170,9 @@ TEST_CASE("generated datasets and the demo sample migrate into real OpenSearch e
     SECTION(name) {
       RealNode node(name);
       for (const auto& args : datasets) {
+        if (std::string_view(name) == "os2" && args.find("--seed 2026") != std::string::npos) {
+          continue;
+        }
         INFO(args);
         auto generated = rfs::test::Generate(args);
         REQUIRE(generated.has_value());
