@@ -228,7 +228,8 @@ inline std::filesystem::path JavaWrittenIndex(const std::filesystem::path& dir,
 }
 
 /// The folder WriteVectorIndex.java fills through Lucene `version`: by default the Lucene 9.12
-/// that the real nodes run; else one of the Lucene 9.0-9.8 jars in test/unit/lucene/.m2.
+/// that the real nodes run; else one of the Lucene 9.0-9.8 jars in the Maven repository
+/// scripts/install-deps fills.
 inline std::filesystem::path Lucene9VectorIndex(const std::string& version = "") {
   const std::string jar = version.empty() ? std::string(RFS_LUCENE9_CORE_JAR)
                                           : std::string(RFS_LUCENE9_OLD_JARS) +
@@ -240,7 +241,8 @@ inline std::filesystem::path Lucene9VectorIndex(const std::string& version = "")
 }
 
 /// The folder WritePointsIndex.java fills through Lucene `major` (7: the 7.7.3 jar in
-/// test/unit/lucene/.m2, 8: Debian's 8.7, 9 and 10: the real nodes' 9.12 and 10.5).
+/// the Maven repository scripts/install-deps fills, 8: Debian's 8.7, 9 and 10: the real nodes' 9.12
+/// and 10.5).
 inline std::filesystem::path LucenePointsIndex(int major) {
   const std::string jar = major == 7
                               ? std::string(RFS_LUCENE9_OLD_JARS) +
@@ -255,7 +257,7 @@ inline std::filesystem::path LucenePointsIndex(int major) {
 
 /// The folder WriteTermsIndex.java fills through Lucene `version`: "8" (Debian's 8.7), "9" and
 /// "10" (the real nodes' 9.12 and 10.5), or a release whose jar scripts/install-deps fetched into
-/// test/unit/lucene/.m2 (7.7.3, 9.0.0, 9.11.1, 10.2.2, 10.3.2).
+/// the Maven repository scripts/install-deps fills (7.7.3, 9.0.0, 9.11.1, 10.2.2, 10.3.2).
 inline std::filesystem::path LuceneTermsIndex(const std::string& version) {
   const std::string jar = version == "8"    ? std::string(RFS_LUCENE8_JAR_FOR_POINTS)
                           : version == "9"  ? std::string(RFS_LUCENE9_CORE_JAR)
