@@ -99,13 +99,14 @@ public final class LocalNode {
     private static void usage(String message) {
         System.err.println("LocalNode: " + message);
         System.err.println("usage: LocalNode --base DIR --conf DIR --data DIR --logs DIR --ready-file FILE"
-                + " [--plugin CLASS]... [-E key=value]...");
+                + " [--plugin CLASS]... [--require-plugin CLASS]... [-E key=value]...");
         System.exit(2);
     }
 
     public static void main(String[] args) throws Exception {
         Map<String, String> paths = new LinkedHashMap<>();
         List<String> plugins = new ArrayList<>();
+        List<String> required = new ArrayList<>();
         Map<String, String> settings = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -117,6 +118,9 @@ public final class LocalNode {
                     break;
                 case "--plugin":
                     plugins.add(v);
+                    break;
+                case "--require-plugin":
+                    required.add(v);
                     break;
                 case "-E": {
                     int eq = v.indexOf('=');
@@ -142,6 +146,18 @@ public final class LocalNode {
             } catch (ClassNotFoundException e) {
                 System.out.println("LocalNode: plugin " + p + " is not on the classpath; left out");
             }
+        }
+
+        // Plugins the version is pinned with (unpacked from their zips by scripts/local-cluster
+        // install, such as the k-NN plugin): the node does not start without them.
+        for (String p : required) {
+            try {
+                Class.forName(p, false, LocalNode.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                System.out.println("LocalNode: the node did not start: plugin " + p + " is not on the classpath");
+                System.exit(1);
+            }
+            present.add(p);
         }
 
         Map<String, String> secure = secureSettingsFromEnvironment();
@@ -197,7 +213,7 @@ public final class LocalNode {
             String line = ProcessHandle.current().pid() + " " + port + "\n";
             Files.write(tmp, line.getBytes(StandardCharsets.US_ASCII));
             Files.move(tmp, ready, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            System.out.println("LocalNode: ready on http://127.0.0.1:" + port);
+            System.out.println("LocalNode: ready on http://127.0.0.1:" + port + " with plugins " + present);
         } catch (Throwable t) {
             t.printStackTrace(System.out);
             Throwable cause = t;
