@@ -5,9 +5,9 @@ if(NOT TARGET CreateSnapshot OR NOT TARGET opensearch-double)
   return()
 endif()
 
-add_test(NAME apps:create-snapshot-help COMMAND CreateSnapshot --help)
-set_tests_properties(apps:create-snapshot-help PROPERTIES
-  PASS_REGULAR_EXPRESSION "--file-system-repo-path.*--s3-repo-uri.*--source-host.*--index-allowlist.*--no-wait")
+rfs_add_exit_test(create-snapshot-help 0
+  "--file-system-repo-path.*--s3-repo-uri.*--source-host.*--index-allowlist.*--no-wait"
+  $<TARGET_FILE:CreateSnapshot> --help)
 
 # rfs_add_create_snapshot_usage_test(<name> <stderr regex> <args>...): exit code 64 and the message.
 function(rfs_add_create_snapshot_usage_test name pass)

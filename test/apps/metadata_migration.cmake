@@ -15,9 +15,9 @@ function(rfs_add_metadata_cli_test name pass dir command)
     PASS_REGULAR_EXPRESSION "${pass}.*exit code 0" SKIP_RETURN_CODE 77 TIMEOUT 120)
 endfunction()
 
-add_test(NAME apps:metadata-help COMMAND MetadataMigration --help)
-set_tests_properties(apps:metadata-help PROPERTIES
-  PASS_REGULAR_EXPRESSION "evaluate.migrate.*Exit codes: 0 every item.*--index-template-allowlist.*--multi-type-behavior")
+rfs_add_exit_test(metadata-help 0
+  "evaluate.migrate.*Exit codes: 0 every item.*--index-template-allowlist.*--multi-type-behavior"
+  $<TARGET_FILE:MetadataMigration> --help)
 
 # Usage errors exit 64: no command, an unknown command, an unknown option, migrate without a
 # target, a bad --multi-type-behavior.
