@@ -10,6 +10,7 @@
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/transform/es_mapping_rules.hpp"
 
 #include "common/connection.hpp"
 #include "common/options.hpp"
@@ -71,6 +72,9 @@ po::options_description Options() {
       "non-system template)")("component-template-allowlist",
                               po::value<std::vector<std::string>>()->multitoken(),
                               "component templates to migrate")(
+      "knn-engine", po::value<std::string>()->default_value("lucene"),
+      "engine of the knn_vector fields translated from Elasticsearch dense_vector: lucene (the "
+      "HNSW Elasticsearch uses) or faiss (docs/es-mapping-compatibility.md)")(
       "phase-lease-duration", po::value<std::string>()->default_value("PT5M"),
       "the lease on a phase or index record (ISO-8601), renewed every quarter of it while the "
       "work runs; a dead worker's record is taken over once it runs out")(
@@ -117,6 +121,12 @@ absl::StatusOr<migration::RfsWorkerOptions> WorkerOptions(const po::variables_ma
     if (!parsed.ok()) return parsed.status();
     *into = *std::move(parsed);
   }
+  auto engine = rfs::transform::ParseKnnEngine(vm["knn-engine"].as<std::string>());
+  if (!engine.ok()) {
+    return absl::InvalidArgumentError(
+        rfs::core::StrCat("--knn-engine: ", engine.status().message()));
+  }
+  run.metadata.knn_engine = *engine;
   auto source = rfs::apps::ConnectionOptions(vm, "source");
   if (!source.ok()) return source.status();
   run.source = *std::move(source);
