@@ -9,6 +9,7 @@
 
 #include "rfs/core/str_cat.hpp"
 
+#include "absl/status/statusor.h"
 #include "es_mapping_rules_internal.hpp"
 
 namespace rfs::transform {
@@ -124,11 +125,22 @@ constexpr std::array<MappingRule, 29> kRules = {{
      "`dynamic: false`: new fields kept in `_source` and not indexed, as Elasticsearch did "
      "(`true` would index what the source never indexed).",
      RuleAction::kKeep, "", "", "dynamic runtime becomes false and runtime fields are dropped"},
-    {RuleSubject::kMapping, "runtime", 0, 0, RuleAction::kDrop, "",
-     "runtime fields hold no data; each is named in the report (rewrite queries that use them, "
-     "e.g. as OpenSearch derived fields on 2.15+). Dynamic templates that map to runtime fields "
-     "are dropped the same way.",
-     RuleAction::kKeep, "", "", "dynamic runtime becomes false and runtime fields are dropped"},
+    {RuleSubject::kMapping, "runtime", 2, 15, RuleAction::kTranslate, "derived",
+     "a runtime field with a Painless script that calls `emit(...)`, of a type derived fields "
+     "take (`boolean`, `date`, `double`, `geo_point`, `ip`, `keyword`, `long`), becomes a derived "
+     "field of the same name, type and script (`format` kept; `on_script_error`, `meta` "
+     "dropped), searchable as on Elasticsearch. Dropped, each named with the reason: a runtime "
+     "field without a script (Elasticsearch reads the document's own value of that name, but "
+     "OpenSearch refuses every document holding a value under a derived field's name), a dotted "
+     "name (a derived field `a.b` fails the index's shards), a name the mapping also maps, "
+     "`composite` and `lookup` types, scripts in another language or using `grok`, `dissect` or "
+     "the `field(...)` / `$(...)` accessors. A document holding a value under a translated "
+     "field's name is refused by the target (recorded as a failed document). Dynamic templates "
+     "that map to runtime fields are dropped.",
+     RuleAction::kDrop, "",
+     "runtime fields hold no data; each is named in the report (no derived fields before 2.15). "
+     "Dynamic templates that map to runtime fields are dropped the same way.",
+     "runtime fields become derived fields where the target has them, else are dropped"},
     {RuleSubject::kSetting, "index.mode", 0, 0, RuleAction::kDrop, "",
      "`logsdb` and `time_series` are Elasticsearch index modes; the index is a standard one.",
      RuleAction::kKeep, "", "", "Elasticsearch-only index settings are dropped"},
@@ -370,6 +382,101 @@ void Subobjects(json::object& holder, const std::string& path, bool root,
                                 root ? ")" : "; flat_object needs OpenSearch 2.7)"));
 }
 
+// Runtime fields as OpenSearch derived fields (the `derived` section of a mapping, 2.15+). The
+// mapping shape and parameters (type, script, format, properties, prefilter_field,
+// ignore_malformed) are those of server/src/main/java/org/opensearch/index/mapper/
+// DerivedFieldMapper.java, the types those of DerivedFieldSupportedTypes.java (boolean, date,
+// geo_point, ip, keyword, text, long, double, float, object), and the script runs in the
+// `derived_field` context, whose Painless allowlist
+// (modules/lang-painless/src/main/resources/org/opensearch/painless/spi/org.opensearch.derived.txt)
+// has emit(Object) and emit(double lat, double lon) -- the calls Elasticsearch's runtime scripts
+// make -- with `doc` and `params._source` (server/src/main/java/org/opensearch/script/
+// DerivedFieldScript.java), all in opensearch-project/OpenSearch. Checked on OpenSearch 2.19.6 and
+// 3.8.0: every type below searchable with Elasticsearch-style scripts; a document holding a value
+// under a derived field's name refused ("failed to parse field [x] of type [derived]"); a dotted
+// derived name accepted at creation but failing the index's shards ("No type specified for field
+// [a]").
+constexpr std::array<std::string_view, 7> kDerivedTypes = {
+    "boolean", "date", "double", "geo_point", "ip", "keyword", "long"};
+
+// True when `text` calls `name(` as a function of its own (not a method or a longer name).
+bool CallsFunction(std::string_view text, std::string_view name) {
+  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    if (at > 0) {
+      const char before = text[at - 1];
+      if (std::isalnum(static_cast<unsigned char>(before)) || before == '_' || before == '.') {
+        continue;
+      }
+    }
+    size_t after = at + name.size();
+    while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after]))) ++after;
+    if (after < text.size() && text[after] == '(') return true;
+  }
+  return false;
+}
+
+// The derived field of one runtime field, or the reason it cannot be one.
+absl::StatusOr<json::object> DerivedField(const std::string& name, const json::value& def,
+                                          const json::object& mapping) {
+  auto why = [](const std::string& reason) { return absl::FailedPreconditionError(reason); };
+  if (!def.is_object()) return why("not an object");
+  const json::object& field = def.as_object();
+  const std::string type = StringOf(field, "type");
+  if (name.find('.') != std::string::npos) {
+    return why(
+        "a dotted name: a derived field named with a dot fails the index's shards on OpenSearch");
+  }
+  if (const json::value* props = mapping.if_contains("properties");
+      props != nullptr && props->is_object() && props->as_object().contains(Key(name))) {
+    return why(
+        "the mapping also maps it: documents hold its values, and OpenSearch refuses a document "
+        "holding a value under a derived field's name");
+  }
+  if (type == "composite" || type == "lookup") {
+    return why(StrCat("type `", type, "`: derived fields have no ", type, " type"));
+  }
+  if (std::find(kDerivedTypes.begin(), kDerivedTypes.end(), type) == kDerivedTypes.end()) {
+    return why(StrCat("type `", type, "` is not one derived fields take"));
+  }
+  const json::value* script = field.if_contains("script");
+  if (script == nullptr) {
+    return why(
+        "no script: Elasticsearch read the document's own value of that name from _source, but "
+        "OpenSearch refuses every document holding a value under a derived field's name; the "
+        "value stays in _source (map it as a field with --transformer-config to search it)");
+  }
+  json::object out_script;
+  std::string source;
+  if (script->is_string()) {
+    source = Str(script->as_string());
+    out_script["source"] = script->as_string();
+  } else if (script->is_object()) {
+    const json::object& s = script->as_object();
+    const std::string lang = s.contains("lang") ? StringOf(s, "lang") : std::string("painless");
+    if (lang != "painless") return why(StrCat("a script in `", lang, "`, not Painless"));
+    const json::value* src = s.if_contains("source");
+    if (src == nullptr || !src->is_string()) return why("a stored script (no inline source)");
+    source = Str(src->as_string());
+    out_script["source"] = *src;
+    if (const json::value* params = s.if_contains("params")) out_script["params"] = *params;
+  } else {
+    return why("a script that is neither a string nor an object");
+  }
+  out_script["lang"] = "painless";
+  if (!CallsFunction(source, "emit")) return why("a script that never calls emit(...)");
+  for (std::string_view call : {"grok", "dissect", "field", "$"}) {
+    if (CallsFunction(source, call)) {
+      return why(StrCat("a script calling `", call,
+                        "(...)`, which OpenSearch's derived field scripts do not have"));
+    }
+  }
+  json::object derived{{"type", Key(type)}, {"script", std::move(out_script)}};
+  if (const json::value* format = field.if_contains("format"); format && type == "date") {
+    derived["format"] = *format;
+  }
+  return derived;
+}
+
 void DynamicRuntime(json::object& holder, const std::string& where, internal::EsTranslation& out) {
   json::value* dynamic = holder.if_contains("dynamic");
   if (dynamic && dynamic->is_string() && dynamic->as_string() == "runtime") {
@@ -531,15 +638,47 @@ void TranslateEsField(json::object& field, const std::string& path,
 void TranslateEsRoot(json::object& mapping, const MetadataTransformOptions& options,
                      EsTranslation& out) {
   if (json::value* runtime = mapping.if_contains("runtime")) {
-    std::string names;
-    if (runtime->is_object()) {
-      for (const auto& [name, def] : runtime->as_object()) {
-        names += StrCat(names.empty() ? "" : ", ", Str(name));
-      }
-    }
+    const json::object fields = runtime->is_object() ? runtime->as_object() : json::object();
     mapping.erase("runtime");
-    out.notes.push_back(StrCat("runtime fields [", names,
-                               "] dropped: ", FindRule(RuleSubject::kMapping, "runtime")->how));
+    const RuleOutcome outcome =
+        OutcomeFor(*FindRule(RuleSubject::kMapping, "runtime"), options.target);
+    if (outcome.action != RuleAction::kTranslate) {
+      std::string names;
+      for (const auto& [name, def] : fields) names += StrCat(names.empty() ? "" : ", ", Str(name));
+      out.notes.push_back(StrCat("runtime fields [", names, "] dropped: ", outcome.how));
+    } else {
+      json::object derived;
+      if (const json::value* existing = mapping.if_contains("derived");
+          existing && existing->is_object()) {
+        derived = existing->as_object();
+      }
+      for (const auto& [key, def] : fields) {
+        const std::string name = Str(key);
+        auto field = DerivedField(name, def, mapping);
+        if (field.ok() && derived.contains(key)) {
+          field = absl::FailedPreconditionError("the mapping already has a derived field of it");
+        }
+        if (!field.ok()) {
+          out.notes.push_back(
+              StrCat("runtime field [", name, "] dropped: ", field.status().message()));
+          continue;
+        }
+        std::string dropped;
+        for (const auto& [param, value] : def.as_object()) {
+          if (param != "type" && param != "script" &&
+              !(param == "format" && field->contains("format"))) {
+            dropped += StrCat(dropped.empty() ? "" : ", ", "`", std::string_view(param), "`");
+          }
+        }
+        out.notes.push_back(StrCat("runtime field [", name, "] translated to a derived field (",
+                                   StringOf(*field, "type"), ", the same Painless script",
+                                   dropped.empty() ? std::string() : StrCat("; dropped ", dropped),
+                                   "): documents holding a value under [", name,
+                                   "] are refused by the target"));
+        derived[key] = *std::move(field);
+      }
+      if (!derived.empty()) mapping["derived"] = std::move(derived);
+    }
   }
   if (json::value* templates = mapping.if_contains("dynamic_templates");
       templates && templates->is_array()) {

@@ -1,9 +1,21 @@
-// Elasticsearch 8 mapping features on a real OpenSearch 3 node, as docs/es-mapping-compatibility.md
-// says: an index per feature written on a real Elasticsearch 8.19 node with documents, snapshotted,
-// `MetadataMigration migrate` into OpenSearch 3.8, then DocumentsFromSnapshotMigration; every index
-// the table translates is created with the translated mapping and holds every document as the
-// snapshot does. The dense_vector index needs the k-NN plugin, which the test's OpenSearch 3.8 node
-// does not have: it fails alone, with the node's error and the advice to install the plugin.
+// Elasticsearch 8 mapping features on real OpenSearch 2 and 3 nodes, as
+// docs/es-mapping-compatibility.md says: an index per feature written with documents on each
+// Elasticsearch source node (8.19 and 8.18), one snapshot per source, each migrated once into
+// OpenSearch 2.19 and once into 3.8 (`MetadataMigration migrate`, then
+// DocumentsFromSnapshotMigration). Every index the table translates is created with the mapping
+// the table gives for that target's version (rfs::transform::OutcomeFor, the same table the code
+// applies) and holds every document as the snapshot does. The dense_vector index needs the k-NN
+// plugin, which these OpenSearch nodes do not have: it fails alone, with the node's error and the
+// advice to install the plugin.
+//
+// Elasticsearch 7.10 is no source here: its node (the OSS modules Maven Central serves) has none
+// of the table's shapes -- flattened, dense_vector, sparse_vector and the other x-pack types answer
+// "No handler for type", runtime fields came in 7.11 and TSDB parameters and subobjects in 8.x.
+//
+// Runtime fields: the Elasticsearch 8 nodes here have no Painless module ("script_lang not
+// supported [painless]"), so they can only hold runtime fields without a script. The scripted one
+// is added to the index's mapping by a --transformer-config program, which runs on the source's
+// mapping before the translation table, as if the source had held it.
 #include <filesystem>
 #include <map>
 #include <string>
@@ -11,6 +23,9 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+
+#include "rfs/core/version.hpp"
+#include "rfs/transform/es_mapping_rules.hpp"
 
 #include "support/real_node.hpp"
 #include "support/tool_runner.hpp"
@@ -23,88 +38,120 @@ using rfs::test::RealNode;
 
 constexpr int kNoWorkLeft = 3;
 
-// Each index: its mapping on Elasticsearch and documents.
+// Each index: its feature name (the index is rn-esmap-<source>-<feature>), its mapping on
+// Elasticsearch and documents.
 struct Feature {
-  std::string index;
+  std::string name;
   std::string mappings;
   std::vector<std::string> documents;
 };
 
 std::vector<Feature> Features() {
   return {
-      {"rn-esmap-dense",
+      {"dense",
        R"({"properties":{"v":{"type":"dense_vector","dims":3,"similarity":"cosine",
            "index_options":{"type":"int8_hnsw"}},"n":{"type":"long"}}})",
        {R"({"v":[1.0,0.5,-2.0],"n":1})", R"({"v":[0.25,3.0,1.5],"n":2})"}},
-      {"rn-esmap-sparse",
+      {"sparse",
        R"({"properties":{"tokens":{"type":"sparse_vector"}}})",
        {R"({"tokens":{"alpha":1.5,"beta":0.25}})", R"({"tokens":{"gamma":2.0}})"}},
-      {"rn-esmap-flattened",
+      {"flattened",
        R"({"properties":{"labels":{"type":"flattened"}}})",
        {R"({"labels":{"env":"prod","team":{"name":"search"}}})", R"({"labels":{"env":"dev"}})"}},
-      {"rn-esmap-passthrough",
+      {"passthrough",
        R"({"properties":{"attrs":{"type":"passthrough","priority":10,
            "properties":{"host":{"type":"keyword"}}}}})",
        {R"({"attrs":{"host":"h1","zone":"z1"}})"}},
-      {"rn-esmap-tsparams",
+      {"tsparams",
        R"({"properties":{"host":{"type":"keyword","time_series_dimension":true},
            "cpu":{"type":"double","time_series_metric":"gauge"}}})",
        {R"({"host":"a","cpu":0.5})", R"({"host":"b","cpu":1.25})"}},
-      {"rn-esmap-keep",
+      {"keep",
        R"({"properties":{"tags":{"type":"keyword","synthetic_source_keep":"arrays"}}})",
        {R"({"tags":["b","a","b"]})"}},
-      {"rn-esmap-subobjects",
+      {"subobjects",
        R"({"properties":{"metrics":{"type":"object","subobjects":false,
            "properties":{"cpu.user":{"type":"double"},"cpu.system":{"type":"double"}}}}})",
        {R"({"metrics":{"cpu.user":1.5,"cpu.system":0.5}})"}},
-      {"rn-esmap-runtime",
+      // `day` has no script (Elasticsearch reads it from _source); `unmapped` is added by the
+      // node itself (dynamic: runtime); `twice` (a script) is added by the transformer program.
+      {"runtime",
        R"j({"dynamic":"runtime","properties":{"n":{"type":"long"}},
          "runtime":{"day":{"type":"keyword"}}})j",
-       {R"({"n":1,"day":"monday","unmapped":"kept in _source"})"}},
+       {R"({"n":1,"day":"monday","unmapped":"kept in _source"})", R"({"n":21})"}},
   };
 }
 
-std::vector<std::string> Names(const std::vector<Feature>& features) {
+constexpr const char* kAddScriptedRuntime =
+    R"j([{"JqTransformerProvider":{"script":"if .type == \"index\" and (.name | endswith(\"-runtime\")) then .body.mappings._doc.runtime.twice = {\"type\":\"long\",\"script\":{\"source\":\"emit(doc['n'].value * 2)\"}} else . end"}}])j";
+
+std::vector<std::string> Names(const std::string& source, const std::vector<Feature>& features) {
   std::vector<std::string> out;
-  for (const auto& f : features) out.push_back(f.index);
+  for (const auto& f : features) out.push_back("rn-esmap-" + source + "-" + f.name);
   return out;
 }
 
-}  // namespace
+// One source node's snapshot of every feature index.
+struct SourceSnapshot {
+  std::string source;  // the fixture node's name: es8, es818
+  fs::path location;
+  rfs::test::SnapshotDocuments documents;
+};
 
-TEST_CASE("Elasticsearch 8 mapping features land on OpenSearch 3 as the table says",
-          "[real][es-mapping]") {
-  RealNode es("es8");
-  RealNode os("os3");
-  const std::vector<Feature> features = Features();
-  es.DeleteIndices(Names(features));
-  os.DeleteIndices(Names(features));
-  for (const Feature& f : features) {
-    es.Ok("PUT", "/" + f.index,
+SourceSnapshot WriteSource(const std::string& source, const std::vector<Feature>& features) {
+  RealNode es(source);
+  const std::vector<std::string> names = Names(source, features);
+  es.DeleteIndices(names);
+  for (size_t i = 0; i < features.size(); ++i) {
+    const Feature& f = features[i];
+    es.Ok("PUT", "/" + names[i],
           R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":)" + f.mappings +
               "}");
     std::string bulk;
     int id = 0;
     for (const std::string& doc : f.documents) {
-      bulk += R"({"index":{"_index":")" + f.index + R"(","_id":"d)" + std::to_string(id++) +
+      bulk += R"({"index":{"_index":")" + names[i] + R"(","_id":"d)" + std::to_string(id++) +
               "\"}}\n" + doc + "\n";
     }
     const json::value answer = es.Ok("POST", "/_bulk?refresh=true", bulk);
     INFO(json::serialize(answer));
     REQUIRE(!answer.at("errors").as_bool());
   }
-  const fs::path location = es.repo_path() / "rn-esmap-repo";
-  es.Ok("PUT", "/_snapshot/rn-esmap-repo",
-        json::serialize(json::object{{"type", "fs"},
-                                     {"settings", json::object{{"location", location.string()}}}}));
-  es.Send("DELETE", "/_snapshot/rn-esmap-repo/s1");
-  es.Ok("PUT", "/_snapshot/rn-esmap-repo/s1?wait_for_completion=true",
-        R"({"indices":"rn-esmap-*","include_global_state":false})");
+  const std::string repo = "rn-esmap-" + source + "-repo";
+  SourceSnapshot out{source, es.repo_path() / repo, {}};
+  es.Ok("PUT", "/_snapshot/" + repo,
+        json::serialize(json::object{
+            {"type", "fs"}, {"settings", json::object{{"location", out.location.string()}}}}));
+  es.Send("DELETE", "/_snapshot/" + repo + "/s1");
+  es.Ok("PUT", "/_snapshot/" + repo + "/s1?wait_for_completion=true",
+        R"({"indices":"rn-esmap-)" + source + R"(-*","include_global_state":false})");
+  es.DeleteIndices(names);
+  out.documents = rfs::test::ReadSnapshotDocuments(out.location, "s1");
+  return out;
+}
 
+// The type the table gives `es_type` on `target`.
+std::string TableType(const std::string& es_type, const rfs::core::ClusterVersion& target) {
+  const auto* rule = rfs::transform::FindRule(rfs::transform::RuleSubject::kType, es_type);
+  REQUIRE(rule != nullptr);
+  const auto outcome = rfs::transform::OutcomeFor(*rule, target);
+  return outcome.action == rfs::transform::RuleAction::kKeep ? es_type : std::string(outcome.to);
+}
+
+// Migrates `snapshot` into `os` (of `target` version) and checks every index as the table says.
+void MigrateInto(const SourceSnapshot& snapshot, RealNode& os,
+                 const rfs::core::ClusterVersion& target, const std::vector<Feature>& features) {
+  INFO(snapshot.source << " -> " << os.name());
+  const std::vector<std::string> names = Names(snapshot.source, features);
+  auto index = [&](const std::string& feature) {
+    return "rn-esmap-" + snapshot.source + "-" + feature;
+  };
+  os.DeleteIndices(names);
   rfs::test::ToolRunner runner("rfs-esmap");
-  int code = runner.Run({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", location.string(),
-                         "--target-host", os.url(), "--index-allowlist", "regex:rn-esmap-.*",
-                         "--output", "json"});
+  int code = runner.Run({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir",
+                         snapshot.location.string(), "--target-host", os.url(), "--index-allowlist",
+                         "regex:rn-esmap-" + snapshot.source + "-.*", "--transformer-config",
+                         kAddScriptedRuntime, "--output", "json"});
   INFO(runner.out << runner.err);
   REQUIRE(code == 1);  // the dense_vector index fails: the node has no k-NN plugin
   std::map<std::string, json::object> items;
@@ -112,41 +159,44 @@ TEST_CASE("Elasticsearch 8 mapping features land on OpenSearch 3 as the table sa
   for (const auto& item : report.at("items").as_array()) {
     items[std::string(item.at("name").as_string())] = item.as_object();
   }
-  auto notes = [&](const std::string& index) {
+  auto notes = [&](const std::string& feature) {
     std::string all;
-    for (const auto& n : items.at(index).at("notes").as_array()) {
+    for (const auto& n : items.at(index(feature)).at("notes").as_array()) {
       all += std::string(n.as_string()) + "\n";
     }
     return all;
   };
   for (const Feature& f : features) {
-    INFO(f.index);
-    REQUIRE(items.count(f.index) == 1);
-    CHECK(items.at(f.index).at("outcome") == (f.index == "rn-esmap-dense" ? "failed" : "created"));
+    INFO(f.name);
+    REQUIRE(items.count(index(f.name)) == 1);
+    CHECK(items.at(index(f.name)).at("outcome") == (f.name == "dense" ? "failed" : "created"));
   }
-  const std::string dense_error(items.at("rn-esmap-dense").at("error").as_string());
+  const std::string dense_error(items.at(index("dense")).at("error").as_string());
   CHECK(dense_error.find("No handler for type [knn_vector]") != std::string::npos);
   CHECK(dense_error.find("install the k-NN plugin (opensearch-knn)") != std::string::npos);
-  CHECK(notes("rn-esmap-dense").find("field [v]: `dense_vector` translated to `knn_vector`") !=
+  CHECK(notes("dense").find("field [v]: `dense_vector` translated to `knn_vector`") !=
         std::string::npos);
-  CHECK(
-      notes("rn-esmap-tsparams").find("field [host]: parameter `time_series_dimension` dropped") !=
-      std::string::npos);
-  CHECK(notes("rn-esmap-runtime").find("runtime fields [day, unmapped] dropped") !=
+  CHECK(notes("tsparams").find("field [host]: parameter `time_series_dimension` dropped") !=
         std::string::npos);
+  CHECK(notes("runtime").find("runtime field [twice] translated to a derived field (long") !=
+        std::string::npos);
+  CHECK(notes("runtime").find("runtime field [day] dropped: no script") != std::string::npos);
+  CHECK(notes("runtime").find("runtime field [unmapped] dropped: no script") != std::string::npos);
 
-  // The mappings the node holds are the translated ones.
-  auto mapping = [&](const std::string& index) {
-    return os.Ok("GET", "/" + index + "/_mapping").at(index).at("mappings");
+  // The mappings the node holds are the ones the table gives for its version.
+  auto mapping = [&](const std::string& feature) {
+    return os.Ok("GET", "/" + index(feature) + "/_mapping").at(index(feature)).at("mappings");
   };
-  CHECK(mapping("rn-esmap-sparse").at("properties").at("tokens").at("type") == "rank_features");
-  CHECK(mapping("rn-esmap-flattened").at("properties").at("labels").at("type") == "flat_object");
-  CHECK(!mapping("rn-esmap-passthrough").at("properties").at("attrs").as_object().contains("type"));
-  CHECK(json::serialize(mapping("rn-esmap-tsparams").at("properties").at("host")) ==
+  CHECK(json::value_to<std::string>(mapping("sparse").at("properties").at("tokens").at("type")) ==
+        TableType("sparse_vector", target));
+  CHECK(
+      json::value_to<std::string>(mapping("flattened").at("properties").at("labels").at("type")) ==
+      TableType("flattened", target));
+  CHECK(!mapping("passthrough").at("properties").at("attrs").as_object().contains("type"));
+  CHECK(json::serialize(mapping("tsparams").at("properties").at("host")) ==
         R"({"type":"keyword"})");
-  CHECK(json::serialize(mapping("rn-esmap-keep").at("properties").at("tags")) ==
-        R"({"type":"keyword"})");
-  CHECK(mapping("rn-esmap-subobjects")
+  CHECK(json::serialize(mapping("keep").at("properties").at("tags")) == R"({"type":"keyword"})");
+  CHECK(mapping("subobjects")
             .at("properties")
             .at("metrics")
             .at("properties")
@@ -154,30 +204,78 @@ TEST_CASE("Elasticsearch 8 mapping features land on OpenSearch 3 as the table sa
             .at("properties")
             .at("user")
             .at("type") == "double");
-  CHECK(mapping("rn-esmap-runtime").at("dynamic") == "false");
+  const json::value runtime = mapping("runtime");
+  CHECK(runtime.at("dynamic") == "false");
+  CHECK(runtime.at("derived").at("twice").at("type") == "long");
+  CHECK(!runtime.at("derived").as_object().contains("day"));
 
   // Every document of the created indices migrates and reads back as the snapshot holds it.
-  rfs::test::SnapshotDocuments expected = rfs::test::ReadSnapshotDocuments(location, "s1");
-  expected.erase("rn-esmap-dense");
+  rfs::test::SnapshotDocuments expected = snapshot.documents;
+  expected.erase(index("dense"));
   REQUIRE(expected.size() == features.size() - 1);
   std::string created;
-  for (const auto& [index, docs] : expected) created += (created.empty() ? "" : ",") + index;
-  code = runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(), "--target-host",
-                     os.url(), "--index-allowlist", created, "--coordinator-db",
+  for (const auto& [name, docs] : expected) created += (created.empty() ? "" : ",") + name;
+  code = runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", snapshot.location.string(),
+                     "--target-host", os.url(), "--index-allowlist", created, "--coordinator-db",
                      runner.dir.File("coordination.sqlite"), "--failed-documents-dir",
                      runner.dir.File("failed")});
   INFO(runner.out << runner.err);
   REQUIRE(code == kNoWorkLeft);
-  CHECK(rfs::test::CheckNodeHolds(os, expected) == 10);
+  CHECK(rfs::test::CheckNodeHolds(os, expected) == 11);
   // Dotted keys of the subobjects:false object index as the expanded paths.
-  const json::value hits = os.Ok("POST", "/rn-esmap-subobjects/_search",
+  const json::value hits = os.Ok("POST", "/" + index("subobjects") + "/_search",
                                  R"({"query":{"range":{"metrics.cpu.user":{"gte":1.0}}}})");
   CHECK(hits.at("hits").at("total").at("value") == 1);
   // flat_object leaves are searchable by their dotted path.
-  const json::value flat = os.Ok("POST", "/rn-esmap-flattened/_search",
+  const json::value flat = os.Ok("POST", "/" + index("flattened") + "/_search",
                                  R"({"query":{"term":{"labels.team.name":"search"}}})");
   CHECK(flat.at("hits").at("total").at("value") == 1);
+  // The derived field runs its script on the target: 21 * 2 >= 40 holds for d1 alone.
+  const json::value derived = os.Ok("POST", "/" + index("runtime") + "/_search",
+                                    R"({"query":{"range":{"twice":{"gte":40}}}})");
+  CHECK(derived.at("hits").at("total").at("value") == 1);
+  CHECK(derived.at("hits").at("hits").at(0).at("_id") == "d1");
+  os.DeleteIndices(names);
+}
 
-  es.DeleteIndices(Names(features));
-  os.DeleteIndices(Names(features));
+}  // namespace
+
+TEST_CASE("Elasticsearch 8 mapping features land on OpenSearch 2 and 3 as the table says",
+          "[real][es-mapping]") {
+  const std::vector<Feature> features = Features();
+  // One snapshot per source node, each migrated once per target node.
+  std::vector<SourceSnapshot> snapshots;
+  for (const std::string source : {"es8", "es818"}) {
+    snapshots.push_back(WriteSource(source, features));
+  }
+  const std::vector<std::pair<std::string, rfs::core::ClusterVersion>> targets = {
+      {"os2", {rfs::core::ClusterVersion::Product::kOpenSearch, 2, 19}},
+      {"os3", {rfs::core::ClusterVersion::Product::kOpenSearch, 3, 8}}};
+  for (const auto& [name, version] : targets) {
+    RealNode os(name);
+    for (const SourceSnapshot& snapshot : snapshots) MigrateInto(snapshot, os, version, features);
+  }
+
+  // RfsWorker's --knn-engine reaches its metadata phase: the dense_vector index it writes (into
+  // an output directory, as OpenSearch 2.19) has a faiss method.
+  rfs::test::ToolRunner runner("rfs-esmap-worker");
+  const std::string out = runner.dir.File("out");
+  const int code =
+      runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", snapshots[0].location.string(),
+                  "--output-dir", out, "--index-allowlist", "rn-esmap-es8-dense", "--knn-engine",
+                  "faiss", "--coordinator-db", runner.dir.File("coordination.sqlite"),
+                  "--failed-documents-dir", runner.dir.File("failed"), "--skip-verify"});
+  INFO(runner.out << runner.err);
+  CHECK(code == 0);
+  const fs::path written =
+      fs::path(out) / ".rfs" / "metadata" / "index" / "rn-esmap-es8-dense.json";
+  REQUIRE(fs::exists(written));
+  const json::value body = json::parse(rfs::test::ReadTextFile(written.string()));
+  INFO(json::serialize(body));
+  CHECK(body.at("mappings").at("properties").at("v").at("method").at("engine") == "faiss");
+  // A value other than lucene or faiss is a usage error.
+  CHECK(runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", snapshots[0].location.string(),
+                    "--output-dir", out, "--knn-engine", "nmslib"}) == 64);
+  CHECK(runner.err.find("--knn-engine: knn engine 'nmslib' is not one of: lucene, faiss") !=
+        std::string::npos);
 }

@@ -323,17 +323,92 @@ TEST_CASE("dynamic runtime becomes false and runtime fields are dropped", "[tran
                              "dynamic_templates":[
                                {"rt":{"match":"r_*","runtime":{"type":"long"}}},
                                {"kw":{"match":"k_*","mapping":{"type":"keyword"}}}])j"),
-                     To(3, 8));
+                     To(2, 14));
   const json::object& mappings = t.body.at("mappings").as_object();
   CHECK(mappings.at("dynamic") == false);
   CHECK(Field(t, "o").at("dynamic") == false);
   CHECK(!mappings.contains("runtime"));
+  CHECK(!mappings.contains("derived"));
   CHECK(json::serialize(mappings.at("dynamic_templates")) ==
         R"([{"kw":{"match":"k_*","mapping":{"type":"keyword"}}}])");
   CHECK(HasNote(t.notes, "runtime fields [day, hour] dropped"));
   CHECK(HasNote(t.notes, "dynamic template [rt] dropped"));
   CHECK(HasNote(t.notes, "mapping root: `dynamic: runtime` translated to `false`"));
   CHECK(HasNote(t.notes, "field [o]: `dynamic: runtime` translated to `false`"));
+}
+
+TEST_CASE("runtime fields become derived fields where the target has them, else are dropped",
+          "[transform][es-rules]") {
+  const std::string runtime = R"j("runtime":{
+      "day":{"type":"keyword","script":{"source":"emit(doc['ts'].value.dayOfWeekEnum.toString())"}},
+      "twice":{"type":"long","script":"emit(doc['n'].value * 2)","on_script_error":"continue"},
+      "when":{"type":"date","format":"yyyy-MM-dd",
+              "script":{"source":"emit(params.base + doc['n'].value)","params":{"base":1000}}},
+      "loc":{"type":"geo_point","script":{"source":"emit(doc['g'].lat, doc['g'].lon)"}},
+      "from_source":{"type":"keyword"},
+      "n":{"type":"double","script":{"source":"emit(doc['n'].value / 2.0)"}},
+      "http.code":{"type":"long","script":{"source":"emit(200)"}},
+      "parts":{"type":"composite","script":{"source":"emit(['a': 1])"},
+               "fields":{"a":{"type":"long"}}},
+      "other":{"type":"lookup","target_index":"ip_location","input_field":"host",
+               "target_field":"ip","fetch_fields":["country"]},
+      "grokked":{"type":"keyword","script":{"source":"emit(grok('%{IP:ip}').extract(params._source.m).ip)"}},
+      "expr":{"type":"double","script":{"source":"doc['n'].value","lang":"expression"}},
+      "noemit":{"type":"long","script":{"source":"return 1"}},
+      "hist":{"type":"keyword","script":{"source":"emit(field('host').get(''))"}}})j";
+  const std::string properties =
+      R"({"ts":{"type":"date"},"n":{"type":"long"},"g":{"type":"geo_point"}})";
+  const auto t = One(Index(properties, runtime), To(3, 8));
+  const json::object& mappings = t.body.at("mappings").as_object();
+  CHECK(!mappings.contains("runtime"));
+  const json::object& derived = mappings.at("derived").as_object();
+  CHECK(
+      json::serialize(derived.at("day")) ==
+      R"j({"type":"keyword","script":{"source":"emit(doc['ts'].value.dayOfWeekEnum.toString())",)j"
+      R"j("lang":"painless"}})j");
+  // A script given as a string, params and a date format are kept; on_script_error is dropped.
+  CHECK(json::serialize(derived.at("twice")) ==
+        R"j({"type":"long","script":{"source":"emit(doc['n'].value * 2)","lang":"painless"}})j");
+  CHECK(json::serialize(derived.at("when")) ==
+        R"j({"type":"date","script":{"source":"emit(params.base + doc['n'].value)",)j"
+        R"j("params":{"base":1000},"lang":"painless"},"format":"yyyy-MM-dd"})j");
+  CHECK(derived.at("loc").at("type") == "geo_point");
+  CHECK(derived.size() == 4);
+  CHECK(HasNote(t.notes, "runtime field [day] translated to a derived field (keyword"));
+  CHECK(HasNote(t.notes,
+                "runtime field [twice] translated to a derived field (long, the same "
+                "Painless script; dropped `on_script_error`)"));
+  CHECK(HasNote(t.notes, "runtime field [from_source] dropped: no script"));
+  CHECK(HasNote(t.notes, "runtime field [n] dropped: the mapping also maps it"));
+  CHECK(HasNote(t.notes, "runtime field [http.code] dropped: a dotted name"));
+  CHECK(HasNote(t.notes, "runtime field [parts] dropped: type `composite`"));
+  CHECK(HasNote(t.notes, "runtime field [other] dropped: type `lookup`"));
+  CHECK(HasNote(t.notes, "runtime field [grokked] dropped: a script calling `grok(...)`"));
+  CHECK(HasNote(t.notes, "runtime field [expr] dropped: a script in `expression`, not Painless"));
+  CHECK(HasNote(t.notes, "runtime field [noemit] dropped: a script that never calls emit(...)"));
+  CHECK(HasNote(t.notes, "runtime field [hist] dropped: a script calling `field(...)`"));
+
+  // 2.15 is the first version with derived fields; 2.14 drops them all, naming each.
+  CHECK(One(Index(properties, runtime), To(2, 15))
+            .body.at("mappings")
+            .at("derived")
+            .as_object()
+            .size() == 4);
+  const auto old = One(Index(properties, runtime), To(2, 14));
+  CHECK(!old.body.at("mappings").as_object().contains("derived"));
+  CHECK(HasNote(old.notes, "runtime fields [day, twice, when, loc, from_source, n, http.code"));
+  CHECK(HasNote(old.notes, "no derived fields before 2.15"));
+
+  // Templates carry them too.
+  auto component = rfs::transform::TransformComponentTemplate(
+      "c",
+      json::parse(R"j({"template":{"mappings":{"runtime":{
+          "d":{"type":"keyword","script":"emit('x')"}}}}})j")
+          .as_object(),
+      To(2, 19));
+  REQUIRE(component.ok());
+  CHECK(component->body.at("template").at("mappings").at("derived").at("d").at("type") ==
+        "keyword");
 }
 
 TEST_CASE("the rules apply in templates and dynamic templates", "[transform][es-rules]") {
