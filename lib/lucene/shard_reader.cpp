@@ -97,6 +97,9 @@ struct DocumentCursor::Impl {
   std::unique_ptr<internal::SegmentPoints> points;
   std::unique_ptr<internal::SegmentTerms> terms;
   std::unique_ptr<internal::SourceRebuilder> rebuilder;
+  // options.read_versions: the open segment's `_version` doc values (in `doc_values`).
+  internal::FieldDocValues* versions = nullptr;
+  std::vector<int64_t> version_scratch;
   // Stored fields the rebuild reads, by field number: the plan field they give values to, and
   // whether they are its values over ignore_above.
   struct RebuildStoredField {
@@ -190,6 +193,20 @@ struct DocumentCursor::Impl {
         }
       }
     }
+    versions = nullptr;
+    if (state->options.read_versions && live.CountLive() > 0) {
+      if (doc_values == nullptr) {
+        doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
+      }
+      RFS_ASSIGN_OR_RETURN(versions, doc_values->Field("_version"));
+      if (versions == nullptr) {
+        // Elasticsearch 6+ and OpenSearch give every document one (VersionFieldMapper).
+        return absl::UnimplementedError(
+            StrCat("segment ", s.name,
+                   " has no _version doc values: the versions of its documents "
+                   "cannot be read"));
+      }
+    }
     segment_dir = std::move(dir);
     open = true;
     return absl::OkStatus();
@@ -198,6 +215,7 @@ struct DocumentCursor::Impl {
   void CloseSegment() {
     open = false;
     chunks.reset();
+    versions = nullptr;
     doc_values.reset();
     vectors.reset();
     points.reset();
@@ -371,6 +389,14 @@ struct DocumentCursor::Impl {
                                                  out.id, "): ", FormatName(out.source_format),
                                                  " _source is not supported yet"));
         }
+        if (versions != nullptr) {
+          RFS_RETURN_IF_ERROR(versions->Numbers(d, version_scratch));
+          if (version_scratch.empty()) {
+            return absl::DataLossError(StrCat("segment ", seg().name, " doc ", d, " (_id ", out.id,
+                                              "): no _version doc value"));
+          }
+          out.version = version_scratch.front();
+        }
         out.cursor = state->bases[segment] + static_cast<uint64_t>(d);
         ++stats.docs_emitted;
         stats.source_bytes += out.source.size();
@@ -423,6 +449,7 @@ struct DocumentCursor::Impl {
     if (reopen && open) {
       open = false;
       chunks.reset();
+      versions = nullptr;
       segment_dir.reset();
     }
     segment = i;
@@ -520,6 +547,7 @@ std::vector<std::string> FilesReadForDocuments(const core::IDirectory& dir,
     } else if (name.ends_with(".si")) {
       infos.push_back(name);
     } else if (options.rebuild_plan != nullptr ||
+               (options.read_versions && (name.ends_with(".dvm") || name.ends_with(".dvd"))) ||
                std::any_of(std::begin(kDocumentExtensions), std::end(kDocumentExtensions),
                            [&](std::string_view ext) { return name.ends_with(ext); }) ||
                (updated &&

@@ -2,6 +2,8 @@
 // no JSON parse, one scan of the source for line breaks, and no allocation beyond growing `out`.
 #include "rfs/reindex/bulk_format.hpp"
 
+#include <string>
+
 #include "rfs/core/json_string.hpp"
 
 namespace rfs::reindex {
@@ -28,6 +30,11 @@ void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& option
   if (doc.routing) {
     out.append(R"(,"routing":)");
     AppendJsonString(*doc.routing, out);
+  }
+  if (doc.version) {
+    out.append(R"(,"version":)");
+    out.append(std::to_string(*doc.version));
+    out.append(R"(,"version_type":"external")");
   }
   out.append("}}\n");
 }
@@ -65,6 +72,7 @@ size_t EstimateBulkBytes(const SourceDocument& doc) {
   if (doc.op == BulkOp::kCreate) bytes += 1;
   if (doc.routing) bytes += 13 + doc.routing->size();
   if (doc.type) bytes += 11 + doc.type->size();
+  if (doc.version) bytes += 57;  // `,"version":<up to 20 characters>,"version_type":"external"`
   return bytes;
 }
 

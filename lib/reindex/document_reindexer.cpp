@@ -41,6 +41,7 @@ struct Batch {
 struct BatchCounts {
   uint64_t written = 0;
   uint64_t allowed = 0;
+  uint64_t already_newer = 0;
   uint64_t failed = 0;
   uint64_t retries = 0;
 };
@@ -50,6 +51,12 @@ struct BatchCounts {
 bool IsRejectedItem(const ItemFailure& f) {
   return f.status == 429 || f.type == "es_rejected_execution_exception" ||
          f.type == "rejected_execution_exception";
+}
+
+// A document sent with its source version that the target holds in an equal or higher one.
+bool IsAlreadyNewer(const SourceDocument& doc, const ItemFailure& f) {
+  return doc.version.has_value() && f.status == 409 &&
+         f.type == "version_conflict_engine_exception";
 }
 
 }  // namespace
@@ -328,9 +335,11 @@ class ReindexRun {
                                             f.position, " of ", pending.size()));
         }
         const SourceDocument& doc = *pending[f.position];
-        if (std::find(options_.allowed_exception_types.begin(),
-                      options_.allowed_exception_types.end(),
-                      f.type) != options_.allowed_exception_types.end()) {
+        if (IsAlreadyNewer(doc, f)) {
+          ++counts.already_newer;
+        } else if (std::find(options_.allowed_exception_types.begin(),
+                             options_.allowed_exception_types.end(),
+                             f.type) != options_.allowed_exception_types.end()) {
           ++counts.allowed;
         } else if (IsRetryableItemFailure(f.status, f.type)) {
           retry.push_back(&doc);
@@ -375,6 +384,7 @@ class ReindexRun {
       }
     } else {
       for (const ItemFailure& f : *failures) {
+        if (f.position < pending.size() && IsAlreadyNewer(*pending[f.position], f)) continue;
         if (IsRejectedItem(f)) ++attempt.items_rejected;
         if (IsRetryableItemFailure(f.status, f.type) &&
             std::find(options_.allowed_exception_types.begin(),
@@ -430,6 +440,7 @@ class ReindexRun {
       std::lock_guard lock(mu_);
       summary_.docs_written += counts.written;
       summary_.docs_allowed_errors += counts.allowed;
+      summary_.docs_already_newer += counts.already_newer;
       summary_.docs_failed += counts.failed;
       summary_.retries += counts.retries;
       summary_.batches += 1;

@@ -1,5 +1,9 @@
 #include "rfs/reindex/transforming_stream.hpp"
 
+#include <algorithm>
+#include <map>
+#include <string_view>
+
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/reindex/bulk_format.hpp"
@@ -239,6 +243,19 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
                                                " has a \"document\" that is not an object"));
     }
     out.push_back(std::move(doc));
+  }
+  // Source versions (--preserve-version) go to the outputs that keep an input's `_id` (a
+  // transform that renames the index or splits by type); an output with a new `_id` is another
+  // document, written without one.
+  if (std::any_of(docs.begin(), docs.end(), [](const SourceDocument* d) { return d->version; })) {
+    std::map<std::string_view, int64_t> versions;
+    for (const SourceDocument* d : docs) {
+      if (d->version) versions.emplace(d->id, *d->version);
+    }
+    for (SourceDocument& doc : out) {
+      if (doc.op != BulkOp::kIndex) continue;
+      if (auto it = versions.find(doc.id); it != versions.end()) doc.version = it->second;
+    }
   }
   // Each input's source moves to its first output; a split's further outputs copy it.
   std::vector<size_t> holder(docs.size(), SIZE_MAX);

@@ -1168,7 +1168,8 @@ std::optional<std::pair<std::string, std::string>> DoubleCluster::CheckMapping(
 DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
     const std::string& op, const std::string& index_name, std::optional<std::string> id,
     const std::optional<std::string>& routing, std::string_view source,
-    std::optional<int64_t> if_seq_no, std::optional<int64_t> if_primary_term) {
+    std::optional<int64_t> if_seq_no, std::optional<int64_t> if_primary_term,
+    std::optional<ExternalVersion> external) {
   WriteResult result;
   if (op == "delete") {
     Index* index = FindIndex(index_name);
@@ -1292,6 +1293,26 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
       return result;
     }
   }
+  if (external) {
+    // VersionType.EXTERNAL(_GTE).isVersionConflictForWrites: the current version is the live
+    // document's, or a delete tombstone's (OpenSearch keeps those for index.gc_deletes, 60 s;
+    // the double keeps them), and none at all is no conflict.
+    std::optional<int64_t> current;
+    if (exists) {
+      current = existing->second.version;
+    } else if (auto tomb = index.deleted_versions.find(key); tomb != index.deleted_versions.end()) {
+      current = tomb->second;
+    }
+    if (current && (external->gte ? *current > external->version : *current >= external->version)) {
+      result.status = 409;
+      result.body = ItemError(index_name, &index, "version_conflict_engine_exception",
+                              StrCat("[", *id, "]: version conflict, current version [", *current,
+                                     external->gte ? "] is higher than the one provided ["
+                                                   : "] is higher or equal to the one provided [",
+                                     external->version, "]"));
+      return result;
+    }
+  }
   if (op == "create" && exists) {
     result.status = 409;
     result.body = ItemError(index_name, &index, "version_conflict_engine_exception",
@@ -1314,6 +1335,7 @@ DoubleCluster::WriteResult DoubleCluster::ApplyWrite(
     doc.version = tomb->second + 1;
     index.deleted_versions.erase(tomb);
   }
+  if (external) doc.version = external->version;
   json::object body{{"_index", index_name},
                     {"_id", *id},
                     {"_version", doc.version},
@@ -1394,6 +1416,32 @@ DoubleResponse DoubleCluster::Bulk(const DoubleRequest& request, const std::stri
         errors_text +=
             StrCat(++count, ": id [", *id,
                    "] is too long, must be no longer than 512 bytes but was: ", id->size(), ";");
+      }
+      // IndexRequest.validate, DeleteRequest.validate: versions.
+      const std::string version_type =
+          StringField(meta.as_object(), "version_type").value_or("internal");
+      const bool has_version = meta.as_object().contains("version");
+      if (version_type != "internal" && version_type != "external" &&
+          version_type != "external_gte") {
+        return Error(400, "illegal_argument_exception",
+                     StrCat("No version type match [", version_type, "]"));
+      }
+      if (op == "create" && version_type != "internal") {
+        errors_text += StrCat(++count,
+                              ": create operations only support internal versioning. use index "
+                              "instead;");
+      } else if (op == "create" && has_version) {
+        errors_text += StrCat(
+            ++count, ": create operations do not support explicit versions. use index instead;");
+      } else if (version_type != "internal" && !has_version) {
+        errors_text += StrCat(++count, ": illegal version value [-3] for version type [",
+                              version_type == "external" ? "EXTERNAL" : "EXTERNAL_GTE", "];");
+      } else if (version_type == "internal" && has_version && op != "delete") {
+        errors_text += StrCat(++count,
+                              ": internal versioning can not be used for optimistic concurrency "
+                              "control. Please use `if_seq_no` and `if_primary_term` instead;");
+      } else if (op == "update" && version_type != "internal") {
+        errors_text += StrCat(++count, ": only internal versioning is supported for update;");
       }
     }
     if (count > 0) {
@@ -1489,8 +1537,14 @@ DoubleResponse DoubleCluster::Bulk(const DoubleRequest& request, const std::stri
                               "bytes=0, replica_bytes=0, all_bytes=0, primary_operation_bytes=0, "
                               "max_coordinating_and_primary_bytes=0]");
     } else {
+      std::optional<ExternalVersion> external;
+      if (const std::string type = StringField(meta, "version_type").value_or("internal");
+          type != "internal" && op == "index") {
+        external =
+            ExternalVersion{IntOf(meta.if_contains("version")).value_or(0), type == "external_gte"};
+      }
       result = ApplyWrite(op, index_name, id, routing, source, IntOf(meta.if_contains("if_seq_no")),
-                          IntOf(meta.if_contains("if_primary_term")));
+                          IntOf(meta.if_contains("if_primary_term")), external);
     }
     json::object item;
     if (result.status >= 300 &&
@@ -1585,7 +1639,29 @@ DoubleResponse DoubleCluster::DocumentApi(const DoubleRequest& request) {
     }
     std::optional<int64_t> seq = if_seq_no ? ParseInt(*if_seq_no) : std::nullopt;
     std::optional<int64_t> term = if_primary_term ? ParseInt(*if_primary_term) : std::nullopt;
-    WriteResult r = ApplyWrite(op, index_name, id, param("routing"), request.body, seq, term);
+    std::optional<ExternalVersion> external;
+    if (const std::string type = param("version_type").value_or("internal"); type != "internal") {
+      if (type != "external" && type != "external_gte") {
+        return Error(400, "illegal_argument_exception",
+                     StrCat("No version type match [", type, "]"));
+      }
+      if (op == "create") {
+        return Error(400, "action_request_validation_exception",
+                     "Validation Failed: 1: create operations only support internal versioning. "
+                     "use index instead;");
+      }
+      std::optional<int64_t> version =
+          param("version") ? ParseInt(*param("version")) : std::nullopt;
+      if (!version || *version < 0) {
+        return Error(
+            400, "action_request_validation_exception",
+            StrCat("Validation Failed: 1: illegal version value [", version.value_or(-3),
+                   "] for version type [", type == "external" ? "EXTERNAL" : "EXTERNAL_GTE", "];"));
+      }
+      external = ExternalVersion{*version, type == "external_gte"};
+    }
+    WriteResult r =
+        ApplyWrite(op, index_name, id, param("routing"), request.body, seq, term, external);
     if (r.status >= 400) {
       const std::string type = StringOf(r.body["type"].as_string());
       const std::string reason = StringOf(r.body["reason"].as_string());

@@ -125,11 +125,19 @@ class DoubleCluster {
                                                   const boost::json::object& body);
   std::optional<std::string> InvalidIndexNameReason(const std::string& name) const;
   std::vector<std::string> ResolveIndices(const std::string& expression) const;
+  // A write's `version` with `version_type` external or external_gte (VersionType.EXTERNAL,
+  // EXTERNAL_GTE): applied only over a document (or delete tombstone) with a lower version (or
+  // not higher, for external_gte), which then takes this version.
+  struct ExternalVersion {
+    int64_t version = 0;
+    bool gte = false;
+  };
   // Applies one write. `op` is "index", "create", "update" or "delete".
   WriteResult ApplyWrite(const std::string& op, const std::string& index_name,
                          std::optional<std::string> id, const std::optional<std::string>& routing,
                          std::string_view source, std::optional<int64_t> if_seq_no,
-                         std::optional<int64_t> if_primary_term);
+                         std::optional<int64_t> if_primary_term,
+                         std::optional<ExternalVersion> external = std::nullopt);
   std::optional<std::pair<std::string, std::string>> CheckMapping(const Index& index,
                                                                   const boost::json::object& doc,
                                                                   const std::string& id) const;

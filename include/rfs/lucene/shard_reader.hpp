@@ -12,7 +12,8 @@
 // Per document: `_id` (Uid-decoded, D.2) or `_uid` "type#id" (ES 5, D.3),
 // `_routing`, and the `_source` bytes as stored (D.5; `_recovery_source`
 // when `_source` is missing). Documents without any source are counted and
-// surfaced (Document::has_source == false) unless the options skip them.
+// surfaced (Document::has_source == false) unless the options skip them. On request, the
+// document's `_version` from its doc values (ShardReaderOptions::read_versions).
 //
 // Thread-safety: a ShardReader is immutable after Open and may be shared by
 // threads, each opening its own DocumentCursor. A DocumentCursor is not
@@ -56,6 +57,12 @@ struct ShardReaderOptions {
   /// With a plan: rebuild every document, also those with a stored `_source` (to check what a
   /// plan gives against the sources a snapshot holds).
   bool rebuild_stored_sources = false;
+  /// Fill Document::version from the `_version` NumericDocValues field, which Elasticsearch 6+
+  /// and OpenSearch write for every document (VersionFieldMapper; the engine sets the value as it
+  /// indexes, InternalEngine). A segment without them, or in a doc-values format not read
+  /// (Lucene 6 and older: Elasticsearch 5 and older), fails the read naming the segment. Off, no
+  /// doc values are opened for it.
+  bool read_versions = false;
 };
 
 struct Document {
@@ -73,6 +80,9 @@ struct Document {
   /// (shard_delta.hpp) emit these for documents gone since the previous snapshot. No source.
   bool deleted = false;
   content::SourceFormat source_format = content::SourceFormat::kNone;
+  /// The document's `_version` in the source, with ShardReaderOptions::read_versions (0 without:
+  /// versions start at 1).
+  int64_t version = 0;
   /// Shard-global document number (segment base + doc id).
   uint64_t cursor = 0;
 };

@@ -49,8 +49,8 @@ absl::Status AppendRenderedLines(SourceDocument& doc, const std::shared_ptr<Rend
 /// Whether `doc` was laid out with `options` (its lines can be written as they are).
 bool HasRenderedLines(const SourceDocument& doc, const BulkActionOptions& options);
 
-/// Appends `{"index":{"_index":...,"_id":...[,"_type":...][,"routing":...]}}\n` to `out`,
-/// JSON-escaping the values.
+/// Appends `{"index":{"_index":...,"_id":...[,"_type":...][,"routing":...]
+/// [,"version":N,"version_type":"external"]}}\n` to `out`, JSON-escaping the values.
 void AppendBulkAction(const SourceDocument& doc, const BulkActionOptions& options,
                       std::string& out);
 

@@ -10,7 +10,10 @@
 // strict_dynamic_mapping_exception, illegal_argument_exception, ...: any other 4xx) go to the
 // failed-document sink and do not fail the shard; error types listed in
 // `allowed_exception_types` (`--allowed-doc-exception-types`, e.g. version_conflict_engine_
-// exception) count as success. When retries run out, or a non-transient error occurs, Reindex
+// exception) count as success. A document written with its source version (SourceDocument::version)
+// that the target refuses with 409 version_conflict_engine_exception is already there in a newer
+// version: counted apart (docs_already_newer), neither retried nor recorded as failed. When
+// retries run out, or a non-transient error occurs, Reindex
 // stops reading, lets in-flight batches finish and returns the error.
 //
 // Progress: a document is acknowledged once the sink accepted it, it was recorded as failed, or
@@ -104,6 +107,9 @@ struct ReindexSummary {
   uint64_t docs_written = 0;
   /// Documents whose error type was allowed (counted as success).
   uint64_t docs_allowed_errors = 0;
+  /// Documents sent with their source version (SourceDocument::version) that the target holds
+  /// in an equal or higher version (409 version_conflict_engine_exception): left as they are there.
+  uint64_t docs_already_newer = 0;
   /// Documents recorded in the failed-document sink.
   uint64_t docs_failed = 0;
   /// Bytes of `_source` of every acknowledged document.
@@ -119,7 +125,7 @@ struct ReindexSummary {
 };
 
 /// The acknowledged prefix of the stream: its last cursor, and the documents and `_source` bytes
-/// in it (written, allowed or recorded as failed).
+/// in it (written, allowed, already newer or recorded as failed).
 struct AcknowledgedProgress {
   uint64_t cursor = 0;
   uint64_t docs = 0;

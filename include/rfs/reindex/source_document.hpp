@@ -50,6 +50,12 @@ struct SourceDocument {
   /// bulk writers send its action line alone, and a target that does not hold the document
   /// (404) is not an error.
   BulkOp op = BulkOp::kIndex;
+  /// Set for an `index` written with the source's `_version` (`--preserve-version`): the action
+  /// carries `"version":N,"version_type":"external"`, so the target keeps whichever copy has the
+  /// higher version. A target that holds a newer one answers 409 version_conflict_engine_exception,
+  /// which the reindexer counts as already newer (ReindexSummary::docs_already_newer). Never on a
+  /// `create` (the engines take only internal versions there) or a `delete`.
+  std::optional<int64_t> version;
   /// Set when the reader already laid out this document's bulk lines (action line, one-line
   /// source, '\n') in `rendered`, after those of the documents before it, so that a file sink
   /// writes them from there (see RenderedLines). `source` is then empty: read it with

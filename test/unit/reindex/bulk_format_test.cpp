@@ -1,5 +1,6 @@
 #include "rfs/reindex/bulk_format.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -46,6 +47,30 @@ TEST_CASE("AppendBulkAction writes create and delete actions", "[reindex]") {
   AppendBulkAction(doc, {}, out);
   AppendSourceLine(doc, out);  // a delete has no source line
   CHECK(out == "{\"delete\":{\"_index\":\"logs\",\"_id\":\"7\",\"routing\":\"r\"}}\n");
+}
+
+TEST_CASE("AppendBulkAction writes a source version as an external version", "[reindex]") {
+  SourceDocument doc = Doc("1", "{}");
+  doc.routing = "r";
+  doc.version = 4;
+  std::string out;
+  AppendBulkAction(doc, {}, out);
+  CHECK(out ==
+        "{\"index\":{\"_index\":\"logs\",\"_id\":\"1\",\"routing\":\"r\","
+        "\"version\":4,\"version_type\":\"external\"}}\n");
+  AppendSourceLine(doc, out);
+  CHECK(EstimateBulkBytes(doc) >= out.size());
+  doc.version = INT64_MAX;  // the largest a version can be
+  out.clear();
+  AppendBulkAction(doc, {}, out);
+  AppendSourceLine(doc, out);
+  CHECK(out.find("\"version\":9223372036854775807,") != std::string::npos);
+  CHECK(EstimateBulkBytes(doc) >= out.size());
+  // Without a version the line is as it always was.
+  doc.version.reset();
+  out.clear();
+  AppendBulkAction(doc, {}, out);
+  CHECK(out == "{\"index\":{\"_index\":\"logs\",\"_id\":\"1\",\"routing\":\"r\"}}\n");
 }
 
 TEST_CASE("AppendBulkAction escapes ids", "[reindex]") {

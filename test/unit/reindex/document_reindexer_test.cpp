@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/core/str_cat.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 
@@ -543,6 +544,78 @@ TEST_CASE("a create the target answers 409 and a delete it answers 404 are not f
   REQUIRE(deleted.ok());
   CHECK(deleted->docs_failed == 0);
   CHECK(failed.records.empty());
+}
+
+TEST_CASE("a versioned write the target holds in a newer version is counted as already newer",
+          "[reindex][reindexer]") {
+  // --preserve-version: documents go with their source _version as external versions. One the
+  // target holds in an equal or higher version is answered 409 version_conflict_engine_exception:
+  // it is where it should be, so neither a failure nor retried, and counted apart.
+  auto server = testing::OpenSearchDouble::Start();
+  REQUIRE(server.ok());
+  auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+  REQUIRE(transport.ok());
+  OpenSearchClient client(**transport);
+  OpenSearchBulkSink sink(client);
+  // Written on the target first: d1 at version 9 (newer than the source's 3), d2 at
+  // version 3 (the same as the source's: also a conflict for `external`).
+  for (auto [id, version] : {std::pair<const char*, int>{"d1", 9}, {"d2", 3}}) {
+    auto put =
+        transport->get()->Send({.method = "PUT",
+                                .target = core::StrCat("/versioned/_doc/", id, "?version=", version,
+                                                       "&version_type=external"),
+                                .headers = {{"Content-Type", "application/json"}},
+                                .body = R"({"newer":true})"});
+    REQUIRE(put.ok());
+    REQUIRE(put->status == 201);
+  }
+  RecordingFailedSink failed;
+  core::FakeClock clock;
+  std::atomic<int> attempts{0};
+  DocumentReindexerOptions options{.max_docs_per_batch = 4};
+  options.on_bulk_attempt = [&](const BulkAttempt& attempt) {
+    ++attempts;
+    CHECK(attempt.items_retried == 0);
+  };
+  DocumentReindexer reindexer(sink, &failed, clock, options);
+  auto list = MakeDocs(6, "versioned");
+  for (auto& doc : list) doc.version = 3;
+  VectorDocumentStream docs(std::move(list));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 4);
+  CHECK(summary->docs_already_newer == 2);
+  CHECK(summary->docs_failed == 0);
+  CHECK(summary->retries == 0);
+  CHECK(attempts == 2);
+  CHECK(failed.records.empty());
+  auto kept = (*server)->GetDocument("versioned", "d1");
+  REQUIRE(kept);
+  CHECK(kept->version == 9);
+  CHECK(kept->source == R"({"newer":true})");
+  auto written = (*server)->GetDocument("versioned", "d0");
+  REQUIRE(written);
+  CHECK(written->version == 3);  // the source's version, not the target's own count
+
+  // Sent again (a redone item), every document is already there in its version: all 409s.
+  auto again = MakeDocs(6, "versioned");
+  for (auto& doc : again) doc.version = 3;
+  VectorDocumentStream redo(std::move(again));
+  auto redone = reindexer.Reindex(redo);
+  REQUIRE(redone.ok());
+  CHECK(redone->docs_written == 0);
+  CHECK(redone->docs_already_newer == 6);
+  CHECK(failed.records.empty());
+
+  // A higher source version replaces the target's copy.
+  auto newer = MakeDocs(1, "versioned");
+  newer[0].id = "d1";
+  newer[0].version = 10;
+  VectorDocumentStream newer_docs(std::move(newer));
+  auto replaced = reindexer.Reindex(newer_docs);
+  REQUIRE(replaced.ok());
+  CHECK(replaced->docs_written == 1);
+  CHECK((*server)->GetDocument("versioned", "d1")->version == 10);
 }
 
 TEST_CASE("without an attempt limit, transient failures are retried until the send deadline",
