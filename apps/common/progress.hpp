@@ -77,6 +77,7 @@ class WorkerProgress {
                         {"transform_dropped", a.transform_dropped},
                         {"rebuilt", a.rebuilt},
                         {"rebuilt_inexact", a.rebuilt_inexact}};
+      if (a.already_newer > 0) line["already_newer"] = a.already_newer;
       findings += a.rejected + a.not_convertible + a.transform_failed;
       std::cerr << rfs::core::JsonText(line) << "\n";
     }
@@ -92,6 +93,9 @@ class WorkerProgress {
                       {"documents_written", summary.docs_written + summary.docs_allowed_errors},
                       {"documents_failed", summary.docs_failed + summary.docs_without_source},
                       {"documents_dropped_by_transform", summary.docs_dropped_by_transform}};
+    if (summary.docs_already_newer > 0) {
+      line["documents_already_newer"] = summary.docs_already_newer;
+    }
     if (!summary.trial.empty()) line["trial"] = summary.trial;
     if (!summary.indices_created_by_target.empty()) {
       json::array created;
@@ -246,6 +250,27 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
           static_cast<unsigned long long>(a.transform_failed),
           static_cast<unsigned long long>(a.transform_dropped));
     }
+  }
+  if (summary.docs_already_newer > 0) {
+    std::printf(
+        "%s: %llu documents already newer on the target (--preserve-version: it holds them in an "
+        "equal or higher version; left as they are, not failures)\n",
+        program, static_cast<unsigned long long>(summary.docs_already_newer));
+    for (const auto& [index, a] : summary.by_index) {
+      if (a.already_newer == 0) continue;
+      std::printf("%s:   %s: %llu already newer\n", program, index.c_str(),
+                  static_cast<unsigned long long>(a.already_newer));
+    }
+  }
+  if (!summary.data_streams_without_versions.empty()) {
+    std::string names;
+    for (const auto& stream : summary.data_streams_without_versions) {
+      names += (names.empty() ? "" : ", ") + stream;
+    }
+    std::printf(
+        "%s: WARNING: --preserve-version does not apply to data streams, which take only create "
+        "with internal versions; their documents went without their source versions: %s\n",
+        program, names.c_str());
   }
   if (!summary.trial.empty()) {
     std::printf("%s: TRIAL run: %s\n", program, summary.trial.c_str());

@@ -185,6 +185,14 @@ po::options_description Options() {
                         "allowed by default, and reported). Documents of a data stream always "
                         "fail when the stream is not on the target (data_stream_not_on_target): "
                         "MetadataMigration creates it");
+  options.add_options()("preserve-version", po::bool_switch(),
+                        "write each document with its source _version (version_type=external, "
+                        "read from the shard's _version doc values), so that a resent or older "
+                        "copy never overwrites a newer one on the target; a document the target "
+                        "holds in an equal or higher version (409) is counted as already newer, "
+                        "not failed. Data streams take only create with internal versions: their "
+                        "documents go without versions (warned). A delta's deletes carry no "
+                        "version. Indices created before Elasticsearch 6 are refused (exit 64)");
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "
                         "flight even while the target answers 429 or slows down (default: fewer "
@@ -312,6 +320,7 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   if (absl::Status trial = ApplyTrialOptions(vm, docs); !trial.ok()) return trial;
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
   docs.no_auto_create_indices = vm["no-auto-create-indices"].as<bool>();
+  docs.preserve_version = vm["preserve-version"].as<bool>();
   run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {
     docs.reindexer.allowed_exception_types =

@@ -98,6 +98,8 @@ std::string_view ToString(WorkerEvent::Kind kind) {
       return "index_created_by_target";
     case WorkerEvent::Kind::kTargetRefused:
       return "target_refused";
+    case WorkerEvent::Kind::kPreserveVersionNotApplied:
+      return "preserve_version_not_applied";
   }
   return "unknown";
 }
@@ -118,6 +120,10 @@ bool IsStoreMismatch(const absl::Status& status) {
 
 bool IsSourcelessIndex(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kSourcelessPayload).has_value();
+}
+
+bool IsPreserveVersionRefusal(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kPreserveVersionPayload).has_value();
 }
 
 bool IsDeltaOrderRefusal(const absl::Status& status) {
@@ -269,6 +275,7 @@ absl::StatusOr<WorkerSummary> DocumentMigrationWorker::Run() {
 absl::Status DocumentMigrationWorker::RunLoop() {
   RFS_RETURN_IF_ERROR(PrepareRun());
   RFS_RETURN_IF_ERROR(CheckSourceStorage());
+  RFS_RETURN_IF_ERROR(CheckPreserveVersion());
   RFS_RETURN_IF_ERROR(coordinator_.Setup());
   coordination::OneTimeSetupOptions setup_options;
   setup_options.initial_lease = options_.initial_lease;

@@ -52,6 +52,7 @@ class IndexAccountToMetrics {
     Add("not_convertible", account_.not_convertible, before_.not_convertible);
     Add("transform_failed", account_.transform_failed, before_.transform_failed);
     Add("transform_dropped", account_.transform_dropped, before_.transform_dropped);
+    Add("already_newer", account_.already_newer, before_.already_newer);
   }
 
  private:
@@ -169,6 +170,11 @@ absl::Status DocumentMigrationWorker::OpenItem(
   run.placement.type_count = transform::CountMappingTypes(metadata->mappings);
   run.placement.mapping_type = lucene::IndexMappingType(*metadata);
   run.placement.target_prefix = options_.target_index_prefix;
+  if (auto values = transform::DocumentValueConversions::ForMappings(metadata->mappings);
+      !values.empty()) {
+    run.placement.values =
+        std::make_shared<const transform::DocumentValueConversions>(std::move(values));
+  }
   if (const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, item.index_name)) {
     run.placement.data_stream = stream->name;
     run.placement.timestamp_field = stream->timestamp_field;
@@ -197,8 +203,8 @@ absl::Status DocumentMigrationWorker::OpenItem(
     run.recorded.next_cursor = std::max(run.recorded.next_cursor, item.starting_cursor);
   }
   progress_out = run.recorded;
-  auto reader_options =
-      internal::ShardReaderOptionsFor(*metadata, options_.enable_sourceless_migrations);
+  auto reader_options = internal::ShardReaderOptionsFor(
+      *metadata, options_.enable_sourceless_migrations, options_.preserve_version);
   if (!reader_options.ok()) return MarkSnapshotReadFailure(reader_options.status());
   auto reader = lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name,
                                           static_cast<int>(item.shard), *reader_options);
@@ -275,8 +281,8 @@ absl::StatusOr<lucene::DeltaPrevious> DocumentMigrationWorker::OpenDeltaPrevious
 
 absl::Status DocumentMigrationWorker::OpenItemSource(
     ItemRun& run, const lucene::ShardReaderOptions& reader_options) {
-  const internal::ConversionTarget conversion{run.item.index_name, run.placement,
-                                              options_.multi_type_policy};
+  const internal::ConversionTarget conversion{
+      run.item.index_name, run.placement, options_.multi_type_policy, options_.preserve_version};
   const int shard = static_cast<int>(run.item.shard);
   if (previous_snapshot_ != nullptr) {
     auto previous = OpenDeltaPrevious(run.item, reader_options);
@@ -503,6 +509,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::End
   summary_.docs_written += reindexed.docs_written;
   summary_.docs_allowed_errors += reindexed.docs_allowed_errors;
   account.written += reindexed.docs_written + reindexed.docs_allowed_errors;
+  account.already_newer += reindexed.docs_already_newer;
+  summary_.docs_already_newer += reindexed.docs_already_newer;
   account.rejected += reindexed.docs_failed;
   summary_.docs_failed += reindexed.docs_failed;
   summary_.source_bytes += reindexed.source_bytes;

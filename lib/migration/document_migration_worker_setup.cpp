@@ -1,6 +1,7 @@
 // DocumentMigrationWorker's shard setup: the work items of the selected indices, once across all
 // workers, and the check that the store was set up for this run.
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/migration/document_migration_worker.hpp"
+#include "rfs/snapshot/models.hpp"
 
 #include "absl/strings/cord.h"
 #include "migration/document_migration_worker_internal.hpp"
@@ -39,6 +41,44 @@ absl::Status DocumentMigrationWorker::CheckSourceStorage() const {
         "be rebuilt)"));
     error.SetPayload(kSourcelessPayload, absl::Cord(index));
     return error;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DocumentMigrationWorker::CheckPreserveVersion() {
+  if (!options_.preserve_version) return absl::OkStatus();
+  std::set<std::string> streams;
+  for (const std::string& index : SelectedIndices()) {
+    if (const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index)) {
+      streams.insert(stream->name);
+      continue;
+    }
+    auto metadata = repository_.ReadIndexMetadata(*snapshot_, index);
+    if (!metadata.ok()) return MarkSnapshotReadFailure(metadata.status());
+    const core::ClusterVersion created = snapshot::VersionFromId(metadata->version_created);
+    // Elasticsearch 5 and older write `_version` in doc-values formats rfs does not read
+    // (Lucene 6's and older), or, before 2.0, as a payload of `_uid`.
+    if (created.elasticsearch() && created.major < 6) {
+      absl::Status error = absl::InvalidArgumentError(core::StrCat(
+          "--preserve-version: index ", index, " was created by ", created.LongName(),
+          ", whose segments keep _version in a form rfs does not read (only indices created by "
+          "Elasticsearch 6 or later, or OpenSearch, keep it as doc values rfs reads); migrate it "
+          "without --preserve-version, or leave it out with --index-allowlist"));
+      error.SetPayload(kPreserveVersionPayload, absl::Cord(index));
+      return error;
+    }
+  }
+  for (const std::string& stream : streams) {
+    summary_.data_streams_without_versions.push_back(stream);
+    WorkerEvent event;
+    event.kind = WorkerEvent::Kind::kPreserveVersionNotApplied;
+    event.index = stream;
+    event.message = core::StrCat(
+        "--preserve-version: data stream ", stream,
+        " takes only create with internal versions; its documents are written without their "
+        "source versions (a create never replaces a document the stream holds, whatever its "
+        "version, and the copies written carry the target's own versions)");
+    Emit(std::move(event));
   }
   return absl::OkStatus();
 }

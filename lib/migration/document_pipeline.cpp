@@ -4,9 +4,12 @@
 #include <utility>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "rfs/content/source_json.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/json_string.hpp"
+#include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
@@ -23,8 +26,10 @@ using reindex::FailedDocument;
 using reindex::SourceDocument;
 
 absl::StatusOr<lucene::ShardReaderOptions> ShardReaderOptionsFor(
-    const snapshot::IndexMetadata& index, bool enable_sourceless_migrations) {
+    const snapshot::IndexMetadata& index, bool enable_sourceless_migrations,
+    bool preserve_version) {
   lucene::ShardReaderOptions options;
+  options.read_versions = preserve_version;
   // SMILE, CBOR and YAML sources are converted to JSON in stage 2, per document.
   options.pass_through_non_json_source = true;
   if (enable_sourceless_migrations) {
@@ -35,9 +40,36 @@ absl::StatusOr<lucene::ShardReaderOptions> ShardReaderOptionsFor(
 
 namespace {
 
-// Appends the source of `in` to `out` as one-line JSON.
+// Documents follow their mapping: the values of `out` from `start` (one document's source) that
+// the target's translated mapping takes in another form are rewritten
+// (transform::DocumentValueConversions). A source with none of them stays byte for byte; one that
+// does not parse goes as it is, for the target to say why.
+void ConvertValues(const transform::DocumentValueConversions& values, std::string& out,
+                   size_t start) {
+  boost::system::error_code ec;
+  boost::json::parse_options options;
+  options.max_depth = 1000;  // as deep as the engines' own parser allows
+  boost::json::value parsed =
+      boost::json::parse(std::string_view(out).substr(start), ec, {}, options);
+  if (ec || !parsed.is_object() || !values.Apply(parsed.as_object())) return;
+  out.resize(start);
+  core::AppendJsonText(parsed.as_object(), out);
+}
+
+absl::Status AppendOneLineJsonSourceAsIs(const lucene::Document& in, const ConversionTarget& target,
+                                         std::string& out);
+
+// Appends the source of `in` to `out` as one-line JSON, its values in the target's form.
 absl::Status AppendOneLineJsonSource(const lucene::Document& in, const ConversionTarget& target,
                                      std::string& out) {
+  const size_t start = out.size();
+  RFS_RETURN_IF_ERROR(AppendOneLineJsonSourceAsIs(in, target, out));
+  if (target.placement.values) ConvertValues(*target.placement.values, out, start);
+  return absl::OkStatus();
+}
+
+absl::Status AppendOneLineJsonSourceAsIs(const lucene::Document& in, const ConversionTarget& target,
+                                         std::string& out) {
   if (in.source_format == content::SourceFormat::kJson) {
     core::AppendJsonOneLine(
         std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()), out);
@@ -75,6 +107,12 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   doc.op = in.deleted    ? reindex::BulkOp::kDelete
            : data_stream ? reindex::BulkOp::kCreate
                          : reindex::BulkOp::kIndex;
+  // Set before the lines are laid out: the action line carries it.
+  if (target.preserve_version && doc.op == reindex::BulkOp::kIndex) {
+    doc.version = in.version;
+  } else {
+    doc.version.reset();
+  }
   out.rebuilt = in.rebuilt;
   out.rebuilt_inexact = in.rebuilt_inexact;
   if (in.deleted && data_stream) {

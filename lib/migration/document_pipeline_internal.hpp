@@ -8,7 +8,8 @@
 //      checkpoint is exact.
 //   2. Conversion (ConvertDocument): placement (target index by data stream, mapping type and
 //      multi-type policy, trial prefix), the bulk operation, and `_source` as one-line JSON
-//      (SMILE, CBOR and YAML converted); what cannot be sent is marked with the reason.
+//      (SMILE, CBOR and YAML converted; values of translated fields in the form the target's
+//      mapping takes, IndexPlacement::values); what cannot be sent is marked with the reason.
 //   3. Admission (ShardDocumentStream): stops at the item's end, a trial's limit, a stop or the
 //      lease's checkpoint time; records documents that cannot be sent in the failed-document
 //      sink; counts.
@@ -40,6 +41,7 @@
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/snapshot/models.hpp"
+#include "rfs/transform/es_mapping_rules.hpp"
 #include "rfs/transform/type_policy.hpp"
 
 #include "absl/status/statusor.h"
@@ -49,8 +51,10 @@ namespace rfs::migration::internal {
 /// How a shard of `index` is opened for migration or export: non-JSON sources passed through
 /// (converted per document in stage 2), and, with `enable_sourceless_migrations`, the rebuild
 /// plan of the index's mapping.
+/// With `preserve_version`, each document's `_version` is read too (its doc values).
 absl::StatusOr<lucene::ShardReaderOptions> ShardReaderOptionsFor(
-    const snapshot::IndexMetadata& index, bool enable_sourceless_migrations);
+    const snapshot::IndexMetadata& index, bool enable_sourceless_migrations,
+    bool preserve_version = false);
 
 /// What the worker knows about a source index to place its documents.
 struct IndexPlacement {
@@ -62,6 +66,9 @@ struct IndexPlacement {
   std::string timestamp_field;
   /// A trial run's prefix of every target index name.
   std::string target_prefix;
+  /// Values of translated fields the target takes in another form (hex vectors, legacy
+  /// semantic_text), or null when the index has none.
+  std::shared_ptr<const transform::DocumentValueConversions> values;
 };
 
 /// Where a shard's documents go, for ConvertDocument.
@@ -69,6 +76,9 @@ struct ConversionTarget {
   const std::string& index;
   const IndexPlacement& placement;
   transform::MultiTypePolicy policy;
+  /// `--preserve-version`: an `index` carries the document's source `_version` as an external
+  /// version (a data stream's `create` and a delta's `delete` carry none).
+  bool preserve_version = false;
 };
 
 /// One shard document as the worker sends it, or why it cannot be sent. Made without side

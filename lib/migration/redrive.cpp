@@ -68,6 +68,13 @@ bool ApplyAction(const json::value& action, reindex::SourceDocument& doc, std::s
   if (std::string id = Text(m, "_id"); !id.empty()) doc.id = std::move(id);
   if (std::string routing = Text(m, "routing"); !routing.empty()) doc.routing = std::move(routing);
   if (std::string type = Text(m, "_type"); !type.empty()) doc.type = std::move(type);
+  // A document sent with its source version (--preserve-version) goes again with it, so that a
+  // redrive never overwrites a newer copy the target got since.
+  if (const json::value* version = m.if_contains("version");
+      doc.op == reindex::BulkOp::kIndex && version != nullptr && version->is_int64() &&
+      Text(m, "version_type") == "external") {
+    doc.version = version->as_int64();
+  }
   return true;
 }
 
@@ -329,7 +336,10 @@ class Redriver {
                                 : reindexer.Reindex(input, on_progress);
       if (!result.ok()) return core::WithContext(result.status(), StrCat("redriving ", path));
       const uint64_t transform_failed = transformed ? transformed->docs_failed() : 0;
-      const uint64_t group_accepted = result->docs_written + result->docs_allowed_errors;
+      // A document the target holds in a newer version (409 to a versioned write) is where it
+      // should be: accepted.
+      const uint64_t group_accepted =
+          result->docs_written + result->docs_allowed_errors + result->docs_already_newer;
       const uint64_t group_failed = result->docs_failed + transform_failed;
       // Counted as each group is done, so a run that ends in an error still says what went.
       accepted += group_accepted;

@@ -1,5 +1,6 @@
 #include "rfs/migration/rfs_worker.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -134,7 +135,8 @@ struct SnapshotIndexDocs {
   struct Sampled {
     std::string id;
     std::optional<std::string> routing;
-    std::string source;  // JSON
+    std::string source;   // JSON
+    int64_t version = 0;  // with `read_versions`
   };
   std::vector<Sampled> sample;
 };
@@ -143,13 +145,16 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
                                                 const snapshot::SnapshotEntry& snapshot,
                                                 std::string_view index, size_t sample_size,
                                                 std::mt19937_64& rng,
-                                                uint64_t max_per_shard = UINT64_MAX) {
+                                                uint64_t max_per_shard = UINT64_MAX,
+                                                bool read_versions = false) {
   SnapshotIndexDocs out;
   auto metadata = repository.ReadIndexMetadata(snapshot, index);
   if (!metadata.ok()) return metadata.status();
   for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
     uint64_t in_shard = 0;
-    auto reader = lucene::OpenSnapshotShard(repository, snapshot, index, shard);
+    lucene::ShardReaderOptions reader_options;
+    reader_options.read_versions = read_versions;
+    auto reader = lucene::OpenSnapshotShard(repository, snapshot, index, shard, reader_options);
     if (absl::IsNotFound(reader.status())) continue;  // an empty or failed shard
     if (!reader.ok()) return reader.status();
     auto cursor = (*reader)->OpenAt(0);
@@ -169,7 +174,7 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
       }
       std::string source;
       if (!content::AppendSourceAsJson(doc.source, doc.source_format, source).ok()) continue;
-      SnapshotIndexDocs::Sampled sampled{doc.id, doc.routing, std::move(source)};
+      SnapshotIndexDocs::Sampled sampled{doc.id, doc.routing, std::move(source), doc.version};
       if (slot == out.sample.size()) {
         out.sample.push_back(std::move(sampled));
       } else {
@@ -890,7 +895,23 @@ class Worker {
       result_.documents.items_completed += summary.items_completed;
       result_.documents.items_checkpointed += summary.items_checkpointed;
       result_.documents.docs_written += summary.docs_written;
+      result_.documents.docs_already_newer += summary.docs_already_newer;
       result_.documents.docs_failed += summary.docs_failed;
+      if (summary.docs_already_newer > 0) {
+        Emit(WorkerPhase::kDocuments, "already_newer", "",
+             StrCat(summary.docs_already_newer,
+                    " documents already newer on the target (--preserve-version: it holds them "
+                    "in an equal or higher version; left as they are, not failures)"));
+      }
+      for (const std::string& stream : summary.data_streams_without_versions) {
+        auto& warned = result_.documents.data_streams_without_versions;
+        if (std::find(warned.begin(), warned.end(), stream) != warned.end()) continue;
+        warned.push_back(stream);
+        Emit(WorkerPhase::kDocuments, "warning", stream,
+             StrCat("--preserve-version does not apply to data stream ", stream,
+                    ", which takes only create with internal versions: its documents go without "
+                    "their source versions"));
+      }
       result_.documents.source_bytes += summary.source_bytes;
       if (!run.ok()) {
         if (IsItemOverAttempts(run.status())) {
@@ -902,7 +923,7 @@ class Worker {
           return run.status();
         }
         if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
-            IsDeltaOrderRefusal(run.status())) {
+            IsDeltaOrderRefusal(run.status()) || IsPreserveVersionRefusal(run.status())) {
           exit_code_override_ = kExitUsage;
           return run.status();
         }
@@ -949,6 +970,7 @@ class Worker {
 
   absl::StatusOr<VerifyReport> Verify() {
     VerifyReport report;
+    const bool preserve_version = options_.documents.migration.preserve_version;
     const FailedDocuments failed = CountFailedDocuments(wiring_.failed_documents_dir);
     RFS_RETURN_IF_ERROR(OpenRequestClient());
     if (request_client_) {
@@ -984,7 +1006,7 @@ class Worker {
         const uint64_t limit = options_.documents.migration.max_docs_per_shard;
         auto read = ReadIndexDocs(*wiring_.repository, *snapshot_, source_index,
                                   static_cast<size_t>(options_.verify_sample), rng_,
-                                  limit > 0 ? limit : UINT64_MAX);
+                                  limit > 0 ? limit : UINT64_MAX, preserve_version);
         if (!read.ok()) {
           return core::IsRetryable(read.status()) ? read.status()
                                                   : MarkSnapshotReadFailure(read.status());
@@ -1000,6 +1022,7 @@ class Worker {
       }
       const auto failed_ids = failed.ids.find(row.index);
       std::map<std::string, std::string> target_sources;
+      std::map<std::string, int64_t> target_versions;  // by GET
       if (request_client_) {
         auto count = request_client_->Count(row.index);
         if (absl::IsNotFound(count.status())) {
@@ -1022,15 +1045,18 @@ class Worker {
           if (!found.ok()) return found.status();
           for (auto& hit : found->hits) target_sources[hit.id] = std::move(hit.source);
         }
-        for (const auto& [id, routing, source] : docs.sample) {
+        for (const auto& [id, routing, source, version] : docs.sample) {
           if (stream != nullptr) break;
           auto stored = request_client_->GetDocument(row.index, id, routing);
           if (!stored.ok()) return stored.status();
-          if (*stored) target_sources[id] = (*stored)->source;
+          if (*stored) {
+            target_sources[id] = (*stored)->source;
+            target_versions[id] = (*stored)->version.version;
+          }
         }
       } else {
         std::set<std::string> wanted;
-        for (const auto& [id, routing, source] : docs.sample) wanted.insert(id);
+        for (const auto& [id, routing, source, version] : docs.sample) wanted.insert(id);
         DirectoryIndex directory =
             ReadDirectoryIndex(options_.documents.output_dir, row.index, wanted);
         row.migrated = directory.count;
@@ -1038,7 +1064,7 @@ class Worker {
       }
       const uint64_t accounted = row.migrated + row.failed;
       row.missing = row.expected > accounted ? row.expected - accounted : 0;
-      for (const auto& [id, routing, source] : docs.sample) {
+      for (const auto& [id, routing, source, version] : docs.sample) {
         ++row.sampled;
         auto it = target_sources.find(id);
         if (it == target_sources.end() && failed_ids != failed.ids.end() &&
@@ -1048,6 +1074,12 @@ class Worker {
         if (it == target_sources.end()) {
           row.sample_mismatches.push_back(StrCat(id, ": not on the target"));
         } else if (!SameJson(it->second, source)) {
+          const auto target_version = target_versions.find(id);
+          if (preserve_version && target_version != target_versions.end() &&
+              target_version->second > version) {
+            ++row.sample_newer;  // written on the target since, in a higher version: kept
+            continue;
+          }
           row.sample_mismatches.push_back(StrCat(id, ": _source differs"));
         }
       }
@@ -1105,10 +1137,14 @@ std::string VerifyReport::ToText() const {
       out += StrCat("  ", index.index, ": excluded by the allowlist (or a system index)\n");
       continue;
     }
-    out +=
-        StrCat("  ", index.index, ": expected ", index.expected, ", migrated ", index.migrated,
-               ", failed ", index.failed, ", missing ", index.missing, ", sample ",
-               index.sampled - index.sample_mismatches.size(), "/", index.sampled, " identical\n");
+    out += StrCat("  ", index.index, ": expected ", index.expected, ", migrated ", index.migrated,
+                  ", failed ", index.failed, ", missing ", index.missing, ", sample ",
+                  index.sampled - index.sample_mismatches.size() - index.sample_newer, "/",
+                  index.sampled, " identical",
+                  index.sample_newer > 0 ? StrCat(", ", index.sample_newer,
+                                                  " newer on the target (--preserve-version)")
+                                         : std::string(),
+                  "\n");
     for (const auto& mismatch : index.sample_mismatches) out += StrCat("    ", mismatch, "\n");
   }
   out += ok() ? "Verification: every document is accounted for\n"
@@ -1128,7 +1164,8 @@ json::object VerifyReport::ToJson() const {
                                 {"failed", index.failed},
                                 {"missing", index.missing},
                                 {"sampled", index.sampled},
-                                {"sample_mismatches", std::move(mismatches)}});
+                                {"sample_mismatches", std::move(mismatches)},
+                                {"sample_newer", index.sample_newer}});
   }
   return {{"ok", ok()}, {"indices", std::move(rows)}};
 }

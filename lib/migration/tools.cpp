@@ -180,7 +180,8 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
     return Finish(std::move(result), run.status(),
                   IsSnapshotReadFailure(run.status()) ? core::kExitSnapshotUnreadable
                   : IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
-                          IsDeltaOrderRefusal(run.status())
+                          IsDeltaOrderRefusal(run.status()) ||
+                          IsPreserveVersionRefusal(run.status())
                       ? kExitUsage
                       : kExitFailure);
   }

@@ -55,7 +55,8 @@ WorkerCounters::WorkerCounters(metrics::Registry& r)
           "rfs_index_documents_total",
           "Each source index's documents by what became of them: read from the snapshot, "
           "written (accepted by the target), rejected, not_convertible, transform_failed, "
-          "transform_dropped.",
+          "transform_dropped, already_newer (--preserve-version: the target holds an equal or "
+          "higher version).",
           {"index", "outcome"})) {
   // Series that exist from the start, so dashboards and rate() see zeros rather than gaps.
   for (const char* outcome : {"acquired", "completed", "handed_on", "released", "lost"}) {

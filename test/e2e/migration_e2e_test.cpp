@@ -677,6 +677,59 @@ TEST_CASE("DocumentsFromSnapshotMigration reports bad input with its exit codes"
   CHECK(errors.find("'ftp://host/path' is not supported") != std::string::npos);
 }
 
+TEST_CASE(
+    "preserve-version: Elasticsearch 6+ and OpenSearch sources go with their _version, "
+    "an Elasticsearch 5 index is refused",
+    "[e2e][corpus][cli]") {
+  auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3");
+  if (!root) return;
+  for (const char* folder : {"es5_nocomp", "es6_nocomp", "es7_nocomp", "os2_nocomp"}) {
+    SECTION(folder) {
+      MigrationRun run;
+      const std::string out = run.dir.File("out");
+      auto documents = [&](bool preserve) {
+        std::vector<std::string> args = {RFS_DOCUMENTS_TOOL,
+                                         "--snapshot-local-dir",
+                                         (*root / folder).string(),
+                                         "--snapshot-name",
+                                         "snapshot_v2",
+                                         "--output-dir",
+                                         out};
+        if (preserve) args.push_back("--preserve-version");
+        return rfs::test::RunProcess(args, run.Out("docs"), run.Err("docs"));
+      };
+      const int code = documents(true);
+      INFO(run.Logs("docs"));
+      if (std::string(folder) == "es5_nocomp") {
+        // Refused before any work: nothing written, the index and the way out named.
+        CHECK(code == 64);
+        CHECK(run.Logs("docs").find("--preserve-version: index simple_index was created by "
+                                    "Elasticsearch 5.6.16") != std::string::npos);
+        CHECK_FALSE(fs::exists(fs::path(out) / "simple_index"));
+        // Without the option it migrates as before.
+        CHECK(documents(false) == kNoWorkLeft);
+        continue;
+      }
+      REQUIRE(code == kNoWorkLeft);
+      // The bulk files carry each document's version (1: each was indexed once) as an external
+      // version, for a replay into any target.
+      size_t versioned = 0;
+      for (const auto& entry : fs::recursive_directory_iterator(fs::path(out) / "simple_index")) {
+        if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
+        std::istringstream lines(rfs::test::ReadTextFile(entry.path().string()));
+        for (std::string action, source;
+             std::getline(lines, action) && std::getline(lines, source);) {
+          const auto parsed = json::parse(action).at("index").as_object();
+          CHECK(parsed.at("version").to_number<int64_t>() == 1);
+          CHECK(parsed.at("version_type").as_string() == "external");
+          ++versioned;
+        }
+      }
+      CHECK(versioned == 2);
+    }
+  }
+}
+
 TEST_CASE("a shard split into parts is migrated by several workers at once, exactly",
           "[e2e][generated][split]") {
   auto generated = rfs::test::Generate(

@@ -94,18 +94,19 @@ absl::Status MarkSnapshotReadFailure(absl::Status status);
 
 struct WorkerEvent {
   enum class Kind {
-    kShardSetup,             // this worker created the work items (`docs` = items created)
-    kAcquired,               // an item was leased
-    kProgress,               // periodic, while an item is being migrated
-    kCompleted,              // the item's shard is done
-    kCheckpointed,           // a successor item was created from `cursor`
-    kLeaseLost,              // another worker took the item over; this one moved on
-    kDocumentWithoutSource,  // `message` names the document
-    kShardTooLarge,          // `message` says by how much
-    kReleased,               // the item was given back with its cursor recorded (stop, error)
-    kIndexCreatedByTarget,   // `message`: an index the target created itself at the first bulk
-    kTargetRefused,          // `message`: documents failed for a target index or data stream
-    kMetricsEndpoint,        // `message`: the URL the Prometheus metrics are served at
+    kShardSetup,                 // this worker created the work items (`docs` = items created)
+    kAcquired,                   // an item was leased
+    kProgress,                   // periodic, while an item is being migrated
+    kCompleted,                  // the item's shard is done
+    kCheckpointed,               // a successor item was created from `cursor`
+    kLeaseLost,                  // another worker took the item over; this one moved on
+    kDocumentWithoutSource,      // `message` names the document
+    kShardTooLarge,              // `message` says by how much
+    kReleased,                   // the item was given back with its cursor recorded (stop, error)
+    kIndexCreatedByTarget,       // `message`: an index the target created itself at the first bulk
+    kTargetRefused,              // `message`: documents failed for a target index or data stream
+    kMetricsEndpoint,            // `message`: the URL the Prometheus metrics are served at
+    kPreserveVersionNotApplied,  // `index`, `message`: a data stream's documents go unversioned
   };
   Kind kind = Kind::kProgress;
   std::string work_item;
@@ -226,7 +227,21 @@ struct DocumentMigrationOptions {
   ///     the item given back from its start.
   ITargetIndices* target_indices = nullptr;
   bool no_auto_create_indices = false;
+  /// `--preserve-version`: each document goes as an `index` with its source `_version`
+  /// (`version_type=external`, read from the shard's `_version` doc values), so that a resent or
+  /// older copy never overwrites a newer one on the target; a target that holds the document in
+  /// an equal or higher version answers 409, counted as already newer (WorkerSummary), neither a
+  /// failure nor retried. A data stream's documents go as `create` without a version (the engines
+  /// take only internal versions there), and a delta's deletes carry none; Run warns about the
+  /// first (kPreserveVersionNotApplied) and refuses (kPreserveVersionPayload) an index created
+  /// before Elasticsearch 6, whose segments may keep `_version` in a form not read.
+  bool preserve_version = false;
 };
+
+/// The payload of the refusal of `preserve_version` for an index whose versions cannot be read.
+inline constexpr const char* kPreserveVersionPayload = "rfs.migration.preserve_version";
+/// True for that refusal.
+bool IsPreserveVersionRefusal(const absl::Status& status);
 
 /// The payload of the error of a run that met an index without a complete `_source` while
 /// sourceless migrations are off (or whose `_source` cannot be completed).
@@ -271,6 +286,9 @@ struct WorkerSummary {
   uint64_t items_lost = 0;
   uint64_t docs_written = 0;
   uint64_t docs_allowed_errors = 0;
+  /// preserve_version: documents the target holds in an equal or higher version (409), left as
+  /// they are there; not in docs_written.
+  uint64_t docs_already_newer = 0;
   uint64_t docs_failed = 0;
   uint64_t docs_without_source = 0;
   /// Documents whose source was rebuilt from doc values and stored fields
@@ -286,6 +304,9 @@ struct WorkerSummary {
   /// Indices the target created itself at their first bulk (they were not on it), sorted: their
   /// settings and mappings are the target's defaults and templates, not the source's.
   std::vector<std::string> indices_created_by_target;
+  /// preserve_version: the data streams whose documents went as `create` without their source
+  /// versions (data streams take only internal versions), sorted.
+  std::vector<std::string> data_streams_without_versions;
   /// The embedded target: temporary files of killed workers removed from the output folder at
   /// the start (core::RemoveStaleTempFiles).
   uint64_t stale_temp_files_removed = 0;
@@ -294,9 +315,11 @@ struct WorkerSummary {
   /// What became of the documents of each source index this worker read, items it finished or
   /// handed on (an item lost to another worker counts where that worker reports it).
   struct IndexAccount {
-    uint64_t read = 0;      ///< taken from the snapshot (deletes and not convertible ones included)
-    uint64_t written = 0;   ///< accepted by the target (allowed errors included)
-    uint64_t rejected = 0;  ///< refused by the target after retries
+    uint64_t read = 0;     ///< taken from the snapshot (deletes and not convertible ones included)
+    uint64_t written = 0;  ///< accepted by the target (allowed errors included)
+    /// preserve_version: held by the target in an equal or higher version, left as they are
+    uint64_t already_newer = 0;
+    uint64_t rejected = 0;           ///< refused by the target after retries
     uint64_t not_convertible = 0;    ///< no `_source`, undecodable, refused by a data stream
     uint64_t transform_failed = 0;   ///< a user transform failed on them
     uint64_t transform_dropped = 0;  ///< a user transform dropped them, as configured
@@ -350,6 +373,9 @@ class DocumentMigrationWorker {
   /// Fails (kSourcelessPayload) when a selected index keeps no complete `_source` and it cannot
   /// be rebuilt under the options.
   absl::Status CheckSourceStorage() const;
+  /// preserve_version: refuses (kPreserveVersionPayload) a selected index created before
+  /// Elasticsearch 6, and warns once per data stream that its documents go without versions.
+  absl::Status CheckPreserveVersion();
   /// The store records what it was set up for as completed bookkeeping items: a hash of the
   /// snapshot and the settings that shape the items (SetupIdentity, in the item
   /// kSetupForWorkItemId), and each selection of indices (SetupIndicesMarker).

@@ -75,6 +75,9 @@ struct IndexVerification {
   /// Documents fetched by _id and compared with the snapshot's _source.
   uint64_t sampled = 0;
   std::vector<std::string> sample_mismatches;
+  /// `--preserve-version`: sampled documents whose `_source` differs because the target holds
+  /// them in a higher `_version` than the snapshot's (written there since): not mismatches.
+  uint64_t sample_newer = 0;
 };
 
 struct VerifyReport {

@@ -8,7 +8,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -42,7 +45,13 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
     for (const auto* doc : docs) {
       ++writes_[{doc->index, doc->id}];
       sources_[{doc->index, doc->id}] = std::string(rfs::reindex::SourceBytes(*doc));
-      if (doc->rendered) ++laid_out_;
+      versions_[{doc->index, doc->id}] = doc->version;
+      if (doc->rendered) {
+        ++laid_out_;
+        actions_.emplace_back(
+            std::string_view(doc->rendered->bytes)
+                .substr(doc->rendered_begin, doc->rendered_source - doc->rendered_begin));
+      }
     }
     clock_.Advance(batch_time_);
     return std::vector<rfs::reindex::ItemFailure>();
@@ -64,6 +73,15 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
     std::lock_guard lock(mu_);
     return sources_;
   }
+  std::map<std::pair<std::string, std::string>, std::optional<int64_t>> versions() const {
+    std::lock_guard lock(mu_);
+    return versions_;
+  }
+  /// The action lines laid out by the reader.
+  std::vector<std::string> actions() const {
+    std::lock_guard lock(mu_);
+    return actions_;
+  }
   /// Documents that came with their bulk lines laid out.
   size_t laid_out() const {
     std::lock_guard lock(mu_);
@@ -77,6 +95,8 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
   int calls_ = 0;
   std::map<std::pair<std::string, std::string>, int> writes_;
   std::map<std::pair<std::string, std::string>, std::string> sources_;
+  std::map<std::pair<std::string, std::string>, std::optional<int64_t>> versions_;
+  std::vector<std::string> actions_;
   size_t laid_out_ = 0;
 };
 
@@ -219,6 +239,49 @@ TEST_CASE("decoding threads lay out bulk lines for a sink that writes them, unle
       if (!transform) CHECK(json::parse(source) == expected.at(key));
       if (transform)
         CHECK(json::parse(source).as_object().size() == expected.at(key).as_object().size());
+    }
+  }
+}
+
+TEST_CASE("with preserve_version each document carries its source _version, in its action line too",
+          "[reindex][worker][generated]") {
+  // The generator writes `_version` doc values as the engine does: 1 for a document indexed
+  // once, one more for each update.
+  auto generated = rfs::test::Generate(
+      "--indices 1 --shards 2 --docs 300 --updates 40 --deletes 20 --segments 2 --seed 23");
+  if (!generated) return;
+  const auto expected = ExpectedKeys(generated->dir / "expected-docs.ndjson");
+  for (const int threads : {0, 2}) {
+    INFO("reader threads " << threads);
+    for (const bool preserve : {false, true}) {
+      INFO("preserve_version " << preserve);
+      Fixture fixture(generated->repo());
+      auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(0));
+      sink->wants_laid_out_lines = true;
+      auto options = Fixture::SmallBatches();
+      options.reader_threads = threads;
+      options.preserve_version = preserve;
+      auto summary = fixture.RunWorker("w1", sink, std::move(options));
+      REQUIRE(summary.ok());
+      CHECK(summary->docs_written == expected.size());
+      CHECK(summary->docs_already_newer == 0);
+      const auto versions = sink->versions();
+      REQUIRE(versions.size() == expected.size());
+      size_t updated = 0;
+      for (const auto& [key, version] : versions) {
+        INFO(key.first << "/" << key.second);
+        CHECK(version.has_value() == preserve);
+        if (version) {
+          CHECK(*version >= 1);
+          if (*version > 1) ++updated;
+        }
+      }
+      if (preserve) CHECK(updated > 0);
+      // Lines laid out by the decoding threads carry the version too.
+      for (const std::string& action : sink->actions()) {
+        CHECK((action.find(R"("version_type":"external")") != std::string::npos) == preserve);
+      }
+      if (threads > 0) CHECK(sink->actions().size() == expected.size());
     }
   }
 }
