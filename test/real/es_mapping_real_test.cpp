@@ -5,8 +5,10 @@
 // DocumentsFromSnapshotMigration). Every index the table translates is created with the mapping
 // the table gives for that target's version (rfs::transform::OutcomeFor, the same table the code
 // applies) and holds every document as the snapshot does. The dense_vector index needs the k-NN
-// plugin, which these OpenSearch nodes do not have: it fails alone, with the node's error and the
-// advice to install the plugin.
+// plugin, which these two nodes (2.19.6 and 3.8.0, for which Maven Central serves no k-NN plugin)
+// do not have: it fails alone, with the node's error and the advice to install the plugin. The
+// fixture's k-NN nodes (OpenSearch 2.19.1 and 3.5.0 with the plugin) take dense_vector indices in
+// knn_real_test.cpp: created as knn_vector, documents read back, k-NN queries answered.
 //
 // Elasticsearch 7.10 is no source here: its node (the OSS modules Maven Central serves) has none
 // of the table's shapes -- flattened, dense_vector, sparse_vector and the other x-pack types answer
