@@ -237,7 +237,7 @@ void DenseVector(json::object& field, const std::string& path,
     faiss = true;
     said.push_back(
         "element_type bit -> data_type binary on the faiss engine (the only one with binary "
-        "vectors, k-NN 2.16+); hex-string vectors in documents are not converted");
+        "vectors, k-NN 2.16+); hex-string vectors in documents become byte arrays");
   }
   std::string engine = faiss ? "faiss" : "lucene";
   if (!faiss && !AtLeast(target, 2, 2)) {
@@ -574,6 +574,133 @@ std::string RenderCompatibilityTable() {
                   column(rule, 3), " | ", how, " | ", rule.test, " |\n");
   }
   return out;
+}
+
+namespace {
+
+void CollectConversions(const json::object& properties, std::vector<std::string>& path,
+                        std::vector<std::pair<std::vector<std::string>, bool>>& out) {
+  for (const auto& [name, value] : properties) {
+    if (!value.is_object()) continue;
+    const json::object& field = value.as_object();
+    path.push_back(Str(name));
+    const std::string type = StringOf(field, "type");
+    if (type == "dense_vector") {
+      const std::string element = StringOf(field, "element_type");
+      if (element == "byte" || element == "bit") out.emplace_back(path, true);
+    } else if (type == "semantic_text") {
+      out.emplace_back(path, false);
+    }
+    if (const json::value* children = field.if_contains("properties");
+        children && children->is_object()) {
+      CollectConversions(children->as_object(), path, out);
+    }
+    path.pop_back();
+  }
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A hex string -> the array of its bytes as signed values, as Elasticsearch reads it; false when
+// `value` is not a hex string.
+bool HexToBytes(json::value& value) {
+  if (!value.is_string()) return false;
+  const json::string& text = value.as_string();
+  if (text.empty() || text.size() % 2 != 0) return false;
+  json::array bytes;
+  bytes.reserve(text.size() / 2);
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int high = HexDigit(text[i]);
+    const int low = HexDigit(text[i + 1]);
+    if (high < 0 || low < 0) return false;
+    bytes.emplace_back(static_cast<int64_t>(static_cast<int8_t>(high * 16 + low)));
+  }
+  value = std::move(bytes);
+  return true;
+}
+
+// Elasticsearch's legacy semantic_text source, {"text": ..., "inference": {...}} -> the text.
+bool SemanticText(json::value& value) {
+  json::object* object = value.if_object();
+  if (object == nullptr || !object->contains("inference")) return false;
+  const json::value* text = object->if_contains("text");
+  if (text == nullptr) return false;
+  json::value kept = *text;
+  value = std::move(kept);
+  return true;
+}
+
+// Converts every value at `path[at..]` under `node` (objects, arrays of objects, dotted keys).
+bool ConvertAt(json::value& node, const std::vector<std::string>& path, size_t at,
+               bool (*convert)(json::value&)) {
+  if (json::array* array = node.if_array()) {
+    bool changed = false;
+    for (json::value& element : *array) changed = ConvertAt(element, path, at, convert) || changed;
+    return changed;
+  }
+  json::object* object = node.if_object();
+  if (object == nullptr) return false;
+  bool changed = false;
+  std::string key;
+  for (size_t end = at; end < path.size(); ++end) {
+    key += (end == at ? "" : ".") + path[end];
+    json::value* child = object->if_contains(Key(key));
+    if (child == nullptr) continue;
+    if (end + 1 == path.size()) {
+      if (json::array* values = child->if_array(); values != nullptr && convert == &SemanticText) {
+        for (json::value& v : *values) changed = convert(v) || changed;
+      } else if (values != nullptr && !values->empty() && values->front().is_string()) {
+        for (json::value& v : *values) changed = convert(v) || changed;  // several hex vectors
+      } else {
+        changed = convert(*child) || changed;
+      }
+    } else {
+      changed = ConvertAt(*child, path, end + 1, convert) || changed;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+DocumentValueConversions DocumentValueConversions::ForMappings(const json::object& mappings) {
+  DocumentValueConversions out;
+  std::vector<std::pair<std::vector<std::string>, bool>> found;
+  std::vector<std::string> path;
+  auto add = [&](const json::object& mapping) {
+    if (const json::value* props = mapping.if_contains("properties"); props && props->is_object()) {
+      CollectConversions(props->as_object(), path, found);
+    }
+  };
+  if (mappings.contains("properties")) {
+    add(mappings);
+  } else {
+    for (const auto& [type, mapping] : mappings) {
+      if (mapping.is_object()) add(mapping.as_object());
+    }
+  }
+  for (auto& [field_path, hex] : found) {
+    out.fields_.push_back({std::move(field_path), hex ? Kind::kHexVector : Kind::kSemanticText});
+  }
+  return out;
+}
+
+bool DocumentValueConversions::Apply(json::object& source) const {
+  if (fields_.empty()) return false;
+  json::value root(std::move(source));
+  bool changed = false;
+  for (const Field& field : fields_) {
+    changed = ConvertAt(root, field.path, 0,
+                        field.kind == Kind::kHexVector ? &HexToBytes : &SemanticText) ||
+              changed;
+  }
+  source = std::move(root.as_object());
+  return changed;
 }
 
 namespace internal {

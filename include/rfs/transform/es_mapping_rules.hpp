@@ -10,12 +10,16 @@
 // mapping lands as each target can hold it. docs/es-mapping-compatibility.md is rendered from this
 // table (RenderCompatibilityTable); a unit test compares the two.
 //
-// Thread safety: the table is immutable; every function is pure.
+// Thread safety: the table is immutable; every function is pure, and a
+// DocumentValueConversions may be applied from several threads at once.
 #pragma once
 
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "rfs/core/version.hpp"
 
@@ -71,5 +75,31 @@ RuleOutcome OutcomeFor(const MappingRule& rule, const core::ClusterVersion& targ
 /// The markdown table of docs/es-mapping-compatibility.md, one row per rule, a column per
 /// OpenSearch major.
 std::string RenderCompatibilityTable();
+
+/// Documents follow their mapping: the values of a source index's documents that its translated
+/// mapping needs in another form (docs/es-mapping-compatibility.md, "Documents"):
+///   - `dense_vector` of `element_type` byte or bit written as a hex string (Elasticsearch 8.14+
+///     takes both forms) -> the array of signed bytes `knn_vector` takes (data_type byte or
+///     binary); a string that is not hex is left as it is (the target then says why);
+///   - `semantic_text` in Elasticsearch's legacy source form, `{"text": ..., "inference": ...}`
+///     -> its text (the `text` field takes strings only).
+/// Every other translated type takes the values as they are. A value is looked up by its full
+/// path, through objects, arrays of objects and dotted keys.
+class DocumentValueConversions {
+ public:
+  /// From a source index's mappings (type name -> mapping, or a typeless mapping).
+  static DocumentValueConversions ForMappings(const boost::json::object& mappings);
+  bool empty() const { return fields_.empty(); }
+  /// Converts `source` (a document's `_source`) in place; true when a value changed.
+  bool Apply(boost::json::object& source) const;
+
+ private:
+  enum class Kind { kHexVector, kSemanticText };
+  struct Field {
+    std::vector<std::string> path;
+    Kind kind;
+  };
+  std::vector<Field> fields_;
+};
 
 }  // namespace rfs::transform

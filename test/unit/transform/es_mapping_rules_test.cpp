@@ -482,3 +482,46 @@ TEST_CASE("docs/es-mapping-compatibility.md holds the table the code applies",
   // Every rule names a test; the unit tests named exist in this file.
   for (const auto& rule : rfs::transform::EsMappingRules()) CHECK(!rule.test.empty());
 }
+
+TEST_CASE(
+    "documents follow their mapping: hex vectors become byte arrays, legacy semantic_text "
+    "its text",
+    "[transform][es-rules]") {
+  const auto conversions =
+      rfs::transform::DocumentValueConversions::ForMappings(json::parse(R"({"_doc":{"properties":{
+          "b":{"type":"dense_vector","dims":3,"element_type":"byte"},
+          "bits":{"type":"dense_vector","dims":16,"element_type":"bit"},
+          "f":{"type":"dense_vector","dims":2},
+          "o":{"properties":{"inner":{"type":"dense_vector","dims":2,"element_type":"byte"}}},
+          "body":{"type":"semantic_text","inference_id":"e5"},
+          "kw":{"type":"keyword"}}}})")
+                                                                .as_object());
+  REQUIRE(!conversions.empty());
+  auto apply = [&](std::string_view text) {
+    json::object source = json::parse(text).as_object();
+    const bool changed = conversions.Apply(source);
+    return std::make_pair(changed, json::serialize(source));
+  };
+  // Elasticsearch reads hex as signed bytes: ff is -1, 80 is -128.
+  CHECK(apply(R"({"b":"7f80ff","bits":"0aF0","kw":"7f"})") ==
+        std::make_pair(true, std::string(R"({"b":[127,-128,-1],"bits":[10,-16],"kw":"7f"})")));
+  // Arrays stay arrays; a float vector is never touched; a string that is not hex stays.
+  CHECK(apply(R"({"b":[1,2,3],"f":["0102",2]})") ==
+        std::make_pair(false, std::string(R"({"b":[1,2,3],"f":["0102",2]})")));
+  CHECK(apply(R"({"b":"xyz0"})").first == false);
+  CHECK(apply(R"({"b":"abc"})").first == false);
+  // Through objects, arrays of objects and dotted keys.
+  CHECK(apply(R"({"o":[{"inner":"0102"},{"inner":"ff00"}]})").second ==
+        R"({"o":[{"inner":[1,2]},{"inner":[-1,0]}]})");
+  CHECK(apply(R"({"o.inner":"0102"})").second == R"({"o.inner":[1,2]})");
+  // semantic_text: the legacy source form becomes its text; a plain string stays.
+  CHECK(
+      apply(R"({"body":{"text":"hello","inference":{"inference_id":"e5","chunks":[]}}})").second ==
+      R"({"body":"hello"})");
+  CHECK(apply(R"({"body":{"text":["a","b"],"inference":{}}})").second == R"({"body":["a","b"]})");
+  CHECK(apply(R"({"body":"plain"})").first == false);
+  // An index without such fields converts nothing.
+  CHECK(rfs::transform::DocumentValueConversions::ForMappings(
+            json::parse(R"({"properties":{"v":{"type":"dense_vector","dims":2}}})").as_object())
+            .empty());
+}
