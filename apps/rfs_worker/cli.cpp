@@ -202,6 +202,17 @@ void PrintResult(const migration::RfsWorkerResult& result, bool verify_only, uin
                        {"exit_code", result.exit_code},
                        {"documents_written", result.documents.docs_written},
                        {"documents_failed", result.documents.docs_failed}};
+  if (result.documents.docs_already_newer > 0) {
+    // --preserve-version: documents the target holds in an equal or higher version, left there.
+    summary["documents_already_newer"] = result.documents.docs_already_newer;
+  }
+  if (!result.documents.data_streams_without_versions.empty()) {
+    json::array streams;
+    for (const auto& stream : result.documents.data_streams_without_versions) {
+      streams.emplace_back(stream);
+    }
+    summary["data_streams_without_versions"] = std::move(streams);
+  }
   if (!result.failure.empty()) summary["failure"] = result.failure;
   if (trial_limit > 0 || !trial_prefix.empty()) {
     // Shown as what it is: a sample of the migration, in indices of its own.
