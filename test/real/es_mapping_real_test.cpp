@@ -281,3 +281,56 @@ TEST_CASE("Elasticsearch 8 mapping features land on OpenSearch 2 and 3 as the ta
   CHECK(runner.err.find("--knn-engine: knn engine 'nmslib' is not one of: lucene, faiss") !=
         std::string::npos);
 }
+
+TEST_CASE("hex-string byte vectors of Elasticsearch 8.19 reach a k-NN node as byte arrays",
+          "[real][es-mapping]") {
+  // Elasticsearch 8.14+ takes a byte vector as a hex string and keeps it so in _source; k-NN
+  // takes only arrays, so the worker converts (transform::DocumentValueConversions).
+  RealNode es("es8");
+  RealNode os("os3knn");
+  const std::string index = "rn-esmap-hex";
+  es.DeleteIndices({index});
+  os.DeleteIndices({index});
+  es.Ok("PUT", "/" + index,
+        R"({"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":{
+            "v":{"type":"dense_vector","dims":3,"element_type":"byte","similarity":"l2_norm"}}}})");
+  const json::value answer = es.Ok("POST", "/_bulk?refresh=true",
+                                   "{\"index\":{\"_index\":\"" + index +
+                                       "\",\"_id\":\"d0\"}}\n{\"v\":\"7f80ff\"}\n"
+                                       "{\"index\":{\"_index\":\"" +
+                                       index + "\",\"_id\":\"d1\"}}\n{\"v\":[1,2,3]}\n");
+  INFO(json::serialize(answer));
+  REQUIRE(!answer.at("errors").as_bool());
+  const fs::path location = es.repo_path() / "rn-esmap-hex-repo";
+  es.Ok("PUT", "/_snapshot/rn-esmap-hex-repo",
+        json::serialize(json::object{{"type", "fs"},
+                                     {"settings", json::object{{"location", location.string()}}}}));
+  es.Send("DELETE", "/_snapshot/rn-esmap-hex-repo/s1");
+  es.Ok("PUT", "/_snapshot/rn-esmap-hex-repo/s1?wait_for_completion=true",
+        R"({"indices":"rn-esmap-hex","include_global_state":false})");
+  es.DeleteIndices({index});
+  // The snapshot holds the hex string as written.
+  const auto snapshot = rfs::test::ReadSnapshotDocuments(location, "s1");
+  REQUIRE(snapshot.at(index).at("d0").source.find("7f80ff") != std::string::npos);
+
+  rfs::test::ToolRunner runner("rfs-esmap-hex");
+  int code = runner.Run({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", location.string(),
+                         "--target-host", os.url(), "--index-allowlist", index});
+  INFO(runner.out << runner.err);
+  REQUIRE(code == 0);
+  code = runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", location.string(), "--target-host",
+                     os.url(), "--index-allowlist", index, "--coordinator-db",
+                     runner.dir.File("coordination.sqlite"), "--failed-documents-dir",
+                     runner.dir.File("failed")});
+  INFO(runner.out << runner.err);
+  REQUIRE(code == kNoWorkLeft);
+  os.Ok("POST", "/" + index + "/_refresh");
+  CHECK(json::serialize(os.Ok("GET", "/" + index + "/_source/d0")) == R"({"v":[127,-128,-1]})");
+  CHECK(json::serialize(os.Ok("GET", "/" + index + "/_source/d1")) == R"({"v":[1,2,3]})");
+  // The converted vector is the one k-NN finds nearest to itself.
+  const json::value hits =
+      os.Ok("POST", "/" + index + "/_search",
+            R"({"size":1,"query":{"knn":{"v":{"vector":[127,-128,-1],"k":1}}}})");
+  CHECK(hits.at("hits").at("hits").at(0).at("_id") == "d0");
+  os.DeleteIndices({index});
+}
