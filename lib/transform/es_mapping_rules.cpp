@@ -40,7 +40,9 @@ constexpr std::array<MappingRule, 29> kRules = {{
      RuleAction::kTranslate, "knn_vector",
      "as from 2.2, but on the `nmslib` engine unless `--knn-engine faiss`: k-NN has no Lucene "
      "engine before 2.2.",
-     "dense_vector becomes knn_vector with its dimension, space type and HNSW parameters"},
+     "dense_vector becomes knn_vector with its dimension, space type and HNSW parameters; "
+     "Elasticsearch 8 dense_vector indices land on OpenSearch k-NN nodes and answer k-NN "
+     "queries"},
     {RuleSubject::kType, "sparse_vector", 0, 0, RuleAction::kTranslate, "rank_features",
      "token -> weight maps index as they are; `index_options`, `store` dropped.", RuleAction::kKeep,
      "", "", kFieldTypeTest},
@@ -155,7 +157,10 @@ constexpr std::array<MappingRule, 29> kRules = {{
      "Elasticsearch-only index settings are dropped"},
     {RuleSubject::kSetting, "index.knn", 0, 0, RuleAction::kTranslate, "true",
      "added to an index (or template) that gets an indexed `knn_vector`.", RuleAction::kKeep, "",
-     "", "dense_vector becomes knn_vector with its dimension, space type and HNSW parameters"},
+     "",
+     "dense_vector becomes knn_vector with its dimension, space type and HNSW parameters; "
+     "Elasticsearch 8 dense_vector indices land on OpenSearch k-NN nodes and answer k-NN "
+     "queries"},
 }};
 
 bool AtLeast(const core::ClusterVersion& v, int major, int minor) {

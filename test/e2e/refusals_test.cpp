@@ -265,7 +265,15 @@ TEST_CASE("RfsWorker: usage before the store, exit 5, exit 2 on SIGTERM, --reset
         {RFS_WORKER_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
          (*target)->endpoint(), "--coordinator-db", runner.dir.File("records.sqlite")},
         runner.dir.File("term.out"), runner.dir.File("term.err"));
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    // Signalled once phase 2 is retrying (its template request refused twice), not after a fixed
+    // time that a slow machine may not reach phase 2 in.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((*target)->stats().faults_injected < 2 && !child.Exited() &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE((*target)->stats().faults_injected >= 2);
+    REQUIRE_FALSE(child.Exited());
     ::kill(child.pid(), SIGTERM);
     const int code = child.Wait();
     INFO(rfs::test::ReadTextFile(runner.dir.File("term.err")));

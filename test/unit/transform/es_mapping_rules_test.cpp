@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -479,8 +480,29 @@ TEST_CASE("docs/es-mapping-compatibility.md holds the table the code applies",
     return;
   }
   CHECK(page.substr(from + begin.size(), to - from - begin.size()) == table);
-  // Every rule names a test; the unit tests named exist in this file.
-  for (const auto& rule : rfs::transform::EsMappingRules()) CHECK(!rule.test.empty());
+  // Every rule names its tests ("; " between two), and each is a test case of this file or of the
+  // real-node tests (names split over source lines joined as the compiler joins them).
+  std::string sources;
+  for (const char* file : {"test/unit/transform/es_mapping_rules_test.cpp",
+                           "test/real/es_mapping_real_test.cpp", "test/real/knn_real_test.cpp"}) {
+    std::ifstream source(std::string(RFS_SOURCE_DIR) + "/" + file);
+    REQUIRE(source.good());
+    std::stringstream content;
+    content << source.rdbuf();
+    const std::string joined = std::regex_replace(content.str(), std::regex("\"\\s*\""), "");
+    sources += std::regex_replace(joined, std::regex("TEST_CASE\\(\\s*\""), "TEST_CASE(\"");
+  }
+  for (const auto& rule : rfs::transform::EsMappingRules()) {
+    REQUIRE(!rule.test.empty());
+    size_t start = 0;
+    while (start <= rule.test.size()) {
+      const size_t end = std::min(rule.test.find("; ", start), rule.test.size());
+      const std::string name(rule.test.substr(start, end - start));
+      INFO(rule.name << " names the test \"" << name << "\"");
+      CHECK(sources.find("TEST_CASE(\"" + name + "\"") != std::string::npos);
+      start = end + 2;
+    }
+  }
 }
 
 TEST_CASE(
