@@ -14,11 +14,16 @@
 // of the table's shapes -- flattened, dense_vector, sparse_vector and the other x-pack types answer
 // "No handler for type", runtime fields came in 7.11 and TSDB parameters and subobjects in 8.x.
 //
+// Elasticsearch 7.10's own x-pack shapes (dense_vector with `dims` only, flattened, wildcard,
+// histogram, constant_keyword, unsigned_long, version) come from 7.10-layout snapshots the fixture
+// generator writes with that mapping and real documents: the last test case.
+//
 // Runtime fields: the Elasticsearch 8 nodes here have no Painless module ("script_lang not
 // supported [painless]"), so they can only hold runtime fields without a script. The scripted one
 // is added to the index's mapping by a --transformer-config program, which runs on the source's
 // mapping before the translation table, as if the source had held it.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -333,4 +338,245 @@ TEST_CASE("hex-string byte vectors of Elasticsearch 8.19 reach a k-NN node as by
             R"({"size":1,"query":{"knn":{"v":{"vector":[127,-128,-1],"k":1}}}})");
   CHECK(hits.at("hits").at("hits").at(0).at("_id") == "d0");
   os.DeleteIndices({index});
+}
+
+namespace {
+
+// An Elasticsearch 7.10 x-pack shape: the index rn-es710-<feature>-0, its mapping as 7.10 kept it
+// in the index metadata, the documents (one _source per line, or {"_id","_source"}) and the type
+// the table is asked about.
+struct Es710Shape {
+  std::string feature;
+  std::string es_type;
+  std::string mapping;
+  std::vector<std::string> documents;
+};
+
+std::vector<Es710Shape> Es710Shapes() {
+  return {
+      // Elasticsearch 7.10's dense_vector takes `dims` and `meta` only: no similarity, index or
+      // index_options, and its vectors are never indexed for search (Builder.getParameters() is
+      // List.of(dims, meta) in
+      // x-pack/plugin/vectors/src/main/java/org/elasticsearch/xpack/vectors/mapper/DenseVectorFieldMapper.java
+      // of elastic/elasticsearch 7.10; the values go to binary doc values).
+      {"dense",
+       "dense_vector",
+       R"({"properties":{"v":{"type":"dense_vector","dims":3},"n":{"type":"long"}}})",
+       {R"({"v":[1.0,0.5,-2.0],"n":1})", R"({"v":[0.25,3.0,1.5],"n":2})",
+        R"({"_id":"vec-given","_source":{"v":[-1.5,0.0,0.125],"n":3}})"}},
+      {"flattened",
+       "flattened",
+       R"({"properties":{"labels":{"type":"flattened","ignore_above":256}}})",
+       {R"({"labels":{"env":"prod","team":{"name":"search"}}})",
+        R"({"labels":{"env":"dev","tags":["a","b"]}})"}},
+      {"wildcard",
+       "wildcard",
+       R"({"properties":{"path":{"type":"wildcard"}}})",
+       {R"({"path":"/var/log/app/one.log"})", R"({"path":"C:\\Temp\\two.txt"})"}},
+      {"histogram",
+       "histogram",
+       R"({"properties":{"latency":{"type":"histogram"},"n":{"type":"long"}}})",
+       {R"({"latency":{"values":[0.1,0.25,0.5],"counts":[3,7,23]},"n":1})"}},
+      // 7.10 sets `value` from the first document when the mapping has none: a snapshot holds it.
+      {"constant",
+       "constant_keyword",
+       R"({"properties":{"env":{"type":"constant_keyword","value":"prod"},"n":{"type":"long"}}})",
+       {R"({"env":"prod","n":1})", R"({"n":2})"}},
+      {"unsigned",
+       "unsigned_long",
+       R"({"properties":{"counter":{"type":"unsigned_long"}}})",
+       {R"({"counter":18446744073709551615})", R"({"counter":0})"}},
+      {"version",
+       "version",
+       R"({"properties":{"release":{"type":"version"}}})",
+       {R"({"release":"7.10.2"})", R"({"release":"1.0.0-beta1"})"}},
+  };
+}
+
+// One shape's 7.10-layout snapshot, written by the fixture generator, and its documents as the
+// snapshot's Lucene index holds them.
+struct Es710Snapshot {
+  Es710Shape shape;
+  std::string index;
+  fs::path repo;
+  rfs::test::SnapshotDocuments documents;
+};
+
+Es710Snapshot GenerateEs710(const Es710Shape& shape, rfs::test::ToolRunner& runner) {
+  const std::string generator = RFS_GENERATE_SNAPSHOT;
+  REQUIRE(!generator.empty());
+  const std::string mapping_file = runner.dir.File(shape.feature + "-mapping.json");
+  const std::string docs_file = runner.dir.File(shape.feature + "-docs.ndjson");
+  std::ofstream(mapping_file) << shape.mapping << "\n";
+  {
+    std::ofstream docs(docs_file);
+    for (const std::string& doc : shape.documents) docs << doc << "\n";
+  }
+  const std::string out = runner.dir.File(shape.feature + "-generated");
+  const int code =
+      runner.Run({generator, "--out", out, "--mapping-file", mapping_file, "--docs-file", docs_file,
+                  "--index-prefix", "rn-es710-" + shape.feature, "--templates", "false"});
+  INFO(runner.out << runner.err);
+  REQUIRE(code == 0);
+  Es710Snapshot snapshot{shape, "rn-es710-" + shape.feature + "-0", fs::path(out) / "repo", {}};
+  snapshot.documents = rfs::test::ReadSnapshotDocuments(snapshot.repo, "snap-1");
+  REQUIRE(snapshot.documents.size() == 1);
+  REQUIRE(snapshot.documents.at(snapshot.index).size() == shape.documents.size());
+  return snapshot;
+}
+
+// `MetadataMigration migrate` of one snapshot into `os`: the exit code and the index's item.
+json::object MigrateMetadata(const Es710Snapshot& snapshot, RealNode& os,
+                             rfs::test::ToolRunner& runner, int expected_code) {
+  const int code = runner.Run({RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir",
+                               snapshot.repo.string(), "--target-host", os.url(),
+                               "--index-allowlist", snapshot.index, "--output", "json"});
+  INFO(runner.out << runner.err);
+  REQUIRE(code == expected_code);
+  const json::value report = json::parse(runner.out);
+  for (const auto& item : report.at("items").as_array()) {
+    if (std::string(item.at("name").as_string()) == snapshot.index) return item.as_object();
+  }
+  FAIL("no item for " << snapshot.index);
+  return {};
+}
+
+std::string NotesOf(const json::object& item) {
+  std::string all;
+  for (const auto& n : item.at("notes").as_array()) all += std::string(n.as_string()) + "\n";
+  return all;
+}
+
+// DocumentsFromSnapshotMigration of one snapshot into `os`; every document reads back equal.
+void MigrateDocuments(const Es710Snapshot& snapshot, RealNode& os, rfs::test::ToolRunner& runner) {
+  const std::string session = snapshot.shape.feature + "-" + os.name();
+  const int code = runner.Run({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", snapshot.repo.string(),
+                               "--target-host", os.url(), "--index-allowlist", snapshot.index,
+                               "--coordinator-db", runner.dir.File(session + ".sqlite"),
+                               "--failed-documents-dir", runner.dir.File(session + "-failed")});
+  INFO(runner.out << runner.err);
+  REQUIRE(code == kNoWorkLeft);
+  CHECK(rfs::test::CheckNodeHolds(os, snapshot.documents) == snapshot.shape.documents.size());
+}
+
+json::value FieldMapping(RealNode& os, const std::string& index, const std::string& field) {
+  return os.Ok("GET", "/" + index + "/_mapping")
+      .at(index)
+      .at("mappings")
+      .at("properties")
+      .at(field);
+}
+
+std::string TypeOf(RealNode& os, const std::string& index, const std::string& field) {
+  return json::value_to<std::string>(FieldMapping(os, index, field).at("type"));
+}
+
+}  // namespace
+
+TEST_CASE("Elasticsearch 7.10 x-pack mapping shapes land on OpenSearch 3 as the table says",
+          "[real][es-mapping]") {
+  // The 7.10 node here runs the OSS modules Maven Central serves, which refuse every x-pack type
+  // ("No handler for type"), so these snapshots are written by the fixture generator: the 7.10
+  // repository layout and index metadata (index.version.created 7.10.2) holding each mapping as
+  // 7.10 kept it, and real Lucene 8 shards whose stored _source and _id are the documents below.
+  const rfs::core::ClusterVersion target{rfs::core::ClusterVersion::Product::kOpenSearch, 3, 8};
+  rfs::test::ToolRunner runner("rfs-esmap-710");
+  std::map<std::string, Es710Snapshot> snapshots;
+  std::map<std::string, json::object> items;  // feature -> its index's item on os3
+  std::vector<std::string> names;
+  for (const Es710Shape& shape : Es710Shapes()) {
+    Es710Snapshot snapshot = GenerateEs710(shape, runner);
+    names.push_back(snapshot.index);
+    snapshots.emplace(shape.feature, std::move(snapshot));
+  }
+  RealNode os("os3");
+  os.DeleteIndices(names);
+
+  for (const auto& [feature, snapshot] : snapshots) {
+    INFO(feature << " -> os3");
+    const std::string& es_type = snapshot.shape.es_type;
+    const auto* rule = rfs::transform::FindRule(rfs::transform::RuleSubject::kType, es_type);
+    REQUIRE(rule != nullptr);
+    const auto outcome = rfs::transform::OutcomeFor(*rule, target);
+    if (outcome.action == rfs::transform::RuleAction::kRefuse) {
+      // Refused before anything is sent, with the field, the type, the reason and the way out.
+      const json::object& item = items[feature] = MigrateMetadata(snapshot, os, runner, 1);
+      CHECK(item.at("outcome") == "failed");
+      const std::string error(item.at("error").as_string());
+      CHECK(error.find("refused: field [latency]: type `histogram`: no OpenSearch type holds "
+                       "pre-aggregated histograms") != std::string::npos);
+      CHECK(error.find("--transformer-config") != std::string::npos);
+      CHECK(os.Send("GET", "/" + snapshot.index).status == 404);
+      continue;
+    }
+    if (es_type == "dense_vector") {
+      // os3 has no k-NN plugin: the translated index fails alone, with the advice.
+      const json::object& item = items[feature] = MigrateMetadata(snapshot, os, runner, 1);
+      CHECK(item.at("outcome") == "failed");
+      const std::string error(item.at("error").as_string());
+      CHECK(error.find("No handler for type [knn_vector]") != std::string::npos);
+      CHECK(error.find("install the k-NN plugin (opensearch-knn)") != std::string::npos);
+      continue;
+    }
+    const json::object& item = items[feature] = MigrateMetadata(snapshot, os, runner, 0);
+    CHECK(item.at("outcome") == "created");
+    MigrateDocuments(snapshot, os, runner);
+  }
+
+  // The mappings are the table's for 3.8, and the values search as the target's types do.
+  const std::string flattened = snapshots.at("flattened").index;
+  CHECK(json::serialize(FieldMapping(os, flattened, "labels")) ==
+        R"({"type":")" + TableType("flattened", target) + R"("})");
+  const std::string flattened_notes = NotesOf(items.at("flattened"));
+  INFO(flattened_notes);
+  CHECK(flattened_notes.find("field [labels]") != std::string::npos);
+  CHECK(flattened_notes.find("ignore_above") != std::string::npos);
+  CHECK(os.Ok("POST", "/" + flattened + "/_search",
+              R"({"query":{"term":{"labels.team.name":"search"}}})")
+            .at("hits")
+            .at("total")
+            .at("value") == 1);
+
+  const std::string wildcard = snapshots.at("wildcard").index;
+  CHECK(TypeOf(os, wildcard, "path") == TableType("wildcard", target));
+  const json::value wild = os.Ok("POST", "/" + wildcard + "/_search",
+                                 R"({"query":{"wildcard":{"path":{"value":"*app/one*"}}}})");
+  CHECK(wild.at("hits").at("total").at("value") == 1);
+
+  const std::string constant = snapshots.at("constant").index;
+  CHECK(json::serialize(FieldMapping(os, constant, "env")) ==
+        R"({"type":")" + TableType("constant_keyword", target) + R"(","value":"prod"})");
+
+  const std::string unsigned_index = snapshots.at("unsigned").index;
+  CHECK(TypeOf(os, unsigned_index, "counter") == TableType("unsigned_long", target));
+  const json::value top = os.Ok("POST", "/" + unsigned_index + "/_search",
+                                R"({"query":{"range":{"counter":{"gte":18446744073709551615}}}})");
+  CHECK(top.at("hits").at("total").at("value") == 1);
+
+  const std::string version = snapshots.at("version").index;
+  CHECK(TypeOf(os, version, "release") == TableType("version", target));
+  os.DeleteIndices(names);
+
+  // dense_vector as 7.10 had it (dims only, never indexed for search) on the k-NN node: a
+  // knn_vector of that dimension without a method (exact search only) and without index.knn;
+  // every vector reads back as the snapshot holds it.
+  RealNode knn("os3knn");
+  const Es710Snapshot& dense = snapshots.at("dense");
+  knn.DeleteIndices({dense.index});
+  const json::object item = MigrateMetadata(dense, knn, runner, 0);
+  CHECK(item.at("outcome") == "created");
+  CHECK(NotesOf(item).find("field [v]: `dense_vector` translated to `knn_vector`: dims 3 -> "
+                           "dimension, not indexed in the source: no method (exact search only)") !=
+        std::string::npos);
+  const json::value v = FieldMapping(knn, dense.index, "v");
+  INFO(json::serialize(v));
+  CHECK(v.at("type") == "knn_vector");
+  CHECK(v.at("dimension") == 3);
+  CHECK(!v.as_object().contains("method"));
+  const json::value settings = knn.Ok("GET", "/" + dense.index + "/_settings");
+  INFO(json::serialize(settings));
+  CHECK(settings.at(dense.index).at("settings").at("index").as_object().if_contains("knn") ==
+        nullptr);
+  MigrateDocuments(dense, knn, runner);
+  knn.DeleteIndices({dense.index});
 }
