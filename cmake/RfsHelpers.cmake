@@ -129,8 +129,8 @@ function(rfs_add_test name)
   # defaults so that they may override TIMEOUT.
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;PROPERTIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  # rfs_test_main publishes catch.hpp as a precompiled header, so each test target builds its own
-  # (REUSE_FROM across directories fails to configure in CMake 3.25).
+  # Without ccache rfs_test_main publishes catch.hpp as a precompiled header, so each test target
+  # builds its own (REUSE_FROM across directories fails to configure in CMake 3.25).
   target_link_libraries(${name} PRIVATE rfs_test_main ${ARG_LIBS})
   # Its build paths (rfs_build_paths), written once the whole tree is configured.
   set(paths_source "${CMAKE_CURRENT_BINARY_DIR}/${name}_build_paths.cpp")
