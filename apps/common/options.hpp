@@ -150,13 +150,11 @@ inline bool ParseOptions(int argc, char** argv, int first, const po::options_des
   return true;
 }
 
-/// The exit code of every tool for bad options (the Java tools' and sysexits' EX_USAGE).
-inline constexpr int kUsageExitCode = core::kExitUsage;
-
-/// Prints "<program>: message" and the --help hint; returns kUsageExitCode.
+/// Prints "<program>: message" and the --help hint; returns core::kExitUsage (64, sysexits'
+/// EX_USAGE, as the Java tools).
 inline int UsageError(const char* program, absl::string_view message) {
   std::cerr << program << ": " << message << "\nTry '" << program << " --help'.\n";
-  return kUsageExitCode;
+  return core::kExitUsage;
 }
 
 /// --reader-threads: decoding threads per shard; 0 decodes on the tool's own thread, "auto" (the
@@ -356,7 +354,7 @@ inline absl::StatusOr<migration::MetricsOptions> MetricsOptionsFrom(const po::va
 }
 
 /// The command line of a tool: --help or -h anywhere prints `usage` and the options and returns
-/// 0; bad options print the error and return kUsageExitCode; nullopt means go on with `vm`.
+/// 0; bad options print the error and return core::kExitUsage; nullopt means go on with `vm`.
 /// Arguments before `first` (the program, a command) are not options.
 inline std::optional<int> ParseCommandLine(int argc, char** argv, int first,
                                            const po::options_description& options,
@@ -369,7 +367,7 @@ inline std::optional<int> ParseCommandLine(int argc, char** argv, int first,
       return 0;
     }
   }
-  if (!ParseOptions(argc, argv, first, options, vm, program)) return kUsageExitCode;
+  if (!ParseOptions(argc, argv, first, options, vm, program)) return core::kExitUsage;
   return std::nullopt;
 }
 

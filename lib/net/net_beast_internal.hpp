@@ -1,7 +1,7 @@
 // The one way lib/reindex includes Boost.Asio, Boost.Beast and Asio's OpenSSL layer.
 //
 // Asio and Beast are compiled once, in net_asio_src.cpp and net_beast_src.cpp, rather than
-// inlined into every translation unit (STYLE.md 2.3), which keeps builds fast on small machines.
+// inlined into every translation unit, which keeps builds fast on small machines.
 // Every file of this library that needs them includes this header first, so the separate-
 // compilation macros are always defined consistently; public headers never include it, so
 // embedders never see the macros. Not installed.

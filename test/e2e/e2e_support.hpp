@@ -102,7 +102,7 @@ inline std::vector<CorpusCase> CorpusCases() {
     for (const char* folder :
          {"es1_nocomp", "es2_nocomp", "es5_nocomp", "es6_nocomp", "es7_nocomp", "es8_nocomp",
           "es9_nocomp", "os1_nocomp", "os2_nocomp", "os3_nocomp"}) {
-      // PROVENANCE.md: snapshot_v2 holds documents 1 and 2 of simple_index.
+      // As the matrix was written: snapshot_v2 holds documents 1 and 2 of simple_index.
       CorpusCase c{folder, *root / folder, "snapshot_v2", {}};
       c.expected["simple_index"]["1"] = ExpectedDoc{json::parse(R"({"value":42})"), std::nullopt};
       c.expected["simple_index"]["2"] = ExpectedDoc{json::parse(R"({"value":99})"), std::nullopt};

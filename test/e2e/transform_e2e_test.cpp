@@ -314,8 +314,8 @@ TEST_CASE("an Elasticsearch 5 and 6 typed index is split by TypeMappingSanitizat
 #else
   auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3");
   if (!root) return;
-  // simple_index holds mapping type "doc" (PROVENANCE.md); staticMappings sends it to a new
-  // index, for metadata and documents alike.
+  // simple_index holds mapping type "doc" (as the repository was written); staticMappings sends it
+  // to a new index, for metadata and documents alike.
   const std::string config =
       R"([{"TypeMappingSanitizationTransformerProvider":{"staticMappings":{"simple_index":{"doc":"simple_docs"}}}}])";
   for (const char* repo : {"es5_nocomp", "es6_nocomp"}) {
