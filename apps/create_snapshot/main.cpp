@@ -43,11 +43,11 @@ int main(int argc, char** argv) {
   const rfs::migration::CreateSnapshotToolResult result =
       rfs::migration::RunCreateSnapshot(*std::move(run));
   reporter.Finish();
-  if (result.exit_code == rfs::migration::kExitUsage) {
+  if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }
   if (!result.status.ok()) {
-    return rfs::apps::ReportFailure(kProgram, result.status, rfs::migration::kExitFailure);
+    return rfs::apps::ReportFailure(kProgram, result.status, rfs::core::kExitFailure);
   }
   if (no_wait) {
     std::cout << "Snapshot " << qualified << " started on " << result.endpoint

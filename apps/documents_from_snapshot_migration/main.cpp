@@ -45,11 +45,11 @@ int main(int argc, char** argv) {
   };
   const rfs::migration::DocumentsToolResult result =
       rfs::migration::RunDocumentsFromSnapshotMigration(*std::move(run));
-  if (!result.redrive && result.exit_code != rfs::migration::kExitUsage) {
+  if (!result.redrive && result.exit_code != rfs::core::kExitUsage) {
     progress.Account(result.summary, result.status.ok());
   }
   progress.Finish();
-  if (result.exit_code == rfs::migration::kExitUsage) {
+  if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }
   rfs::apps::PrintWorkerSummary(kProgram, result);

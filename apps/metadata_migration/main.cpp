@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   const bool json_output = line->json_output;
   const rfs::migration::MetadataToolResult result =
       rfs::migration::RunMetadataMigration(std::move(line->run));
-  if (result.exit_code == rfs::migration::kExitUsage) {
+  if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }
   if (!result.status.ok())

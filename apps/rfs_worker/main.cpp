@@ -51,11 +51,11 @@ int main(int argc, char** argv) {
   const uint64_t trial_limit = run->documents.migration.max_docs_per_shard;
   const std::string trial_prefix = run->documents.migration.target_index_prefix;
   rfs::migration::RfsWorkerResult result = rfs::migration::RunWorker(*std::move(run));
-  if (result.exit_code != rfs::migration::kExitUsage) {
+  if (result.exit_code != rfs::core::kExitUsage) {
     progress.Account(result.documents, result.status.ok());
   }
   progress.Finish();
-  if (result.exit_code == rfs::migration::kExitUsage) {
+  if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }
   rfs::apps::worker::PrintResult(result, verify_only, trial_limit, trial_prefix);

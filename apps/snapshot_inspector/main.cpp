@@ -46,7 +46,7 @@ constexpr const char* kDocs = "SnapshotInspector docs";
 
 int Fail(const absl::Status& status) {
   std::cerr << "SnapshotInspector: " << status.message() << "\n";
-  return rfs::migration::kExitSnapshot;
+  return rfs::core::kExitSnapshotUnreadable;
 }
 
 int Info(int argc, char** argv) {
@@ -74,7 +74,7 @@ int Info(int argc, char** argv) {
   }
   if (!std::cout.flush()) {
     std::cerr << "SnapshotInspector: writing the standard output failed\n";
-    return rfs::migration::kExitFailure;
+    return rfs::core::kExitFailure;
   }
   // A snapshot that a migration (or `docs`) would refuse to read fails `info` the same way.
   const auto& damaged = inspection->at("damaged_snapshots").as_array();
@@ -83,7 +83,7 @@ int Info(int argc, char** argv) {
               << " snapshot(s) of the repository cannot be read (see DAMAGED above):";
     for (const auto& name : damaged) std::cerr << " " << std::string_view(name.as_string());
     std::cerr << "\n";
-    return rfs::migration::kExitSnapshot;
+    return rfs::core::kExitSnapshotUnreadable;
   }
   return 0;
 }
@@ -119,7 +119,7 @@ int Docs(int argc, char** argv) {
     std::cerr << "SnapshotInspector: " << message << "\n";
   };
   const rfs::migration::ExportResult result = rfs::migration::ExportDocumentsAsNdjson(run, stdout);
-  if (result.exit_code == rfs::migration::kExitUsage) {
+  if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kDocs, result.status.message());
   }
   if (!result.status.ok()) {

@@ -98,7 +98,7 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
   if (to_directory == options.target.has_value()) {
     return WiringError{absl::InvalidArgumentError("give exactly one target: --output-dir DIR "
                                                   "(embedded default) or --target-host URL"),
-                       kExitUsage};
+                       core::kExitUsage};
   }
   wiring.coordinator_db = options.coordinator_db;
   wiring.failed_documents_dir = options.failed_documents_dir;
@@ -108,11 +108,11 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
     if (error) {
       return WiringError{absl::UnavailableError(StrCat("cannot create ", options.output_dir,
                                                        "/.rfs: ", error.message())),
-                         kExitFailure};
+                         core::kExitFailure};
     }
     // Temporary files of workers that were killed mid-write (their process is gone).
     auto stale = core::RemoveStaleTempFiles(options.output_dir);
-    if (!stale.ok()) return WiringError{stale.status(), kExitFailure};
+    if (!stale.ok()) return WiringError{stale.status(), core::kExitFailure};
     wiring.stale_temp_files_removed = stale->removed;
     if (!options.migration.previous_snapshot_name.empty() &&
         (!wiring.coordinator_db.empty() || !options.console_url.empty() ||
@@ -124,7 +124,7 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
               "a delta run (--previous-snapshot-name) with --output-dir keeps its coordination "
               "store in that folder: drop --coordinator-db and give each run its own "
               "--output-dir (replay them in run order)"),
-          kExitUsage};
+          core::kExitUsage};
     }
     if (wiring.coordinator_db.empty()) {
       wiring.coordinator_db = options.output_dir + "/.rfs/coordination.sqlite";
@@ -135,7 +135,7 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
   } else {
     auto transport =
         OpenTransport(*options.target, options.migration.reindexer.max_concurrent_batches + 2);
-    if (!transport.ok()) return WiringError{transport.status(), kExitUsage};
+    if (!transport.ok()) return WiringError{transport.status(), core::kExitUsage};
     wiring.target_transport = *std::move(transport);
     wiring.client = std::make_unique<opensearch::OpenSearchClient>(
         *wiring.target_transport,
@@ -149,13 +149,13 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
     FailedDocumentStreamOptions stream = *options.failed_document_stream;
     stream.worker_id = worker_id;
     auto opened = S3FailedDocumentStream::Open(std::move(stream));
-    if (!opened.ok()) return WiringError{opened.status(), kExitUsage};
+    if (!opened.ok()) return WiringError{opened.status(), core::kExitUsage};
     wiring.failed_documents_path = (*opened)->location();
     wiring.failed_sink = *std::move(opened);
   } else {
     auto opened = reindex::GzipFailedDocumentSink::Open(wiring.failed_documents_dir,
                                                         StrCat("failed-documents-", worker_id));
-    if (!opened.ok()) return WiringError{opened.status(), kExitFailure};
+    if (!opened.ok()) return WiringError{opened.status(), core::kExitFailure};
     wiring.failed_documents_path = (*opened)->path();
     wiring.failed_sink = *std::move(opened);
   }
@@ -182,7 +182,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
   const bool redrive = space == ItemSpace::kRedrive;
   const std::string& db = wiring.coordinator_db;
   absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> opened;
-  *exit_code = kExitUsage;
+  *exit_code = core::kExitUsage;
   if (redrive && !options.console_url.empty()) {
     return absl::InvalidArgumentError(
         "a redrive coordinates through --coordinator-db or the target's index, not a console");
@@ -223,7 +223,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
                                        : "work_items";
     postgres.table = options.session_name.empty() ? base : StrCat(base, "_", options.session_name);
     opened = coordination::PostgresWorkCoordinator::Open(std::move(postgres));
-    if (!opened.ok() && !absl::IsInvalidArgument(opened.status())) *exit_code = kExitFailure;
+    if (!opened.ok() && !absl::IsInvalidArgument(opened.status())) *exit_code = core::kExitFailure;
   } else if (!db.empty()) {
     coordination::SqliteWorkCoordinatorOptions sqlite;
     sqlite.worker_id = worker_id;
@@ -231,7 +231,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     if (records) sqlite.table = "rfs_worker_records";
     if (redrive) sqlite.table = "redrive_items";
     opened = coordination::SqliteWorkCoordinator::Open(std::move(sqlite));
-    if (!opened.ok()) *exit_code = kExitFailure;
+    if (!opened.ok()) *exit_code = core::kExitFailure;
   } else {
     coordination::OpenSearchWorkCoordinatorOptions remote;
     remote.worker_id = worker_id;
@@ -261,14 +261,15 @@ std::optional<WiringError> WireTransformsAndMetrics(DocumentsToolOptions& option
     if (!loaded.ok()) {
       return WiringError{absl::InvalidArgumentError(
                              StrCat("--doc-transformer-config: ", loaded.status().message())),
-                         kExitUsage};
+                         core::kExitUsage};
     }
   }
   if (!options.metrics.port && options.metrics.otel_endpoint.empty()) return std::nullopt;
   auto started = MetricsExport::Start(options.metrics, tool, worker_id);
   if (!started.ok()) {
-    return WiringError{started.status(),
-                       absl::IsInvalidArgument(started.status()) ? kExitUsage : kExitFailure};
+    return WiringError{started.status(), absl::IsInvalidArgument(started.status())
+                                             ? core::kExitUsage
+                                             : core::kExitFailure};
   }
   wiring.metrics = *std::move(started);
   if (const std::string url = wiring.metrics->endpoint_url();

@@ -23,7 +23,7 @@ namespace rfs::migration::internal {
 /// An error of the wiring and the exit code the tools give it.
 struct WiringError {
   absl::Status status;
-  int exit_code = kExitFailure;
+  int exit_code = core::kExitFailure;
 };
 
 struct DocumentsWiring {

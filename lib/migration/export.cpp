@@ -255,19 +255,22 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
   ExportResult result;
   if (options.from_cursor > 0 && (!options.index || !options.shard)) {
     return Done(std::move(result),
-                absl::InvalidArgumentError("--from-cursor needs --index and --shard"), kExitUsage);
+                absl::InvalidArgumentError("--from-cursor needs --index and --shard"),
+                core::kExitUsage);
   }
   auto repository = OpenSnapshotRepository({options.repository, options.s3});
-  if (!repository.ok()) return Done(std::move(result), repository.status(), kExitSnapshot);
+  if (!repository.ok())
+    return Done(std::move(result), repository.status(), core::kExitSnapshotUnreadable);
   auto snapshot = (*repository)->FindSnapshot(options.snapshot_name);
-  if (!snapshot.ok()) return Done(std::move(result), snapshot.status(), kExitSnapshot);
+  if (!snapshot.ok())
+    return Done(std::move(result), snapshot.status(), core::kExitSnapshotUnreadable);
   std::vector<std::string> indices = (*repository)->IndicesIn(**snapshot);
   if (options.index) indices = {*options.index};
   // Indices without a complete _source stop the export before any output unless rebuilding.
   if (!options.enable_sourceless_migrations) {
     for (const auto& name : indices) {
       auto meta = (*repository)->ReadIndexMetadata(**snapshot, name);
-      if (!meta.ok()) return Done(std::move(result), meta.status(), kExitSnapshot);
+      if (!meta.ok()) return Done(std::move(result), meta.status(), core::kExitSnapshotUnreadable);
       const lucene::SourceStorage storage = lucene::DescribeIndexSource(*meta).storage;
       if (storage.incomplete()) {
         return Done(std::move(result),
@@ -275,14 +278,14 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
                         "index ", name, " keeps no complete _source (", storage.Describe(),
                         "): run with --enable-sourceless-migrations to rebuild its documents "
                         "from doc values and stored fields")),
-                    kExitUsage);
+                    core::kExitUsage);
       }
     }
   }
   ShardExporter exporter(options, out, result.totals);
   for (const auto& name : indices) {
     auto meta = (*repository)->ReadIndexMetadata(**snapshot, name);
-    if (!meta.ok()) return Done(std::move(result), meta.status(), kExitSnapshot);
+    if (!meta.ok()) return Done(std::move(result), meta.status(), core::kExitSnapshotUnreadable);
     int first = 0;
     int last = meta->number_of_shards - 1;
     if (options.shard) {
@@ -292,20 +295,21 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
             std::move(result),
             absl::InvalidArgumentError(StrCat("--shard ", first, " is out of range: index ", name,
                                               " has ", meta->number_of_shards, " shard(s)")),
-            kExitUsage);
+            core::kExitUsage);
       }
     }
     for (int shard = first; shard <= last; ++shard) {
       auto status = exporter.Export(**repository, **snapshot, *meta, shard, options.from_cursor);
       if (!exporter.write_status().ok()) {
-        return Done(std::move(result), exporter.write_status(), kExitFailure);
+        return Done(std::move(result), exporter.write_status(), core::kExitFailure);
       }
-      if (!status.ok()) return Done(std::move(result), std::move(status), kExitSnapshot);
+      if (!status.ok())
+        return Done(std::move(result), std::move(status), core::kExitSnapshotUnreadable);
     }
   }
   exporter.Flush();
   if (!exporter.write_status().ok()) {
-    return Done(std::move(result), exporter.write_status(), kExitFailure);
+    return Done(std::move(result), exporter.write_status(), core::kExitFailure);
   }
   return result;
 }

@@ -41,7 +41,6 @@ constexpr std::string_view kFailedRecord = "failed";
 constexpr std::string_view kRunForRecord = "run_for";
 constexpr std::string_view kRunSnapshotRecord = "run_for_snapshot";
 constexpr std::string_view kResetPrefix = "failed_reset_";
-constexpr int kExitStopped = core::kExitHandoffOrStopped;
 constexpr std::string_view kFailedPrefix = "FAILED ";
 // The creator of the run_for records: what the store is for, in words.
 constexpr std::string_view kRunForPrefix = "RUN FOR ";
@@ -279,14 +278,15 @@ class Worker {
     }
     docs.migration.snapshot_name = result_.snapshot_name;
     if (options_.max_attempts < 1) {
-      return Finish(absl::InvalidArgumentError("--max-attempts must be at least 1"), kExitUsage);
+      return Finish(absl::InvalidArgumentError("--max-attempts must be at least 1"),
+                    core::kExitUsage);
     }
     if (options_.source && !options_.source_repository) {
       return Finish(absl::InvalidArgumentError(
                         "--source-host needs the repository to register on the source: "
                         "--snapshot-local-dir (as the source's path.repo sees it) or "
                         "--s3-repo-uri"),
-                    kExitUsage);
+                    core::kExitUsage);
     }
     if (auto error =
             internal::WireTransformsAndMetrics(docs, "RfsWorker", result_.worker_id, wiring_)) {
@@ -301,9 +301,9 @@ class Worker {
       if (auto status = OpenRepository(); !status.ok())
         return Finish(status, core::kExitSnapshotUnreadable);
       auto report = Verify();
-      if (!report.ok()) return Finish(report.status(), kExitFailure);
+      if (!report.ok()) return Finish(report.status(), core::kExitFailure);
       result_.verify = *report;
-      if (!report->ok()) return Finish(PhaseFailed(MissingReason(*report)), kExitPhaseFailed);
+      if (!report->ok()) return Finish(PhaseFailed(MissingReason(*report)), core::kExitPhaseFailed);
       return Finish(absl::OkStatus(), 0);
     }
 
@@ -311,7 +311,7 @@ class Worker {
     // usage error (64) and never a FAILED record every later worker would meet.
     if (auto code = CheckBeforeTheStore()) return Finish(precheck_status_, *code);
 
-    int exit_code = kExitFailure;
+    int exit_code = core::kExitFailure;
     auto records = internal::OpenCoordinator(docs, wiring_, result_.worker_id,
                                              internal::ItemSpace::kWorkerRecords, &exit_code);
     if (!records.ok()) return Finish(records.status(), exit_code);
@@ -320,19 +320,19 @@ class Worker {
     // document workers' calls do: retried with backoff. A lost lease (another worker won) is not.
     records_ = std::make_unique<coordination::RetryingWorkCoordinator>(*raw_records_, clock_,
                                                                        CoordinatorRetries());
-    if (auto status = records_->Setup(); !status.ok()) return Finish(status, kExitFailure);
-    if (auto status = ReadResetEpoch(); !status.ok()) return Finish(status, kExitFailure);
+    if (auto status = records_->Setup(); !status.ok()) return Finish(status, core::kExitFailure);
+    if (auto status = ReadResetEpoch(); !status.ok()) return Finish(status, core::kExitFailure);
     if (options_.reset_failed) {
-      if (auto status = ResetFailed(); !status.ok()) return Finish(status, kExitFailure);
+      if (auto status = ResetFailed(); !status.ok()) return Finish(status, core::kExitFailure);
     }
 
     absl::Status status = RunPhases();
-    if (stopped_) return Finish(absl::OkStatus(), kExitStopped);
+    if (stopped_) return Finish(absl::OkStatus(), core::kExitHandoffOrStopped);
     if (IsPhaseFailure(status)) {
       result_.failure = std::string(status.message());
-      return Finish(status, kExitPhaseFailed);
+      return Finish(status, core::kExitPhaseFailed);
     }
-    if (!status.ok()) return Finish(status, exit_code_override_.value_or(kExitFailure));
+    if (!status.ok()) return Finish(status, exit_code_override_.value_or(core::kExitFailure));
     return Finish(absl::OkStatus(),
                   result_.documents.docs_failed > 0 ? core::kExitDocumentsFailed : 0);
   }
@@ -375,14 +375,14 @@ class Worker {
       auto transport = internal::OpenPatientTransport(cluster, 2);
       if (!transport.ok()) {
         precheck_status_ = core::WithContext(transport.status(), option);
-        return kExitUsage;
+        return core::kExitUsage;
       }
       opensearch::OpenSearchClient client(**transport);
       if (auto version = client.GetVersion(); !version.ok()) {
         precheck_status_ = core::WithContext(version.status(),
                                              StrCat("the ", role, " cluster at ", cluster.endpoint,
                                                     " does not answer (check ", option, ")"));
-        return core::IsRetryable(version.status()) ? kExitFailure : kExitUsage;
+        return core::IsRetryable(version.status()) ? core::kExitFailure : core::kExitUsage;
       }
       return std::nullopt;
     };
@@ -407,11 +407,11 @@ class Worker {
       absl::Status order = CheckDeltaSnapshots(*wiring_.repository, *snapshot_, **found);
       if (!IsDeltaOrderRefusal(order)) return std::nullopt;
       precheck_status_ = order;
-      return kExitUsage;
+      return core::kExitUsage;
     }
     if (absl::IsNotFound(status) && !result_.snapshot_name.empty()) {
       precheck_status_ = core::WithContext(status, "--snapshot-name");
-      return kExitUsage;
+      return core::kExitUsage;
     }
     precheck_status_ = status;
     return core::kExitSnapshotUnreadable;
@@ -497,7 +497,7 @@ class Worker {
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';
     }
     if (reason.size() > 240) reason = reason.substr(0, 237) + "...";
-    int exit_code = kExitFailure;
+    int exit_code = core::kExitFailure;
     auto marker = internal::OpenCoordinator(options_.documents, wiring_, reason,
                                             internal::ItemSpace::kWorkerRecords, &exit_code);
     if (marker.ok()) {
@@ -718,7 +718,7 @@ class Worker {
         if (static_cast<unsigned char>(c) < 0x20) c = ' ';
       }
       if (words.size() > 240) words = words.substr(0, 237) + "...";
-      int exit_code = kExitFailure;
+      int exit_code = core::kExitFailure;
       auto marker = internal::OpenCoordinator(options_.documents, wiring_, words,
                                               internal::ItemSpace::kWorkerRecords, &exit_code);
       if (!marker.ok()) return marker.status();
@@ -733,7 +733,7 @@ class Worker {
       return absl::OkStatus();
     }
     const std::string creator = *record ? (*record)->creator_id : std::string();
-    exit_code_override_ = kExitUsage;
+    exit_code_override_ = core::kExitUsage;
     return absl::FailedPreconditionError(StrCat(
         "this store's migration records were made for another snapshot or other allowlists than "
         "this run's (",
@@ -875,7 +875,7 @@ class Worker {
   absl::Status DocumentsPhase() {
     const std::string record = PhaseRecord(WorkerPhase::kDocuments);
     Emit(WorkerPhase::kDocuments, "started", "documents", "");
-    int exit_code = kExitFailure;
+    int exit_code = core::kExitFailure;
     auto items = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
                                            internal::ItemSpace::kWorkItems, &exit_code);
     if (!items.ok()) return items.status();
@@ -924,7 +924,7 @@ class Worker {
         }
         if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
             IsDeltaOrderRefusal(run.status()) || IsPreserveVersionRefusal(run.status())) {
-          exit_code_override_ = kExitUsage;
+          exit_code_override_ = core::kExitUsage;
           return run.status();
         }
         if (core::IsRetryable(run.status())) {

@@ -98,16 +98,16 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
   std::shared_ptr<snapshot::ISourceRepo> source;
   if (options.redrive_source.starts_with("s3://")) {
     auto repo = s3::S3Repo::Open(options.redrive_source, options.repository.s3);
-    if (!repo.ok()) return Finish(std::move(result), repo.status(), kExitUsage);
+    if (!repo.ok()) return Finish(std::move(result), repo.status(), core::kExitUsage);
     source = *std::move(repo);
   } else {
     std::string folder = options.redrive_source;
     if (folder.starts_with("file://")) folder = folder.substr(7);
     auto repo = snapshot::FileSystemRepo::Open(folder);
-    if (!repo.ok()) return Finish(std::move(result), repo.status(), kExitUsage);
+    if (!repo.ok()) return Finish(std::move(result), repo.status(), core::kExitUsage);
     source = *std::move(repo);
   }
-  int exit_code = kExitFailure;
+  int exit_code = core::kExitFailure;
   auto coordinator = internal::OpenCoordinator(options, wiring, result.worker_id,
                                                internal::ItemSpace::kRedrive, &exit_code);
   if (!coordinator.ok()) return Finish(std::move(result), coordinator.status(), exit_code);
@@ -118,7 +118,7 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
     context.limits.stop_requested = options.migration.stop_requested;
     context.limits.shutdown_grace = options.migration.shutdown_timeout;
     auto loaded = transform::LoadTransformers(*options.migration.doc_transformer_config, context);
-    if (!loaded.ok()) return Finish(std::move(result), loaded.status(), kExitUsage);
+    if (!loaded.ok()) return Finish(std::move(result), loaded.status(), core::kExitUsage);
     transformer = *std::move(loaded);
   }
   RedriveOptions redrive;
@@ -135,7 +135,7 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
                                         transformer.get(), clock, redrive, &so_far);
   // The counts of what was done stand whether the run ended well or not.
   result.redrive = so_far;
-  if (!summary.ok()) return Finish(std::move(result), summary.status(), kExitFailure);
+  if (!summary.ok()) return Finish(std::move(result), summary.status(), core::kExitFailure);
   // Records not redriven, for whatever reason, are the partial failure's code (6).
   const bool partial =
       summary->still_failed > 0 || summary->refused > 0 || !summary->bad_files.empty();
@@ -163,7 +163,7 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
     return Finish(std::move(result), repository.status(), core::kExitSnapshotUnreadable);
   }
   wiring.repository = *std::move(repository);
-  int exit_code = kExitFailure;
+  int exit_code = core::kExitFailure;
   auto coordinator = internal::OpenCoordinator(options, wiring, result.worker_id,
                                                internal::ItemSpace::kWorkItems, &exit_code);
   if (!coordinator.ok()) return Finish(std::move(result), coordinator.status(), exit_code);
@@ -182,8 +182,8 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
                   : IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
                           IsDeltaOrderRefusal(run.status()) ||
                           IsPreserveVersionRefusal(run.status())
-                      ? kExitUsage
-                      : kExitFailure);
+                      ? core::kExitUsage
+                      : core::kExitFailure);
   }
   const int code = ExitCode(result.summary);
   return Finish(std::move(result), absl::OkStatus(), code);
@@ -198,44 +198,46 @@ CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options) {
     return std::move(result);
   };
   if (options.snapshot.name.empty()) {
-    return fail(absl::InvalidArgumentError("--snapshot-name is required"), kExitUsage);
+    return fail(absl::InvalidArgumentError("--snapshot-name is required"), core::kExitUsage);
   }
   if (options.repository_name.empty()) {
-    return fail(absl::InvalidArgumentError("--snapshot-repo-name must not be empty"), kExitUsage);
+    return fail(absl::InvalidArgumentError("--snapshot-repo-name must not be empty"),
+                core::kExitUsage);
   }
   for (const auto& entry : options.snapshot.indices) {
     if (entry.starts_with("regex:")) {
       return fail(absl::InvalidArgumentError(
                       StrCat("--index-allowlist ", entry,
                              ": a snapshot takes index names and wildcards, not regex:")),
-                  kExitUsage);
+                  core::kExitUsage);
     }
   }
   // Checks the S3 URI and the rest before anything is sent.
   if (auto body = opensearch::RepositoryBody(options.repository); !body.ok()) {
-    return fail(body.status(), kExitUsage);
+    return fail(body.status(), core::kExitUsage);
   }
   // Not resent: a snapshot request applied but unanswered would come back "already exists".
   auto transport = OpenTransport(options.source, /*max_connections=*/2);
   if (!transport.ok()) {
-    return fail(transport.status(),
-                absl::IsInvalidArgument(transport.status()) ? kExitUsage : kExitFailure);
+    return fail(transport.status(), absl::IsInvalidArgument(transport.status())
+                                        ? core::kExitUsage
+                                        : core::kExitFailure);
   }
   result.endpoint = (*transport)->endpoint();
   opensearch::OpenSearchClient client(**transport);
   opensearch::SnapshotCreator creator(client, options.repository_name);
   if (auto status = creator.RegisterRepository(options.repository); !status.ok()) {
-    return fail(status, kExitFailure);
+    return fail(status, core::kExitFailure);
   }
   if (auto status = creator.StartSnapshot(options.snapshot); !status.ok()) {
-    return fail(status, kExitFailure);
+    return fail(status, core::kExitFailure);
   }
   if (options.no_wait) return result;
   const auto start = std::chrono::steady_clock::now();
   auto info =
       creator.WaitForSnapshot(options.snapshot.name, core::SystemClock::Instance(), options.wait);
   result.elapsed = std::chrono::steady_clock::now() - start;
-  if (!info.ok()) return fail(info.status(), kExitFailure);
+  if (!info.ok()) return fail(info.status(), core::kExitFailure);
   result.info = *std::move(info);
   return result;
 }
@@ -251,36 +253,36 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
       options.migration.output_dir.empty()) {
     return fail(absl::InvalidArgumentError("migrate needs a target: --target-host URL, or "
                                            "--output-dir DIR for the embedded default"),
-                kExitUsage);
+                core::kExitUsage);
   }
   std::shared_ptr<net::IHttpTransport> transport;
   std::unique_ptr<opensearch::OpenSearchClient> client;
   if (options.target) {
     auto opened = internal::OpenPatientTransport(*options.target, /*max_connections=*/4);
-    if (!opened.ok()) return fail(opened.status(), kExitUsage);
+    if (!opened.ok()) return fail(opened.status(), core::kExitUsage);
     transport = *std::move(opened);
     client = std::make_unique<opensearch::OpenSearchClient>(*transport);
   }
   auto repository = OpenSnapshotRepository(options.repository);
-  if (!repository.ok()) return fail(repository.status(), kExitSnapshot);
+  if (!repository.ok()) return fail(repository.status(), core::kExitSnapshotUnreadable);
   auto snapshot = options.snapshot_name.empty()
                       ? (*repository)->LatestSnapshot()
                       : (*repository)->FindSnapshot(options.snapshot_name);
-  if (!snapshot.ok()) return fail(snapshot.status(), kExitSnapshot);
+  if (!snapshot.ok()) return fail(snapshot.status(), core::kExitSnapshotUnreadable);
 
   MetadataMigrator migrator(**repository, **snapshot, client.get(), std::move(options.migration));
   auto report = migrator.Run();
   if (!report.ok()) {
     switch (migrator.failure_source()) {
       case MetadataFailureSource::kSnapshot:
-        return fail(report.status(), kExitSnapshot);
+        return fail(report.status(), core::kExitSnapshotUnreadable);
       case MetadataFailureSource::kOptions:
-        return fail(report.status(), kExitUsage);
+        return fail(report.status(), core::kExitUsage);
       default:
-        return fail(report.status(), kExitFailure);
+        return fail(report.status(), core::kExitFailure);
     }
   }
-  result.exit_code = report->ok() ? 0 : kExitFailure;
+  result.exit_code = report->ok() ? 0 : core::kExitFailure;
   result.report = *std::move(report);
   return result;
 }

@@ -46,10 +46,10 @@ struct ExportTotals {
 
 struct ExportResult {
   absl::Status status;
-  /// 0, kExitUsage (bad options: a shard out of range, a cursor without index and shard, an
+  /// 0, core::kExitUsage (bad options: a shard out of range, a cursor without index and shard, an
   /// index without a complete `_source` while enable_sourceless_migrations is off),
-  /// kExitSnapshot (the repository or a shard cannot be read) or kExitFailure (writing the
-  /// output failed: a full disk, a closed pipe; the status names it).
+  /// core::kExitSnapshotUnreadable (the repository or a shard cannot be read) or core::kExitFailure
+  /// (writing the output failed: a full disk, a closed pipe; the status names it).
   int exit_code = 0;
   /// What was written before the end (also on error).
   ExportTotals totals;

@@ -21,7 +21,7 @@
 // process). A worker that finds a record leased by another waits a short random time and looks
 // again. A record acquired more than `max_attempts` times, or whose work fails for good, makes the
 // migration FAILED: the first failure is recorded with its reason, and every worker that looks
-// ends with kExitPhaseFailed naming it.
+// ends with core::kExitPhaseFailed naming it.
 #pragma once
 
 #include <atomic>
@@ -42,9 +42,6 @@
 #include "absl/status/status.h"
 
 namespace rfs::migration {
-
-/// A phase is FAILED: core::kExitPhaseFailed (rfs/core/exit_codes.hpp).
-inline constexpr int kExitPhaseFailed = core::kExitPhaseFailed;
 
 enum class WorkerPhase { kSnapshot, kMetadata, kIndices, kDocuments, kVerify };
 /// "snapshot", "metadata", "indices", "documents", "verify".
@@ -120,7 +117,7 @@ struct RfsWorkerOptions {
 
 struct RfsWorkerResult {
   absl::Status status;
-  /// 0 every phase COMPLETED, kExitPhaseFailed, 2 stopped by a signal, 5 snapshot unreadable,
+  /// 0 every phase COMPLETED, core::kExitPhaseFailed, 2 stopped by a signal, 5 snapshot unreadable,
   /// 6 documents this worker could not migrate, 1 other failures, 64 usage.
   int exit_code = 0;
   std::string worker_id;

@@ -4,7 +4,7 @@
 // mains stay thin and embedders can run a tool in-process.
 //
 // Exit codes follow the Java tools: see ExitCode(WorkerOutcome) for DocumentsFromSnapshotMigration;
-// kExitFailure and kExitUsage are shared by every tool.
+// core::kExitFailure and core::kExitUsage are shared by every tool.
 #pragma once
 
 #include <chrono>
@@ -28,10 +28,6 @@
 #include "absl/status/statusor.h"
 
 namespace rfs::migration {
-
-// Exit codes: rfs/core/exit_codes.hpp.
-inline constexpr int kExitFailure = core::kExitFailure;
-inline constexpr int kExitUsage = core::kExitUsage;
 
 /// InvalidArgument for a --coordinator-db that is a URL of a database rfs does not speak (which
 /// would otherwise be opened as a SQLite file of that name); a path or postgresql:// URL is OK.
@@ -132,14 +128,11 @@ struct CreateSnapshotToolResult {
   std::chrono::duration<double> elapsed{0};
 };
 
-/// Checks the options (kExitUsage when they are bad), registers the repository, starts the
-/// snapshot and, unless `no_wait`, waits for it: exit 0 on SUCCESS, kExitFailure otherwise.
+/// Checks the options (core::kExitUsage when they are bad), registers the repository, starts the
+/// snapshot and, unless `no_wait`, waits for it: exit 0 on SUCCESS, core::kExitFailure otherwise.
 CreateSnapshotToolResult RunCreateSnapshot(CreateSnapshotToolOptions options);
 
 // --- MetadataMigration -----------------------------------------------------------------------
-
-/// The snapshot is unreadable or missing (MetadataMigration and DocumentsFromSnapshotMigration).
-inline constexpr int kExitSnapshot = core::kExitSnapshotUnreadable;
 
 struct MetadataToolOptions {
   RepositoryLocation repository;
@@ -152,8 +145,8 @@ struct MetadataToolOptions {
 
 struct MetadataToolResult {
   absl::Status status;
-  /// 0 every item fine, kExitFailure an item failed or the target failed, kExitSnapshot,
-  /// kExitUsage.
+  /// 0 every item fine, core::kExitFailure an item failed or the target failed,
+  /// core::kExitSnapshotUnreadable, core::kExitUsage.
   int exit_code = 0;
   std::optional<MetadataReport> report;
 };

@@ -104,7 +104,7 @@ TEST_CASE("an index without _source stops the export unless its documents are re
   rfs::test::TempDir dir("rfs-export-sourceless");
   const Exported refused = Export(generated->repo().string(), 0, dir);
   INFO(refused.result.status.ToString());
-  CHECK(refused.result.exit_code == rfs::migration::kExitUsage);
+  CHECK(refused.result.exit_code == rfs::core::kExitUsage);
   CHECK(refused.result.status.message().find("--enable-sourceless-migrations") !=
         std::string_view::npos);
   CHECK(refused.text.empty());
