@@ -283,7 +283,6 @@ absl::Status DocumentMigrationWorker::OpenItemSource(
     ItemRun& run, const lucene::ShardReaderOptions& reader_options) {
   const internal::ConversionTarget conversion{
       run.item.index_name, run.placement, options_.multi_type_policy, options_.preserve_version};
-  const int shard = static_cast<int>(run.item.shard);
   if (previous_snapshot_ != nullptr) {
     auto previous = OpenDeltaPrevious(run.item, reader_options);
     if (!previous.ok()) return MarkSnapshotReadFailure(previous.status());
