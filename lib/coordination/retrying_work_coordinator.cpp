@@ -1,9 +1,8 @@
 #include "rfs/coordination/retrying_work_coordinator.hpp"
 
 #include <algorithm>
-#include <type_traits>
 
-#include "rfs/core/errors.hpp"
+#include "rfs/core/retry.hpp"
 
 namespace rfs::coordination {
 
@@ -16,19 +15,8 @@ RetryingWorkCoordinator::RetryingWorkCoordinator(IWorkCoordinator& inner, core::
 
 template <typename Call>
 auto RetryingWorkCoordinator::Retry(Call&& call) -> decltype(call()) {
-  for (int attempt = 1;; ++attempt) {
-    auto result = call();
-    absl::Status status;
-    if constexpr (std::is_same_v<decltype(result), absl::Status>) {
-      status = result;
-    } else {
-      status = result.status();
-    }
-    if (status.ok() || !core::IsRetryable(status) || attempt >= policy_.max_attempts) {
-      return result;
-    }
-    backoff_.Sleep(clock_, attempt);
-  }
+  return core::RetryTransient(clock_, backoff_, {.max_attempts = std::max(1, policy_.max_attempts)},
+                              std::forward<Call>(call));
 }
 
 absl::Status RetryingWorkCoordinator::Setup() {

@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "rfs/core/retry.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -247,17 +248,13 @@ class SqliteCoordinator final : public internal::CoordinatorBase {
     // Changing the journal mode, and a first read after another process was killed mid-write
     // (WAL recovery), take locks SQLite does not wait for through the busy handler: retry here
     // for up to the busy timeout.
-    const auto give_up = std::chrono::steady_clock::now() + busy_.timeout;
+    core::ExponentialBackoff backoff(std::chrono::milliseconds(2), std::chrono::milliseconds(50));
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}) {
-      for (int attempt = 0;; ++attempt) {
-        absl::Status status = Exec(pragma, StrCat("'", pragma, "' on ", path_));
-        if (status.ok()) break;
-        if (!absl::IsUnavailable(status) || std::chrono::steady_clock::now() >= give_up) {
-          return status;
-        }
-        std::this_thread::sleep_for(
-            std::chrono::milliseconds(std::min(1 << std::min(attempt, 6), 50)));
-      }
+      RFS_RETURN_IF_ERROR(core::RetryTransient(
+          core::SystemClock::Instance(), backoff,
+          {.max_attempts = busy_.timeout.count() > 0 ? 0 : 1, .within = busy_.timeout},
+          [&] { return Exec(pragma, StrCat("'", pragma, "' on ", path_)); },
+          [](const absl::Status& status) { return absl::IsUnavailable(status); }));
     }
     return absl::OkStatus();
   }

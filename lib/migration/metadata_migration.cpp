@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <thread>
 
 #include <boost/json.hpp>
 
@@ -14,6 +13,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_text.hpp"
+#include "rfs/core/retry.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
@@ -156,8 +156,6 @@ TemplateKind TemplateKindOf(MetadataItemKind kind) {
   }
 }
 
-bool IsTransient(const absl::Status& s) { return core::IsRetryable(s); }
-
 // The types translated from Elasticsearch's (docs/es-mapping-compatibility.md) that live in
 // OpenSearch plugins: a target without the plugin answers "No handler for type [knn_vector]".
 std::string MissingPluginAdvice(std::string_view error) {
@@ -250,19 +248,8 @@ class MigrationRun {
   }
   template <typename Fn>
   auto WithRetries(Fn fn) -> decltype(fn()) {
-    auto result = fn();
-    for (int attempt = 1; attempt < options_.max_transient_attempts; ++attempt) {
-      absl::Status status;
-      if constexpr (std::is_same_v<decltype(result), absl::Status>) {
-        status = result;
-      } else {
-        status = result.status();
-      }
-      if (!IsTransient(status)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
-      result = fn();
-    }
-    return result;
+    return core::RetryTransient(clock_, backoff_,
+                                {.max_attempts = std::max(1, options_.max_transient_attempts)}, fn);
   }
 
   void Templates(const json::object& templates, MetadataItemKind kind);
@@ -298,6 +285,9 @@ class MigrationRun {
   std::set<std::string> components_failed_transiently_;
   std::unique_ptr<transform::IJsonTransformer> user_transformer_;
   std::vector<snapshot::DataStream> data_streams_;
+  core::SystemClock clock_;
+  // Waits between attempts of a transient failure: 200 ms doubling, at most 5 s.
+  core::ExponentialBackoff backoff_{std::chrono::milliseconds(200), std::chrono::seconds(5)};
 };
 
 absl::StatusOr<MetadataReport> MigrationRun::Execute() {
@@ -797,7 +787,7 @@ std::vector<std::string> MigrationRun::MissingComponents(const json::object& bod
     auto exists = Exists(MetadataItemKind::kComponentTemplate, name);
     if (!exists.ok()) {
       error = std::string(exists.status().message());
-      transient = IsTransient(exists.status());
+      transient = core::IsRetryable(exists.status());
       return {};
     }
     if (*exists) {
@@ -829,7 +819,7 @@ void MigrationRun::Apply(MetadataItemReport& item) {
   if (!exists.ok()) {
     item.outcome = MetadataOutcome::kFailed;
     item.error = std::string(exists.status().message());
-    item.transient = IsTransient(exists.status());
+    item.transient = core::IsRetryable(exists.status());
     return;
   }
   if (*exists) {
@@ -846,7 +836,7 @@ void MigrationRun::Apply(MetadataItemReport& item) {
     item.outcome = MetadataOutcome::kFailed;
     item.error = std::string(created.message());
     item.error += MissingPluginAdvice(item.error);
-    item.transient = IsTransient(created);
+    item.transient = core::IsRetryable(created);
     return;
   }
   item.outcome = existed ? MetadataOutcome::kAlreadyExists : MetadataOutcome::kCreated;

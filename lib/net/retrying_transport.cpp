@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rfs/core/errors.hpp"
+#include "rfs/core/retry.hpp"
 
 namespace rfs::net {
 namespace {
@@ -19,15 +20,14 @@ RetryingHttpTransport::RetryingHttpTransport(std::shared_ptr<IHttpTransport> inn
       backoff_(policy.initial_backoff, policy.max_backoff) {}
 
 absl::StatusOr<HttpResponse> RetryingHttpTransport::Send(const HttpRequest& request) {
-  for (int attempt = 1;; ++attempt) {
-    absl::StatusOr<HttpResponse> response = inner_->Send(request);
-    const bool transient =
-        response.ok()
-            ? IsBusy(response->status) || (policy_.retry_internal_errors && response->status == 500)
-            : core::IsRetryable(response.status());
-    if (!transient || attempt >= policy_.max_attempts) return response;
-    backoff_.Sleep(clock_, attempt);
-  }
+  return core::RetryTransient(
+      clock_, backoff_, {.max_attempts = std::max(1, policy_.max_attempts)},
+      [&] { return inner_->Send(request); },
+      [&](const absl::StatusOr<HttpResponse>& response) {
+        return response.ok() ? IsBusy(response->status) ||
+                                   (policy_.retry_internal_errors && response->status == 500)
+                             : core::IsRetryable(response.status());
+      });
 }
 
 }  // namespace rfs::net

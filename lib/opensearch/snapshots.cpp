@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/encoding.hpp"
@@ -61,11 +62,6 @@ absl::Status SnapshotApiError(const net::HttpResponse& response, std::string_vie
     return absl::AlreadyExistsError(message);
   }
   return absl::Status(StatusFromResponse(response, what).code(), message);
-}
-
-bool IsTransient(const absl::Status& status) {
-  return absl::IsUnavailable(status) || absl::IsResourceExhausted(status) ||
-         absl::IsDeadlineExceeded(status);
 }
 
 // S3 bucket naming rules: 3-63 characters of lower-case letters, digits, '.' and '-', starting
@@ -377,7 +373,7 @@ absl::StatusOr<SnapshotInfo> SnapshotCreator::WaitForSnapshot(std::string_view s
       }
     }
     if (!progress.ok()) {
-      if (!IsTransient(progress.status()) ||
+      if (!core::IsRetryable(progress.status()) ||
           ++consecutive_errors >= std::max(1, options.max_consecutive_poll_errors)) {
         return progress.status();
       }
