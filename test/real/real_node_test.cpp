@@ -294,8 +294,9 @@ TEST_CASE("an _id over 512 bytes (older sources had no limit) fails alone with t
 
 TEST_CASE("snapshots a real node writes are read exactly as the node returns the documents",
           "[real]") {
-  // OpenSearch 2 and 3, and Elasticsearch 7.10 (the source most migrations start from).
-  for (const char* name : {"os2", "os3", "es7"}) {
+  // OpenSearch 2 and 3, Elasticsearch 7.10 (the source most migrations start from) and
+  // Elasticsearch 8.19, whose best_compression stores fields with zstd (Zstd814StoredFieldsFormat).
+  for (const char* name : {"os2", "os3", "es7", "es8"}) {
     SECTION(name) {
       RealNode node(name);
       const std::string index = "rn-written";
@@ -334,6 +335,26 @@ TEST_CASE("snapshots a real node writes are read exactly as the node returns the
       node.Ok("POST", "/" + index + "/_refresh");
       const fs::path repo = SnapshotOnNode(node, "rn-written-repo", "s1", index);
       const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(repo, "s1");
+      if (std::string_view(name) == "es8") {
+        // The node's own account of each segment's stored-fields format: zstd, so the reader's
+        // zstd path is proven on files the engine wrote, not only on the generator's.
+        const auto segments = node.Ok("GET", "/" + index + "/_segments");
+        int zstd_segments = 0;
+        for (const auto& [shard, copies] :
+             segments.at("indices").at(index).at("shards").as_object()) {
+          for (const auto& copy : copies.as_array()) {
+            for (const auto& [segment, info] : copy.at("segments").as_object()) {
+              const auto* attributes = info.as_object().if_contains("attributes");
+              if (attributes == nullptr) continue;
+              const auto* mode =
+                  attributes->as_object().if_contains("Zstd814StoredFieldsFormat.mode");
+              if (mode != nullptr && *mode == "BEST_COMPRESSION") ++zstd_segments;
+            }
+          }
+        }
+        INFO(json::serialize(segments));
+        CHECK(zstd_segments >= 2);
+      }
       REQUIRE(read.count(index) == 1);
       // What the node returns for every document it holds.
       const auto count = node.Ok("GET", "/" + index + "/_count");
