@@ -13,7 +13,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 
-#include "lucene/format_util_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
 
 namespace rfs::lucene {
 namespace {

@@ -12,16 +12,15 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/compound_internal.hpp"
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/live_docs_internal.hpp"
-#include "lucene/points_internal.hpp"
-#include "lucene/source_rebuild_internal.hpp"
-#include "lucene/stored_fields_internal.hpp"
-#include "lucene/terms_internal.hpp"
+#include "lucene/codecs/compound_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
+#include "lucene/codecs/points_internal.hpp"
+#include "lucene/codecs/stored_fields_internal.hpp"
+#include "lucene/codecs/terms_internal.hpp"
+#include "lucene/codecs/vectors_internal.hpp"
+#include "lucene/rebuild/rebuilder_internal.hpp"
 #include "lucene/uid_internal.hpp"
-#include "lucene/vectors_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -139,76 +138,88 @@ struct DocumentCursor::Impl {
     source_field = number("_source");
     recovery_source_field = number("_recovery_source");
     chunks.reset();
-    if (live.CountLive() > 0) {
-      const bool verified_elsewhere = verifier != nullptr && verifier->Covers(segment);
-      std::unique_lock<std::mutex> verifying;
-      bool verify = false;
-      if (state->options.verify_checksums && !verified_elsewhere) {
-        verifying = std::unique_lock(state->verify_mu);
-        verify = !state->fdt_verified[segment];
-        if (!verify) verifying.unlock();
-      }
-      RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(*dir, s, verify));
-      if (verify) state->fdt_verified[segment] = true;
-      if (large_chunk_gate) chunks->set_large_chunk_gate(large_chunk_gate);
-      if (verified_elsewhere && state->options.verify_checksums) {
-        chunks->set_chunk_bytes_observer(
-            [verifier = verifier, segment = segment](
-                const std::shared_ptr<const core::IRandomAccessFile>& file, uint64_t offset,
-                std::span<const uint8_t> bytes) {
-              verifier->OnChunk(segment, file, offset, bytes);
-            });
-      }
-    }
+    if (live.CountLive() > 0) RFS_RETURN_IF_ERROR(OpenStoredFields(*dir));
     rebuild_stored.clear();
     doc_values.reset();
     vectors.reset();
     points.reset();
     terms.reset();
-    if (state->options.rebuild_plan != nullptr) {
-      if (rebuilder == nullptr) {
-        rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
-      }
-      doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
-      vectors = std::make_unique<internal::SegmentVectors>(dir, s, fields);
-      points = std::make_unique<internal::SegmentPoints>(dir, s, fields);
-      terms = std::make_unique<internal::SegmentTerms>(dir, s, fields);
-      rebuilder->StartSegment(*doc_values, *vectors, points.get(), terms.get());
-      const auto& plan_fields = state->options.rebuild_plan->fields;
-      for (size_t f = 0; f < plan_fields.size(); ++f) {
-        if (plan_fields[f].stored) {
-          if (const FieldInfo* info = fields.ByName(plan_fields[f].path)) {
-            rebuild_stored[info->number] = {f, false};
-          }
-        }
-        if (!plan_fields[f].original_values_field.empty()) {
-          if (const FieldInfo* info = fields.ByName(plan_fields[f].original_values_field)) {
-            rebuild_stored[info->number] = {f, true};
-          }
-        }
-      }
-      if (state->options.rebuild_plan->reads_ignored_source) {
-        if (const FieldInfo* info = fields.ByName("_ignored_source")) {
-          rebuild_stored[info->number] = {0, false, true};
-        }
-      }
-    }
+    if (state->options.rebuild_plan != nullptr) OpenRebuild(dir);
     versions = nullptr;
-    if (state->options.read_versions && live.CountLive() > 0) {
-      if (doc_values == nullptr) {
-        doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
-      }
-      RFS_ASSIGN_OR_RETURN(versions, doc_values->Field("_version"));
-      if (versions == nullptr) {
-        // Elasticsearch 6+ and OpenSearch give every document one (VersionFieldMapper).
-        return absl::UnimplementedError(
-            StrCat("segment ", s.name,
-                   " has no _version doc values: the versions of its documents "
-                   "cannot be read"));
-      }
-    }
+    if (state->options.read_versions && live.CountLive() > 0)
+      RFS_RETURN_IF_ERROR(OpenVersions(dir));
     segment_dir = std::move(dir);
     open = true;
+    return absl::OkStatus();
+  }
+
+  // The open segment's stored fields, checksummed first when asked and no one else does.
+  absl::Status OpenStoredFields(const core::IDirectory& dir) {
+    const SegmentCommitInfo& s = seg();
+    const bool verified_elsewhere = verifier != nullptr && verifier->Covers(segment);
+    std::unique_lock<std::mutex> verifying;
+    bool verify = false;
+    if (state->options.verify_checksums && !verified_elsewhere) {
+      verifying = std::unique_lock(state->verify_mu);
+      verify = !state->fdt_verified[segment];
+      if (!verify) verifying.unlock();
+    }
+    RFS_ASSIGN_OR_RETURN(chunks, internal::ChunkCursor::Open(dir, s, verify));
+    if (verify) state->fdt_verified[segment] = true;
+    if (large_chunk_gate) chunks->set_large_chunk_gate(large_chunk_gate);
+    if (verified_elsewhere && state->options.verify_checksums) {
+      chunks->set_chunk_bytes_observer(
+          [verifier = verifier, segment = segment](
+              const std::shared_ptr<const core::IRandomAccessFile>& file, uint64_t offset,
+              std::span<const uint8_t> bytes) { verifier->OnChunk(segment, file, offset, bytes); });
+    }
+    return absl::OkStatus();
+  }
+
+  // The open segment's readers for the rebuild plan, and the stored fields it reads.
+  void OpenRebuild(const std::shared_ptr<const core::IDirectory>& dir) {
+    const SegmentCommitInfo& s = seg();
+    if (rebuilder == nullptr) {
+      rebuilder = std::make_unique<internal::SourceRebuilder>(state->options.rebuild_plan);
+    }
+    doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
+    vectors = std::make_unique<internal::SegmentVectors>(dir, s, fields);
+    points = std::make_unique<internal::SegmentPoints>(dir, s, fields);
+    terms = std::make_unique<internal::SegmentTerms>(dir, s, fields);
+    rebuilder->StartSegment(*doc_values, *vectors, points.get(), terms.get());
+    const auto& plan_fields = state->options.rebuild_plan->fields;
+    for (size_t f = 0; f < plan_fields.size(); ++f) {
+      if (plan_fields[f].stored) {
+        if (const FieldInfo* info = fields.ByName(plan_fields[f].path)) {
+          rebuild_stored[info->number] = {f, false};
+        }
+      }
+      if (!plan_fields[f].original_values_field.empty()) {
+        if (const FieldInfo* info = fields.ByName(plan_fields[f].original_values_field)) {
+          rebuild_stored[info->number] = {f, true};
+        }
+      }
+    }
+    if (state->options.rebuild_plan->reads_ignored_source) {
+      if (const FieldInfo* info = fields.ByName("_ignored_source")) {
+        rebuild_stored[info->number] = {0, false, true};
+      }
+    }
+  }
+
+  // The open segment's `_version` doc values (options.read_versions).
+  absl::Status OpenVersions(const std::shared_ptr<const core::IDirectory>& dir) {
+    const SegmentCommitInfo& s = seg();
+    if (doc_values == nullptr) {
+      doc_values = std::make_unique<internal::SegmentDocValues>(state->dir, dir, s, fields);
+    }
+    RFS_ASSIGN_OR_RETURN(versions, doc_values->Field("_version"));
+    if (versions == nullptr) {
+      // Elasticsearch 6+ and OpenSearch give every document one (VersionFieldMapper).
+      return absl::UnimplementedError(StrCat("segment ", s.name,
+                                             " has no _version doc values: the versions of its "
+                                             "documents cannot be read"));
+    }
     return absl::OkStatus();
   }
 
@@ -225,6 +236,57 @@ struct DocumentCursor::Impl {
     nested_children.clear();
     ++segment;
     doc = 0;
+  }
+
+  // A stored field the rebuild reads, copied out of its chunk.
+  void KeepStoredValue(const StoredField& f, const RebuildStoredField& rebuild) {
+    internal::StoredValue& v = stored_values.emplace_back();
+    v.field = rebuild.field;
+    v.original = rebuild.original;
+    v.ignored_source = rebuild.ignored_source;
+    v.text.assign(f.string_value());
+    v.long_value = f.long_value;
+    v.double_value = f.double_value;
+    v.is_number = f.type != StoredFieldType::kString && f.type != StoredFieldType::kBytes;
+    if (f.type == StoredFieldType::kInt || f.type == StoredFieldType::kLong) {
+      v.double_value = static_cast<double>(f.long_value);
+    }
+  }
+
+  // Rebuilds doc `d`'s source through the plan where it has none (or always, with
+  // rebuild_stored_sources), or completes a filtered one; `source` then views the result.
+  absl::Status RebuildSource(int32_t d, Document& out, std::span<const uint8_t>& source,
+                             bool& has_source) {
+    if (has_source && rebuilder->plan().completes_partial_sources &&
+        !state->options.rebuild_stored_sources) {
+      // A filtered _source: completed with the fields the filter left out.
+      std::string rebuilt_fields;
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_fields, nested_children),
+                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      if (rebuilt_fields != "{}") {
+        rebuilt_source.clear();
+        RFS_RETURN_IF_ERROR(
+            content::AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
+        RFS_RETURN_IF_ERROR(
+            core::WithContext(MergeRebuiltFields(rebuilt_fields, rebuilt_source),
+                              StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+        source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
+                                          rebuilt_source.size());
+        out.rebuilt = true;
+        out.rebuilt_inexact = rebuilder->last_inexact();
+      }
+    } else if (!has_source || state->options.rebuild_stored_sources) {
+      RFS_RETURN_IF_ERROR(
+          core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_source, nested_children),
+                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
+      source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
+                                        rebuilt_source.size());
+      has_source = true;
+      out.rebuilt = true;
+      out.rebuilt_inexact = rebuilder->last_inexact();
+    }
+    return absl::OkStatus();
   }
 
   // Fills `out` from doc `d` of the open segment. Returns false for a doc
@@ -269,17 +331,7 @@ struct DocumentCursor::Impl {
             has_recovery = true;
           } else if (!rebuild_stored.empty()) {
             if (auto it = rebuild_stored.find(n); it != rebuild_stored.end()) {
-              internal::StoredValue& v = stored_values.emplace_back();
-              v.field = it->second.field;
-              v.original = it->second.original;
-              v.ignored_source = it->second.ignored_source;
-              v.text.assign(f.string_value());
-              v.long_value = f.long_value;
-              v.double_value = f.double_value;
-              v.is_number = f.type != StoredFieldType::kString && f.type != StoredFieldType::kBytes;
-              if (f.type == StoredFieldType::kInt || f.type == StoredFieldType::kLong) {
-                v.double_value = static_cast<double>(f.long_value);
-              }
+              KeepStoredValue(f, it->second);
             }
           }
           return true;
@@ -306,35 +358,7 @@ struct DocumentCursor::Impl {
     out.rebuilt = false;
     out.rebuilt_inexact = false;
     out.deleted = false;
-    if (rebuilder != nullptr && has_source && rebuilder->plan().completes_partial_sources &&
-        !state->options.rebuild_stored_sources) {
-      // A filtered _source: completed with the fields the filter left out.
-      std::string rebuilt_fields;
-      RFS_RETURN_IF_ERROR(
-          core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_fields, nested_children),
-                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
-      if (rebuilt_fields != "{}") {
-        rebuilt_source.clear();
-        RFS_RETURN_IF_ERROR(
-            content::AppendSourceAsJson(source, DetectFormat(source), rebuilt_source));
-        RFS_RETURN_IF_ERROR(
-            core::WithContext(MergeRebuiltFields(rebuilt_fields, rebuilt_source),
-                              StrCat("segment ", seg().name, " (_id ", out.id, ")")));
-        source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
-                                          rebuilt_source.size());
-        out.rebuilt = true;
-        out.rebuilt_inexact = rebuilder->last_inexact();
-      }
-    } else if (rebuilder != nullptr && (!has_source || state->options.rebuild_stored_sources)) {
-      RFS_RETURN_IF_ERROR(
-          core::WithContext(rebuilder->Rebuild(d, stored_values, rebuilt_source, nested_children),
-                            StrCat("segment ", seg().name, " (_id ", out.id, ")")));
-      source = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rebuilt_source.data()),
-                                        rebuilt_source.size());
-      has_source = true;
-      out.rebuilt = true;
-      out.rebuilt_inexact = rebuilder->last_inexact();
-    }
+    if (rebuilder != nullptr) RFS_RETURN_IF_ERROR(RebuildSource(d, out, source, has_source));
     out.has_source = has_source;
     out.source = has_source ? source : std::span<const uint8_t>();
     out.source_format = has_source ? DetectFormat(source) : content::SourceFormat::kNone;
@@ -608,6 +632,23 @@ absl::StatusOr<std::vector<bool>> ShardReader::LiveDocsOf(size_t segment) const 
   std::vector<bool> out(static_cast<size_t>(s.max_doc()));
   for (int32_t d = 0; d < s.max_doc(); ++d) out[static_cast<size_t>(d)] = live.IsLive(d);
   return out;
+}
+
+absl::StatusOr<std::vector<std::string>> ShardReader::FieldNamesOf(size_t segment) const {
+  if (segment >= state_->infos.segments.size()) {
+    return absl::OutOfRangeError(StrCat("no segment ", segment));
+  }
+  const SegmentCommitInfo& s = state_->infos.segments[segment];
+  std::shared_ptr<const core::IDirectory> dir = state_->dir;
+  if (s.info.is_compound) {
+    RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state_->dir, s.name, s.id));
+    dir = std::move(compound);
+  }
+  RFS_ASSIGN_OR_RETURN(FieldInfos fields, ReadFieldInfos(*state_->dir, *dir, s));
+  std::vector<std::string> names;
+  names.reserve(fields.fields().size());
+  for (const FieldInfo& f : fields.fields()) names.push_back(f.name);
+  return names;
 }
 
 }  // namespace rfs::lucene

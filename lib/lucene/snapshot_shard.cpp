@@ -4,7 +4,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/source_rebuild_internal.hpp"
+#include "lucene/rebuild/rebuilder_internal.hpp"
 
 namespace rfs::lucene {
 

@@ -14,7 +14,7 @@
 
 #include "rfs/core/byte_reader.hpp"
 
-#include "lucene/doc_values_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include "rfs/core/random_access.hpp"
 
-#include "lucene/live_docs_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
 
 namespace {
 

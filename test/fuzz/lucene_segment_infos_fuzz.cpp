@@ -15,7 +15,7 @@
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
-#include "lucene/field_infos_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
 
 namespace {
 

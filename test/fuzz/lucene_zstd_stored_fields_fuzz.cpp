@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "lucene/stored_fields_internal.hpp"
+#include "lucene/codecs/stored_fields_internal.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;

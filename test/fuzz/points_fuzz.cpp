@@ -16,7 +16,7 @@
 
 #include "rfs/core/byte_reader.hpp"
 
-#include "lucene/points_internal.hpp"
+#include "lucene/codecs/points_internal.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 
 #include "rfs/core/byte_reader.hpp"
 
-#include "lucene/terms_internal.hpp"
+#include "lucene/codecs/terms_internal.hpp"
 
 namespace {
 

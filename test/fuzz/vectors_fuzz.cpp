@@ -15,7 +15,7 @@
 
 #include "rfs/core/byte_reader.hpp"
 
-#include "lucene/vectors_internal.hpp"
+#include "lucene/codecs/vectors_internal.hpp"
 
 namespace {
 

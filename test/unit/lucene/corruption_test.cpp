@@ -10,7 +10,7 @@
 #include "rfs/core/crc32.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 
-#include "lucene/stored_fields_internal.hpp"
+#include "lucene/codecs/stored_fields_internal.hpp"
 #include "lucene/uid_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 #include <sys/resource.h>

@@ -13,8 +13,8 @@
 #include "rfs/core/crc32.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/lucene/test_util.hpp"
 

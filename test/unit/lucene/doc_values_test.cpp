@@ -9,8 +9,8 @@
 
 #include "rfs/lucene/segment_infos.hpp"
 
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

@@ -11,10 +11,9 @@
 #include "rfs/codec/codec_util.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
-#include "lucene/compound_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/live_docs_internal.hpp"
-#include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/codecs/compound_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
+#include "lucene/codecs/stored_fields_reader_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

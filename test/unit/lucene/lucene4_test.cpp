@@ -13,11 +13,11 @@
 #include "rfs/core/crc32.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 
-#include "lucene/compound_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/lucene4_internal.hpp"
-#include "lucene/stored_fields_internal.hpp"
-#include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/codecs/compound_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
+#include "lucene/codecs/lucene4_internal.hpp"
+#include "lucene/codecs/stored_fields_internal.hpp"
+#include "lucene/codecs/stored_fields_reader_internal.hpp"
 #include "support/skip.hpp"
 #include "unit/lucene/test_util.hpp"
 

@@ -15,8 +15,8 @@
 #include "rfs/core/crc32.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 
-#include "lucene/compound_internal.hpp"
-#include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/codecs/compound_internal.hpp"
+#include "lucene/codecs/stored_fields_reader_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 
 #include "rfs/core/byte_reader.hpp"
 
-#include "lucene/compression_internal.hpp"
+#include "lucene/codecs/compression_internal.hpp"
 
 namespace {
 

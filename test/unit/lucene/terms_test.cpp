@@ -14,8 +14,8 @@
 
 #include "rfs/lucene/source_rebuild.hpp"
 
-#include "lucene/source_rebuild_internal.hpp"
-#include "lucene/terms_internal.hpp"
+#include "lucene/codecs/terms_internal.hpp"
+#include "lucene/rebuild/rebuilder_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

@@ -19,12 +19,12 @@
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/points_internal.hpp"
-#include "lucene/stored_fields_reader_internal.hpp"
-#include "lucene/terms_internal.hpp"
-#include "lucene/vectors_internal.hpp"
+#include "lucene/codecs/dispatch_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
+#include "lucene/codecs/points_internal.hpp"
+#include "lucene/codecs/stored_fields_reader_internal.hpp"
+#include "lucene/codecs/terms_internal.hpp"
+#include "lucene/codecs/vectors_internal.hpp"
 #include "support/skip.hpp"
 #include <unistd.h>
 

@@ -18,10 +18,10 @@
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/lucene/source_rebuild.hpp"
 
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/source_rebuild_internal.hpp"
-#include "lucene/vectors_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
+#include "lucene/codecs/vectors_internal.hpp"
+#include "lucene/rebuild/rebuilder_internal.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {

@@ -1,5 +1,6 @@
 // The per-cursor side of source rebuilding (source_rebuild.hpp): renders one document of a
-// segment from its doc values and stored fields through a plan. Internal to rfs::lucene; not
+// segment from its doc values and stored fields through a plan (plan.cpp makes plans,
+// rebuilder.cpp renders, value_printing.cpp prints each value). Internal to rfs::lucene; not
 // thread-safe (one per cursor).
 #pragma once
 
@@ -73,6 +74,8 @@ class SourceRebuilder {
   void NoteExactness(size_t f);
   absl::Status FieldValues(size_t f, int32_t doc, const std::vector<StoredValue>& stored,
                            std::vector<std::string>& out);
+  // A field's values from its doc values (numbers, terms, addresses, binary).
+  absl::Status DocValues(size_t f, int32_t doc, std::vector<std::string>& out);
   // The doc-values reader of plan field `f` in the current segment (nullptr: none), looked up
   // once per segment.
   absl::StatusOr<FieldDocValues*> Reader(size_t f);

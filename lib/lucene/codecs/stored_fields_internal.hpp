@@ -24,8 +24,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "lucene/compression_internal.hpp"
-#include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/codecs/compression_internal.hpp"
+#include "lucene/codecs/stored_fields_reader_internal.hpp"
 
 namespace rfs::lucene::internal {
 

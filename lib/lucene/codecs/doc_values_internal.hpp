@@ -25,9 +25,9 @@
 #include "rfs/core/random_access.hpp"
 
 #include "absl/status/statusor.h"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/format_util_internal.hpp"
-#include "lucene/tsdb_doc_values_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
+#include "lucene/codecs/tsdb_doc_values_internal.hpp"
 
 namespace rfs::lucene::internal {
 

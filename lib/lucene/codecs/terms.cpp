@@ -7,8 +7,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/compression_internal.hpp"
-#include "lucene/terms_internal.hpp"
+#include "lucene/codecs/compression_internal.hpp"
+#include "lucene/codecs/terms_internal.hpp"
 
 namespace rfs::lucene::internal {
 
@@ -910,6 +910,67 @@ absl::Status ScanTerms(
   return absl::OkStatus();
 }
 
+namespace {
+
+// The `.tmd` (and, for Lucene103, `.tip`) of the dictionary formats that keep their field entries
+// outside the `.tim`.
+absl::Status ReadTermsMeta(const core::IDirectory& dir, const SegmentCommitInfo& segment,
+                           const FieldInfos& fields, std::string_view suffix,
+                           const PostingsSpec& spec, TermsSource& source,
+                           std::map<int32_t, FieldTermsMeta>& out) {
+  const DictFamily family = FamilyOf(source.format);
+  const SegmentId& id = segment.id;
+  std::optional<FileBytes> tip;
+  if (family == DictFamily::kLucene103) {
+    RFS_ASSIGN_OR_RETURN(tip, FileBytes::Open(dir, SegmentFileName(segment.name, suffix, "tip")));
+    RFS_RETURN_IF_ERROR(VerifyFileChecksum(tip->file()));
+  }
+  const std::string meta_name = SegmentFileName(segment.name, suffix, "tmd");
+  RFS_ASSIGN_OR_RETURN(FileBytes meta, FileBytes::Open(dir, meta_name));
+  ByteReader in = meta.Reader();
+  const std::string_view meta_codec[] = {"BlockTreeTermsMeta"};
+  RFS_RETURN_IF_ERROR(ReadFileHeader(in, {meta_codec, source.dict_version, source.dict_version},
+                                     &id, suffix, /*verify_crc=*/true)
+                          .status());
+  RFS_ASSIGN_OR_RETURN(source.postings_version, ReadPostingsTermsHeader(in, spec, id, suffix));
+  RFS_RETURN_IF_ERROR(ParseFieldEntries(in, family, source.dict_version, fields, segment.max_doc(),
+                                        tip ? tip->bytes() : std::span<const uint8_t>{},
+                                        tip ? tip->name() : "", out));
+  return absl::OkStatus();
+}
+
+// The postings' `.doc` file of a postings format's files (checksum and header checked), and
+// Lucene50's ForUtil setup from its start into `source`.
+absl::StatusOr<FileBytes> OpenDocFile(const core::IDirectory& dir, const SegmentCommitInfo& segment,
+                                      std::string_view suffix, const PostingsSpec& spec,
+                                      TermsSource& source) {
+  const SegmentId& id = segment.id;
+  const std::string doc_name = SegmentFileName(segment.name, suffix, "doc");
+  RFS_ASSIGN_OR_RETURN(FileBytes doc, FileBytes::Open(dir, doc_name));
+  RFS_RETURN_IF_ERROR(VerifyFileChecksum(doc.file()));
+  ByteReader doc_in = doc.Reader();
+  RFS_ASSIGN_OR_RETURN(auto doc_header, codec::ReadIndexHeader(doc_in, spec.doc_codec, 0, 1));
+  RFS_RETURN_IF_ERROR(CheckHeaderOwner(doc_in, 0, doc_header, id, suffix));
+  if (source.format == PostingsFormat::kLucene50) {
+    // ForUtil's setup: the packed-ints version, then how each width 1-32 is stored.
+    RFS_RETURN_IF_ERROR(doc_in.ReadVInt().status());
+    for (int width = 1; width <= 32; ++width) {
+      const size_t at = doc_in.position();
+      RFS_ASSIGN_OR_RETURN(uint32_t code, doc_in.ReadVInt());
+      const int bits = static_cast<int>(code & 31) + 1;
+      if ((code >> 5) > 1 || bits < width) {
+        return doc_in.ErrorAt(at, StrCat("block width ", width, " stored as format ", code >> 5,
+                                         " with ", bits, " bits"));
+      }
+      source.lucene50_bits[static_cast<size_t>(width)] = bits;
+      source.lucene50_single_block[static_cast<size_t>(width)] = (code >> 5) == 1;
+    }
+  }
+  return doc;
+}
+
+}  // namespace
+
 SegmentTerms::SegmentTerms(std::shared_ptr<const core::IDirectory> segment_dir,
                            const SegmentCommitInfo& segment, const FieldInfos& fields)
     : segment_dir_(std::move(segment_dir)), segment_(segment), fields_(fields) {}
@@ -964,23 +1025,8 @@ absl::StatusOr<SegmentTerms::Files*> SegmentTerms::OpenFiles(const FieldInfo& in
     RFS_RETURN_IF_ERROR(ParseFieldEntries(tim_in, family, source.dict_version, fields_,
                                           segment_.max_doc(), {}, {}, files->fields));
   } else {
-    std::optional<FileBytes> tip;
-    if (family == DictFamily::kLucene103) {
-      RFS_ASSIGN_OR_RETURN(
-          tip, FileBytes::Open(*segment_dir_, SegmentFileName(segment_.name, suffix, "tip")));
-      RFS_RETURN_IF_ERROR(VerifyFileChecksum(tip->file()));
-    }
-    const std::string meta_name = SegmentFileName(segment_.name, suffix, "tmd");
-    RFS_ASSIGN_OR_RETURN(FileBytes meta, FileBytes::Open(*segment_dir_, meta_name));
-    ByteReader in = meta.Reader();
-    const std::string_view meta_codec[] = {"BlockTreeTermsMeta"};
-    RFS_RETURN_IF_ERROR(ReadFileHeader(in, {meta_codec, source.dict_version, source.dict_version},
-                                       &id, suffix, /*verify_crc=*/true)
-                            .status());
-    RFS_ASSIGN_OR_RETURN(source.postings_version, ReadPostingsTermsHeader(in, spec, id, suffix));
-    RFS_RETURN_IF_ERROR(ParseFieldEntries(
-        in, family, source.dict_version, fields_, segment_.max_doc(),
-        tip ? tip->bytes() : std::span<const uint8_t>{}, tip ? tip->name() : "", files->fields));
+    RFS_RETURN_IF_ERROR(
+        ReadTermsMeta(*segment_dir_, segment_, fields_, suffix, spec, source, files->fields));
   }
   for (const auto& [number, field] : files->fields) {
     if (field.root_block_fp >= tim.bytes().size()) {
@@ -988,27 +1034,7 @@ absl::StatusOr<SegmentTerms::Files*> SegmentTerms::OpenFiles(const FieldInfo& in
     }
   }
 
-  const std::string doc_name = SegmentFileName(segment_.name, suffix, "doc");
-  RFS_ASSIGN_OR_RETURN(FileBytes doc, FileBytes::Open(*segment_dir_, doc_name));
-  RFS_RETURN_IF_ERROR(VerifyFileChecksum(doc.file()));
-  ByteReader doc_in = doc.Reader();
-  RFS_ASSIGN_OR_RETURN(auto doc_header, codec::ReadIndexHeader(doc_in, spec.doc_codec, 0, 1));
-  RFS_RETURN_IF_ERROR(CheckHeaderOwner(doc_in, 0, doc_header, id, suffix));
-  if (source.format == PostingsFormat::kLucene50) {
-    // ForUtil's setup: the packed-ints version, then how each width 1-32 is stored.
-    RFS_RETURN_IF_ERROR(doc_in.ReadVInt().status());
-    for (int width = 1; width <= 32; ++width) {
-      const size_t at = doc_in.position();
-      RFS_ASSIGN_OR_RETURN(uint32_t code, doc_in.ReadVInt());
-      const int bits = static_cast<int>(code & 31) + 1;
-      if ((code >> 5) > 1 || bits < width) {
-        return doc_in.ErrorAt(at, StrCat("block width ", width, " stored as format ", code >> 5,
-                                         " with ", bits, " bits"));
-      }
-      source.lucene50_bits[static_cast<size_t>(width)] = bits;
-      source.lucene50_single_block[static_cast<size_t>(width)] = (code >> 5) == 1;
-    }
-  }
+  RFS_ASSIGN_OR_RETURN(FileBytes doc, OpenDocFile(*segment_dir_, segment_, suffix, spec, source));
   files->tim = std::move(tim);
   files->doc = std::move(doc);
   source.tim = files->tim->bytes();

@@ -6,7 +6,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/points_internal.hpp"
+#include "lucene/codecs/points_internal.hpp"
 
 namespace rfs::lucene::internal {
 

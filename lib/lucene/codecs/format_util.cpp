@@ -6,7 +6,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/format_util_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
 
 namespace rfs::lucene::internal {
 

@@ -1,4 +1,5 @@
-// segments_N (docs/formats.md C.2) and .si (C.3) parsing.
+// segments_N (docs/formats.md C.2) and .si (C.3) parsing, Lucene 5.0 and later formats. Which
+// files reach these parsers, and which go to the Lucene 4 ones, dispatch.cpp decides.
 #include "rfs/lucene/segment_infos.hpp"
 
 #include <algorithm>
@@ -7,8 +8,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/format_util_internal.hpp"
-#include "lucene/lucene4_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
+#include "lucene/codecs/segment_infos_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -73,9 +74,6 @@ absl::StatusOr<std::array<uint8_t, 16>> ReadId(ByteReader& in) {
 constexpr std::string_view kSiNames[] = {"Lucene50SegmentInfo", "Lucene62SegmentInfo",
                                          "Lucene70SegmentInfo", "Lucene86SegmentInfo",
                                          "Lucene90SegmentInfo"};
-// Lucene 4.x names (Lucene40/46SegmentInfoFormat): plain codec headers, read
-// by lucene4.cpp.
-constexpr std::string_view kSiLucene4Names[] = {"Lucene40SegmentInfo", "Lucene46SegmentInfo"};
 
 absl::Status ParseSegmentInfoBody(ByteReader& in, size_t which, int32_t header_version,
                                   SegmentInfo& out) {
@@ -120,6 +118,66 @@ absl::Status ParseSegmentInfoBody(ByteReader& in, size_t which, int32_t header_v
   return absl::OkStatus();
 }
 
+// One segment's entry of a segments_N of `format` (6..10).
+absl::Status ParseSegmentEntry(ByteReader& in, int32_t format, SegmentCommitInfo& seg) {
+  RFS_ASSIGN_OR_RETURN(std::string_view name, in.ReadString());
+  seg.name = std::string(name);
+  if (format == 6) {
+    const size_t at = in.position();
+    RFS_ASSIGN_OR_RETURN(uint8_t has_id, in.ReadByte());
+    if (has_id == 0) {
+      // A segment written by Lucene 4.x (no segment id).
+      return absl::UnimplementedError(
+          StrCat(in.source(), ": segment ", seg.name,
+                 " was written by Lucene 4.x (no segment id); unsupported"));
+    }
+    if (has_id != 1) {
+      return in.ErrorAt(at, StrCat("invalid hasID byte ", int{has_id}));
+    }
+  }
+  RFS_ASSIGN_OR_RETURN(seg.id, ReadId(in));
+  RFS_ASSIGN_OR_RETURN(std::string_view codec, in.ReadString());
+  seg.codec = std::string(codec);
+  RFS_ASSIGN_OR_RETURN(uint64_t del_gen, in.ReadBeU64());
+  seg.del_gen = static_cast<int64_t>(del_gen);
+  RFS_ASSIGN_OR_RETURN(uint32_t del_count, in.ReadBeU32());
+  seg.del_count = static_cast<int32_t>(del_count);
+  RFS_ASSIGN_OR_RETURN(uint64_t fi_gen, in.ReadBeU64());
+  seg.field_infos_gen = static_cast<int64_t>(fi_gen);
+  RFS_ASSIGN_OR_RETURN(uint64_t dv_gen, in.ReadBeU64());
+  seg.doc_values_gen = static_cast<int64_t>(dv_gen);
+  if (format >= 9) {
+    RFS_ASSIGN_OR_RETURN(uint32_t soft, in.ReadBeU32());
+    seg.soft_del_count = static_cast<int32_t>(soft);
+  }
+  if (format >= 10) {
+    const size_t at = in.position();
+    RFS_ASSIGN_OR_RETURN(uint8_t marker, in.ReadByte());
+    if (marker == 1) {
+      RFS_ASSIGN_OR_RETURN(seg.commit_info_id, ReadId(in));
+    } else if (marker != 0) {
+      return in.ErrorAt(at, StrCat("invalid SegmentCommitInfo id marker ", int{marker}));
+    }
+  }
+  RFS_ASSIGN_OR_RETURN(seg.field_infos_files, internal::ReadStringSet(in, ByteOrder::kBig, false));
+  const size_t dv_at = in.position();
+  RFS_ASSIGN_OR_RETURN(uint32_t num_dv_raw, in.ReadBeU32());
+  const auto num_dv = static_cast<int32_t>(num_dv_raw);
+  if (num_dv < 0 || static_cast<uint64_t>(num_dv) * 5 > in.remaining()) {
+    return in.ErrorAt(dv_at, StrCat("invalid doc-values update field count ", num_dv));
+  }
+  for (int32_t j = 0; j < num_dv; ++j) {
+    RFS_ASSIGN_OR_RETURN(uint32_t field, in.ReadBeU32());
+    RFS_ASSIGN_OR_RETURN(auto files, internal::ReadStringSet(in, ByteOrder::kBig, false));
+    seg.doc_values_update_files[static_cast<int32_t>(field)] = std::move(files);
+  }
+  if (seg.del_gen < -1 || seg.field_infos_gen < -1 || seg.doc_values_gen < -1 ||
+      seg.del_count < 0 || seg.soft_del_count < 0) {
+    return in.ErrorAt(dv_at, StrCat("invalid generations or counts of segment ", seg.name));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseSegmentsBody(ByteReader& in, SegmentInfos& out) {
   const int32_t format = out.format;
   RFS_ASSIGN_OR_RETURN(out.written_by, ReadVIntVersion(in));
@@ -149,62 +207,7 @@ absl::Status ParseSegmentsBody(ByteReader& in, SegmentInfos& out) {
   out.segments.reserve(num_segments);
   for (int32_t i = 0; i < num_segments; ++i) {
     SegmentCommitInfo seg;
-    RFS_ASSIGN_OR_RETURN(std::string_view name, in.ReadString());
-    seg.name = std::string(name);
-    if (format == 6) {
-      const size_t at = in.position();
-      RFS_ASSIGN_OR_RETURN(uint8_t has_id, in.ReadByte());
-      if (has_id == 0) {
-        // A segment written by Lucene 4.x (no segment id).
-        return absl::UnimplementedError(
-            StrCat(in.source(), ": segment ", seg.name,
-                   " was written by Lucene 4.x (no segment id); unsupported"));
-      }
-      if (has_id != 1) {
-        return in.ErrorAt(at, StrCat("invalid hasID byte ", int{has_id}));
-      }
-    }
-    RFS_ASSIGN_OR_RETURN(seg.id, ReadId(in));
-    RFS_ASSIGN_OR_RETURN(std::string_view codec, in.ReadString());
-    seg.codec = std::string(codec);
-    RFS_ASSIGN_OR_RETURN(uint64_t del_gen, in.ReadBeU64());
-    seg.del_gen = static_cast<int64_t>(del_gen);
-    RFS_ASSIGN_OR_RETURN(uint32_t del_count, in.ReadBeU32());
-    seg.del_count = static_cast<int32_t>(del_count);
-    RFS_ASSIGN_OR_RETURN(uint64_t fi_gen, in.ReadBeU64());
-    seg.field_infos_gen = static_cast<int64_t>(fi_gen);
-    RFS_ASSIGN_OR_RETURN(uint64_t dv_gen, in.ReadBeU64());
-    seg.doc_values_gen = static_cast<int64_t>(dv_gen);
-    if (format >= 9) {
-      RFS_ASSIGN_OR_RETURN(uint32_t soft, in.ReadBeU32());
-      seg.soft_del_count = static_cast<int32_t>(soft);
-    }
-    if (format >= 10) {
-      const size_t at = in.position();
-      RFS_ASSIGN_OR_RETURN(uint8_t marker, in.ReadByte());
-      if (marker == 1) {
-        RFS_ASSIGN_OR_RETURN(seg.commit_info_id, ReadId(in));
-      } else if (marker != 0) {
-        return in.ErrorAt(at, StrCat("invalid SegmentCommitInfo id marker ", int{marker}));
-      }
-    }
-    RFS_ASSIGN_OR_RETURN(seg.field_infos_files,
-                         internal::ReadStringSet(in, ByteOrder::kBig, false));
-    const size_t dv_at = in.position();
-    RFS_ASSIGN_OR_RETURN(uint32_t num_dv_raw, in.ReadBeU32());
-    const auto num_dv = static_cast<int32_t>(num_dv_raw);
-    if (num_dv < 0 || static_cast<uint64_t>(num_dv) * 5 > in.remaining()) {
-      return in.ErrorAt(dv_at, StrCat("invalid doc-values update field count ", num_dv));
-    }
-    for (int32_t j = 0; j < num_dv; ++j) {
-      RFS_ASSIGN_OR_RETURN(uint32_t field, in.ReadBeU32());
-      RFS_ASSIGN_OR_RETURN(auto files, internal::ReadStringSet(in, ByteOrder::kBig, false));
-      seg.doc_values_update_files[static_cast<int32_t>(field)] = std::move(files);
-    }
-    if (seg.del_gen < -1 || seg.field_infos_gen < -1 || seg.doc_values_gen < -1 ||
-        seg.del_count < 0 || seg.soft_del_count < 0) {
-      return in.ErrorAt(dv_at, StrCat("invalid generations or counts of segment ", seg.name));
-    }
+    RFS_RETURN_IF_ERROR(ParseSegmentEntry(in, format, seg));
     out.segments.push_back(std::move(seg));
   }
   RFS_ASSIGN_OR_RETURN(out.user_data, internal::ReadStringMap(in, ByteOrder::kBig, false));
@@ -246,24 +249,13 @@ absl::StatusOr<std::string> FindLatestSegmentsFile(const core::IDirectory& dir) 
   return best_name;
 }
 
-absl::StatusOr<SegmentInfo> ReadSegmentInfo(const core::IDirectory& dir,
-                                            std::string_view segment_name,
-                                            const std::array<uint8_t, 16>& segment_id) {
+namespace internal {
+
+absl::StatusOr<SegmentInfo> ParseModernSegmentInfo(const FileBytes& bytes,
+                                                   std::string_view segment_name,
+                                                   const SegmentId& segment_id) {
   const std::string file_name = internal::SegmentFileName(segment_name, "", "si");
-  auto bytes = FileBytes::Open(dir, file_name);
-  if (!bytes.ok()) {
-    return core::WithContext(bytes.status(), StrCat("segment ", segment_name));
-  }
-  ByteReader in = bytes->Reader();
-  {
-    ByteReader peek = in;
-    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
-    if (any.ok() && (any->codec == kSiLucene4Names[0] || any->codec == kSiLucene4Names[1])) {
-      auto info = internal::ParseLucene4SegmentInfo(bytes->bytes(), file_name);
-      if (!info.ok()) return core::WithContext(info.status(), StrCat("segment ", segment_name));
-      return info;
-    }
-  }
+  ByteReader in = bytes.Reader();
   size_t which = 0;
   // Lucene50: versions 0 (unsafe maps) and 1; Lucene62: 0 and 1 (multi-valued
   // sort); Lucene70/86/90: 0.
@@ -286,42 +278,8 @@ absl::StatusOr<SegmentInfo> ReadSegmentInfo(const core::IDirectory& dir,
   return out;
 }
 
-namespace {
-absl::StatusOr<SegmentInfos> FinishSegmentInfos(const core::IDirectory& dir, SegmentInfos out);
-}  // namespace
-
-absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
-                                              std::string_view segments_file) {
-  std::string name(segments_file);
-  if (name.empty()) {
-    RFS_ASSIGN_OR_RETURN(name, FindLatestSegmentsFile(dir));
-  }
-  SegmentInfos out;
-  out.file_name = name;
-  if (name.rfind(kSegmentsPrefix, 0) == 0) {
-    out.generation = internal::ParseBase36(name.substr(kSegmentsPrefix.size()));
-  }
-  RFS_ASSIGN_OR_RETURN(FileBytes bytes, FileBytes::Open(dir, name));
-  ByteReader in = bytes.Reader();
-  // Pre-Lucene-4 commits start with a negative int format instead of the
-  // codec magic.
-  if (bytes.bytes().size() >= 4 && bytes.bytes()[0] == 0xFF && bytes.bytes()[1] == 0xFF &&
-      bytes.bytes()[2] == 0xFF) {
-    return absl::UnimplementedError(StrCat(name, ": unsupported pre-Lucene-4 segments format"));
-  }
+absl::Status ParseModernSegments(ByteReader& in, SegmentInfos& out) {
   static constexpr std::string_view kNames[] = {"segments"};
-  {
-    // Lucene 4.x commits (formats 0..3) have a plain codec header.
-    ByteReader peek = in;
-    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
-    if (any.ok() && any->codec == kNames[0] && any->version >= internal::kSegments40 &&
-        any->version <= internal::kSegments49) {
-      out.format = any->version;
-      in = peek;
-      RFS_RETURN_IF_ERROR(internal::ParseLucene4SegmentsBody(in, out));
-      return FinishSegmentInfos(dir, std::move(out));
-    }
-  }
   const HeaderSpec spec{kNames, kSegmentsFormatMin, kSegmentsFormatMax};
   const std::string suffix = out.generation >= 0 ? internal::Base36(out.generation) : "";
   RFS_ASSIGN_OR_RETURN(
@@ -331,35 +289,9 @@ absl::StatusOr<SegmentInfos> ReadSegmentInfos(const core::IDirectory& dir,
                                true));
   out.format = header.header.version;
   out.id = header.id;
-  RFS_RETURN_IF_ERROR(ParseSegmentsBody(in, out));
-  return FinishSegmentInfos(dir, std::move(out));
+  return ParseSegmentsBody(in, out);
 }
 
-namespace {
-
-// Reads every segment's .si, checks delete counts and sorts by name.
-absl::StatusOr<SegmentInfos> FinishSegmentInfos(const core::IDirectory& dir, SegmentInfos out) {
-  const std::string& name = out.file_name;
-  for (auto& seg : out.segments) {
-    RFS_ASSIGN_OR_RETURN(seg.info, ReadSegmentInfo(dir, seg.name, seg.id));
-    if (out.format < 6) {
-      // Lucene 4 commits name no writer version: use the newest segment's.
-      out.written_by = std::max(out.written_by, seg.info.version);
-      if (!out.min_segment_version.has_value() || seg.info.version < *out.min_segment_version) {
-        out.min_segment_version = seg.info.version;
-      }
-    }
-    if (static_cast<int64_t>(seg.del_count) + seg.soft_del_count > seg.info.max_doc) {
-      return absl::DataLossError(StrCat(name, ": segment ", seg.name, " has ", seg.del_count,
-                                        " deletes and ", seg.soft_del_count,
-                                        " soft deletes but only ", seg.info.max_doc, " docs"));
-    }
-  }
-  std::sort(out.segments.begin(), out.segments.end(),
-            [](const SegmentCommitInfo& a, const SegmentCommitInfo& b) { return a.name < b.name; });
-  return out;
-}
-
-}  // namespace
+}  // namespace internal
 
 }  // namespace rfs::lucene

@@ -34,8 +34,8 @@
 #include "rfs/lucene/segment_infos.hpp"
 
 #include "absl/status/statusor.h"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/format_util_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
 
 namespace rfs::lucene::internal {
 

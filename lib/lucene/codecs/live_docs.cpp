@@ -7,10 +7,9 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/format_util_internal.hpp"
-#include "lucene/live_docs_internal.hpp"
-#include "lucene/lucene4_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
+#include "lucene/codecs/live_docs_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -46,12 +45,9 @@ int32_t LiveDocs::CountLive() const {
   return static_cast<int32_t>(n);
 }
 
-absl::StatusOr<LiveDocs> ReadHardLiveDocs(const core::IDirectory& index_dir,
-                                          const SegmentCommitInfo& segment) {
+absl::StatusOr<LiveDocs> internal::ReadModernLiveDocs(const core::IDirectory& index_dir,
+                                                      const SegmentCommitInfo& segment) {
   const int32_t max_doc = segment.max_doc();
-  if (segment.del_gen == -1) return LiveDocs::AllLive(max_doc);
-  // Lucene 4 segments keep deletions in a `.del` BitVector.
-  if (internal::IsLucene4Segment(segment)) return internal::ReadLucene4LiveDocs(index_dir, segment);
   const std::string suffix = internal::Base36(segment.del_gen);
   const std::string name = internal::SegmentFileName(segment.name, suffix, "liv");
   auto status_context = StrCat("segment ", segment.name);
@@ -145,14 +141,6 @@ absl::Status ApplySoftDeletes(const core::IDirectory& index_dir,
     if (*has) live.Delete(d);
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<LiveDocs> ReadLiveDocs(const core::IDirectory& index_dir,
-                                      const core::IDirectory& segment_dir,
-                                      const SegmentCommitInfo& segment, const FieldInfos& fields) {
-  RFS_ASSIGN_OR_RETURN(LiveDocs live, ReadHardLiveDocs(index_dir, segment));
-  RFS_RETURN_IF_ERROR(ApplySoftDeletes(index_dir, segment_dir, segment, fields, live));
-  return live;
 }
 
 }  // namespace rfs::lucene

@@ -9,9 +9,9 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/format_util_internal.hpp"
-#include "lucene/stored_fields_internal.hpp"
-#include "lucene/stored_fields_reader_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
+#include "lucene/codecs/stored_fields_internal.hpp"
+#include "lucene/codecs/stored_fields_reader_internal.hpp"
 
 namespace rfs::lucene {
 namespace internal {
@@ -562,6 +562,30 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   return absl::OkStatus();
 }
 
+namespace {
+
+// chunkSize and the packed-ints version (none for Lucene90 ints): in the `.fdm` from its first
+// version on, else in the `.fdt` right after its header (`in`).
+absl::Status ReadChunkSize(const core::IDirectory& segment_dir, const SegmentCommitInfo& segment,
+                           ByteReader& in, StoredFieldsFormat& format) {
+  if (format.lucene90_ints || format.version >= kVersionMeta) {
+    const std::string fdm_name = SegmentFileName(segment.name, "", "fdm");
+    RFS_ASSIGN_OR_RETURN(FileBytes fdm, FileBytes::Open(segment_dir, fdm_name));
+    ByteReader meta = fdm.Reader();
+    RFS_RETURN_IF_ERROR(
+        ReadFileHeader(meta, {kFdmNames, 0, format.version}, &segment.id, "", true).status());
+    RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(meta, "chunk size", 1u << 30));
+    if (!format.lucene90_ints) {
+      RFS_RETURN_IF_ERROR(ReadPositiveVInt(meta, "packed ints version", 2).status());
+    }
+    return absl::OkStatus();
+  }
+  RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(in, "chunk size", 1u << 30));
+  return ReadPositiveVInt(in, "packed ints version", 2).status();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDirectory& segment_dir,
                                                                const SegmentCommitInfo& segment,
                                                                bool verify_checksum) {
@@ -616,20 +640,7 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
     // Hashing touched every page; decoding reads them back as it goes.
     file->DropCachedPages(0, size);
   }
-  if (format.lucene90_ints || format.version >= kVersionMeta) {
-    const std::string fdm_name = SegmentFileName(segment.name, "", "fdm");
-    RFS_ASSIGN_OR_RETURN(FileBytes fdm, FileBytes::Open(segment_dir, fdm_name));
-    ByteReader meta = fdm.Reader();
-    RFS_RETURN_IF_ERROR(
-        ReadFileHeader(meta, {kFdmNames, 0, format.version}, &segment.id, "", true).status());
-    RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(meta, "chunk size", 1u << 30));
-    if (!format.lucene90_ints) {
-      RFS_RETURN_IF_ERROR(ReadPositiveVInt(meta, "packed ints version", 2).status());
-    }
-  } else {
-    RFS_ASSIGN_OR_RETURN(format.chunk_size, ReadPositiveVInt(in, "chunk size", 1u << 30));
-    RFS_RETURN_IF_ERROR(ReadPositiveVInt(in, "packed ints version", 2).status());
-  }
+  RFS_RETURN_IF_ERROR(ReadChunkSize(segment_dir, segment, in, format));
   if (format.chunk_size <= 0) {
     return core::DataLossAt(file->name(), in.position(), "chunk size 0");
   }

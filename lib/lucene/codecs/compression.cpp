@@ -5,7 +5,7 @@
 #include "rfs/core/errors.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/compression_internal.hpp"
+#include "lucene/codecs/compression_internal.hpp"
 #include <zstd.h>
 #include <zstd_errors.h>
 

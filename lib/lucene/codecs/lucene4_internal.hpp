@@ -7,7 +7,11 @@
 //
 // Stored fields (Lucene41StoredFields) and compound files
 // (CompoundFileWriter*) are handled next to their newer counterparts in
-// stored_fields.cpp and compound.cpp.
+// stored_fields.cpp and compound.cpp, which share their decoders.
+//
+// Only dispatch.cpp calls these: the Lucene 5.0+ parsers know nothing of
+// Lucene 4, and this code needs only format_util and the value types
+// (SegmentInfos, FieldInfos, LiveDocs) it fills.
 //
 // Internal to rfs::lucene. Stateless functions; thread-safe.
 #pragma once
@@ -16,14 +20,15 @@
 #include <span>
 #include <string_view>
 
+#include "rfs/codec/codec_util.hpp"
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/live_docs_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
+#include "lucene/codecs/live_docs_internal.hpp"
 
 namespace rfs::lucene::internal {
 
@@ -36,6 +41,13 @@ inline constexpr int32_t kSegments49 = 3;
 
 /// True when the segment's `.si` was read by the Lucene 4 parser.
 bool IsLucene4Segment(const SegmentCommitInfo& segment);
+
+/// True for the codec header of a Lucene 4.x segments_N (formats 0..3).
+bool IsLucene4SegmentsHeader(const codec::CodecHeader& header);
+/// True for the codec of a Lucene 4.x `.si` (Lucene40/46SegmentInfo).
+bool IsLucene4SegmentInfoCodec(std::string_view codec);
+/// True for the codec of a Lucene 4.2+ `.fnm` (Lucene42/46FieldInfos).
+bool IsLucene4FieldInfosCodec(std::string_view codec);
 
 /// Parses segments_N format 0..3 from just after its codec header to the
 /// end (including the trailing checksum or footer, which is verified).

@@ -24,8 +24,8 @@
 #include "rfs/lucene/segment_infos.hpp"
 
 #include "absl/status/statusor.h"
-#include "lucene/doc_values_internal.hpp"
-#include "lucene/field_infos_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
 
 namespace rfs::lucene::internal {
 

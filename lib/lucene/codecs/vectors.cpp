@@ -7,8 +7,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/format_util_internal.hpp"
-#include "lucene/vectors_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
+#include "lucene/codecs/vectors_internal.hpp"
 
 namespace rfs::lucene::internal {
 

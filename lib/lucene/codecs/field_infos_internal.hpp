@@ -2,11 +2,13 @@
 // numbers used by stored fields and doc values to names, doc-values types and
 // per-field attributes.
 //
-// Reads Lucene42FieldInfos v0 and Lucene46FieldInfos v0-v2 (Lucene 4.x),
-// Lucene50FieldInfos v0-v1, Lucene60FieldInfos v0-v2 (big-endian),
-// Lucene90FieldInfos v0 and Lucene94FieldInfos v0-v2 (little-endian). When a
-// segment's field infos generation is > 0 the generation file
-// `_N_<gen>.fnm` (outside any compound file) replaces the segment's own.
+// Lucene42FieldInfos v0 and Lucene46FieldInfos v0-v2 (Lucene 4.x) are read
+// by lucene4_internal.hpp, the rest here: Lucene50FieldInfos v0-v1,
+// Lucene60FieldInfos v0-v2 (big-endian), Lucene90FieldInfos v0 and
+// Lucene94FieldInfos v0-v2 (little-endian). When a segment's field infos
+// generation is > 0 the generation file `_N_<gen>.fnm` (outside any compound
+// file) replaces the segment's own. ParseFieldInfos and ReadFieldInfos
+// (dispatch_internal.hpp) read either kind.
 //
 // FieldInfos is an immutable value; thread-safe to share.
 #pragma once
@@ -78,17 +80,15 @@ class FieldInfos {
   std::unordered_map<int32_t, size_t> by_number_;
 };
 
-/// Parses the bytes of one `.fnm` file named `name`, checking the header id
-/// and suffix. DataLoss/Unimplemented as documented in errors.hpp.
-absl::StatusOr<FieldInfos> ParseFieldInfos(std::span<const uint8_t> bytes, std::string_view name,
-                                           const std::array<uint8_t, 16>& segment_id,
-                                           std::string_view suffix);
+namespace internal {
 
-/// Reads the current field infos of `segment`: `<seg>.fnm` from
-/// `segment_dir` (the compound view when the segment is compound) or, when
-/// field_infos_gen > 0, `<seg>_<gen>.fnm` from `index_dir`.
-absl::StatusOr<FieldInfos> ReadFieldInfos(const core::IDirectory& index_dir,
-                                          const core::IDirectory& segment_dir,
-                                          const SegmentCommitInfo& segment);
+/// Parses the bytes of one Lucene 5.0+ `.fnm` file named `name`, checking the header id and
+/// suffix. DataLoss/Unimplemented as documented in errors.hpp.
+absl::StatusOr<FieldInfos> ParseModernFieldInfos(std::span<const uint8_t> bytes,
+                                                 std::string_view name,
+                                                 const std::array<uint8_t, 16>& segment_id,
+                                                 std::string_view suffix);
+
+}  // namespace internal
 
 }  // namespace rfs::lucene

@@ -9,8 +9,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/compression_internal.hpp"
-#include "lucene/doc_values_internal.hpp"
+#include "lucene/codecs/compression_internal.hpp"
+#include "lucene/codecs/doc_values_internal.hpp"
 
 namespace rfs::lucene::internal {
 

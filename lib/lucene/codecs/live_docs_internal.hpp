@@ -6,7 +6,8 @@
 // including generation files written by doc-values updates).
 //
 // A document is live iff its `.liv` bit is set (or the segment has no
-// `.liv`) AND it has no value in the soft-deletes field.
+// `.liv`) AND it has no value in the soft-deletes field. ReadHardLiveDocs and
+// ReadLiveDocs (dispatch_internal.hpp) read a segment of either kind.
 //
 // LiveDocs is a plain value (a bit set); thread-safe to share once built.
 #pragma once
@@ -18,7 +19,7 @@
 #include "rfs/lucene/segment_infos.hpp"
 
 #include "absl/status/statusor.h"
-#include "lucene/field_infos_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -45,11 +46,15 @@ class LiveDocs {
   std::vector<uint64_t> words_;
 };
 
-/// Hard deletes only: the segment's `.liv` (from `index_dir`; never inside a
-/// compound file) or all live when del_gen == -1. Checks that the number of
-/// deleted docs equals del_count.
-absl::StatusOr<LiveDocs> ReadHardLiveDocs(const core::IDirectory& index_dir,
-                                          const SegmentCommitInfo& segment);
+namespace internal {
+
+/// Hard deletes only of a Lucene 5.0+ segment with deletions (del_gen != -1): its `.liv` (from
+/// `index_dir`; never inside a compound file). Checks that the number of deleted docs equals
+/// del_count.
+absl::StatusOr<LiveDocs> ReadModernLiveDocs(const core::IDirectory& index_dir,
+                                            const SegmentCommitInfo& segment);
+
+}  // namespace internal
 
 /// Clears the bits of documents that have a value in the soft-deletes field
 /// (the field flagged 0x08 in `fields`, else one named "__soft_deletes" with
@@ -57,10 +62,5 @@ absl::StatusOr<LiveDocs> ReadHardLiveDocs(const core::IDirectory& index_dir,
 absl::Status ApplySoftDeletes(const core::IDirectory& index_dir,
                               const core::IDirectory& segment_dir, const SegmentCommitInfo& segment,
                               const FieldInfos& fields, LiveDocs& live);
-
-/// ReadHardLiveDocs followed by ApplySoftDeletes.
-absl::StatusOr<LiveDocs> ReadLiveDocs(const core::IDirectory& index_dir,
-                                      const core::IDirectory& segment_dir,
-                                      const SegmentCommitInfo& segment, const FieldInfos& fields);
 
 }  // namespace rfs::lucene

@@ -1,12 +1,12 @@
 // .fnm parsing (docs/formats.md C.6; Lucene60FieldInfosFormat.java,
-// Lucene90FieldInfosFormat.java, Lucene94FieldInfosFormat.java).
+// Lucene90FieldInfosFormat.java, Lucene94FieldInfosFormat.java). Lucene 4's `.fnm` goes to
+// lucene4.cpp instead (dispatch.cpp).
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/field_infos_internal.hpp"
-#include "lucene/format_util_internal.hpp"
-#include "lucene/lucene4_internal.hpp"
+#include "lucene/codecs/field_infos_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
 
 namespace rfs::lucene {
 
@@ -22,7 +22,6 @@ constexpr std::string_view kNames[] = {"Lucene50FieldInfos", "Lucene60FieldInfos
 // Lucene 4.0-4.1 field infos; not read. Lucene42/46FieldInfos (4.2-4.10) go
 // to lucene4.cpp.
 constexpr std::string_view kLegacyNames[] = {"Lucene40FieldInfos"};
-constexpr std::string_view kLucene4Names[] = {"Lucene42FieldInfos", "Lucene46FieldInfos"};
 // Highest header version read per codec: Lucene50 1 (safe maps); Lucene60 2
 // (FORMAT_SELECTIVE_INDEXING); Lucene90 0; Lucene94 2
 // (FORMAT_DOCVALUE_SKIPPER).
@@ -129,17 +128,12 @@ const FieldInfo* FieldInfos::SoftDeletesField() const {
   return nullptr;
 }
 
-absl::StatusOr<FieldInfos> ParseFieldInfos(std::span<const uint8_t> bytes, std::string_view name,
-                                           const std::array<uint8_t, 16>& segment_id,
-                                           std::string_view suffix) {
+namespace internal {
+
+absl::StatusOr<FieldInfos> ParseModernFieldInfos(std::span<const uint8_t> bytes,
+                                                 std::string_view name, const SegmentId& segment_id,
+                                                 std::string_view suffix) {
   ByteReader in(bytes, name);
-  {
-    ByteReader peek = in;
-    auto any = codec::ReadCodecHeader(peek, "", INT32_MIN, INT32_MAX);
-    if (any.ok() && (any->codec == kLucene4Names[0] || any->codec == kLucene4Names[1])) {
-      return internal::ParseLucene4FieldInfos(bytes, name);
-    }
-  }
   size_t which = 0;
   RFS_ASSIGN_OR_RETURN(codec::IndexHeader header,
                        internal::ReadFileHeader(in, {kNames, 0, 2, kLegacyNames}, &segment_id,
@@ -172,21 +166,6 @@ absl::StatusOr<FieldInfos> ParseFieldInfos(std::span<const uint8_t> bytes, std::
   return FieldInfos(header.header.codec, version, std::move(fields));
 }
 
-absl::StatusOr<FieldInfos> ReadFieldInfos(const core::IDirectory& index_dir,
-                                          const core::IDirectory& segment_dir,
-                                          const SegmentCommitInfo& segment) {
-  const bool gen = segment.field_infos_gen > 0;
-  const std::string suffix = gen ? internal::Base36(segment.field_infos_gen) : "";
-  const std::string name = internal::SegmentFileName(segment.name, suffix, "fnm");
-  auto bytes = internal::FileBytes::Open(gen ? index_dir : segment_dir, name);
-  if (!bytes.ok()) {
-    return core::WithContext(bytes.status(), StrCat("segment ", segment.name));
-  }
-  auto infos = ParseFieldInfos(bytes->bytes(), name, segment.id, suffix);
-  if (!infos.ok()) {
-    return core::WithContext(infos.status(), StrCat("segment ", segment.name));
-  }
-  return infos;
-}
+}  // namespace internal
 
 }  // namespace rfs::lucene

@@ -16,8 +16,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/format_util_internal.hpp"
-#include "lucene/lucene4_internal.hpp"
+#include "lucene/codecs/format_util_internal.hpp"
+#include "lucene/codecs/lucene4_internal.hpp"
 
 namespace rfs::lucene::internal {
 
@@ -108,6 +108,15 @@ absl::Status ExpectEnd(const ByteReader& in, size_t data_end) {
 bool IsLucene4Segment(const SegmentCommitInfo& segment) {
   return segment.info.codec_header == kSi40 || segment.info.codec_header == kSi46;
 }
+
+bool IsLucene4SegmentsHeader(const codec::CodecHeader& header) {
+  return header.codec == "segments" && header.version >= kSegments40 &&
+         header.version <= kSegments49;
+}
+
+bool IsLucene4SegmentInfoCodec(std::string_view codec) { return codec == kSi40 || codec == kSi46; }
+
+bool IsLucene4FieldInfosCodec(std::string_view codec) { return codec == kFnm42 || codec == kFnm46; }
 
 absl::StatusOr<size_t> Lucene4DataEnd(std::span<const uint8_t> bytes, std::string_view name,
                                       bool has_footer) {

@@ -6,8 +6,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
-#include "lucene/terms_internal.hpp"
-#include "lucene/tsdb_doc_values_internal.hpp"
+#include "lucene/codecs/terms_internal.hpp"
+#include "lucene/codecs/tsdb_doc_values_internal.hpp"
 
 namespace rfs::lucene::internal {
 
