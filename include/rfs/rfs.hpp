@@ -35,6 +35,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/url_redaction.hpp"
 #include "rfs/core/version.hpp"
+#include "rfs/core/retry.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/shard_delta.hpp"
