@@ -189,6 +189,8 @@ class ShardReader {
   absl::StatusOr<std::unique_ptr<DocumentCursor>> OpenAt(uint64_t cursor = 0) const;
   /// Which docs of segments()[i] are live (hard and soft deletes applied), by doc id.
   absl::StatusOr<std::vector<bool>> LiveDocsOf(size_t segment) const;
+  /// The names of the fields of segments()[i] (its field infos), in file order.
+  absl::StatusOr<std::vector<std::string>> FieldNamesOf(size_t segment) const;
 
  private:
   friend class DocumentCursor;
