@@ -8,6 +8,11 @@
 // (lucene::ParallelDocumentReader); --reader-threads 0 reads on this thread (the serial cursor,
 // which checks a stored-fields file's checksum by reading it whole before decoding it).
 //
+// The same repository is then read from GCS (fake-gcs-server) and Azure Blob Storage (Azurite),
+// started and filled through scripts/local-cloud, on loopback and through the same proxy at the
+// same latency and per-connection bandwidth (passing their requests on with their own
+// credentials), with the CPU each takes per GB of `_source`.
+//
 //   s3_read_bench REPOSITORY_FOLDER [--latency-ms 30] [--mb-per-s 80] [--reader-threads N]
 #include <algorithm>
 #include <chrono>
@@ -16,11 +21,14 @@
 #include <string>
 #include <thread>
 
+#include "rfs/cloud/azure_repo.hpp"
+#include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/s3/s3_repo.hpp"
 #include "rfs/snapshot/repository.hpp"
 
+#include "support/local_cloud.hpp"
 #include "support/s3_proxy.hpp"
 #include "support/s3_server.hpp"
 #include <sys/resource.h>
@@ -104,6 +112,10 @@ void Print(const char* what, const Figures& f) {
       "  CPU %5.2f s  written to disk %llu bytes\n",
       what, f.first_doc_s, static_cast<unsigned long long>(f.docs), f.source_bytes / 1e6, f.total_s,
       f.source_bytes / 1e6 / f.total_s, f.cpu_s, static_cast<unsigned long long>(f.written));
+}
+
+void PrintCpuPerGb(const char* what, const Figures& f) {
+  std::printf("%-18s CPU %.2f s per GB of _source\n", what, f.cpu_s / (f.source_bytes / 1e9));
 }
 
 constexpr const char* kProxyKey = "AKIDBENCHPROXY";
@@ -225,6 +237,61 @@ int main(int argc, char** argv) {
       if (from_folder.docs != f->docs || from_folder.source_bytes != f->source_bytes) {
         std::fprintf(stderr, "s3_read_bench: S3 and folder reads differ\n");
         return 1;
+      }
+    }
+
+    // GCS and Azure: the same reader over their requests, on loopback and at cloud latency.
+    const auto latency = std::chrono::microseconds(static_cast<int64_t>(latency_ms * 1000));
+    std::printf(
+        "GCS (fake-gcs-server) and Azure (Azurite), on loopback and at %.0f ms, %.0f MB/s "
+        "per connection\n",
+        latency_ms, mb_per_s);
+    Print("folder", from_folder);
+    PrintCpuPerGb("folder", from_folder);
+    PrintCpuPerGb("s3 (proxy)", from_cloud);
+    for (const std::string kind : {"gcs", "azure"}) {
+      rfs::test::LocalCloud emulator(kind);
+      emulator.Upload(folder, "rfs-bench", "repo");
+      // The same proxy as for S3, passing requests on with their own credentials.
+      rfs::test::S3ProxyOptions slow_options;
+      slow_options.upstream = emulator.endpoint();
+      slow_options.pass_through = true;
+      slow_options.first_byte_latency = latency;
+      slow_options.bytes_per_second = mb_per_s * 1e6;
+      rfs::test::S3Proxy slow_proxy(slow_options);
+      std::shared_ptr<rfs::cloud::RangedObjectRepo> loopback, slowed;
+      if (kind == "gcs") {
+        rfs::cloud::GcsOptions gcs;
+        gcs.endpoint = emulator.endpoint();
+        gcs.read_ahead_bytes = read_ahead_mib << 20;
+        loopback = rfs::cloud::GcsRepo::Open("gs://rfs-bench/repo", gcs).value();
+        gcs.endpoint = slow_proxy.endpoint();
+        slowed = rfs::cloud::GcsRepo::Open("gs://rfs-bench/repo", gcs).value();
+      } else {
+        rfs::cloud::AzureOptions azure;
+        azure.endpoint = emulator.endpoint() + "/devstoreaccount1";
+        azure.getenv = [&emulator](const char* name) -> const char* {
+          auto it = emulator.environment().find(name);
+          return it == emulator.environment().end() ? nullptr : it->second.c_str();
+        };
+        azure.read_ahead_bytes = read_ahead_mib << 20;
+        loopback = rfs::cloud::AzureRepo::Open("az://rfs-bench/repo", azure).value();
+        azure.endpoint = slow_proxy.endpoint() + "/devstoreaccount1";
+        slowed = rfs::cloud::AzureRepo::Open("az://rfs-bench/repo", azure).value();
+      }
+      const Figures near = Read(loopback, reader_threads);
+      const Figures far = Read(slowed, reader_threads);
+      const std::string at_latency = kind + " (latency)";
+      Print(kind.c_str(), near);
+      Print(at_latency.c_str(), far);
+      PrintCpuPerGb(kind.c_str(), near);
+      std::printf("%s at that latency reads at %.0f%% of the folder's rate\n", kind.c_str(),
+                  100 * from_folder.total_s / far.total_s);
+      for (const Figures* f : {&near, &far}) {
+        if (from_folder.docs != f->docs || from_folder.source_bytes != f->source_bytes) {
+          std::fprintf(stderr, "s3_read_bench: %s and folder reads differ\n", kind.c_str());
+          return 1;
+        }
       }
     }
   } catch (const std::exception& e) {

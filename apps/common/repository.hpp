@@ -6,12 +6,18 @@
 //   --s3-region R, --s3-endpoint URL (alias --endpoint): where the bucket is; a custom endpoint
 //                                 (MinIO, LocalStack, ...) is addressed path-style
 //   --s3-local-dir, --local-dir   accepted and ignored: S3 repositories are read in place
+//   --gcs-repo-uri gs://...       a Google Cloud Storage repository, with --gcs-endpoint URL
+//   --azure-repo-uri az://...     an Azure Blob Storage repository, with --azure-account NAME and
+//                                 --azure-endpoint URL
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 #include <boost/program_options.hpp>
 
+#include "rfs/cloud/azure_repo.hpp"
+#include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/net/aws_credentials.hpp"
@@ -28,7 +34,8 @@ inline void AddRepositoryOptions(po::options_description& options) {
                         "of any other)")("file-system-repo-path", po::value<std::string>(),
                                          "alias of --snapshot-local-dir")(
       "repo-uri", po::value<std::string>(),
-      "the repository as file:///path, a path, or s3://bucket/prefix (read in place)")(
+      "the repository as file:///path, a path, s3://bucket/prefix, gs://bucket/prefix or "
+      "az://container/prefix (the last three read in place)")(
       "s3-repo-uri", po::value<std::string>(), "an S3 repository: s3://bucket/prefix")(
       "s3-region", po::value<std::string>(),
       "the S3 bucket's region, e.g. us-east-1 (default: AWS_REGION, AWS_DEFAULT_REGION, "
@@ -36,12 +43,27 @@ inline void AddRepositoryOptions(po::options_description& options) {
       "s3-endpoint", po::value<std::string>(),
       "a custom S3 endpoint, e.g. http://minio:9000 (path-style addressing)")(
       "endpoint", po::value<std::string>(), "alias of --s3-endpoint")(
+      "gcs-repo-uri", po::value<std::string>(),
+      "a Google Cloud Storage repository: gs://bucket/prefix (read in place)")(
+      "gcs-endpoint", po::value<std::string>(),
+      "a custom GCS endpoint, e.g. http://127.0.0.1:4443 (default: STORAGE_EMULATOR_HOST, "
+      "else https://storage.googleapis.com)")(
+      "azure-repo-uri", po::value<std::string>(),
+      "an Azure Blob Storage repository: az://container/prefix (read in place)")(
+      "azure-account", po::value<std::string>(),
+      "the Azure storage account (default: the one of AZURE_STORAGE_CONNECTION_STRING, "
+      "else AZURE_STORAGE_ACCOUNT)")(
+      "azure-endpoint", po::value<std::string>(),
+      "a custom Azure Blob endpoint, e.g. Azurite's http://127.0.0.1:10000/devstoreaccount1 or "
+      "a sovereign cloud's (default: https://ACCOUNT.blob.core.windows.net)")(
       "s3-local-dir", po::value<std::string>(),
       "accepted for compatibility and ignored: S3 repositories are read in place, nothing is "
       "downloaded")("local-dir", po::value<std::string>(), "alias of --s3-local-dir (ignored)");
 }
 
-/// A folder, file:///path or s3://bucket/prefix, with the S3 region and endpoint options.
+/// A folder, file:///path, s3://bucket/prefix (with the S3 region and endpoint options),
+/// gs://bucket/prefix (with --gcs-endpoint) or az://container/prefix (with --azure-account and
+/// --azure-endpoint).
 inline absl::StatusOr<migration::RepositoryLocation> LocationOf(const std::string& uri,
                                                                 const po::variables_map& vm) {
   migration::RepositoryLocation location;
@@ -60,12 +82,39 @@ inline absl::StatusOr<migration::RepositoryLocation> LocationOf(const std::strin
                        " needs --s3-region (or AWS_REGION, AWS_DEFAULT_REGION, a region in the AWS "
                        "profile, or --s3-endpoint for a custom store)"));
     }
+  } else if (location.uri.starts_with("gs://")) {
+    auto parsed = cloud::ParseGcsUri(location.uri);
+    if (!parsed.ok()) return parsed.status();
+    if (vm.count("gcs-endpoint")) {
+      location.gcs.endpoint = vm["gcs-endpoint"].as<std::string>();
+      auto endpoint = cloud::EndpointUrl::Parse(location.gcs.endpoint, "--gcs-endpoint");
+      if (!endpoint.ok()) return endpoint.status();
+    }
+  } else if (location.uri.starts_with("az://")) {
+    auto parsed = cloud::ParseAzureUri(location.uri);
+    if (!parsed.ok()) return parsed.status();
+    if (vm.count("azure-account")) location.azure.account = vm["azure-account"].as<std::string>();
+    if (vm.count("azure-endpoint")) {
+      location.azure.endpoint = vm["azure-endpoint"].as<std::string>();
+      auto endpoint = cloud::EndpointUrl::Parse(location.azure.endpoint, "--azure-endpoint");
+      if (!endpoint.ok()) return endpoint.status();
+    }
+    const char* account = std::getenv("AZURE_STORAGE_ACCOUNT");
+    const char* connection = std::getenv("AZURE_STORAGE_CONNECTION_STRING");
+    if (location.azure.account.empty() && location.azure.endpoint.empty() &&
+        (account == nullptr || *account == '\0') &&
+        (connection == nullptr || *connection == '\0')) {
+      return absl::InvalidArgumentError(core::StrCat(
+          location.uri,
+          " needs --azure-account (or AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_CONNECTION_STRING, or "
+          "--azure-endpoint)"));
+    }
   } else if (location.uri.find("://") != std::string::npos &&
              !location.uri.starts_with("file://")) {
     return absl::InvalidArgumentError(
         core::StrCat("repository URI '", location.uri,
-                     "' is not supported: use a path, file:///path or "
-                     "s3://bucket/prefix"));
+                     "' is not supported: use a path, file:///path, s3://bucket/prefix, "
+                     "gs://bucket/prefix or az://container/prefix"));
   }
   if (location.uri.empty() || location.uri == "file://") {
     return absl::InvalidArgumentError("the repository folder is empty");
@@ -74,7 +123,8 @@ inline absl::StatusOr<migration::RepositoryLocation> LocationOf(const std::strin
 }
 
 inline constexpr const char* kRepositoryOptionNames[] = {
-    "snapshot-local-dir", "file-system-repo-path", "repo-uri", "s3-repo-uri"};
+    "snapshot-local-dir", "file-system-repo-path", "repo-uri",
+    "s3-repo-uri",        "gcs-repo-uri",          "azure-repo-uri"};
 
 /// True when one of the repository options is given.
 inline bool HasRepositoryOption(const po::variables_map& vm) {
@@ -97,15 +147,21 @@ inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::
   if (given == 0) {
     return absl::InvalidArgumentError(
         "the snapshot repository is missing: give --snapshot-local-dir DIR or --repo-uri URI "
-        "(file:///path or s3://bucket/prefix)");
+        "(file:///path, s3://bucket/prefix, gs://bucket/prefix or az://container/prefix)");
   }
   if (given > 1) {
     return absl::InvalidArgumentError(
         "give only one of --snapshot-local-dir, --file-system-repo-path, --repo-uri, "
-        "--s3-repo-uri");
+        "--s3-repo-uri, --gcs-repo-uri, --azure-repo-uri");
   }
   if (vm.count("s3-repo-uri") && !uri.starts_with("s3://")) {
     return absl::InvalidArgumentError("--s3-repo-uri takes s3://bucket/prefix");
+  }
+  if (vm.count("gcs-repo-uri") && !uri.starts_with("gs://")) {
+    return absl::InvalidArgumentError("--gcs-repo-uri takes gs://bucket/prefix");
+  }
+  if (vm.count("azure-repo-uri") && !uri.starts_with("az://")) {
+    return absl::InvalidArgumentError("--azure-repo-uri takes az://container/prefix");
   }
   return LocationOf(uri, vm);
 }

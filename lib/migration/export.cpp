@@ -258,7 +258,8 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
                 absl::InvalidArgumentError("--from-cursor needs --index and --shard"),
                 core::kExitUsage);
   }
-  auto repository = OpenSnapshotRepository({options.repository, options.s3});
+  auto repository = OpenSnapshotRepository(
+      {.uri = options.repository, .s3 = options.s3, .gcs = options.gcs, .azure = options.azure});
   if (!repository.ok())
     return Done(std::move(result), repository.status(), core::kExitSnapshotUnreadable);
   auto snapshot = (*repository)->FindSnapshot(options.snapshot_name);

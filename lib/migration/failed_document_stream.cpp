@@ -51,6 +51,18 @@ std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
   return core::JsonText(record);
 }
 
+absl::StatusOr<std::shared_ptr<cloud::RangedObjectRepo>> OpenFailedDocumentStore(
+    const FailedDocumentStreamOptions& options, std::string_view below) {
+  std::string prefix = options.prefix;
+  if (!prefix.empty() && !prefix.ends_with('/')) prefix += "/";
+  const std::string uri = StrCat(options.scheme, "://", options.bucket, "/", prefix, below);
+  if (options.scheme == "s3") return s3::S3Repo::Open(uri, options.s3);
+  if (options.scheme == "gs") return cloud::GcsRepo::Open(uri, options.gcs);
+  if (options.scheme == "az") return cloud::AzureRepo::Open(uri, options.azure);
+  return absl::InvalidArgumentError(
+      StrCat("the failed-document stream goes to s3, gs or az, not ", options.scheme));
+}
+
 absl::StatusOr<std::unique_ptr<S3FailedDocumentStream>> S3FailedDocumentStream::Open(
     FailedDocumentStreamOptions options) {
   if (options.bucket.empty()) {
@@ -58,16 +70,14 @@ absl::StatusOr<std::unique_ptr<S3FailedDocumentStream>> S3FailedDocumentStream::
   }
   if (!options.prefix.empty() && !options.prefix.ends_with('/')) options.prefix += "/";
   if (options.session_id.empty()) options.session_id = StrCat("worker-", options.worker_id);
-  RFS_ASSIGN_OR_RETURN(
-      auto bucket,
-      s3::S3Repo::Open(StrCat("s3://", options.bucket, "/", options.prefix), options.s3));
+  RFS_ASSIGN_OR_RETURN(auto bucket, OpenFailedDocumentStore(options));
   return std::unique_ptr<S3FailedDocumentStream>(
       new S3FailedDocumentStream(std::move(options), std::move(bucket)));
 }
 
 std::string S3FailedDocumentStream::location() const {
-  return StrCat("s3://", options_.bucket, "/", options_.prefix, "session=", options_.session_id,
-                "/");
+  return StrCat(options_.scheme, "://", options_.bucket, "/", options_.prefix,
+                "session=", options_.session_id, "/");
 }
 
 uint64_t S3FailedDocumentStream::objects_written() const { return objects_.load(); }

@@ -39,6 +39,10 @@ struct S3ProxyOptions {
   net::AwsCredentials upstream_credentials;
   /// The keys clients may sign with (service "s3").
   SigV4Expectation expect{.service = "s3"};
+  /// Requests are passed on as they came, with their own credentials (GCS's token, Azure's Shared
+  /// Key or SAS), without SigV4 checks or re-signing: the same faults, latency and bandwidth in
+  /// front of fake-gcs-server or Azurite.
+  bool pass_through = false;
   /// Fraction of requests answered with a fault instead of being passed on.
   double fault_rate = 0;
   uint32_t seed = 1;
@@ -60,11 +64,14 @@ class S3Proxy {
   enum class Fault { kSlowDown503, kInternalError500, kReset, kTruncated };
 
   explicit S3Proxy(S3ProxyOptions options) : options_(std::move(options)), rng_(options_.seed) {
-    auto opened = net::BeastHttpTransport::Open(
-        {.endpoint = options_.upstream,
-         .sigv4 = net::SigV4Options{.region = options_.expect.region,
-                                    .service = "s3",
-                                    .credentials = options_.upstream_credentials}});
+    net::HttpTransportOptions upstream;
+    upstream.endpoint = options_.upstream;
+    if (!options_.pass_through) {
+      upstream.sigv4 = net::SigV4Options{.region = options_.expect.region,
+                                         .service = "s3",
+                                         .credentials = options_.upstream_credentials};
+    }
+    auto opened = net::BeastHttpTransport::Open(std::move(upstream));
     if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
     upstream_ = *std::move(opened);
     namespace asio = boost::asio;
@@ -203,7 +210,11 @@ class S3Proxy {
         }
       }
       net::HttpResponse response;
-      if (auto rejection = VerifySigV4(request, expect, std::chrono::system_clock::now())) {
+      std::optional<SigV4Rejection> rejection;
+      if (!options_.pass_through) {
+        rejection = VerifySigV4(request, expect, std::chrono::system_clock::now());
+      }
+      if (rejection) {
         ++rejected_;
         {
           std::lock_guard lock(mu_);
@@ -353,10 +364,14 @@ class S3Proxy {
 
   net::HttpResponse Forward(const net::HttpRequest& request) {
     net::HttpRequest upstream = request;
-    std::erase_if(upstream.headers, [](const auto& h) {
+    const bool pass_through = options_.pass_through;
+    std::erase_if(upstream.headers, [pass_through](const auto& h) {
       const std::string lower = Lower(h.first);
-      return lower == "host" || lower == "authorization" || lower.starts_with("x-amz-") ||
-             lower == "content-length" || lower == "connection" || lower == "user-agent";
+      if (lower == "host" || lower == "content-length" || lower == "connection" ||
+          lower == "user-agent") {
+        return true;
+      }
+      return !pass_through && (lower == "authorization" || lower.starts_with("x-amz-"));
     });
     auto response = upstream_->Send(upstream);
     ++forwarded_;

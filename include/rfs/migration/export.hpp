@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "rfs/cloud/azure_repo.hpp"
+#include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/s3/s3_repo.hpp"
 
 #include "absl/status/status.h"
@@ -18,9 +20,11 @@
 namespace rfs::migration {
 
 struct ExportOptions {
-  /// A folder, file:///path or s3://bucket/prefix (see RepositoryLocation in tools.hpp).
+  /// A folder, file:///path, s3://, gs:// or az:// (see RepositoryLocation in tools.hpp).
   std::string repository;
   s3::S3Options s3;
+  cloud::GcsOptions gcs;
+  cloud::AzureOptions azure;
   std::string snapshot_name;
   /// Default: every index of the snapshot.
   std::optional<std::string> index;

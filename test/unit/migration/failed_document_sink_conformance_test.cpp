@@ -1,8 +1,11 @@
 // The IFailedDocumentSink conformance suite on both sinks rfs ships: GzipFailedDocumentSink (gzip
 // NDJSON files in a folder) and S3FailedDocumentStream (the Java tool's failed-document stream,
-// into a bucket that a real S3-compatible server, s3rver, serves).
+// into a bucket that a real S3-compatible server, s3rver, serves, and into GCS and Azure
+// emulators).
 #include "conformance/failed_document_sink_conformance.hpp"
 
+#include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -13,6 +16,7 @@
 #include "rfs/s3/s3_repo.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
+#include "support/local_cloud.hpp"
 #include "support/s3_server.hpp"
 #include "support/temp_dir.hpp"
 
@@ -64,4 +68,48 @@ TEST_CASE("S3FailedDocumentStream keeps the IFailedDocumentSink contract",
     out.written = std::shared_ptr<const rfs::snapshot::ISourceRepo>(*std::move(written));
     return out;
   });
+}
+
+TEST_CASE("the failed-document stream in GCS and Azure keeps the IFailedDocumentSink contract",
+          "[migration][conformance][cloud]") {
+  for (const std::string scheme : {"gs", "az"}) {
+    DYNAMIC_SECTION(scheme) {
+      // fake-gcs-server or Azurite through scripts/local-cloud, the bucket made by an upload.
+      static std::map<std::string, std::unique_ptr<rfs::test::LocalCloud>> clouds;
+      auto& cloud = clouds[scheme];
+      if (cloud == nullptr) {
+        cloud = std::make_unique<rfs::test::LocalCloud>(scheme == "gs" ? "gcs" : "azure");
+        rfs::test::TempDir seed("rfs-failed-seed");
+        std::ofstream(seed.File("seed")) << "x";
+        cloud->Upload(seed.path(), "failed", "seed");
+      }
+      static int run = 0;
+      rfs::reindex::conformance::RunFailedDocumentSinkConformance([&] {
+        rfs::migration::FailedDocumentStreamOptions options;
+        options.scheme = scheme;
+        options.bucket = "failed";
+        options.prefix = "run-" + std::to_string(++run) + "/";
+        options.session_id = "conformance";
+        options.worker_id = "w-1";
+        const auto environment = cloud->environment();
+        auto getenv = [environment](const char* name) -> const char* {
+          auto it = environment.find(name);
+          return it == environment.end() ? nullptr : it->second.c_str();
+        };
+        options.gcs.endpoint = cloud->endpoint();
+        options.gcs.getenv = getenv;
+        options.azure.endpoint = cloud->endpoint() + "/devstoreaccount1";
+        options.azure.getenv = getenv;
+        auto stream = rfs::migration::S3FailedDocumentStream::Open(options);
+        REQUIRE(stream.ok());
+        CHECK((*stream)->location().starts_with(scheme + "://failed/run-"));
+        auto written = rfs::migration::OpenFailedDocumentStore(options);
+        REQUIRE(written.ok());
+        FailedSinkUnderTest out;
+        out.sink = std::shared_ptr<rfs::reindex::IFailedDocumentSink>(*std::move(stream));
+        out.written = std::shared_ptr<const rfs::snapshot::ISourceRepo>(*std::move(written));
+        return out;
+      });
+    }
+  }
 }

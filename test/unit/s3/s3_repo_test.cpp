@@ -15,6 +15,7 @@
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/repository_documents.hpp"
+#include "support/repository_walk.hpp"
 #include "support/s3_server.hpp"
 
 namespace {
@@ -31,66 +32,8 @@ S3Options Local(const rfs::test::S3Server& server) {
   return options;
 }
 
-// Every blob path below `dir`, recursively, with its bytes.
-void Walk(const ISourceRepo& repo, const std::string& dir,
-          std::map<std::string, std::vector<uint8_t>>& out) {
-  auto blobs = repo.ListBlobs(dir);
-  REQUIRE(blobs.ok());
-  for (const auto& blob : *blobs) {
-    const std::string path = dir.empty() ? blob : dir + "/" + blob;
-    auto bytes = repo.ReadBlob(path);
-    INFO(path);
-    REQUIRE(bytes.ok());
-    out[path] = *std::move(bytes);
-  }
-  auto folders = repo.ListFolders(dir);
-  INFO(repo.description() << " " << dir << ": " << folders.status().ToString());
-  REQUIRE(folders.ok());
-  for (const auto& folder : *folders) Walk(repo, dir.empty() ? folder : dir + "/" + folder, out);
-}
-
-// One shard's documents ("id" -> source), or the error that stopped the read (its code).
-std::variant<absl::StatusCode, std::map<std::string, std::string>> ShardDocuments(
-    const rfs::snapshot::SnapshotRepository& repository,
-    const rfs::snapshot::SnapshotEntry& snapshot, const std::string& index, int shard) {
-  auto reader = rfs::lucene::OpenSnapshotShard(repository, snapshot, index, shard);
-  if (!reader.ok()) return reader.status().code();
-  auto cursor = (*reader)->OpenAt(0);
-  if (!cursor.ok()) return cursor.status().code();
-  std::map<std::string, std::string> out;
-  rfs::lucene::Document doc;
-  while (true) {
-    auto more = (*cursor)->Next(doc);
-    if (!more.ok()) return more.status().code();
-    if (!*more) return out;
-    out[doc.id] = std::string(doc.source.begin(), doc.source.end());
-  }
-}
-
-// Every snapshot, index and shard read from both: the same documents, or the same error (the
-// corpus holds repositories with blobs left out on purpose).
-void CompareEveryShard(const std::shared_ptr<ISourceRepo>& local,
-                       const std::shared_ptr<ISourceRepo>& remote) {
-  auto a = rfs::snapshot::SnapshotRepository::Open(local);
-  auto b = rfs::snapshot::SnapshotRepository::Open(remote);
-  REQUIRE(a.ok() == b.ok());
-  if (!a.ok()) return;
-  for (const auto& entry : (*a)->snapshots()) {
-    const std::string& name = entry.name;
-    auto sa = (*a)->FindSnapshot(name);
-    auto sb = (*b)->FindSnapshot(name);
-    REQUIRE(sa.ok() == sb.ok());
-    if (!sa.ok()) continue;
-    for (const auto& index : (*a)->IndicesIn(**sa)) {
-      auto meta = (*a)->ReadIndexMetadata(**sa, index);
-      if (!meta.ok()) continue;
-      for (int shard = 0; shard < meta->number_of_shards; ++shard) {
-        INFO(name << " " << index << "/" << shard);
-        CHECK(ShardDocuments(**b, **sb, index, shard) == ShardDocuments(**a, **sa, index, shard));
-      }
-    }
-  }
-}
+using rfs::test::CompareEveryShard;
+using rfs::test::Walk;
 
 }  // namespace
 
