@@ -59,7 +59,12 @@ po::options_description Options() {
   options.add_options()("snapshot-name", po::value<std::string>(),
                         "snapshot to migrate (default: the newest)")(
       "source-version", po::value<std::string>(),
-      "override the detected source version, e.g. \"ES 6.8\" or \"OS 1.3\"");
+      "override the detected source version, e.g. \"ES 6.8\" or \"OS 1.3\"; \"SOLR 9\" (or 6, "
+      "7, 8): the location holds Solr backups and --snapshot-name names one (docs/solr.md)")(
+      "solr-collection", po::value<std::string>(),
+      "Solr: the collection of a backup name that holds several")(
+      "solr-backup-id", po::value<Bounded<int, 0, 1000000000>>(),
+      "Solr: the point of an incremental backup (default: the newest)");
   AddConnectionOptions(options, "target", "target");
   AddPlainHttpOption(options);
   options.add_options()("output-dir", po::value<std::string>(),
@@ -147,6 +152,21 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
     metadata.min_replicas = replicas;
   }
   if (vm.count("source-version")) {
+    auto solr = migration::ParseSolrSourceVersion(vm["source-version"].as<std::string>());
+    if (!solr.ok()) return Invalid(core::StrCat("--source-version: ", solr.status().message()));
+    if (*solr) {
+      line.solr.emplace();
+      line.solr->major = **solr;
+      if (vm.count("solr-collection")) line.solr->collection = Text(vm, "solr-collection");
+      if (vm.count("solr-backup-id")) {
+        line.solr->backup_id = vm["solr-backup-id"].as<Bounded<int, 0, 1000000000>>().value;
+      }
+    }
+  }
+  if (!line.solr && (vm.count("solr-collection") || vm.count("solr-backup-id"))) {
+    return Invalid("--solr-collection and --solr-backup-id need --source-version \"SOLR <major>\"");
+  }
+  if (vm.count("source-version") && !line.solr) {
     auto source = core::ClusterVersion::ParseKnown(vm["source-version"].as<std::string>());
     if (!source.ok()) return Invalid(core::StrCat("--source-version: ", source.status().message()));
     metadata.source_version = *source;

@@ -2,10 +2,12 @@
 // their conversion into the library's MetadataToolOptions.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <boost/program_options.hpp>
 
+#include "rfs/migration/solr_migration.hpp"
 #include "rfs/migration/tools.hpp"
 
 #include "absl/status/statusor.h"
@@ -20,6 +22,8 @@ struct CommandLine {
   migration::MetadataToolOptions run;
   /// --output json: one JSON document on stdout instead of text.
   bool json_output = false;
+  /// --source-version "SOLR 9": the location holds Solr backups, --snapshot-name names one.
+  std::optional<migration::SolrSourceOptions> solr;
 };
 
 /// The run of `command` (evaluate or migrate) described by parsed options; InvalidArgument names

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
 
   const bool json_output = line->json_output;
   const rfs::migration::MetadataToolResult result =
-      rfs::migration::RunMetadataMigration(std::move(line->run));
+      line->solr ? rfs::migration::RunSolrMetadataMigration(std::move(line->run), *line->solr)
+                 : rfs::migration::RunMetadataMigration(std::move(line->run));
   if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }

@@ -14,6 +14,7 @@
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/migration/export.hpp"
+#include "rfs/migration/solr_migration.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/snapshot/inspect.hpp"
 
@@ -34,6 +35,8 @@ constexpr const char* kUsage =
     "         (shard count, size of its shard files, aliases, settings, mappings) and the\n"
     "         templates; exit 5 when a snapshot's entry in the repository index disagrees\n"
     "         with its snap-*.dat (each listed so is marked DAMAGED), as for `docs`\n"
+    "         With --source-version \"SOLR 9\" (or 6, 7, 8): the Solr backups of the location,\n"
+    "         or with --snapshot-name the one named (its shards, files, schema)\n"
     "  docs   every live document of a snapshot as NDJSON on stdout, one per line, in\n"
     "         elasticdump's format: {\"_index\",\"_type\" (typed indices only),\"_id\",\n"
     "         \"_routing\" (when set),\"_source\"}; a summary goes to stderr\n"
@@ -49,18 +52,53 @@ int Fail(const absl::Status& status) {
   return rfs::core::kExitSnapshotUnreadable;
 }
 
+// info --source-version "SOLR N": the location's Solr backups, or the one named.
+int SolrInfo(const po::variables_map& vm, const rfs::migration::RepositoryLocation& location,
+             int major) {
+  rfs::migration::SolrSourceOptions solr{.major = major};
+  if (vm.count("solr-collection")) solr.collection = vm["solr-collection"].as<std::string>();
+  if (vm.count("solr-backup-id")) {
+    solr.backup_id = vm["solr-backup-id"].as<rfs::apps::Bounded<int, 0, 1000000000>>().value;
+  }
+  const std::string name = vm.count("snapshot-name") ? vm["snapshot-name"].as<std::string>() : "";
+  auto inspection = rfs::migration::InspectSolrBackups(location, name, solr);
+  if (!inspection.ok()) {
+    if (absl::IsInvalidArgument(inspection.status())) {
+      return rfs::apps::UsageError(kInfo, inspection.status().message());
+    }
+    return Fail(inspection.status());
+  }
+  if (vm["json"].as<bool>()) {
+    std::cout << rfs::core::JsonText(*inspection) << "\n";
+  } else {
+    std::cout << rfs::migration::FormatSolrInspection(*inspection);
+  }
+  return std::cout.flush() ? 0 : rfs::core::kExitFailure;
+}
+
 int Info(int argc, char** argv) {
   po::options_description options("info options");
   options.add_options()("help,h", "show this help");
   rfs::apps::AddRepositoryOptions(options);
   options.add_options()("snapshot-name", po::value<std::string>(),
                         "snapshot to describe (default: the newest)")(
-      "json", po::bool_switch(), "print one JSON object instead of text");
+      "json", po::bool_switch(), "print one JSON object instead of text")(
+      "source-version", po::value<std::string>(),
+      "\"SOLR 9\" (or 6, 7, 8): the location holds Solr backups; without --snapshot-name "
+      "every backup is listed, with it that backup is described (docs/solr.md)")(
+      "solr-collection", po::value<std::string>(), "Solr: the collection of a backup name")(
+      "solr-backup-id", po::value<rfs::apps::Bounded<int, 0, 1000000000>>(),
+      "Solr: the point of an incremental backup (default: the newest)");
   po::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kInfo, vm))
     return *done;
   auto location = rfs::apps::RepositoryOption(vm);
   if (!location.ok()) return rfs::apps::UsageError(kInfo, location.status().message());
+  if (vm.count("source-version")) {
+    auto solr = rfs::migration::ParseSolrSourceVersion(vm["source-version"].as<std::string>());
+    if (!solr.ok()) return rfs::apps::UsageError(kInfo, solr.status().message());
+    if (*solr) return SolrInfo(vm, *location, **solr);
+  }
   auto repository = rfs::migration::OpenSnapshotRepository(*location);
   if (!repository.ok()) return Fail(repository.status());
   std::optional<std::string> name;
@@ -107,6 +145,8 @@ int Docs(int argc, char** argv) {
   if (!location.ok()) return rfs::apps::UsageError(kDocs, location.status().message());
   run.repository = location->uri;
   run.s3 = location->s3;
+  run.gcs = location->gcs;
+  run.azure = location->azure;
   run.snapshot_name = vm["snapshot-name"].as<std::string>();
   if (vm.count("index")) run.index = vm["index"].as<std::string>();
   if (vm.count("shard")) run.shard = rfs::apps::Get<rfs::apps::ShardNumber>(vm, "shard");

@@ -3,15 +3,19 @@
 # the k-NN targets OpenSearch 2.19.1 (DIR/os2knn) and 3.5.0 (DIR/os3knn), which always start with
 # the k-NN plugin, and Elasticsearch 7.10 (DIR/es7), 8.19 (DIR/es8) and 8.18 (DIR/es818), sources,
 # all at once through scripts/local-cluster, and writes each base URL to DIR/<name>/url; `stop DIR`
-# stops them. Each node's path.repo is DIR/<name>/repo.
+# stops them. Each node's path.repo is DIR/<name>/repo. Given NAME:DISTRIBUTION:VERSION words
+# after DIR, it starts (and stops) those nodes instead, e.g. `start DIR solr:solr:9` for the Solr
+# fixture.
 set -euo pipefail
 action=$1
 base=$2
+shift 2
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cluster="$root/scripts/local-cluster"
 # name:distribution:version
 nodes=(os2:opensearch:2 os3:opensearch:3 os2knn:opensearch:2.19.1 os3knn:opensearch:3.5.0
        es7:elasticsearch:7 es8:elasticsearch:8 es818:elasticsearch:8.18.8)
+if [ $# -gt 0 ]; then nodes=("$@"); fi
 
 case "$action" in
   start)
