@@ -64,6 +64,30 @@ function(rfs_add_layer layer)
   set_property(GLOBAL APPEND PROPERTY RFS_LAYER_GRAPH "${layer}=${deps}")
 endfunction()
 
+# rfs_embed_file(<layer> <file in lib/<layer>/> HEADER <include> FUNCTION <qualified name>):
+# compiles the file's bytes into the layer as `std::string_view FUNCTION()`, declared in HEADER.
+# The data stays a file of its own (validators and diffs read it); the .cpp defining the function
+# is generated in the build tree at build time, again whenever the file changes.
+function(rfs_embed_file layer file)
+  cmake_parse_arguments(ARG "" "HEADER;FUNCTION" "" ${ARGN})
+  if(NOT ARG_HEADER OR NOT ARG_FUNCTION)
+    message(FATAL_ERROR "rfs_embed_file(${layer} ${file}): HEADER and FUNCTION are required")
+  endif()
+  set(input ${PROJECT_SOURCE_DIR}/lib/${layer}/${file})
+  if(NOT EXISTS ${input})
+    message(FATAL_ERROR "${input}, embedded in layer ${layer}, does not exist")
+  endif()
+  string(MAKE_C_IDENTIFIER "${file}" stem)
+  set(output ${CMAKE_CURRENT_BINARY_DIR}/${layer}/embedded_${stem}.cpp)
+  set(script ${PROJECT_SOURCE_DIR}/cmake/RfsEmbedFile.cmake)
+  add_custom_command(OUTPUT ${output}
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${input} -DOUTPUT=${output} -DFUNCTION=${ARG_FUNCTION}
+            -DHEADER=${ARG_HEADER} -DSOURCE_NAME=lib/${layer}/${file} -P ${script}
+    DEPENDS ${input} ${script}
+    COMMENT "Embedding lib/${layer}/${file}" VERBATIM)
+  target_sources(rfs_${layer} PRIVATE ${output})
+endfunction()
+
 # rfs_build_paths(<target> [PUBLIC] NAME=VALUE...): a path of this build (folder, tool, jar) for a
 # test target's code, as the macro NAME, a const char* (test/support/build_paths.hpp). The values go
 # into a source file generated for each test executable, not onto the compile line: a path differs

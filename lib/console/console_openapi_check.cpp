@@ -52,6 +52,63 @@ double Number(const json::value& v) {
   return v.as_double();
 }
 
+void Check(const json::value& value, const json::object& raw_schema, const std::string& where,
+           std::vector<std::string>& out);
+
+// A number's minimum and maximum.
+void CheckNumber(const json::value& value, const json::object& schema, const std::string& where,
+                 std::vector<std::string>& out) {
+  if (const json::value* min = schema.if_contains("minimum");
+      min != nullptr && Number(value) < Number(*min)) {
+    out.push_back(StrCat(where, ": ", json::serialize(value), " is under its minimum"));
+  }
+  if (const json::value* max = schema.if_contains("maximum");
+      max != nullptr && Number(value) > Number(*max)) {
+    out.push_back(StrCat(where, ": ", json::serialize(value), " is over its maximum"));
+  }
+}
+
+// An array's maxItems and its items.
+void CheckArray(const json::array& array, const json::object& schema, const std::string& where,
+                std::vector<std::string>& out) {
+  if (const json::value* max = schema.if_contains("maxItems");
+      max != nullptr && static_cast<double>(array.size()) > Number(*max)) {
+    out.push_back(StrCat(where, ": more items than its maxItems"));
+  }
+  if (const json::value* items = schema.if_contains("items"); items != nullptr) {
+    for (size_t i = 0; i < array.size(); ++i) {
+      Check(array[i], items->as_object(), StrCat(where, "[", i, "]"), out);
+    }
+  }
+}
+
+// An object's required members and its properties, named or additional.
+void CheckObject(const json::object& object, const json::object& schema, const std::string& where,
+                 std::vector<std::string>& out) {
+  if (const json::value* required = schema.if_contains("required"); required != nullptr) {
+    for (const auto& name : required->as_array()) {
+      if (!object.contains(name.as_string())) {
+        out.push_back(
+            StrCat(where, ": required '", std::string_view(name.as_string()), "' is missing"));
+      }
+    }
+  }
+  const json::value* properties = schema.if_contains("properties");
+  const json::value* additional = schema.if_contains("additionalProperties");
+  for (const auto& [key, member] : object) {
+    const json::value* property =
+        properties != nullptr ? properties->as_object().if_contains(key) : nullptr;
+    const std::string at = StrCat(where, ".", std::string_view(key));
+    if (property != nullptr) {
+      Check(member, property->as_object(), at, out);
+    } else if (additional != nullptr && additional->is_bool() && !additional->as_bool()) {
+      out.push_back(StrCat(at, ": not a property the document names"));
+    } else if (additional != nullptr && additional->is_object()) {
+      Check(member, additional->as_object(), at, out);
+    }
+  }
+}
+
 // Appends where `value` departs from `schema` (at `where`) to `out`.
 void Check(const json::value& value, const json::object& raw_schema, const std::string& where,
            std::vector<std::string>& out) {
@@ -90,53 +147,9 @@ void Check(const json::value& value, const json::object& raw_schema, const std::
     for (const auto& choice : choices->as_array()) found = found || choice == value;
     if (!found) out.push_back(StrCat(where, ": ", json::serialize(value), " is not in its enum"));
   }
-  if (value.is_number()) {
-    if (const json::value* min = schema->if_contains("minimum");
-        min != nullptr && Number(value) < Number(*min)) {
-      out.push_back(StrCat(where, ": ", json::serialize(value), " is under its minimum"));
-    }
-    if (const json::value* max = schema->if_contains("maximum");
-        max != nullptr && Number(value) > Number(*max)) {
-      out.push_back(StrCat(where, ": ", json::serialize(value), " is over its maximum"));
-    }
-  }
-  if (value.is_array()) {
-    const json::array& array = value.as_array();
-    if (const json::value* max = schema->if_contains("maxItems");
-        max != nullptr && static_cast<double>(array.size()) > Number(*max)) {
-      out.push_back(StrCat(where, ": more items than its maxItems"));
-    }
-    if (const json::value* items = schema->if_contains("items"); items != nullptr) {
-      for (size_t i = 0; i < array.size(); ++i) {
-        Check(array[i], items->as_object(), StrCat(where, "[", i, "]"), out);
-      }
-    }
-  }
-  if (value.is_object()) {
-    const json::object& object = value.as_object();
-    if (const json::value* required = schema->if_contains("required"); required != nullptr) {
-      for (const auto& name : required->as_array()) {
-        if (!object.contains(name.as_string())) {
-          out.push_back(
-              StrCat(where, ": required '", std::string_view(name.as_string()), "' is missing"));
-        }
-      }
-    }
-    const json::value* properties = schema->if_contains("properties");
-    const json::value* additional = schema->if_contains("additionalProperties");
-    for (const auto& [key, member] : object) {
-      const json::value* property =
-          properties != nullptr ? properties->as_object().if_contains(key) : nullptr;
-      const std::string at = StrCat(where, ".", std::string_view(key));
-      if (property != nullptr) {
-        Check(member, property->as_object(), at, out);
-      } else if (additional != nullptr && additional->is_bool() && !additional->as_bool()) {
-        out.push_back(StrCat(at, ": not a property the document names"));
-      } else if (additional != nullptr && additional->is_object()) {
-        Check(member, additional->as_object(), at, out);
-      }
-    }
-  }
+  if (value.is_number()) CheckNumber(value, *schema, where, out);
+  if (value.is_array()) CheckArray(value.as_array(), *schema, where, out);
+  if (value.is_object()) CheckObject(value.as_object(), *schema, where, out);
 }
 
 // "/a/b" -> {"a", "b"}.

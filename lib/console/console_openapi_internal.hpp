@@ -1,4 +1,4 @@
-// The console's OpenAPI document (console_openapi.cpp).
+// The console's OpenAPI document and the check of answers against it (console_openapi_check.cpp).
 #pragma once
 
 #include <optional>
@@ -8,7 +8,10 @@
 
 namespace rfs::console::internal {
 
-/// The OpenAPI 3.0 document of the console's API, as JSON text.
+/// The OpenAPI 3.0 document of the console's API, as JSON text: lib/console/openapi.json,
+/// compiled in at build time (rfs_embed_file) and served at GET /openapi.json. The suite fuzzes
+/// the console against it (schemathesis: no 5xx, every answer within this document); a route or
+/// field added to console_service.cpp belongs there too.
 std::string_view ConsoleOpenApi();
 
 /// Where an answer (`status`, JSON `body`) to `method target` departs from the document, as one

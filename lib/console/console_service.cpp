@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "rfs/coordination/target_tuning_records.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -24,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "console/console_openapi_internal.hpp"
 #include "console/console_page_internal.hpp"
+#include "console/console_status_internal.hpp"
 
 namespace rfs::console {
 namespace {
@@ -264,14 +267,7 @@ json::object LeaseJson(const Lease& lease) {
 // The seed's BackfillWorkItem, with the lease fields IWorkCoordinator clients need.
 json::object ItemJson(std::string_view session, const WorkItemState& item, const WorkItemInfo* info,
                       TimePoint now) {
-  std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
-  std::optional<int64_t> shard_number = info != nullptr ? info->shard_number : std::nullopt;
-  if (!index_name || !shard_number) {
-    if (auto parsed = coordination::WorkItemId::ParseForJson(item.id)) {
-      if (!index_name) index_name = parsed->index_name;
-      if (!shard_number) shard_number = parsed->shard;
-    }
-  }
+  const auto [index_name, shard_number] = internal::ShardOfItem(item, info);
   const bool held = !item.lease_holder.empty() && !item.completed();
   json::object out{
       {"work_item_id", item.id},
@@ -781,18 +777,137 @@ struct ConsoleService::Impl {
     return true;
   }
 
-  // PUT .../{id}/lease, /progress, /complete, /release and POST .../{id}/successors.
-  Reply LeaseCall(const SessionRecord& session, std::string_view id, std::string_view action,
-                  const std::string& body) {
+  // A lease call's body: an object with a worker_id or (the seed's complete) a bare worker id.
+  static Result<json::object> LeaseRequestBody(const std::string& body) {
     RFS_CONSOLE_TRY(json::value parsed, ParseBody(body, true));
     json::object request;
     if (parsed.is_string()) {
-      request["worker_id"] = parsed.as_string();  // the seed's complete: a bare worker id
+      request["worker_id"] = parsed.as_string();
     } else if (parsed.is_object()) {
       request = parsed.as_object();
     } else {
       return Detail(422, "the body must be an object with a worker_id (or, to complete, a string)");
     }
+    return request;
+  }
+
+  // What a lease call works on once the caller's lease is checked.
+  struct LeaseContext {
+    const SessionRecord& session;
+    std::string_view id;
+    const std::string& worker;
+    const json::object& request;
+    IWorkCoordinator& coordinator;
+    const Lease& lease;
+  };
+
+  // PUT .../progress: progress between renewals, recorded, the lease left as it is.
+  Reply RecordProgressCall(const LeaseContext& c) {
+    RFS_CONSOLE_TRY(auto progress, RequestProgress(c.request));
+    if (!progress) return Detail(422, "'progress' is required");
+    absl::Status recorded = c.coordinator.RecordProgress(c.lease, *progress);
+    if (!recorded.ok()) {
+      if (coordination::IsLeaseLost(recorded)) {
+        return LeaseLost(c.coordinator, c.id, c.worker, recorded);
+      }
+      return FromStatus(recorded);
+    }
+    RFS_CONSOLE_TRY(json::value item, ItemReply(c.session, c.coordinator, c.id));
+    return Reply{200, item};
+  }
+
+  // PUT .../lease: the renewal, with the progress, failures and outcomes it carries.
+  Reply RenewLeaseCall(const LeaseContext& c, const WorkItemState& state) {
+    RFS_CONSOLE_TRY(auto progress, RequestProgress(c.request));
+    RFS_CONSOLE_TRY(auto failed, RequestFailed(c.request));
+    // The seed's renewal may carry no progress: keep what is recorded.
+    ItemProgress effective = progress ? *progress : state.progress.value_or(ItemProgress{});
+    if (progress && !c.request.at("progress").as_object().contains("next_cursor") &&
+        state.progress) {
+      effective.next_cursor = state.progress->next_cursor;
+    }
+    auto renewed = c.coordinator.RenewLease(c.lease, effective);
+    if (!renewed.ok()) {
+      if (coordination::IsLeaseLost(renewed.status())) {
+        return LeaseLost(c.coordinator, c.id, c.worker, renewed.status());
+      }
+      return FromStatus(renewed.status());
+    }
+    if (failed && !(progress && progress->outcomes.any())) {
+      if (auto set = store.SetDocumentsFailed(c.session, c.id, *failed); !set.ok()) {
+        return FromStatus(set);
+      }
+    }
+    if (auto set = StoreOutcomes(c.session, c.id, progress); !set.ok()) return FromStatus(set);
+    RFS_CONSOLE_TRY(json::value item, ItemReply(c.session, c.coordinator, c.id));
+    return Reply{200, json::object{{"work_item", item},
+                                   {"lease_duration_seconds", Seconds(renewed->duration)},
+                                   {"lease", LeaseJson(*renewed)}}};
+  }
+
+  // POST .../successors: the successors the request names created and the item completed; with
+  // stop_before_step, stopped where the client asked (`stopped_before`).
+  Result<absl::Status> CreateSuccessors(const LeaseContext& c, std::optional<int>& stopped_before) {
+    const json::value* ids = c.request.if_contains("successor_ids");
+    if (ids == nullptr || !ids->is_array()) {
+      return Detail(422, "'successor_ids' must be an array of work item ids");
+    }
+    // A worker hands on one successor (at most a few); a long list is an attack on the store.
+    if (ids->as_array().size() > 64) {
+      return Detail(422, "'successor_ids' holds at most 64 ids");
+    }
+    std::vector<std::string> successors;
+    for (const auto& v : ids->as_array()) {
+      if (!v.is_string()) return Detail(422, "'successor_ids' must hold strings");
+      successors.emplace_back(v.as_string());
+    }
+    RFS_CONSOLE_TRY(auto exponent, OptionalInteger(c.request, "successor_lease_exponent", 0,
+                                                   coordination::kMaxLeaseExponent));
+    RFS_CONSOLE_TRY(auto stop, OptionalInteger(c.request, "stop_before_step", 1, 2));
+    std::optional<ScopedSuccessorStop> scoped;
+    if (stop) scoped.emplace(static_cast<coordination::SuccessorStep>(*stop));
+    absl::Status status =
+        c.coordinator.CreateSuccessorsAndComplete(c.lease, successors, exponent.value_or(0));
+    if (stop && absl::IsAborted(status) &&
+        absl::StrContains(status.message(), "as the client asked")) {
+      status = absl::OkStatus();
+      stopped_before = static_cast<int>(*stop);
+    }
+    return status;
+  }
+
+  // PUT .../complete, /release and POST .../successors: the item handed on.
+  Reply EndLeaseCall(const LeaseContext& c, std::string_view action) {
+    absl::Status status;
+    std::optional<int> stopped_before;
+    if (action == "complete") {
+      status = c.coordinator.CompleteWorkItem(c.lease);
+    } else if (action == "release") {
+      RFS_CONSOLE_TRY(auto progress, RequestProgress(c.request));
+      status = c.coordinator.ReleaseWorkItem(c.lease, progress);
+      if (status.ok()) status = StoreOutcomes(c.session, c.id, progress);
+    } else {  // successors
+      RFS_CONSOLE_TRY(status, CreateSuccessors(c, stopped_before));
+    }
+    if (!status.ok()) {
+      if (coordination::IsLeaseLost(status)) {
+        return LeaseLost(c.coordinator, c.id, c.worker, status);
+      }
+      return FromStatus(status);
+    }
+    RFS_CONSOLE_TRY(json::value item, ItemReply(c.session, c.coordinator, c.id));
+    if (action == "successors") {
+      json::object out{{"work_item", item}};
+      if (stopped_before) out["stopped_before_step"] = *stopped_before;
+      return Reply{200, out};
+    }
+    return Reply{200, item};
+  }
+
+  // PUT .../{id}/lease, /progress, /complete, /release and POST .../{id}/successors.
+  Reply LeaseCall(const SessionRecord& session, std::string_view id, std::string_view action,
+                  const std::string& body) {
+    RFS_CONSOLE_TRY(json::object request, LeaseRequestBody(body));
     RFS_CONSOLE_TRY(auto worker_field, OptionalString(request, "worker_id"));
     RFS_CONSOLE_TRY(std::string worker, WorkerId(worker_field));
     RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, worker));
@@ -804,93 +919,10 @@ struct ConsoleService::Impl {
       RFS_CONSOLE_TRY(bool recorded, RecordBackPressure(session, worker, request, now));
       (void)recorded;
     }
-
-    if (action == "progress") {
-      // Progress between renewals: recorded, the lease left as it is.
-      RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
-      if (!progress) return Detail(422, "'progress' is required");
-      absl::Status recorded = coordinator->RecordProgress(lease, *progress);
-      if (!recorded.ok()) {
-        if (coordination::IsLeaseLost(recorded)) {
-          return LeaseLost(*coordinator, id, worker, recorded);
-        }
-        return FromStatus(recorded);
-      }
-      RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
-      return Reply{200, item};
-    }
-    if (action == "lease") {
-      RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
-      RFS_CONSOLE_TRY(auto failed, RequestFailed(request));
-      // The seed's renewal may carry no progress: keep what is recorded.
-      ItemProgress effective = progress ? *progress : state->progress.value_or(ItemProgress{});
-      if (progress && !request.at("progress").as_object().contains("next_cursor") &&
-          state->progress) {
-        effective.next_cursor = state->progress->next_cursor;
-      }
-      auto renewed = coordinator->RenewLease(lease, effective);
-      if (!renewed.ok()) {
-        if (coordination::IsLeaseLost(renewed.status())) {
-          return LeaseLost(*coordinator, id, worker, renewed.status());
-        }
-        return FromStatus(renewed.status());
-      }
-      if (failed && !(progress && progress->outcomes.any())) {
-        if (auto set = store.SetDocumentsFailed(session, id, *failed); !set.ok()) {
-          return FromStatus(set);
-        }
-      }
-      if (auto set = StoreOutcomes(session, id, progress); !set.ok()) return FromStatus(set);
-      RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
-      return Reply{200, json::object{{"work_item", item},
-                                     {"lease_duration_seconds", Seconds(renewed->duration)},
-                                     {"lease", LeaseJson(*renewed)}}};
-    }
-    absl::Status status;
-    std::optional<int> stopped_before;
-    if (action == "complete") {
-      status = coordinator->CompleteWorkItem(lease);
-    } else if (action == "release") {
-      RFS_CONSOLE_TRY(auto progress, RequestProgress(request));
-      status = coordinator->ReleaseWorkItem(lease, progress);
-      if (status.ok()) status = StoreOutcomes(session, id, progress);
-    } else {  // successors
-      const json::value* ids = request.if_contains("successor_ids");
-      if (ids == nullptr || !ids->is_array()) {
-        return Detail(422, "'successor_ids' must be an array of work item ids");
-      }
-      // A worker hands on one successor (at most a few); a long list is an attack on the store.
-      if (ids->as_array().size() > 64) {
-        return Detail(422, "'successor_ids' holds at most 64 ids");
-      }
-      std::vector<std::string> successors;
-      for (const auto& v : ids->as_array()) {
-        if (!v.is_string()) return Detail(422, "'successor_ids' must hold strings");
-        successors.emplace_back(v.as_string());
-      }
-      RFS_CONSOLE_TRY(auto exponent, OptionalInteger(request, "successor_lease_exponent", 0,
-                                                     coordination::kMaxLeaseExponent));
-      RFS_CONSOLE_TRY(auto stop, OptionalInteger(request, "stop_before_step", 1, 2));
-      std::optional<ScopedSuccessorStop> scoped;
-      if (stop) scoped.emplace(static_cast<coordination::SuccessorStep>(*stop));
-      status = coordinator->CreateSuccessorsAndComplete(lease, successors, exponent.value_or(0));
-      if (stop && absl::IsAborted(status) &&
-          absl::StrContains(status.message(), "as the client asked")) {
-        status = absl::OkStatus();
-        stopped_before = static_cast<int>(*stop);
-      }
-    }
-    if (!status.ok()) {
-      if (coordination::IsLeaseLost(status)) return LeaseLost(*coordinator, id, worker, status);
-      return FromStatus(status);
-    }
-    RFS_CONSOLE_TRY(json::value item, ItemReply(session, *coordinator, id));
-    if (action == "successors") {
-      json::object out{{"work_item", item}};
-      if (stopped_before) out["stopped_before_step"] = *stopped_before;
-      return Reply{200, out};
-    }
-    return Reply{200, item};
+    const LeaseContext context{session, id, worker, request, *coordinator, lease};
+    if (action == "progress") return RecordProgressCall(context);
+    if (action == "lease") return RenewLeaseCall(context, *state);
+    return EndLeaseCall(context, action);
   }
 
   Result<json::object> Status(const SessionRecord& session) {
@@ -916,6 +948,14 @@ struct ConsoleService::Impl {
       const std::string current_failed =
           resets == 0 ? std::string("failed") : StrCat("failed.", resets);
       for (const auto& record : phases) {
+        // The target tuning's records are shown as tuned_indices below.
+        if (record.id.starts_with(coordination::kCreatedEmptyPrefix) ||
+            record.id.starts_with(coordination::kTunedPrefix) ||
+            record.id.starts_with(coordination::kTunedOriginalPrefix) ||
+            record.id.starts_with(coordination::kRestoredPrefix) ||
+            record.id.starts_with(coordination::kTuningLockPrefix)) {
+          continue;
+        }
         const std::string state = ItemStatus(record, now);
         json::object row{{"record", record.id},
                          {"status", state == "completed"  ? "COMPLETED"
@@ -936,6 +976,22 @@ struct ConsoleService::Impl {
         }
         workflow.push_back(std::move(row));
       }
+      // Target tuning (RfsWorker --tune-target): indices still at 0 replicas and no refresh.
+      std::set<std::string> restored;
+      for (const auto& record : phases) {
+        if (!record.completed()) continue;
+        if (auto index =
+                coordination::TuningRecordIndex(coordination::kRestoredPrefix, record.id)) {
+          restored.insert(*index);
+        }
+      }
+      json::array tuned;
+      for (const auto& record : phases) {
+        auto index = coordination::TuningRecordIndex(coordination::kTunedPrefix, record.id);
+        if (!record.completed() || !index || restored.contains(*index)) continue;
+        tuned.push_back(json::object{{"index", *index}, {"state", "tuned, not yet restored"}});
+      }
+      if (!tuned.empty()) status["tuned_indices"] = std::move(tuned);
     }
     status["workflow"] = std::move(workflow);
     ProgressSample sample{now, status.at("total_documents_processed").to_number<uint64_t>(),
@@ -990,35 +1046,40 @@ struct ConsoleService::Impl {
       if (method == "DELETE") return DeleteSession(token, s[1]);
       return GetSession(token, s[1]);
     }
-    if ((s[2] != "backfill" && s[2] != "workflow") || s.size() < 4) {
-      return Detail(404, StrCat("no route ", request.target));
-    }
-    const bool time = s.size() == 4 && s[3] == "time";
-    if (!time && s[3] != "work-items") return Detail(404, StrCat("no route ", request.target));
-    // The method before the token: a wrong method is wrong whoever asks.
-    std::string_view route;
-    if (time) {
-      route = "/sessions/{name}/{space}/time";
-    } else if (s.size() == 4) {
-      route = "/sessions/{name}/{space}/work-items";
-    } else if (s.size() == 5 && s[4] == "acquire") {
-      route = "/sessions/{name}/{space}/work-items/acquire";
-    } else if (s.size() == 5 && s[4] == "status") {
-      route = "/sessions/{name}/{space}/work-items/status";
-    } else if (s.size() == 5) {
-      route = "/sessions/{name}/{space}/work-items/{id}";
-    } else if (s.size() == 6) {
-      for (std::string_view action :
-           {"acquire", "lease", "progress", "complete", "release", "successors"}) {
-        if (s[5] == action) route = kItemActionRoutes.at(action);
-      }
-    }
+    const std::string_view route = SpaceRoute(s);
     if (route.empty()) return Detail(404, StrCat("no route ", request.target));
+    // The method before the token: a wrong method is wrong whoever asks.
     if (auto refused = not_allowed(route)) return *refused;
     RFS_CONSOLE_TRY(SessionRecord session, Authorize(token, s[1]));
+    return SpaceCall(std::move(session), request, target);
+  }
+
+  // The OpenAPI path template of /sessions/{name}/{space}/... (`s`: its segments, at least three),
+  // "" when it names none.
+  static std::string_view SpaceRoute(const std::vector<std::string>& s) {
+    if ((s[2] != "backfill" && s[2] != "workflow") || s.size() < 4) return "";
+    if (s.size() == 4 && s[3] == "time") return "/sessions/{name}/{space}/time";
+    if (s[3] != "work-items") return "";
+    if (s.size() == 4) return "/sessions/{name}/{space}/work-items";
+    if (s.size() == 5 && s[4] == "acquire") return "/sessions/{name}/{space}/work-items/acquire";
+    if (s.size() == 5 && s[4] == "status") return "/sessions/{name}/{space}/work-items/status";
+    if (s.size() == 5) return "/sessions/{name}/{space}/work-items/{id}";
+    if (s.size() == 6) {
+      for (std::string_view action :
+           {"acquire", "lease", "progress", "complete", "release", "successors"}) {
+        if (s[5] == action) return kItemActionRoutes.at(action);
+      }
+    }
+    return "";
+  }
+
+  // A call on a session's work items or phase records (SpaceRoute), the caller authorized.
+  Reply SpaceCall(SessionRecord session, const net::HttpRequest& request, const Target& target) {
+    const auto& s = target.segments;
+    const std::string& method = request.method;
     // RfsWorker's phase records live beside the work items, in a table of their own.
     if (s[2] == "workflow") session.work_table += kWorkflowTableSuffix;
-    if (time) {
+    if (s[3] == "time") {
       RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
       return Reply{200, json::object{{"store_time_ms", Millis(now)}}};
     }

@@ -13,6 +13,8 @@
 
 #include "rfs/core/str_cat.hpp"
 
+#include "console/console_status_internal.hpp"
+
 namespace rfs::console {
 namespace {
 
@@ -272,299 +274,344 @@ std::string FormatTime(TimePoint t) {
   return buffer;
 }
 
+internal::ItemShard internal::ShardOfItem(const WorkItemState& item, const WorkItemInfo* info) {
+  ItemShard shard;
+  if (info != nullptr) shard = {info->index_name, info->shard_number};
+  if (!shard.index_name || !shard.shard_number) {
+    if (auto parsed = coordination::WorkItemId::ParseForJson(item.id)) {
+      if (!shard.index_name) shard.index_name = parsed->index_name;
+      if (!shard.shard_number) shard.shard_number = parsed->shard;
+    }
+  }
+  return shard;
+}
+
 std::string ItemStatus(const WorkItemState& item, TimePoint now) {
   if (item.completed()) return "completed";
   if (!item.lease_holder.empty() && item.lease_expires_at > now) return "assigned";
   return "pending";
 }
 
-json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkItemState>& items,
-                           const std::vector<WorkItemInfo>& infos,
-                           const std::vector<ProgressSample>& history, TimePoint now) {
-  std::map<std::string, const WorkItemInfo*> info_by_id;
-  for (const auto& info : infos) info_by_id[info.id] = &info;
+namespace {
 
-  // Group items into shards (chains): by the declared or encoded (index, shard).
-  std::map<std::tuple<std::string, int64_t, std::string>, Shard> shards;
-  bool setup_completed = false;
+using ShardKey = std::tuple<std::string, int64_t, std::string>;
+
+// What one pass over the session's work items finds: the items grouped into shards (chains) by
+// their declared or encoded (index, shard), and the session-wide facts read on the way.
+struct ItemScan {
+  std::map<ShardKey, Shard> shards;
   bool setup_exists = false;
-  TimePoint last_update = session.created_at;
+  bool setup_completed = false;
+  TimePoint last_update{};
   json::array workers;
   int64_t incomplete_items = 0;
   json::value trial = nullptr;
   // When the workers set the shards up (their items' creation) and when the last shard finished.
   std::optional<TimePoint> run_started;
   TimePoint last_completion{};
+};
+
+// A trial run's item (--max-docs-per-shard): its limit, or null when the id's number is not one.
+json::value TrialOf(std::string_view item_id) {
+  uint64_t max_docs = 0;
+  const std::string_view digits = item_id.substr(coordination::kSetupTrialPrefix.size());
+  const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), max_docs);
+  if (parsed.ec == std::errc() && parsed.ptr == digits.data() + digits.size()) {
+    return json::object{{"max_docs_per_shard", max_docs}};
+  }
+  return nullptr;
+}
+
+// A leased item's row of active_workers, with its liveness: when the worker last reported
+// progress on it.
+json::object ActiveWorkerJson(const WorkItemState& item, const Shard& shard, TimePoint now) {
+  const bool reported = item.progress.has_value() && item.progress_at != TimePoint{};
+  return {{"worker_id", item.lease_holder},
+          {"work_item_id", item.id},
+          {"index_name", shard.index_name ? json::value(*shard.index_name) : nullptr},
+          {"shard_number", shard.shard_number ? json::value(*shard.shard_number) : nullptr},
+          {"lease_expiry", FormatTime(item.lease_expires_at)},
+          {"last_report_at", reported ? json::value(FormatTime(item.progress_at)) : nullptr},
+          {"last_report_seconds_ago",
+           reported ? json::value(Round1(std::max(
+                          0.0, std::chrono::duration<double>(now - item.progress_at).count())))
+                    : nullptr}};
+}
+
+// The shard an item belongs to: by its declared (index, shard), else the one its id encodes, else
+// a shard of its own.
+Shard& ShardOf(ItemScan& scan, const WorkItemState& item, const WorkItemInfo* info) {
+  auto [index_name, shard_number] = internal::ShardOfItem(item, info);
+  const bool known = index_name && shard_number;
+  auto& shard = scan.shards[{index_name.value_or(""), shard_number.value_or(-1),
+                             known ? std::string() : item.id}];
+  shard.index_name = index_name;
+  shard.shard_number = shard_number;
+  if (shard.key_id.empty()) shard.key_id = item.id;
+  return shard;
+}
+
+// The item's documents, failures, outcomes and totals, added to its shard's.
+void AddItemProgress(Shard& shard, const WorkItemState& item, const WorkItemInfo* info) {
+  if (item.progress) {
+    shard.progress.documents_processed += item.progress->docs;
+    shard.progress.source_bytes += item.progress->bytes;
+  }
+  if (info == nullptr) return;
+  shard.progress.documents_failed +=
+      static_cast<uint64_t>(std::max<int64_t>(0, info->documents_failed));
+  if (info->outcomes) shard.progress.outcomes += *info->outcomes;
+  // Totals are the shard's: the largest any item of the chain declared.
+  if (info->document_count) {
+    shard.progress.documents_total = std::max<uint64_t>(
+        shard.progress.documents_total.value_or(0), static_cast<uint64_t>(*info->document_count));
+  }
+  if (info->total_size_bytes) {
+    shard.progress.bytes_total = std::max<uint64_t>(shard.progress.bytes_total.value_or(0),
+                                                    static_cast<uint64_t>(*info->total_size_bytes));
+  }
+}
+
+// A document item: counted in its shard by status (a leased one listed among the active
+// workers), its progress added, and the session's times moved by it.
+void AddDocumentItem(ItemScan& scan, const WorkItemState& item, const WorkItemInfo* info,
+                     TimePoint now) {
+  Shard& shard = ShardOf(scan, item, info);
+  const std::string status = ItemStatus(item, now);
+  if (status == "completed") {
+    ++shard.items.completed;
+  } else if (status == "assigned") {
+    ++shard.items.assigned;
+    shard.worker_id = item.lease_holder;
+    shard.lease_expiry = item.lease_expires_at;
+    scan.workers.push_back(ActiveWorkerJson(item, shard, now));
+  } else {
+    ++shard.items.pending;
+  }
+  AddItemProgress(shard, item, info);
+  if (item.progress) scan.last_update = std::max(scan.last_update, item.progress_at);
+  if (item.completed_at) {
+    scan.last_update = std::max(scan.last_update, *item.completed_at);
+    scan.last_completion = std::max(scan.last_completion, *item.completed_at);
+  }
+  if (info != nullptr && info->created_at != TimePoint{}) {
+    scan.run_started = std::min(scan.run_started.value_or(info->created_at), info->created_at);
+  }
+}
+
+ItemScan ScanItems(const SessionRecord& session, const std::vector<WorkItemState>& items,
+                   const std::vector<WorkItemInfo>& infos, TimePoint now) {
+  std::map<std::string, const WorkItemInfo*> info_by_id;
+  for (const auto& info : infos) info_by_id[info.id] = &info;
+  ItemScan scan;
+  scan.last_update = session.created_at;
   for (const auto& item : items) {
-    if (!item.completed()) ++incomplete_items;
+    if (!item.completed()) ++scan.incomplete_items;
     if (item.id.starts_with(coordination::kSetupTrialPrefix)) {
-      uint64_t max_docs = 0;
-      const std::string_view digits =
-          std::string_view(item.id).substr(coordination::kSetupTrialPrefix.size());
-      const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), max_docs);
-      if (parsed.ec == std::errc() && parsed.ptr == digits.data() + digits.size()) {
-        trial = json::object{{"max_docs_per_shard", max_docs}};
-      }
+      if (json::value trial = TrialOf(item.id); !trial.is_null()) scan.trial = std::move(trial);
       continue;
     }
     if (item.id == coordination::kShardSetupWorkItemId) {
-      setup_exists = true;
-      setup_completed = item.completed();
+      scan.setup_exists = true;
+      scan.setup_completed = item.completed();
       continue;
     }
     if (coordination::IsBookkeepingItem(item.id)) continue;
     const auto found = info_by_id.find(item.id);
-    const WorkItemInfo* info = found == info_by_id.end() ? nullptr : found->second;
-    std::optional<std::string> index_name = info != nullptr ? info->index_name : std::nullopt;
-    std::optional<int64_t> shard_number = info != nullptr ? info->shard_number : std::nullopt;
-    if (!index_name || !shard_number) {
-      if (auto parsed = coordination::WorkItemId::ParseForJson(item.id)) {
-        if (!index_name) index_name = parsed->index_name;
-        if (!shard_number) shard_number = parsed->shard;
-      }
-    }
-    const bool known = index_name && shard_number;
-    auto& shard = shards[{index_name.value_or(""), shard_number.value_or(-1),
-                          known ? std::string() : item.id}];
-    shard.index_name = index_name;
-    shard.shard_number = shard_number;
-    if (shard.key_id.empty()) shard.key_id = item.id;
-    const std::string status = ItemStatus(item, now);
-    if (status == "completed") {
-      ++shard.items.completed;
-    } else if (status == "assigned") {
-      ++shard.items.assigned;
-      shard.worker_id = item.lease_holder;
-      shard.lease_expiry = item.lease_expires_at;
-      // Liveness: when the worker last reported progress on the item.
-      const bool reported = item.progress.has_value() && item.progress_at != TimePoint{};
-      workers.push_back(
-          {{"worker_id", item.lease_holder},
-           {"work_item_id", item.id},
-           {"index_name", index_name ? json::value(*index_name) : nullptr},
-           {"shard_number", shard_number ? json::value(*shard_number) : nullptr},
-           {"lease_expiry", FormatTime(item.lease_expires_at)},
-           {"last_report_at", reported ? json::value(FormatTime(item.progress_at)) : nullptr},
-           {"last_report_seconds_ago",
-            reported ? json::value(Round1(std::max(
-                           0.0, std::chrono::duration<double>(now - item.progress_at).count())))
-                     : nullptr}});
-    } else {
-      ++shard.items.pending;
-    }
-    if (item.progress) {
-      shard.progress.documents_processed += item.progress->docs;
-      shard.progress.source_bytes += item.progress->bytes;
-      last_update = std::max(last_update, item.progress_at);
-    }
-    if (item.completed_at) {
-      last_update = std::max(last_update, *item.completed_at);
-      last_completion = std::max(last_completion, *item.completed_at);
-    }
-    if (info != nullptr && info->created_at != TimePoint{}) {
-      run_started = std::min(run_started.value_or(info->created_at), info->created_at);
-    }
-    if (info != nullptr) {
-      shard.progress.documents_failed +=
-          static_cast<uint64_t>(std::max<int64_t>(0, info->documents_failed));
-      if (info->outcomes) shard.progress.outcomes += *info->outcomes;
-      // Totals are the shard's: the largest any item of the chain declared.
-      if (info->document_count) {
-        shard.progress.documents_total =
-            std::max<uint64_t>(shard.progress.documents_total.value_or(0),
-                               static_cast<uint64_t>(*info->document_count));
-      }
-      if (info->total_size_bytes) {
-        shard.progress.bytes_total = std::max<uint64_t>(
-            shard.progress.bytes_total.value_or(0), static_cast<uint64_t>(*info->total_size_bytes));
-      }
-    }
+    AddDocumentItem(scan, item, found == info_by_id.end() ? nullptr : found->second, now);
   }
+  return scan;
+}
 
-  Counts shard_counts;
-  Progress total;
-  total.documents_total = 0;
-  total.bytes_total = 0;
-  bool all_documents_known = true, all_bytes_known = true;
-  struct IndexTotals {
-    Counts shards;
-    Progress progress{0, 0, 0, 0, 0, 0, {}};
-    bool documents_known = true;
-    bool bytes_known = true;
-  };
+struct IndexTotals {
+  Counts shards;
+  Progress progress{0, 0, 0, 0, 0, 0, {}};
+  bool documents_known = true;
+  bool bytes_known = true;
+};
+
+// The shards summed: for the session, per index, and a row per shard.
+struct Totals {
+  Counts shards;
+  Progress progress;
   std::map<std::string, IndexTotals> indices;
   json::array shard_rows;
+};
+
+// A shard's progress with its bytes in the total's unit (shard files): the share of the shard
+// done.
+Progress ShardProgress(const Shard& shard, const std::string& status) {
+  Progress p = shard.progress;
+  if (!p.bytes_total) {
+    p.bytes_processed = 0;
+  } else if (status == "completed") {
+    p.bytes_processed = *p.bytes_total;
+  } else if (p.documents_total && *p.documents_total > 0) {
+    const double done = std::min(
+        1.0, static_cast<double>(p.documents_processed) / static_cast<double>(*p.documents_total));
+    p.bytes_processed = static_cast<uint64_t>(done * static_cast<double>(*p.bytes_total));
+  } else {
+    p.bytes_processed = 0;
+  }
+  return p;
+}
+
+json::object ShardRow(const Shard& shard, const Progress& p, const std::string& status,
+                      const Counts& one) {
+  json::object row = ProgressJson(p);
+  row["index_name"] = shard.index_name ? json::value(*shard.index_name) : nullptr;
+  row["shard_number"] = shard.shard_number ? json::value(*shard.shard_number) : nullptr;
+  if (!shard.index_name) row["work_item_id"] = shard.key_id;
+  row["status"] = status;
+  row["work_items"] = shard.items.total();
+  row["percent_complete"] = Round1(PercentComplete(p, one));
+  row["worker_id"] = shard.worker_id.empty() ? json::value(nullptr) : json::value(shard.worker_id);
+  row["lease_expiry"] =
+      shard.worker_id.empty() ? json::value(nullptr) : json::value(FormatTime(shard.lease_expiry));
+  return row;
+}
+
+void AddCounts(Counts& into, const Counts& c) {
+  into.pending += c.pending;
+  into.assigned += c.assigned;
+  into.completed += c.completed;
+}
+
+// Totals are known only when every shard's is.
+Totals SumShards(const std::map<ShardKey, Shard>& shards) {
+  Totals totals;
+  totals.progress.documents_total = 0;
+  totals.progress.bytes_total = 0;
+  bool all_documents_known = true, all_bytes_known = true;
   for (const auto& [key, shard] : shards) {
     const std::string status = shard.status();
     Counts one;
     (status == "completed" ? one.completed : status == "assigned" ? one.assigned : one.pending) = 1;
-    shard_counts.pending += one.pending;
-    shard_counts.assigned += one.assigned;
-    shard_counts.completed += one.completed;
-    Progress p = shard.progress;
-    // Bytes in the total's unit (shard files): the share of the shard done.
-    if (!p.bytes_total) {
-      p.bytes_processed = 0;
-    } else if (status == "completed") {
-      p.bytes_processed = *p.bytes_total;
-    } else if (p.documents_total && *p.documents_total > 0) {
-      const double done = std::min(1.0, static_cast<double>(p.documents_processed) /
-                                            static_cast<double>(*p.documents_total));
-      p.bytes_processed = static_cast<uint64_t>(done * static_cast<double>(*p.bytes_total));
-    } else {
-      p.bytes_processed = 0;
-    }
+    AddCounts(totals.shards, one);
+    const Progress p = ShardProgress(shard, status);
     all_documents_known = all_documents_known && p.documents_total.has_value();
     all_bytes_known = all_bytes_known && p.bytes_total.has_value();
-    Accumulate(total, p);
-    auto& index = indices[shard.index_name.value_or("")];
-    index.shards.pending += one.pending;
-    index.shards.assigned += one.assigned;
-    index.shards.completed += one.completed;
+    Accumulate(totals.progress, p);
+    auto& index = totals.indices[shard.index_name.value_or("")];
+    AddCounts(index.shards, one);
     Accumulate(index.progress, p);
     index.documents_known = index.documents_known && p.documents_total.has_value();
     index.bytes_known = index.bytes_known && p.bytes_total.has_value();
-    json::object row = ProgressJson(p);
-    row["index_name"] = shard.index_name ? json::value(*shard.index_name) : nullptr;
-    row["shard_number"] = shard.shard_number ? json::value(*shard.shard_number) : nullptr;
-    if (!shard.index_name) row["work_item_id"] = shard.key_id;
-    row["status"] = status;
-    row["work_items"] = shard.items.total();
-    row["percent_complete"] = Round1(PercentComplete(p, one));
-    row["worker_id"] =
-        shard.worker_id.empty() ? json::value(nullptr) : json::value(shard.worker_id);
-    row["lease_expiry"] = shard.worker_id.empty() ? json::value(nullptr)
-                                                  : json::value(FormatTime(shard.lease_expiry));
-    shard_rows.push_back(std::move(row));
+    totals.shard_rows.push_back(ShardRow(shard, p, status, one));
   }
-  if (!all_documents_known) total.documents_total.reset();
-  if (!all_bytes_known) total.bytes_total.reset();
-
-  json::array index_rows;
-  for (auto& [name, entry] : indices) {
+  if (!all_documents_known) totals.progress.documents_total.reset();
+  if (!all_bytes_known) totals.progress.bytes_total.reset();
+  for (auto& [name, entry] : totals.indices) {
     if (!entry.documents_known) entry.progress.documents_total.reset();
     if (!entry.bytes_known) entry.progress.bytes_total.reset();
+  }
+  return totals;
+}
+
+json::array IndexRows(const std::map<std::string, IndexTotals>& indices) {
+  json::array rows;
+  for (const auto& [name, entry] : indices) {
     json::object row = ProgressJson(entry.progress);
     row["index_name"] = name;
     row["shards"] = entry.shards.total();
     row["work_items"] = CountsJson(entry.shards);
     row["percent_complete"] = Round1(PercentComplete(entry.progress, entry.shards));
-    index_rows.push_back(std::move(row));
+    rows.push_back(std::move(row));
   }
+  return rows;
+}
 
-  const bool finished = shard_counts.total() > 0 && shard_counts.completed == shard_counts.total();
-  const std::optional<TimePoint> finished_at =
-      finished && last_completion != TimePoint{} ? std::optional(last_completion) : std::nullopt;
-  // The samples to chart and to measure throughput by: the history, then now.
-  ProgressSample current{now, total.documents_processed, total.source_bytes};
-  for (const auto& [name, entry] : indices) {
-    current.indices[name] = {entry.progress.documents_processed, entry.progress.source_bytes};
-  }
+// The samples to chart and to measure throughput by: the history before now, then now (`current`,
+// which must outlive them).
+std::vector<const ProgressSample*> ThroughputPoints(const std::vector<ProgressSample>& history,
+                                                    const ProgressSample& current) {
   std::vector<const ProgressSample*> points;
   for (const auto& sample : history) {
-    if (sample.at < now) points.push_back(&sample);
+    if (sample.at < current.at) points.push_back(&sample);
   }
   points.push_back(&current);
-  const SteppedRates session_rates(points, [](const ProgressSample& s) {
-    return Counter{s.documents, s.bytes};
-  });
+  return points;
+}
 
-  // Throughput now (smoothed as above); 0 once the run has ended.
-  json::value throughput = nullptr;
-  json::value eta = nullptr;
-  if (points.size() >= 2 && now - points.front()->at >= std::chrono::seconds(1)) {
-    SteppedRates::Rate rate = session_rates.At(points.size() - 1);
-    if (rate.seconds <= 0) {
-      rate.seconds = std::chrono::duration<double>(now - points.front()->at).count();
-    }
-    if (finished) rate.documents = rate.bytes = 0;
-    throughput = json::object{{"documents_per_second", Round1(rate.documents)},
-                              {"bytes_per_second", Round1(rate.bytes)},
-                              {"window_seconds", Round1(rate.seconds)}};
-    if (finished) {
-      eta = 0;
-    } else if (total.documents_total && rate.documents > 0) {
-      eta = std::ceil(std::max(0.0, static_cast<double>(*total.documents_total) -
-                                        static_cast<double>(total.documents_processed)) /
-                      rate.documents);
-    }
-  } else if (finished) {
-    eta = 0;
-  }
+struct Throughput {
+  json::value rate = nullptr;
+  json::value eta_seconds = nullptr;
+};
 
-  json::object status = ProgressJson(total);
-  // The seed's StatusResponse fields.
-  status["session_name"] = session.name;
-  status["total_work_items"] = shard_counts.total();
-  status["pending_work_items"] = shard_counts.pending;
-  status["assigned_work_items"] = shard_counts.assigned;
-  status["completed_work_items"] = shard_counts.completed;
-  status["total_documents"] = OptionalNumber(total.documents_total);
-  status["total_documents_processed"] = total.documents_processed;
-  status["total_size_bytes"] = OptionalNumber(total.bytes_total);
-  status["total_bytes_processed"] = total.bytes_processed;
-  status["source_bytes_sent"] = total.source_bytes;
-  status["started_at"] = FormatTime(session.created_at);
-  status["last_update"] = FormatTime(last_update);
-  // The run's times: from the shards' setup to the last shard's completion (or now).
-  status["run_started_at"] = run_started ? json::value(FormatTime(*run_started)) : nullptr;
-  status["finished_at"] = finished_at ? json::value(FormatTime(*finished_at)) : nullptr;
-  status["elapsed_seconds"] =
-      run_started
-          ? json::value(Round1(std::max(
-                0.0,
-                std::chrono::duration<double>(finished_at.value_or(now) - *run_started).count())))
-          : nullptr;
-  // Ours.
-  status["work_items"] = CountsJson(shard_counts);
-  // Every item not yet complete, successors and the shard-setup item included (what
-  // IWorkCoordinator::CountIncompleteWorkItems counts).
-  status["incomplete_items"] = incomplete_items;
-  status["percent_complete"] = Round1(PercentComplete(total, shard_counts));
-  status["shard_setup"] = !setup_exists ? "none" : setup_completed ? "completed" : "pending";
-  status["throughput"] = std::move(throughput);
-  // Throughput over time, for the page's chart: the smoothed rate (SteppedRates) at up to
-  // kChartPoints samples evenly spread over the kept history, ending now, 0 after the run ended;
-  // for the session and for the indices that moved most over the history.
-  {
-    const size_t step = std::max<size_t>(1, (points.size() + kChartPoints - 1) / kChartPoints);
-    auto series_of = [&](const SteppedRates& rates) {
-      json::array series;
-      for (size_t i = step; i < points.size() + step - 1; i += step) {
-        const size_t at = std::min(i, points.size() - 1);
-        SteppedRates::Rate rate = rates.At(at);
-        if (finished_at && points[at]->at > *finished_at) rate = {};
-        series.push_back(json::object{{"at", FormatTime(points[at]->at)},
-                                      {"documents_per_second", Round1(rate.documents)},
-                                      {"bytes_per_second", Round1(rate.bytes)}});
-        if (at == points.size() - 1) break;
-      }
-      return series;
-    };
-    status["throughput_history"] = series_of(session_rates);
-    // The indices that moved most documents over the charted history.
-    std::vector<std::pair<uint64_t, std::string>> moved;
-    for (const auto& [name, counter] : current.indices) {
-      const auto& first = points.front()->indices;
-      const auto at_first = first.find(name);
-      const uint64_t base_docs = at_first == first.end() ? 0 : at_first->second.first;
-      if (counter.first > base_docs) moved.emplace_back(counter.first - base_docs, name);
-    }
-    std::sort(moved.begin(), moved.end(), std::greater<>());
-    if (moved.size() > kChartedIndices) moved.resize(kChartedIndices);
-    json::object by_index;
-    for (const auto& mover : moved) {
-      const std::string& name = mover.second;
-      by_index[name] = series_of(SteppedRates(points, [&name](const ProgressSample& s) {
-        const auto it = s.indices.find(name);
-        return it == s.indices.end() ? Counter{0, 0} : it->second;
-      }));
-    }
-    status["throughput_history_by_index"] = std::move(by_index);
+// Throughput now (smoothed by SteppedRates), 0 once the run has ended, and the ETA it gives.
+Throughput CurrentThroughput(const std::vector<const ProgressSample*>& points,
+                             const SteppedRates& session_rates, const Progress& total,
+                             bool finished, TimePoint now) {
+  Throughput out;
+  if (points.size() < 2 || now - points.front()->at < std::chrono::seconds(1)) {
+    if (finished) out.eta_seconds = 0;
+    return out;
   }
-  // The session's outcome. A finished session with documents rejected, not convertible, or failed
-  // by a transform ends COMPLETED_WITH_FINDINGS, as the tools exit 6 for those. Documents a
-  // transform dropped as configured are counted per index, not a finding (the tools exit 0).
+  SteppedRates::Rate rate = session_rates.At(points.size() - 1);
+  if (rate.seconds <= 0) {
+    rate.seconds = std::chrono::duration<double>(now - points.front()->at).count();
+  }
+  if (finished) rate.documents = rate.bytes = 0;
+  out.rate = json::object{{"documents_per_second", Round1(rate.documents)},
+                          {"bytes_per_second", Round1(rate.bytes)},
+                          {"window_seconds", Round1(rate.seconds)}};
+  if (finished) {
+    out.eta_seconds = 0;
+  } else if (total.documents_total && rate.documents > 0) {
+    out.eta_seconds = std::ceil(std::max(0.0, static_cast<double>(*total.documents_total) -
+                                                  static_cast<double>(total.documents_processed)) /
+                                rate.documents);
+  }
+  return out;
+}
+
+// Throughput over time, for the page's chart: the smoothed rate (SteppedRates) at up to
+// kChartPoints samples evenly spread over the kept history, ending now, 0 after the run ended.
+json::array ThroughputSeries(const std::vector<const ProgressSample*>& points,
+                             const SteppedRates& rates, std::optional<TimePoint> finished_at) {
+  const size_t step = std::max<size_t>(1, (points.size() + kChartPoints - 1) / kChartPoints);
+  json::array series;
+  for (size_t i = step; i < points.size() + step - 1; i += step) {
+    const size_t at = std::min(i, points.size() - 1);
+    SteppedRates::Rate rate = rates.At(at);
+    if (finished_at && points[at]->at > *finished_at) rate = {};
+    series.push_back(json::object{{"at", FormatTime(points[at]->at)},
+                                  {"documents_per_second", Round1(rate.documents)},
+                                  {"bytes_per_second", Round1(rate.bytes)}});
+    if (at == points.size() - 1) break;
+  }
+  return series;
+}
+
+// The chart's series of the indices that moved most documents over the charted history (the
+// last point is now).
+json::object ThroughputByIndex(const std::vector<const ProgressSample*>& points,
+                               std::optional<TimePoint> finished_at) {
+  std::vector<std::pair<uint64_t, std::string>> moved;
+  for (const auto& [name, counter] : points.back()->indices) {
+    const auto& first = points.front()->indices;
+    const auto at_first = first.find(name);
+    const uint64_t base_docs = at_first == first.end() ? 0 : at_first->second.first;
+    if (counter.first > base_docs) moved.emplace_back(counter.first - base_docs, name);
+  }
+  std::sort(moved.begin(), moved.end(), std::greater<>());
+  if (moved.size() > kChartedIndices) moved.resize(kChartedIndices);
+  json::object by_index;
+  for (const auto& mover : moved) {
+    const std::string& name = mover.second;
+    const SteppedRates rates(points, [&name](const ProgressSample& s) {
+      const auto it = s.indices.find(name);
+      return it == s.indices.end() ? Counter{0, 0} : it->second;
+    });
+    by_index[name] = ThroughputSeries(points, rates, finished_at);
+  }
+  return by_index;
+}
+
+// Documents rejected, not convertible, or failed by a transform, per index: the findings that end
+// a finished session COMPLETED_WITH_FINDINGS, as the tools exit 6 for those. Documents a transform
+// dropped as configured are counted per index, not a finding (the tools exit 0).
+json::array Findings(const std::map<std::string, IndexTotals>& indices) {
   json::array findings;
   for (const auto& [index_name, entry] : indices) {
     const std::string& name = index_name;  // lambdas capture no structured binding in clang 14
@@ -582,18 +629,89 @@ json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkI
     finding("failed", entry.progress.documents_failed -
                           std::min(entry.progress.documents_failed, o.failed()));
   }
-  status["outcome"] =
-      finished ? (findings.empty() ? "COMPLETED" : "COMPLETED_WITH_FINDINGS")
-      : shard_counts.assigned > 0 || shard_counts.completed > 0 || total.documents_processed > 0
-          ? "IN_PROGRESS"
-          : "NOT_STARTED";
+  return findings;
+}
+
+const char* Outcome(const Totals& totals, bool finished, bool any_findings) {
+  if (finished) return any_findings ? "COMPLETED_WITH_FINDINGS" : "COMPLETED";
+  return totals.shards.assigned > 0 || totals.shards.completed > 0 ||
+                 totals.progress.documents_processed > 0
+             ? "IN_PROGRESS"
+             : "NOT_STARTED";
+}
+
+// The seed's StatusResponse fields, and the run's times: from the shards' setup to the last
+// shard's completion (or now).
+void AddSeedFieldsAndTimes(json::object& status, const SessionRecord& session, const Totals& totals,
+                           const ItemScan& scan, std::optional<TimePoint> finished_at,
+                           TimePoint now) {
+  status["session_name"] = session.name;
+  status["total_work_items"] = totals.shards.total();
+  status["pending_work_items"] = totals.shards.pending;
+  status["assigned_work_items"] = totals.shards.assigned;
+  status["completed_work_items"] = totals.shards.completed;
+  status["total_documents"] = OptionalNumber(totals.progress.documents_total);
+  status["total_documents_processed"] = totals.progress.documents_processed;
+  status["total_size_bytes"] = OptionalNumber(totals.progress.bytes_total);
+  status["total_bytes_processed"] = totals.progress.bytes_processed;
+  status["source_bytes_sent"] = totals.progress.source_bytes;
+  status["started_at"] = FormatTime(session.created_at);
+  status["last_update"] = FormatTime(scan.last_update);
+  const std::optional<TimePoint>& started = scan.run_started;
+  status["run_started_at"] = started ? json::value(FormatTime(*started)) : nullptr;
+  status["finished_at"] = finished_at ? json::value(FormatTime(*finished_at)) : nullptr;
+  status["elapsed_seconds"] =
+      started
+          ? json::value(Round1(std::max(
+                0.0, std::chrono::duration<double>(finished_at.value_or(now) - *started).count())))
+          : nullptr;
+}
+
+}  // namespace
+
+json::object ComputeStatus(const SessionRecord& session, const std::vector<WorkItemState>& items,
+                           const std::vector<WorkItemInfo>& infos,
+                           const std::vector<ProgressSample>& history, TimePoint now) {
+  ItemScan scan = ScanItems(session, items, infos, now);
+  Totals totals = SumShards(scan.shards);
+  const Counts& shard_counts = totals.shards;
+  const bool finished = shard_counts.total() > 0 && shard_counts.completed == shard_counts.total();
+  const std::optional<TimePoint> finished_at = finished && scan.last_completion != TimePoint{}
+                                                   ? std::optional(scan.last_completion)
+                                                   : std::nullopt;
+  ProgressSample current{now, totals.progress.documents_processed, totals.progress.source_bytes};
+  for (const auto& [name, entry] : totals.indices) {
+    current.indices[name] = {entry.progress.documents_processed, entry.progress.source_bytes};
+  }
+  const std::vector<const ProgressSample*> points = ThroughputPoints(history, current);
+  const SteppedRates session_rates(points, [](const ProgressSample& s) {
+    return Counter{s.documents, s.bytes};
+  });
+  Throughput throughput = CurrentThroughput(points, session_rates, totals.progress, finished, now);
+
+  json::object status = ProgressJson(totals.progress);
+  AddSeedFieldsAndTimes(status, session, totals, scan, finished_at, now);
+  // Ours.
+  status["work_items"] = CountsJson(shard_counts);
+  // Every item not yet complete, successors and the shard-setup item included (what
+  // IWorkCoordinator::CountIncompleteWorkItems counts).
+  status["incomplete_items"] = scan.incomplete_items;
+  status["percent_complete"] = Round1(PercentComplete(totals.progress, shard_counts));
+  status["shard_setup"] = !scan.setup_exists     ? "none"
+                          : scan.setup_completed ? "completed"
+                                                 : "pending";
+  status["throughput"] = std::move(throughput.rate);
+  status["throughput_history"] = ThroughputSeries(points, session_rates, finished_at);
+  status["throughput_history_by_index"] = ThroughputByIndex(points, finished_at);
+  json::array findings = Findings(totals.indices);
+  status["outcome"] = Outcome(totals, finished, !findings.empty());
   status["findings"] = std::move(findings);
   // A trial run's session (--max-docs-per-shard): never resumed into a full run.
-  status["trial"] = std::move(trial);
-  status["eta_seconds"] = std::move(eta);
-  status["active_workers"] = std::move(workers);
-  status["indices"] = std::move(index_rows);
-  status["shards"] = std::move(shard_rows);
+  status["trial"] = std::move(scan.trial);
+  status["eta_seconds"] = std::move(throughput.eta_seconds);
+  status["active_workers"] = std::move(scan.workers);
+  status["indices"] = IndexRows(totals.indices);
+  status["shards"] = std::move(totals.shard_rows);
   status["server_time"] = FormatTime(now);
   return status;
 }
@@ -658,10 +776,8 @@ std::string Duration(double seconds) {
   return StrCat(s / 3600, " h ", (s % 3600) / 60, " min");
 }
 
-}  // namespace
-
-std::string FormatStatusText(const json::object& status) {
-  std::string out;
+// The session line: its percent complete, shard counts, trial, outcome and findings.
+void AppendSummary(std::string& out, const json::object& status) {
   const json::object& items = status.at("work_items").as_object();
   out += StrCat("Session ", json::value_to<std::string>(status.at("session_name")), ": ",
                 Percent(status.at("percent_complete")),
@@ -683,6 +799,10 @@ std::string FormatStatusText(const json::object& status) {
                     json::value_to<std::string>(finding.at("outcome")), "\n");
     }
   }
+}
+
+// Documents and shard files, throughput and ETA, and the run's times.
+void AppendProgress(std::string& out, const json::object& status) {
   const json::object& documents = status.at("documents").as_object();
   out += StrCat("Documents: ", OfTotal(documents, false),
                 "   Shard files: ", OfTotal(status.at("bytes").as_object(), true),
@@ -711,6 +831,10 @@ std::string FormatStatusText(const json::object& status) {
     }
     out += "\n";
   }
+}
+
+// The active workers with their liveness, and the back-pressure each reported.
+void AppendWorkers(std::string& out, const json::object& status) {
   const json::array& workers = status.at("active_workers").as_array();
   out += StrCat("Active workers: ", workers.size(), "\n");
   for (const auto& w : workers) {
@@ -743,6 +867,10 @@ std::string FormatStatusText(const json::object& status) {
                  " retries (reported ", Duration(D(worker.at("reported_seconds_ago"))), " ago)\n");
     }
   }
+}
+
+// RfsWorker's phases and the indices its target tuning holds.
+void AppendWorkflow(std::string& out, const json::object& status) {
   // RfsWorker's phases, when its workers keep their records in this session.
   if (const json::value* workflow = status.if_contains("workflow");
       workflow != nullptr && workflow->is_array() && !workflow->as_array().empty()) {
@@ -758,9 +886,23 @@ std::string FormatStatusText(const json::object& status) {
     }
     out += "\n";
   }
+  // Indices at 0 replicas and refresh -1 for their load (RfsWorker --tune-target).
+  if (const json::value* tuned = status.if_contains("tuned_indices");
+      tuned != nullptr && tuned->is_array()) {
+    for (const auto& t : tuned->as_array()) {
+      const json::object& index = t.as_object();
+      out += StrCat("Index ", json::value_to<std::string>(index.at("index")), ": ",
+                    json::value_to<std::string>(index.at("state")),
+                    " (number_of_replicas 0, refresh_interval -1)\n");
+    }
+  }
+}
+
+// A row per index: shards, documents, percent and what became of the documents.
+void AppendIndexTable(std::string& out, const json::object& status) {
   out +=
       "Index                            Shards  Done  Documents                 Percent  Rejected  "
-      "Unconv.  T.failed  T.dropped  Rebuilt\n";
+      "Unconv.  T.failed  T.dropped  Rebuilt    Newer\n";
   for (const auto& i : status.at("indices").as_array()) {
     const json::object& index = i.as_object();
     auto outcome = [&](const char* name) -> unsigned long long {
@@ -771,16 +913,27 @@ std::string FormatStatusText(const json::object& status) {
     };
     char line[384];
     std::snprintf(
-        line, sizeof line, "%-32s %6llu %5llu  %-25s %7s %9llu %8llu %9llu %10llu %8llu\n",
+        line, sizeof line, "%-32s %6llu %5llu  %-25s %7s %9llu %8llu %9llu %10llu %8llu %8llu\n",
         json::value_to<std::string>(index.at("index_name")).c_str(),
         static_cast<unsigned long long>(U(index.at("shards"))),
         static_cast<unsigned long long>(U(index.at("work_items").as_object().at("completed"))),
         OfTotal(index.at("documents").as_object(), false).c_str(),
         Percent(index.at("percent_complete")).c_str(), outcome("rejected"),
         outcome("not_convertible"), outcome("transform_failed"), outcome("transform_dropped"),
-        outcome("rebuilt"));
+        outcome("rebuilt"), outcome("already_newer"));
     out += line;
   }
+}
+
+}  // namespace
+
+std::string FormatStatusText(const json::object& status) {
+  std::string out;
+  AppendSummary(out, status);
+  AppendProgress(out, status);
+  AppendWorkers(out, status);
+  AppendWorkflow(out, status);
+  AppendIndexTable(out, status);
   return out;
 }
 

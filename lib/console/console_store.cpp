@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <list>
 #include <map>
 #include <mutex>
@@ -40,7 +41,18 @@ constexpr const char* kSchema[] = {
     "CREATE TABLE IF NOT EXISTS console_item_outcomes (session TEXT NOT NULL, id TEXT NOT NULL, "
     "rejected BIGINT NOT NULL, not_convertible BIGINT NOT NULL, transform_failed BIGINT NOT "
     "NULL, transform_dropped BIGINT NOT NULL, rebuilt BIGINT NOT NULL, rebuilt_inexact BIGINT "
-    "NOT NULL, PRIMARY KEY (session, id))",
+    "NOT NULL, already_newer BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (session, id))",
+};
+
+// Columns added to a table after its first release: a store created before has the table without
+// them, so each is added when missing (CREATE TABLE IF NOT EXISTS leaves an old table as it is).
+struct AddedColumn {
+  const char* table;
+  const char* column;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"console_item_outcomes", "already_newer", "BIGINT NOT NULL DEFAULT 0"},
 };
 
 class SqlDatabase {
@@ -98,6 +110,25 @@ class SqliteDatabase final : public SqlDatabase {
 
   absl::Status CreateSchema() override {
     for (const char* statement : kSchema) RFS_RETURN_IF_ERROR(Query(statement, {}).status());
+    for (const AddedColumn& added : kAddedColumns) {
+      auto has_column = [&]() -> absl::StatusOr<bool> {
+        RFS_ASSIGN_OR_RETURN(auto rows,
+                             Query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?",
+                                   {std::string(added.table), std::string(added.column)}));
+        return !rows.empty();
+      };
+      RFS_ASSIGN_OR_RETURN(const bool present, has_column());
+      if (present) continue;
+      absl::Status altered = Query(StrCat("ALTER TABLE ", added.table, " ADD COLUMN ", added.column,
+                                          " ", added.definition),
+                                   {})
+                                 .status();
+      // Another console may have added it between the look and the change.
+      if (!altered.ok()) {
+        RFS_ASSIGN_OR_RETURN(const bool added_meanwhile, has_column());
+        if (!added_meanwhile) return altered;
+      }
+    }
     return absl::OkStatus();
   }
 
@@ -160,6 +191,10 @@ class PostgresDatabase final : public SqlDatabase {
                [&](pqxx::work& txn) {
                  txn.exec("SELECT pg_advisory_xact_lock(7240017)");
                  for (const char* statement : kSchema) txn.exec(statement);
+                 for (const AddedColumn& added : kAddedColumns) {
+                   txn.exec(StrCat("ALTER TABLE ", added.table, " ADD COLUMN IF NOT EXISTS ",
+                                   added.column, " ", added.definition));
+                 }
                  return std::vector<SqlRow>{};
                })
         .status();
@@ -325,13 +360,15 @@ class SqlConsoleStore final : public ConsoleStore {
     return db_
         ->Query(
             "INSERT INTO console_item_outcomes (session, id, rejected, not_convertible, "
-            "transform_failed, transform_dropped, rebuilt, rebuilt_inexact) VALUES (?, ?, ?, ?, "
-            "?, ?, ?, ?) ON CONFLICT (session, id) DO UPDATE SET rejected = excluded.rejected, "
-            "not_convertible = excluded.not_convertible, transform_failed = "
+            "transform_failed, transform_dropped, rebuilt, rebuilt_inexact, already_newer) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session, id) DO UPDATE SET rejected = "
+            "excluded.rejected, not_convertible = excluded.not_convertible, transform_failed = "
             "excluded.transform_failed, transform_dropped = excluded.transform_dropped, rebuilt = "
-            "excluded.rebuilt, rebuilt_inexact = excluded.rebuilt_inexact",
+            "excluded.rebuilt, rebuilt_inexact = excluded.rebuilt_inexact, already_newer = "
+            "excluded.already_newer",
             {Text(session.name), Text(id), n(o.rejected), n(o.not_convertible),
-             n(o.transform_failed), n(o.transform_dropped), n(o.rebuilt), n(o.rebuilt_inexact)})
+             n(o.transform_failed), n(o.transform_dropped), n(o.rebuilt), n(o.rebuilt_inexact),
+             n(o.already_newer)})
         .status();
   }
 
@@ -355,7 +392,8 @@ class SqlConsoleStore final : public ConsoleStore {
                                            "i.document_count, i.total_size_bytes, "
                                            "i.documents_failed, i.created_at_ms, o.rejected, "
                                            "o.not_convertible, o.transform_failed, "
-                                           "o.transform_dropped, o.rebuilt, o.rebuilt_inexact "
+                                           "o.transform_dropped, o.rebuilt, o.rebuilt_inexact, "
+                                           "o.already_newer "
                                            "FROM console_work_item_info i LEFT JOIN "
                                            "console_item_outcomes o ON o.session = i.session AND "
                                            "o.id = i.id ",
@@ -373,6 +411,8 @@ class SqlConsoleStore final : public ConsoleStore {
       info.created_at = FromMillis(ToInt(row[6]).value_or(0));
       if (row[7]) {
         coordination::ItemOutcomes& o = info.outcomes.emplace();
+        // The SELECT's outcome columns, one per field and in the fields' order.
+        static_assert(std::size(coordination::kItemOutcomeFields) == 7);
         size_t column = 7;
         for (const auto& [name, field] : coordination::kItemOutcomeFields) {
           o.*field = static_cast<uint64_t>(std::max<int64_t>(0, ToInt(row[column++]).value_or(0)));

@@ -64,7 +64,7 @@ try {
   await api("PUT", `${base}/logs-0/lease`, {
     worker_id: "page-w1",
     progress: { documents_processed: 700, bytes_processed: 700000, documents_failed: 2,
-                outcomes: { rejected: 2, transform_dropped: 1 } },
+                outcomes: { rejected: 2, transform_dropped: 1, already_newer: 3 } },
     back_pressure: { rejected_429: 1234, retries: 56 },
   });
   await page.waitForFunction(() =>
@@ -83,6 +83,7 @@ try {
     outcome: await text("#session-outcome"),
     logs_rejected: await text('#indices tr.index[data-index="logs"] td[data-outcome="rejected"]'),
     logs_dropped: await text('#indices tr.index[data-index="logs"] td[data-outcome="transform_dropped"]'),
+    logs_already_newer: await text('#indices tr.index[data-index="logs"] td[data-outcome="already_newer"]'),
     chart_indices: await page.locator("#chart-of option").allInnerTexts(),
     last_report: await page.locator("#workers tr.worker .last-report").first().innerText(),
     time_axis: await text("#chart-time-axis"),

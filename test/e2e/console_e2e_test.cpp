@@ -15,8 +15,10 @@
 
 #include "rfs/net/beast_http_transport.hpp"
 
+#include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/metrics_text.hpp"
+#include "support/opensearch_double.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 #include <arpa/inet.h>
@@ -339,6 +341,62 @@ TEST_CASE(
   CHECK(human.find("Outcome: COMPLETED_WITH_FINDINGS") != std::string::npos);
 }
 
+TEST_CASE("documents the target holds in a newer version show per index in the console",
+          "[e2e][corpus][console][preserve-version]") {
+  // simple_index of the corpus's OpenSearch 2 snapshot: _id 1 and 2, each at version 1. The
+  // target holds _id 2 already, at an external version above the source's.
+  auto root = rfs::test::CorpusPath("snapshot-matrix-es1-es9-os1-os3");
+  if (!root) return;
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  auto opened = rfs::net::BeastHttpTransport::Open({.endpoint = (*target)->endpoint()});
+  REQUIRE(opened.ok());
+  rfs::net::HttpRequest put;
+  put.method = "PUT";
+  put.target = "/simple_index/_doc/2?version=5&version_type=external";
+  put.headers = {{"Content-Type", "application/json"}};
+  put.body = R"({"value":1000})";
+  auto written = (*opened)->Send(put);
+  REQUIRE(written.ok());
+  REQUIRE(written->status == 201);
+
+  ConsoleProcess console;
+  const std::string token = console.CreateSession("newer");
+  const int code = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", (*root / "os2_nocomp").string(),
+       "--snapshot-name", "snapshot_v2", "--target-host", (*target)->endpoint(),
+       "--preserve-version", "--console-url", console.url(), "--session-name", "newer",
+       "--console-token", token, "--failed-documents-dir", console.dir().File("failed")},
+      console.dir().File("worker.out"), console.dir().File("worker.err"));
+  INFO(rfs::test::ReadTextFile(console.dir().File("worker.out"))
+       << rfs::test::ReadTextFile(console.dir().File("worker.err")) << console.Log());
+  REQUIRE(code == 3);  // no work left: a clean run
+  REQUIRE((*target)->GetDocument("simple_index", "2").has_value());
+  CHECK((*target)->GetDocument("simple_index", "2")->version == 5);
+  CHECK((*target)->GetDocument("simple_index", "1")->version == 1);
+
+  auto [status_code, text] = console.Status("newer", token, {"--json"});
+  INFO(text);
+  CHECK(status_code == 0);  // already newer is no finding
+  const json::object status = json::parse(text).as_object();
+  CHECK(status.at("outcome") == "COMPLETED");
+  CHECK(status.at("outcomes").at("already_newer") == 1);
+  REQUIRE(status.at("indices").as_array().size() == 1);
+  const json::object& index = status.at("indices").as_array()[0].as_object();
+  CHECK(index.at("index_name") == "simple_index");
+  CHECK(index.at("outcomes").at("already_newer") == 1);
+  CHECK(index.at("outcomes").at("rejected") == 0);
+  CHECK(index.at("documents").at("failed") == 0);
+  auto [text_code, human] = console.Status("newer", token);
+  INFO(human);
+  CHECK(text_code == 0);
+  CHECK(human.find("Rebuilt    Newer\n") != std::string::npos);
+  const size_t row = human.find("\nsimple_index ");
+  REQUIRE(row != std::string::npos);
+  const std::string line = human.substr(row + 1, human.find('\n', row + 1) - row - 1);
+  CHECK(line.ends_with(" 0        1"));  // Rebuilt 0, Newer 1
+}
+
 TEST_CASE("the console page shows a running migration and follows it live in headless Chromium",
           "[e2e][console][browser]") {
   ConsoleProcess console;
@@ -425,6 +483,7 @@ TEST_CASE("the console page shows a running migration and follows it live in hea
   CHECK(moving.at("outcome") == "in progress");
   CHECK(moving.at("logs_rejected") == "2");
   CHECK(moving.at("logs_dropped") == "1");
+  CHECK(moving.at("logs_already_newer") == "3");
   const json::array& chart_indices = moving.at("chart_indices").as_array();
   CHECK(std::find(chart_indices.begin(), chart_indices.end(), json::value("logs")) !=
         chart_indices.end());

@@ -10,9 +10,11 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <sqlite3.h>
 
 #include "rfs/console/console_server.hpp"
 #include "rfs/console/console_status.hpp"
+#include "rfs/console/console_store.hpp"
 #include "rfs/coordination/console_work_coordinator.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
@@ -381,6 +383,7 @@ void OutcomesThroughConsole(const std::string& store_uri) {
   rfs::coordination::ItemOutcomes all = first;
   all.transform_failed = 1;
   all.rebuilt = 4;
+  all.already_newer = 5;
   auto renewed = w2->RenewLease(lease, rfs::coordination::ItemProgress(200, 200, 9000, all));
   REQUIRE(renewed.ok());
   auto state = w2->GetWorkItem(logs);
@@ -403,9 +406,11 @@ void OutcomesThroughConsole(const std::string& store_uri) {
   CHECK(outcomes.at("transform_failed") == 1);
   CHECK(outcomes.at("rebuilt") == 4);
   CHECK(outcomes.at("not_convertible") == 0);
+  CHECK(outcomes.at("already_newer") == 5);
   // The failed count is the outcomes' (rejected, not convertible, failed by a transform).
   CHECK(logs_row->at("documents").at("failed") == 4);
   CHECK(status.at("outcomes").at("rejected") == 3);
+  CHECK(status.at("outcomes").at("already_newer") == 5);
 
   // metrics finishes clean: the session is complete, with findings for logs only.
   lease = acquire(*w1, metrics);
@@ -423,13 +428,19 @@ void OutcomesThroughConsole(const std::string& store_uri) {
                     std::string(f.at("outcome").as_string()) + ":" +
                     std::to_string(f.at("documents").to_number<int64_t>()));
   }
+  // Already newer documents are no finding: left as the target holds them.
   CHECK(findings == std::set<std::string>{"logs:rejected:3", "logs:transform_failed:1"});
   const std::string text = rfs::console::FormatStatusText(status);
   CHECK(text.find("Outcome: COMPLETED_WITH_FINDINGS") != std::string::npos);
   CHECK(text.find("finding: logs: 3 rejected") != std::string::npos);
+  // The text's index table: Rebuilt 4, Newer 5 at the end of logs' row.
+  const size_t row = text.find("\nlogs ");
+  REQUIRE(row != std::string::npos);
+  CHECK(text.substr(row + 1, text.find('\n', row + 1) - row - 1).ends_with(" 4        5"));
   // The item as the API shows it.
   json::object item = console.Json(console.Send("GET", base + "/" + logs, "", token)).as_object();
   CHECK(item.at("outcomes").at("rebuilt") == 4);
+  CHECK(item.at("outcomes").at("already_newer") == 5);
   CHECK(item.at("progress").at("outcomes").at("transform_failed") == 1);
 }
 
@@ -443,6 +454,83 @@ TEST_CASE("document outcomes reach the console per index and make findings (SQLi
 TEST_CASE("document outcomes reach the console per index and make findings (PostgreSQL)",
           "[console][postgres]") {
   OutcomesThroughConsole(Postgres().uri());
+}
+
+namespace {
+
+// The tables as the previous version of the console created them, with one item's outcomes.
+constexpr const char* kPreviousSchema[] = {
+    "CREATE TABLE console_sessions (name TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL, work_table "
+    "TEXT NOT NULL, created_at_ms BIGINT NOT NULL)",
+    "CREATE TABLE console_work_item_info (session TEXT NOT NULL, id TEXT NOT NULL, index_name "
+    "TEXT, shard_number BIGINT, document_count BIGINT, total_size_bytes BIGINT, documents_failed "
+    "BIGINT NOT NULL DEFAULT 0, created_at_ms BIGINT NOT NULL, PRIMARY KEY (session, id))",
+    "CREATE TABLE console_item_outcomes (session TEXT NOT NULL, id TEXT NOT NULL, rejected BIGINT "
+    "NOT NULL, not_convertible BIGINT NOT NULL, transform_failed BIGINT NOT NULL, "
+    "transform_dropped BIGINT NOT NULL, rebuilt BIGINT NOT NULL, rebuilt_inexact BIGINT NOT "
+    "NULL, PRIMARY KEY (session, id))",
+    "INSERT INTO console_work_item_info (session, id, index_name, documents_failed, "
+    "created_at_ms) VALUES ('old', 'item', 'logs', 2, 0)",
+    "INSERT INTO console_item_outcomes VALUES ('old', 'item', 2, 0, 0, 1, 0, 0)",
+};
+
+// A store the previous version created opens (twice: the second finds the added column there),
+// its outcomes read as they were with none already newer, and an already newer count is kept.
+void OpensTheStoreOfThePreviousVersion(const std::string& uri) {
+  const rfs::console::SessionRecord session{"old", "", "", {}};
+  for (int open = 0; open < 2; ++open) {
+    auto store = rfs::console::ConsoleStore::Open({.uri = uri});
+    INFO(store.status().ToString());
+    REQUIRE(store.ok());
+    auto info = (*store)->GetWorkItemInfo(session, "item");
+    REQUIRE(info.ok());
+    REQUIRE(info->has_value());
+    REQUIRE((*info)->outcomes.has_value());
+    CHECK((*info)->outcomes->rejected == 2);
+    CHECK((*info)->outcomes->transform_dropped == 1);
+    CHECK((*info)->outcomes->already_newer == (open == 0 ? 0 : 7));
+    rfs::coordination::ItemOutcomes outcomes = *(*info)->outcomes;
+    outcomes.already_newer = 7;
+    REQUIRE((*store)->SetItemOutcomes(session, "item", outcomes).ok());
+    info = (*store)->GetWorkItemInfo(session, "item");
+    REQUIRE(info.ok());
+    REQUIRE(info->has_value());
+    CHECK((*info)->outcomes == outcomes);
+    CHECK((*info)->documents_failed == 2);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a console store of the previous version gains the already_newer column (SQLite)",
+          "[console]") {
+  rfs::test::TempDir dir("rfs-console");
+  const std::string path = dir.File("console.db");
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  for (const char* statement : kPreviousSchema) {
+    INFO(statement);
+    CHECK(sqlite3_exec(db, statement, nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  sqlite3_close(db);
+  OpensTheStoreOfThePreviousVersion("sqlite:" + path);
+}
+
+TEST_CASE("a console store of the previous version gains the already_newer column (PostgreSQL)",
+          "[console][postgres]") {
+  pqxx::connection admin(Postgres().uri());
+  pqxx::nontransaction txn(admin);
+  txn.exec("DROP DATABASE IF EXISTS previous_store");
+  txn.exec("CREATE DATABASE previous_store");
+  std::string uri = Postgres().uri();
+  uri = uri.substr(0, uri.rfind('/')) + "/previous_store";
+  {
+    pqxx::connection connection(uri);
+    pqxx::work work(connection);
+    for (const char* statement : kPreviousSchema) work.exec(statement);
+    work.commit();
+  }
+  OpensTheStoreOfThePreviousVersion(uri);
 }
 
 TEST_CASE("the console page is served at / without the token in it", "[console]") {
