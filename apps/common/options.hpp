@@ -80,7 +80,8 @@ inline bool IsEnvironmentOnlyVariable(std::string_view variable) {
          variable == "RFS_DEMO_DIR" || variable == "RFS_JAVA_OPTS" ||
          variable == "RFS_TSAN_BUILD_DIR" || variable == "RFS_FUZZ_BUILD_DIR" ||
          variable == "RFS_FUZZ_SECONDS" || variable == "RFS_SANITIZER_OPT_FLAGS" ||
-         variable == "RFS_REQUIRE_CORPUS" || variable.starts_with("RFS_E2E_");
+         variable == "RFS_REQUIRE_CORPUS" || variable == "RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE" ||
+         variable.starts_with("RFS_E2E_");
 }
 
 /// The value of a Bounded option with a default (or given) value.

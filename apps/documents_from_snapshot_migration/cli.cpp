@@ -105,8 +105,9 @@ po::options_description Options() {
       "without renewing the lease, so a console's throughput follows the real rate (PT1S at "
       "least; PT0S: only with the heartbeats)")(
       "max-retries", po::value<Bounded<uint64_t, 0, 1000000>>()->default_value({0}),
-      "attempts per bulk request before the worker gives up (0: retry transient errors for as "
-      "long as the lease allows)")(
+      "attempts per bulk request before the worker gives up (0: retry transient errors, "
+      "429s, 5xx and blocked indices, for as long as the lease allows; N: the lease is renewed "
+      "while they wait, and a shard given up on is given back at once, exit 1)")(
       "shutdown-timeout", po::value<std::string>()->default_value("PT20S"),
       "on SIGTERM or SIGINT: how long in-flight bulk requests may take before the worker "
       "records its cursor, releases the shard and exits 2 (a second signal exits at once)")(
@@ -139,6 +140,20 @@ po::options_description Options() {
                                    "the bucket's region (default: --s3-region, AWS_REGION, ...)")(
       "failed-document-stream-s3-endpoint", po::value<std::string>(),
       "a custom S3 endpoint for that bucket (default: --s3-endpoint)")(
+      "failed-document-stream-gcs-bucket", po::value<std::string>(),
+      "send failed documents to this GCS bucket instead, as to S3")(
+      "failed-document-stream-gcs-prefix", po::value<std::string>(),
+      "key prefix in that bucket (default: --failed-document-stream-s3-prefix's)")(
+      "failed-document-stream-gcs-endpoint", po::value<std::string>(),
+      "a custom GCS endpoint for that bucket (default: --gcs-endpoint)")(
+      "failed-document-stream-azure-container", po::value<std::string>(),
+      "send failed documents to this Azure Blob container instead, as to S3")(
+      "failed-document-stream-azure-prefix", po::value<std::string>(),
+      "blob-name prefix in that container (default: --failed-document-stream-s3-prefix's)")(
+      "failed-document-stream-azure-account", po::value<std::string>(),
+      "the container's storage account (default: --azure-account)")(
+      "failed-document-stream-azure-endpoint", po::value<std::string>(),
+      "a custom Azure Blob endpoint for that container (default: --azure-endpoint)")(
       "failed-document-stream-session-id", po::value<std::string>(),
       "the session= part of the keys (default: ARGO_WORKFLOW_UID, then worker-<worker id>)")(
       "failed-document-stream-max-buffer-bytes",
@@ -193,6 +208,15 @@ po::options_description Options() {
                         "not failed. Data streams take only create with internal versions: their "
                         "documents go without versions (warned). A delta's deletes carry no "
                         "version. Indices created before Elasticsearch 6 are refused (exit 64)");
+  options.add_options()(
+      "tune-target", po::bool_switch(),
+      "with --target-host: an index this run created empty gets number_of_replicas 0 and "
+      "refresh_interval -1 before its first bulk, its original values kept in the coordination "
+      "store and put back (with a refresh) when its last item is done; never during a delta, "
+      "never for an index that existed before. On by default in RfsWorker (its phase 3 knows "
+      "which indices it created); off by default here, where it counts as created empty an "
+      "index on the target with no document and no tuning record when the shard setup runs")(
+      "no-tune-target", po::bool_switch(), "leave the target indices' settings alone");
   options.add_options()("no-backpressure", po::bool_switch(),
                         "keep --max-connections bulks of --documents-size-per-bulk-request in "
                         "flight even while the target answers 429 or slows down (default: fewer "
@@ -227,19 +251,47 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   run.console_ca_cert_file = text("console-cacert");
   run.session_name = text("session-name");
   run.failed_documents_dir = text("failed-documents-dir");
-  if (vm.count("failed-document-stream-s3-bucket")) {
+  const int stream_stores = static_cast<int>(vm.count("failed-document-stream-s3-bucket") +
+                                             vm.count("failed-document-stream-gcs-bucket") +
+                                             vm.count("failed-document-stream-azure-container"));
+  if (stream_stores > 1) {
+    return absl::InvalidArgumentError(
+        "give one of --failed-document-stream-s3-bucket, --failed-document-stream-gcs-bucket, "
+        "--failed-document-stream-azure-container");
+  }
+  if (stream_stores == 1) {
     migration::FailedDocumentStreamOptions stream;
-    stream.bucket = text("failed-document-stream-s3-bucket");
     stream.prefix = text("failed-document-stream-s3-prefix");
-    stream.s3.region = net::ResolveAwsRegion(vm.count("failed-document-stream-s3-region")
-                                                 ? text("failed-document-stream-s3-region")
-                                                 : text("s3-region"));
-    stream.s3.endpoint = text("failed-document-stream-s3-endpoint");
-    if (stream.s3.endpoint.empty()) stream.s3.endpoint = run.repository.s3.endpoint;
-    if (stream.s3.region.empty() && stream.s3.endpoint.empty()) {
-      return absl::InvalidArgumentError(
-          "--failed-document-stream-s3-bucket needs --failed-document-stream-s3-region (or "
-          "--s3-region, AWS_REGION)");
+    if (vm.count("failed-document-stream-gcs-bucket")) {
+      stream.scheme = "gs";
+      stream.bucket = text("failed-document-stream-gcs-bucket");
+      if (vm.count("failed-document-stream-gcs-prefix")) {
+        stream.prefix = text("failed-document-stream-gcs-prefix");
+      }
+      stream.gcs.endpoint = text("failed-document-stream-gcs-endpoint");
+      if (stream.gcs.endpoint.empty()) stream.gcs.endpoint = text("gcs-endpoint");
+    } else if (vm.count("failed-document-stream-azure-container")) {
+      stream.scheme = "az";
+      stream.bucket = text("failed-document-stream-azure-container");
+      if (vm.count("failed-document-stream-azure-prefix")) {
+        stream.prefix = text("failed-document-stream-azure-prefix");
+      }
+      stream.azure.account = text("failed-document-stream-azure-account");
+      if (stream.azure.account.empty()) stream.azure.account = text("azure-account");
+      stream.azure.endpoint = text("failed-document-stream-azure-endpoint");
+      if (stream.azure.endpoint.empty()) stream.azure.endpoint = text("azure-endpoint");
+    } else {
+      stream.bucket = text("failed-document-stream-s3-bucket");
+      stream.s3.region = net::ResolveAwsRegion(vm.count("failed-document-stream-s3-region")
+                                                   ? text("failed-document-stream-s3-region")
+                                                   : text("s3-region"));
+      stream.s3.endpoint = text("failed-document-stream-s3-endpoint");
+      if (stream.s3.endpoint.empty()) stream.s3.endpoint = run.repository.s3.endpoint;
+      if (stream.s3.region.empty() && stream.s3.endpoint.empty()) {
+        return absl::InvalidArgumentError(
+            "--failed-document-stream-s3-bucket needs --failed-document-stream-s3-region (or "
+            "--s3-region, AWS_REGION)");
+      }
     }
     stream.session_id = text("failed-document-stream-session-id");
     if (stream.session_id.empty()) {
@@ -320,6 +372,11 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   if (absl::Status trial = ApplyTrialOptions(vm, docs); !trial.ok()) return trial;
   docs.reindexer.backpressure = !vm["no-backpressure"].as<bool>();
   docs.no_auto_create_indices = vm["no-auto-create-indices"].as<bool>();
+  if (vm["tune-target"].as<bool>() && vm["no-tune-target"].as<bool>()) {
+    return absl::InvalidArgumentError("--tune-target and --no-tune-target exclude each other");
+  }
+  if (vm["tune-target"].as<bool>()) run.tune_target = true;
+  if (vm["no-tune-target"].as<bool>()) run.tune_target = false;
   docs.preserve_version = vm["preserve-version"].as<bool>();
   run.target_compression = !vm["disable-compression"].as<bool>();
   if (vm.count("allowed-doc-exception-types")) {

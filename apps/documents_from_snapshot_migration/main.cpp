@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   run->on_warning = [](const std::string& warning) {
     std::cerr << kProgram << ": warning: " << warning << "\n";
   };
+  run->on_tuning = [](const std::string& kind, const std::string& index, const std::string& what) {
+    std::cerr << kProgram << ": index " << index << " " << kind << ": " << what << "\n";
+  };
   const rfs::migration::DocumentsToolResult result =
       rfs::migration::RunDocumentsFromSnapshotMigration(*std::move(run));
   if (!result.redrive && result.exit_code != rfs::core::kExitUsage) {

@@ -24,7 +24,8 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 const char* const kUsage =
-    "Usage: RfsWorker --snapshot-local-dir DIR | --s3-repo-uri s3://... [--snapshot-name NAME]\n"
+    "Usage: RfsWorker --snapshot-local-dir DIR | --s3-repo-uri s3://... | --gcs-repo-uri gs://...\n"
+    "                 | --azure-repo-uri az://... [--snapshot-name NAME]\n"
     "         (--output-dir OUT | --target-host URL) [--source-host URL] [options]\n"
     "\n"
     "The whole migration in one command. Start as many copies as you like, from an empty store;\n"
@@ -35,9 +36,14 @@ const char* const kUsage =
     "               check that the snapshot is in the repository (default: the newest)\n"
     "  2 metadata   templates (legacy, component, index) allowed and not on the target yet\n"
     "  3 indices    each index created if missing, never modified\n"
-    "  4 documents  every live document by its original _id (as DocumentsFromSnapshotMigration)\n"
+    "  4 documents  every live document by its original _id (as DocumentsFromSnapshotMigration);\n"
+    "               an index phase 3 created gets number_of_replicas 0 and refresh_interval -1\n"
+    "               before its first bulk, and its original values back (with a refresh) when\n"
+    "               its last item is done (--no-tune-target: settings left alone; a killed\n"
+    "               worker's are put back by the next worker or --restore-target-settings)\n"
     "  5 verify     per index: the snapshot's live documents against the target's _count after\n"
-    "               a refresh, and a sample fetched by _id compared with the snapshot's _source\n"
+    "               a refresh, and a sample fetched by _id compared with the snapshot's _source;\n"
+    "               with --verify-all, every document (below)\n"
     "Every phase, and each index, runs under a lease a health thread renews; a worker whose\n"
     "lease is lost ends at once (exit 2). Transient errors (a source or target not up yet, 429,\n"
     "5xx, resets) are retried under the lease and never count as attempts. A record taken\n"
@@ -52,6 +58,20 @@ const char* const kUsage =
     "documents could not be migrated (they are in the failed-documents folder), 7 a phase FAILED\n"
     "(the reason is printed), 1 other failures, 64 usage. --verify-only runs phase 5 alone: 0\n"
     "when every document is accounted for, 7 when some are missing.\n"
+    "\n"
+    "--verify-all (with a target cluster; not with --output-dir or --console-url) compares every\n"
+    "document: the source shards are work items of a verification round, in a space of their own\n"
+    "in the same store (verify_items_N), leased and shared by every copy that takes part. Each is\n"
+    "read from the snapshot as the migration reads it (rebuilt, transformed), its ids fetched\n"
+    "from the target (_mget with routing; a data stream searched by ids) and each _source\n"
+    "compared. Per index: expected, equal, missing, different, not comparable (the target keeps\n"
+    "no _source or leaves fields out), already newer (--preserve-version) and extra (the target's\n"
+    "_count beyond them). Every document missing or different is recorded in\n"
+    "<failed-documents folder>/verify-round-N (or the S3 stream's session "
+    "<session>-verify-round-N),\n"
+    "which --redrive-failed-documents of DocumentsFromSnapshotMigration sends again. Exit 0 only\n"
+    "when every document is equal, else 7. Each --verify-only --verify-all after a round is\n"
+    "reported begins a new round; copies started together share one.\n"
     "\n"
     "Options of DocumentsFromSnapshotMigration apply (targets, coordination: --coordinator-db,\n"
     "--console-url, the target's index by default); every option can also be set through an RFS_\n"
@@ -86,6 +106,13 @@ po::options_description Options() {
       "documents per index fetched by _id and compared with the snapshot's _source")(
       "skip-verify", po::bool_switch(), "skip phase 5")("verify-only", po::bool_switch(),
                                                         "run phase 5 alone and report")(
+      "verify-all", po::bool_switch(),
+      "phase 5 compares every document with the target, not a sample (needs --target-host; "
+      "see above)")(
+      "restore-target-settings", po::bool_switch(),
+      "only put back the original number_of_replicas and refresh_interval of every index this "
+      "store's records say is tuned and not yet restored (a killed worker's), with a refresh; "
+      "exit 0 when every one is restored")(
       "reset-failed", po::bool_switch(),
       "clear the migration's FAILED mark in this store (after fixing its cause), then run: the "
       "phases go on where they stopped, each record with --max-attempts more attempts");
@@ -133,6 +160,12 @@ absl::StatusOr<migration::RfsWorkerOptions> WorkerOptions(const po::variables_ma
   if (run.source) {
     const std::string uri = run.documents.repository.uri;
     rfs::opensearch::RepositoryConfig repository;
+    if (uri.starts_with("gs://") || uri.starts_with("az://")) {
+      return absl::InvalidArgumentError(
+          "--source-host registers an fs or S3 repository on the source; a GCS or Azure "
+          "repository is read without it (create the snapshot with the source's own "
+          "repository-gcs / repository-azure, then run without --source-host)");
+    }
     if (uri.starts_with("s3://")) {
       repository.storage =
           rfs::opensearch::S3RepositoryConfig{.uri = uri,
@@ -166,8 +199,17 @@ absl::StatusOr<migration::RfsWorkerOptions> WorkerOptions(const po::variables_ma
   run.reset_failed = vm["reset-failed"].as<bool>();
   run.skip_verify = vm["skip-verify"].as<bool>();
   run.verify_only = vm["verify-only"].as<bool>();
+  run.restore_target_settings = vm["restore-target-settings"].as<bool>();
+  if (run.restore_target_settings && run.verify_only) {
+    return absl::InvalidArgumentError(
+        "--restore-target-settings and --verify-only exclude each other");
+  }
   if (run.skip_verify && run.verify_only) {
     return absl::InvalidArgumentError("--skip-verify and --verify-only exclude each other");
+  }
+  run.verify_all = vm["verify-all"].as<bool>();
+  if (run.skip_verify && run.verify_all) {
+    return absl::InvalidArgumentError("--skip-verify and --verify-all exclude each other");
   }
   return run;
 }

@@ -1,7 +1,7 @@
 // RfsWorker: one process that runs the whole migration (snapshot, templates, indices,
 // documents, verification), any number of copies at once, any of which may die. See
 // rfs/migration/rfs_worker.hpp for the phases and records, cli.hpp for the options.
-#include <cstdlib>
+#include <csignal>
 #include <iostream>
 #include <string>
 
@@ -42,12 +42,17 @@ int main(int argc, char** argv) {
     progress.OnEvent(e);
   };
   run->on_event = rfs::apps::worker::EventPrinter(worker_id, live);
+  if (std::getenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE") != nullptr) {
+    // A test hook: the worker dies between an index's last bulk and the restore of its settings.
+    run->documents.before_settings_restore = [](const std::string&) { ::raise(SIGKILL); };
+  }
   run->on_lease_lost = [](const std::string& reason) {
-    // The work under the lost lease must stop now: another worker may hold the record already.
-    std::cerr << kProgram << ": " << reason << "; exiting\n";
-    std::_Exit(2);
+    // The library stops the work under the lost lease itself (its requests are refused from
+    // here) and ends the run with exit 2.
+    std::cerr << kProgram << ": " << reason << "; stopping\n";
   };
   const bool verify_only = run->verify_only;
+  const bool restore_only = run->restore_target_settings;
   const uint64_t trial_limit = run->documents.migration.max_docs_per_shard;
   const std::string trial_prefix = run->documents.migration.target_index_prefix;
   rfs::migration::RfsWorkerResult result = rfs::migration::RunWorker(*std::move(run));
@@ -57,6 +62,15 @@ int main(int argc, char** argv) {
   progress.Finish();
   if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
+  }
+  if (restore_only) {
+    // No phase ran: the outcome of the restore alone.
+    if (result.status.ok()) {
+      std::cout << "target settings restored: no index is left tuned\n";
+    } else {
+      std::cerr << kProgram << ": " << result.status.message() << "\n";
+    }
+    return result.exit_code;
   }
   rfs::apps::worker::PrintResult(result, verify_only, trial_limit, trial_prefix);
   return result.exit_code;

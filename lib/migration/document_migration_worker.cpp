@@ -285,8 +285,16 @@ absl::Status DocumentMigrationWorker::RunLoop() {
   setup_options.max_backoff = std::chrono::seconds(5);
   RFS_RETURN_IF_ERROR(coordination::RunOneTimeSetup(
       coordinator_, clock_, coordination::kShardSetupWorkItemId,
-      [&](const Lease&) { return SetupShards(); }, setup_options));
+      [&](const Lease&) {
+        // Before any item exists, so before any bulk (target_tuning.cpp).
+        RFS_RETURN_IF_ERROR(TuningAtShardSetup());
+        return SetupShards();
+      },
+      setup_options));
   RFS_RETURN_IF_ERROR(CheckStoreIsForThisRun());
+  // An index whose items were all completed by a worker killed before it restored the index's
+  // settings is restored now.
+  RFS_RETURN_IF_ERROR(RestoreTunedIndices(/*all_done=*/false));
   return TakeItems();
 }
 
@@ -351,6 +359,8 @@ absl::Status DocumentMigrationWorker::TakeItems() {
     auto outcome = coordinator_.AcquireNextWorkItem(options_.initial_lease);
     if (!outcome.ok()) return outcome.status();
     if (std::holds_alternative<coordination::NoAvailableWork>(*outcome)) {
+      // Every item is complete: no index stays tuned past the load.
+      RFS_RETURN_IF_ERROR(RestoreTunedIndices(/*all_done=*/true));
       summary_.outcome = WorkerOutcome::kNoWorkLeft;
       break;
     }

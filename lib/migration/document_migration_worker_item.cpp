@@ -119,6 +119,8 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     }
   });
   run.setup_time = clock_.Now() - run.acquired_at;
+  RFS_RETURN_IF_ERROR(TuneBeforeItem(run.item.index_name, run.placement.data_stream.has_value(),
+                                     static_cast<int>(run.placement.type_count)));
 
   internal::LeaseKeeper keeper(raw_coordinator_, clock_, lease, options_.lease_renewal_interval,
                                run.recorded, options_.progress_report_interval);
@@ -158,7 +160,12 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::Mig
     return EndFailedItem(run, keeper, stop, stream, sent, *progress_out, account);
   }
   RFS_RETURN_IF_ERROR(CheckTargetAfterItem(run, progress_out));
-  return EndItem(run, keeper, stop, stream, sent, account);
+  RFS_ASSIGN_OR_RETURN(ItemResult ended, EndItem(run, keeper, stop, stream, sent, account));
+  // The index's last item done: whichever worker finishes it puts its settings back.
+  if (ended.kind == ItemResult::Kind::kCompleted) {
+    RFS_RETURN_IF_ERROR(RestoreIfIndexDone(run.item.index_name));
+  }
+  return ended;
 }
 
 absl::Status DocumentMigrationWorker::OpenItem(
@@ -350,6 +357,12 @@ DocumentMigrationWorker::ItemSent DocumentMigrationWorker::SendItem(
     if (auto shutdown = stop.deadline()) deadline = std::min(deadline, *shutdown);
     return deadline;
   };
+  // Within a retry budget (--max-retries), a transient refusal (a blocked index, 429s) keeps the
+  // item: the lease is renewed while requests wait, so a block lifted within the budget costs no
+  // lease. Without a budget the lease is the budget: nothing renews it but progress.
+  if (reindexer_options.retry.max_attempts > 0) {
+    reindexer_options.keep_alive = [&keeper] { return keeper.KeepAlive(); };
+  }
   if (options_.counters != nullptr || options_.back_pressure != nullptr) {
     reindexer_options.on_bulk_attempt = [c = options_.counters, tally = options_.back_pressure](
                                             const reindex::BulkAttempt& attempt) {
@@ -419,6 +432,7 @@ void DocumentMigrationWorker::AccountItem(const ItemRun& run,
   outcomes.transform_dropped = sent.transform_dropped;
   outcomes.rebuilt = stream.rebuilt();
   outcomes.rebuilt_inexact = stream.rebuilt_inexact();
+  outcomes.already_newer = sent.reindexed.ok() ? sent.reindexed->docs_already_newer : 0;
   keeper.SetOutcomes(outcomes);
 }
 
@@ -456,7 +470,10 @@ absl::StatusOr<DocumentMigrationWorker::ItemResult> DocumentMigrationWorker::End
       if (sent.acknowledged_any && acknowledged.next_cursor < run.end) {
         return HandOn(run, keeper, stream, acknowledged.next_cursor);
       }
-      return lease_lost();
+      // Within the lease, with nothing to hand on, a timeout is the target's (a request that
+      // timed out past --max-retries): the error ends the item, which MigrateItem gives back
+      // rather than hold it until the lease runs out.
+      if (past_lease) return lease_lost();
     }
   }
   if (coordination::IsLeaseLost(error)) return lease_lost();

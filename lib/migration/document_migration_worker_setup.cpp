@@ -85,27 +85,33 @@ absl::Status DocumentMigrationWorker::CheckPreserveVersion() {
 
 absl::StatusOr<std::vector<WorkItemId>> DocumentMigrationWorker::ShardItems(
     const std::string& index, int shard) const {
+  return internal::ShardWorkItems(repository_, *snapshot_, options_, previous_snapshot_ != nullptr,
+                                  index, shard);
+}
+
+absl::StatusOr<std::vector<WorkItemId>> internal::ShardWorkItems(
+    const snapshot::SnapshotRepository& repository, const snapshot::SnapshotEntry& snapshot,
+    const DocumentMigrationOptions& options, bool delta, const std::string& index, int shard) {
   const WorkItemId whole{index, static_cast<uint32_t>(shard), 0, std::nullopt};
   // A delta's deletes come after the shard's cursors: its shards are never split.
   // A trial's limit is per shard: its shards are not split either.
-  if (options_.split_shard_bytes == 0 || previous_snapshot_ != nullptr ||
-      options_.max_docs_per_shard > 0) {
+  if (options.split_shard_bytes == 0 || delta || options.max_docs_per_shard > 0) {
     return std::vector<WorkItemId>{whole};
   }
-  auto files = repository_.ReadShardSnapshot(*snapshot_, index, shard);
+  auto files = repository.ReadShardSnapshot(snapshot, index, shard);
   // A shard without data (NotFound) is one item that finds nothing; other errors stop setup.
   if (absl::IsNotFound(files.status())) return std::vector<WorkItemId>{whole};
   if (!files.ok()) return MarkSnapshotReadFailure(files.status());
   const uint64_t bytes = files->total_file_bytes();
-  if (bytes <= options_.split_shard_bytes) return std::vector<WorkItemId>{whole};
-  auto directory = repository_.OpenShardFiles(*snapshot_, index, shard);
+  if (bytes <= options.split_shard_bytes) return std::vector<WorkItemId>{whole};
+  auto directory = repository.OpenShardFiles(snapshot, index, shard);
   if (!directory.ok()) return MarkSnapshotReadFailure(directory.status());
   auto infos = lucene::ReadSegmentInfos(**directory);
   if (!infos.ok()) return MarkSnapshotReadFailure(infos.status());
   const uint64_t max_cursor = infos->total_max_doc();
   // Disjoint ranges of the cursor space, about split_shard_bytes of files each.
   const uint64_t parts = std::min<uint64_t>(
-      {(bytes + options_.split_shard_bytes - 1) / options_.split_shard_bytes, max_cursor, 4096});
+      {(bytes + options.split_shard_bytes - 1) / options.split_shard_bytes, max_cursor, 4096});
   if (parts <= 1) return std::vector<WorkItemId>{whole};
   std::vector<WorkItemId> items;
   for (uint64_t part = 0; part < parts; ++part) {

@@ -177,15 +177,22 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
 
 absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
-    ItemSpace space, int* exit_code) {
+    ItemSpace space, int* exit_code, int round) {
   const bool records = space == ItemSpace::kWorkerRecords;
   const bool redrive = space == ItemSpace::kRedrive;
+  const bool verify = space == ItemSpace::kVerify;
+  const std::string verify_space = StrCat("verify_items_", round);
   const std::string& db = wiring.coordinator_db;
   absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> opened;
   *exit_code = core::kExitUsage;
   if (redrive && !options.console_url.empty()) {
     return absl::InvalidArgumentError(
         "a redrive coordinates through --coordinator-db or the target's index, not a console");
+  }
+  if (verify && !options.console_url.empty()) {
+    return absl::InvalidArgumentError(
+        "--verify-all coordinates its rounds through --coordinator-db or the target's index, not "
+        "a console");
   }
   if (!options.console_url.empty()) {
     if (!options.coordinator_db.empty() || options.coordinator) {
@@ -220,6 +227,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     postgres.connection = db;
     const std::string base = records   ? "rfs_worker_records"
                              : redrive ? "redrive_items"
+                             : verify  ? verify_space
                                        : "work_items";
     postgres.table = options.session_name.empty() ? base : StrCat(base, "_", options.session_name);
     opened = coordination::PostgresWorkCoordinator::Open(std::move(postgres));
@@ -230,14 +238,17 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     sqlite.path = db;
     if (records) sqlite.table = "rfs_worker_records";
     if (redrive) sqlite.table = "redrive_items";
+    if (verify) sqlite.table = verify_space;
     opened = coordination::SqliteWorkCoordinator::Open(std::move(sqlite));
     if (!opened.ok()) *exit_code = core::kExitFailure;
   } else {
     coordination::OpenSearchWorkCoordinatorOptions remote;
     remote.worker_id = worker_id;
     remote.session_name = options.session_name;
-    if (records || redrive) {
-      const char* space_name = records ? "rfs_worker_records" : "redrive";
+    if (records || redrive || verify) {
+      const std::string space_name = records   ? "rfs_worker_records"
+                                     : redrive ? "redrive"
+                                               : verify_space;
       remote.session_name = options.session_name.empty()
                                 ? std::string(space_name)
                                 : StrCat(options.session_name, "_", space_name);

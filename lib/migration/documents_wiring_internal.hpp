@@ -64,14 +64,17 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
 
 /// Where the coordinator keeps its items: the shards' work items, or RfsWorker's phase records
 /// (a table, index or console space of their own in the same backend, so that the document
-/// workers' acquisitions never meet them).
-enum class ItemSpace { kWorkItems, kWorkerRecords, kRedrive };
+/// workers' acquisitions never meet them), or the shard items of one round of RfsWorker's full
+/// verification (kVerify with the round's number: a table or index per round, "verify_items_N";
+/// not in a console).
+enum class ItemSpace { kWorkItems, kWorkerRecords, kRedrive, kVerify };
 
 /// Opens the coordinator the options select (console, PostgreSQL, SQLite, or the target's
 /// index), for `worker_id`. `wiring` must outlive it (shard totals read wiring.repository).
+/// `round` numbers a kVerify space.
 absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
-    ItemSpace space, int* exit_code);
+    ItemSpace space, int* exit_code, int round = 0);
 
 /// Opens a transport with `max_connections` idle connections kept.
 absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(

@@ -34,6 +34,29 @@ absl::Status LeaseKeeper::OnAcknowledged(const reindex::AcknowledgedProgress& ac
   return absl::OkStatus();
 }
 
+absl::Status LeaseKeeper::KeepAlive() {
+  std::lock_guard lock(mu_);
+  const auto now = clock_.Now();
+  if (lost_) {
+    return absl::AbortedError(core::StrCat("lease on ", lease_.work_item_id, " lost"));
+  }
+  // A renewal restarts the lease at local_start: at most one per interval, whoever renewed.
+  if (interval_ <= coordination::Duration::zero() || now - lease_.local_start < interval_) {
+    return absl::OkStatus();
+  }
+  absl::Status renewed = RenewLocked();
+  if (renewed.ok()) {
+    last_report_ = now;
+    return absl::OkStatus();
+  }
+  if (coordination::IsLeaseLost(renewed)) {
+    return absl::AbortedError(
+        core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.message()));
+  }
+  if (now >= lease_.local_deadline()) return Expired();
+  return absl::OkStatus();
+}
+
 absl::Status LeaseKeeper::MaybeReportLocked(core::IClock::TimePoint now) {
   if (progress_interval_ <= coordination::Duration::zero() ||
       now - last_report_ < progress_interval_ || acknowledged_ == recorded_now_) {

@@ -63,6 +63,11 @@ class LeaseKeeper {
   /// The acknowledged prefix grew to `acked` (counted from this grant's start). Renews when the
   /// interval has passed. Aborted when the lease is lost or over.
   absl::Status OnAcknowledged(const reindex::AcknowledgedProgress& acked);
+  /// While requests wait out a transient failure (a blocked index, 429s) with no document
+  /// acknowledged: renews the lease once per renewal interval, recording the progress as it is
+  /// (a lease that ends without progress still doubles the next one). Aborted when the lease is
+  /// lost or over; a transient store failure waits for the next call.
+  absl::Status KeepAlive();
   bool lost() const {
     std::lock_guard lock(mu_);
     return lost_;

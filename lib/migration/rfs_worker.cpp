@@ -22,12 +22,19 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/migration/failed_document_stream.hpp"
+#include "rfs/migration/redrive.hpp"
 #include "rfs/net/aws_sigv4.hpp"
 #include "rfs/net/retrying_transport.hpp"
 #include "rfs/reindex/document_sink.hpp"
+#include "rfs/s3/s3_repo.hpp"
+#include "rfs/snapshot/source_repo.hpp"
 #include "rfs/transform/index_filter.hpp"
 
+#include "migration/document_migration_worker_internal.hpp"
 #include "migration/documents_wiring_internal.hpp"
+#include "migration/target_tuning_internal.hpp"
+#include "migration/verifying_sink_internal.hpp"
 
 namespace rfs::migration {
 namespace {
@@ -45,6 +52,12 @@ constexpr std::string_view kFailedPrefix = "FAILED ";
 // The creator of the run_for records: what the store is for, in words.
 constexpr std::string_view kRunForPrefix = "RUN FOR ";
 constexpr const char* kPhasePayload = "rfs.migration.phase_failed";
+// Full verification: each round begun, each round reported, the round of a full run's phase 5,
+// and the already-newer counts of the workers of a round (--preserve-version).
+constexpr std::string_view kRoundPrefix = "verify_round__";
+constexpr std::string_view kRoundDonePrefix = "verify_round_done__";
+constexpr std::string_view kRunRoundRecord = "phase_5_verify_round";
+constexpr std::string_view kRoundNewerPrefix = "verify_round_newer__";
 
 std::string PhaseRecord(WorkerPhase phase) {
   return StrCat("phase_", static_cast<int>(phase) + 1, "_", ToString(phase));
@@ -63,6 +76,44 @@ absl::Status PhaseFailed(std::string reason) {
 bool IsPhaseFailure(const absl::Status& status) {
   return !status.ok() && status.GetPayload(kPhasePayload).has_value();
 }
+
+// Closes every request of the phases' clients once the lease of the record being worked on is
+// lost: the work under it must stop writing (another worker may hold the record already), and
+// the library stops it itself instead of the process exiting. A request already sent completes.
+class LeaseGate {
+ public:
+  void Close(const std::string& reason) {
+    std::lock_guard lock(mu_);
+    if (reason_.empty()) reason_ = reason;
+    closed_.store(true);
+  }
+  bool closed() const { return closed_.load(); }
+  std::string reason() const {
+    std::lock_guard lock(mu_);
+    return reason_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::atomic<bool> closed_{false};
+  std::string reason_;  // guarded by mu_
+};
+
+class GatedTransport final : public net::IHttpTransport {
+ public:
+  GatedTransport(std::shared_ptr<net::IHttpTransport> inner, const LeaseGate& gate)
+      : inner_(std::move(inner)), gate_(gate) {}
+  absl::StatusOr<net::HttpResponse> Send(const net::HttpRequest& request) override {
+    // Aborted: the coordinators' code for "your lease is gone" (coordination::IsLeaseLost).
+    if (gate_.closed()) return absl::AbortedError(gate_.reason());
+    return inner_->Send(request);
+  }
+  std::string endpoint() const override { return inner_->endpoint(); }
+
+ private:
+  const std::shared_ptr<net::IHttpTransport> inner_;
+  const LeaseGate& gate_;
+};
 
 // Renews a record's lease while its work runs; reports a lost or expired lease once.
 class HealthGuard {
@@ -296,10 +347,24 @@ class Worker {
       return Finish(error->status, error->exit_code);
     }
     result_.failed_documents_path = wiring_.failed_documents_path;
+    if (options_.verify_all && !wiring_.client) {
+      return Finish(absl::InvalidArgumentError(
+                        "--verify-all fetches every document from a target cluster "
+                        "(--target-host); the embedded target (--output-dir) is verified by "
+                        "its count and sample (--verify-sample)"),
+                    core::kExitUsage);
+    }
+    if (options_.verify_all && !docs.console_url.empty()) {
+      return Finish(absl::InvalidArgumentError(
+                        "--verify-all keeps its rounds' work items in --coordinator-db or the "
+                        "target's index, not in a console: drop --console-url to verify"),
+                    core::kExitUsage);
+    }
 
     if (options_.verify_only) {
       if (auto status = OpenRepository(); !status.ok())
         return Finish(status, core::kExitSnapshotUnreadable);
+      if (options_.verify_all) return VerifyAllOnly();
       auto report = Verify();
       if (!report.ok()) return Finish(report.status(), core::kExitFailure);
       result_.verify = *report;
@@ -307,26 +372,26 @@ class Worker {
       return Finish(absl::OkStatus(), 0);
     }
 
+    if (options_.restore_target_settings) return RestoreTargetSettings();
+
     // What can be checked without the store is checked first, so that a mistyped option is a
     // usage error (64) and never a FAILED record every later worker would meet.
     if (auto code = CheckBeforeTheStore()) return Finish(precheck_status_, *code);
 
     int exit_code = core::kExitFailure;
-    auto records = internal::OpenCoordinator(docs, wiring_, result_.worker_id,
-                                             internal::ItemSpace::kWorkerRecords, &exit_code);
-    if (!records.ok()) return Finish(records.status(), exit_code);
-    raw_records_ = *std::move(records);
-    // Every call on the records meets the target's passing faults (429, 5xx, resets) the way the
-    // document workers' calls do: retried with backoff. A lost lease (another worker won) is not.
-    records_ = std::make_unique<coordination::RetryingWorkCoordinator>(*raw_records_, clock_,
-                                                                       CoordinatorRetries());
-    if (auto status = records_->Setup(); !status.ok()) return Finish(status, core::kExitFailure);
+    if (auto status = OpenRecords(&exit_code); !status.ok()) return Finish(status, exit_code);
     if (auto status = ReadResetEpoch(); !status.ok()) return Finish(status, core::kExitFailure);
     if (options_.reset_failed) {
       if (auto status = ResetFailed(); !status.ok()) return Finish(status, core::kExitFailure);
     }
+    if (auto status = WireTuning(/*always=*/false); !status.ok()) {
+      return Finish(status, core::kExitFailure);
+    }
 
     absl::Status status = RunPhases();
+    if ((stopped_ || !status.ok()) && exit_code_override_ != core::kExitUsage) {
+      RestoreTunedAfterFailure();
+    }
     if (stopped_) return Finish(absl::OkStatus(), core::kExitHandoffOrStopped);
     if (IsPhaseFailure(status)) {
       result_.failure = std::string(status.message());
@@ -344,9 +409,88 @@ class Worker {
     return std::move(result_);
   }
 
+  absl::Status OpenRecords(int* exit_code) {
+    auto records = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
+                                             internal::ItemSpace::kWorkerRecords, exit_code);
+    if (!records.ok()) return records.status();
+    *exit_code = core::kExitFailure;
+    raw_records_ = *std::move(records);
+    // Every call on the records meets the target's passing faults (429, 5xx, resets) the way the
+    // document workers' calls do: retried with backoff. A lost lease (another worker won) is not.
+    records_ = std::make_unique<coordination::RetryingWorkCoordinator>(*raw_records_, clock_,
+                                                                       CoordinatorRetries());
+    return records_->Setup();
+  }
+
   void Emit(WorkerPhase phase, std::string kind, std::string item, std::string message) {
     if (options_.on_event)
       options_.on_event({phase, std::move(kind), std::move(item), std::move(message)});
+  }
+
+  // Target tuning (target_tuning_internal.hpp) over this worker's records; `always` for
+  // --restore-target-settings, whatever --no-tune-target or a delta says.
+  absl::Status WireTuning(bool always) {
+    DocumentsToolOptions options = options_.documents;
+    if (always) {
+      options.tune_target = true;
+      options.migration.previous_snapshot_name.clear();
+    }
+    options.on_tuning = [this](const std::string& kind, const std::string& index,
+                               const std::string& what) {
+      Emit(WorkerPhase::kDocuments, kind, StrCat("index ", index), what);
+    };
+    return internal::WireTargetTuning(options, wiring_, result_.worker_id, clock_, records_.get(),
+                                      /*tune_by_default=*/true, tuning_);
+  }
+
+  // A worker that fails or is stopped leaves no index tuned (a load still under way in other
+  // workers goes on untuned); a killed one leaves that to the next worker of the session or to
+  // --restore-target-settings.
+  void RestoreTunedAfterFailure() {
+    if (!tuning_.tuning) return;
+    auto restored =
+        tuning_.tuning->RestoreAll({}, [&](const std::string& index, const absl::Status& status) {
+          Emit(WorkerPhase::kDocuments, "failed", StrCat("index ", index),
+               StrCat("still tuned (its settings could not be put back: ", status.message(),
+                      "); run RfsWorker --restore-target-settings"));
+        });
+    if (!restored.ok()) {
+      Emit(WorkerPhase::kDocuments, "failed", "tuned indices",
+           StrCat("their settings could not be put back: ", restored.status().message(),
+                  "; run RfsWorker --restore-target-settings"));
+    }
+  }
+
+  // --restore-target-settings: only the restore of every tuned index of this store.
+  RfsWorkerResult RestoreTargetSettings() {
+    if (!options_.documents.target) {
+      return Finish(absl::InvalidArgumentError("--restore-target-settings needs --target-host"),
+                    core::kExitUsage);
+    }
+    int exit_code = core::kExitFailure;
+    auto records = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
+                                             internal::ItemSpace::kWorkerRecords, &exit_code);
+    if (!records.ok()) return Finish(records.status(), exit_code);
+    raw_records_ = *std::move(records);
+    records_ = std::make_unique<coordination::RetryingWorkCoordinator>(*raw_records_, clock_,
+                                                                       CoordinatorRetries());
+    if (auto status = records_->Setup(); !status.ok()) return Finish(status, core::kExitFailure);
+    if (auto status = WireTuning(/*always=*/true); !status.ok()) {
+      return Finish(status, core::kExitFailure);
+    }
+    std::string failures;
+    auto restored =
+        tuning_.tuning->RestoreAll({}, [&](const std::string& index, const absl::Status& status) {
+          failures += StrCat(failures.empty() ? "" : "; ", index, ": ", status.message());
+        });
+    if (!restored.ok()) return Finish(restored.status(), core::kExitFailure);
+    Emit(WorkerPhase::kDocuments, "completed", "restore target settings",
+         restored->empty() ? std::string("no index was left tuned")
+                           : StrCat(restored->size(), " indices restored"));
+    if (!failures.empty()) {
+      return Finish(absl::UnavailableError(StrCat("not restored: ", failures)), core::kExitFailure);
+    }
+    return Finish(absl::OkStatus(), 0);
   }
 
   absl::Status OpenRepository() {
@@ -558,7 +702,13 @@ class Worker {
       Lease current = lease;
       {
         // Renewals go to the store directly: a failed one is tried again at the next interval.
-        HealthGuard guard(*raw_records_, clock_, lease, options_.on_lease_lost, given_back);
+        HealthGuard guard(
+            *raw_records_, clock_, lease,
+            [this](const std::string& reason) {
+              lease_gate_.Close(reason);
+              if (options_.on_lease_lost) options_.on_lease_lost(reason);
+            },
+            given_back);
         status = body();
         // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
         // this lease, which the guard keeps renewing, for up to one lease duration.
@@ -574,6 +724,11 @@ class Worker {
           status = body();
         }
         current = guard.lease();
+      }
+      if (lease_gate_.closed()) {
+        // The record may be another worker's now: neither completed nor given back from here.
+        exit_code_override_ = core::kExitHandoffOrStopped;
+        return absl::AbortedError(lease_gate_.reason());
       }
       ++given_back.docs;
       if (status.ok()) {
@@ -668,6 +823,7 @@ class Worker {
     RFS_RETURN_IF_ERROR(DocumentsPhase());
     // 5: verify.
     if (options_.skip_verify) return absl::OkStatus();
+    if (options_.verify_all) return VerifyAllPhase();
     return RunOnce(WorkerPhase::kVerify, PhaseRecord(WorkerPhase::kVerify), "verify", true,
                    [&]() -> absl::Status {
                      auto report = Verify();
@@ -760,7 +916,8 @@ class Worker {
     // "already exists", which is taken below as started.
     auto transport = internal::OpenPatientTransport(*options_.source, 2);
     if (!transport.ok()) return transport.status();
-    opensearch::OpenSearchClient client(**transport);
+    GatedTransport gated(std::shared_ptr<net::IHttpTransport>(*std::move(transport)), lease_gate_);
+    opensearch::OpenSearchClient client(gated);
     opensearch::SnapshotCreator creator(client, options_.source_repository_name);
     // Registered first, every time: a repository of this name left registered elsewhere by an
     // earlier migration would otherwise answer for its own snapshot of this name. The same
@@ -841,6 +998,11 @@ class Worker {
     std::string failed;
     bool all_transient = true;
     for (const auto& item : report->items) {
+      // An index created here is empty: phase 4 may tune it for its load.
+      if (tuning_.tuning && item.kind == MetadataItemKind::kIndex &&
+          item.outcome == MetadataOutcome::kCreated) {
+        RFS_RETURN_IF_ERROR(tuning_.tuning->MarkCreatedEmpty(item.name));
+      }
       if (item.outcome == MetadataOutcome::kFailed) {
         all_transient = all_transient && item.transient;
         failed += StrCat(failed.empty() ? "" : "; ", ToString(item.kind), " ", item.name, ": ",
@@ -866,8 +1028,8 @@ class Worker {
     if (!wiring_.client || request_client_) return absl::OkStatus();
     auto transport = internal::OpenTransport(*options_.documents.target, 4);
     if (!transport.ok()) return transport.status();
-    request_transport_ =
-        std::make_shared<net::RetryingHttpTransport>(*std::move(transport), clock_);
+    request_transport_ = std::make_shared<GatedTransport>(
+        std::make_shared<net::RetryingHttpTransport>(*std::move(transport), clock_), lease_gate_);
     request_client_ = std::make_unique<opensearch::OpenSearchClient>(*request_transport_);
     return absl::OkStatus();
   }
@@ -888,6 +1050,7 @@ class Worker {
       migration.single_work_item = false;
       migration.max_item_attempts = AttemptLimit();
       migration.target_indices = wiring_.target_indices.get();
+      migration.target_tuning = tuning_.tuning.get();
       DocumentMigrationWorker worker(*wiring_.repository, **items, wiring_.sinks,
                                      wiring_.failed_sink.get(), clock_, migration);
       auto run = worker.Run();
@@ -951,6 +1114,407 @@ class Worker {
     }
   }
 
+  // --- Full verification (--verify-all) ---
+
+  static std::string RoundRecord(int round) { return StrCat(kRoundPrefix, round); }
+  static std::string RoundDoneRecord(int round) { return StrCat(kRoundDonePrefix, round); }
+
+  // The highest round begun, joined unless it is reported; else the next one, begun here.
+  absl::StatusOr<int> PickRound() {
+    int highest = 0;
+    while (true) {
+      RFS_ASSIGN_OR_RETURN(auto begun, records_->GetWorkItem(RoundRecord(highest + 1)));
+      if (!begun) break;
+      ++highest;
+    }
+    if (highest > 0) {
+      RFS_ASSIGN_OR_RETURN(auto done, records_->GetWorkItem(RoundDoneRecord(highest)));
+      if (!done || !done->completed()) return highest;
+    }
+    // Created, never leased: two workers beginning it at once both join it.
+    RFS_RETURN_IF_ERROR(records_->CreateUnassignedWorkItem(RoundRecord(highest + 1), 0).status());
+    return highest + 1;
+  }
+
+  // A full run's phase 5 verifies in one round, the first of its workers to get here decides which.
+  absl::StatusOr<int> RunRound() {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      RFS_ASSIGN_OR_RETURN(auto recorded, records_->GetWorkItem(kRunRoundRecord));
+      if (recorded && recorded->completed() && recorded->progress &&
+          recorded->progress->next_cursor > 0) {
+        return static_cast<int>(recorded->progress->next_cursor);
+      }
+      if (attempt > 0) break;
+      RFS_ASSIGN_OR_RETURN(int round, PickRound());
+      RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(
+          *records_, clock_, kRunRoundRecord, options_.record_lease, static_cast<uint64_t>(round)));
+    }
+    return absl::InternalError(StrCat("record ", kRunRoundRecord, " holds no round"));
+  }
+
+  // Where a round's records of documents not equal go: a folder of its own below the
+  // failed-documents folder, or a session of its own in the S3 stream.
+  std::string RoundFolder(int round) const {
+    return (std::filesystem::path(wiring_.failed_documents_dir) / StrCat("verify-round-", round))
+        .string();
+  }
+  std::optional<FailedDocumentStreamOptions> RoundStream(int round) const {
+    if (!options_.documents.failed_document_stream) return std::nullopt;
+    FailedDocumentStreamOptions stream = *options_.documents.failed_document_stream;
+    const std::string base = !stream.session_id.empty() ? stream.session_id
+                             : !options_.documents.session_name.empty()
+                                 ? options_.documents.session_name
+                                 : std::string("rfs");
+    stream.session_id = StrCat(base, "-verify-round-", round);
+    stream.worker_id = result_.worker_id;
+    return stream;
+  }
+
+  absl::StatusOr<std::unique_ptr<reindex::IFailedDocumentSink>> OpenRoundSink(
+      int round, std::string* location) {
+    if (auto stream = RoundStream(round)) {
+      auto opened = S3FailedDocumentStream::Open(*std::move(stream));
+      if (!opened.ok()) return opened.status();
+      *location = (*opened)->location();
+      return std::unique_ptr<reindex::IFailedDocumentSink>(*std::move(opened));
+    }
+    *location = RoundFolder(round);
+    auto opened = reindex::GzipFailedDocumentSink::Open(
+        *location, StrCat("verify-round-", round, "-", result_.worker_id));
+    if (!opened.ok()) return opened.status();
+    return std::unique_ptr<reindex::IFailedDocumentSink>(*std::move(opened));
+  }
+
+  // The options of a round's items: the migration's own (rebuild, transforms, splitting, trial
+  // limits), over every document of the snapshot (a delta's too), nothing asked of the target
+  // but the documents.
+  DocumentMigrationOptions VerifyMigrationOptions() const {
+    DocumentMigrationOptions migration = options_.documents.migration;
+    migration.previous_snapshot_name.clear();
+    migration.single_work_item = false;
+    migration.max_item_attempts = AttemptLimit();
+    migration.target_indices = nullptr;
+    migration.target_tuning = nullptr;  // a verification changes no setting of the target
+    migration.no_auto_create_indices = false;
+    migration.counters = nullptr;
+    return migration;
+  }
+
+  // The client of the verifying sinks: `_mget` and searches are safe to send twice, so passing
+  // faults are resent at once; as many connections as batches in flight.
+  absl::Status OpenVerifyClient() {
+    if (verify_client_) return absl::OkStatus();
+    auto transport = internal::OpenPatientTransport(
+        *options_.documents.target,
+        options_.documents.migration.reindexer.max_concurrent_batches + 2);
+    if (!transport.ok()) return transport.status();
+    verify_transport_ = *std::move(transport);
+    verify_client_ = std::make_unique<opensearch::OpenSearchClient>(*verify_transport_);
+    return absl::OkStatus();
+  }
+
+  // Takes the round's items until every one is complete (by this worker or others).
+  absl::Status VerifyRoundItems(int round) {
+    const std::string item = StrCat("verify round ", round);
+    Emit(WorkerPhase::kVerify, "started", item, "every document against the target");
+    int exit_code = core::kExitFailure;
+    auto items = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
+                                           internal::ItemSpace::kVerify, &exit_code, round);
+    if (!items.ok()) {
+      exit_code_override_ = exit_code;
+      return items.status();
+    }
+    std::string location;
+    RFS_ASSIGN_OR_RETURN(auto failed_sink, OpenRoundSink(round, &location));
+    RFS_RETURN_IF_ERROR(OpenVerifyClient());
+    internal::VerifyingSinkOptions sink_options;
+    sink_options.round = round;
+    sink_options.preserve_version = options_.documents.migration.preserve_version;
+    sink_options.action_options = wiring_.cluster_sink->action_options();
+    auto sink = std::make_shared<internal::VerifyingSink>(*verify_client_, verify_tally_,
+                                                          std::move(sink_options));
+    SinkFactory sinks = [sink](std::string_view, std::string_view)
+        -> absl::StatusOr<std::shared_ptr<reindex::IDocumentSink>> { return sink; };
+    while (true) {
+      if (!options_.verify_only) RFS_RETURN_IF_ERROR(CheckFailed());
+      DocumentMigrationWorker worker(*wiring_.repository, **items, sinks, failed_sink.get(), clock_,
+                                     VerifyMigrationOptions());
+      auto run = worker.Run();
+      if (!run.ok()) {
+        if (IsItemOverAttempts(run.status())) {
+          if (options_.verify_only) return run.status();
+          return MarkFailed(WorkerPhase::kVerify, item, std::string(run.status().message()));
+        }
+        if (IsSnapshotReadFailure(run.status())) {
+          exit_code_override_ = core::kExitSnapshotUnreadable;
+          return run.status();
+        }
+        if (IsStoreMismatch(run.status()) || IsSourcelessIndex(run.status()) ||
+            IsPreserveVersionRefusal(run.status())) {
+          exit_code_override_ = core::kExitUsage;
+          return run.status();
+        }
+        if (core::IsRetryable(run.status()) && !StopRequested()) {
+          Backoff();
+          continue;
+        }
+        return run.status();
+      }
+      if (run->outcome == WorkerOutcome::kStopped) {
+        stopped_ = true;
+        return absl::OkStatus();
+      }
+      if (run->outcome == WorkerOutcome::kNoWorkLeft) break;
+      Emit(WorkerPhase::kVerify, "waiting", item, "remaining shards are held by other workers");
+      Backoff(std::chrono::milliseconds(3000));
+    }
+    if (options_.documents.migration.preserve_version) {
+      RFS_RETURN_IF_ERROR(RecordNewerCounts(round));
+    }
+    return absl::OkStatus();
+  }
+
+  // --preserve-version: this worker's already-newer counts per index, each in a slot record of
+  // its own ("verify_round_newer__N__<index>__K", the count as its value): the first free K.
+  absl::Status RecordNewerCounts(int round) {
+    std::vector<std::pair<std::string, uint64_t>> counts;
+    {
+      std::lock_guard lock(verify_tally_.mu);
+      for (const auto& [index, tally] : verify_tally_.by_index) {
+        const uint64_t newer = tally->already_newer.exchange(0);
+        if (newer > 0) counts.emplace_back(index, newer);
+      }
+    }
+    for (const auto& [index, newer] : counts) {
+      for (int slot = 1;; ++slot) {
+        const std::string id = NewerRecord(round, index, slot);
+        RFS_ASSIGN_OR_RETURN(bool created, records_->CreateUnassignedWorkItem(id, 0));
+        if (!created) continue;
+        RFS_RETURN_IF_ERROR(
+            coordination::RecordCompletedItem(*records_, clock_, id, options_.record_lease, newer));
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+  static std::string NewerRecord(int round, std::string_view index, int slot) {
+    return StrCat(kRoundNewerPrefix, round, "__", core::Base64UrlEncode(index), "__", slot);
+  }
+
+  // The documents the round's items delivered: each item's recorded count and its successors'.
+  absl::StatusOr<uint64_t> DeliveredBy(IWorkCoordinator& items, const std::string& root) {
+    uint64_t docs = 0;
+    std::vector<std::string> pending{root};
+    while (!pending.empty()) {
+      const std::string id = std::move(pending.back());
+      pending.pop_back();
+      RFS_ASSIGN_OR_RETURN(auto state, items.GetWorkItem(id));
+      if (!state) {
+        return absl::FailedPreconditionError(
+            StrCat("the verification's work item ", id, " is not in its store"));
+      }
+      if (!state->completed()) {
+        return absl::UnavailableError(
+            StrCat("the verification's work item ", id, " is not complete yet"));
+      }
+      if (state->progress) docs += state->progress->docs;
+      for (const std::string& successor : state->successor_ids) pending.push_back(successor);
+    }
+    return docs;
+  }
+
+  // The round's records, by (index, id): the last error type seen (a document verified twice,
+  // by a worker that died and its successor, counts once).
+  absl::StatusOr<std::map<std::pair<std::string, std::string>, std::string>> ReadRoundRecords(
+      int round) {
+    std::map<std::pair<std::string, std::string>, std::string> out;
+    std::shared_ptr<snapshot::ISourceRepo> source;
+    if (auto stream = RoundStream(round)) {
+      auto opened = OpenFailedDocumentStore(*stream, StrCat("session=", stream->session_id, "/"));
+      if (!opened.ok()) return opened.status();
+      source = *std::move(opened);
+    } else {
+      std::error_code error;
+      if (!std::filesystem::is_directory(RoundFolder(round), error)) return out;
+      auto opened = snapshot::FileSystemRepo::Open(RoundFolder(round));
+      if (!opened.ok()) return opened.status();
+      source = *std::move(opened);
+    }
+    auto blobs = source->ListBlobsBelow("");
+    if (absl::IsNotFound(blobs.status())) return out;
+    if (!blobs.ok()) return blobs.status();
+    for (const std::string& path : *blobs) {
+      if (!path.ends_with(".ndjson.gz")) continue;
+      auto bytes = source->ReadBlob(path);
+      if (!bytes.ok()) return bytes.status();
+      if (bytes->empty()) continue;  // a worker killed before its first record
+      auto records = ParseFailedDocumentRecords(
+          std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), path);
+      if (!records.ok()) {
+        // A file cut by a worker killed mid-record: its batch was never acknowledged, so the
+        // item was verified again and recorded anew elsewhere.
+        Emit(WorkerPhase::kVerify, "warning", path,
+             StrCat("skipped: ", records.status().message()));
+        continue;
+      }
+      for (RedriveRecord& record : *records) {
+        out[{record.doc.index, record.doc.id}] = std::move(record.error_type);
+      }
+    }
+    return out;
+  }
+
+  // The round's report: per index, what its items delivered, what its records say was not
+  // equal, and the target's count after a refresh.
+  absl::StatusOr<VerifyReport> RoundReport(int round) {
+    VerifyReport report;
+    report.round = round;
+    report.records = RoundStream(round) ? std::string() : RoundFolder(round);
+    if (auto stream = RoundStream(round)) {
+      std::string prefix = stream->prefix;
+      if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+      report.records = StrCat(stream->scheme, "://", stream->bucket, "/", prefix,
+                              "session=", stream->session_id, "/");
+    }
+    RFS_RETURN_IF_ERROR(OpenRequestClient());
+    RFS_RETURN_IF_ERROR(request_client_->Refresh());
+    int exit_code = core::kExitFailure;
+    auto items = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
+                                           internal::ItemSpace::kVerify, &exit_code, round);
+    if (!items.ok()) return items.status();
+    coordination::RetryingWorkCoordinator retrying(**items, clock_, CoordinatorRetries());
+    const DocumentMigrationOptions migration = VerifyMigrationOptions();
+    std::map<std::string, size_t> row_of;
+    auto row_for = [&](const std::string& name) -> IndexVerification& {
+      auto [it, added] = row_of.emplace(name, report.indices.size());
+      if (added) {
+        report.indices.emplace_back();
+        report.indices.back().index = name;
+      }
+      return report.indices[it->second];
+    };
+    for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
+      const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
+      IndexVerification& row =
+          row_for(migration.target_index_prefix + (stream != nullptr ? stream->name : index));
+      row.excluded = !Selected(index);
+      if (row.excluded) continue;
+      auto metadata = wiring_.repository->ReadIndexMetadata(*snapshot_, index);
+      if (!metadata.ok()) return MarkSnapshotReadFailure(metadata.status());
+      for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
+        auto roots = internal::ShardWorkItems(*wiring_.repository, *snapshot_, migration, false,
+                                              index, shard);
+        if (!roots.ok()) return roots.status();
+        for (const coordination::WorkItemId& root : *roots) {
+          RFS_ASSIGN_OR_RETURN(uint64_t docs, DeliveredBy(retrying, root.ToString()));
+          row.expected += docs;
+        }
+      }
+    }
+    RFS_ASSIGN_OR_RETURN(auto records, ReadRoundRecords(round));
+    for (const auto& [key, type] : records) {
+      IndexVerification& row = row_for(key.first);
+      if (type == internal::kVerifyMissing) {
+        ++row.missing;
+      } else if (type == internal::kVerifyDifferent) {
+        ++row.different;
+      } else if (type == internal::kVerifyNotComparable) {
+        ++row.not_comparable;
+      } else {
+        // Not delivered to the verifying sink (no `_source`, a transform failed on it): read
+        // but never compared.
+        ++row.not_comparable;
+        ++row.expected;
+      }
+    }
+    for (IndexVerification& row : report.indices) {
+      if (row.excluded) continue;
+      if (options_.documents.migration.preserve_version) {
+        for (int slot = 1;; ++slot) {
+          RFS_ASSIGN_OR_RETURN(auto counted,
+                               records_->GetWorkItem(NewerRecord(round, row.index, slot)));
+          if (!counted) break;
+          if (counted->completed() && counted->progress) {
+            row.already_newer += counted->progress->next_cursor;
+          }
+        }
+      }
+      const uint64_t not_equal =
+          row.missing + row.different + row.not_comparable + row.already_newer;
+      row.equal = row.expected > not_equal ? row.expected - not_equal : 0;
+      auto count = request_client_->Count(row.index);
+      if (absl::IsNotFound(count.status())) {
+        row.migrated = 0;
+        row.note = "not on the target";
+      } else if (!count.ok()) {
+        return count.status();
+      } else {
+        row.migrated = *count;
+      }
+      // Documents that could not be compared may well be there: not counted as extra.
+      const uint64_t accounted = row.equal + row.different + row.already_newer + row.not_comparable;
+      row.extra = row.migrated > accounted ? row.migrated - accounted : 0;
+      Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
+           StrCat(row.expected, " expected, ", row.equal, " equal, ", row.missing, " missing, ",
+                  row.different, " different, ", row.not_comparable, " not comparable, ",
+                  row.already_newer, " already newer, ", row.extra, " extra (round ", round, ")"));
+    }
+    return report;
+  }
+
+  // --verify-only --verify-all: one round, joined or begun, then its report.
+  RfsWorkerResult VerifyAllOnly() {
+    int exit_code = core::kExitFailure;
+    if (auto status = OpenRecords(&exit_code); !status.ok()) return Finish(status, exit_code);
+    auto round = PickRound();
+    if (!round.ok()) return Finish(round.status(), core::kExitFailure);
+    absl::Status items = VerifyRoundItems(*round);
+    if (stopped_) return Finish(absl::OkStatus(), core::kExitHandoffOrStopped);
+    if (!items.ok()) return Finish(items, exit_code_override_.value_or(core::kExitFailure));
+    auto report = RoundReport(*round);
+    if (!report.ok()) {
+      return Finish(report.status(), IsSnapshotReadFailure(report.status())
+                                         ? core::kExitSnapshotUnreadable
+                                         : core::kExitFailure);
+    }
+    result_.verify = *report;
+    if (auto done = coordination::RecordCompletedItem(*records_, clock_, RoundDoneRecord(*round),
+                                                      options_.record_lease);
+        !done.ok()) {
+      return Finish(done, core::kExitFailure);
+    }
+    if (!report->ok()) return Finish(PhaseFailed(MissingReason(*report)), core::kExitPhaseFailed);
+    return Finish(absl::OkStatus(), 0);
+  }
+
+  // A full run's phase 5 with --verify-all: every worker that gets here takes the round's items
+  // (no record is held meanwhile), then one of them reports under the phase's record.
+  absl::Status VerifyAllPhase() {
+    const std::string record = PhaseRecord(WorkerPhase::kVerify);
+    RFS_ASSIGN_OR_RETURN(auto state, records_->GetWorkItem(record));
+    if (state && state->completed()) return absl::OkStatus();
+    RFS_ASSIGN_OR_RETURN(int round, RunRound());
+    RFS_RETURN_IF_ERROR(VerifyRoundItems(round));
+    if (stopped_) return absl::OkStatus();
+    return RunOnce(WorkerPhase::kVerify, record, "verify", true,
+                   [&]() -> absl::Status {
+                     auto report = RoundReport(round);
+                     if (!report.ok()) {
+                       return IsSnapshotReadFailure(report.status())
+                                  ? report.status()
+                                  : core::WithContext(report.status(), "the verification's report");
+                     }
+                     result_.verify = *report;
+                     RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(
+                         *records_, clock_, RoundDoneRecord(round), options_.record_lease));
+                     if (!report->ok()) {
+                       return MarkFailed(WorkerPhase::kVerify, "verify", MissingReason(*report));
+                     }
+                     return absl::OkStatus();
+                   })
+        .status();
+  }
+
   static std::string MissingReason(const VerifyReport& report) {
     std::string reason;
     for (const auto& index : report.indices) {
@@ -958,6 +1522,15 @@ class Worker {
       if (index.missing > 0) {
         reason += StrCat(reason.empty() ? "" : "; ", "index ", index.index, ": ", index.missing,
                          " of ", index.expected, " documents missing");
+      }
+      if (report.round > 0) {
+        for (auto [count, words] : {std::pair{index.different, "different"},
+                                    {index.not_comparable, "not comparable"},
+                                    {index.extra, "extra on the target"}}) {
+          if (count == 0) continue;
+          reason += StrCat(reason.empty() ? "" : "; ", "index ", index.index, ": ", count,
+                           " documents ", words);
+        }
       }
       if (!index.sample_mismatches.empty()) {
         reason += StrCat(reason.empty() ? "" : "; ", "index ", index.index, ": ",
@@ -1100,9 +1673,17 @@ class Worker {
   bool stopped_ = false;
   std::optional<int> exit_code_override_;
   absl::Status precheck_status_;
+  // Closed when the lease of the record being worked on is lost (HealthGuard); before the
+  // transports that hold it.
+  LeaseGate lease_gate_;
   std::shared_ptr<net::IHttpTransport> request_transport_;
   std::unique_ptr<opensearch::OpenSearchClient> request_client_;
+  // Full verification: the verifying sinks' client and what they found in this process.
+  std::shared_ptr<net::IHttpTransport> verify_transport_;
+  std::unique_ptr<opensearch::OpenSearchClient> verify_client_;
+  internal::VerifyTally verify_tally_;
   int epoch_ = 0;
+  internal::TuningWiring tuning_;  // after records_: it uses them
 };
 
 }  // namespace
@@ -1125,12 +1706,37 @@ std::string_view ToString(WorkerPhase phase) {
 
 bool VerifyReport::ok() const {
   for (const auto& index : indices) {
-    if (!index.excluded && (index.missing > 0 || !index.sample_mismatches.empty())) return false;
+    if (index.excluded) continue;
+    if (index.missing > 0 || !index.sample_mismatches.empty()) return false;
+    if (index.different > 0 || index.not_comparable > 0 || index.extra > 0) return false;
   }
   return true;
 }
 
 std::string VerifyReport::ToText() const {
+  if (round > 0) {
+    std::string out = StrCat("Verification of every document (round ", round,
+                             "): index, expected, equal, missing, different, not comparable, "
+                             "already newer, extra, target count\n");
+    for (const auto& index : indices) {
+      if (index.excluded) {
+        out += StrCat("  ", index.index, ": excluded by the allowlist (or a system index)\n");
+        continue;
+      }
+      out +=
+          StrCat("  ", index.index, ": expected ", index.expected, ", equal ", index.equal,
+                 ", missing ", index.missing, ", different ", index.different, ", not comparable ",
+                 index.not_comparable, ", already newer ", index.already_newer, ", extra ",
+                 index.extra, ", target count ", index.migrated, index.note.empty() ? "" : " (",
+                 index.note, index.note.empty() ? "" : ")", "\n");
+    }
+    out += ok() ? "Verification: every document is on the target as the migration sends it\n"
+                : StrCat(
+                      "Verification: documents are MISSING or differ; their records (for "
+                      "--redrive-failed-documents): ",
+                      records, "\n");
+    return out;
+  }
   std::string out = "Verification: index, expected, migrated, failed, missing, sample\n";
   for (const auto& index : indices) {
     if (index.excluded) {
@@ -1166,8 +1772,22 @@ json::object VerifyReport::ToJson() const {
                                 {"sampled", index.sampled},
                                 {"sample_mismatches", std::move(mismatches)},
                                 {"sample_newer", index.sample_newer}});
+    if (round > 0) {
+      json::object& row = rows.back().as_object();
+      row["equal"] = index.equal;
+      row["different"] = index.different;
+      row["not_comparable"] = index.not_comparable;
+      row["already_newer"] = index.already_newer;
+      row["extra"] = index.extra;
+      if (!index.note.empty()) row["note"] = index.note;
+    }
   }
-  return {{"ok", ok()}, {"indices", std::move(rows)}};
+  json::object out{{"ok", ok()}, {"indices", std::move(rows)}};
+  if (round > 0) {
+    out["round"] = round;
+    out["records"] = records;
+  }
+  return out;
 }
 
 std::string DeriveSnapshotName(const RfsWorkerOptions& options) {

@@ -11,6 +11,7 @@
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/version.hpp"
 #include "rfs/lucene/segment_infos.hpp"
@@ -20,6 +21,7 @@
 #include "rfs/snapshot/source_repo.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
+#include "migration/target_tuning_internal.hpp"
 #include <unistd.h>
 
 namespace rfs::migration {
@@ -56,13 +58,19 @@ void CheckSourceVersion(const snapshot::SnapshotRepository& repository,
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<snapshot::ISourceRepo>> OpenCloudRepo(
+    std::string_view uri, const RepositoryLocation& location) {
+  if (uri.starts_with("s3://")) return s3::S3Repo::Open(uri, location.s3);
+  if (uri.starts_with("gs://")) return cloud::GcsRepo::Open(uri, location.gcs);
+  if (uri.starts_with("az://")) return cloud::AzureRepo::Open(uri, location.azure);
+  return std::shared_ptr<snapshot::ISourceRepo>();
+}
+
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
     const RepositoryLocation& location) {
-  if (location.uri.starts_with("s3://")) {
-    auto repo = s3::S3Repo::Open(location.uri, location.s3);
-    if (!repo.ok()) return repo.status();
-    return snapshot::SnapshotRepository::Open(*repo);
-  }
+  RFS_ASSIGN_OR_RETURN(std::shared_ptr<snapshot::ISourceRepo> remote,
+                       OpenCloudRepo(location.uri, location));
+  if (remote != nullptr) return snapshot::SnapshotRepository::Open(std::move(remote));
   std::string folder = location.uri;
   if (folder.starts_with("file://")) folder = folder.substr(7);
   auto repo = snapshot::FileSystemRepo::Open(folder);
@@ -96,10 +104,10 @@ DocumentsToolResult RunRedrive(DocumentsToolOptions& options, internal::Document
                                DocumentsToolResult result) {
   result.redrive = RedriveSummary{};  // a redrive reports as one, even one that fails at once
   std::shared_ptr<snapshot::ISourceRepo> source;
-  if (options.redrive_source.starts_with("s3://")) {
-    auto repo = s3::S3Repo::Open(options.redrive_source, options.repository.s3);
-    if (!repo.ok()) return Finish(std::move(result), repo.status(), core::kExitUsage);
-    source = *std::move(repo);
+  if (auto remote = OpenCloudRepo(options.redrive_source, options.repository); !remote.ok()) {
+    return Finish(std::move(result), remote.status(), core::kExitUsage);
+  } else if (*remote != nullptr) {
+    source = *std::move(remote);
   } else {
     std::string folder = options.redrive_source;
     if (folder.starts_with("file://")) folder = folder.substr(7);
@@ -171,10 +179,34 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   CheckSourceVersion(*wiring.repository, options);
   core::SystemClock clock;
   options.migration.target_indices = wiring.target_indices.get();
+  internal::TuningWiring tuning;
+  if (absl::Status wired = internal::WireTargetTuning(options, wiring, result.worker_id, clock,
+                                                      nullptr, /*tune_by_default=*/false, tuning);
+      !wired.ok()) {
+    return Finish(std::move(result), wired, core::kExitFailure);
+  }
+  options.migration.target_tuning = tuning.tuning.get();
   DocumentMigrationWorker worker(*wiring.repository, **coordinator, wiring.sinks,
                                  wiring.failed_sink.get(), clock, options.migration);
   absl::StatusOr<WorkerSummary> run = worker.Run();
   result.summary = worker.summary();
+  if (tuning.tuning && (!run.ok() || run->outcome == WorkerOutcome::kStopped)) {
+    // A run that fails or is stopped leaves no index tuned: the rest of a load still under way
+    // elsewhere goes on untuned.
+    auto restored = tuning.tuning->RestoreAll({}, [&](const std::string& index,
+                                                      const absl::Status& status) {
+      if (options.on_warning) {
+        options.on_warning(core::StrCat("index ", index,
+                                        " is still tuned (0 replicas, no "
+                                        "refresh): ",
+                                        status.message(), "; run again to put its settings back"));
+      }
+    });
+    if (!restored.ok() && options.on_warning) {
+      options.on_warning(
+          core::StrCat("tuned indices could not be restored: ", restored.status().message()));
+    }
+  }
   result.summary.stale_temp_files_removed = wiring.stale_temp_files_removed;
   if (!run.ok()) {
     return Finish(std::move(result), run.status(),

@@ -188,8 +188,15 @@ net::HttpRequest JsonRequest(std::string method, std::string target, std::string
 absl::Status StatusFromResponse(const net::HttpResponse& response, std::string_view what) {
   const int status = response.status;
   if (status >= 200 && status < 300) return absl::OkStatus();
-  const std::string summary = ParseErrorBody(response.body).detail;
-  const std::string message = StrCat(what, ": HTTP ", status, summary.empty() ? "" : " ", summary);
+  const ErrorInfo error = ParseErrorBody(response.body);
+  const std::string message =
+      StrCat(what, ": HTTP ", status, error.detail.empty() ? "" : " ", error.detail);
+  // A block on the cluster or an index (ClusterBlockException: cluster.blocks.read_only,
+  // index.blocks.write, ...) refuses writes with 403 until it is lifted: transient, retried with
+  // backoff like a 503, not a permission the caller lacks.
+  if (status == 403 && error.type == "cluster_block_exception") {
+    return absl::UnavailableError(message);
+  }
   return net::StatusFromHttp(status, message);
 }
 
@@ -477,6 +484,30 @@ absl::Status OpenSearchClient::Refresh(std::string_view index) {
   return StatusFromResponse(*response, StrCat("POST ", target));
 }
 
+absl::StatusOr<json::object> OpenSearchClient::GetIndexSettings(std::string_view index,
+                                                                std::string_view names) {
+  std::string target =
+      StrCat("/", index.empty() ? std::string("_all") : EncodePathSegment(index), "/_settings");
+  if (!names.empty()) target += StrCat("/", net::PercentEncode(names, /*keep_slash=*/false));
+  target += "?flat_settings=true";
+  auto response = Send(JsonRequest("GET", target));
+  if (!response.ok()) return response.status();
+  RFS_RETURN_IF_ERROR(StatusFromResponse(*response, StrCat("GET ", target)));
+  auto parsed = ParseJson(response->body);
+  if (!parsed || !parsed->is_object()) {
+    return absl::DataLossError(StrCat("GET ", target, " returned no JSON object"));
+  }
+  return std::move(parsed->as_object());
+}
+
+absl::Status OpenSearchClient::UpdateIndexSettings(std::string_view index,
+                                                   const json::object& settings) {
+  const std::string target = StrCat("/", EncodePathSegment(index), "/_settings");
+  auto response = Send(JsonRequest("PUT", target, core::JsonText(settings)));
+  if (!response.ok()) return response.status();
+  return StatusFromResponse(*response, StrCat("PUT ", target));
+}
+
 absl::StatusOr<uint64_t> OpenSearchClient::Count(std::string_view index,
                                                  const json::object& query) {
   const std::string target = StrCat("/", EncodePathSegment(index), "/_count");
@@ -550,6 +581,102 @@ absl::StatusOr<PutDocumentResult> OpenSearchClient::PutDocument(std::string_view
                        ? PutDocumentResult::Outcome::kUpdated
                        : PutDocumentResult::Outcome::kCreated;
   return result;
+}
+
+absl::StatusOr<std::vector<MultiGetResult>> OpenSearchClient::MultiGet(
+    std::span<const MultiGetRequest> docs) {
+  json::array wanted;
+  wanted.reserve(docs.size());
+  for (const MultiGetRequest& doc : docs) {
+    json::object entry{{"_index", doc.index}, {"_id", doc.id}};
+    // A document with custom routing lives on the shard its routing picks.
+    if (doc.routing) entry["routing"] = *doc.routing;
+    wanted.emplace_back(std::move(entry));
+  }
+  auto response = Send(
+      JsonRequest("POST", "/_mget", core::JsonText(json::object{{"docs", std::move(wanted)}})));
+  if (!response.ok()) return response.status();
+  RFS_RETURN_IF_ERROR(StatusFromResponse(*response, "POST /_mget"));
+  // Sources may nest deeper than API answers do (objects of a field not mapped, say).
+  auto parsed = ParseJson(response->body, /*max_depth=*/512);
+  json::value* list = nullptr;
+  if (parsed && parsed->is_object()) list = parsed->as_object().if_contains("docs");
+  if (list == nullptr || !list->is_array() || list->as_array().size() != docs.size()) {
+    return absl::DataLossError(StrCat("POST /_mget on ", transport_.endpoint(),
+                                      ": the answer holds ",
+                                      list && list->is_array() ? list->as_array().size() : 0,
+                                      " documents for the ", docs.size(), " asked for"));
+  }
+  std::vector<MultiGetResult> out(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    json::value& item = list->as_array()[i];
+    if (!item.is_object()) return absl::DataLossError("POST /_mget: a document is no object");
+    json::object& o = item.as_object();
+    MultiGetResult& result = out[i];
+    if (const json::value* error = o.if_contains("error")) {
+      if (error->is_object()) {
+        if (const auto* type = error->as_object().if_contains("type"); type && type->is_string())
+          result.error_type = Str(type->as_string());
+        if (const auto* reason = error->as_object().if_contains("reason");
+            reason && reason->is_string())
+          result.error_reason = Str(reason->as_string());
+      } else {
+        result.error_type = "error";
+        result.error_reason = core::JsonText(*error);
+      }
+      continue;
+    }
+    const json::value* found = o.if_contains("found");
+    result.found = found != nullptr && found->is_bool() && found->as_bool();
+    result.version = IntOr(o, "_version", 0);
+    if (json::value* source = o.if_contains("_source")) result.source = std::move(*source);
+  }
+  return out;
+}
+
+absl::StatusOr<SourceMapping> OpenSearchClient::GetSourceMapping(std::string_view index) {
+  const std::string target = StrCat("/", EncodePathSegment(index), "/_mapping");
+  auto response = Send(JsonRequest("GET", target));
+  if (!response.ok()) return response.status();
+  RFS_RETURN_IF_ERROR(StatusFromResponse(*response, StrCat("GET ", target)));
+  auto parsed = ParseJson(response->body);
+  if (!parsed || !parsed->is_object()) return absl::DataLossError("malformed _mapping response");
+  SourceMapping out;
+  auto note = [&](std::string words) {
+    if (out.described.find(words) == std::string::npos) {
+      out.described += StrCat(out.described.empty() ? "" : ", ", words);
+    }
+  };
+  // {"<index>":{"mappings":{"_source":{...}}}}; Elasticsearch 6 nests it under the type.
+  auto look = [&](const json::object& mappings) {
+    const json::value* source = mappings.if_contains("_source");
+    if (source == nullptr || !source->is_object()) return;
+    const json::object& s = source->as_object();
+    if (const auto* enabled = s.if_contains("enabled");
+        enabled && enabled->is_bool() && !enabled->as_bool()) {
+      out.disabled = true;
+      note("_source.enabled false");
+    }
+    for (const char* key : {"includes", "excludes", "include", "exclude"}) {
+      const json::value* list = s.if_contains(key);
+      if (list == nullptr || (list->is_array() && list->as_array().empty())) continue;
+      out.filtered = true;
+      note(StrCat("_source.", key, " ", core::JsonText(*list)));
+    }
+  };
+  for (const auto& [name, body] : parsed->as_object()) {
+    if (!body.is_object()) continue;
+    const json::value* mappings = body.as_object().if_contains("mappings");
+    if (mappings == nullptr || !mappings->is_object()) continue;
+    look(mappings->as_object());
+    for (const auto& [type, typed] : mappings->as_object()) {
+      if (typed.is_object() && typed.as_object().contains("_source") &&
+          !mappings->as_object().contains("properties")) {
+        look(typed.as_object());
+      }
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<SearchResult> OpenSearchClient::Search(std::string_view index, json::object body) {

@@ -46,9 +46,14 @@ struct BatchCounts {
   uint64_t retries = 0;
 };
 
+// A write refused by a block on the index or the cluster (ClusterBlockException).
+constexpr std::string_view kClusterBlock = "cluster_block_exception";
+
 // An item the target refused because it is overloaded (429, thread-pool rejection): the signal
-// backpressure slows down on and the metrics count as a rejection.
+// backpressure slows down on and the metrics count as a rejection. A block answered 429
+// (read_only_allow_delete) is no overload.
 bool IsRejectedItem(const ItemFailure& f) {
+  if (f.type == kClusterBlock) return false;
   return f.status == 429 || f.type == "es_rejected_execution_exception" ||
          f.type == "rejected_execution_exception";
 }
@@ -63,6 +68,11 @@ bool IsAlreadyNewer(const SourceDocument& doc, const ItemFailure& f) {
 
 bool IsRetryableItemFailure(int status, std::string_view error_type) {
   if (status == 429 || status == 408 || status >= 500) return true;
+  // A block is set, and lifted, by an operator or the disk watermarks: the write goes through
+  // once it is. OpenSearch answers each item of a blocked index with the block's status
+  // (ClusterBlockException.status(); IndexMetadata's INDEX_WRITE_BLOCK, index.blocks.write, and
+  // INDEX_READ_ONLY_BLOCK: 403; INDEX_READ_ONLY_ALLOW_DELETE_BLOCK: 429).
+  if (error_type == kClusterBlock) return true;
   // Types that mean "busy, try later" even when a version or plugin reports another status.
   static constexpr std::string_view kBusyTypes[] = {"es_rejected_execution_exception",
                                                     "rejected_execution_exception",
@@ -324,7 +334,7 @@ class ReindexRun {
                         pending.front()->cursor, "-", pending.back()->cursor, ") to ",
                         sink_.description(), " failed after ", attempt, " attempt(s)"));
         }
-        Backoff(attempt, rng);
+        RFS_RETURN_IF_ERROR(Backoff(attempt, rng));
         continue;
       }
       std::vector<const SourceDocument*> retry;
@@ -356,7 +366,7 @@ class ReindexRun {
               sink_.description(), " after ", attempt, " attempts: HTTP ", last_retryable->status,
               " ", last_retryable->type, ": ", last_retryable->reason));
         }
-        Backoff(attempt, rng);
+        RFS_RETURN_IF_ERROR(Backoff(attempt, rng));
       }
       pending = std::move(retry);
     }
@@ -383,6 +393,7 @@ class ReindexRun {
         attempt.retry_cause = "unavailable";
       }
     } else {
+      size_t items_blocked = 0;
       for (const ItemFailure& f : *failures) {
         if (f.position < pending.size() && IsAlreadyNewer(*pending[f.position], f)) continue;
         if (IsRejectedItem(f)) ++attempt.items_rejected;
@@ -391,10 +402,13 @@ class ReindexRun {
                       options_.allowed_exception_types.end(),
                       f.type) == options_.allowed_exception_types.end()) {
           ++attempt.items_retried;
+          if (f.type == kClusterBlock) ++items_blocked;
         }
       }
       if (attempt.items_retried > 0) {
-        attempt.retry_cause = attempt.items_rejected > 0 ? "too_many_requests" : "server_error";
+        attempt.retry_cause = items_blocked > 0            ? "blocked"
+                              : attempt.items_rejected > 0 ? "too_many_requests"
+                                                           : "server_error";
       }
     }
     options_.on_bulk_attempt(attempt);
@@ -423,8 +437,10 @@ class ReindexRun {
     return options_.send_deadline && clock_.Now() >= options_.send_deadline();
   }
 
-  // core::BackoffWait on this sender's random source. Never sleeps past the deadline.
-  void Backoff(int attempt, std::mt19937_64& rng) {
+  // core::BackoffWait on this sender's random source, after the caller's keep_alive (which may
+  // move the deadline). Never sleeps past the deadline.
+  absl::Status Backoff(int attempt, std::mt19937_64& rng) {
+    if (options_.keep_alive) RFS_RETURN_IF_ERROR(options_.keep_alive());
     core::IClock::Duration sleep =
         core::BackoffWait(options_.retry.initial_backoff, options_.retry.max_backoff, attempt, rng);
     if (options_.send_deadline) {
@@ -432,6 +448,7 @@ class ReindexRun {
       sleep = std::clamp<core::IClock::Duration>(left, core::IClock::Duration::zero(), sleep);
     }
     clock_.SleepFor(sleep);
+    return absl::OkStatus();
   }
 
   void Complete(const Batch& batch, const BatchCounts& counts) {

@@ -6,6 +6,7 @@
 // worker with the same clear outcome; the verify phase finds missing documents.
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <random>
 #include <set>
 #include <thread>
@@ -13,6 +14,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "e2e_support.hpp"
@@ -57,6 +59,33 @@ std::string AllLogs(const MigrationRun& run, int count) {
   return logs;
 }
 
+// The target's indices, each with its flat settings (GET /_all/_settings).
+boost::json::object TargetSettings(const rfs::testing::OpenSearchDouble& target) {
+  rfs::net::HttpTransportOptions http;
+  http.endpoint = target.endpoint();
+  auto transport = rfs::net::BeastHttpTransport::Open(http);
+  REQUIRE(transport.ok());
+  rfs::net::HttpRequest request;
+  request.target = "/_all/_settings?flat_settings=true";
+  auto response = (*transport)->Send(request);
+  REQUIRE(response.ok());
+  REQUIRE(response->status == 200);
+  return boost::json::parse(response->body).as_object();
+}
+
+// Indices the run tuned for its load (refresh_interval -1) and did not put back.
+std::vector<std::string> IndicesLeftTuned(const rfs::testing::OpenSearchDouble& target) {
+  std::vector<std::string> out;
+  for (const auto& [index, entry] : TargetSettings(target)) {
+    const auto* refresh =
+        entry.as_object().at("settings").as_object().if_contains("index.refresh_interval");
+    if (refresh != nullptr && refresh->is_string() && refresh->as_string() == "-1") {
+      out.emplace_back(index);
+    }
+  }
+  return out;
+}
+
 bool TemplateOnTarget(const rfs::testing::OpenSearchDouble& target, const std::string& path) {
   rfs::net::HttpTransportOptions http;
   http.endpoint = target.endpoint();
@@ -90,6 +119,14 @@ TEST_CASE("four RfsWorkers started together run every phase of a migration", "[e
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
   CHECK(TemplateOnTarget(**target, "/_index_template/index_index_template"));
   CHECK(TemplateOnTarget(**target, "/_component_template/index_component_template"));
+  // Every index phase 3 created was tuned for its load, and is back as it was created.
+  const std::string logs = AllLogs(run, 4);
+  for (const char* index : {"index-0", "index-1", "index-2"}) {
+    CHECK(logs.find(std::string(R"("event":"tuned","item":"index )") + index) != std::string::npos);
+    CHECK(logs.find(std::string(R"("event":"restored","item":"index )") + index) !=
+          std::string::npos);
+  }
+  CHECK(IndicesLeftTuned(**target).empty());
   // Exactly one worker verified, and every index was accounted for.
   int verified = 0;
   for (int i = 0; i < 4; ++i) {
@@ -243,6 +280,8 @@ TEST_CASE("RfsWorkers SIGKILLed at random in every phase and restarted finish th
   REQUIRE(finished >= 1);
   for (auto& worker : workers) CHECK_FALSE(worker);
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  // Tuning for the load never outlives it, whoever died between a tuning and its restore.
+  CHECK(IndicesLeftTuned(**target).empty());
   CHECK(kills >= 5);
   // Deaths in every phase but maybe verify (one worker reads the snapshot for a moment).
   for (const char* phase : {"snapshot", "metadata", "indices", "documents"}) {
@@ -444,4 +483,143 @@ TEST_CASE("RfsWorkers coordinate through the migration console, which shows thei
   // Every answer the workers and the status command had held to the OpenAPI document.
   CHECK(rfs::test::ReadTextFile(run.Err("console")).find("departs from /openapi.json") ==
         std::string::npos);
+}
+
+TEST_CASE("the console shows an index a killed RfsWorker left tuned until it is restored",
+          "[e2e][worker][console][tuning]") {
+  auto generated =
+      rfs::test::Generate("--indices 1 --shards 2 --docs 300 --seed 86 --snapshot-name snap-t");
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  MigrationRun run;
+  const int port = rfs::test::FreeLoopbackPort();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string admin = "rfs-worker-tuning-admin-token";
+  rfs::test::ChildProcess console(
+      {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--store",
+       "sqlite:" + run.dir.File("console.db"), "--admin-token", admin, "--check-responses"},
+      run.Out("console"), run.Err("console"));
+  std::string token;
+  for (int attempt = 0; attempt < 300 && token.empty(); ++attempt) {
+    std::filesystem::remove(run.Out("create"));
+    if (rfs::test::RunProcess({RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "t",
+                               "--admin-token", admin},
+                              run.Out("create"), run.Err("create")) == 0) {
+      token = rfs::test::ReadTextFile(run.Out("create"));
+      while (!token.empty() && token.back() == '\n') token.pop_back();
+    } else {
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  INFO(run.Logs("console") << run.Logs("create"));
+  REQUIRE_FALSE(token.empty());
+  auto worker = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args =
+        WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                   {"--console-url", url, "--session-name", "t", "--console-token", token,
+                    "--failed-documents-dir", run.dir.File("failed")});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return rfs::test::RunProcess(args, run.Out(name), run.Err(name));
+  };
+  auto status = [&](bool json) {
+    std::filesystem::remove(run.Out("status"));
+    std::vector<std::string> args = {RFS_CONSOLE_TOOL, "status", "--url",   url,
+                                     "--session",      "t",      "--token", token};
+    if (json) args.push_back("--json");
+    rfs::test::RunProcess(args, run.Out("status"), run.Err("status"));
+    return rfs::test::ReadTextFile(run.Out("status"));
+  };
+
+  // Killed after the index's last item, before its settings were put back.
+  ::setenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE", "1", 1);
+  const int killed = worker("killed", {});
+  ::unsetenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE");
+  INFO(run.Logs("killed"));
+  REQUIRE(killed == 128 + SIGKILL);
+  CHECK(IndicesLeftTuned(**target) == std::vector<std::string>{"index-0"});
+  const boost::json::object tuned = boost::json::parse(status(true)).as_object();
+  REQUIRE(tuned.contains("tuned_indices"));
+  CHECK(boost::json::serialize(tuned.at("tuned_indices")) ==
+        R"([{"index":"index-0","state":"tuned, not yet restored"}])");
+  // The tuning's own records are not listed as workflow records.
+  for (const auto& row : tuned.at("workflow").as_array()) {
+    const std::string_view record = row.at("record").as_string();
+    INFO(record);
+    for (const char* prefix :
+         {"created_empty__", "tuned__", "tuned_original__", "restored__", "tuning_lock__"}) {
+      CHECK_FALSE(record.starts_with(prefix));
+    }
+  }
+  CHECK(status(false).find("Index index-0: tuned, not yet restored (number_of_replicas 0, "
+                           "refresh_interval -1)") != std::string::npos);
+
+  CHECK(worker("restore", {"--restore-target-settings"}) == 0);
+  INFO(run.Logs("restore"));
+  CHECK(IndicesLeftTuned(**target).empty());
+  const boost::json::object restored = boost::json::parse(status(true)).as_object();
+  CHECK_FALSE(restored.contains("tuned_indices"));
+  CHECK(status(false).find("tuned, not yet restored") == std::string::npos);
+  // The rest of the migration: nothing is tuned again, every phase completes.
+  CHECK(worker("rest", {}) == 0);
+  INFO(run.Logs("rest"));
+  CHECK(IndicesLeftTuned(**target).empty());
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  CHECK(rfs::test::ReadTextFile(run.Err("console")).find("departs from /openapi.json") ==
+        std::string::npos);
+}
+
+TEST_CASE("an RfsWorker frozen past its phase lease stops that phase's work itself and exits 2",
+          "[e2e][worker]") {
+  auto generated =
+      rfs::test::Generate("--indices 1 --shards 1 --docs 50 --seed 83 --snapshot-name snap-frozen");
+  rfs::testing::OpenSearchDoubleOptions source_options;
+  source_options.snapshot_polls_to_complete = 1'000'000;  // phase 1 polls until stopped
+  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE((source.ok() && target.ok()));
+  MigrationRun run;
+  const std::string records = run.dir.File("records.sqlite");
+  rfs::test::ChildProcess frozen(
+      WorkerArgs(generated->repo().string(), (*target)->endpoint(), "frozen",
+                 {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-frozen",
+                  "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", "PT2S",
+                  "--coordinator-db", records, "--failed-documents-dir", run.dir.File("failed")}),
+      run.Out("frozen"), run.Err("frozen"));
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (rfs::test::ReadTextFile(run.Err("frozen")).find("STARTED") == std::string::npos &&
+         !frozen.Exited() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE_FALSE(frozen.Exited());
+  // Frozen past its 2 s lease; meanwhile another worker takes the phase's record over.
+  kill(frozen.pid(), SIGSTOP);
+  std::this_thread::sleep_for(2500ms);
+  rfs::coordination::SqliteWorkCoordinatorOptions store;
+  store.worker_id = "thief";
+  store.path = records;
+  store.table = "rfs_worker_records";
+  auto thief = rfs::coordination::SqliteWorkCoordinator::Open(store);
+  REQUIRE(thief.ok());
+  auto taken = (*thief)->AcquireWorkItem("phase_1_snapshot", std::chrono::minutes(10));
+  REQUIRE(taken.ok());
+  REQUIRE(std::holds_alternative<rfs::coordination::Acquired>(*taken));
+  const size_t log_before_thaw = rfs::test::ReadTextFile(run.Err("frozen")).size();
+  kill(frozen.pid(), SIGCONT);
+  // The thawed worker notices at its next renewal (a quarter of the lease), stops the phase on
+  // its own (its requests are refused from then on) and ends with exit 2: nothing kills it.
+  const int code = frozen.Wait();
+  const std::string log = rfs::test::ReadTextFile(run.Err("frozen"));
+  INFO(log);
+  CHECK(code == 2);
+  CHECK(log.find("the lease on record phase_1_snapshot is lost") != std::string::npos);
+  // It left the record to its new holder: neither completed nor given back.
+  auto state = (*thief)->GetWorkItem("phase_1_snapshot");
+  REQUIRE(state.ok());
+  REQUIRE(state->has_value());
+  CHECK((*state)->lease_holder == "thief");
+  CHECK_FALSE((*state)->completed());
+  CHECK(log.size() > log_before_thaw);
+  // The run ended in the library, not by a process exit from the health thread: its summary
+  // is printed with the exit code it returned.
+  CHECK(rfs::test::ReadTextFile(run.Out("frozen")).find("\"exit_code\":2") != std::string::npos);
 }

@@ -366,6 +366,18 @@ TEST_CASE("RfsWorker --preserve-version verifies a target holding newer document
         std::string::npos);
   CHECK(Get(target, index, "d0").first == kWriterVersion);
   CHECK(Get(target, index, "d100").first == 3);
+  // Every document compared: the writer's are newer on the target, never different.
+  const int verified = runner.Run(
+      {RFS_WORKER_TOOL, "--snapshot-local-dir", repo.string(), "--snapshot-name", "w1",
+       "--target-host", target.url(), "--coordinator-db", runner.dir.File("worker.sqlite"),
+       "--index-allowlist", index, "--preserve-version", "--verify-only", "--verify-all"});
+  INFO(runner.out << runner.err);
+  CHECK(verified == 0);
+  CHECK(runner.out.find("  " + index + ": expected " + std::to_string(kDocs) + ", equal " +
+                        std::to_string(kDocs - kWrittenBefore) +
+                        ", missing 0, different 0, not comparable 0, already newer " +
+                        std::to_string(kWrittenBefore) + ", extra 0, target count " +
+                        std::to_string(kDocs) + "\n") != std::string::npos);
   target.DeleteIndices({index});
   source.DeleteIndices({index});
 }

@@ -9,6 +9,8 @@
 //     custom routing, best_compression, _source excludes) read by rfs exactly as the node
 //     returns the documents; CreateSnapshot and RfsWorker with one node as the source and the
 //     other as the target.
+//   - RfsWorker --verify-all: every document compared, what the target lost, changed or gained
+//     counted exactly, and a redrive of the round's records closing the gap.
 #include "support/real_node.hpp"
 
 #include <atomic>
@@ -333,8 +335,6 @@ TEST_CASE("snapshots a real node writes are read exactly as the node returns the
         }
       }
       node.Ok("POST", "/" + index + "/_refresh");
-      const fs::path repo = SnapshotOnNode(node, "rn-written-repo", "s1", index);
-      const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(repo, "s1");
       if (std::string_view(name) == "es8") {
         // The node's own account of each segment's stored-fields format: zstd, so the reader's
         // zstd path is proven on files the engine wrote, not only on the generator's.
@@ -358,6 +358,8 @@ TEST_CASE("snapshots a real node writes are read exactly as the node returns the
         CHECK(segments_seen >= 2);
         CHECK(zstd_segments == segments_seen);
       }
+      const fs::path repo = SnapshotOnNode(node, "rn-written-repo", "s1", index);
+      const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(repo, "s1");
       REQUIRE(read.count(index) == 1);
       // What the node returns for every document it holds.
       const auto count = node.Ok("GET", "/" + index + "/_count");
@@ -2323,6 +2325,176 @@ size_t Occurrences(const std::string& text, const std::string& word) {
 
 }  // namespace
 
+TEST_CASE("RfsWorker --verify-all compares every document; a redrive of its records closes the gap",
+          "[real][verify-all]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string main_index = "rn-verify-all";
+  const std::string small_index = "rn-verify-all-b";
+  source.DeleteIndices({main_index, small_index});
+  target.DeleteIndices({main_index, small_index});
+  source.Ok("PUT", "/" + main_index,
+            R"({"settings":{"number_of_shards":3,"number_of_replicas":0}})");
+  source.Ok("PUT", "/" + small_index,
+            R"({"settings":{"number_of_shards":1,"number_of_replicas":0}})");
+  constexpr int kMain = 400;
+  constexpr int kSmall = 120;
+  std::string body;
+  for (int n = 0; n < kMain; ++n) {
+    // Custom routing on every fifth: fetched with it, or "not found".
+    body += "{\"index\":{\"_index\":\"" + main_index + "\",\"_id\":\"m" + std::to_string(n) + "\"" +
+            (n % 5 == 0 ? ",\"routing\":\"r" + std::to_string(n % 3) + "\"" : std::string()) +
+            "}}\n{\"n\":" + std::to_string(n) + ",\"v\":" + std::to_string(n) +
+            ".25,\"tags\":[\"a\",\"b" + std::to_string(n % 7) +
+            "\"],\"o\":{\"k\":" + std::to_string(n % 11) + "}}\n";
+  }
+  for (int n = 0; n < kSmall; ++n) {
+    body += "{\"index\":{\"_index\":\"" + small_index + "\",\"_id\":\"s" + std::to_string(n) +
+            "\"}}\n{\"s\":" + std::to_string(n) + "}\n";
+  }
+  source.Ok("POST", "/_bulk?refresh=true", body);
+  const fs::path location =
+      SnapshotOnNode(source, "rn-verify-all-repo", "v1", main_index + "," + small_index);
+  Runner runner;
+  const std::string records = runner.dir.File("records.sqlite");
+  const std::string failed = runner.dir.File("failed");
+  const std::vector<std::string> worker = {RFS_WORKER_TOOL,
+                                           "--snapshot-local-dir",
+                                           location.string(),
+                                           "--snapshot-name",
+                                           "v1",
+                                           "--target-host",
+                                           target.url(),
+                                           "--coordinator-db",
+                                           records,
+                                           "--failed-documents-dir",
+                                           failed,
+                                           "--index-allowlist",
+                                           main_index,
+                                           small_index,
+                                           "--verify-all"};
+  auto verify_only = [&] {
+    std::vector<std::string> argv = worker;
+    argv.push_back("--verify-only");
+    return runner.Run(argv);
+  };
+  auto row = [&](const std::string& index, int expected, int equal, int missing, int different,
+                 int extra, int count) {
+    return "  " + index + ": expected " + std::to_string(expected) + ", equal " +
+           std::to_string(equal) + ", missing " + std::to_string(missing) + ", different " +
+           std::to_string(different) + ", not comparable 0, already newer 0, extra " +
+           std::to_string(extra) + ", target count " + std::to_string(count);
+  };
+
+  // The whole migration, phase 5 verifying every document (round 1).
+  const int migrated = runner.Run(worker);
+  INFO(runner.out << runner.err);
+  REQUIRE(migrated == 0);
+  CHECK(runner.out.find("Verification of every document (round 1)") != std::string::npos);
+  CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") != std::string::npos);
+  CHECK(runner.out.find(row(small_index, kSmall, kSmall, 0, 0, 0, kSmall) + "\n") !=
+        std::string::npos);
+
+  // (a) Verified alone afterwards: a new round, every document equal.
+  const int again = verify_only();
+  INFO(runner.out << runner.err);
+  CHECK(again == 0);
+  CHECK(runner.out.find("Verification of every document (round 2)") != std::string::npos);
+  CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") != std::string::npos);
+  CHECK(runner.out.find("Verification: every document is on the target as the migration sends "
+                        "it") != std::string::npos);
+
+  // (b) The target loses documents (routed ones among them), one changes, one is added; (c) a
+  // whole index is deleted (the probe's finding: an index gone after its documents were
+  // counted as written).
+  std::string damage;
+  for (int n : {0, 1, 2, 10, 55}) {
+    damage +=
+        "{\"delete\":{\"_index\":\"" + main_index + "\",\"_id\":\"m" + std::to_string(n) + "\"" +
+        (n % 5 == 0 ? ",\"routing\":\"r" + std::to_string(n % 3) + "\"" : std::string()) + "}}\n";
+  }
+  damage += "{\"index\":{\"_index\":\"" + main_index +
+            "\",\"_id\":\"m7\"}}\n{\"n\":7,\"v\":7.25,\"tags\":[\"a\",\"b0\"],\"o\":{\"k\":8}}\n";
+  damage += "{\"index\":{\"_index\":\"" + main_index + "\",\"_id\":\"extra\"}}\n{\"n\":-1}\n";
+  target.Ok("POST", "/_bulk?refresh=true", damage);
+  target.DeleteIndices({small_index});
+  const int damaged = verify_only();
+  INFO(runner.out << runner.err);
+  CHECK(damaged == 7);
+  CHECK(runner.out.find("Verification of every document (round 3)") != std::string::npos);
+  CHECK(runner.out.find(row(main_index, kMain, kMain - 6, 5, 1, 1, kMain - 5 + 1) + "\n") !=
+        std::string::npos);
+  CHECK(runner.out.find(row(small_index, kSmall, 0, kSmall, 0, 0, 0) + " (not on the target)\n") !=
+        std::string::npos);
+  CHECK(runner.out.find("documents are MISSING or differ") != std::string::npos);
+  const std::string round3 = (fs::path(failed) / "verify-round-3").string();
+  CHECK(runner.out.find(round3) != std::string::npos);
+  // The records hold the documents as the migration sends them, each with why.
+  const std::string recorded = FailedRecordsText(round3);
+  CHECK(Occurrences(recorded, "\"error_type\":\"verify_missing\"") == 5 + kSmall);
+  CHECK(Occurrences(recorded, "\"error_type\":\"verify_different\"") == 1);
+  CHECK(recorded.find("verify round 3: not on the target") != std::string::npos);
+  CHECK(recorded.find("\"routing\":\"r1\"") != std::string::npos);  // m10's
+
+  // (d) Verify, then redrive the difference: the records go again as they are, the extra
+  // document (no source holds it) is deleted by hand, and a new round finds every document.
+  const int redriven =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", round3, "--target-host",
+                  target.url(), "--coordinator-db", runner.dir.File("redrive.sqlite"),
+                  "--failed-documents-dir", runner.dir.File("failed-redrive")});
+  INFO(runner.out << runner.err);
+  REQUIRE(redriven == 0);
+  target.Ok("DELETE", "/" + main_index + "/_doc/extra?refresh=true");
+  const int closed = verify_only();
+  INFO(runner.out << runner.err);
+  CHECK(closed == 0);
+  CHECK(runner.out.find("Verification of every document (round 4)") != std::string::npos);
+  CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") != std::string::npos);
+  CHECK(runner.out.find(row(small_index, kSmall, kSmall, 0, 0, 0, kSmall) + "\n") !=
+        std::string::npos);
+
+  // (e) A round is shared: a copy begins round 5 and is killed holding an item; the next copy
+  // joins round 5 (begun, not reported), takes the item over once its short lease runs out, and
+  // reports every document.
+  std::vector<std::string> copy = worker;
+  copy.insert(copy.end(), {"--verify-only", "--initial-lease-duration", "PT3S"});
+  const std::string first_err = runner.dir.File("first.err");
+  {
+    rfs::test::ChildProcess first(copy, runner.dir.File("first.out"), first_err);
+    REQUIRE(first.pid() > 0);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (true) {
+      const std::string events = rfs::test::ReadTextFile(first_err);
+      const size_t begun = events.find("\"item\":\"verify round 5\"");
+      if (begun != std::string::npos &&
+          events.find("\"event\":\"acquired\"", begun) != std::string::npos) {
+        break;
+      }
+      INFO(events);
+      REQUIRE(std::chrono::steady_clock::now() < give_up);
+      REQUIRE_FALSE(first.Exited());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    first.Kill();
+    CHECK(first.Wait() == 128 + SIGKILL);
+  }
+  const int joined = runner.Run(copy);
+  INFO(runner.out << runner.err);
+  CHECK(joined == 0);
+  CHECK(runner.out.find("Verification of every document (round 5)") != std::string::npos);
+  CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") != std::string::npos);
+  CHECK(runner.out.find(row(small_index, kSmall, kSmall, 0, 0, 0, kSmall) + "\n") !=
+        std::string::npos);
+
+  // Usage: the embedded target has no cluster to fetch from.
+  CHECK(runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", location.string(), "--output-dir",
+                    runner.dir.File("out"), "--verify-only", "--verify-all"}) == 64);
+  CHECK(runner.err.find("--verify-all fetches every document from a target cluster") !=
+        std::string::npos);
+  source.DeleteIndices({main_index, small_index});
+  target.DeleteIndices({main_index, small_index});
+}
+
 TEST_CASE("the client tells a real node's indices, aliases and data streams apart by uuid",
           "[real][data-stream][target-index]") {
   // What the workers' look at the target rests on, against the engine's own answers:
@@ -2556,4 +2728,364 @@ TEST_CASE("an index deleted and created again on the target mid-run fails its it
   CHECK(CountOf(target, name) == kDocs);
   target.DeleteIndices({name});
   source.DeleteIndices({name});
+}
+
+namespace {
+
+// An index's number_of_replicas and refresh_interval as set on it ("unset" when not set).
+std::pair<std::string, std::string> TuningSettings(RealNode& node, const std::string& index) {
+  const auto answer = node.Ok("GET", "/" + index + "/_settings?flat_settings=true");
+  const json::object& settings = answer.at(index).at("settings").as_object();
+  auto value = [&](const char* key) {
+    const json::value* v = settings.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string("unset");
+  };
+  return {value("index.number_of_replicas"), value("index.refresh_interval")};
+}
+
+// Indices of `docs` documents on the source, each with its own settings.
+void MakeTuningIndex(RealNode& node, const std::string& name, const std::string& settings,
+                     int docs) {
+  node.DeleteIndices({name});
+  node.Ok("PUT", "/" + name, R"({"settings":{"number_of_shards":1)" + settings + "}}");
+  std::string body;
+  for (int n = 0; n < docs; ++n) {
+    body += R"({"index":{"_index":")" + name + R"(","_id":"t)" + std::to_string(n) + "\"}}\n" +
+            R"({"n":)" + std::to_string(n) + "}\n";
+  }
+  node.Ok("POST", "/_bulk?refresh=true", body);
+}
+
+}  // namespace
+
+TEST_CASE("RfsWorker tunes the indices it creates for their load and puts their settings back",
+          "[real][tuning]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string defaults = "rn-tune-defaults";  // replicas 1 (the default), refresh not set
+  const std::string explicit_refresh = "rn-tune-5s";
+  const std::string existing = "rn-tune-existing";  // on the target before the run
+  const std::vector<std::string> all = {defaults, explicit_refresh, existing};
+  MakeTuningIndex(source, defaults, "", 300);
+  MakeTuningIndex(source, explicit_refresh, R"(,"number_of_replicas":2,"refresh_interval":"5s")",
+                  300);
+  MakeTuningIndex(source, existing, R"(,"number_of_replicas":0)", 300);
+  // t0 for a delta to t1 (the same documents).
+  SnapshotOnNode(source, "rn-tune-repo", "t0", "rn-tune-*");
+  const fs::path location = SnapshotOnNode(source, "rn-tune-repo", "t1", "rn-tune-*");
+  Runner runner;
+  auto fresh_target = [&] {
+    target.DeleteIndices(all);
+    target.Ok("PUT", "/" + existing,
+              R"({"settings":{"number_of_shards":1,"number_of_replicas":0,)"
+              R"("refresh_interval":"7s"}})");
+  };
+  auto worker = [&](const std::string& store, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {RFS_WORKER_TOOL,
+                                     "--snapshot-local-dir",
+                                     location.string(),
+                                     "--snapshot-name",
+                                     "t1",
+                                     "--target-host",
+                                     target.url(),
+                                     "--coordinator-db",
+                                     runner.dir.File(store),
+                                     "--index-allowlist"};
+    argv.insert(argv.end(), all.begin(), all.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runner.Run(argv);
+  };
+  auto check_original = [&] {
+    CHECK(TuningSettings(target, defaults) == std::pair<std::string, std::string>{"1", "unset"});
+    CHECK(TuningSettings(target, explicit_refresh) ==
+          std::pair<std::string, std::string>{"2", "5s"});
+    CHECK(TuningSettings(target, existing) == std::pair<std::string, std::string>{"0", "7s"});
+  };
+  const std::pair<std::string, std::string> tuned{"0", "-1"};
+
+  SECTION("by default: tuned during the load, the originals back after it") {
+    fresh_target();
+    const int code = worker("default.sqlite", {});
+    INFO(runner.out << runner.err);
+    REQUIRE(code == 0);
+    check_original();
+    for (const std::string& index : {defaults, explicit_refresh}) {
+      CHECK(runner.err.find(R"("event":"tuned","item":"index )" + index + "\"") !=
+            std::string::npos);
+      CHECK(runner.err.find(R"("event":"restored","item":"index )" + index + "\"") !=
+            std::string::npos);
+      CHECK(CountOf(target, index) == 300);
+    }
+    CHECK(runner.err.find("\"index " + existing + "\",\"message\":\"number_of_replicas") ==
+          std::string::npos);
+    CHECK(runner.err.find("was 1), refresh_interval -1 (was not set)") != std::string::npos);
+    CHECK(runner.err.find("was 2), refresh_interval -1 (was 5s)") != std::string::npos);
+  }
+  SECTION("--no-tune-target leaves every setting alone") {
+    fresh_target();
+    const int code = worker("untuned.sqlite", {"--no-tune-target"});
+    INFO(runner.out << runner.err);
+    REQUIRE(code == 0);
+    check_original();
+    CHECK(runner.err.find(R"("event":"tuned")") == std::string::npos);
+  }
+  SECTION("a delta never tunes, not even the indices it creates") {
+    fresh_target();
+    const int code = worker("delta.sqlite", {"--previous-snapshot-name", "t0", "--skip-verify"});
+    INFO(runner.out << runner.err);
+    REQUIRE(code == 0);
+    check_original();
+    CHECK(runner.err.find(R"("event":"tuned")") == std::string::npos);
+  }
+  SECTION(
+      "a worker killed between its last bulk and the restore leaves the index tuned; "
+      "--restore-target-settings puts it back") {
+    fresh_target();
+    ::setenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE", "1", 1);
+    const int killed = worker("killed.sqlite", {});
+    ::unsetenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE");
+    INFO(runner.out << runner.err);
+    REQUIRE(killed == 128 + SIGKILL);
+    // The first index whose last item completed is fully loaded and still tuned.
+    const bool defaults_tuned = TuningSettings(target, defaults) == tuned;
+    const bool explicit_tuned = TuningSettings(target, explicit_refresh) == tuned;
+    CHECK((defaults_tuned || explicit_tuned));
+    CHECK(TuningSettings(target, existing) == std::pair<std::string, std::string>{"0", "7s"});
+    const int restored = worker("killed.sqlite", {"--restore-target-settings"});
+    INFO(runner.out << runner.err);
+    CHECK(restored == 0);
+    check_original();
+    CHECK(runner.err.find(R"("event":"restored")") != std::string::npos);
+    // The rest of the migration then goes on in the same store: nothing is tuned again.
+    const int rest = worker("killed.sqlite", {});
+    INFO(runner.out << runner.err);
+    CHECK(rest == 0);
+    check_original();
+  }
+  SECTION("a worker killed before the restore: the next worker of the session restores") {
+    fresh_target();
+    ::setenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE", "1", 1);
+    const int killed = worker("next.sqlite", {});
+    ::unsetenv("RFS_TEST_KILL_BEFORE_SETTINGS_RESTORE");
+    INFO(runner.out << runner.err);
+    REQUIRE(killed == 128 + SIGKILL);
+    CHECK((TuningSettings(target, defaults) == tuned ||
+           TuningSettings(target, explicit_refresh) == tuned));
+    const int next = worker("next.sqlite", {});
+    INFO(runner.out << runner.err);
+    CHECK(next == 0);
+    check_original();
+    for (const std::string& index : {defaults, explicit_refresh}) {
+      CHECK(CountOf(target, index) == 300);
+    }
+  }
+  target.DeleteIndices(all);
+  source.DeleteIndices(all);
+}
+
+TEST_CASE("DocumentsFromSnapshotMigration --tune-target tunes an empty index and puts it back",
+          "[real][tuning]") {
+  RealNode source("os2");
+  RealNode target("os3");
+  const std::string index = "rn-tune-documents";
+  MakeTuningIndex(source, index, "", 200);
+  const fs::path location = SnapshotOnNode(source, "rn-tune-documents-repo", "d1", index);
+  target.DeleteIndices({index});
+  target.Ok("PUT", "/" + index,
+            R"({"settings":{"number_of_shards":1,"number_of_replicas":1,)"
+            R"("refresh_interval":"3s"}})");
+  Runner runner;
+  auto documents = [&](const std::string& store, const std::string& option) {
+    std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
+                                     "--snapshot-local-dir",
+                                     location.string(),
+                                     "--snapshot-name",
+                                     "d1",
+                                     "--target-host",
+                                     target.url(),
+                                     "--coordinator-db",
+                                     runner.dir.File(store),
+                                     "--index-allowlist",
+                                     index};
+    if (!option.empty()) argv.push_back(option);
+    return runner.Run(argv);
+  };
+  // Off by default: its users load indices they manage themselves.
+  const int untuned = documents("default.sqlite", "");
+  INFO(runner.out << runner.err);
+  CHECK(untuned == kNoWorkLeft);
+  CHECK(runner.err.find(" tuned: ") == std::string::npos);
+  CHECK(TuningSettings(target, index) == std::pair<std::string, std::string>{"1", "3s"});
+  CHECK(CountOf(target, index) == 200);
+  // The index now holds documents: never tuned again.
+  const int nonempty = documents("nonempty.sqlite", "--tune-target");
+  CHECK(nonempty == kNoWorkLeft);
+  CHECK(runner.err.find(" tuned: ") == std::string::npos);
+  // Empty when the shard setup runs: tuned, and put back.
+  target.DeleteIndices({index});
+  target.Ok("PUT", "/" + index,
+            R"({"settings":{"number_of_shards":1,"number_of_replicas":1,)"
+            R"("refresh_interval":"3s"}})");
+  const int tuned = documents("tuned.sqlite", "--tune-target");
+  INFO(runner.out << runner.err);
+  CHECK(tuned == kNoWorkLeft);
+  CHECK(runner.err.find("index " + index +
+                        " tuned: number_of_replicas 0 (was 1), "
+                        "refresh_interval -1 (was 3s)") != std::string::npos);
+  CHECK(runner.err.find("index " + index +
+                        " restored: number_of_replicas 1, refresh_interval "
+                        "3s, refreshed") != std::string::npos);
+  CHECK(TuningSettings(target, index) == std::pair<std::string, std::string>{"1", "3s"});
+  CHECK(CountOf(target, index) == 200);
+  target.DeleteIndices({index});
+  source.DeleteIndices({index});
+}
+
+namespace {
+
+// Waits until `file` holds `text` while `process` runs: false once it exited without, or after
+// `limit`.
+bool WaitForText(rfs::test::ChildProcess& process, const std::string& file, const std::string& text,
+                 std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (rfs::test::ReadTextFile(file).find(text) != std::string::npos) return true;
+    if (process.Exited()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The documents a failed-documents folder holds records of (none when it was never made).
+size_t FailedRecords(const std::string& dir) {
+  if (!fs::exists(dir)) return 0;
+  return Occurrences(FailedRecordsText(dir), "\"error_type\"");
+}
+
+// The source of the block tests: `name` with `docs` documents on Elasticsearch 7.10, snapshot "a".
+fs::path BlockSource(const std::string& name, int docs) {
+  RealNode source("es7");
+  MakeIndex(source, name, docs);
+  const fs::path location = SnapshotOnNode(source, name + "-repo", "a", name);
+  source.DeleteIndices({name});
+  return location;
+}
+
+// `name` made afresh on `target` with the index setting `block` set.
+void MakeBlockedIndex(RealNode& target, const std::string& name, const std::string& block) {
+  target.DeleteIndices({name});
+  target.Ok("PUT", "/" + name, R"({"settings":{"number_of_shards":1,"number_of_replicas":0}})");
+  target.Ok("PUT", "/" + name + "/_settings", R"({")" + block + R"(":true})");
+}
+
+void LiftBlock(RealNode& target, const std::string& name, const std::string& block) {
+  target.Ok("PUT", "/" + name + "/_settings", R"({")" + block + R"(":null})");
+}
+
+}  // namespace
+
+TEST_CASE("a block on the target index lifted while the worker waits costs no document",
+          "[real][block]") {
+  // What the nodes answer each document of a blocked index: index.blocks.write 403
+  // cluster_block_exception "blocked by: [FORBIDDEN/8/index write (api)]", and
+  // read_only_allow_delete 429 cluster_block_exception. Both are lifted, so both are waited out:
+  // nothing is recorded as failed and the run ends clean, whichever tool runs it.
+  struct Case {
+    const char* tool;
+    const char* target;
+    const char* block;
+  };
+  const Case c = GENERATE(Case{"documents", "os2", "index.blocks.write"},
+                          Case{"documents", "os3", "index.blocks.read_only_allow_delete"},
+                          Case{"rfs_worker", "os3", "index.blocks.write"},
+                          Case{"rfs_worker", "os2", "index.blocks.read_only_allow_delete"});
+  INFO(c.tool << " into " << c.target << " under " << c.block);
+  constexpr int kDocs = 300;
+  const std::string name = "rn-blocked";
+  const fs::path location = BlockSource(name, kDocs);
+  RealNode target(c.target);
+  MakeBlockedIndex(target, name, c.block);
+  rfs::test::TempDir dir("rfs-blocked");
+  const bool documents = std::string(c.tool) == "documents";
+  const std::vector<std::string> argv = {documents ? RFS_DOCUMENTS_TOOL : RFS_WORKER_TOOL,
+                                         "--snapshot-local-dir",
+                                         location.string(),
+                                         "--snapshot-name",
+                                         "a",
+                                         "--target-host",
+                                         target.url(),
+                                         "--coordinator-db",
+                                         dir.File("store.sqlite"),
+                                         "--failed-documents-dir",
+                                         dir.File("failed"),
+                                         "--index-allowlist",
+                                         name};
+  rfs::test::ChildProcess worker(argv, dir.File("out"), dir.File("err"));
+  // Sending starts once the worker holds the shard (RfsWorker: once it is in its documents phase).
+  const bool sending = WaitForText(worker, dir.File("err"),
+                                   documents ? R"("event":"acquired")" : R"("phase":"documents")",
+                                   std::chrono::seconds(120));
+  INFO(rfs::test::ReadTextFile(dir.File("out")) << rfs::test::ReadTextFile(dir.File("err")));
+  REQUIRE(sending);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // Three seconds of refusals: still waiting, nothing written.
+  REQUIRE_FALSE(worker.Exited());
+  CHECK(target.Ok("GET", "/" + name + "/_count").at("count") == 0);
+  LiftBlock(target, name, c.block);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (!worker.Exited() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(worker.Exited());  // went on once the block was lifted
+  const int code = worker.Wait();
+  INFO(rfs::test::ReadTextFile(dir.File("out")) << rfs::test::ReadTextFile(dir.File("err")));
+  CHECK(code == (documents ? kNoWorkLeft : 0));
+  CHECK(CountOf(target, name) == kDocs);
+  CHECK(FailedRecords(dir.File("failed")) == 0);
+  target.DeleteIndices({name});
+}
+
+TEST_CASE("a block never lifted ends the worker after --max-retries with its shard given back",
+          "[real][block]") {
+  constexpr int kDocs = 300;
+  const std::string name = "rn-blocked-long";
+  const fs::path location = BlockSource(name, kDocs);
+  RealNode target("os3");
+  MakeBlockedIndex(target, name, "index.blocks.write");
+  Runner runner;
+  // A five-minute lease: a shard left held would keep the next worker from it that long.
+  const std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
+                                         "--snapshot-local-dir",
+                                         location.string(),
+                                         "--snapshot-name",
+                                         "a",
+                                         "--target-host",
+                                         target.url(),
+                                         "--coordinator-db",
+                                         runner.dir.File("store.sqlite"),
+                                         "--failed-documents-dir",
+                                         runner.dir.File("failed"),
+                                         "--max-retries",
+                                         "2",
+                                         "--initial-lease-duration",
+                                         "PT5M"};
+  const int code = runner.Run(argv);
+  INFO(runner.out << runner.err);
+  CHECK(code == 1);
+  CHECK(runner.err.find("cluster_block_exception") != std::string::npos);
+  CHECK(runner.err.find("FORBIDDEN/8/index write (api)") != std::string::npos);
+  CHECK(FailedRecords(runner.dir.File("failed")) == 0);
+  CHECK(CountOf(target, name) == 0);
+
+  // Lifted, the next worker on the store takes the shard at once: no lease to wait out.
+  LiftBlock(target, name, "index.blocks.write");
+  const auto started = std::chrono::steady_clock::now();
+  const int next = runner.Run(argv);
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(runner.out << runner.err);
+  CHECK(next == kNoWorkLeft);
+  CHECK(took < std::chrono::seconds(60));
+  CHECK(CountOf(target, name) == kDocs);
+  CHECK(FailedRecords(runner.dir.File("failed")) == 0);
+  target.DeleteIndices({name});
 }

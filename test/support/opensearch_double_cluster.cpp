@@ -476,6 +476,20 @@ std::vector<std::string_view> AllowedParams(const std::vector<std::string>& s,
             "wait_for_active_shards"};
   }
   if (last("_refresh")) return {"allow_no_indices", "expand_wildcards", "ignore_unavailable"};
+  if (s.size() >= 2 && s[1] == "_settings") {
+    if (m == "PUT") {
+      return {"allow_no_indices",   "cluster_manager_timeout", "expand_wildcards",  "flat_settings",
+              "ignore_unavailable", "master_timeout",          "preserve_existing", "timeout"};
+    }
+    return {"allow_no_indices",
+            "cluster_manager_timeout",
+            "expand_wildcards",
+            "flat_settings",
+            "ignore_unavailable",
+            "include_defaults",
+            "local",
+            "master_timeout"};
+  }
   if (last("_count")) {
     return {"allow_no_indices",
             "analyze_wildcard",
@@ -604,6 +618,8 @@ DoubleResponse DoubleCluster::Handle(const DoubleRequest& request,
     if (m == "POST" || m == "PUT") return Bulk(request, s[0], s[1], item_failure_probability);
   } else if (s.size() == 2 && s[1] == "_refresh") {
     if (m == "POST" || m == "GET") return Refresh(request);
+  } else if ((s.size() == 2 || s.size() == 3) && s[1] == "_settings") {
+    if (m == "GET" || (m == "PUT" && s.size() == 2)) return IndexSettings(request);
   } else if (s.size() == 2 && (s[1] == "_count" || s[1] == "_search")) {
     if (m == "POST" || m == "GET") return SearchOrCount(request, s[1] == "_count");
   } else if ((s.size() == 3 && (s[1] == "_doc" || s[1] == "_create")) ||
@@ -1698,6 +1714,62 @@ DoubleResponse DoubleCluster::Refresh(const DoubleRequest& request) {
   }
   for (const auto& name : names) RefreshLocked(*FindIndex(name));
   return {200, ToJson(json::object{{"_shards", Shards()}}), {}};
+}
+
+DoubleResponse DoubleCluster::IndexSettings(const DoubleRequest& request) {
+  std::lock_guard lock(mu_);
+  const std::vector<std::string> names = ResolveIndices(request.segments[0]);
+  for (const auto& name : names) {
+    if (FindIndex(name) == nullptr) return IndexNotFound(name, "index_or_alias");
+  }
+  if (request.method == "PUT") {
+    auto body = ParseJson(request.body);
+    if (!body || !body->is_object()) {
+      return Error(400, "parse_exception", "request body is required");
+    }
+    for (const auto& name : names) {
+      Index& index = *FindIndex(name);
+      // {"index": {...}} or the settings without the "index" level; a null puts the default back.
+      if (body->as_object().contains("index")) {
+        FlattenSettings(body->as_object(), "", index.settings);
+      } else {
+        FlattenSettings(body->as_object(), "index", index.settings);
+      }
+      auto refresh = index.settings.find("index.refresh_interval");
+      index.refresh_interval =
+          refresh == index.settings.end()
+              ? std::chrono::seconds(1)
+              : ParseRefreshInterval(refresh->value().is_string()
+                                         ? StringOf(refresh->value().as_string())
+                                         : ToJson(refresh->value()));
+    }
+    return {200, ToJson(json::object{{"acknowledged", true}}), {}};
+  }
+  std::vector<std::string> wanted;
+  if (request.segments.size() == 3) {
+    const std::string& list = request.segments[2];
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      wanted.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  const bool flat =
+      request.params.count("flat_settings") && request.params.at("flat_settings") != "false";
+  json::object out;
+  for (const auto& name : names) {
+    json::object settings;
+    for (const auto& [key, value] : FindIndex(name)->settings) {
+      if (wanted.empty() ||
+          std::find(wanted.begin(), wanted.end(), StringOf(key)) != wanted.end()) {
+        settings[key] = value;
+      }
+    }
+    out[name] = json::object{{"settings", flat ? json::value(std::move(settings))
+                                               : json::value(NestSettings(settings))}};
+  }
+  return {200, ToJson(out), {}};
 }
 
 DoubleResponse DoubleCluster::SearchOrCount(const DoubleRequest& request, bool count) {

@@ -109,6 +109,8 @@ class DoubleCluster {
                       const std::string& path_type, double item_failure_probability);
   DoubleResponse DocumentApi(const DoubleRequest& request);
   DoubleResponse Refresh(const DoubleRequest& request);
+  /// GET /<index>/_settings[/<names>] and PUT /<index>/_settings.
+  DoubleResponse IndexSettings(const DoubleRequest& request);
   DoubleResponse SearchOrCount(const DoubleRequest& request, bool count);
   // `/_snapshot/...`: repositories and snapshots (opensearch_double_snapshots.cpp).
   DoubleResponse Snapshots(const DoubleRequest& request);

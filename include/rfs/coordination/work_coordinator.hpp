@@ -157,6 +157,9 @@ struct ItemOutcomes {
   uint64_t transform_dropped = 0;  ///< a user transform dropped them, as configured
   uint64_t rebuilt = 0;            ///< rebuilt without a stored `_source`
   uint64_t rebuilt_inexact = 0;    ///< of those, with a value that may differ from the indexed one
+  /// --preserve-version: the target holds them in an equal or higher version, left as they are
+  /// there (not a failure).
+  uint64_t already_newer = 0;
 
   /// The documents recorded as failed (rejected, not convertible, failed by a transform).
   uint64_t failed() const { return rejected + not_convertible + transform_failed; }
@@ -168,6 +171,7 @@ struct ItemOutcomes {
     transform_dropped += other.transform_dropped;
     rebuilt += other.rebuilt;
     rebuilt_inexact += other.rebuilt_inexact;
+    already_newer += other.already_newer;
     return *this;
   }
   friend bool operator==(const ItemOutcomes&, const ItemOutcomes&) = default;
@@ -181,6 +185,7 @@ inline constexpr std::pair<std::string_view, uint64_t ItemOutcomes::*> kItemOutc
     {"transform_dropped", &ItemOutcomes::transform_dropped},
     {"rebuilt", &ItemOutcomes::rebuilt},
     {"rebuilt_inexact", &ItemOutcomes::rebuilt_inexact},
+    {"already_newer", &ItemOutcomes::already_newer},
 };
 
 /// What the holder of an item has done so far, recorded in the store by RenewLease (the heartbeat)

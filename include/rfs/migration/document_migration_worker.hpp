@@ -142,6 +142,25 @@ class ITargetIndices {
       std::string_view name) = 0;
 };
 
+/// Target tuning for the load (--tune-target; lib/migration/target_tuning.cpp): an index the run
+/// created empty gets `number_of_replicas: 0` and `refresh_interval: -1` before its first bulk,
+/// its original settings kept in the coordination store, and they are put back (with a refresh)
+/// once its last item is complete. Thread safety: called from the worker's thread.
+class ITargetTuning {
+ public:
+  virtual ~ITargetTuning() = default;
+  /// At the shard setup, once across all workers, before any item exists: the target indices of
+  /// the selected ones (an implementation may record here which of them are empty).
+  virtual absl::Status AtShardSetup(const std::vector<std::string>& target_indices) = 0;
+  /// Before an item's documents go to `target_index`: tunes it once across all workers, when it
+  /// was created empty by this run and was neither tuned nor restored before.
+  virtual absl::Status BeforeBulk(const std::string& target_index) = 0;
+  /// True while `target_index` is tuned and its original settings not yet put back.
+  virtual absl::StatusOr<bool> NeedsRestore(const std::string& target_index) = 0;
+  /// Puts the original settings back and refreshes the index (nothing when it needs none).
+  virtual absl::Status Restore(const std::string& target_index) = 0;
+};
+
 struct DocumentMigrationOptions {
   /// Empty: the newest snapshot of the repository.
   std::string snapshot_name;
@@ -227,6 +246,9 @@ struct DocumentMigrationOptions {
   ///     the item given back from its start.
   ITargetIndices* target_indices = nullptr;
   bool no_auto_create_indices = false;
+  /// Tunes the target indices for the load (ITargetTuning); null: settings are left alone. Never
+  /// used by a delta. Must outlive Run.
+  ITargetTuning* target_tuning = nullptr;
   /// `--preserve-version`: each document goes as an `index` with its source `_version`
   /// (`version_type=external`, read from the shard's `_version` doc values), so that a resent or
   /// older copy never overwrites a newer one on the target; a target that holds the document in
@@ -388,6 +410,18 @@ class DocumentMigrationWorker {
   absl::StatusOr<std::vector<coordination::WorkItemId>> ShardItems(const std::string& index,
                                                                    int shard) const;
   absl::StatusOr<ItemResult> MigrateItem(const coordination::Lease& lease);
+  /// Target tuning (target_tuning.cpp): the target index an item's documents go to, when it is
+  /// one that can be tuned (no data stream, no index split by mapping type); before the item's
+  /// first bulk; once an item is complete (restores its index when no item of it is left); and
+  /// for every selected index (`all_done`: every item is complete, else only indices whose items
+  /// all are).
+  std::optional<std::string> TunableTarget(const std::string& index, bool data_stream,
+                                           int type_count) const;
+  absl::Status TuningAtShardSetup();
+  absl::Status TuneBeforeItem(const std::string& index, bool data_stream, int type_count);
+  absl::Status RestoreIfIndexDone(const std::string& index);
+  absl::Status RestoreTunedIndices(bool all_done);
+  absl::StatusOr<bool> IndexItemsComplete(const std::string& index);
   // One grant of an item, in the order it goes: open the shard and the sink, send its documents,
   // count what they became, then end the grant (complete, hand on, release or lose the item).
   struct ItemRun;
@@ -450,6 +484,8 @@ class DocumentMigrationWorker {
   std::vector<snapshot::DataStream> data_streams_;              // of snapshot_
   std::unique_ptr<transform::IJsonTransformer> transformer_;
   WorkerSummary summary_;
+  // Target tuning: the first work item of each shard (or part) of an index, by index.
+  std::map<std::string, std::vector<std::string>> index_item_roots_;
 };
 
 }  // namespace rfs::migration

@@ -7,21 +7,43 @@
 //                check that the snapshot is in the repository
 //   2 metadata   the templates, in order (legacy, component, index), those allowed and not on
 //                the target already
-//   3 indices    one record per index (set up once), each index created if missing, never
+//   3 indices    one record per index (set up once), each index created if missing (an index
+//                created here is recorded as created empty: phase 4 may tune it), never
 //                modified
-//   4 documents  the shard work items (DocumentMigrationWorker: leases, successors, cursors)
+//   4 documents  the shard work items (DocumentMigrationWorker: leases, successors, cursors);
+//                with target tuning (on unless `documents.tune_target` is false), each index
+//                phase 3 created gets 0 replicas and refresh -1 before its first bulk and its
+//                original settings back, with a refresh, once its last item is done (a worker
+//                that fails or is stopped puts back the settings of every tuned index)
 //   5 verify     per index, the live documents of the snapshot against the target's _count after
-//                a refresh, and a sample fetched by _id compared with the snapshot's _source
+//                a refresh, and a sample fetched by _id compared with the snapshot's _source;
+//                with `verify_all`, every document (below)
+//
+// Full verification (`verify_all`) is a round of work items of its own: the source shards, split
+// as the migration splits them, in a coordination space of the round's own beside the
+// migration's ("verify_items_N"), leased and resumable, shared by every worker that takes part.
+// Each item is read from the snapshot as the migration reads it (rebuilt, transformed) and sent to
+// a verifying sink instead of the target: it fetches the same ids from the target (`_mget` with
+// routing; a data stream searched by `ids`) and compares each `_source`. Every document not
+// equal is recorded as a failed document (verify_missing, verify_different,
+// verify_not_comparable) in the round's own folder, "verify-round-N" below the failed-documents
+// folder (or the S3 stream's session "<session>-verify-round-N"), which
+// `--redrive-failed-documents` takes as it is. Rounds are records: "verify_round__N" for each
+// round begun and "verify_round_done__N" once reported; a worker joins the highest round not yet
+// reported, or begins the next (so `--verify-only --verify-all` after a redrive verifies afresh,
+// and copies started together share one). The report adds up the round's items (the documents
+// each delivered, from the store) and its records (per index, deduplicated by `_id`).
 //
 // The records (the seed's coordinating metadata store) are work items of their own, in the same
 // backend as the shard items but apart from them (a table, index or console space of their own):
 // a record is NOT_STARTED until leased, IN_PROGRESS while leased, COMPLETED when complete. Each
 // phase, and each index of phase 3, runs under the lease of its record, renewed by a health
-// thread; if the lease is lost the health thread calls `on_lease_lost` (the app ends the
-// process). A worker that finds a record leased by another waits a short random time and looks
-// again. A record acquired more than `max_attempts` times, or whose work fails for good, makes the
-// migration FAILED: the first failure is recorded with its reason, and every worker that looks
-// ends with core::kExitPhaseFailed naming it.
+// thread; if the lease is lost, the phase's requests are refused from then on (the work under
+// it stops writing), `on_lease_lost` is told, and the worker ends with exit 2. A worker that finds
+// a record leased by another waits a short random time and looks again. A record acquired more than
+// `max_attempts` times, or whose work fails for good, makes the migration FAILED: the first failure
+// is recorded with its reason, and every worker that looks ends with core::kExitPhaseFailed naming
+// it.
 #pragma once
 
 #include <atomic>
@@ -75,11 +97,33 @@ struct IndexVerification {
   /// `--preserve-version`: sampled documents whose `_source` differs because the target holds
   /// them in a higher `_version` than the snapshot's (written there since): not mismatches.
   uint64_t sample_newer = 0;
+  /// Full verification (VerifyReport::round > 0): `expected` counts the documents the round's
+  /// items delivered for this index (as the migration would send them), `migrated` the target's
+  /// `_count`, `missing` those not on the target, and:
+  uint64_t equal = 0;
+  uint64_t different = 0;
+  /// Its target index keeps no `_source` or leaves fields out of it (or the document could not
+  /// be read or transformed): never counted as equal.
+  uint64_t not_comparable = 0;
+  /// `--preserve-version`: held on the target in a higher `_version` (as the verifying workers
+  /// counted them; a worker that died before recording its count leaves them among `equal`).
+  uint64_t already_newer = 0;
+  /// Documents on the target beyond those found equal, different or newer (`_count` after a
+  /// refresh minus them), when positive.
+  uint64_t extra = 0;
+  /// What was seen about the index as a whole, e.g. that it is not on the target.
+  std::string note;
 };
 
 struct VerifyReport {
   std::vector<IndexVerification> indices;
-  /// True when no selected index misses documents or differs in the sample.
+  /// The round of a full verification (`verify_all`); 0 for the sample.
+  int round = 0;
+  /// Full verification: where the round's records of documents not equal are (the folder or
+  /// S3 location `--redrive-failed-documents` takes).
+  std::string records;
+  /// True when no selected index misses documents or differs in the sample; for a full
+  /// verification, when none has documents missing, different, not comparable or extra.
   bool ok() const;
   std::string ToText() const;
   boost::json::object ToJson() const;
@@ -107,11 +151,21 @@ struct RfsWorkerOptions {
   /// Documents per index fetched by _id in the verify phase.
   int verify_sample = 20;
   bool skip_verify = false;
-  /// Only verify (no records, no leases): the report and its outcome.
+  /// Only verify (no records, no leases; with `verify_all`, a round's records and items): the
+  /// report and its outcome.
   bool verify_only = false;
+  /// Only put back the settings of every index this store's records say is tuned and not yet
+  /// restored (a killed worker's; rfs/coordination/target_tuning_records.hpp): exit 0 when every
+  /// one is restored.
+  bool restore_target_settings = false;
+  /// Phase 5 (of a full run, or alone with `verify_only`) checks every document instead of the
+  /// sample: a round of work items (see above). Needs a target cluster and a store other than a
+  /// console.
+  bool verify_all = false;
   std::function<void(const RfsWorkerEvent&)> on_event;
   /// Called from the health thread when the lease of the record being worked on is lost or ran
-  /// out; the app ends the process there (the work under it must stop).
+  /// out, to say so (may be empty). The work under it stops by itself: every later request of
+  /// the phase is refused, the record is left alone and RunWorker returns exit code 2.
   std::function<void(const std::string& reason)> on_lease_lost;
 };
 

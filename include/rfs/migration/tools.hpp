@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "rfs/cloud/azure_repo.hpp"
+#include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
@@ -34,11 +36,20 @@ namespace rfs::migration {
 absl::Status ValidateCoordinatorDb(std::string_view db);
 
 /// Where a snapshot repository is: a local folder (an `fs` repository or a copy of any other),
-/// `file:///path`, or `s3://bucket/prefix` read in place with `s3`'s region and endpoint.
+/// `file:///path`, or one read in place: `s3://bucket/prefix` with `s3`'s region and endpoint,
+/// `gs://bucket/prefix` with `gcs`'s endpoint, `az://container/prefix` with `azure`'s account and
+/// endpoint.
 struct RepositoryLocation {
   std::string uri;
   s3::S3Options s3;
+  cloud::GcsOptions gcs;
+  cloud::AzureOptions azure;
 };
+
+/// The in-place reader of `uri` (s3://, gs://, az://) with the location's options; nullptr for a
+/// folder or file:// URI.
+absl::StatusOr<std::shared_ptr<snapshot::ISourceRepo>> OpenCloudRepo(
+    std::string_view uri, const RepositoryLocation& location);
 
 /// Opens the snapshot repository at `location`.
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
@@ -90,6 +101,17 @@ struct DocumentsToolOptions {
   std::string redrive_source;
   /// One line of progress per redriven file.
   std::function<void(const std::string&)> on_redrive_progress;
+  /// --tune-target / --no-tune-target (with --target-host; never for a delta): indices the run
+  /// created empty get 0 replicas and no refresh during their load, put back when their last item
+  /// is done. Unset: the tool's default (RfsWorker tunes; DocumentsFromSnapshotMigration does
+  /// not, and with it counts as created empty an index on the target with no document when the
+  /// shard setup runs).
+  std::optional<bool> tune_target;
+  /// An index tuned ("tuned"), restored ("restored") or left untuned ("tuning_failed"), and how.
+  std::function<void(const std::string& kind, const std::string& index, const std::string& what)>
+      on_tuning;
+  /// A test hook: called just before a tuned index's original settings are put back.
+  std::function<void(const std::string& index)> before_settings_restore;
 };
 
 struct DocumentsToolResult {

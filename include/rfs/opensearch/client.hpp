@@ -6,7 +6,8 @@
 // exists, a version conflict, a missing document); everything else maps to a Status by what the
 // caller should do next: 429 -> ResourceExhausted, 5xx and transport failures -> Unavailable /
 // DeadlineExceeded (retry), 400 -> InvalidArgument, 401 -> Unauthenticated, 403 ->
-// PermissionDenied, 404 -> NotFound, 408 -> DeadlineExceeded, 409 -> AlreadyExists, 413 ->
+// PermissionDenied (but a 403 cluster_block_exception, a block until it is lifted, ->
+// Unavailable), 404 -> NotFound, 408 -> DeadlineExceeded, 409 -> AlreadyExists, 413 ->
 // OutOfRange (the request is too large: split it), other 4xx -> InvalidArgument. Never
 // FailedPrecondition or Aborted, which the worker reads as a lost lease. Messages carry the
 // endpoint, the request line and OpenSearch's error type and reason, never credentials.
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,6 +106,35 @@ struct SearchResult {
   std::vector<std::string> hit_indices;
 };
 
+/// One document asked for by MultiGet.
+struct MultiGetRequest {
+  std::string index;
+  std::string id;
+  std::optional<std::string> routing;
+};
+
+/// One answer of MultiGet, in request order.
+struct MultiGetResult {
+  bool found = false;
+  /// `_source` as the node returned it (null when not found or kept without one).
+  boost::json::value source;
+  int64_t version = 0;
+  /// The item's own error (e.g. index_not_found_exception), empty when none.
+  std::string error_type;
+  std::string error_reason;
+};
+
+/// How an index keeps `_source`, from its mapping (GetSourceMapping).
+struct SourceMapping {
+  /// `_source.enabled: false`.
+  bool disabled = false;
+  /// `_source.includes` or `_source.excludes` (or the older `includes`/`excludes` spelled as
+  /// `include`/`exclude`) are set: the stored `_source` leaves fields out.
+  bool filtered = false;
+  /// The mapping's words for it, e.g. "_source.excludes [secret]", for messages.
+  std::string described;
+};
+
 enum class TemplateKind { kLegacy, kComponent, kIndex };
 
 class OpenSearchClient {
@@ -154,6 +185,14 @@ class OpenSearchClient {
 
   /// POST /<index>/_refresh ("" refreshes every index).
   absl::Status Refresh(std::string_view index = "");
+  /// GET /<index>/_settings/<names>?flat_settings=true ("" index: every index; "" names: every
+  /// setting): {"<index>": {"settings": {"index.x": "..."}}, ...}, only settings set explicitly.
+  /// NotFound when the index does not exist.
+  absl::StatusOr<boost::json::object> GetIndexSettings(std::string_view index,
+                                                       std::string_view names = "");
+  /// PUT /<index>/_settings with `settings` (e.g. {"index": {"refresh_interval": null}}: a null
+  /// puts the default back). NotFound when the index does not exist.
+  absl::Status UpdateIndexSettings(std::string_view index, const boost::json::object& settings);
   /// Documents matching `query` (a query DSL object; match_all when empty).
   absl::StatusOr<uint64_t> Count(std::string_view index, const boost::json::object& query = {});
 
@@ -162,6 +201,12 @@ class OpenSearchClient {
   absl::StatusOr<std::optional<StoredDocument>> GetDocument(
       std::string_view index, std::string_view id,
       const std::optional<std::string>& routing = std::nullopt);
+  /// POST /_mget: `docs` (with routing each) fetched with their `_source` and `_version`; one
+  /// result per document, in order. DataLoss when the answer does not hold one per document.
+  absl::StatusOr<std::vector<MultiGetResult>> MultiGet(std::span<const MultiGetRequest> docs);
+  /// GET /<index>/_mapping: how the index (every index `index` names: a data stream's backing
+  /// indices, an alias's) keeps `_source`. NotFound when nothing has that name.
+  absl::StatusOr<SourceMapping> GetSourceMapping(std::string_view index);
   /// PUT /<index>/_doc/<id> with compare-and-set and op_type options. A version conflict (409)
   /// is an outcome, not an error.
   absl::StatusOr<PutDocumentResult> PutDocument(std::string_view index, std::string_view id,

@@ -5,16 +5,17 @@
 // Batches are cut by document count (`--documents-per-bulk-request`, unbounded by default) and
 // by bytes of bulk body (`--documents-size-per-bulk-request`, 10 MiB by default; a single larger
 // document travels alone). A failed batch call with a transient code, and items that fail with
-// 429 or 5xx, are retried with exponential backoff and jitter, resending only the documents
-// still pending. Items that fail in a way no retry fixes (mapper_parsing_exception,
-// strict_dynamic_mapping_exception, illegal_argument_exception, ...: any other 4xx) go to the
-// failed-document sink and do not fail the shard; error types listed in
-// `allowed_exception_types` (`--allowed-doc-exception-types`, e.g. version_conflict_engine_
-// exception) count as success. A document written with its source version (SourceDocument::version)
-// that the target refuses with 409 version_conflict_engine_exception is already there in a newer
-// version: counted apart (docs_already_newer), neither retried nor recorded as failed. When
-// retries run out, or a non-transient error occurs, Reindex
-// stops reading, lets in-flight batches finish and returns the error.
+// 429 or 5xx or because a block on the index or cluster refuses writes (cluster_block_exception:
+// index.blocks.write, read_only_allow_delete, ...; a block is lifted), are retried with
+// exponential backoff and jitter, resending only the documents still pending. Items that fail in a
+// way no retry fixes (mapper_parsing_exception, strict_dynamic_mapping_exception,
+// illegal_argument_exception, ...: any other 4xx) go to the failed-document sink and do not fail
+// the shard; error types listed in `allowed_exception_types` (`--allowed-doc-exception-types`, e.g.
+// version_conflict_engine_ exception) count as success. A document written with its source version
+// (SourceDocument::version) that the target refuses with 409 version_conflict_engine_exception is
+// already there in a newer version: counted apart (docs_already_newer), neither retried nor
+// recorded as failed. When retries run out, or a non-transient error occurs, Reindex stops reading,
+// lets in-flight batches finish and returns the error.
 //
 // Progress: a document is acknowledged once the sink accepted it, it was recorded as failed, or
 // its error type is allowed. The progress callback receives the cursor of the last document such
@@ -64,7 +65,8 @@ struct BulkAttempt {
   size_t items_rejected = 0;
   size_t items_retried = 0;
   /// Why (part of) the request is sent again: "", "too_many_requests" (429s, whole or per item),
-  /// "server_error" (5xx items), "unavailable", "timeout" or "too_large" (split and resent).
+  /// "server_error" (5xx items), "blocked" (items refused by a block: cluster_block_exception),
+  /// "unavailable", "timeout" or "too_large" (split and resent).
   std::string retry_cause;
 };
 
@@ -93,6 +95,11 @@ struct DocumentReindexerOptions {
   /// every attempt (a lease that renewals move forward, or a shutdown's grace period). A batch
   /// still pending then fails the reindex with DeadlineExceeded.
   std::function<core::IClock::TimePoint()> send_deadline;
+  /// When set, called before every backoff sleep (on the sending thread; may run concurrently):
+  /// a caller within its retry budget keeps its lease while requests wait out a transient
+  /// failure (a blocked index, 429s), which may move `send_deadline`. An error stops the reindex
+  /// with it.
+  std::function<absl::Status()> keep_alive;
   /// Backpressure (AdaptiveConcurrency): fewer and smaller bulks in flight while the target
   /// answers 429s or slows down, back to `max_concurrent_batches` and `max_bytes_per_batch` as it
   /// recovers. Off: always the configured numbers. Sinks that do not report a target's load
@@ -139,7 +146,8 @@ struct AcknowledgedProgress {
 using ProgressCallback = std::function<absl::Status(const AcknowledgedProgress& acknowledged)>;
 
 /// Whether an item failure may succeed on retry: 429, 408 and 5xx, plus the error types that
-/// mean "busy" whatever their status (rejected execution, circuit breaking, unavailable shards).
+/// mean "busy" whatever their status (rejected execution, circuit breaking, unavailable shards)
+/// and blocked writes (cluster_block_exception, 403 or 429: a block is lifted).
 bool IsRetryableItemFailure(int status, std::string_view error_type);
 
 class DocumentReindexer {

@@ -42,6 +42,14 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
     std::lock_guard lock(mu_);
     ++calls_;
     if (before_write) RFS_RETURN_IF_ERROR(before_write(calls_));
+    if (refuse_items) {
+      if (std::optional<rfs::reindex::ItemFailure> refusal = refuse_items(calls_)) {
+        std::vector<rfs::reindex::ItemFailure> all(docs.size(), *refusal);
+        for (size_t i = 0; i < docs.size(); ++i) all[i].position = i;
+        clock_.Advance(batch_time_);
+        return all;
+      }
+    }
     for (const auto* doc : docs) {
       ++writes_[{doc->index, doc->id}];
       sources_[{doc->index, doc->id}] = std::string(rfs::reindex::SourceBytes(*doc));
@@ -64,6 +72,8 @@ class RecordingSink final : public rfs::reindex::IDocumentSink {
 
   /// Called with the 1-based call number before a batch is kept; an error is returned instead.
   std::function<absl::Status(int call)> before_write;
+  /// Called with the 1-based call number: a failure it returns is every document's (none kept).
+  std::function<std::optional<rfs::reindex::ItemFailure>(int call)> refuse_items;
 
   std::map<std::pair<std::string, std::string>, int> writes() const {
     std::lock_guard lock(mu_);
@@ -591,4 +601,69 @@ TEST_CASE("an item acquired more than max_item_attempts times ends the run namin
   auto unlimited = fixture.RunWorker("w2", sink, {});
   REQUIRE(unlimited.ok());
   CHECK(unlimited->items_completed == 1);
+}
+
+TEST_CASE(
+    "a blocked index is waited out under a renewed lease and a block never lifted is given back",
+    "[reindex][worker][generated]") {
+  using namespace std::chrono_literals;
+  auto generated = rfs::test::Generate("--shards 1 --docs 100 --segments 1 --seed 73");
+  if (!generated) return;
+  Fixture fixture(generated->repo());
+  auto sink = std::make_shared<RecordingSink>(fixture.clock, std::chrono::seconds(1));
+  // index.blocks.write as OpenSearch answers each document of the index while it is set.
+  const rfs::reindex::ItemFailure blocked{
+      0, 403, "cluster_block_exception",
+      "index [index-0] blocked by: [FORBIDDEN/8/index write (api)];"};
+  rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
+  options.initial_lease = 30s;
+  options.lease_renewal_interval = 5s;
+  options.reindexer.retry.max_attempts = 20;
+  options.reindexer.retry.max_backoff = 4s;
+
+  SECTION("lifted within the retry budget: the item completes on its lease, nothing failed") {
+    // Fifteen refused requests, a second each, and over 23 s of backoff: past the 30 s lease.
+    sink->refuse_items = [&](int call) -> std::optional<rfs::reindex::ItemFailure> {
+      if (call <= 15) return blocked;
+      return std::nullopt;
+    };
+    const auto started = fixture.clock.Now();
+    auto summary = fixture.RunWorker("w1", sink, options);
+    REQUIRE(summary.ok());
+    CHECK(summary->outcome == WorkerOutcome::kNoWorkLeft);
+    CHECK(summary->items_completed == 1);
+    CHECK(summary->items_lost == 0);
+    CHECK(summary->items_checkpointed == 0);
+    CHECK(summary->docs_failed == 0);
+    CHECK(summary->docs_written == 100);
+    CHECK(summary->lease_renewals >= 4);
+    CHECK(fixture.clock.Now() - started > 30s);  // longer than the lease: renewed while blocked
+    CHECK(sink->writes().size() == 100);
+    for (const auto& [key, count] : sink->writes()) CHECK(count == 1);
+    CHECK(fixture.Item("index-0").completed());
+  }
+  SECTION("never lifted: the run fails once the budget is used up and gives the item back") {
+    options.reindexer.retry.max_attempts = 4;
+    sink->refuse_items = [&](int) -> std::optional<rfs::reindex::ItemFailure> { return blocked; };
+    std::vector<rfs::migration::WorkerEvent> events;
+    auto failed = fixture.RunWorker("w1", sink, options, &events);
+    REQUIRE_FALSE(failed.ok());
+    CHECK(absl::IsUnavailable(failed.status()));
+    CHECK(failed.status().message().find("cluster_block_exception") != std::string_view::npos);
+    REQUIRE_FALSE(events.empty());
+    CHECK(events.back().kind == rfs::migration::WorkerEvent::Kind::kReleased);
+    const rfs::coordination::WorkItemState item = fixture.Item("index-0");
+    CHECK(item.lease_holder.empty());  // Available at once, not after the lease.
+    CHECK_FALSE(item.completed());
+    CHECK(sink->writes().empty());
+    // Once the block is lifted the next worker takes the item at once and finishes it.
+    sink->refuse_items = nullptr;
+    const auto before = fixture.clock.Now();
+    auto summary = fixture.RunWorker("w2", sink, options);
+    REQUIRE(summary.ok());
+    CHECK(summary->outcome == WorkerOutcome::kNoWorkLeft);
+    CHECK(summary->docs_written == 100);
+    CHECK(summary->docs_failed == 0);
+    CHECK(fixture.clock.Now() - before < 30s);
+  }
 }

@@ -107,6 +107,18 @@ TEST_CASE("StatusFromResponse maps HTTP codes by what the caller does next", "[r
     CHECK_FALSE(absl::IsAborted(status_of(code)));
   }
   CHECK(status_of(400).message() == "GET /x: HTTP 400 some_exception: why");
+  // A block (cluster.blocks.read_only, a global block that fails a whole _bulk) is lifted: a
+  // 403 cluster_block_exception is transient, other 403s are not.
+  net::HttpResponse blocked;
+  blocked.status = 403;
+  blocked.body =
+      R"({"error":{"root_cause":[],"type":"cluster_block_exception","reason":"blocked by: )"
+      R"([FORBIDDEN/6/cluster read-only (api)];"},"status":403})";
+  const absl::Status block = StatusFromResponse(blocked, "POST /_bulk");
+  CHECK(absl::IsUnavailable(block));
+  CHECK(block.message() ==
+        "POST /_bulk: HTTP 403 cluster_block_exception: blocked by: [FORBIDDEN/6/cluster "
+        "read-only (api)];");
 }
 
 TEST_CASE("client detects version and compression", "[reindex][client]") {

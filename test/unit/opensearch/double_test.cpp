@@ -209,6 +209,8 @@ TEST_CASE("the double accepts no query parameter the OpenSearch spec does not li
       {{"i", "_search"}, "POST", api / "_core.yaml", "/{index}/_search", "post"},
       {{"i", "_count"}, "POST", api / "_core.yaml", "/{index}/_count", "post"},
       {{"i", "_refresh"}, "POST", api / "indices.yaml", "/{index}/_refresh", "post"},
+      {{"i", "_settings"}, "GET", api / "indices.yaml", "/{index}/_settings", "get"},
+      {{"i", "_settings"}, "PUT", api / "indices.yaml", "/{index}/_settings", "put"},
       {{"_cat", "health"}, "GET", api / "cat.yaml", "/_cat/health", "get"},
   };
   for (const auto& c : cases) {

@@ -118,6 +118,74 @@ TEST_CASE("IsRetryableItemFailure separates busy from broken", "[reindex][reinde
   CHECK_FALSE(IsRetryableItemFailure(400, "strict_dynamic_mapping_exception"));
   CHECK_FALSE(IsRetryableItemFailure(400, "illegal_argument_exception"));
   CHECK_FALSE(IsRetryableItemFailure(409, "version_conflict_engine_exception"));
+  // A block refuses writes until it is lifted: index.blocks.write (403), read_only_allow_delete
+  // (429).
+  CHECK(IsRetryableItemFailure(403, "cluster_block_exception"));
+  CHECK(IsRetryableItemFailure(429, "cluster_block_exception"));
+  CHECK_FALSE(IsRetryableItemFailure(403, "security_exception"));
+}
+
+TEST_CASE("items refused by a block wait for it to be lifted and keep the caller's lease alive",
+          "[reindex][reindexer]") {
+  core::FakeClock clock;
+  const ItemFailure blocked{0, 403, "cluster_block_exception",
+                            "index [logs] blocked by: [FORBIDDEN/8/index write (api)];"};
+  std::atomic<int> blocked_calls{3};  // the block is lifted after three refused requests
+  ScriptedSink sink(
+      [&](int,
+          std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+        if (blocked_calls.fetch_sub(1) <= 0) return std::vector<ItemFailure>{};
+        std::vector<ItemFailure> all;
+        for (size_t i = 0; i < docs.size(); ++i) {
+          all.push_back(blocked);
+          all.back().position = i;
+        }
+        return all;
+      });
+  RecordingFailedSink failed;
+  std::atomic<int> keep_alives{0};
+  std::mutex causes_mu;
+  std::vector<std::string> causes;
+  DocumentReindexerOptions options{.max_concurrent_batches = 1, .retry = {.max_attempts = 5}};
+  options.keep_alive = [&] {
+    keep_alives.fetch_add(1);
+    return absl::OkStatus();
+  };
+  options.on_bulk_attempt = [&](const BulkAttempt& attempt) {
+    std::lock_guard lock(causes_mu);
+    causes.push_back(attempt.retry_cause);
+  };
+  SECTION("lifted within the retry budget: every document written, none failed") {
+    DocumentReindexer reindexer(sink, &failed, clock, options);
+    VectorDocumentStream docs(MakeDocs(4));
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(summary->docs_written == 4);
+    CHECK(summary->docs_failed == 0);
+    CHECK(failed.records.empty());
+    CHECK(summary->retries == 3);
+    CHECK(keep_alives.load() == 3);  // once before each backoff
+    CHECK(causes == std::vector<std::string>{"blocked", "blocked", "blocked", ""});
+  }
+  SECTION("still blocked when the budget is used up: the shard fails, no document is failed") {
+    blocked_calls = 1000;
+    DocumentReindexer reindexer(sink, &failed, clock, options);
+    VectorDocumentStream docs(MakeDocs(4));
+    auto summary = reindexer.Reindex(docs);
+    CHECK(absl::IsUnavailable(summary.status()));
+    CHECK(summary.status().message().find("cluster_block_exception") != std::string::npos);
+    CHECK(sink.calls() == 5);
+    CHECK(failed.records.empty());
+  }
+  SECTION("a lease lost while waiting stops the reindex with that error") {
+    options.keep_alive = [] { return absl::AbortedError("lease lost"); };
+    DocumentReindexer reindexer(sink, &failed, clock, options);
+    VectorDocumentStream docs(MakeDocs(4));
+    auto summary = reindexer.Reindex(docs);
+    CHECK(absl::IsAborted(summary.status()));
+    CHECK(sink.calls() == 1);
+    CHECK(failed.records.empty());
+  }
 }
 
 TEST_CASE("reindexer batches by document count and by bytes", "[reindex][reindexer]") {

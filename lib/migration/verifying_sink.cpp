@@ -1,0 +1,222 @@
+// VerifyingSink: see verifying_sink_internal.hpp.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/net/encoding.hpp"
+
+#include "migration/verifying_sink_internal.hpp"
+
+namespace rfs::migration::internal {
+namespace {
+
+namespace json = boost::json;
+using core::StrCat;
+using reindex::ItemFailure;
+using reindex::SourceDocument;
+
+// As deep as the _mget answer is parsed (opensearch::OpenSearchClient::MultiGet): a source the
+// target holds is compared at any depth it can hold.
+constexpr size_t kMaxSourceDepth = 510;
+
+// One document of the target, found or not.
+struct Stored {
+  bool found = false;
+  json::value source;
+  int64_t version = 0;
+};
+
+}  // namespace
+
+VerifyTally::Counts& VerifyTally::For(const std::string& index) {
+  std::lock_guard lock(mu);
+  auto& slot = by_index[index];
+  if (!slot) slot = std::make_unique<Counts>();
+  return *slot;
+}
+
+std::string VerifyingSink::description() const {
+  return StrCat("verification round ", options_.round, " against ", client_.endpoint());
+}
+
+absl::StatusOr<VerifyingSink::Target> VerifyingSink::LookAt(const std::string& index) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = targets_.find(index); it != targets_.end()) return it->second;
+  }
+  Target target;
+  auto mapping = client_.GetSourceMapping(index);
+  if (absl::IsNotFound(mapping.status())) {
+    // Not cached: an index created on the target later (a redrive) is looked at again.
+    return target;
+  }
+  if (!mapping.ok()) return mapping.status();
+  target.exists = true;
+  if (mapping->disabled || mapping->filtered) {
+    target.not_comparable = StrCat("index ", index, " on the target keeps ",
+                                   mapping->disabled ? "no _source" : "only part of each _source",
+                                   " (", mapping->described, "): its documents cannot be compared");
+  }
+  auto stream = client_.DataStreamExists(index);
+  if (!stream.ok()) return stream.status();
+  target.data_stream = *stream;
+  std::lock_guard lock(mu_);
+  targets_.emplace(index, target);
+  return target;
+}
+
+absl::StatusOr<std::vector<ItemFailure>> VerifyingSink::Write(
+    std::span<const SourceDocument* const> docs) {
+  std::vector<ItemFailure> failures;
+  // The batch's positions by target index, in order.
+  std::map<std::string, std::vector<size_t>> by_index;
+  for (size_t i = 0; i < docs.size(); ++i) by_index[docs[i]->index].push_back(i);
+  for (const auto& [index, positions] : by_index) {
+    RFS_RETURN_IF_ERROR(Compare(index, docs, positions, failures));
+  }
+  std::sort(failures.begin(), failures.end(),
+            [](const ItemFailure& a, const ItemFailure& b) { return a.position < b.position; });
+  return failures;
+}
+
+absl::Status VerifyingSink::Compare(const std::string& index,
+                                    std::span<const SourceDocument* const> docs,
+                                    std::span<const size_t> positions,
+                                    std::vector<ItemFailure>& failures) {
+  VerifyTally::Counts& tally = tally_.For(index);
+  const std::string round = StrCat("verify round ", options_.round, ": ");
+  auto fail_all = [&](int status, std::string_view type, const std::string& reason) {
+    for (size_t position : positions) {
+      if (docs[position]->op == reindex::BulkOp::kDelete && status == kVerifyMissingStatus) {
+        tally.equal.fetch_add(1);  // gone from the source, and not on the target: as it should be
+        continue;
+      }
+      failures.push_back(ItemFailure{position, status, std::string(type), round + reason});
+      (status == kVerifyMissingStatus ? tally.missing : tally.not_comparable).fetch_add(1);
+    }
+  };
+  auto target = LookAt(index);
+  if (!target.ok()) return target.status();
+  if (!target->exists) {
+    fail_all(kVerifyMissingStatus, kVerifyMissing,
+             StrCat("not on the target (index ", index, " is not there)"));
+    return absl::OkStatus();
+  }
+  if (!target->not_comparable.empty()) {
+    fail_all(kVerifyNotComparableStatus, kVerifyNotComparable, target->not_comparable);
+    return absl::OkStatus();
+  }
+
+  // The target's copies, by position.
+  std::vector<Stored> stored(positions.size());
+  if (target->data_stream) {
+    // A data stream serves no GET by _id (its documents are in backing indices): search it.
+    json::array ids;
+    std::map<std::string, std::vector<size_t>> wanted;  // id -> slots in `stored`
+    for (size_t k = 0; k < positions.size(); ++k) {
+      const std::string& id = docs[positions[k]]->id;
+      if (wanted[id].empty()) ids.emplace_back(id);
+      wanted[id].push_back(k);
+    }
+    const size_t size = ids.size();
+    auto found = client_.Search(
+        index,
+        json::object{{"size", size},
+                     {"version", true},
+                     {"query", json::object{{"ids", json::object{{"values", std::move(ids)}}}}}});
+    if (absl::IsNotFound(found.status())) {
+      {
+        std::lock_guard lock(mu_);
+        targets_.erase(index);
+      }
+      fail_all(kVerifyMissingStatus, kVerifyMissing,
+               StrCat("not on the target (data stream ", index, " is gone)"));
+      return absl::OkStatus();
+    }
+    if (!found.ok()) return found.status();
+    for (size_t h = 0; h < found->hits.size(); ++h) {
+      auto it = wanted.find(found->hits[h].id);
+      if (it == wanted.end()) continue;
+      auto parsed = net::ParseJson(found->hits[h].source, kMaxSourceDepth);
+      for (size_t k : it->second) {
+        stored[k].found = true;
+        if (parsed) stored[k].source = *parsed;
+        stored[k].version = found->hits[h].version.version;
+      }
+    }
+  } else {
+    std::vector<opensearch::MultiGetRequest> requests;
+    requests.reserve(positions.size());
+    for (size_t position : positions) {
+      const SourceDocument& doc = *docs[position];
+      requests.push_back({doc.index, doc.id, doc.routing});
+    }
+    auto got = client_.MultiGet(requests);
+    if (!got.ok()) return got.status();
+    for (size_t k = 0; k < positions.size(); ++k) {
+      opensearch::MultiGetResult& result = (*got)[k];
+      if (result.error_type == "index_not_found_exception") {
+        // Deleted while the round runs: its documents are missing, and the index is looked at
+        // again for the next batch.
+        std::lock_guard lock(mu_);
+        targets_.erase(index);
+        continue;
+      }
+      if (!result.error_type.empty()) {
+        // A shard not answering, say: the batch is asked again (the reindexer's retries).
+        return absl::UnavailableError(StrCat("_mget of ", docs[positions[k]]->id, " in ", index,
+                                             ": ", result.error_type, ": ", result.error_reason));
+      }
+      stored[k].found = result.found;
+      stored[k].source = std::move(result.source);
+      stored[k].version = result.version;
+    }
+  }
+
+  for (size_t k = 0; k < positions.size(); ++k) {
+    const size_t position = positions[k];
+    const SourceDocument& doc = *docs[position];
+    if (doc.op == reindex::BulkOp::kDelete) {
+      if (stored[k].found) {
+        failures.push_back(ItemFailure{position, kVerifyDifferentStatus,
+                                       std::string(kVerifyDifferent),
+                                       round + "deleted on the source, still on the target"});
+        tally.different.fetch_add(1);
+      } else {
+        tally.equal.fetch_add(1);
+      }
+      continue;
+    }
+    if (!stored[k].found) {
+      failures.push_back(ItemFailure{position, kVerifyMissingStatus, std::string(kVerifyMissing),
+                                     round + "not on the target"});
+      tally.missing.fetch_add(1);
+      continue;
+    }
+    auto sent = net::ParseJson(reindex::SourceBytes(doc), kMaxSourceDepth);
+    if (sent && *sent == stored[k].source) {
+      tally.equal.fetch_add(1);
+      continue;
+    }
+    if (options_.preserve_version && doc.version && stored[k].version > *doc.version) {
+      // Written on the target since, in a higher version: the migration leaves it there.
+      failures.push_back(ItemFailure{position, 409, "version_conflict_engine_exception",
+                                     StrCat(round, "the target holds version ", stored[k].version,
+                                            ", the source ", *doc.version)});
+      tally.already_newer.fetch_add(1);
+      continue;
+    }
+    failures.push_back(ItemFailure{position, kVerifyDifferentStatus, std::string(kVerifyDifferent),
+                                   round + (sent ? std::string("_source differs on the target")
+                                                 : std::string("the source sent is no JSON"))});
+    tally.different.fetch_add(1);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::migration::internal
