@@ -38,6 +38,7 @@
 #include "rfs/core/random_access.hpp"
 #include "rfs/core/retry.hpp"
 #include "rfs/core/status_macros.hpp"
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/url_redaction.hpp"
 #include "rfs/core/version.hpp"

@@ -13,6 +13,7 @@
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/migration/worker_metrics.hpp"
 
@@ -27,10 +28,8 @@ using reindex::IFailedDocumentSink;
 
 namespace {
 
-constexpr char kSnapshotReadPayload[] = "type.rfs.dev/snapshot-read-failure";
-
 absl::Status TagSnapshotRead(absl::Status status) {
-  if (!status.ok()) status.SetPayload(kSnapshotReadPayload, absl::Cord("1"));
+  if (!status.ok()) status.SetPayload(core::payload::kSnapshotRead, absl::Cord("1"));
   return status;
 }
 
@@ -105,29 +104,29 @@ std::string_view ToString(WorkerEvent::Kind kind) {
 }
 
 bool IsItemOverAttempts(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kItemAttemptsPayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kItemAttempts).has_value();
 }
 
 absl::Status MarkSnapshotReadFailure(absl::Status status) { return TagSnapshotRead(status); }
 
 bool IsSnapshotReadFailure(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kSnapshotReadPayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kSnapshotRead).has_value();
 }
 
 bool IsStoreMismatch(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kStoreMismatchPayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kStoreMismatch).has_value();
 }
 
 bool IsSourcelessIndex(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kSourcelessPayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kSourcelessIndex).has_value();
 }
 
 bool IsPreserveVersionRefusal(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kPreserveVersionPayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kPreserveVersion).has_value();
 }
 
 bool IsDeltaOrderRefusal(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kDeltaOrderPayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kDeltaOrder).has_value();
 }
 
 namespace {
@@ -146,7 +145,7 @@ std::string UtcMillis(int64_t millis) {
 
 absl::Status DeltaOrderRefusal(std::string message) {
   absl::Status status = absl::InvalidArgumentError(std::move(message));
-  status.SetPayload(kDeltaOrderPayload, absl::Cord("1"));
+  status.SetPayload(core::payload::kDeltaOrder, absl::Cord("1"));
   return status;
 }
 
@@ -394,7 +393,7 @@ absl::Status DocumentMigrationWorker::TakeItems() {
       absl::Status over = core::NotRetryable(absl::ResourceExhaustedError(core::StrCat(
           "work item ", acquired->lease.work_item_id, " was acquired ", acquired->lease.generation,
           " times without finishing (limit ", options_.max_item_attempts, ")")));
-      over.SetPayload(kItemAttemptsPayload, absl::Cord("1"));
+      over.SetPayload(core::payload::kItemAttempts, absl::Cord("1"));
       return over;
     }
     RFS_ASSIGN_OR_RETURN(ItemResult result, MigrateItem(acquired->lease));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rfs/core/status_macros.hpp"
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/segment_infos.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
@@ -39,7 +40,7 @@ absl::Status DocumentMigrationWorker::CheckSourceStorage() const {
                 : "); its documents can only be rebuilt from doc values and stored fields",
         ": run with --enable-sourceless-migrations (MetadataMigration evaluate lists what can "
         "be rebuilt)"));
-    error.SetPayload(kSourcelessPayload, absl::Cord(index));
+    error.SetPayload(core::payload::kSourcelessIndex, absl::Cord(index));
     return error;
   }
   return absl::OkStatus();
@@ -64,7 +65,7 @@ absl::Status DocumentMigrationWorker::CheckPreserveVersion() {
           ", whose segments keep _version in a form rfs does not read (only indices created by "
           "Elasticsearch 6 or later, or OpenSearch, keep it as doc values rfs reads); migrate it "
           "without --preserve-version, or leave it out with --index-allowlist"));
-      error.SetPayload(kPreserveVersionPayload, absl::Cord(index));
+      error.SetPayload(core::payload::kPreserveVersion, absl::Cord(index));
       return error;
     }
   }
@@ -190,7 +191,7 @@ absl::Status DocumentMigrationWorker::CheckStoreIsForThisRun() {
         theirs ? *theirs : std::string("settings it does not name (set up by an older rfs)"),
         ". Its completed items say nothing of this run. Use a store of its own (--session-name "
         "NAME, another --output-dir or --coordinator-db), or the settings it was set up with"));
-    status.SetPayload(kStoreMismatchPayload, absl::Cord("1"));
+    status.SetPayload(core::payload::kStoreMismatch, absl::Cord("1"));
     return status;
   }
   RFS_ASSIGN_OR_RETURN(auto indices, coordinator_.GetWorkItem(SetupIndicesMarker()));

@@ -20,6 +20,7 @@
 #include "rfs/core/checked_path.hpp"
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/migration/failed_document_stream.hpp"
@@ -51,7 +52,6 @@ constexpr std::string_view kResetPrefix = "failed_reset_";
 constexpr std::string_view kFailedPrefix = "FAILED ";
 // The creator of the run_for records: what the store is for, in words.
 constexpr std::string_view kRunForPrefix = "RUN FOR ";
-constexpr const char* kPhasePayload = "rfs.migration.phase_failed";
 // Full verification: each round begun, each round reported, the round of a full run's phase 5,
 // and the already-newer counts of the workers of a round (--preserve-version).
 constexpr std::string_view kRoundPrefix = "verify_round__";
@@ -69,12 +69,12 @@ std::string IndexRecord(std::string_view index) {
 
 absl::Status PhaseFailed(std::string reason) {
   absl::Status status = absl::FailedPreconditionError(reason);
-  status.SetPayload(kPhasePayload, absl::Cord("1"));
+  status.SetPayload(core::payload::kPhaseFailed, absl::Cord("1"));
   return status;
 }
 
 bool IsPhaseFailure(const absl::Status& status) {
-  return !status.ok() && status.GetPayload(kPhasePayload).has_value();
+  return !status.ok() && status.GetPayload(core::payload::kPhaseFailed).has_value();
 }
 
 // Closes every request of the phases' clients once the lease of the record being worked on is

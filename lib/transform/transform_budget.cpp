@@ -4,6 +4,7 @@
 #include <set>
 #include <thread>
 
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "absl/strings/cord.h"
@@ -13,7 +14,7 @@
 namespace rfs::transform {
 
 bool IsTransformBudgetExceeded(const absl::Status& status) {
-  return status.GetPayload(kTransformBudgetPayload).has_value();
+  return status.GetPayload(core::payload::kTransformBudget).has_value();
 }
 
 namespace {
@@ -21,7 +22,7 @@ namespace {
 // ResourceExhausted with `message`, marked as over the budget named by `what`.
 absl::Status OverBudget(std::string message, std::string_view what) {
   absl::Status status = absl::ResourceExhaustedError(std::move(message));
-  status.SetPayload(kTransformBudgetPayload, absl::Cord(std::string(what)));
+  status.SetPayload(core::payload::kTransformBudget, absl::Cord(std::string(what)));
   return status;
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <mutex>
 
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/transform/json_transformer.hpp"
 
 #include "absl/status/status.h"
@@ -22,7 +23,7 @@ class BudgetedCall {
   BudgetedCall& operator=(const BudgetedCall&) = delete;
 
   /// OK while the call is within its limits; otherwise why it was interrupted (ResourceExhausted
-  /// with kTransformBudgetPayload, or Aborted for a stop).
+  /// with core::payload::kTransformBudget, or Aborted for a stop).
   absl::Status verdict() const;
   /// Marks the call as over its memory bound from the calling thread (a program's own allocator
   /// or output counter noticed first).

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "absl/status/status.h"
@@ -60,19 +61,15 @@ inline absl::Status WithContext(const absl::Status& status, std::string_view con
   return out;
 }
 
-/// The payload of errors no retry can fix although their code is a transient one: a full disk
-/// or quota (ResourceExhausted) is not freed by waiting out a lease. The run ends at once.
-inline constexpr const char* kNotRetryablePayload = "rfs.core.not_retryable";
-
 /// `status` marked as one no retry can fix.
 inline absl::Status NotRetryable(absl::Status status) {
-  if (!status.ok()) status.SetPayload(kNotRetryablePayload, absl::Cord("1"));
+  if (!status.ok()) status.SetPayload(payload::kNotRetryable, absl::Cord("1"));
   return status;
 }
 
 /// True for the codes a caller may retry after backing off.
 inline bool IsRetryable(const absl::Status& status) {
-  if (status.GetPayload(kNotRetryablePayload).has_value()) return false;
+  if (status.GetPayload(payload::kNotRetryable).has_value()) return false;
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
          absl::IsResourceExhausted(status);
 }

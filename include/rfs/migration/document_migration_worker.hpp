@@ -48,6 +48,7 @@
 #include "rfs/core/clock.hpp"
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/memory_budget.hpp"
+#include "rfs/core/status_payloads.hpp"
 #include "rfs/lucene/shard_delta.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
 #include "rfs/reindex/document_sink.hpp"
@@ -255,31 +256,23 @@ struct DocumentMigrationOptions {
   /// an equal or higher version answers 409, counted as already newer (WorkerSummary), neither a
   /// failure nor retried. A data stream's documents go as `create` without a version (the engines
   /// take only internal versions there), and a delta's deletes carry none; Run warns about the
-  /// first (kPreserveVersionNotApplied) and refuses (kPreserveVersionPayload) an index created
+  /// first (kPreserveVersionNotApplied) and refuses (IsPreserveVersionRefusal) an index created
   /// before Elasticsearch 6, whose segments may keep `_version` in a form not read.
   bool preserve_version = false;
 };
 
-/// The payload of the refusal of `preserve_version` for an index whose versions cannot be read.
-inline constexpr const char* kPreserveVersionPayload = "rfs.migration.preserve_version";
-/// True for that refusal.
+/// True for the refusal of `preserve_version` for an index whose versions cannot be read.
 bool IsPreserveVersionRefusal(const absl::Status& status);
 
-/// The payload of the error of a run that met an index without a complete `_source` while
-/// sourceless migrations are off (or whose `_source` cannot be completed).
-inline constexpr const char* kSourcelessPayload = "rfs.migration.sourceless_index";
-/// True for that error.
+/// True for the error of a run that met an index without a complete `_source` while sourceless
+/// migrations are off (or whose `_source` cannot be completed).
 bool IsSourcelessIndex(const absl::Status& status);
 
-/// The payload of the error of a run against a store set up for another snapshot or settings.
-inline constexpr const char* kStoreMismatchPayload = "rfs.migration.store_mismatch";
-/// True for that error.
+/// True for the error of a run against a store set up for another snapshot or settings.
 bool IsStoreMismatch(const absl::Status& status);
 
-/// The payload of the refusal of a delta whose previous snapshot is the snapshot being migrated
-/// or did not start before it (CheckDeltaSnapshots): a usage error.
-inline constexpr const char* kDeltaOrderPayload = "rfs.migration.delta_order";
-/// True for that refusal.
+/// True for the refusal of a delta whose previous snapshot is the snapshot being migrated or did
+/// not start before it (CheckDeltaSnapshots): a usage error.
 bool IsDeltaOrderRefusal(const absl::Status& status);
 /// A delta from `previous` to `current`: InvalidArgument (IsDeltaOrderRefusal) when they are the
 /// same snapshot, or when `previous` did not start before `current` by the start times their own
@@ -289,9 +282,7 @@ absl::Status CheckDeltaSnapshots(const snapshot::SnapshotRepository& repository,
                                  const snapshot::SnapshotEntry& current,
                                  const snapshot::SnapshotEntry& previous);
 
-/// The payload of the error of a run that met an item over `max_item_attempts`.
-inline constexpr const char* kItemAttemptsPayload = "rfs.migration.item_attempts";
-/// True for that error.
+/// True for the error of a run that met an item over `max_item_attempts`.
 bool IsItemOverAttempts(const absl::Status& status);
 
 /// Opens the sink for documents of one shard of `index` (e.g. one reindex::NdjsonDirectorySink
@@ -392,10 +383,10 @@ class DocumentMigrationWorker {
   absl::Status SetupShards();
   absl::Status CreateShardItems();
   std::vector<std::string> SelectedIndices() const;
-  /// Fails (kSourcelessPayload) when a selected index keeps no complete `_source` and it cannot
-  /// be rebuilt under the options.
+  /// Fails (core::payload::kSourcelessIndex) when a selected index keeps no complete `_source` and
+  /// it cannot be rebuilt under the options.
   absl::Status CheckSourceStorage() const;
-  /// preserve_version: refuses (kPreserveVersionPayload) a selected index created before
+  /// preserve_version: refuses (core::payload::kPreserveVersion) a selected index created before
   /// Elasticsearch 6, and warns once per data stream that its documents go without versions.
   absl::Status CheckPreserveVersion();
   /// The store records what it was set up for as completed bookkeeping items: a hash of the

@@ -81,9 +81,8 @@ struct TransformerContext {
   TransformLimits limits;
 };
 
-/// The payload of the error of a program interrupted at its TransformLimits (time or memory).
-inline constexpr const char* kTransformBudgetPayload = "rfs.transform.budget";
-/// True for that error: the call's documents fail together, with its message as the reason.
+/// True for the error of a program interrupted at its TransformLimits (time or memory): the call's
+/// documents fail together, with its message as the reason.
 bool IsTransformBudgetExceeded(const absl::Status& status);
 /// That error for a document refused before any program runs: transforming `source_bytes` of
 /// `_source` would take about `needed_bytes`, more than `memory_bytes` allow.
