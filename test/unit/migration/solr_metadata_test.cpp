@@ -11,7 +11,7 @@ namespace {
 
 using rfs::migration::ParseSolrSourceVersion;
 
-TEST_CASE("--source-version names Solr 6 to 9", "[solr]") {
+TEST_CASE("the source version names Solr 6 to 9 (--source-version)", "[solr]") {
   for (const auto& [text, major] : std::initializer_list<std::pair<const char*, int>>{
            {"SOLR 9", 9}, {"solr8", 8}, {"Solr 7.7", 7}, {"SOLR_6", 6}, {"solr-9.10.1", 9}}) {
     auto parsed = ParseSolrSourceVersion(text);
