@@ -48,6 +48,23 @@ bool WaitForText(const std::string& file, const std::string& text,
   return false;
 }
 
+// DocumentsFromSnapshotMigration from `repo` into `target` as worker `name`, with `extra`.
+std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& target,
+                                    const std::string& name, const std::string& failed_dir,
+                                    std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv{RFS_DOCUMENTS_TOOL,
+                                "--snapshot-local-dir",
+                                repo,
+                                "--target-host",
+                                target,
+                                "--worker-id",
+                                name,
+                                "--failed-documents-dir",
+                                failed_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
 std::string Trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return text;
@@ -158,17 +175,9 @@ TEST_CASE("a target over TLS: --target-cacert trusts its CA, an unknown CA is re
   REQUIRE(target.ok());
   REQUIRE((*target)->endpoint().starts_with("https://"));
   auto args = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv{RFS_DOCUMENTS_TOOL,
-                                  "--snapshot-local-dir",
-                                  generated->repo().string(),
-                                  "--target-host",
-                                  (*target)->endpoint(),
-                                  "--target-username",
-                                  "admin",
-                                  "--failed-documents-dir",
-                                  run.dir.File("failed")};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
+    extra.insert(extra.end(), {"--target-username", "admin"});
+    return WorkerArgs(generated->repo().string(), (*target)->endpoint(), "tls",
+                      run.dir.File("failed"), std::move(extra));
   };
   // The password from the environment, as the docs advise (never on the command line).
   setenv("RFS_TARGET_PASSWORD", "tls-target-secret-7c1f", 1);
@@ -226,19 +235,9 @@ TEST_CASE(
   faults.reject_429 = 1.0;
   (*target)->SetFaults(faults);
   auto args = [&](const std::string& name, std::vector<std::string> extra) {
-    std::vector<std::string> argv{RFS_DOCUMENTS_TOOL,
-                                  "--snapshot-local-dir",
-                                  generated->repo().string(),
-                                  "--target-host",
-                                  (*target)->endpoint(),
-                                  "--worker-id",
-                                  name,
-                                  "--failed-documents-dir",
-                                  run.dir.File("failed"),
-                                  "--coordinator-db",
-                                  run.dir.File("items.sqlite")};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
+    extra.insert(extra.end(), {"--coordinator-db", run.dir.File("items.sqlite")});
+    return WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                      run.dir.File("failed"), std::move(extra));
   };
   const auto started = std::chrono::steady_clock::now();
   const int bounded =
@@ -275,19 +274,9 @@ TEST_CASE("exit 4 on its own: the only shard is leased by a running worker",
   faults.slow_delay = 100ms;  // the first worker holds the shard for a few seconds
   (*target)->SetFaults(faults);
   auto args = [&](const std::string& name) {
-    return std::vector<std::string>{RFS_DOCUMENTS_TOOL,
-                                    "--snapshot-local-dir",
-                                    generated->repo().string(),
-                                    "--target-host",
-                                    (*target)->endpoint(),
-                                    "--worker-id",
-                                    name,
-                                    "--documents-per-bulk-request",
-                                    "100",
-                                    "--max-connections",
-                                    "1",
-                                    "--failed-documents-dir",
-                                    run.dir.File("failed")};
+    return WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                      run.dir.File("failed"),
+                      {"--documents-per-bulk-request", "100", "--max-connections", "1"});
   };
   rfs::test::ChildProcess holder(args("holder"), run.Out("holder"), run.Err("holder"));
   REQUIRE(WaitForText(run.Err("holder"), "\"event\":\"progress\"", holder));
