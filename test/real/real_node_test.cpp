@@ -2330,8 +2330,9 @@ size_t Occurrences(const std::string& text, const std::string& word) {
 
 }  // namespace
 
-TEST_CASE("RfsWorker --verify-all compares every document and a redrive of its records closes the gap",
-          "[real][verify-all]") {
+TEST_CASE(
+    "RfsWorker --verify-all compares every document and a redrive of its records closes the gap",
+    "[real][verify-all]") {
   RealNode source("os2");
   RealNode target("os3");
   const std::string main_index = "rn-verify-all";
