@@ -32,14 +32,19 @@ absl::StatusOr<BucketUri> BucketUri::Parse(std::string_view uri, std::string_vie
     return absl::InvalidArgumentError(StrCat("'", uri, "' is not a ", what, " URI"));
   }
   uri.remove_prefix(start.size());
-  BucketUri out;
-  const size_t slash = uri.find('/');
-  out.bucket = std::string(uri.substr(0, slash));
+  BucketUri out = Split(uri);
   if (out.bucket.empty()) {
     return absl::InvalidArgumentError(StrCat("'", start, uri, "' names no bucket: use ", what));
   }
+  return out;
+}
+
+BucketUri BucketUri::Split(std::string_view bucket_and_path) {
+  BucketUri out;
+  const size_t slash = bucket_and_path.find('/');
+  out.bucket = std::string(bucket_and_path.substr(0, slash));
   if (slash != std::string_view::npos) {
-    std::string_view prefix = uri.substr(slash + 1);
+    std::string_view prefix = bucket_and_path.substr(slash + 1);
     while (prefix.starts_with('/')) prefix.remove_prefix(1);
     while (prefix.ends_with('/')) prefix.remove_suffix(1);
     if (!prefix.empty()) out.prefix = StrCat(prefix, "/");

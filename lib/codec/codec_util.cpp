@@ -100,4 +100,18 @@ absl::StatusOr<uint32_t> VerifyFooter(std::span<const uint8_t> file, std::string
   return actual;
 }
 
+absl::StatusOr<uint32_t> VerifyFileFooter(const core::IRandomAccessFile& file) {
+  std::vector<uint8_t> buffer;
+  std::span<const uint8_t> bytes;
+  if (auto view = file.ContiguousView()) {
+    bytes = *view;
+  } else {
+    auto read = core::ReadRange(file, 0, file.size());
+    if (!read.ok()) return read.status();
+    buffer = *std::move(read);
+    bytes = buffer;
+  }
+  return VerifyFooter(bytes, file.name());
+}
+
 }  // namespace rfs::codec

@@ -70,6 +70,33 @@ const char* FormatName(content::SourceFormat f) {
   }
 }
 
+// A segment's files: the directory they are in (its compound file's when it has one, else the
+// shard's) and its field infos.
+struct SegmentFiles {
+  std::shared_ptr<const core::IDirectory> dir;
+  FieldInfos fields;
+};
+
+absl::StatusOr<SegmentFiles> OpenSegmentFiles(const std::shared_ptr<const core::IDirectory>& shard,
+                                              const SegmentCommitInfo& s) {
+  SegmentFiles out;
+  out.dir = shard;
+  if (s.info.is_compound) {
+    RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(shard, s.name, s.id));
+    out.dir = std::move(compound);
+  }
+  RFS_ASSIGN_OR_RETURN(out.fields, ReadFieldInfos(*shard, *out.dir, s));
+  return out;
+}
+
+// The `segment`th segment of a commit, OutOfRange past its last.
+absl::StatusOr<const SegmentCommitInfo*> SegmentAt(const SegmentInfos& infos, size_t segment) {
+  if (segment >= infos.segments.size()) {
+    return absl::OutOfRangeError(StrCat("no segment ", segment));
+  }
+  return &infos.segments[segment];
+}
+
 }  // namespace
 
 struct DocumentCursor::Impl {
@@ -121,12 +148,9 @@ struct DocumentCursor::Impl {
 
   absl::Status OpenSegment() {
     const SegmentCommitInfo& s = seg();
-    std::shared_ptr<const core::IDirectory> dir = state->dir;
-    if (s.info.is_compound) {
-      RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state->dir, s.name, s.id));
-      dir = std::move(compound);
-    }
-    RFS_ASSIGN_OR_RETURN(fields, ReadFieldInfos(*state->dir, *dir, s));
+    RFS_ASSIGN_OR_RETURN(SegmentFiles files, OpenSegmentFiles(state->dir, s));
+    std::shared_ptr<const core::IDirectory> dir = std::move(files.dir);
+    fields = std::move(files.fields);
     RFS_ASSIGN_OR_RETURN(live, ReadLiveDocs(*state->dir, *dir, s, fields));
     auto number = [&](std::string_view name) {
       const FieldInfo* f = fields.ByName(name);
@@ -618,36 +642,21 @@ absl::StatusOr<std::unique_ptr<DocumentCursor>> ShardReader::OpenAt(uint64_t cur
 }
 
 absl::StatusOr<std::vector<bool>> ShardReader::LiveDocsOf(size_t segment) const {
-  if (segment >= state_->infos.segments.size()) {
-    return absl::OutOfRangeError(StrCat("no segment ", segment));
-  }
-  const SegmentCommitInfo& s = state_->infos.segments[segment];
-  std::shared_ptr<const core::IDirectory> dir = state_->dir;
-  if (s.info.is_compound) {
-    RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state_->dir, s.name, s.id));
-    dir = std::move(compound);
-  }
-  RFS_ASSIGN_OR_RETURN(FieldInfos fields, ReadFieldInfos(*state_->dir, *dir, s));
-  RFS_ASSIGN_OR_RETURN(LiveDocs live, ReadLiveDocs(*state_->dir, *dir, s, fields));
+  RFS_ASSIGN_OR_RETURN(const SegmentCommitInfo* found, SegmentAt(state_->infos, segment));
+  const SegmentCommitInfo& s = *found;
+  RFS_ASSIGN_OR_RETURN(SegmentFiles files, OpenSegmentFiles(state_->dir, s));
+  RFS_ASSIGN_OR_RETURN(LiveDocs live, ReadLiveDocs(*state_->dir, *files.dir, s, files.fields));
   std::vector<bool> out(static_cast<size_t>(s.max_doc()));
   for (int32_t d = 0; d < s.max_doc(); ++d) out[static_cast<size_t>(d)] = live.IsLive(d);
   return out;
 }
 
 absl::StatusOr<std::vector<std::string>> ShardReader::FieldNamesOf(size_t segment) const {
-  if (segment >= state_->infos.segments.size()) {
-    return absl::OutOfRangeError(StrCat("no segment ", segment));
-  }
-  const SegmentCommitInfo& s = state_->infos.segments[segment];
-  std::shared_ptr<const core::IDirectory> dir = state_->dir;
-  if (s.info.is_compound) {
-    RFS_ASSIGN_OR_RETURN(auto compound, CompoundDirectory::Open(state_->dir, s.name, s.id));
-    dir = std::move(compound);
-  }
-  RFS_ASSIGN_OR_RETURN(FieldInfos fields, ReadFieldInfos(*state_->dir, *dir, s));
+  RFS_ASSIGN_OR_RETURN(const SegmentCommitInfo* s, SegmentAt(state_->infos, segment));
+  RFS_ASSIGN_OR_RETURN(SegmentFiles files, OpenSegmentFiles(state_->dir, *s));
   std::vector<std::string> names;
-  names.reserve(fields.fields().size());
-  for (const FieldInfo& f : fields.fields()) names.push_back(f.name);
+  names.reserve(files.fields.fields().size());
+  for (const FieldInfo& f : files.fields.fields()) names.push_back(f.name);
   return names;
 }
 

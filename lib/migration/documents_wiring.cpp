@@ -92,6 +92,17 @@ absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenPatientTransport(
       *std::move(transport), core::SystemClock::Instance(), PatientPolicy()));
 }
 
+absl::StatusOr<MetadataTarget> OpenMetadataTarget(
+    const std::optional<net::HttpTransportOptions>& target) {
+  MetadataTarget out;
+  if (!target) return out;
+  auto opened = OpenPatientTransport(*target, /*max_connections=*/4);
+  if (!opened.ok()) return opened.status();
+  out.transport = *std::move(opened);
+  out.client = std::make_unique<opensearch::OpenSearchClient>(*out.transport);
+  return out;
+}
+
 std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
                                       const std::string& worker_id, DocumentsWiring& wiring) {
   const bool to_directory = !options.output_dir.empty();

@@ -86,4 +86,13 @@ absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenTransport(
 absl::StatusOr<std::shared_ptr<net::IHttpTransport>> OpenPatientTransport(
     net::HttpTransportOptions options, size_t max_connections);
 
+/// The metadata tools' target cluster: a patient transport keeping 4 idle connections and the
+/// client over it, both null when there is no `target`.
+struct MetadataTarget {
+  std::shared_ptr<net::IHttpTransport> transport;
+  std::unique_ptr<opensearch::OpenSearchClient> client;  // over *transport
+};
+absl::StatusOr<MetadataTarget> OpenMetadataTarget(
+    const std::optional<net::HttpTransportOptions>& target);
+
 }  // namespace rfs::migration::internal

@@ -1,5 +1,6 @@
 #include <utility>
 
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "migration/lease_keeper_internal.hpp"
@@ -19,18 +20,8 @@ absl::Status LeaseKeeper::OnAcknowledged(const reindex::AcknowledgedProgress& ac
     if (now >= lease_.local_deadline()) return Expired();
     return MaybeReportLocked(now);
   }
-  absl::Status renewed = RenewLocked();
-  if (renewed.ok()) {
-    last_renewal_ = now;
-    last_report_ = now;
-    return absl::OkStatus();
-  }
-  if (coordination::IsLeaseLost(renewed)) {
-    return absl::AbortedError(
-        core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.message()));
-  }
-  // A transient store failure: keep going on the current lease and try again next time.
-  if (now >= lease_.local_deadline()) return Expired();
+  RFS_ASSIGN_OR_RETURN(const bool renewed, HeartbeatLocked(now));
+  if (renewed) last_renewal_ = now;
   return absl::OkStatus();
 }
 
@@ -44,17 +35,22 @@ absl::Status LeaseKeeper::KeepAlive() {
   if (interval_ <= coordination::Duration::zero() || now - lease_.local_start < interval_) {
     return absl::OkStatus();
   }
+  return HeartbeatLocked(now).status();
+}
+
+absl::StatusOr<bool> LeaseKeeper::HeartbeatLocked(core::IClock::TimePoint now) {
   absl::Status renewed = RenewLocked();
   if (renewed.ok()) {
     last_report_ = now;
-    return absl::OkStatus();
+    return true;
   }
   if (coordination::IsLeaseLost(renewed)) {
     return absl::AbortedError(
         core::StrCat("lease on ", lease_.work_item_id, " lost: ", renewed.message()));
   }
+  // A transient store failure: keep going on the current lease and try again next time.
   if (now >= lease_.local_deadline()) return Expired();
-  return absl::OkStatus();
+  return false;
 }
 
 absl::Status LeaseKeeper::MaybeReportLocked(core::IClock::TimePoint now) {

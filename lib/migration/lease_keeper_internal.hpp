@@ -15,6 +15,7 @@
 #include "rfs/reindex/document_reindexer.hpp"
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace rfs::migration::internal {
 
@@ -88,6 +89,10 @@ class LeaseKeeper {
  private:
   // Records the acknowledged progress and restarts the lease; a lost lease marks it lost.
   absl::Status RenewLocked();
+  // A heartbeat's renewal at `now`: true when renewed, false when the store failed in passing
+  // and the lease still runs (the next heartbeat tries again); Aborted when the lease is lost or
+  // over.
+  absl::StatusOr<bool> HeartbeatLocked(core::IClock::TimePoint now);
   // Between heartbeats: records the acknowledged progress when a report is due.
   absl::Status MaybeReportLocked(core::IClock::TimePoint now);
 

@@ -190,14 +190,9 @@ MetadataToolResult RunSolrMetadataMigration(MetadataToolOptions options,
     return fail(absl::InvalidArgumentError("migrating a Solr backup needs --target-host URL"),
                 core::kExitUsage);
   }
-  std::shared_ptr<net::IHttpTransport> transport;
-  std::unique_ptr<opensearch::OpenSearchClient> client;
-  if (options.target) {
-    auto opened = internal::OpenPatientTransport(*options.target, /*max_connections=*/4);
-    if (!opened.ok()) return fail(opened.status(), core::kExitUsage);
-    transport = *std::move(opened);
-    client = std::make_unique<opensearch::OpenSearchClient>(*transport);
-  }
+  auto cluster = internal::OpenMetadataTarget(options.target);
+  if (!cluster.ok()) return fail(cluster.status(), core::kExitUsage);
+  opensearch::OpenSearchClient* const client = cluster->client.get();
   int open_code = 0;
   auto repo = OpenLocation(options.repository, &open_code);
   if (!repo.ok()) return fail(repo.status(), open_code);

@@ -287,14 +287,9 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
                                            "--output-dir DIR for the embedded default"),
                 core::kExitUsage);
   }
-  std::shared_ptr<net::IHttpTransport> transport;
-  std::unique_ptr<opensearch::OpenSearchClient> client;
-  if (options.target) {
-    auto opened = internal::OpenPatientTransport(*options.target, /*max_connections=*/4);
-    if (!opened.ok()) return fail(opened.status(), core::kExitUsage);
-    transport = *std::move(opened);
-    client = std::make_unique<opensearch::OpenSearchClient>(*transport);
-  }
+  auto cluster = internal::OpenMetadataTarget(options.target);
+  if (!cluster.ok()) return fail(cluster.status(), core::kExitUsage);
+  opensearch::OpenSearchClient* const client = cluster->client.get();
   auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) return fail(repository.status(), core::kExitSnapshotUnreadable);
   auto snapshot = options.snapshot_name.empty()
@@ -302,7 +297,7 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
                       : (*repository)->FindSnapshot(options.snapshot_name);
   if (!snapshot.ok()) return fail(snapshot.status(), core::kExitSnapshotUnreadable);
 
-  MetadataMigrator migrator(**repository, **snapshot, client.get(), std::move(options.migration));
+  MetadataMigrator migrator(**repository, **snapshot, client, std::move(options.migration));
   auto report = migrator.Run();
   if (!report.ok()) {
     switch (migrator.failure_source()) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/str_cat.hpp"
 
 namespace rfs::net {
@@ -39,22 +40,7 @@ bool XmlDecodeText(std::string_view in, std::string& out) {
         cp = cp * (hex ? 16 : 10) + static_cast<uint32_t>(digit);
         if (cp > 0x10FFFF) return false;
       }
-      // UTF-8 encode.
-      if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-      } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      }
+      core::AppendUtf8(cp, out);
     } else {
       return false;
     }

@@ -109,19 +109,11 @@ absl::StatusOr<S3Uri> S3Uri::Parse(std::string_view uri) {
     return absl::InvalidArgumentError(StrCat("'", uri, "' is not an s3://bucket/prefix URI"));
   }
   uri.remove_prefix(5);
-  S3Uri out;
-  const size_t slash = uri.find('/');
-  out.bucket = std::string(uri.substr(0, slash));
-  if (!ValidBucketName(out.bucket)) {
-    return absl::InvalidArgumentError(StrCat("'", out.bucket, "' is not a valid S3 bucket name"));
+  cloud::BucketUri split = cloud::BucketUri::Split(uri);
+  if (!ValidBucketName(split.bucket)) {
+    return absl::InvalidArgumentError(StrCat("'", split.bucket, "' is not a valid S3 bucket name"));
   }
-  if (slash != std::string_view::npos) {
-    std::string_view prefix = uri.substr(slash + 1);
-    while (prefix.starts_with('/')) prefix.remove_prefix(1);
-    while (prefix.ends_with('/')) prefix.remove_suffix(1);
-    if (!prefix.empty()) out.prefix = StrCat(prefix, "/");
-  }
-  return out;
+  return S3Uri{std::move(split.bucket), std::move(split.prefix)};
 }
 
 absl::StatusOr<std::shared_ptr<S3Repo>> S3Repo::Open(std::string_view uri, S3Options options) {

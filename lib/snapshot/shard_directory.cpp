@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <map>
 
 #include "rfs/codec/codec_util.hpp"
 #include "rfs/core/base36.hpp"
@@ -68,36 +67,35 @@ class PartsFile final : public core::IRandomAccessFile {
   uint64_t size_ = 0;
 };
 
-class ShardDirectory final : public core::IDirectory {
+class ShardDirectory final : public ListedDirectory<FileInfo> {
  public:
   ShardDirectory(std::shared_ptr<const ISourceRepo> repo, std::string folder, ShardSnapshot shard,
                  std::string description, ShardFilesOptions options)
-      : repo_(std::move(repo)),
+      : ListedDirectory(std::move(description)),
+        repo_(std::move(repo)),
         folder_(std::move(folder)),
-        description_(std::move(description)),
         options_(options) {
     for (auto& file : shard.files) {
       std::string name = file.physical_name;
-      files_.emplace(std::move(name), std::move(file));
+      Add(std::move(name), std::move(file));
     }
   }
 
-  const std::string& description() const override { return description_; }
-
-  std::vector<std::string> ListFiles() const override {
-    std::vector<std::string> names;
-    names.reserve(files_.size());
-    for (const auto& [name, info] : files_) names.push_back(name);
-    return names;
+  void Prefetch(std::span<const std::string> names) const override {
+    std::vector<BlobExtent> blobs;
+    for (const std::string& name : names) {
+      const FileInfo* info = Find(name);
+      if (info == nullptr || info->is_virtual()) continue;
+      auto parts = PartsOf(*info);
+      if (!parts.ok()) continue;  // OpenFile reports it
+      for (BlobExtent& part : *parts) blobs.push_back(std::move(part));
+    }
+    if (!blobs.empty()) repo_->Prefetch(blobs);
   }
 
-  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenFile(
-      std::string_view name) const override {
-    auto it = files_.find(std::string(name));
-    if (it == files_.end()) {
-      return absl::NotFoundError(StrCat("Lucene file ", name, " is not in ", description_));
-    }
-    const FileInfo& info = it->second;
+ private:
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenListed(
+      const FileInfo& info) const override {
     std::shared_ptr<const core::IRandomAccessFile> file;
     if (info.is_virtual()) {
       // Virtual blobs: the content is the meta_hash itself (A.6).
@@ -111,7 +109,7 @@ class ShardDirectory final : public core::IDirectory {
         if (!part.ok()) {
           // Named as the Lucene file it holds, as the snapshot lists it.
           return core::WithContext(part.status(), StrCat(info.physical_name, " (", folder_, "/",
-                                                         info.name, ") in ", description_));
+                                                         info.name, ") in ", description()));
         }
         parts.push_back(*std::move(part));
       }
@@ -119,26 +117,14 @@ class ShardDirectory final : public core::IDirectory {
           StrCat(info.physical_name, " (", folder_, "/", info.name, ")"), std::move(parts));
     }
     if (file->size() != info.length) {
-      return absl::DataLossError(StrCat(file->name(), " in ", description_, " holds ", file->size(),
-                                        " bytes but the snapshot lists ", info.length));
+      return absl::DataLossError(StrCat(file->name(), " in ", description(), " holds ",
+                                        file->size(), " bytes but the snapshot lists ",
+                                        info.length));
     }
     if (options_.verify_checksums) RFS_RETURN_IF_ERROR(Verify(*file, info));
     return file;
   }
 
-  void Prefetch(std::span<const std::string> names) const override {
-    std::vector<BlobExtent> blobs;
-    for (const std::string& name : names) {
-      auto it = files_.find(name);
-      if (it == files_.end() || it->second.is_virtual()) continue;
-      auto parts = PartsOf(it->second);
-      if (!parts.ok()) continue;  // OpenFile reports it
-      for (BlobExtent& part : *parts) blobs.push_back(std::move(part));
-    }
-    if (!blobs.empty()) repo_->Prefetch(blobs);
-  }
-
- private:
   // The blobs that hold a Lucene file, in order, with their sizes: every part but the last holds
   // part_size bytes (number_of_parts() > 1 only with one).
   absl::StatusOr<std::vector<BlobExtent>> PartsOf(const FileInfo& info) const {
@@ -147,7 +133,7 @@ class ShardDirectory final : public core::IDirectory {
     parts.reserve(count);
     for (uint64_t i = 0; i < count; ++i) {
       RFS_ASSIGN_OR_RETURN(std::string path,
-                           core::CheckedPath({folder_, info.PartName(i)}, description_));
+                           core::CheckedPath({folder_, info.PartName(i)}, description()));
       const uint64_t bytes =
           count == 1 ? info.length
                      : (i + 1 < count ? *info.part_size : info.length - *info.part_size * i);
@@ -162,15 +148,7 @@ class ShardDirectory final : public core::IDirectory {
       return absl::DataLossError(
           StrCat(file.name(), ": bad base36 checksum '", info.checksum, "' in the snapshot"));
     }
-    std::vector<uint8_t> buffer;
-    std::span<const uint8_t> bytes;
-    if (auto view = file.ContiguousView()) {
-      bytes = *view;
-    } else {
-      RFS_ASSIGN_OR_RETURN(buffer, core::ReadRange(file, 0, file.size()));
-      bytes = buffer;
-    }
-    RFS_ASSIGN_OR_RETURN(const uint32_t actual, codec::VerifyFooter(bytes, file.name()));
+    RFS_ASSIGN_OR_RETURN(const uint32_t actual, codec::VerifyFileFooter(file));
     if (actual != *expected) {
       return core::DataLossAt(file.name(), file.size() - 8,
                               StrCat("footer checksum ", actual,
@@ -181,9 +159,7 @@ class ShardDirectory final : public core::IDirectory {
 
   std::shared_ptr<const ISourceRepo> repo_;
   std::string folder_;
-  std::string description_;
   ShardFilesOptions options_;
-  std::map<std::string, FileInfo> files_;
 };
 
 }  // namespace

@@ -123,39 +123,34 @@ class BackupBlobFile final : public core::IRandomAccessFile {
   std::shared_ptr<const core::IRandomAccessFile> blob_;
 };
 
-class BackupShardDirectory final : public core::IDirectory {
+class BackupShardDirectory final : public snapshot::ListedDirectory<BackupFile> {
  public:
   BackupShardDirectory(std::shared_ptr<const snapshot::ISourceRepo> repo, const BackupShard& shard,
                        std::string description, bool verify_checksums)
-      : repo_(std::move(repo)),
-        description_(std::move(description)),
+      : ListedDirectory(std::move(description)),
+        repo_(std::move(repo)),
         verify_checksums_(verify_checksums) {
-    for (const BackupFile& file : shard.files) files_.emplace(file.lucene_name, file);
+    for (const BackupFile& file : shard.files) Add(file.lucene_name, file);
   }
 
-  const std::string& description() const override { return description_; }
-
-  std::vector<std::string> ListFiles() const override {
-    std::vector<std::string> names;
-    names.reserve(files_.size());
-    for (const auto& [name, file] : files_) names.push_back(name);
-    return names;
-  }
-
-  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenFile(
-      std::string_view name) const override {
-    auto it = files_.find(std::string(name));
-    if (it == files_.end()) {
-      return absl::NotFoundError(StrCat("Lucene file ", name, " is not in ", description_));
+  void Prefetch(std::span<const std::string> names) const override {
+    std::vector<snapshot::BlobExtent> blobs;
+    for (const std::string& name : names) {
+      if (const BackupFile* file = Find(name)) blobs.push_back({file->blob, file->size});
     }
-    const BackupFile& info = it->second;
+    if (!blobs.empty()) repo_->Prefetch(blobs);
+  }
+
+ private:
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenListed(
+      const BackupFile& info) const override {
     const std::string display = StrCat(info.lucene_name, " (", info.blob, ")");
     auto blob = repo_->OpenBlobOfSize(info.blob, info.size);
     if (!blob.ok()) {
-      return core::WithContext(blob.status(), StrCat(display, " in ", description_));
+      return core::WithContext(blob.status(), StrCat(display, " in ", description()));
     }
     if ((*blob)->size() != info.size) {
-      return absl::DataLossError(StrCat(display, " in ", description_, " holds ", (*blob)->size(),
+      return absl::DataLossError(StrCat(display, " in ", description(), " holds ", (*blob)->size(),
                                         " bytes but the backup lists ", info.size));
     }
     auto file = std::make_shared<BackupBlobFile>(display, *std::move(blob));
@@ -163,26 +158,8 @@ class BackupShardDirectory final : public core::IDirectory {
     return file;
   }
 
-  void Prefetch(std::span<const std::string> names) const override {
-    std::vector<snapshot::BlobExtent> blobs;
-    for (const std::string& name : names) {
-      auto it = files_.find(name);
-      if (it != files_.end()) blobs.push_back({it->second.blob, it->second.size});
-    }
-    if (!blobs.empty()) repo_->Prefetch(blobs);
-  }
-
- private:
   static absl::Status Verify(const core::IRandomAccessFile& file, uint32_t expected) {
-    std::vector<uint8_t> buffer;
-    std::span<const uint8_t> bytes;
-    if (auto view = file.ContiguousView()) {
-      bytes = *view;
-    } else {
-      RFS_ASSIGN_OR_RETURN(buffer, core::ReadRange(file, 0, file.size()));
-      bytes = buffer;
-    }
-    RFS_ASSIGN_OR_RETURN(const uint32_t actual, codec::VerifyFooter(bytes, file.name()));
+    RFS_ASSIGN_OR_RETURN(const uint32_t actual, codec::VerifyFileFooter(file));
     if (actual != expected) {
       return core::DataLossAt(
           file.name(), file.size() - 8,
@@ -192,9 +169,7 @@ class BackupShardDirectory final : public core::IDirectory {
   }
 
   std::shared_ptr<const snapshot::ISourceRepo> repo_;
-  std::string description_;
   bool verify_checksums_;
-  std::map<std::string, BackupFile> files_;
 };
 
 }  // namespace

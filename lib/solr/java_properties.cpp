@@ -3,6 +3,7 @@
 // (BackupProperties.store), so characters outside ASCII arrive unescaped.
 #include <cstdint>
 
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/solr/backup.hpp"
 
@@ -13,24 +14,6 @@ using core::StrCat;
 namespace {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\f'; }
-
-void AppendUtf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 // One logical line: physical lines joined where one ends in an odd number of backslashes, the
 // next one's leading blanks dropped (LineReader.readLine).
@@ -116,7 +99,7 @@ absl::StatusOr<std::string> Unescape(std::string_view in, std::string_view sourc
         cp = 0x10000 + ((high_surrogate - 0xD800) << 10) + (cp - 0xDC00);
       }
       high_surrogate = 0;
-      AppendUtf8(out, cp);
+      core::AppendUtf8(cp, out);
       continue;
     }
     switch (c) {

@@ -333,6 +333,14 @@ Translated TranslateStep(const SolrAnalyzerStep& step) {
     t.ok = true;
     t.component = json::string(target);
   };
+  // NGram and EdgeNGram, the tokenizer's and the filter's alike.
+  const auto ngram = [&] {
+    if (!OnlyAttributes(step, {"minGramSize", "maxGramSize"}, t.why)) return;
+    t.ok = true;
+    t.component = json::object{{"type", name == "ngram" ? "ngram" : "edge_ngram"},
+                               {"min_gram", IntAttr(step, "minGramSize", 1)},
+                               {"max_gram", IntAttr(step, "maxGramSize", name == "ngram" ? 2 : 1)}};
+  };
   if (step.kind == "tokenizer") {
     if (name == "standard" || name == "whitespace" || name == "keyword" || name == "classic" ||
         name == "letter" || name == "lowercase") {
@@ -350,12 +358,7 @@ Translated TranslateStep(const SolrAnalyzerStep& step) {
                                                                     : std::string("\\W+")},
                        {"group", IntAttr(step, "group", -1)}};
     } else if (name == "ngram" || name == "edgengram") {
-      if (!OnlyAttributes(step, {"minGramSize", "maxGramSize"}, t.why)) return t;
-      t.ok = true;
-      t.component =
-          json::object{{"type", name == "ngram" ? "ngram" : "edge_ngram"},
-                       {"min_gram", IntAttr(step, "minGramSize", 1)},
-                       {"max_gram", IntAttr(step, "maxGramSize", name == "ngram" ? 2 : 1)}};
+      ngram();
     }
   } else if (step.kind == "filter") {
     if (name == "lowercase" || name == "uppercase" || name == "trim" || name == "classic" ||
@@ -392,12 +395,7 @@ Translated TranslateStep(const SolrAnalyzerStep& step) {
                                  {"min", IntAttr(step, "min", 0)},
                                  {"max", IntAttr(step, "max", INT32_MAX)}};
     } else if (name == "ngram" || name == "edgengram") {
-      if (!OnlyAttributes(step, {"minGramSize", "maxGramSize"}, t.why)) return t;
-      t.ok = true;
-      t.component =
-          json::object{{"type", name == "ngram" ? "ngram" : "edge_ngram"},
-                       {"min_gram", IntAttr(step, "minGramSize", 1)},
-                       {"max_gram", IntAttr(step, "maxGramSize", name == "ngram" ? 2 : 1)}};
+      ngram();
     } else if (name == "stop") {
       // Without a words file, Lucene's StopFilterFactory uses its English set, which is
       // OpenSearch's _english_; a file's words are not read here.

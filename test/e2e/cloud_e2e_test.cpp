@@ -6,15 +6,14 @@
 // repository (5).
 #include <cstdlib>
 #include <memory>
-#include <sstream>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include "rfs/cloud/azure_repo.hpp"
 #include "rfs/cloud/gcs_repo.hpp"
-#include "rfs/net/gzip.hpp"
 
+#include "e2e_support.hpp"
 #include "support/generated_repo.hpp"
 #include "support/local_cloud.hpp"
 #include "support/opensearch_double.hpp"
@@ -84,20 +83,8 @@ TEST_CASE("the tools read one repository alike from a folder, S3, GCS and Azure"
         // No work left, or every remaining item leased by the other worker.
         CHECK((code == 3 || code == 4));
       }
-      std::ifstream expected(generated->dir / "expected-docs.ndjson");
-      size_t count = 0;
-      for (std::string line; std::getline(expected, line);) {
-        if (line.empty()) continue;
-        const auto doc = boost::json::parse(line).as_object();
-        const std::string index(doc.at("_index").as_string());
-        const std::string id(doc.at("_id").as_string());
-        auto stored = (*target)->GetDocument(index, id);
-        INFO(index << "/" << id);
-        REQUIRE(stored.has_value());
-        CHECK(boost::json::parse(stored->source) == doc.at("_source"));
-        ++count;
-      }
-      CHECK(count > 700);
+      CHECK(rfs::e2e::CheckExpectedSources(**target, generated->dir / "expected-docs.ndjson") >
+            700);
 
       // A bucket or container that is not there: the repository cannot be read (5), naming it.
       auto missing = cloud.ToolArguments("no-such-bucket/x");
@@ -180,23 +167,17 @@ TEST_CASE("failed documents go to GCS and Azure as the failed-document stream",
       auto objects = stream->ListBlobsBelow("");
       REQUIRE(objects.ok());
       REQUIRE_FALSE(objects->empty());
-      size_t records = 0;
       for (const auto& name : *objects) {
         INFO(name);
         CHECK(name.starts_with("index=index-0/worker=" + kind + "-stream-worker/"));
-        auto gz = stream->ReadBlob(name);
-        REQUIRE(gz.ok());
-        auto text = rfs::net::GzipDecompress(std::string(gz->begin(), gz->end()));
-        REQUIRE(text.ok());
-        std::istringstream lines(*text);
-        for (std::string line; std::getline(lines, line);) {
-          const auto record = boost::json::parse(line).as_object();
-          CHECK(record.at("sessionId").as_string() == "run-8");
-          CHECK(record.at("failureType").as_string() == "strict_dynamic_mapping_exception");
-          ++records;
-        }
       }
-      CHECK(records == 30);
+      const auto records = rfs::e2e::ReadStreamRecords(*stream, *objects);
+      for (const auto& [name, record] : records) {
+        INFO(name);
+        CHECK(record.at("sessionId").as_string() == "run-8");
+        CHECK(record.at("failureType").as_string() == "strict_dynamic_mapping_exception");
+      }
+      CHECK(records.size() == 30);
       cloud.UnsetEnvironment();
     }
   }

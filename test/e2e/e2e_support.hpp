@@ -1,6 +1,6 @@
 // Helpers the end-to-end tests share: expected documents (the corpus's EXPECTED files and the
 // generator's expected-docs.ndjson), the corpus cases, the check of a target double against
-// them, and a run's log folder.
+// them, a run's log folder, and the records of a failed-document stream.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +14,9 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+
+#include "rfs/net/gzip.hpp"
+#include "rfs/snapshot/source_repo.hpp"
 
 #include "support/corpus.hpp"
 #include "support/opensearch_double.hpp"
@@ -148,6 +151,51 @@ inline std::multiset<std::string> OutputIds(const fs::path& folder, size_t* file
   }
   if (files != nullptr) *files = count;
   return ids;
+}
+
+// Each document of the generator's expected-docs.ndjson at `path` is on the double with the
+// same source (routing not compared, other documents allowed); how many it lists.
+inline size_t CheckExpectedSources(const rfs::testing::OpenSearchDouble& target,
+                                   const fs::path& path) {
+  std::ifstream expected(path);
+  size_t count = 0;
+  for (std::string line; std::getline(expected, line);) {
+    if (line.empty()) continue;
+    const auto doc = json::parse(line).as_object();
+    const std::string index(doc.at("_index").as_string());
+    const std::string id(doc.at("_id").as_string());
+    auto stored = target.GetDocument(index, id);
+    INFO(index << "/" << id);
+    REQUIRE(stored.has_value());
+    CHECK(json::parse(stored->source) == doc.at("_source"));
+    ++count;
+  }
+  return count;
+}
+
+// A record of the failed-document stream and the object it was read from.
+struct StreamRecord {
+  std::string object;
+  json::object record;
+};
+
+// The records of the failed-document stream's `objects` in `stream`: each object gunzipped, one
+// JSON record a line.
+inline std::vector<StreamRecord> ReadStreamRecords(const rfs::snapshot::ISourceRepo& stream,
+                                                   const std::vector<std::string>& objects) {
+  std::vector<StreamRecord> records;
+  for (const auto& name : objects) {
+    INFO(name);
+    auto gz = stream.ReadBlob(name);
+    REQUIRE(gz.ok());
+    auto text = rfs::net::GzipDecompress(std::string(gz->begin(), gz->end()));
+    REQUIRE(text.ok());
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      records.push_back({name, json::parse(line).as_object()});
+    }
+  }
+  return records;
 }
 
 // The generator's expected-docs.ndjson as ExpectedDocs.

@@ -86,6 +86,41 @@ std::vector<std::string> IndicesLeftTuned(const rfs::testing::OpenSearchDouble& 
   return out;
 }
 
+// A migration console on a free loopback port, its store and its logs ("console") in `run`'s
+// folder, and the session `session` made on it (retried while the console starts): its process,
+// its URL and the session's token.
+struct ConsoleSession {
+  std::unique_ptr<rfs::test::ChildProcess> process;
+  std::string url;
+  std::string token;
+};
+
+ConsoleSession StartConsoleSession(MigrationRun& run, const std::string& admin,
+                                   const std::string& session) {
+  ConsoleSession out;
+  const int port = rfs::test::FreeLoopbackPort();
+  out.url = "http://127.0.0.1:" + std::to_string(port);
+  out.process = std::make_unique<rfs::test::ChildProcess>(
+      std::vector<std::string>{RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind",
+                               "127.0.0.1", "--store", "sqlite:" + run.dir.File("console.db"),
+                               "--admin-token", admin, "--check-responses"},
+      run.Out("console"), run.Err("console"));
+  for (int attempt = 0; attempt < 300 && out.token.empty(); ++attempt) {
+    std::filesystem::remove(run.Out("create"));
+    if (rfs::test::RunProcess({RFS_CONSOLE_TOOL, "create-session", "--url", out.url, "--name",
+                               session, "--admin-token", admin},
+                              run.Out("create"), run.Err("create")) == 0) {
+      out.token = rfs::test::ReadTextFile(run.Out("create"));
+      while (!out.token.empty() && out.token.back() == '\n') out.token.pop_back();
+    } else {
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  INFO(run.Logs("console") << run.Logs("create"));
+  REQUIRE_FALSE(out.token.empty());
+  return out;
+}
+
 bool TemplateOnTarget(const rfs::testing::OpenSearchDouble& target, const std::string& path) {
   rfs::net::HttpTransportOptions http;
   http.endpoint = target.endpoint();
@@ -421,27 +456,9 @@ TEST_CASE("RfsWorkers coordinate through the migration console, which shows thei
   auto generated =
       rfs::test::Generate("--indices 2 --shards 2 --docs 300 --seed 85 --snapshot-name snap-c");
   MigrationRun run;
-  const int port = rfs::test::FreeLoopbackPort();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
-  const std::string admin = "rfs-worker-console-admin-token";
-  rfs::test::ChildProcess console(
-      {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--store",
-       "sqlite:" + run.dir.File("console.db"), "--admin-token", admin, "--check-responses"},
-      run.Out("console"), run.Err("console"));
-  std::string token;
-  for (int attempt = 0; attempt < 300 && token.empty(); ++attempt) {
-    std::filesystem::remove(run.Out("create"));
-    if (rfs::test::RunProcess({RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "w",
-                               "--admin-token", admin},
-                              run.Out("create"), run.Err("create")) == 0) {
-      token = rfs::test::ReadTextFile(run.Out("create"));
-      while (!token.empty() && token.back() == '\n') token.pop_back();
-    } else {
-      std::this_thread::sleep_for(100ms);
-    }
-  }
-  INFO(run.Logs("console") << run.Logs("create"));
-  REQUIRE_FALSE(token.empty());
+  const ConsoleSession console = StartConsoleSession(run, "rfs-worker-console-admin-token", "w");
+  const std::string& url = console.url;
+  const std::string& token = console.token;
   std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
   for (int i = 0; i < 3; ++i) {
     const std::string name = "w" + std::to_string(i);
@@ -492,27 +509,9 @@ TEST_CASE("the console shows an index a killed RfsWorker left tuned until it is 
   auto target = rfs::testing::OpenSearchDouble::Start();
   REQUIRE(target.ok());
   MigrationRun run;
-  const int port = rfs::test::FreeLoopbackPort();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
-  const std::string admin = "rfs-worker-tuning-admin-token";
-  rfs::test::ChildProcess console(
-      {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--store",
-       "sqlite:" + run.dir.File("console.db"), "--admin-token", admin, "--check-responses"},
-      run.Out("console"), run.Err("console"));
-  std::string token;
-  for (int attempt = 0; attempt < 300 && token.empty(); ++attempt) {
-    std::filesystem::remove(run.Out("create"));
-    if (rfs::test::RunProcess({RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "t",
-                               "--admin-token", admin},
-                              run.Out("create"), run.Err("create")) == 0) {
-      token = rfs::test::ReadTextFile(run.Out("create"));
-      while (!token.empty() && token.back() == '\n') token.pop_back();
-    } else {
-      std::this_thread::sleep_for(100ms);
-    }
-  }
-  INFO(run.Logs("console") << run.Logs("create"));
-  REQUIRE_FALSE(token.empty());
+  const ConsoleSession console = StartConsoleSession(run, "rfs-worker-tuning-admin-token", "t");
+  const std::string& url = console.url;
+  const std::string& token = console.token;
   auto worker = [&](const std::string& name, std::vector<std::string> extra) {
     std::vector<std::string> args =
         WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,

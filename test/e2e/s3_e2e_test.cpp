@@ -4,14 +4,13 @@
 // Amazon OpenSearch Service does.
 #include <cstdlib>
 #include <set>
-#include <sstream>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "rfs/net/gzip.hpp"
 #include "rfs/s3/s3_repo.hpp"
 
+#include "e2e_support.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
@@ -75,21 +74,7 @@ TEST_CASE("MetadataMigration and DocumentsFromSnapshotMigration read a repositor
   CHECK_FALSE(std::filesystem::exists(dir.File("unused")));
 
   // Every expected document, with its source and routing.
-  std::ifstream expected(generated->dir / "expected-docs.ndjson");
-  std::string line;
-  size_t count = 0;
-  while (std::getline(expected, line)) {
-    if (line.empty()) continue;
-    const auto doc = boost::json::parse(line).as_object();
-    const std::string index(doc.at("_index").as_string());
-    const std::string id(doc.at("_id").as_string());
-    auto stored = (*target)->GetDocument(index, id);
-    INFO(index << "/" << id);
-    REQUIRE(stored.has_value());
-    CHECK(boost::json::parse(stored->source) == doc.at("_source"));
-    ++count;
-  }
-  CHECK(count > 900);
+  CHECK(rfs::e2e::CheckExpectedSources(**target, generated->dir / "expected-docs.ndjson") > 900);
   // Every request to S3 and to the target was signed correctly; S3's faults were retried.
   CHECK(proxy.rejected() == 0);
   CHECK(proxy.faults() > 0);
@@ -153,28 +138,22 @@ TEST_CASE("failed documents go to S3 as the Java tool's failed-document stream",
   auto objects = (*bucket)->ListBlobs("");
   REQUIRE(objects.ok());
   REQUIRE_FALSE(objects->empty());
-  std::set<std::string> ids;
   for (const auto& name : *objects) {
     INFO(name);
     CHECK(name.starts_with("failed-document-stream-"));
     CHECK(name.ends_with(".ndjson.gz"));
-    auto gz = (*bucket)->ReadBlob(name);
-    REQUIRE(gz.ok());
-    auto text = rfs::net::GzipDecompress(std::string(gz->begin(), gz->end()));
-    REQUIRE(text.ok());
-    std::istringstream lines(*text);
-    for (std::string line; std::getline(lines, line);) {
-      const auto record = boost::json::parse(line).as_object();
-      CHECK(record.at("sessionId").as_string() == "run-7");
-      CHECK(record.at("workerId").as_string() == "s3-stream-worker");
-      CHECK(record.at("targetIndex").as_string() == "index-0");
-      CHECK(record.at("failureClass").as_string() == "NON_RETRYABLE");
-      CHECK(record.at("failureType").as_string() == "strict_dynamic_mapping_exception");
-      CHECK(record.at("responseItem").at("status").as_int64() == 400);
-      CHECK(std::string(record.at("requestItem").as_string()).find("\"index\"") !=
-            std::string::npos);
-      ids.insert(std::string(record.at("documentId").as_string()));
-    }
+  }
+  std::set<std::string> ids;
+  for (const auto& [name, record] : rfs::e2e::ReadStreamRecords(**bucket, *objects)) {
+    INFO(name);
+    CHECK(record.at("sessionId").as_string() == "run-7");
+    CHECK(record.at("workerId").as_string() == "s3-stream-worker");
+    CHECK(record.at("targetIndex").as_string() == "index-0");
+    CHECK(record.at("failureClass").as_string() == "NON_RETRYABLE");
+    CHECK(record.at("failureType").as_string() == "strict_dynamic_mapping_exception");
+    CHECK(record.at("responseItem").at("status").as_int64() == 400);
+    CHECK(std::string(record.at("requestItem").as_string()).find("\"index\"") != std::string::npos);
+    ids.insert(std::string(record.at("documentId").as_string()));
   }
   CHECK(ids.size() == 30);
 

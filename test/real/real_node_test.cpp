@@ -2298,6 +2298,26 @@ TEST_CASE("a data stream of several backing indices lands in a fresh real node t
 
 namespace {
 
+// The command line of `tool` (DocumentsFromSnapshotMigration or RfsWorker) moving snapshot
+// `snapshot` of the repository in `location` to `target`, its work items in the SQLite file
+// `store`; `extra` after them.
+std::vector<std::string> MigrationArgs(const std::string& tool, const fs::path& location,
+                                       const std::string& snapshot, const std::string& target,
+                                       const std::string& store,
+                                       const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {tool,
+                                   "--snapshot-local-dir",
+                                   location.string(),
+                                   "--snapshot-name",
+                                   snapshot,
+                                   "--target-host",
+                                   target,
+                                   "--coordinator-db",
+                                   store};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
 // `name` on `node`: one shard, no replica, `docs` documents (ids d0, d1, ...), refreshed.
 void MakeIndex(RealNode& node, const std::string& name, int docs) {
   node.DeleteIndices({name});
@@ -2364,21 +2384,10 @@ TEST_CASE(
   Runner runner;
   const std::string records = runner.dir.File("records.sqlite");
   const std::string failed = runner.dir.File("failed");
-  const std::vector<std::string> worker = {RFS_WORKER_TOOL,
-                                           "--snapshot-local-dir",
-                                           location.string(),
-                                           "--snapshot-name",
-                                           "v1",
-                                           "--target-host",
-                                           target.url(),
-                                           "--coordinator-db",
-                                           records,
-                                           "--failed-documents-dir",
-                                           failed,
-                                           "--index-allowlist",
-                                           main_index,
-                                           small_index,
-                                           "--verify-all"};
+  const std::vector<std::string> worker =
+      MigrationArgs(RFS_WORKER_TOOL, location, "v1", target.url(), records,
+                    {"--failed-documents-dir", failed, "--index-allowlist", main_index, small_index,
+                     "--verify-all"});
   auto verify_only = [&] {
     std::vector<std::string> argv = worker;
     argv.push_back("--verify-only");
@@ -2633,17 +2642,9 @@ TEST_CASE("an index the target creates itself is reported, and --no-auto-create-
   target.Ok("PUT", "/rn-auto-there", R"({"settings":{"number_of_shards":1}})");
   Runner runner;
   auto documents = [&](const std::string& name, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
-                                     "--snapshot-local-dir",
-                                     location.string(),
-                                     "--snapshot-name",
-                                     "a",
-                                     "--target-host",
-                                     target.url(),
-                                     "--coordinator-db",
-                                     runner.dir.File(name + ".sqlite"),
-                                     "--failed-documents-dir",
-                                     runner.dir.File(name + "-failed")};
+    std::vector<std::string> argv = MigrationArgs(
+        RFS_DOCUMENTS_TOOL, location, "a", target.url(), runner.dir.File(name + ".sqlite"),
+        {"--failed-documents-dir", runner.dir.File(name + "-failed")});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runner.Run(argv);
   };
@@ -2692,21 +2693,10 @@ TEST_CASE("an index deleted and created again on the target mid-run fails its it
   target.Ok("PUT", "/" + name, settings);
   rfs::test::TempDir dir("rfs-recreated");
   // Two documents a bulk, one bulk at a time: the run lasts seconds.
-  const std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
-                                         "--snapshot-local-dir",
-                                         location.string(),
-                                         "--snapshot-name",
-                                         "a",
-                                         "--target-host",
-                                         target.url(),
-                                         "--coordinator-db",
-                                         dir.File("store.sqlite"),
-                                         "--failed-documents-dir",
-                                         dir.File("failed"),
-                                         "--documents-per-bulk-request",
-                                         "2",
-                                         "--max-connections",
-                                         "1"};
+  const std::vector<std::string> argv =
+      MigrationArgs(RFS_DOCUMENTS_TOOL, location, "a", target.url(), dir.File("store.sqlite"),
+                    {"--failed-documents-dir", dir.File("failed"), "--documents-per-bulk-request",
+                     "2", "--max-connections", "1"});
   rfs::test::ChildProcess worker(argv, dir.File("out"), dir.File("err"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   while (!worker.Exited() && CountOf(target, name) < 20 &&
@@ -2787,16 +2777,8 @@ TEST_CASE("RfsWorker tunes the indices it creates for their load and puts their 
               R"("refresh_interval":"7s"}})");
   };
   auto worker = [&](const std::string& store, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {RFS_WORKER_TOOL,
-                                     "--snapshot-local-dir",
-                                     location.string(),
-                                     "--snapshot-name",
-                                     "t1",
-                                     "--target-host",
-                                     target.url(),
-                                     "--coordinator-db",
-                                     runner.dir.File(store),
-                                     "--index-allowlist"};
+    std::vector<std::string> argv = MigrationArgs(RFS_WORKER_TOOL, location, "t1", target.url(),
+                                                  runner.dir.File(store), {"--index-allowlist"});
     argv.insert(argv.end(), all.begin(), all.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runner.Run(argv);
@@ -2902,17 +2884,9 @@ TEST_CASE("DocumentsFromSnapshotMigration --tune-target tunes an empty index and
             R"("refresh_interval":"3s"}})");
   Runner runner;
   auto documents = [&](const std::string& store, const std::string& option) {
-    std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
-                                     "--snapshot-local-dir",
-                                     location.string(),
-                                     "--snapshot-name",
-                                     "d1",
-                                     "--target-host",
-                                     target.url(),
-                                     "--coordinator-db",
-                                     runner.dir.File(store),
-                                     "--index-allowlist",
-                                     index};
+    std::vector<std::string> argv =
+        MigrationArgs(RFS_DOCUMENTS_TOOL, location, "d1", target.url(), runner.dir.File(store),
+                      {"--index-allowlist", index});
     if (!option.empty()) argv.push_back(option);
     return runner.Run(argv);
   };
@@ -3013,19 +2987,10 @@ TEST_CASE("a block on the target index lifted while the worker waits costs no do
   MakeBlockedIndex(target, name, c.block);
   rfs::test::TempDir dir("rfs-blocked");
   const bool documents = std::string(c.tool) == "documents";
-  const std::vector<std::string> argv = {documents ? RFS_DOCUMENTS_TOOL : RFS_WORKER_TOOL,
-                                         "--snapshot-local-dir",
-                                         location.string(),
-                                         "--snapshot-name",
-                                         "a",
-                                         "--target-host",
-                                         target.url(),
-                                         "--coordinator-db",
-                                         dir.File("store.sqlite"),
-                                         "--failed-documents-dir",
-                                         dir.File("failed"),
-                                         "--index-allowlist",
-                                         name};
+  const std::vector<std::string> argv =
+      MigrationArgs(documents ? RFS_DOCUMENTS_TOOL : RFS_WORKER_TOOL, location, "a", target.url(),
+                    dir.File("store.sqlite"),
+                    {"--failed-documents-dir", dir.File("failed"), "--index-allowlist", name});
   rfs::test::ChildProcess worker(argv, dir.File("out"), dir.File("err"));
   // Sending starts once the worker holds the shard (RfsWorker: once it is in its documents phase).
   const bool sending = WaitForText(worker, dir.File("err"),
@@ -3060,21 +3025,10 @@ TEST_CASE("a block never lifted ends the worker after --max-retries with its sha
   MakeBlockedIndex(target, name, "index.blocks.write");
   Runner runner;
   // A five-minute lease: a shard left held would keep the next worker from it that long.
-  const std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
-                                         "--snapshot-local-dir",
-                                         location.string(),
-                                         "--snapshot-name",
-                                         "a",
-                                         "--target-host",
-                                         target.url(),
-                                         "--coordinator-db",
-                                         runner.dir.File("store.sqlite"),
-                                         "--failed-documents-dir",
-                                         runner.dir.File("failed"),
-                                         "--max-retries",
-                                         "2",
-                                         "--initial-lease-duration",
-                                         "PT5M"};
+  const std::vector<std::string> argv = MigrationArgs(
+      RFS_DOCUMENTS_TOOL, location, "a", target.url(), runner.dir.File("store.sqlite"),
+      {"--failed-documents-dir", runner.dir.File("failed"), "--max-retries", "2",
+       "--initial-lease-duration", "PT5M"});
   const int code = runner.Run(argv);
   INFO(runner.out << runner.err);
   CHECK(code == 1);

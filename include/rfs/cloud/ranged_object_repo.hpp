@@ -155,6 +155,8 @@ struct BucketUri {
   std::string prefix;
   static absl::StatusOr<BucketUri> Parse(std::string_view uri, std::string_view scheme,
                                          std::string_view what);
+  /// The split alone, of what follows "scheme://" ("BUCKET[/PATH]"), with no check.
+  static BucketUri Split(std::string_view bucket_and_path);
 };
 
 /// The "Range"/"x-ms-range" value for [offset, offset + length), length > 0.

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "rfs/core/byte_reader.hpp"
+#include "rfs/core/random_access.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -54,5 +55,9 @@ absl::StatusOr<uint32_t> VerifyFooter(std::span<const uint8_t> file, std::string
 /// Reads the footer's stored checksum without recomputing the CRC (structure
 /// still checked).
 absl::StatusOr<uint32_t> ReadFooterChecksum(std::span<const uint8_t> file, std::string_view source);
+
+/// VerifyFooter over a whole file, errors naming it: its bytes in place when it has them in
+/// memory (ContiguousView), else read in full.
+absl::StatusOr<uint32_t> VerifyFileFooter(const core::IRandomAccessFile& file);
 
 }  // namespace rfs::codec

@@ -1,7 +1,9 @@
 // JSON string literals (RFC 8259 section 7), written straight into an output buffer: the one
 // escaper of the library, used on the hot path of the bulk writer and by the source converters.
+// Beside it, the library's UTF-8: the check of a text and the encoding of a code point.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,10 @@ bool IsValidUtf8(std::string_view value);
 
 /// AppendJsonString for text that must be UTF-8: false, with `out` unchanged, when it is not.
 bool AppendJsonStringIfUtf8(std::string_view value, std::string& out);
+
+/// Appends the UTF-8 encoding of `code_point` (at most 0x10FFFF) to `out`: one to four bytes,
+/// a surrogate encoded as any other code point.
+void AppendUtf8(uint32_t code_point, std::string& out);
 
 /// Appends the JSON text `json` to `out` on one line: each raw CR or LF becomes a space. In valid
 /// JSON a raw CR or LF can only be whitespace between tokens (inside strings they must be escaped

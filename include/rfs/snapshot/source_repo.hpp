@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,6 +21,7 @@
 
 #include "rfs/core/memory_budget.hpp"
 #include "rfs/core/random_access.hpp"
+#include "rfs/core/str_cat.hpp"
 
 #include "absl/status/statusor.h"
 
@@ -98,6 +101,49 @@ class FileSystemRepo final : public ISourceRepo {
   explicit FileSystemRepo(std::string root) : root_(std::move(root)) {}
   absl::StatusOr<std::string> Resolve(std::string_view path) const;
   std::string root_;
+};
+
+/// A shard's Lucene files as a directory, listed up front from a repository's metadata (a
+/// snapshot's shard, a Solr backup's core), each by its Lucene name with `Info`, what it takes to
+/// open it: the listing here, the opening of a listed file in OpenListed.
+template <typename Info>
+class ListedDirectory : public core::IDirectory {
+ public:
+  const std::string& description() const override { return description_; }
+
+  std::vector<std::string> ListFiles() const override {
+    std::vector<std::string> names;
+    names.reserve(files_.size());
+    for (const auto& [name, info] : files_) names.push_back(name);
+    return names;
+  }
+
+  /// NotFound for a name not listed.
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenFile(
+      std::string_view name) const final {
+    const Info* info = Find(name);
+    if (info == nullptr) {
+      return absl::NotFoundError(core::StrCat("Lucene file ", name, " is not in ", description_));
+    }
+    return OpenListed(*info);
+  }
+
+ protected:
+  explicit ListedDirectory(std::string description) : description_(std::move(description)) {}
+
+  /// Lists a file (a name listed already keeps its first entry).
+  void Add(std::string name, Info info) { files_.emplace(std::move(name), std::move(info)); }
+  /// The entry of `name`, or nullptr when it is not listed.
+  const Info* Find(std::string_view name) const {
+    auto it = files_.find(name);
+    return it == files_.end() ? nullptr : &it->second;
+  }
+  virtual absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenListed(
+      const Info& info) const = 0;
+
+ private:
+  std::string description_;
+  std::map<std::string, Info, std::less<>> files_;
 };
 
 }  // namespace rfs::snapshot

@@ -72,3 +72,39 @@ TEST_CASE("a flipped byte fails the footer checksum with the offset", "[core]") 
   file[file.size() - 16] ^= 1;  // footer magic
   CHECK(absl::IsDataLoss(rfs::codec::ReadFooterChecksum(file, "blob").status()));
 }
+
+namespace {
+
+// `MemoryFile`'s bytes read only through ReadAt, as a remote file's are.
+class ReadOnlyFile final : public rfs::core::IRandomAccessFile {
+ public:
+  explicit ReadOnlyFile(rfs::core::MemoryFile file) : file_(std::move(file)) {}
+  const std::string& name() const override { return file_.name(); }
+  uint64_t size() const override { return file_.size(); }
+  absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+    return file_.ReadAt(offset, out);
+  }
+
+ private:
+  rfs::core::MemoryFile file_;
+};
+
+}  // namespace
+
+TEST_CASE("a whole file's footer is verified in place or read", "[core]") {
+  const auto bytes = MakeFile("X", 1, "hello world");
+  const uint32_t stored = rfs::codec::ReadFooterChecksum(bytes, "blob").value();
+  const rfs::core::MemoryFile in_memory("_0.fdt", bytes);
+  CHECK(rfs::codec::VerifyFileFooter(in_memory).value() == stored);
+  const ReadOnlyFile remote(rfs::core::MemoryFile("_0.fdt", bytes));
+  CHECK(rfs::codec::VerifyFileFooter(remote).value() == stored);
+  auto flipped = bytes;
+  flipped[20] ^= 0x40;
+  for (const auto& status :
+       {rfs::codec::VerifyFileFooter(rfs::core::MemoryFile("_1.fdt", flipped)).status(),
+        rfs::codec::VerifyFileFooter(ReadOnlyFile(rfs::core::MemoryFile("_1.fdt", flipped)))
+            .status()}) {
+    CHECK(absl::IsDataLoss(status));
+    CHECK(std::string(status.message()).find("_1.fdt") != std::string::npos);
+  }
+}

@@ -82,3 +82,28 @@ TEST_CASE("one-line JSON: every raw CR and LF becomes a space, at any position a
     }
   }
 }
+
+TEST_CASE("a code point appends as UTF-8 in one to four bytes", "[core][json]") {
+  auto encoded = [](uint32_t code_point) {
+    std::string out = "x";
+    rfs::core::AppendUtf8(code_point, out);
+    return out;
+  };
+  CHECK(encoded(0) == std::string("x\0", 2));
+  CHECK(encoded('A') == "xA");
+  CHECK(encoded(0x7F) == "x\x7f");
+  CHECK(encoded(0x80) == "x\xc2\x80");
+  CHECK(encoded(0xE9) == "x\xc3\xa9");
+  CHECK(encoded(0x7FF) == "x\xdf\xbf");
+  CHECK(encoded(0x800) == "x\xe0\xa0\x80");
+  CHECK(encoded(0x20AC) == "x\xe2\x82\xac");
+  CHECK(encoded(0xD800) == "x\xed\xa0\x80");  // a surrogate, as any other
+  CHECK(encoded(0xFFFF) == "x\xef\xbf\xbf");
+  CHECK(encoded(0x10000) == "x\xf0\x90\x80\x80");
+  CHECK(encoded(0x1F600) == "x\xf0\x9f\x98\x80");
+  CHECK(encoded(0x10FFFF) == "x\xf4\x8f\xbf\xbf");
+  // What it writes for a valid code point is valid UTF-8.
+  for (uint32_t cp : {0x41u, 0x3A9u, 0xFFFDu, 0x1F600u, 0x10FFFFu}) {
+    CHECK(IsValidUtf8(encoded(cp)));
+  }
+}

@@ -25,6 +25,7 @@
 
 #include "support/generated_repo.hpp"
 #include "support/temp_dir.hpp"
+#include "support/worker_fixture.hpp"
 
 namespace {
 
@@ -125,29 +126,8 @@ std::set<std::pair<std::string, std::string>> ExpectedKeys(const fs::path& expec
   return keys;
 }
 
-struct Fixture {
-  rfs::test::TempDir dir{"rfs-worker"};
-  rfs::core::FakeClock clock;
-  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
-
-  explicit Fixture(const fs::path& repo) {
-    auto source = rfs::snapshot::FileSystemRepo::Open(repo.string());
-    REQUIRE(source.ok());
-    auto opened = rfs::snapshot::SnapshotRepository::Open(*source);
-    REQUIRE(opened.ok());
-    repository = std::move(opened).value();
-  }
-
-  std::unique_ptr<rfs::coordination::IWorkCoordinator> Coordinator(const std::string& worker) {
-    rfs::coordination::SqliteWorkCoordinatorOptions options;
-    options.worker_id = worker;
-    options.path = dir.File("coordination.sqlite");
-    options.clock = &clock;
-    options.store_clock = &clock;
-    auto coordinator = rfs::coordination::SqliteWorkCoordinator::Open(std::move(options));
-    REQUIRE(coordinator.ok());
-    return std::move(coordinator).value();
-  }
+struct Fixture : rfs::test::WorkerFixture {
+  explicit Fixture(const fs::path& repo) : WorkerFixture(repo, "rfs-worker") {}
 
   /// The record of shard `shard` of `index` from cursor 0, as the store holds it now.
   rfs::coordination::WorkItemState Item(const std::string& index, uint32_t shard = 0) {

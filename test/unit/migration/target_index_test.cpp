@@ -18,6 +18,7 @@
 #include "migration/data_stream_internal.hpp"
 #include "support/generated_repo.hpp"
 #include "support/temp_dir.hpp"
+#include "support/worker_fixture.hpp"
 
 namespace {
 
@@ -111,33 +112,13 @@ SourceDocument Doc(std::string index, std::string id, uint64_t cursor) {
   return doc;
 }
 
-struct Worker {
-  rfs::test::TempDir dir{"rfs-target-index"};
-  rfs::core::FakeClock clock;
-  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
+struct Worker : rfs::test::WorkerFixture {
   ScriptedTarget target;
   std::shared_ptr<TargetSink> sink = std::make_shared<TargetSink>(target);
   RecordingFailedSink failed;
   std::vector<WorkerEvent> events;
 
-  explicit Worker(const std::filesystem::path& repo) {
-    auto source = rfs::snapshot::FileSystemRepo::Open(repo.string());
-    REQUIRE(source.ok());
-    auto opened = rfs::snapshot::SnapshotRepository::Open(*source);
-    REQUIRE(opened.ok());
-    repository = std::move(opened).value();
-  }
-
-  std::unique_ptr<rfs::coordination::IWorkCoordinator> Coordinator() {
-    rfs::coordination::SqliteWorkCoordinatorOptions options;
-    options.worker_id = "w1";
-    options.path = dir.File("coordination.sqlite");
-    options.clock = &clock;
-    options.store_clock = &clock;
-    auto coordinator = rfs::coordination::SqliteWorkCoordinator::Open(std::move(options));
-    REQUIRE(coordinator.ok());
-    return std::move(coordinator).value();
-  }
+  explicit Worker(const std::filesystem::path& repo) : WorkerFixture(repo, "rfs-target-index") {}
 
   absl::StatusOr<rfs::migration::WorkerSummary> Run(bool refuse_missing = false) {
     rfs::migration::DocumentMigrationOptions options;

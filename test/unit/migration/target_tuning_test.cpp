@@ -29,6 +29,7 @@
 #include "support/double_connection.hpp"
 #include "support/generated_repo.hpp"
 #include "support/temp_dir.hpp"
+#include "support/worker_fixture.hpp"
 
 namespace {
 
@@ -276,31 +277,12 @@ class TuningCheckingSink final : public rfs::reindex::IDocumentSink {
   RecordingTuning& tuning_;
 };
 
-struct TunedWorker {
-  rfs::test::TempDir dir{"rfs-tuned-worker"};
-  rfs::core::FakeClock clock;
-  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
+struct TunedWorker : rfs::test::WorkerFixture {
   RecordingTuning tuning;
   std::shared_ptr<TuningCheckingSink> sink = std::make_shared<TuningCheckingSink>(tuning);
 
-  explicit TunedWorker(const std::filesystem::path& repo) {
-    auto source = rfs::snapshot::FileSystemRepo::Open(repo.string());
-    REQUIRE(source.ok());
-    auto opened = rfs::snapshot::SnapshotRepository::Open(*source);
-    REQUIRE(opened.ok());
-    repository = std::move(opened).value();
-  }
-
-  std::unique_ptr<rfs::coordination::IWorkCoordinator> Items() {
-    rfs::coordination::SqliteWorkCoordinatorOptions options;
-    options.worker_id = "w1";
-    options.path = dir.File("coordination.sqlite");
-    options.clock = &clock;
-    options.store_clock = &clock;
-    auto coordinator = rfs::coordination::SqliteWorkCoordinator::Open(std::move(options));
-    REQUIRE(coordinator.ok());
-    return std::move(coordinator).value();
-  }
+  explicit TunedWorker(const std::filesystem::path& repo)
+      : WorkerFixture(repo, "rfs-tuned-worker") {}
 
   absl::StatusOr<rfs::migration::WorkerSummary> Run(bool single_item) {
     rfs::migration::DocumentMigrationOptions options;
@@ -308,7 +290,7 @@ struct TunedWorker {
     options.reindexer.max_concurrent_batches = 1;
     options.single_work_item = single_item;
     options.target_tuning = &tuning;
-    auto items = Items();
+    auto items = Coordinator();
     std::shared_ptr<rfs::reindex::IDocumentSink> shared = sink;
     rfs::migration::DocumentMigrationWorker worker(
         *repository, *items,
@@ -320,7 +302,7 @@ struct TunedWorker {
 
   // Items of `index` not complete yet.
   int Incomplete(const std::string& index) {
-    auto items = Items();
+    auto items = Coordinator();
     int left = 0;
     for (uint32_t shard = 0; shard < 2; ++shard) {
       auto state = items->GetWorkItem(rfs::coordination::WorkItemId{index, shard, 0}.ToString());
