@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -86,6 +87,29 @@ Child RunChild(const std::vector<std::string>& argv, const path& log) {
 }
 
 // CPU seconds a process has used so far (/proc/<pid>/stat utime + stime).
+// DocumentsFromSnapshotMigration from `repo` into `url`, its store and failed documents in `work`.
+std::vector<std::string> DocumentsArgv(const std::string& repo, const std::string& url,
+                                       const path& work) {
+  return {RFS_DOCUMENTS_TOOL,
+          "--snapshot-local-dir",
+          repo,
+          "--target-host",
+          url,
+          "--coordinator-db",
+          (work / "coordination.sqlite").string(),
+          "--failed-documents-dir",
+          (work / "failed").string()};
+}
+
+// The worker's summary: "...; N docs, M MB of _source, ...".
+std::pair<unsigned long long, double> DocsAndMegabytes(const std::string& out) {
+  unsigned long long docs = 0;
+  double mb = 0;
+  const auto at = out.find("; ");
+  if (at != std::string::npos) std::sscanf(out.c_str() + at, "; %llu docs, %lf MB", &docs, &mb);
+  return {docs, mb};
+}
+
 double ProcessCpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -164,16 +188,8 @@ int main(int argc, char** argv) {
                    "/index-0' -d '{\"settings\":{\"number_of_shards\":1,"
                    "\"number_of_replicas\":1}}' >/dev/null");
       bench::fs::remove(work / "coordination.sqlite");
-      std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
-                                       "--snapshot-local-dir",
-                                       repo,
-                                       "--target-host",
-                                       url,
-                                       "--coordinator-db",
-                                       (work / "coordination.sqlite").string(),
-                                       "--failed-documents-dir",
-                                       (work / "failed").string(),
-                                       tuned ? "--tune-target" : "--no-tune-target"};
+      std::vector<std::string> argv = DocumentsArgv(repo, url, work);
+      argv.push_back(tuned ? "--tune-target" : "--no-tune-target");
       const path log = work / (tuned ? "tuned.log" : "untuned.log");
       const double node_before = ProcessCpuSeconds(node_pid);
       const Child run = RunChild(argv, log);
@@ -181,11 +197,7 @@ int main(int argc, char** argv) {
       if (run.code != 3) {
         bench::Fail("the worker exited with " + std::to_string(run.code) + "; see " + log.string());
       }
-      unsigned long long docs = 0;
-      double mb = 0;
-      const auto at = run.out.find("; ");
-      if (at != std::string::npos)
-        std::sscanf(run.out.c_str() + at, "; %llu docs, %lf MB", &docs, &mb);
+      const auto [docs, mb] = DocsAndMegabytes(run.out);
       // Tuned: the settings are back (and the index refreshed) before the worker exits.
       const std::string settings = bench::Shell(
           "curl -s '" + url +
@@ -203,15 +215,7 @@ int main(int argc, char** argv) {
   for (const bool gzip : {true, false}) {
     bench::Shell("curl -s -X DELETE '" + url + "/index-0?ignore_unavailable=true' >/dev/null");
     bench::fs::remove(work / "coordination.sqlite");
-    std::vector<std::string> argv = {RFS_DOCUMENTS_TOOL,
-                                     "--snapshot-local-dir",
-                                     repo,
-                                     "--target-host",
-                                     url,
-                                     "--coordinator-db",
-                                     (work / "coordination.sqlite").string(),
-                                     "--failed-documents-dir",
-                                     (work / "failed").string()};
+    std::vector<std::string> argv = DocumentsArgv(repo, url, work);
     if (!gzip) argv.push_back("--disable-compression");
     const double node_before = ProcessCpuSeconds(node_pid);
     const Child run = RunChild(argv, work / (gzip ? "gzip.log" : "plain.log"));
@@ -220,12 +224,7 @@ int main(int argc, char** argv) {
       bench::Fail("the worker exited with " + std::to_string(run.code) + "; see " +
                   (work / (gzip ? "gzip.log" : "plain.log")).string());
     }
-    // The summary: "...; N docs, M MB of _source, ..."
-    unsigned long long docs = 0;
-    double mb = 0;
-    const auto at = run.out.find("; ");
-    if (at != std::string::npos)
-      std::sscanf(run.out.c_str() + at, "; %llu docs, %lf MB", &docs, &mb);
+    const auto [docs, mb] = DocsAndMegabytes(run.out);
     const double gb = mb / 1000;
     std::printf(
         "  gzip %-3s  %8.0f docs/s %7.1f MB/s  worker %5.2f CPU-s per GB, peak RSS %6.1f MiB, "
