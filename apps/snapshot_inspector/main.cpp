@@ -55,7 +55,8 @@ int Fail(const absl::Status& status) {
 // info --source-version "SOLR N": the location's Solr backups, or the one named.
 int SolrInfo(const po::variables_map& vm, const rfs::migration::RepositoryLocation& location,
              int major) {
-  rfs::migration::SolrSourceOptions solr{.major = major};
+  rfs::migration::SolrSourceOptions solr;
+  solr.major = major;
   if (vm.count("solr-collection")) solr.collection = vm["solr-collection"].as<std::string>();
   if (vm.count("solr-backup-id")) {
     solr.backup_id = vm["solr-backup-id"].as<rfs::apps::Bounded<int, 0, 1000000000>>().value;

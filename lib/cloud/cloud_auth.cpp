@@ -19,17 +19,36 @@
 #include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
 
+#include "auth_support.hpp"
+
 namespace rfs::cloud {
 
 using core::StrCat;
 
+using internal::ClockOr;
+using internal::EnvOr;
+using internal::JsonObject;
+using internal::Lower;
+using internal::ReadTextFile;
+using internal::SendToUrl;
+using internal::StringField;
+using internal::TokenFromAnswer;
+
 namespace {
+
+std::string FormValue(std::string_view value) { return net::PercentEncode(value, false); }
+
+}  // namespace
+
+// --- Shared helpers (auth_support.hpp) ------------------------------------------------------
+
+namespace internal {
 
 const core::IClock& ClockOr(const core::IClock* clock) {
   return clock != nullptr ? *clock : core::SystemClock::Instance();
 }
 
-std::string EnvOr(const GetEnv& getenv, const char* name, std::string fallback = "") {
+std::string EnvOr(const GetEnv& getenv, const char* name, std::string fallback) {
   const char* value = getenv(name);
   return value != nullptr && *value != '\0' ? std::string(value) : fallback;
 }
@@ -48,8 +67,6 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   if (in.bad()) return absl::DataLossError(StrCat("cannot read ", path));
   return text.str();
 }
-
-std::string FormValue(std::string_view value) { return net::PercentEncode(value, false); }
 
 // A JSON object from a credentials file or a token answer; InvalidArgument naming `what`.
 absl::StatusOr<boost::json::object> JsonObject(std::string_view text, std::string_view what) {
@@ -115,7 +132,17 @@ absl::StatusOr<AccessToken> TokenFromAnswer(const net::HttpResponse& response,
   return token;
 }
 
-}  // namespace
+absl::StatusOr<EndpointUrl> SecureTokenUrl(std::string_view url, std::string_view what) {
+  RFS_ASSIGN_OR_RETURN(EndpointUrl endpoint, EndpointUrl::Parse(url, "token URL"));
+  if (!endpoint.tls && !net::IsLoopbackHost(endpoint.host)) {
+    return absl::InvalidArgumentError(StrCat("refusing to send ", what, " to ", endpoint.origin,
+                                             " over plain http: the token endpoint must be "
+                                             "https:// (or a loopback address)"));
+  }
+  return endpoint;
+}
+
+}  // namespace internal
 
 // --- Endpoint URLs ---------------------------------------------------------------------------
 
@@ -187,12 +214,7 @@ uint64_t AccessTokenSource::fetches() const {
 
 absl::StatusOr<AccessToken> FetchOAuthToken(std::string_view url, std::string_view form,
                                             std::string_view what, const core::IClock* clock) {
-  RFS_ASSIGN_OR_RETURN(EndpointUrl endpoint, EndpointUrl::Parse(url, "token URL"));
-  if (!endpoint.tls && !net::IsLoopbackHost(endpoint.host)) {
-    return absl::InvalidArgumentError(StrCat("refusing to send ", what, " to ", endpoint.origin,
-                                             " over plain http: the token endpoint must be "
-                                             "https:// (or a loopback address)"));
-  }
+  RFS_ASSIGN_OR_RETURN(EndpointUrl endpoint, internal::SecureTokenUrl(url, what));
   net::HttpRequest request;
   request.method = "POST";
   request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
@@ -312,9 +334,12 @@ absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsTokenSourceFromFile(
         },
         clock);
   }
+  if (type == "external_account") {
+    return internal::GcsExternalAccountTokenSource(file, path, origin, options);
+  }
   return absl::InvalidArgumentError(
       StrCat("the GCS credentials file ", path, " (", origin, ") is of type '", type,
-             "': rfs reads service_account and authorized_user files"));
+             "': rfs reads service_account, authorized_user and external_account files"));
 }
 
 absl::StatusOr<GcsCredentials> ResolveGcsCredentials(const GcsCredentialOptions& options) {

@@ -5,7 +5,9 @@
 //   1. STORAGE_EMULATOR_HOST (the Google libraries' own variable): an emulator, no credentials;
 //   2. GOOGLE_APPLICATION_CREDENTIALS: a service-account key file (a JWT signed with its RS256
 //      key, exchanged at its token_uri for an OAuth token) or an authorized-user file (its
-//      refresh token exchanged at its token_uri);
+//      refresh token exchanged at its token_uri) or an external-account file (Workload Identity
+//      Federation: a token from a file, a URL, a command or AWS exchanged at Google's STS, and
+//      optionally for a service account's token; gcs_external_account.cpp);
 //   3. gcloud's application-default file ($CLOUDSDK_CONFIG, else ~/.config/gcloud,
 //      /application_default_credentials.json), of the same two kinds;
 //   4. the GCE/GKE metadata server (GCE_METADATA_HOST, default metadata.google.internal), asked
@@ -117,7 +119,7 @@ struct GcsCredentialOptions {
 /// the metadata server's probe.
 absl::StatusOr<GcsCredentials> ResolveGcsCredentials(const GcsCredentialOptions& options = {});
 
-/// A service-account or authorized-user JSON file as a token source. InvalidArgument naming
+/// A service-account, authorized-user or external-account JSON file as a token source. InvalidArgument naming
 /// `path` when it cannot be read or is of another kind.
 absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsTokenSourceFromFile(
     const std::string& path, std::string_view origin, const GcsCredentialOptions& options);

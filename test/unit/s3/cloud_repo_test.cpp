@@ -4,8 +4,11 @@
 // through scripts/local-cloud: every blob and document as from the folder, also with faults
 // injected by the suite's S3 proxy (passing requests on with their own credentials).
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
+#include <ranges>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -17,6 +20,7 @@
 #include "rfs/cloud/cloud_auth.hpp"
 #include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/core/base64.hpp"
+#include "rfs/net/aws_sigv4.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/encoding.hpp"
 
@@ -475,12 +479,12 @@ TEST_CASE(
 
   // A file of a kind rfs does not read names its type.
   {
-    std::ofstream out(dir.File("external.json"));
-    out << "{\"type\":\"external_account\"}";
+    std::ofstream out(dir.File("other.json"));
+    out << "{\"type\":\"impersonated_service_account\"}";
   }
-  auto external = resolve({{"GOOGLE_APPLICATION_CREDENTIALS", dir.File("external.json")}}, false);
-  CHECK(absl::IsInvalidArgument(external.status()));
-  CHECK(external.status().message().find("external_account") != std::string::npos);
+  auto other = resolve({{"GOOGLE_APPLICATION_CREDENTIALS", dir.File("other.json")}}, false);
+  CHECK(absl::IsInvalidArgument(other.status()));
+  CHECK(other.status().message().find("impersonated_service_account") != std::string::npos);
 
   // The metadata server (GCE_METADATA_HOST on loopback here), asked with Metadata-Flavor.
   rfs::test::ScriptedHttpServer metadata([](const rfs::net::HttpRequest& request) {
@@ -503,6 +507,230 @@ TEST_CASE(
   REQUIRE(nobody.ok());
   CHECK(nobody->tokens == nullptr);
   CHECK(nobody->source.find("no metadata server") != std::string::npos);
+}
+
+TEST_CASE(
+    "GCS external-account files: a token from a file, a URL, a command or AWS, exchanged at "
+    "STS and for a service account",
+    "[cloud]") {
+  rfs::test::TempDir dir("rfs-gcs-external");
+  std::atomic<int> exchanges{0};
+  // One loopback double for Google's STS and IAM Credentials and for the subject-token sources.
+  rfs::test::ScriptedHttpServer google([&](const rfs::net::HttpRequest& request) {
+    auto json = [](std::string body) {
+      return rfs::net::HttpResponse{200, {{"Content-Type", "application/json"}}, std::move(body)};
+    };
+    if (request.target == "/v1/token") {
+      if (FormFields(request.body).at("subject_token") == "rejected") {
+        return rfs::net::HttpResponse{
+            400, {}, "{\"error\":\"invalid_grant\",\"error_description\":\"bad subject\"}"};
+      }
+      ++exchanges;
+      return json("{\"access_token\":\"federated-" + std::to_string(exchanges.load()) +
+                  "\",\"issued_token_type\":\"urn:ietf:params:oauth:token-type:access_token\","
+                  "\"token_type\":\"Bearer\",\"expires_in\":3600}");
+    }
+    if (request.target.ends_with(":generateAccessToken")) {
+      const auto bearer = rfs::net::FindHeader(request.headers, "Authorization").value_or("");
+      return json("{\"accessToken\":\"sa-for-" + bearer.substr(7) +
+                  "\",\"expireTime\":\"2099-01-01T00:00:00Z\"}");
+    }
+    if (request.target == "/identity") {
+      if (rfs::net::FindHeader(request.headers, "Metadata").value_or("") != "True") {
+        return rfs::net::HttpResponse{400, {}, ""};
+      }
+      return json("{\"access_token\":\"azure-jwt\",\"expires_in\":\"3599\"}");
+    }
+    if (request.target == "/aws/zone") return rfs::net::HttpResponse{200, {}, "us-west-1c"};
+    if (request.target == "/aws/creds") return rfs::net::HttpResponse{200, {}, "reader-role"};
+    if (request.target == "/aws/creds/reader-role") {
+      return json(
+          "{\"AccessKeyId\":\"ASIAROLE\",\"SecretAccessKey\":\"role-secret\","
+          "\"Token\":\"role-session\"}");
+    }
+    return rfs::net::HttpResponse{404, {}, ""};
+  });
+  const std::string audience =
+      "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q";
+  auto write_file = [&](const std::string& name, boost::json::object source,
+                        boost::json::object extra = {}) {
+    boost::json::object file{{"type", "external_account"},
+                             {"audience", audience},
+                             {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                             {"token_url", google.endpoint() + "/v1/token"},
+                             {"credential_source", std::move(source)}};
+    for (auto& [key, value] : extra) file[key] = value;
+    std::ofstream(dir.File(name)) << boost::json::serialize(file);
+    return dir.File(name);
+  };
+  rfs::core::FakeClock clock;
+  auto resolve = [&](const std::string& file, std::map<std::string, std::string> env = {}) {
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = file;
+    rfs::cloud::GcsCredentialOptions options;
+    options.getenv = Env(std::move(env));
+    options.endpoint_given = true;
+    options.clock = &clock;
+    return rfs::cloud::ResolveGcsCredentials(options);
+  };
+  auto last_exchange = [&] {
+    for (auto& request : std::views::reverse(google.requests())) {
+      if (request.target == "/v1/token") return FormFields(request.body);
+    }
+    return std::map<std::string, std::string>{};
+  };
+
+  // A token file (Kubernetes' projected token), exchanged at STS, then for a service account.
+  std::ofstream(dir.File("token")) << "k8s-jwt-1";
+  const std::string impersonate = google.endpoint() +
+                                  "/v1/projects/-/serviceAccounts/reader@p.iam.gserviceaccount.com"
+                                  ":generateAccessToken";
+  auto from_file = resolve(write_file(
+      "file.json", {{"file", dir.File("token")}},
+      {{"service_account_impersonation_url", impersonate},
+       {"service_account_impersonation", boost::json::object{{"token_lifetime_seconds", 1800}}}}));
+  REQUIRE(from_file.ok());
+  CHECK(from_file->source.find("external account") != std::string::npos);
+  CHECK(from_file->source.find("impersonating") != std::string::npos);
+  CHECK(from_file->tokens->Current().value() == "sa-for-federated-1");
+  auto form = last_exchange();
+  CHECK(form.at("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange");
+  CHECK(form.at("audience") == audience);
+  CHECK(form.at("subject_token") == "k8s-jwt-1");
+  CHECK(form.at("subject_token_type") == "urn:ietf:params:oauth:token-type:jwt");
+  CHECK(form.at("requested_token_type") == "urn:ietf:params:oauth:token-type:access_token");
+  CHECK(form.at("scope") == "https://www.googleapis.com/auth/cloud-platform");
+  const auto generate = google.requests().back();
+  const auto generate_body = boost::json::parse(generate.body).as_object();
+  CHECK(generate_body.at("lifetime") == "1800s");
+  CHECK(generate_body.at("scope").as_array().at(0) ==
+        "https://www.googleapis.com/auth/devstorage.read_write");
+  // Kept while it lasts (30 minutes, refreshed 5 before), then fetched with the file read again.
+  clock.Advance(std::chrono::minutes(20));
+  CHECK(from_file->tokens->Current().value() == "sa-for-federated-1");
+  std::ofstream(dir.File("token")) << "k8s-jwt-2";
+  clock.Advance(std::chrono::minutes(6));
+  CHECK(from_file->tokens->Current().value() == "sa-for-federated-2");
+  CHECK(last_exchange().at("subject_token") == "k8s-jwt-2");
+
+  // A URL (Azure's IMDS, here on loopback) with headers and a JSON answer; no impersonation:
+  // the federated token is the access token, for the storage scope.
+  auto from_url = resolve(write_file(
+      "url.json", {{"url", google.endpoint() + "/identity"},
+                   {"headers", boost::json::object{{"Metadata", "True"}}},
+                   {"format", boost::json::object{{"type", "json"},
+                                                  {"subject_token_field_name", "access_token"}}}}));
+  REQUIRE(from_url.ok());
+  CHECK(from_url->tokens->Current().value().starts_with("federated-"));
+  CHECK(last_exchange().at("subject_token") == "azure-jwt");
+  CHECK(last_exchange().at("scope") == "https://www.googleapis.com/auth/devstorage.read_write");
+
+  // A command, run without a shell, only when the user allows executables.
+  {
+    std::ofstream script(dir.File("token-helper.sh"));
+    script << "#!/bin/sh\n"
+              "[ \"$GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE\" = 0 ] || exit 3\n"
+              "[ \"$1\" = --fail ] && { echo '{\"version\":1,\"success\":false,\"code\":\"401\","
+              "\"message\":\"no session\"}'; exit 0; }\n"
+              "printf '{\"version\":1,\"success\":true,\"token_type\":"
+              "\"urn:ietf:params:oauth:token-type:id_token\",\"id_token\":\"cmd-%s\","
+              "\"expiration_time\":4102444800}' \"$GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE\"\n";
+  }
+  std::filesystem::permissions(dir.File("token-helper.sh"), std::filesystem::perms::owner_all);
+  const std::string command_file = write_file(
+      "exe.json", {{"executable", boost::json::object{{"command", dir.File("token-helper.sh")},
+                                                      {"timeout_millis", 5000}}}});
+  auto not_allowed = resolve(command_file);
+  REQUIRE(not_allowed.ok());
+  auto refused = not_allowed->tokens->Current();
+  CHECK(absl::IsPermissionDenied(refused.status()));
+  CHECK(refused.status().message().find("GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES") !=
+        std::string::npos);
+  auto allowed = resolve(command_file, {{"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "1"}});
+  REQUIRE(allowed.ok());
+  CHECK(allowed->tokens->Current().ok());
+  CHECK(last_exchange().at("subject_token") == "cmd-urn:ietf:params:oauth:token-type:jwt");
+  auto failing = resolve(
+      write_file("exe-fail.json",
+                 {{"executable",
+                   boost::json::object{{"command", dir.File("token-helper.sh") + " --fail"}}}}),
+      {{"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "1"}});
+  REQUIRE(failing.ok());
+  auto failed = failing->tokens->Current();
+  CHECK(absl::IsPermissionDenied(failed.status()));
+  CHECK(failed.status().message().find("no session") != std::string::npos);
+
+  // AWS: a signed GetCallerIdentity request, the region and keys from the environment...
+  const boost::json::object aws_source{
+      {"environment_id", "aws1"},
+      {"region_url", google.endpoint() + "/aws/zone"},
+      {"url", google.endpoint() + "/aws/creds"},
+      {"regional_cred_verification_url",
+       "https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15"}};
+  const std::string aws_file = write_file("aws.json", aws_source);
+  auto from_env = resolve(aws_file, {{"AWS_REGION", "eu-west-3"},
+                                     {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
+                                     {"AWS_SECRET_ACCESS_KEY", "env-secret"}});
+  REQUIRE(from_env.ok());
+  REQUIRE(from_env->tokens->Current().ok());
+  auto signed_request =
+      boost::json::parse(rfs::net::PercentDecode(last_exchange().at("subject_token"))).as_object();
+  CHECK(signed_request.at("url") ==
+        "https://sts.eu-west-3.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15");
+  CHECK(signed_request.at("method") == "POST");
+  std::map<std::string, std::string> headers;
+  for (const auto& header : signed_request.at("headers").as_array()) {
+    headers[std::string(header.at("key").as_string())] = header.at("value").as_string();
+  }
+  CHECK(headers.at("host") == "sts.eu-west-3.amazonaws.com");
+  CHECK(headers.at("x-goog-cloud-target-resource") == audience);
+  CHECK(headers.count("x-amz-security-token") == 0);
+  CHECK(headers.at("Authorization").find("Credential=AKIDEXAMPLE/") != std::string::npos);
+  CHECK(headers.at("Authorization").find("/eu-west-3/sts/aws4_request") != std::string::npos);
+  CHECK(headers.at("Authorization").find("env-secret") == std::string::npos);
+  // The signature is SigV4's over that request: signing it again at the same time agrees.
+  rfs::net::HttpHeaders resigned{{"host", "sts.eu-west-3.amazonaws.com"},
+                                 {"x-goog-cloud-target-resource", audience}};
+  rfs::net::SigV4Options sign;
+  sign.region = "eu-west-3";
+  sign.service = "sts";
+  sign.credentials.access_key_id = "AKIDEXAMPLE";
+  sign.credentials.secret_access_key = "env-secret";
+  sign.add_content_sha256_header = false;
+  REQUIRE(rfs::net::SignSigV4("POST", "/?Action=GetCallerIdentity&Version=2011-06-15", "", resigned,
+                              sign, clock.Now())
+              .ok());
+  CHECK(rfs::net::FindHeader(resigned, "Authorization").value() == headers.at("Authorization"));
+  // ...or the region from region_url and the role's keys from the metadata url.
+  auto from_metadata = resolve(aws_file);
+  REQUIRE(from_metadata.ok());
+  REQUIRE(from_metadata->tokens->Current().ok());
+  signed_request =
+      boost::json::parse(rfs::net::PercentDecode(last_exchange().at("subject_token"))).as_object();
+  CHECK(signed_request.at("url").as_string().starts_with("https://sts.us-west-1.amazonaws.com"));
+  headers.clear();
+  for (const auto& header : signed_request.at("headers").as_array()) {
+    headers[std::string(header.at("key").as_string())] = header.at("value").as_string();
+  }
+  CHECK(headers.at("x-amz-security-token") == "role-session");
+  CHECK(headers.at("Authorization").find("Credential=ASIAROLE/") != std::string::npos);
+
+  // Bad files and refusals name the problem.
+  auto no_audience =
+      resolve(write_file("bad.json", {{"file", dir.File("token")}}, {{"audience", ""}}));
+  CHECK(absl::IsInvalidArgument(no_audience.status()));
+  auto aws2 = resolve(write_file("aws2.json", {{"environment_id", "aws2"}}));
+  CHECK(absl::IsInvalidArgument(aws2.status()));
+  CHECK(aws2.status().message().find("aws2") != std::string::npos);
+  auto plain = resolve(write_file("plain.json", {{"file", dir.File("token")}},
+                                  {{"token_url", "http://sts.example.com/v1/token"}}));
+  CHECK(absl::IsInvalidArgument(plain.status()));
+  CHECK(plain.status().message().find("plain http") != std::string::npos);
+  std::ofstream(dir.File("rejected")) << "rejected";
+  auto rejected = resolve(write_file("rejected.json", {{"file", dir.File("rejected")}}));
+  REQUIRE(rejected.ok());
+  auto denied = rejected->tokens->Current();
+  CHECK(absl::IsPermissionDenied(denied.status()));
+  CHECK(denied.status().message().find("invalid_grant") != std::string::npos);
 }
 
 TEST_CASE(

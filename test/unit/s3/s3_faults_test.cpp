@@ -567,8 +567,8 @@ TEST_CASE("read-ahead at a file's end goes on into the next file of the shard", 
     // blocks past seg0's end); seg2 only its first two.
     CHECK(FetchedWhenSettled(**remote, (12 + 4 + 2) * 4096) == (12 + 4 + 2) * 4096);
   }
-  read_all("seg1", 'b');
-  read_all("seg2", 'c');
+  REQUIRE(read_all("seg1", 'b').ok());
+  REQUIRE(read_all("seg2", 'c').ok());
   CHECK(FetchedWhenSettled(**remote, 3 * 12 * 4096) == 3 * 12 * 4096);
   CHECK((*remote)->stats().read_ahead_bytes_held == 0);
 }
