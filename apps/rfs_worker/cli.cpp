@@ -59,14 +59,17 @@ const char* const kUsage =
     "(the reason is printed), 1 other failures, 64 usage. --verify-only runs phase 5 alone: 0\n"
     "when every document is accounted for, 7 when some are missing.\n"
     "\n"
-    "--verify-all (with a target cluster; not with --output-dir or --console-url) compares every\n"
-    "document: the source shards are work items of a verification round, in a space of their own\n"
-    "in the same store (verify_items_N), leased and shared by every copy that takes part. Each is\n"
+    "--verify-all (with a target cluster; not with --output-dir) compares every document: the\n"
+    "source shards are work items of a verification round, in a space of their own in the same\n"
+    "store (verify_items_N; a console's space verify-N, whose status shows the round per index),\n"
+    "leased and shared by every copy that takes part. Each is\n"
     "read from the snapshot as the migration reads it (rebuilt, transformed), its ids fetched\n"
     "from the target (_mget with routing; a data stream searched by ids) and each _source\n"
     "compared. Per index: expected, equal, missing, different, not comparable (the target keeps\n"
     "no _source or leaves fields out), already newer (--preserve-version) and extra (the target's\n"
-    "_count beyond them). Every document missing or different is recorded in\n"
+    "_count beyond them; with --verify-scan-extra, every _id of the target index scanned and each\n"
+    "document the source does not hold named and recorded as a delete). Every document missing or\n"
+    "different is recorded in\n"
     "<failed-documents folder>/verify-round-N (or the S3 stream's session "
     "<session>-verify-round-N),\n"
     "which --redrive-failed-documents of DocumentsFromSnapshotMigration sends again. Exit 0 only\n"
@@ -109,6 +112,10 @@ po::options_description Options() {
       "verify-all", po::bool_switch(),
       "phase 5 compares every document with the target, not a sample (needs --target-host; "
       "see above)")(
+      "verify-scan-extra", po::bool_switch(),
+      "with --verify-all: scan every _id of each target index and record each document the "
+      "source does not hold (the reporting worker reads the source's ids again: 8 bytes of "
+      "memory per document)")(
       "restore-target-settings", po::bool_switch(),
       "only put back the original number_of_replicas and refresh_interval of every index this "
       "store's records say is tuned and not yet restored (a killed worker's), with a refresh; "
@@ -210,6 +217,10 @@ absl::StatusOr<migration::RfsWorkerOptions> WorkerOptions(const po::variables_ma
   run.verify_all = vm["verify-all"].as<bool>();
   if (run.skip_verify && run.verify_all) {
     return absl::InvalidArgumentError("--skip-verify and --verify-all exclude each other");
+  }
+  run.verify_scan_extra = vm["verify-scan-extra"].as<bool>();
+  if (run.verify_scan_extra && !run.verify_all) {
+    return absl::InvalidArgumentError("--verify-scan-extra goes with --verify-all");
   }
   return run;
 }

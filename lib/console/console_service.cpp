@@ -15,6 +15,7 @@
 #include <openssl/rand.h>
 
 #include "rfs/coordination/target_tuning_records.hpp"
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -40,6 +41,8 @@ using core::StrCat;
 
 // The suffix of a session's table of RfsWorker phase records (the "workflow" space).
 constexpr std::string_view kWorkflowTableSuffix = "_wf";
+// ... and of the work items of its verification round N ("verify-N"): "_vN".
+constexpr std::string_view kVerifyTableSuffix = "_v";
 
 // The console's own identity towards the store, for reads and the store's time.
 constexpr std::string_view kConsoleWorker = "console";
@@ -925,6 +928,76 @@ struct ConsoleService::Impl {
     return EndLeaseCall(context, action);
   }
 
+  // RfsWorker --verify-all: the newest round, per index: its items done so far while it runs,
+  // then what it found (the verify_index__ records, rfs/coordination/verify_records.hpp).
+  Result<json::object> Verification(const SessionRecord& session,
+                                    const std::vector<WorkItemState>& records) {
+    int round = 0;
+    bool reported = false;
+    for (const auto& record : records) {
+      if (!record.id.starts_with(coordination::kVerifyRoundPrefix)) continue;
+      int begun = 0;
+      const std::string_view digits =
+          std::string_view(record.id).substr(coordination::kVerifyRoundPrefix.size());
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), begun).ec == std::errc() &&
+          begun > round) {
+        round = begun;
+      }
+    }
+    if (round == 0) return json::object{};
+    const std::string done = StrCat(coordination::kVerifyRoundDonePrefix, round);
+    for (const auto& record : records) {
+      if (record.id == done && record.completed()) reported = true;
+    }
+    std::map<std::string, json::object> by_index;
+    for (const auto& record : records) {
+      auto row = coordination::VerifyIndexRow::FromRecord(record.id, record.creator_id);
+      if (!row || row->round != round) continue;
+      json::object entry{
+          {"index", row->index},
+          {"state", row->missing + row->different + row->not_comparable + row->extra == 0
+                        ? "verified"
+                        : "differs"},
+          {"expected", row->expected},
+          {"equal", row->equal},
+          {"missing", row->missing},
+          {"different", row->different},
+          {"not_comparable", row->not_comparable},
+          {"already_newer", row->already_newer},
+          {"extra", row->extra},
+          {"target_count", row->target_count}};
+      if (!row->note.empty()) entry["note"] = row->note;
+      by_index[row->index] = std::move(entry);
+    }
+    // While the round runs: its items per index, done and in all.
+    if (!reported) {
+      SessionRecord items = session;
+      items.work_table += StrCat(kVerifyTableSuffix, round);
+      RFS_CONSOLE_TRY(auto reader, Coordinator(items, kConsoleWorker));
+      RFS_CONSOLE_TRY(auto listed, FromStatusOr(reader->ListWorkItems()));
+      std::map<std::string, std::pair<uint64_t, uint64_t>> counts;  // done, all
+      for (const auto& item : listed) {
+        auto id = coordination::WorkItemId::ParseForJson(item.id);
+        if (!id) continue;
+        auto& [completed, all] = counts[id->index_name];
+        ++all;
+        if (item.completed()) ++completed;
+      }
+      for (const auto& [index, count] : counts) {
+        if (by_index.contains(index)) continue;
+        by_index[index] = json::object{{"index", index},
+                                       {"state", "verifying"},
+                                       {"items_completed", count.first},
+                                       {"items", count.second}};
+      }
+    }
+    json::array indices;
+    for (auto& [index, entry] : by_index) indices.push_back(std::move(entry));
+    return json::object{{"round", round},
+                        {"state", reported ? "reported" : "running"},
+                        {"indices", std::move(indices)}};
+  }
+
   Result<json::object> Status(const SessionRecord& session) {
     RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
     RFS_CONSOLE_TRY(auto items, FromStatusOr(coordinator->ListWorkItems()));
@@ -949,7 +1022,8 @@ struct ConsoleService::Impl {
           resets == 0 ? std::string("failed") : StrCat("failed.", resets);
       for (const auto& record : phases) {
         // The target tuning's records are shown as tuned_indices below.
-        if (record.id.starts_with(coordination::kCreatedEmptyPrefix) ||
+        if (record.id.starts_with(coordination::kVerifyIndexPrefix) ||
+            record.id.starts_with(coordination::kCreatedEmptyPrefix) ||
             record.id.starts_with(coordination::kTunedPrefix) ||
             record.id.starts_with(coordination::kTunedOriginalPrefix) ||
             record.id.starts_with(coordination::kRestoredPrefix) ||
@@ -992,6 +1066,8 @@ struct ConsoleService::Impl {
         tuned.push_back(json::object{{"index", *index}, {"state", "tuned, not yet restored"}});
       }
       if (!tuned.empty()) status["tuned_indices"] = std::move(tuned);
+      RFS_CONSOLE_TRY(json::object verification, Verification(session, phases));
+      if (!verification.empty()) status["verification"] = std::move(verification);
     }
     status["workflow"] = std::move(workflow);
     ProgressSample sample{now, status.at("total_documents_processed").to_number<uint64_t>(),
@@ -1057,7 +1133,11 @@ struct ConsoleService::Impl {
   // The OpenAPI path template of /sessions/{name}/{space}/... (`s`: its segments, at least three),
   // "" when it names none.
   static std::string_view SpaceRoute(const std::vector<std::string>& s) {
-    if ((s[2] != "backfill" && s[2] != "workflow") || s.size() < 4) return "";
+    if ((s[2] != "backfill" && s[2] != "workflow" &&
+         !coordination::VerifyConsoleSpaceRound(s[2])) ||
+        s.size() < 4) {
+      return "";
+    }
     if (s.size() == 4 && s[3] == "time") return "/sessions/{name}/{space}/time";
     if (s[3] != "work-items") return "";
     if (s.size() == 4) return "/sessions/{name}/{space}/work-items";
@@ -1079,6 +1159,10 @@ struct ConsoleService::Impl {
     const std::string& method = request.method;
     // RfsWorker's phase records live beside the work items, in a table of their own.
     if (s[2] == "workflow") session.work_table += kWorkflowTableSuffix;
+    // A verification round's items (RfsWorker --verify-all): a table per round.
+    if (auto round = coordination::VerifyConsoleSpaceRound(s[2])) {
+      session.work_table += StrCat(kVerifyTableSuffix, *round);
+    }
     if (s[3] == "time") {
       RFS_CONSOLE_TRY(TimePoint now, StoreNow(session));
       return Reply{200, json::object{{"store_time_ms", Millis(now)}}};

@@ -896,6 +896,32 @@ void AppendWorkflow(std::string& out, const json::object& status) {
                     " (number_of_replicas 0, refresh_interval -1)\n");
     }
   }
+  // RfsWorker --verify-all: the newest round, per index.
+  if (const json::value* v = status.if_contains("verification"); v != nullptr && v->is_object()) {
+    const json::object& verification = v->as_object();
+    out += StrCat("Verification round ", U(verification.at("round")), " (",
+                  json::value_to<std::string>(verification.at("state")), "):\n");
+    for (const auto& i : verification.at("indices").as_array()) {
+      const json::object& index = i.as_object();
+      const std::string state = json::value_to<std::string>(index.at("state"));
+      out += StrCat("  ", json::value_to<std::string>(index.at("index")), ": ", state);
+      if (state == "verifying") {
+        out += StrCat(", ", Grouped(U(index.at("items_completed"))), " of ",
+                      Grouped(U(index.at("items"))), " items done\n");
+        continue;
+      }
+      out += StrCat(", ", Grouped(U(index.at("expected"))), " expected, ",
+                    Grouped(U(index.at("equal"))), " equal, ", Grouped(U(index.at("missing"))),
+                    " missing, ", Grouped(U(index.at("different"))), " different, ",
+                    Grouped(U(index.at("not_comparable"))), " not comparable, ",
+                    Grouped(U(index.at("already_newer"))), " already newer, ",
+                    Grouped(U(index.at("extra"))), " extra");
+      if (const json::value* note = index.if_contains("note")) {
+        out += StrCat(" (", json::value_to<std::string>(*note), ")");
+      }
+      out += "\n";
+    }
+  }
 }
 
 // A row per index: shards, documents, percent and what became of the documents.

@@ -13,6 +13,7 @@
 
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/url_redaction.hpp"
@@ -317,7 +318,22 @@ class SqlConsoleStore final : public ConsoleStore {
       lru_.remove_if(of_session);
     }
     // The session row last: until it is gone the session is visible and a retry finishes this.
-    for (const char* suffix : {"", "_wf"}) {
+    // The verification rounds' tables ("_vN") are named by the rounds begun in the "_wf" table
+    // (which may not exist: a session without RfsWorker).
+    std::vector<std::string> suffixes{"", "_wf"};
+    auto rounds = db_->Query(StrCat("SELECT id FROM ", session->work_table, "_wf WHERE id LIKE '",
+                                    coordination::kVerifyRoundPrefix, "%'"),
+                             {});
+    if (rounds.ok()) {
+      for (const SqlRow& row : *rounds) {
+        const std::string id = row[0].value_or("");
+        const std::string round = id.substr(coordination::kVerifyRoundPrefix.size());
+        if (!round.empty() && round.find_first_not_of("0123456789") == std::string::npos) {
+          suffixes.push_back(StrCat("_v", round));
+        }
+      }
+    }
+    for (const std::string& suffix : suffixes) {
       RFS_RETURN_IF_ERROR(
           db_->Query(StrCat("DROP TABLE IF EXISTS ", session->work_table, suffix), {}).status());
     }

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -397,8 +398,10 @@ absl::StatusOr<std::unique_ptr<IWorkCoordinator>> ConsoleWorkCoordinator::Open(
   if (options.session.empty()) {
     return absl::InvalidArgumentError("--session-name is required with --console-url");
   }
-  if (options.space != "backfill" && options.space != "workflow") {
-    return absl::InvalidArgumentError("a console item space is 'backfill' or 'workflow'");
+  if (options.space != "backfill" && options.space != "workflow" &&
+      !VerifyConsoleSpaceRound(options.space)) {
+    return absl::InvalidArgumentError(
+        "a console item space is 'backfill', 'workflow' or 'verify-N' (a verification round)");
   }
   if (options.token.empty()) {
     return absl::InvalidArgumentError(

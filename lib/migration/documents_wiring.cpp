@@ -4,6 +4,7 @@
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/segment_infos.hpp"
@@ -192,18 +193,13 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
   const bool records = space == ItemSpace::kWorkerRecords;
   const bool redrive = space == ItemSpace::kRedrive;
   const bool verify = space == ItemSpace::kVerify;
-  const std::string verify_space = StrCat("verify_items_", round);
+  const std::string verify_space = coordination::VerifyItemsTable(round);
   const std::string& db = wiring.coordinator_db;
   absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> opened;
   *exit_code = core::kExitUsage;
   if (redrive && !options.console_url.empty()) {
     return absl::InvalidArgumentError(
         "a redrive coordinates through --coordinator-db or the target's index, not a console");
-  }
-  if (verify && !options.console_url.empty()) {
-    return absl::InvalidArgumentError(
-        "--verify-all coordinates its rounds through --coordinator-db or the target's index, not "
-        "a console");
   }
   if (!options.console_url.empty()) {
     if (!options.coordinator_db.empty() || options.coordinator) {
@@ -217,6 +213,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     console.token = options.console_token;
     console.ca_cert_file = options.console_ca_cert_file;
     if (records) console.space = "workflow";
+    if (verify) console.space = coordination::VerifyConsoleSpace(round);
     const std::string snapshot_name = options.migration.snapshot_name;
     console.back_pressure = [tally = wiring.back_pressure] {
       return coordination::WorkerBackPressure{tally->rejected_429.load(), tally->retries.load()};

@@ -15,6 +15,7 @@
 
 #include "rfs/content/source_json.hpp"
 #include "rfs/coordination/retrying_work_coordinator.hpp"
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/core/backoff.hpp"
 #include "rfs/core/base64.hpp"
 #include "rfs/core/checked_path.hpp"
@@ -32,10 +33,13 @@
 #include "rfs/snapshot/source_repo.hpp"
 #include "rfs/transform/index_filter.hpp"
 
+#include "absl/strings/str_join.h"
 #include "migration/document_migration_worker_internal.hpp"
 #include "migration/documents_wiring_internal.hpp"
 #include "migration/target_tuning_internal.hpp"
+#include "migration/verify_extra_scan_internal.hpp"
 #include "migration/verifying_sink_internal.hpp"
+#include <unistd.h>
 
 namespace rfs::migration {
 namespace {
@@ -52,12 +56,11 @@ constexpr std::string_view kResetPrefix = "failed_reset_";
 constexpr std::string_view kFailedPrefix = "FAILED ";
 // The creator of the run_for records: what the store is for, in words.
 constexpr std::string_view kRunForPrefix = "RUN FOR ";
-// Full verification: each round begun, each round reported, the round of a full run's phase 5,
-// and the already-newer counts of the workers of a round (--preserve-version).
-constexpr std::string_view kRoundPrefix = "verify_round__";
-constexpr std::string_view kRoundDonePrefix = "verify_round_done__";
-constexpr std::string_view kRunRoundRecord = "phase_5_verify_round";
-constexpr std::string_view kRoundNewerPrefix = "verify_round_newer__";
+// Full verification's records (rfs/coordination/verify_records.hpp).
+using coordination::kVerifyRoundDonePrefix;
+using coordination::kVerifyRoundNewerPrefix;
+using coordination::kVerifyRoundPrefix;
+using coordination::kVerifyRunRoundRecord;
 
 std::string PhaseRecord(WorkerPhase phase) {
   return StrCat("phase_", static_cast<int>(phase) + 1, "_", ToString(phase));
@@ -352,12 +355,6 @@ class Worker {
                         "--verify-all fetches every document from a target cluster "
                         "(--target-host); the embedded target (--output-dir) is verified by "
                         "its count and sample (--verify-sample)"),
-                    core::kExitUsage);
-    }
-    if (options_.verify_all && !docs.console_url.empty()) {
-      return Finish(absl::InvalidArgumentError(
-                        "--verify-all keeps its rounds' work items in --coordinator-db or the "
-                        "target's index, not in a console: drop --console-url to verify"),
                     core::kExitUsage);
     }
 
@@ -1116,8 +1113,8 @@ class Worker {
 
   // --- Full verification (--verify-all) ---
 
-  static std::string RoundRecord(int round) { return StrCat(kRoundPrefix, round); }
-  static std::string RoundDoneRecord(int round) { return StrCat(kRoundDonePrefix, round); }
+  static std::string RoundRecord(int round) { return StrCat(kVerifyRoundPrefix, round); }
+  static std::string RoundDoneRecord(int round) { return StrCat(kVerifyRoundDonePrefix, round); }
 
   // The highest round begun, joined unless it is reported; else the next one, begun here.
   absl::StatusOr<int> PickRound() {
@@ -1139,17 +1136,18 @@ class Worker {
   // A full run's phase 5 verifies in one round, the first of its workers to get here decides which.
   absl::StatusOr<int> RunRound() {
     for (int attempt = 0; attempt < 2; ++attempt) {
-      RFS_ASSIGN_OR_RETURN(auto recorded, records_->GetWorkItem(kRunRoundRecord));
+      RFS_ASSIGN_OR_RETURN(auto recorded, records_->GetWorkItem(kVerifyRunRoundRecord));
       if (recorded && recorded->completed() && recorded->progress &&
           recorded->progress->next_cursor > 0) {
         return static_cast<int>(recorded->progress->next_cursor);
       }
       if (attempt > 0) break;
       RFS_ASSIGN_OR_RETURN(int round, PickRound());
-      RFS_RETURN_IF_ERROR(coordination::RecordCompletedItem(
-          *records_, clock_, kRunRoundRecord, options_.record_lease, static_cast<uint64_t>(round)));
+      RFS_RETURN_IF_ERROR(
+          coordination::RecordCompletedItem(*records_, clock_, kVerifyRunRoundRecord,
+                                            options_.record_lease, static_cast<uint64_t>(round)));
     }
-    return absl::InternalError(StrCat("record ", kRunRoundRecord, " holds no round"));
+    return absl::InternalError(StrCat("record ", kVerifyRunRoundRecord, " holds no round"));
   }
 
   // Where a round's records of documents not equal go: a folder of its own below the
@@ -1298,7 +1296,7 @@ class Worker {
     return absl::OkStatus();
   }
   static std::string NewerRecord(int round, std::string_view index, int slot) {
-    return StrCat(kRoundNewerPrefix, round, "__", core::Base64UrlEncode(index), "__", slot);
+    return StrCat(kVerifyRoundNewerPrefix, round, "__", core::Base64UrlEncode(index), "__", slot);
   }
 
   // The documents the round's items delivered: each item's recorded count and its successors'.
@@ -1413,6 +1411,9 @@ class Worker {
     }
     RFS_ASSIGN_OR_RETURN(auto records, ReadRoundRecords(round));
     for (const auto& [key, type] : records) {
+      // An earlier report's scan (its writer died before the round was marked reported): the
+      // scan below counts them again.
+      if (type == internal::kVerifyExtra) continue;
       IndexVerification& row = row_for(key.first);
       if (type == internal::kVerifyMissing) {
         ++row.missing;
@@ -1426,6 +1427,10 @@ class Worker {
         ++row.not_comparable;
         ++row.expected;
       }
+    }
+    std::optional<internal::ExtraScanResult> scanned;
+    if (options_.verify_scan_extra) {
+      RFS_ASSIGN_OR_RETURN(scanned, ScanExtra(round, report));
     }
     for (IndexVerification& row : report.indices) {
       if (row.excluded) continue;
@@ -1454,12 +1459,74 @@ class Worker {
       // Documents that could not be compared may well be there: not counted as extra.
       const uint64_t accounted = row.equal + row.different + row.already_newer + row.not_comparable;
       row.extra = row.migrated > accounted ? row.migrated - accounted : 0;
+      if (scanned) {
+        // Named one by one rather than counted.
+        row.extra = scanned->extra.contains(row.index) ? scanned->extra.at(row.index) : 0;
+        if (auto named = scanned->named.find(row.index); named != scanned->named.end()) {
+          Emit(
+              WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
+              StrCat("extra on the target, not in the source: ", absl::StrJoin(named->second, ", "),
+                     row.extra > named->second.size() ? ", ..." : ""));
+        }
+      }
       Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
            StrCat(row.expected, " expected, ", row.equal, " equal, ", row.missing, " missing, ",
                   row.different, " different, ", row.not_comparable, " not comparable, ",
                   row.already_newer, " already newer, ", row.extra, " extra (round ", round, ")"));
     }
+    RFS_RETURN_IF_ERROR(RecordVerifyRows(report));
     return report;
+  }
+
+  // --verify-scan-extra: the target's ids of every reported index against the source's.
+  absl::StatusOr<internal::ExtraScanResult> ScanExtra(int round, const VerifyReport& report) {
+    internal::ExtraScanOptions scan;
+    scan.round = round;
+    scan.migration = VerifyMigrationOptions();
+    for (const IndexVerification& row : report.indices) {
+      if (!row.excluded) scan.indices.push_back(row.index);
+    }
+    scan.scratch_store =
+        (std::filesystem::temp_directory_path() /
+         StrCat("rfs-verify-scan-", round, "-", ::getpid(), "-", result_.worker_id, ".sqlite"))
+            .string();
+    Emit(
+        WorkerPhase::kVerify, "started", StrCat("verify round ", round),
+        StrCat("scanning the ids of ", scan.indices.size(), " target indices for extra documents"));
+    std::string location;
+    RFS_ASSIGN_OR_RETURN(auto records, OpenRoundSink(round, &location));
+    RFS_RETURN_IF_ERROR(OpenVerifyClient());
+    return internal::ScanExtraDocuments(*wiring_.repository, *verify_client_, *records, clock_,
+                                        scan);
+  }
+
+  // Each index's result, in a record of the workers' space whose creator carries it (as the
+  // FAILED record's reason), so that the console's status shows it per index.
+  absl::Status RecordVerifyRows(const VerifyReport& report) {
+    for (const IndexVerification& index : report.indices) {
+      if (index.excluded) continue;
+      coordination::VerifyIndexRow row;
+      row.round = report.round;
+      row.index = index.index;
+      row.expected = index.expected;
+      row.equal = index.equal;
+      row.missing = index.missing;
+      row.different = index.different;
+      row.not_comparable = index.not_comparable;
+      row.already_newer = index.already_newer;
+      row.extra = index.extra;
+      row.target_count = index.migrated;
+      row.note = index.note;
+      int exit_code = core::kExitFailure;
+      auto writer = internal::OpenCoordinator(options_.documents, wiring_, row.ToText(),
+                                              internal::ItemSpace::kWorkerRecords, &exit_code);
+      if (!writer.ok()) return writer.status();
+      coordination::RetryingWorkCoordinator retrying(**writer, clock_, CoordinatorRetries());
+      // A report written again (its first writer died before the round was marked reported)
+      // finds the record there: the same round's figures.
+      RFS_RETURN_IF_ERROR(retrying.CreateUnassignedWorkItem(row.RecordId(), 0).status());
+    }
+    return absl::OkStatus();
   }
 
   // --verify-only --verify-all: one round, joined or begun, then its report.

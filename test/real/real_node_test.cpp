@@ -2501,6 +2501,168 @@ TEST_CASE(
   CHECK(runner.out.find(row(small_index, kSmall, kSmall, 0, 0, 0, kSmall) + "\n") !=
         std::string::npos);
 
+  // (f) Extra documents named on request (--verify-scan-extra): every _id of the target index
+  // scanned against the source's; each extra one recorded as a delete, which a redrive sends.
+  target.Ok("POST", "/_bulk?refresh=true",
+            "{\"index\":{\"_index\":\"" + main_index +
+                "\",\"_id\":\"stray-1\"}}\n{\"n\":-1}\n"
+                "{\"index\":{\"_index\":\"" +
+                main_index + "\",\"_id\":\"stray-2\",\"routing\":\"elsewhere\"}}\n{\"n\":-2}\n");
+  std::vector<std::string> scan = worker;
+  scan.insert(scan.end(), {"--verify-only", "--verify-scan-extra"});
+  const int strays = runner.Run(scan);
+  INFO(runner.out << runner.err);
+  CHECK(strays == 7);
+  CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 2, kMain + 2) + "\n") !=
+        std::string::npos);
+  CHECK(runner.out.find(row(small_index, kSmall, kSmall, 0, 0, 0, kSmall) + "\n") !=
+        std::string::npos);
+  const size_t named = runner.err.find("extra on the target, not in the source: ");
+  REQUIRE(named != std::string::npos);
+  const std::string named_line = runner.err.substr(named, runner.err.find('\n', named) - named);
+  CHECK(named_line.find("stray-1") != std::string::npos);
+  CHECK(named_line.find("stray-2") != std::string::npos);
+  const std::string round6 = (fs::path(failed) / "verify-round-6").string();
+  const std::string extra_records = FailedRecordsText(round6);
+  CHECK(Occurrences(extra_records, "\"error_type\":\"verify_extra\"") == 2);
+  CHECK(Occurrences(extra_records, "\"delete\"") == 2);
+  CHECK(extra_records.find("\"routing\":\"elsewhere\"") != std::string::npos);
+  const int swept =
+      runner.Run({RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", round6, "--target-host",
+                  target.url(), "--coordinator-db", runner.dir.File("redrive-extra.sqlite"),
+                  "--failed-documents-dir", runner.dir.File("failed-redrive-extra")});
+  INFO(runner.out << runner.err);
+  CHECK(swept == 0);
+  target.Ok("POST", "/" + main_index + "/_refresh");
+  const int clean = runner.Run(scan);
+  INFO(runner.out << runner.err);
+  CHECK(clean == 0);
+  CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") != std::string::npos);
+
+  // (g) The records in the S3 failed-document stream instead of a folder: the round's report
+  // reads them back from there, and a redrive from the stream closes the gap.
+  {
+    rfs::test::S3Server s3("rn-verify-stream");
+    ::setenv("AWS_ACCESS_KEY_ID", rfs::test::S3Server::kAccessKey, 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", rfs::test::S3Server::kSecretKey, 1);
+    std::string lost;
+    for (int n : {3, 4, 5}) {
+      lost +=
+          "{\"delete\":{\"_index\":\"" + main_index + "\",\"_id\":\"m" + std::to_string(n) + "\"" +
+          (n % 5 == 0 ? ",\"routing\":\"r" + std::to_string(n % 3) + "\"" : std::string()) + "}}\n";
+    }
+    target.Ok("POST", "/_bulk?refresh=true", lost);
+    std::vector<std::string> streamed = worker;
+    streamed.insert(streamed.end(), {"--verify-only", "--failed-document-stream-s3-bucket",
+                                     "rn-verify-stream", "--failed-document-stream-s3-prefix",
+                                     "dlq", "--failed-document-stream-s3-endpoint", s3.endpoint(),
+                                     "--failed-document-stream-session-id", "vs"});
+    const int gap = runner.Run(streamed);
+    INFO(runner.out << runner.err);
+    CHECK(gap == 7);
+    CHECK(runner.out.find("Verification of every document (round 8)") != std::string::npos);
+    CHECK(runner.out.find(row(main_index, kMain, kMain - 3, 3, 0, 0, kMain - 3) + "\n") !=
+          std::string::npos);
+    const std::string stream_uri = "s3://rn-verify-stream/dlq/session=vs-verify-round-8/";
+    CHECK(runner.out.find(stream_uri) != std::string::npos);
+    const int refilled =
+        runner.Run({RFS_DOCUMENTS_TOOL, "--redrive-failed-documents", stream_uri, "--s3-endpoint",
+                    s3.endpoint(), "--target-host", target.url(), "--coordinator-db",
+                    runner.dir.File("redrive-stream.sqlite"), "--failed-documents-dir",
+                    runner.dir.File("failed-redrive-stream")});
+    INFO(runner.out << runner.err);
+    CHECK(refilled == 0);
+    CHECK(runner.out.find("3 records: 3 accepted, 0 failed again") != std::string::npos);
+    const int whole = runner.Run(streamed);
+    INFO(runner.out << runner.err);
+    CHECK(whole == 0);
+    CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") !=
+          std::string::npos);
+    ::unsetenv("AWS_ACCESS_KEY_ID");
+    ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  }
+
+  // (h) Through a console: two copies share the session's round (space verify-1), and its status
+  // shows the round per index.
+  {
+    const int port = rfs::test::FreeLoopbackPort();
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    const std::string admin = "rn-verify-console-admin";
+    rfs::test::ChildProcess console(
+        {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1",
+         "--store", "sqlite:" + runner.dir.File("console.db"), "--admin-token", admin,
+         "--check-responses"},
+        runner.dir.File("console.out"), runner.dir.File("console.err"));
+    std::string token;
+    for (int attempt = 0; attempt < 300 && token.empty(); ++attempt) {
+      if (runner.Run({RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "v",
+                      "--admin-token", admin}) == 0) {
+        token = runner.out;
+        while (!token.empty() && token.back() == '\n') token.pop_back();
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    REQUIRE_FALSE(token.empty());
+    std::vector<std::string> copy_args = {RFS_WORKER_TOOL,
+                                          "--snapshot-local-dir",
+                                          location.string(),
+                                          "--snapshot-name",
+                                          "v1",
+                                          "--target-host",
+                                          target.url(),
+                                          "--console-url",
+                                          url,
+                                          "--session-name",
+                                          "v",
+                                          "--console-token",
+                                          token,
+                                          "--failed-documents-dir",
+                                          runner.dir.File("failed-console"),
+                                          "--index-allowlist",
+                                          main_index,
+                                          small_index,
+                                          "--verify-only",
+                                          "--verify-all"};
+    std::vector<std::unique_ptr<rfs::test::ChildProcess>> copies;
+    for (int n = 0; n < 2; ++n) {
+      std::vector<std::string> args = copy_args;
+      args.insert(args.end(), {"--worker-id", "console-copy-" + std::to_string(n)});
+      copies.push_back(std::make_unique<rfs::test::ChildProcess>(
+          args, runner.dir.File("copy" + std::to_string(n) + ".out"),
+          runner.dir.File("copy" + std::to_string(n) + ".err")));
+    }
+    for (int n = 0; n < 2; ++n) {
+      const int code = copies[n]->Wait();
+      INFO(rfs::test::ReadTextFile(runner.dir.File("copy" + std::to_string(n) + ".out"))
+           << rfs::test::ReadTextFile(runner.dir.File("copy" + std::to_string(n) + ".err")));
+      CHECK(code == 0);
+    }
+    REQUIRE(runner.Run({RFS_CONSOLE_TOOL, "status", "--url", url, "--session", "v", "--token",
+                        token, "--json"}) == 0);
+    const auto status = boost::json::parse(runner.out).as_object();
+    REQUIRE(status.contains("verification"));
+    const auto& verification = status.at("verification").as_object();
+    CHECK(verification.at("round").as_int64() == 1);
+    CHECK(verification.at("state") == "reported");
+    std::map<std::string, boost::json::object> by_index;
+    for (const auto& entry : verification.at("indices").as_array()) {
+      by_index[std::string(entry.at("index").as_string())] = entry.as_object();
+    }
+    REQUIRE(by_index.count(main_index) == 1);
+    CHECK(by_index[main_index].at("state") == "verified");
+    CHECK(by_index[main_index].at("expected").as_int64() == kMain);
+    CHECK(by_index[main_index].at("equal").as_int64() == kMain);
+    CHECK(by_index[small_index].at("equal").as_int64() == kSmall);
+    REQUIRE(runner.Run({RFS_CONSOLE_TOOL, "status", "--url", url, "--session", "v", "--token",
+                        token}) == 0);
+    CHECK(runner.out.find("Verification round 1 (reported):") != std::string::npos);
+    CHECK(runner.out.find("  " + main_index + ": verified, 400 expected, 400 equal, 0 missing") !=
+          std::string::npos);
+    CHECK(rfs::test::ReadTextFile(runner.dir.File("console.err")).find("departs from") ==
+          std::string::npos);
+  }
+
   // Usage: the embedded target has no cluster to fetch from.
   CHECK(runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", location.string(), "--output-dir",
                     runner.dir.File("out"), "--verify-only", "--verify-all"}) == 64);

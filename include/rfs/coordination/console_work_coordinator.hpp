@@ -53,8 +53,9 @@ struct ConsoleWorkCoordinatorOptions : WorkCoordinatorOptions {
   /// The console's base URL, e.g. "http://console:8080" (https with the system's CAs).
   std::string url;
   std::string session;
-  /// The session's item space: "backfill" (the seed's work items) or "workflow" (RfsWorker's
-  /// phase records, kept apart from the work items).
+  /// The session's item space: "backfill" (the seed's work items), "workflow" (RfsWorker's
+  /// phase records, kept apart from the work items) or "verify-N" (the work items of RfsWorker's
+  /// verification round N, --verify-all).
   std::string space = "backfill";
   /// The session's bearer token (or the admin token). Never logged.
   std::string token;

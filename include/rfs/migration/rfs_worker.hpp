@@ -159,9 +159,13 @@ struct RfsWorkerOptions {
   /// one is restored.
   bool restore_target_settings = false;
   /// Phase 5 (of a full run, or alone with `verify_only`) checks every document instead of the
-  /// sample: a round of work items (see above). Needs a target cluster and a store other than a
-  /// console.
+  /// sample: a round of work items (see above). Needs a target cluster.
   bool verify_all = false;
+  /// With `verify_all`: the round's report also scans every `_id` of each target index and names
+  /// the documents the source does not hold (recorded as deletes a redrive sends), instead of
+  /// counting them from `_count`. The reporting worker reads the source's ids once more for it
+  /// (8 bytes of memory per document).
+  bool verify_scan_extra = false;
   std::function<void(const RfsWorkerEvent&)> on_event;
   /// Called from the health thread when the lease of the record being worked on is lost or ran
   /// out, to say so (may be empty). The work under it stops by itself: every later request of

@@ -16,6 +16,7 @@
 #include "rfs/console/console_status.hpp"
 #include "rfs/console/console_store.hpp"
 #include "rfs/coordination/console_work_coordinator.hpp"
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
@@ -752,4 +753,100 @@ TEST_CASE("progress reports between renewals and each worker's back-pressure rea
                   R"({"worker_id": "w1", "lease_generation": 1, "back_pressure": {"retries": -1}})",
                   token)
             .status == 422);
+}
+
+TEST_CASE("a verification round (RfsWorker --verify-all) shows per index in the status",
+          "[console]") {
+  rfs::test::TempDir dir("rfs-console-verify");
+  rfs::core::FakeClock clock;
+  Console console("sqlite:" + dir.File("console.db"), &clock);
+  const std::string token = console.CreateSession("v");
+  auto open = [&](const std::string& space, const std::string& worker) {
+    ConsoleWorkCoordinatorOptions options;
+    options.url = console.server().url();
+    options.session = "v";
+    options.token = token;
+    options.space = space;
+    options.worker_id = worker;
+    options.clock = &clock;
+    auto opened = ConsoleWorkCoordinator::Open(std::move(options));
+    INFO(opened.status().ToString());
+    REQUIRE(opened.ok());
+    return *std::move(opened);
+  };
+  auto status = [&] {
+    return console.Json(console.Send("GET", "/sessions/v/backfill/work-items/status", "", token))
+        .as_object();
+  };
+  CHECK_FALSE(status().contains("verification"));
+  // Round 1 begun; its items (two shards of "logs", one of "metrics") in the space verify-1,
+  // one of them done.
+  auto records = open("workflow", "w1");
+  REQUIRE(records->CreateUnassignedWorkItem("verify_round__1", 0).ok());
+  auto items = open("verify-1", "w1");
+  for (const WorkItemId& id :
+       {WorkItemId{"logs", 0, 0}, WorkItemId{"logs", 1, 0}, WorkItemId{"metrics", 0, 0}}) {
+    REQUIRE(items->CreateUnassignedWorkItem(id.ToString(), 0).value());
+  }
+  auto acquired = items->AcquireWorkItem(WorkItemId{"logs", 1, 0}.ToString(), 60s);
+  REQUIRE(acquired.ok());
+  REQUIRE(std::holds_alternative<rfs::coordination::Acquired>(*acquired));
+  REQUIRE(items->CompleteWorkItem(std::get<rfs::coordination::Acquired>(*acquired).lease).ok());
+  auto running = status();
+  REQUIRE(running.contains("verification"));
+  CHECK(json::serialize(running.at("verification")) ==
+        R"({"round":1,"state":"running","indices":[)"
+        R"({"index":"logs","state":"verifying","items_completed":1,"items":2},)"
+        R"({"index":"metrics","state":"verifying","items_completed":0,"items":1}]})");
+  // Other spaces than verify-N of a round stay refused.
+  CHECK(console.Send("GET", "/sessions/v/verify-0/work-items", "", token).status == 404);
+  CHECK(console.Send("GET", "/sessions/v/verify-x/work-items", "", token).status == 404);
+  // Reported: each index's row, carried by its record's creator, as the workers write it.
+  rfs::coordination::VerifyIndexRow logs;
+  logs.round = 1;
+  logs.index = "logs";
+  logs.expected = 10;
+  logs.equal = 8;
+  logs.missing = 1;
+  logs.different = 1;
+  logs.target_count = 9;
+  rfs::coordination::VerifyIndexRow metrics;
+  metrics.round = 1;
+  metrics.index = "metrics";
+  metrics.expected = metrics.equal = metrics.target_count = 4;
+  metrics.note = "compared by search";
+  for (const auto& row : {logs, metrics}) {
+    // The text survives the round trip through a record id and creator.
+    auto back = rfs::coordination::VerifyIndexRow::FromRecord(row.RecordId(), row.ToText());
+    REQUIRE(back.has_value());
+    CHECK(back->ToText() == row.ToText());
+    CHECK(back->index == row.index);
+    REQUIRE(open("workflow", row.ToText())->CreateUnassignedWorkItem(row.RecordId(), 0).value());
+  }
+  REQUIRE(records->CreateUnassignedWorkItem("verify_round_done__1", 0).ok());
+  auto done = records->AcquireWorkItem("verify_round_done__1", 60s);
+  REQUIRE(std::holds_alternative<rfs::coordination::Acquired>(*done));
+  REQUIRE(records->CompleteWorkItem(std::get<rfs::coordination::Acquired>(*done).lease).ok());
+  auto reported = status();
+  CHECK(json::serialize(reported.at("verification")) ==
+        R"({"round":1,"state":"reported","indices":[)"
+        R"({"index":"logs","state":"differs","expected":10,"equal":8,"missing":1,"different":1,)"
+        R"("not_comparable":0,"already_newer":0,"extra":0,"target_count":9},)"
+        R"({"index":"metrics","state":"verified","expected":4,"equal":4,"missing":0,)"
+        R"("different":0,"not_comparable":0,"already_newer":0,"extra":0,"target_count":4,)"
+        R"("note":"compared by search"}]})");
+  // The records are not workflow rows, and the text status shows the round.
+  for (const auto& row : reported.at("workflow").as_array()) {
+    CHECK_FALSE(row.at("record").as_string().starts_with("verify_index__"));
+  }
+  const std::string text = rfs::console::FormatStatusText(reported);
+  CHECK(text.find("Verification round 1 (reported):\n  logs: differs, 10 expected, 8 equal, 1 "
+                  "missing, 1 different, 0 not comparable, 0 already newer, 0 extra\n") !=
+        std::string::npos);
+  CHECK(text.find("  metrics: verified, 4 expected, 4 equal") != std::string::npos);
+  // Deleting the session drops the round's table too: made again, its space is empty.
+  CHECK(console.Send("DELETE", "/sessions/v").status == 200);
+  const std::string again = console.CreateSession("v");
+  auto listed = console.Json(console.Send("GET", "/sessions/v/verify-1/work-items", "", again));
+  CHECK(listed.as_array().empty());
 }
