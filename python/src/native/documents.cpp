@@ -1,0 +1,150 @@
+#include "documents.hpp"
+
+#include <utility>
+
+#include "rfs/content/source_json.hpp"
+#include "rfs/core/json_string.hpp"
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+#include "rfs/lucene/parallel_reader.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
+
+namespace rfs::python {
+
+using core::StrCat;
+
+absl::StatusOr<std::unique_ptr<IndexDocumentReader>> IndexDocumentReader::Open(
+    DocumentRequest request) {
+  if (request.from_cursor > 0 && !request.shard) {
+    return absl::InvalidArgumentError("from_cursor needs a shard");
+  }
+  if (request.reader_threads < 0 || request.reader_threads > 256) {
+    return absl::InvalidArgumentError(
+        StrCat("reader_threads takes 0 to 256, not ", request.reader_threads));
+  }
+  auto reader = std::unique_ptr<IndexDocumentReader>(new IndexDocumentReader(std::move(request)));
+  const auto& repository = reader->request_.repository->repository();
+  const auto& snapshot = *reader->request_.snapshot;
+  RFS_ASSIGN_OR_RETURN(reader->metadata_,
+                       repository.ReadIndexMetadata(snapshot, reader->request_.index));
+  const auto& metadata = reader->metadata_;
+  if (!reader->request_.rebuild_sourceless) {
+    const lucene::SourceStorage storage = lucene::DescribeIndexSource(metadata).storage;
+    if (storage.incomplete()) {
+      return absl::FailedPreconditionError(
+          StrCat("index ", metadata.name, " keeps no complete _source (", storage.Describe(),
+                 "): pass rebuild_sourceless=True to rebuild its documents from doc values and "
+                 "stored fields"));
+    }
+  }
+  reader->next_shard_ = 0;
+  reader->last_shard_ = metadata.number_of_shards - 1;
+  if (reader->request_.shard) {
+    const int shard = *reader->request_.shard;
+    if (shard < 0 || shard >= metadata.number_of_shards) {
+      return absl::InvalidArgumentError(StrCat("shard ", shard, " is out of range: index ",
+                                               metadata.name, " has ", metadata.number_of_shards,
+                                               " shard(s)"));
+    }
+    reader->next_shard_ = reader->last_shard_ = shard;
+  }
+  // As the tools open a shard: SMILE, CBOR and YAML sources come through as they are and are
+  // converted per document.
+  reader->reader_options_.pass_through_non_json_source = true;
+  if (reader->request_.rebuild_sourceless) {
+    RFS_ASSIGN_OR_RETURN(reader->reader_options_.rebuild_plan,
+                         lucene::RebuildPlanForIndex(metadata));
+  }
+  reader->mapping_type_ = lucene::IndexMappingType(metadata);
+  return reader;
+}
+
+IndexDocumentReader::~IndexDocumentReader() { Close(); }
+
+void IndexDocumentReader::Close() {
+  closed_ = true;
+  documents_.reset();  // joins the decoding threads
+  shard_reader_.reset();
+}
+
+absl::Status IndexDocumentReader::OpenShard(int shard, uint64_t cursor) {
+  documents_.reset();
+  shard_reader_.reset();
+  const auto& repository = request_.repository->repository();
+  RFS_ASSIGN_OR_RETURN(shard_reader_,
+                       lucene::OpenSnapshotShard(repository, *request_.snapshot, metadata_.name,
+                                                 shard, reader_options_));
+  if (request_.reader_threads > 0) {
+    lucene::ParallelReadOptions parallel;
+    parallel.threads = request_.reader_threads;
+    RFS_ASSIGN_OR_RETURN(documents_,
+                         lucene::ParallelDocumentReader::Open(*shard_reader_, cursor, parallel));
+  } else {
+    RFS_ASSIGN_OR_RETURN(documents_, shard_reader_->OpenAt(cursor));
+  }
+  current_shard_ = shard;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> IndexDocumentReader::AppendRow(const lucene::Document& doc,
+                                                    std::vector<DocumentRow>& rows) {
+  if (!doc.has_source) {
+    ++skipped_.without_source;
+    return false;
+  }
+  DocumentRow row;
+  if (doc.source_format == content::SourceFormat::kJson) {
+    core::AppendJsonOneLine(
+        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()),
+        row.source);
+  } else if (auto converted = content::AppendSourceAsJson(doc.source, doc.source_format, row.source,
+                                                          StrCat("_source of ", doc.id));
+             !converted.ok()) {
+    if (!absl::IsUnimplemented(converted)) return converted;
+    ++skipped_.unconvertible;
+    return false;
+  }
+  row.shard = current_shard_;
+  row.cursor = doc.cursor;
+  row.id = doc.id;
+  if (doc.type) {
+    row.type = doc.type;
+  } else {
+    row.type = mapping_type_;
+  }
+  row.routing = doc.routing;
+  rows.push_back(std::move(row));
+  return true;
+}
+
+absl::Status IndexDocumentReader::ReadBatch(size_t max_rows, size_t max_bytes,
+                                            std::vector<DocumentRow>& rows) {
+  size_t added = 0;
+  size_t bytes = 0;
+  while (!closed_ && added < max_rows && bytes < max_bytes) {
+    if (documents_ == nullptr) {
+      if (next_shard_ > last_shard_) return absl::OkStatus();
+      const int shard = next_shard_++;
+      RFS_RETURN_IF_ERROR(OpenShard(shard, request_.shard ? request_.from_cursor : 0));
+    }
+    auto more = documents_->Next(doc_);
+    if (!more.ok()) {
+      const absl::Status status = more.status();
+      Close();
+      return status;
+    }
+    if (!*more) {
+      documents_.reset();
+      shard_reader_.reset();
+      continue;
+    }
+    RFS_ASSIGN_OR_RETURN(const bool appended, AppendRow(doc_, rows));
+    if (appended) {
+      ++added;
+      bytes += rows.back().source.size() + rows.back().id.size();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rfs::python
