@@ -119,8 +119,8 @@ struct GcsCredentialOptions {
 /// the metadata server's probe.
 absl::StatusOr<GcsCredentials> ResolveGcsCredentials(const GcsCredentialOptions& options = {});
 
-/// A service-account, authorized-user or external-account JSON file as a token source. InvalidArgument naming
-/// `path` when it cannot be read or is of another kind.
+/// A service-account, authorized-user or external-account JSON file as a token source.
+/// InvalidArgument naming `path` when it cannot be read or is of another kind.
 absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsTokenSourceFromFile(
     const std::string& path, std::string_view origin, const GcsCredentialOptions& options);
 
