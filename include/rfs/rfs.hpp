@@ -20,6 +20,7 @@
 #include "rfs/coordination/retrying_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/coordination/target_tuning_records.hpp"
+#include "rfs/coordination/verify_records.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/backoff.hpp"
 #include "rfs/core/base36.hpp"
