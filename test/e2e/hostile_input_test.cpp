@@ -14,6 +14,8 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/exit_codes.hpp"
+
 #include "e2e_support.hpp"
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
@@ -28,10 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-constexpr int kNoWorkLeft = 3;
-constexpr int kSnapshotUnreadable = 5;
+using rfs::core::kExitNoWorkLeft;
+using rfs::core::kExitSnapshotUnreadable;
 constexpr int kDocumentsFailed = 6;
-constexpr int kUsage = 64;
+using rfs::core::kExitUsage;
 
 // DocumentsFromSnapshotMigration with `args`; a hang fails the test.
 struct Tool : rfs::test::ToolRunner {
@@ -66,7 +68,7 @@ TEST_CASE("without --snapshot-name the newest snapshot is migrated, whatever the
       const int code =
           tool.Run({"--snapshot-local-dir", (*root / repo).string(), "--output-dir", out});
       INFO(tool.out << tool.err);
-      REQUIRE(code == kNoWorkLeft);
+      REQUIRE(code == kExitNoWorkLeft);
       // snapshot_v2 holds documents 1 and 2; snapshot_v1 only 1.
       CHECK(OutputIds(out) == std::multiset<std::string>{"1", "2"});
     }
@@ -93,7 +95,7 @@ TEST_CASE("a repository holding FIFOs: a clear error and exit 5, never a hang",
     const int code = tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir",
                                tool.dir.File("out"), "--snapshot-name", "snapshot_v2"});
     INFO(tool.out << tool.err);
-    CHECK(code == kSnapshotUnreadable);
+    CHECK(code == kExitSnapshotUnreadable);
     CHECK(tool.err.find("a FIFO, not a regular file") != std::string::npos);
   }
   SECTION("a FIFO as the repository index") {
@@ -103,7 +105,7 @@ TEST_CASE("a repository holding FIFOs: a clear error and exit 5, never a hang",
     const int code =
         tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir", tool.dir.File("out")});
     INFO(tool.out << tool.err);
-    CHECK(code == kSnapshotUnreadable);
+    CHECK(code == kExitSnapshotUnreadable);
     CHECK(tool.err.find("index-1") != std::string::npos);
     CHECK(tool.err.find("FIFO") != std::string::npos);
   }
@@ -166,7 +168,7 @@ TEST_CASE("a changed byte of index-N never ends a migration done with documents 
       }
       const std::string intact_out = tool.dir.File("intact");
       REQUIRE(tool.Run({"--snapshot-local-dir", repo.string(), "--output-dir", intact_out}) ==
-              kNoWorkLeft);
+              kExitNoWorkLeft);
       const auto expected = OutputIds(intact_out);
       REQUIRE(!expected.empty());
       size_t runs = 0, refused = 0;
@@ -183,11 +185,11 @@ TEST_CASE("a changed byte of index-N never ends a migration done with documents 
         INFO(index_n.filename().string()
              << " byte " << offset << " ('" << intact[offset] << "'): exit " << code << "\n"
              << tool.out << tool.err);
-        if (code == kSnapshotUnreadable) {
+        if (code == kExitSnapshotUnreadable) {
           ++refused;
           continue;
         }
-        CHECK(code == kNoWorkLeft);
+        CHECK(code == kExitNoWorkLeft);
         CHECK(OutputIds(out) == expected);
       }
       {
@@ -214,13 +216,13 @@ TEST_CASE("bad numbers are usage errors", "[e2e][cli]") {
                                      tool.dir.File("out")};
     args.insert(args.end(), extra.begin(), extra.end());
     INFO(extra[0] << " " << extra[1]);
-    CHECK(tool.Run(args) == kUsage);
+    CHECK(tool.Run(args) == kExitUsage);
     CHECK(tool.err.find(extra[0]) != std::string::npos);
   }
   for (const char* host : {"http://127.0.0.1:0", "http://127.0.0.1:65536", "http://127.0.0.1:-1",
                            "http://127.0.0.1:99999"}) {
     INFO(host);
-    CHECK(tool.Run({"--snapshot-local-dir", repo, "--target-host", host}) == kUsage);
+    CHECK(tool.Run({"--snapshot-local-dir", repo, "--target-host", host}) == kExitUsage);
     CHECK(tool.err.find("port") != std::string::npos);
   }
 }
@@ -234,7 +236,7 @@ TEST_CASE("0 means no limit for both batch limits", "[e2e][generated][cli]") {
       tool.Run({"--snapshot-local-dir", generated->repo().string(), "--output-dir", out,
                 "--documents-per-bulk-request", "0", "--documents-size-per-bulk-request", "0"});
   INFO(tool.out << tool.err);
-  REQUIRE(code == kNoWorkLeft);
+  REQUIRE(code == kExitNoWorkLeft);
   size_t files = 0;
   const auto ids = OutputIds(out, &files);
   CHECK(ids.size() == 60);
@@ -270,7 +272,7 @@ TEST_CASE("documents rejected by the target end the run with their own exit code
   // The run's final error line is JSON when stderr is not a terminal: a missing repository.
   const int missing = tool.Run(
       {"--snapshot-local-dir", tool.dir.File("nope"), "--output-dir", tool.dir.File("out")});
-  CHECK(missing == kSnapshotUnreadable);
+  CHECK(missing == kExitSnapshotUnreadable);
   std::istringstream lines(tool.err);
   std::string last;
   for (std::string line; std::getline(lines, line);) {
@@ -279,6 +281,6 @@ TEST_CASE("documents rejected by the target end the run with their own exit code
   INFO(last);
   auto parsed = json::parse(last);
   CHECK(parsed.at("event").as_string() == "error");
-  CHECK(parsed.at("exit_code").as_int64() == kSnapshotUnreadable);
+  CHECK(parsed.at("exit_code").as_int64() == kExitSnapshotUnreadable);
   CHECK(std::string(parsed.at("message").as_string()).find("not found") != std::string::npos);
 }

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/core/exit_codes.hpp"
 
 #include "e2e_support.hpp"
 #include "support/corpus.hpp"
@@ -37,9 +38,9 @@ namespace json = boost::json;
 using namespace rfs::e2e;
 
 // The exit codes a worker may end a healthy run with.
-constexpr int kNoWorkLeft = 3;
-constexpr int kAllLeasedElsewhere = 4;
-constexpr int kLeaseHandoff = 2;
+using rfs::core::kExitAllLeasedElsewhere;
+using rfs::core::kExitHandoffOrStopped;
+using rfs::core::kExitNoWorkLeft;
 
 std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& snapshot,
                                     const std::string& endpoint, const std::string& coordinator_db,
@@ -72,8 +73,9 @@ void RunWorkersToCompletion(MigrationRun& run, const std::string& repo, const st
     const int code = rfs::test::RunProcess(WorkerArgs(repo, snapshot, endpoint, db, name, extra),
                                            run.Out(name), run.Err(name));
     INFO(run.Logs(name));
-    REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
-    if (code == kNoWorkLeft) return;
+    REQUIRE((code == kExitNoWorkLeft || code == kExitHandoffOrStopped ||
+             code == kExitAllLeasedElsewhere));
+    if (code == kExitNoWorkLeft) return;
   }
   FAIL("workers did not finish in 50 runs");
 }
@@ -200,8 +202,9 @@ TEST_CASE("the default mode: workers coordinate in the target's .migrations_work
          run.dir.File("failed")},
         run.Out(name), run.Err(name));
     INFO(run.Logs(name));
-    REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
-    done = code == kNoWorkLeft;
+    REQUIRE((code == kExitNoWorkLeft || code == kExitHandoffOrStopped ||
+             code == kExitAllLeasedElsewhere));
+    done = code == kExitNoWorkLeft;
   }
   REQUIRE(done);
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
@@ -343,9 +346,9 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
       INFO(run.Logs(slot.name));
       // A SIGTERM that lands before the worker installed its handler ends it as SIGTERM does
       // any process (it held nothing yet).
-      REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere ||
-               code == 128 + SIGKILL || code == 128 + SIGTERM));
-      if (code == kNoWorkLeft) done = true;
+      REQUIRE((code == kExitNoWorkLeft || code == kExitHandoffOrStopped ||
+               code == kExitAllLeasedElsewhere || code == 128 + SIGKILL || code == 128 + SIGTERM));
+      if (code == kExitNoWorkLeft) done = true;
       if (!done) slot.restart_at = NowMillis() + (code == 128 + SIGKILL ? 200 : 500);
     }
     if (!done && signals < max_signals && NowMillis() >= next_signal) {
@@ -383,8 +386,8 @@ TEST_CASE("a fleet in the default mode finishes with a worker killed every 2 s u
     if (slot.continue_at != 0) kill(slot.process->pid(), SIGCONT);
     const int code = slot.process->Wait();
     INFO(run.Logs(slot.name));
-    CHECK((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere ||
-           code == 128 + SIGKILL || code == 128 + SIGTERM));
+    CHECK((code == kExitNoWorkLeft || code == kExitHandoffOrStopped ||
+           code == kExitAllLeasedElsewhere || code == 128 + SIGKILL || code == 128 + SIGTERM));
   }
   const double elapsed_s = static_cast<double>(NowMillis() - began) / 1000;
   // At least one of each: how many fit depends on the machine's speed.
@@ -485,7 +488,7 @@ TEST_CASE("SIGTERM stops a worker gracefully and releases its shard, a second si
     kill(worker.pid(), SIGTERM);
     const int code = worker.Wait();
     INFO(run.Logs("term"));
-    CHECK(code == kLeaseHandoff);
+    CHECK(code == kExitHandoffOrStopped);
     CHECK(rfs::test::ReadTextFile(run.Err("term")).find("\"event\":\"released\"") !=
           std::string::npos);
     CHECK(rfs::test::ReadTextFile(run.Out("term")).find(": stopped;") != std::string::npos);
@@ -518,8 +521,9 @@ TEST_CASE("SIGTERM stops a worker gracefully and releases its shard, a second si
     const std::string name = "rest-" + std::to_string(attempt);
     const int code = rfs::test::RunProcess(worker_args(name), run.Out(name), run.Err(name));
     INFO(run.Logs(name));
-    REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
-    done = code == kNoWorkLeft;
+    REQUIRE((code == kExitNoWorkLeft || code == kExitHandoffOrStopped ||
+             code == kExitAllLeasedElsewhere));
+    done = code == kExitNoWorkLeft;
     if (!done) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   REQUIRE(done);
@@ -590,9 +594,10 @@ TEST_CASE("workers SIGKILLed mid-shard lose nothing: successors resume from leas
       const int code = workers[w]->Wait();
       if (code == 128 + SIGKILL) continue;
       INFO(run.Logs(names[w]));
-      REQUIRE((code == kNoWorkLeft || code == kLeaseHandoff || code == kAllLeasedElsewhere));
+      REQUIRE((code == kExitNoWorkLeft || code == kExitHandoffOrStopped ||
+               code == kExitAllLeasedElsewhere));
       ++finished_runs;
-      if (code == kNoWorkLeft) done = true;
+      if (code == kExitNoWorkLeft) done = true;
     }
     // Everything left may be leased by a killed worker: wait for its lease to run out.
     if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -631,14 +636,14 @@ TEST_CASE("the embedded default target: two concurrent workers share one output 
   for (size_t w = 0; w < workers.size(); ++w) codes.insert(workers[w]->Wait());
   INFO(run.Logs("a") << run.Logs("b"));
   // One of them saw the last item complete; the other may have stopped while it was leased.
-  CHECK(codes.count(kNoWorkLeft) == 1);
+  CHECK(codes.count(kExitNoWorkLeft) == 1);
   CHECK(fs::exists(out + "/.rfs/coordination.sqlite"));
   CheckBulkFiles(run, generated->dir, out);
   // A worker started after everything is done has nothing to do.
   const int late = rfs::test::RunProcess(
       {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--output-dir", out},
       run.Out("late"), run.Err("late"));
-  CHECK(late == kNoWorkLeft);
+  CHECK(late == kExitNoWorkLeft);
 }
 
 TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][generated][postgres]") {
@@ -658,7 +663,7 @@ TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][gener
   std::set<int> codes;
   for (auto& worker : workers) codes.insert(worker->Wait());
   INFO(run.Logs("a") << run.Logs("b") << run.Logs("c"));
-  CHECK(codes.count(kNoWorkLeft) == 1);
+  CHECK(codes.count(kExitNoWorkLeft) == 1);
   CHECK_FALSE(fs::exists(out + "/.rfs/coordination.sqlite"));  // the database held the items
   CheckBulkFiles(run, generated->dir, out);
   pqxx::connection connection(postgres.uri());
@@ -725,10 +730,10 @@ TEST_CASE(
                                     "Elasticsearch 5.6.16") != std::string::npos);
         CHECK_FALSE(fs::exists(fs::path(out) / "simple_index"));
         // Without the option it migrates as before.
-        CHECK(documents(false) == kNoWorkLeft);
+        CHECK(documents(false) == kExitNoWorkLeft);
         continue;
       }
-      REQUIRE(code == kNoWorkLeft);
+      REQUIRE(code == kExitNoWorkLeft);
       // The bulk files carry each document's version (1: each was indexed once) as an external
       // version, for a replay into any target.
       size_t versioned = 0;
@@ -765,7 +770,7 @@ TEST_CASE("a shard split into parts is migrated by several workers at once, exac
   std::multiset<int> codes;
   for (auto& worker : workers) codes.insert(worker->Wait());
   INFO(run.Logs("a") << run.Logs("b") << run.Logs("c") << run.Logs("d"));
-  CHECK(codes.count(kNoWorkLeft) >= 1);
+  CHECK(codes.count(kExitNoWorkLeft) >= 1);
   CheckBulkFiles(run, generated->dir, out);
   // The parts: disjoint ranges covering each shard, every one complete, more than one worker
   // took parts.
@@ -859,7 +864,7 @@ TEST_CASE("zstd sources: SnapshotInspector and a worker read ES 8.14+ and OpenSe
           {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out},
           run.Out("worker"), run.Err("worker"));
       INFO(run.Logs("worker"));
-      CHECK(code == kNoWorkLeft);
+      CHECK(code == kExitNoWorkLeft);
       CheckBulkFiles(run, generated->dir, out);
     }
   }
@@ -979,17 +984,17 @@ TEST_CASE("delta runs into the embedded target write only what changed, in a fol
     };
     const std::string full = run.dir.File("full"), delta = run.dir.File("delta"),
                       back = run.dir.File("back");
-    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--output-dir", full}) == kNoWorkLeft);
+    REQUIRE(tool({"--snapshot-name", "snapshot_v1", "--output-dir", full}) == kExitNoWorkLeft);
     CHECK(BulkActions(full) == std::vector<std::pair<std::string, std::string>>{{"index", "1"}});
     // Into the full run's folder, the delta is refused by the folder's store.
     CHECK(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
-                "--output-dir", full}) != kNoWorkLeft);
+                "--output-dir", full}) != kExitNoWorkLeft);
     // A store elsewhere would let it overwrite the full run's files: a usage error.
     CHECK(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
                 "--output-dir", delta, "--coordinator-db", run.dir.File("elsewhere.sqlite")}) ==
           64);
     REQUIRE(tool({"--snapshot-name", "snapshot_v2", "--previous-snapshot-name", "snapshot_v1",
-                  "--output-dir", delta}) == kNoWorkLeft);
+                  "--output-dir", delta}) == kExitNoWorkLeft);
     INFO(err);
     CHECK(BulkActions(delta) == std::vector<std::pair<std::string, std::string>>{{"index", "2"}});
     // The way back (a "previous" snapshot newer than the one migrated) would delete doc 2, added
@@ -1037,7 +1042,7 @@ TEST_CASE("a trial run migrates at most N documents of each shard into prefixed 
     return rfs::test::RunProcess(args, run.Out("tool"), run.Err("tool"));
   };
   const std::string out = run.dir.File("trial");
-  REQUIRE(tool({"--output-dir", out, "--max-docs-per-shard", "7"}) == kNoWorkLeft);
+  REQUIRE(tool({"--output-dir", out, "--max-docs-per-shard", "7"}) == kExitNoWorkLeft);
   INFO(run.Logs("tool"));
   CHECK(run.Logs("tool").find("TRIAL run: at most 7 documents of each shard into indices prefixed "
                               "'trial-'") != std::string::npos);

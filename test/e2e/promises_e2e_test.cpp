@@ -11,6 +11,8 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/exit_codes.hpp"
+
 #include "e2e_support.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
@@ -32,9 +34,9 @@ namespace {
 
 constexpr int kOneItemDone = 0;
 constexpr int kHandoffOrStopped = 2;
-constexpr int kNoWorkLeft = 3;
-constexpr int kAllLeasedElsewhere = 4;
-constexpr const char* kAdminToken = "promises-admin-token-0123456789abcdef";
+using rfs::core::kExitAllLeasedElsewhere;
+using rfs::core::kExitNoWorkLeft;
+constexpr const char* kPromisesAdminToken = "promises-admin-token-0123456789abcdef";
 
 // Waits until `file` holds `text` (a worker's JSON event on stderr), the process ended, or 60 s.
 bool WaitForText(const std::string& file, const std::string& text,
@@ -49,9 +51,9 @@ bool WaitForText(const std::string& file, const std::string& text,
 }
 
 // DocumentsFromSnapshotMigration from `repo` into `target` as worker `name`, with `extra`.
-std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& target,
-                                    const std::string& name, const std::string& failed_dir,
-                                    std::vector<std::string> extra = {}) {
+std::vector<std::string> PromisesWorkerArgs(const std::string& repo, const std::string& target,
+                                            const std::string& name, const std::string& failed_dir,
+                                            std::vector<std::string> extra = {}) {
   std::vector<std::string> argv{RFS_DOCUMENTS_TOOL,
                                 "--snapshot-local-dir",
                                 repo,
@@ -85,7 +87,7 @@ TEST_CASE(
   const std::string url = "https://127.0.0.1:" + std::to_string(port);
   rfs::test::ChildProcess console(
       {RFS_CONSOLE_TOOL, "serve", "--port", std::to_string(port), "--bind", "127.0.0.1", "--store",
-       "sqlite:" + run.dir.File("console.db"), "--admin-token", kAdminToken, "--tls-cert",
+       "sqlite:" + run.dir.File("console.db"), "--admin-token", kPromisesAdminToken, "--tls-cert",
        certs->server_cert_file, "--tls-key", certs->server_key_file},
       run.Out("console"), run.Err("console"));
 
@@ -93,10 +95,10 @@ TEST_CASE(
   std::string token;
   const auto give_up = std::chrono::steady_clock::now() + 30s;
   while (token.empty()) {
-    const int code =
-        rfs::test::RunProcess({RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "tls",
-                               "--admin-token", kAdminToken, "--cacert", certs->ca_cert_file},
-                              run.Out("create"), run.Err("create"));
+    const int code = rfs::test::RunProcess(
+        {RFS_CONSOLE_TOOL, "create-session", "--url", url, "--name", "tls", "--admin-token",
+         kPromisesAdminToken, "--cacert", certs->ca_cert_file},
+        run.Out("create"), run.Err("create"));
     if (code == 0) {
       token = Trimmed(rfs::test::ReadTextFile(run.Out("create")));
       break;
@@ -124,7 +126,7 @@ TEST_CASE(
                              "--console-token", token, "--console-cacert", certs->ca_cert_file},
                             run.Out("worker"), run.Err("worker"));
   INFO(run.Logs("worker"));
-  CHECK((worker == kOneItemDone || worker == kNoWorkLeft));
+  CHECK((worker == kOneItemDone || worker == kExitNoWorkLeft));
   // Until no work is left (one worker may end after one item).
   for (int i = 0; i < 4; ++i) {
     const std::string name = "worker-" + std::to_string(i);
@@ -134,8 +136,8 @@ TEST_CASE(
          "--console-cacert", certs->ca_cert_file},
         run.Out(name), run.Err(name));
     INFO(run.Logs(name));
-    REQUIRE((code == kOneItemDone || code == kNoWorkLeft));
-    if (code == kNoWorkLeft) break;
+    REQUIRE((code == kOneItemDone || code == kExitNoWorkLeft));
+    if (code == kExitNoWorkLeft) break;
   }
   const int status =
       rfs::test::RunProcess({RFS_CONSOLE_TOOL, "status", "--url", url, "--session", "tls",
@@ -176,8 +178,8 @@ TEST_CASE("a target over TLS: --target-cacert trusts its CA, an unknown CA is re
   REQUIRE((*target)->endpoint().starts_with("https://"));
   auto args = [&](std::vector<std::string> extra) {
     extra.insert(extra.end(), {"--target-username", "admin"});
-    return WorkerArgs(generated->repo().string(), (*target)->endpoint(), "tls",
-                      run.dir.File("failed"), std::move(extra));
+    return PromisesWorkerArgs(generated->repo().string(), (*target)->endpoint(), "tls",
+                              run.dir.File("failed"), std::move(extra));
   };
   // The password from the environment, as the docs advise (never on the command line).
   setenv("RFS_TARGET_PASSWORD", "tls-target-secret-7c1f", 1);
@@ -191,7 +193,7 @@ TEST_CASE("a target over TLS: --target-cacert trusts its CA, an unknown CA is re
   const int trusted = rfs::test::RunProcess(args({"--target-cacert", certs->ca_cert_file}),
                                             run.Out("trusted"), run.Err("trusted"));
   INFO(run.Logs("trusted"));
-  CHECK(trusted == kNoWorkLeft);
+  CHECK(trusted == kExitNoWorkLeft);
   unsetenv("RFS_TARGET_PASSWORD");
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
   // No secret in anything the tool printed.
@@ -217,7 +219,7 @@ TEST_CASE(
   const std::string logs = run.Logs("refuse");
   INFO(logs);
   CHECK(code != 0);
-  CHECK(code != kNoWorkLeft);
+  CHECK(code != kExitNoWorkLeft);
   CHECK(logs.find("refusing to send a basic-auth password over plain http") != std::string::npos);
   CHECK(logs.find("plain-secret-5e2d") == std::string::npos);
 }
@@ -236,8 +238,8 @@ TEST_CASE(
   (*target)->SetFaults(faults);
   auto args = [&](const std::string& name, std::vector<std::string> extra) {
     extra.insert(extra.end(), {"--coordinator-db", run.dir.File("items.sqlite")});
-    return WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
-                      run.dir.File("failed"), std::move(extra));
+    return PromisesWorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                              run.dir.File("failed"), std::move(extra));
   };
   const auto started = std::chrono::steady_clock::now();
   const int bounded =
@@ -257,7 +259,7 @@ TEST_CASE(
   const auto next_started = std::chrono::steady_clock::now();
   const int next = rfs::test::RunProcess(args("next", {}), run.Out("n"), run.Err("n"));
   INFO(run.Logs("n"));
-  CHECK(next == kNoWorkLeft);
+  CHECK(next == kExitNoWorkLeft);
   CHECK(std::chrono::steady_clock::now() - next_started < 60s);
   CheckTarget(**target, expected);
 }
@@ -274,16 +276,16 @@ TEST_CASE("exit 4 on its own: the only shard is leased by a running worker",
   faults.slow_delay = 100ms;  // the first worker holds the shard for a few seconds
   (*target)->SetFaults(faults);
   auto args = [&](const std::string& name) {
-    return WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
-                      run.dir.File("failed"),
-                      {"--documents-per-bulk-request", "100", "--max-connections", "1"});
+    return PromisesWorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                              run.dir.File("failed"),
+                              {"--documents-per-bulk-request", "100", "--max-connections", "1"});
   };
   rfs::test::ChildProcess holder(args("holder"), run.Out("holder"), run.Err("holder"));
   REQUIRE(WaitForText(run.Err("holder"), "\"event\":\"progress\"", holder));
   const int second = rfs::test::RunProcess(args("second"), run.Out("second"), run.Err("second"));
   INFO(run.Logs("second"));
-  CHECK(second == kAllLeasedElsewhere);
-  CHECK(holder.Wait() == kNoWorkLeft);
+  CHECK(second == kExitAllLeasedElsewhere);
+  CHECK(holder.Wait() == kExitNoWorkLeft);
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
 }
 
@@ -328,7 +330,7 @@ TEST_CASE("a JavaScript transform stopped by SIGTERM gives its shard back unfini
                              "--output-dir", out, "--failed-documents-dir", failed},
                             run.Out("next"), run.Err("next"));
   INFO(run.Logs("next"));
-  CHECK(next == kNoWorkLeft);
+  CHECK(next == kExitNoWorkLeft);
   const int check = rfs::test::RunProcess(
       {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated->dir / "expected-docs.ndjson").string(),
        "--output-dir", out},

@@ -17,6 +17,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "e2e_support.hpp"
@@ -33,10 +34,10 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-constexpr int kNoWorkLeft = 3;
-constexpr int kSnapshotUnreadable = 5;
-constexpr int kPhaseFailed = 7;
-constexpr int kUsage = 64;
+using rfs::core::kExitNoWorkLeft;
+using rfs::core::kExitPhaseFailed;
+using rfs::core::kExitSnapshotUnreadable;
+using rfs::core::kExitUsage;
 
 struct Runner : rfs::test::ToolRunner {
   Runner() : ToolRunner("rfs-refusals") {}
@@ -44,7 +45,7 @@ struct Runner : rfs::test::ToolRunner {
 
 using rfs::e2e::OutputIds;
 
-size_t ExpectedDocs(const rfs::test::GeneratedRepo& repo) {
+size_t ExpectedDocCount(const rfs::test::GeneratedRepo& repo) {
   std::istringstream lines(rfs::test::ReadTextFile(repo.dir.string() + "/expected-docs.ndjson"));
   size_t count = 0;
   for (std::string line; std::getline(lines, line);) count += line.empty() ? 0 : 1;
@@ -78,13 +79,13 @@ TEST_CASE("a store set up for one snapshot refuses another and a wider allowlist
 
   SECTION("another snapshot into the same folder: refused, then migrated in its own session") {
     REQUIRE(runner.Run(Docs({"--snapshot-local-dir", first->repo().string(), "--output-dir",
-                             out})) == kNoWorkLeft);
+                             out})) == kExitNoWorkLeft);
     const auto before = OutputIds(out);
-    CHECK(before.size() == ExpectedDocs(*first));
+    CHECK(before.size() == ExpectedDocCount(*first));
     const int code =
         runner.Run(Docs({"--snapshot-local-dir", second->repo().string(), "--output-dir", out}));
     INFO(runner.out << runner.err);
-    CHECK(code == kUsage);
+    CHECK(code == kExitUsage);
     CHECK(runner.err.find("was set up for another snapshot") != std::string::npos);
     // Both snapshots are named: this run's and the one the store was set up for.
     CHECK(runner.err.find("this run's snapshot 'snap-1' (uuid " + SnapshotUuid(*second) + ")") !=
@@ -96,28 +97,28 @@ TEST_CASE("a store set up for one snapshot refuses another and a wider allowlist
     // In a session of its own the second snapshot migrates.
     const int own = runner.Run(Docs({"--snapshot-local-dir", second->repo().string(),
                                      "--output-dir", runner.dir.File("out2")}));
-    CHECK(own == kNoWorkLeft);
-    CHECK(OutputIds(runner.dir.File("out2")).size() == ExpectedDocs(*second));
+    CHECK(own == kExitNoWorkLeft);
+    CHECK(OutputIds(runner.dir.File("out2")).size() == ExpectedDocCount(*second));
   }
   SECTION("a wider allowlist sets up the indices it adds") {
     REQUIRE(runner.Run(Docs({"--snapshot-local-dir", first->repo().string(), "--output-dir", out,
-                             "--index-allowlist", "index-0"})) == kNoWorkLeft);
+                             "--index-allowlist", "index-0"})) == kExitNoWorkLeft);
     const size_t narrow = OutputIds(out).size();
     CHECK(narrow > 0);
-    CHECK(narrow < ExpectedDocs(*first));
+    CHECK(narrow < ExpectedDocCount(*first));
     const int code =
         runner.Run(Docs({"--snapshot-local-dir", first->repo().string(), "--output-dir", out}));
     INFO(runner.out << runner.err);
-    CHECK(code == kNoWorkLeft);
-    CHECK(OutputIds(out).size() == ExpectedDocs(*first));
+    CHECK(code == kExitNoWorkLeft);
+    CHECK(OutputIds(out).size() == ExpectedDocCount(*first));
   }
   SECTION("another split size over the same store: refused") {
     REQUIRE(runner.Run(Docs({"--snapshot-local-dir", first->repo().string(), "--output-dir",
-                             out})) == kNoWorkLeft);
+                             out})) == kExitNoWorkLeft);
     const int code = runner.Run(Docs({"--snapshot-local-dir", first->repo().string(),
                                       "--output-dir", out, "--split-shard-bytes", "1000"}));
     INFO(runner.out << runner.err);
-    CHECK(code == kUsage);
+    CHECK(code == kExitUsage);
     CHECK(runner.err.find("(uuid " + SnapshotUuid(*first) + "), --split-shard-bytes 1000,") !=
           std::string::npos);
     CHECK(runner.err.find("it was set up for snapshot 'snap-1' (uuid " + SnapshotUuid(*first) +
@@ -139,7 +140,7 @@ TEST_CASE("RfsWorker refuses a store set up for another snapshot", "[e2e][genera
   code = runner.Run(
       {RFS_WORKER_TOOL, "--snapshot-local-dir", second->repo().string(), "--output-dir", out});
   INFO(runner.out << runner.err);
-  CHECK(code == kUsage);
+  CHECK(code == kExitUsage);
   CHECK(runner.err.find("for another snapshot") != std::string::npos);
   // Both snapshots are named: this run's and the one the store's records were made for.
   CHECK(runner.err.find("this run's (snapshot 'snap-1' with uuid " + SnapshotUuid(*second) + ")") !=
@@ -221,7 +222,7 @@ TEST_CASE("RfsWorker: usage before the store, exit 5, exit 2 on SIGTERM, --reset
         runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", generated->repo().string(),
                     "--output-dir", out, "--snapshot-name", "no-such-snapshot"});
     INFO(runner.out << runner.err);
-    CHECK(code == kUsage);
+    CHECK(code == kExitUsage);
     CHECK(runner.err.find("no-such-snapshot") != std::string::npos);
     CHECK(!fs::exists(fs::path(out) / ".rfs" / "coordination.sqlite"));
   }
@@ -245,13 +246,13 @@ TEST_CASE("RfsWorker: usage before the store, exit 5, exit 2 on SIGTERM, --reset
     code = runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", repo.string(), "--output-dir", out2,
                        "--skip-verify"});
     INFO(runner.out << runner.err);
-    CHECK(code == kSnapshotUnreadable);
+    CHECK(code == kExitSnapshotUnreadable);
     for (const auto& file : shard_files) fs::rename(file.string() + ".away", file);
     code = runner.Run({RFS_WORKER_TOOL, "--snapshot-local-dir", repo.string(), "--output-dir", out2,
                        "--skip-verify"});
     INFO(runner.out << runner.err);
     CHECK(code == 0);
-    CHECK(OutputIds(out2).size() == ExpectedDocs(*generated));
+    CHECK(OutputIds(out2).size() == ExpectedDocCount(*generated));
   }
   SECTION("SIGTERM ends a waiting worker with exit 2") {
     // A record held by a worker that no longer runs: the second worker waits for its lease.
@@ -304,7 +305,7 @@ TEST_CASE("RfsWorker: usage before the store, exit 5, exit 2 on SIGTERM, --reset
     };
     int code = run((*bad_source)->endpoint(), false);
     INFO(runner.out << runner.err);
-    REQUIRE(code == kPhaseFailed);
+    REQUIRE(code == kExitPhaseFailed);
     // The cause fixed (a source whose snapshot succeeds): still FAILED until reset.
     rfs::testing::OpenSearchDoubleOptions fine;
     fine.snapshot_polls_to_complete = 1;
@@ -312,12 +313,12 @@ TEST_CASE("RfsWorker: usage before the store, exit 5, exit 2 on SIGTERM, --reset
     REQUIRE(good_source.ok());
     code = run((*good_source)->endpoint(), false);
     INFO(runner.out << runner.err);
-    CHECK(code == kPhaseFailed);
+    CHECK(code == kExitPhaseFailed);
     CHECK(runner.err.find("--reset-failed") != std::string::npos);
     code = run((*good_source)->endpoint(), true);
     INFO(runner.out << runner.err);
     CHECK(code == 0);
-    CHECK(OutputIds(out).size() == ExpectedDocs(*generated));
+    CHECK(OutputIds(out).size() == ExpectedDocCount(*generated));
     // Reset once: later workers go on without the option.
     code = run((*good_source)->endpoint(), false);
     CHECK(code == 0);
@@ -389,7 +390,7 @@ TEST_CASE("options that would be ignored or misread are refused", "[e2e][cli]") 
     INFO(line);
     const int code = runner.Run(c.argv);
     INFO(runner.err);
-    CHECK(code == kUsage);
+    CHECK(code == kExitUsage);
     CHECK(runner.err.find(c.says) != std::string::npos);
   }
   // A misspelt RFS_ variable.
@@ -397,7 +398,7 @@ TEST_CASE("options that would be ignored or misread are refused", "[e2e][cli]") 
   const int code = runner.Run(Docs({"--snapshot-local-dir", repo, "--output-dir", out}));
   ::unsetenv("RFS_TARGET_HOTS");
   INFO(runner.err);
-  CHECK(code == kUsage);
+  CHECK(code == kExitUsage);
   CHECK(runner.err.find("RFS_TARGET_HOTS") != std::string::npos);
 }
 
@@ -454,6 +455,6 @@ TEST_CASE("the verify phase samples documents with custom routing too", "[e2e][g
   verify.push_back("--verify-only");
   code = runner.Run(verify);
   INFO(runner.out << runner.err);
-  CHECK(code == kPhaseFailed);
+  CHECK(code == kExitPhaseFailed);
   CHECK(runner.out.find(id + ": _source differs") != std::string::npos);
 }

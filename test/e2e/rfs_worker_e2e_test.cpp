@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "e2e_support.hpp"
@@ -25,10 +26,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr int kPhaseFailed = 7;
+using rfs::core::kExitPhaseFailed;
 
-std::vector<std::string> WorkerArgs(const std::string& repo, const std::string& target,
-                                    const std::string& name, std::vector<std::string> extra) {
+std::vector<std::string> RfsWorkerArgs(const std::string& repo, const std::string& target,
+                                       const std::string& name, std::vector<std::string> extra) {
   std::vector<std::string> args{RFS_WORKER_TOOL, "--snapshot-local-dir", repo, "--target-host",
                                 target,          "--worker-id",          name};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -46,7 +47,7 @@ std::multiset<int> RunWorkers(MigrationRun& run, int count, const std::string& r
   for (int i = 0; i < count; ++i) {
     const std::string name = "w" + std::to_string(i);
     workers.push_back(std::make_unique<rfs::test::ChildProcess>(
-        WorkerArgs(repo, target, name, extra), run.Out(name), run.Err(name)));
+        RfsWorkerArgs(repo, target, name, extra), run.Out(name), run.Err(name)));
   }
   std::multiset<int> codes;
   for (auto& worker : workers) codes.insert(worker->Wait());
@@ -256,8 +257,8 @@ TEST_CASE("RfsWorkers SIGKILLed at random in every phase and restarted finish th
     const std::string name = "k" + std::to_string(started++);
     names[slot] = name;
     workers[slot] = std::make_unique<rfs::test::ChildProcess>(
-        WorkerArgs(generated->repo().string(), (*target)->endpoint(), name, extra), run.Out(name),
-        run.Err(name));
+        RfsWorkerArgs(generated->repo().string(), (*target)->endpoint(), name, extra),
+        run.Out(name), run.Err(name));
   };
   for (int i = 0; i < kWorkers; ++i) start(i);
   int kills = 0;
@@ -378,7 +379,7 @@ TEST_CASE("a failing phase ends every RfsWorker with the same clear outcome", "[
                                   {"--source-host", (*source)->endpoint(), "--snapshot-name",
                                    "snap-f", "--snapshot-poll-interval", "PT0.05S"});
     INFO(AllLogs(run, 3));
-    CHECK(codes == std::multiset<int>{kPhaseFailed, kPhaseFailed, kPhaseFailed});
+    CHECK(codes == std::multiset<int>{kExitPhaseFailed, kExitPhaseFailed, kExitPhaseFailed});
     for (int i = 0; i < 3; ++i) {
       const std::string out = rfs::test::ReadTextFile(run.Out("w" + std::to_string(i)));
       CHECK(out.find("phase snapshot (snapshot): snapshot snap-f failed") != std::string::npos);
@@ -394,7 +395,7 @@ TEST_CASE("a failing phase ends every RfsWorker with the same clear outcome", "[
         RunWorkers(run, 3, generated->repo().string(), (*target)->endpoint(),
                    {"--snapshot-name", "snap-f", "--component-template-allowlist", "none-such"});
     INFO(AllLogs(run, 3));
-    CHECK(codes == std::multiset<int>{kPhaseFailed, kPhaseFailed, kPhaseFailed});
+    CHECK(codes == std::multiset<int>{kExitPhaseFailed, kExitPhaseFailed, kExitPhaseFailed});
     for (int i = 0; i < 3; ++i) {
       const std::string out = rfs::test::ReadTextFile(run.Out("w" + std::to_string(i)));
       CHECK(out.find("phase metadata (templates)") != std::string::npos);
@@ -443,7 +444,7 @@ TEST_CASE("the verify phase reports missing documents with a non-zero outcome", 
   REQUIRE_FALSE(victim.empty());
   std::filesystem::remove(victim);
   args.push_back("--verify-only");
-  CHECK(rfs::test::RunProcess(args, run.Out("verify"), run.Err("verify")) == kPhaseFailed);
+  CHECK(rfs::test::RunProcess(args, run.Out("verify"), run.Err("verify")) == kExitPhaseFailed);
   INFO(run.Logs("verify"));
   const std::string missing = rfs::test::ReadTextFile(run.Out("verify"));
   CHECK(missing.find("Verification: documents are MISSING or differ") != std::string::npos);
@@ -514,9 +515,9 @@ TEST_CASE("the console shows an index a killed RfsWorker left tuned until it is 
   const std::string& token = console.token;
   auto worker = [&](const std::string& name, std::vector<std::string> extra) {
     std::vector<std::string> args =
-        WorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
-                   {"--console-url", url, "--session-name", "t", "--console-token", token,
-                    "--failed-documents-dir", run.dir.File("failed")});
+        RfsWorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                      {"--console-url", url, "--session-name", "t", "--console-token", token,
+                       "--failed-documents-dir", run.dir.File("failed")});
     args.insert(args.end(), extra.begin(), extra.end());
     return rfs::test::RunProcess(args, run.Out(name), run.Err(name));
   };
@@ -579,10 +580,11 @@ TEST_CASE("an RfsWorker frozen past its phase lease stops that phase's work itse
   MigrationRun run;
   const std::string records = run.dir.File("records.sqlite");
   rfs::test::ChildProcess frozen(
-      WorkerArgs(generated->repo().string(), (*target)->endpoint(), "frozen",
-                 {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-frozen",
-                  "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", "PT2S",
-                  "--coordinator-db", records, "--failed-documents-dir", run.dir.File("failed")}),
+      RfsWorkerArgs(
+          generated->repo().string(), (*target)->endpoint(), "frozen",
+          {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-frozen",
+           "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", "PT2S",
+           "--coordinator-db", records, "--failed-documents-dir", run.dir.File("failed")}),
       run.Out("frozen"), run.Err("frozen"));
   const auto give_up = std::chrono::steady_clock::now() + 60s;
   while (rfs::test::ReadTextFile(run.Err("frozen")).find("STARTED") == std::string::npos &&

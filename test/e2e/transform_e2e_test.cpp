@@ -15,6 +15,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/exit_codes.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 #include "rfs/net/gzip.hpp"
 #include "rfs/net/http_server.hpp"
@@ -31,7 +32,7 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace rfs::e2e;
 
-constexpr int kNoWorkLeft = 3;
+using rfs::core::kExitNoWorkLeft;
 
 // An OTLP/HTTP collector double: keeps the last export of each service instance.
 class CollectorDouble {
@@ -194,7 +195,7 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
          collector.url(), "--metrics-port", "0", "--metrics-bind-address", "127.0.0.1"},
         run.Out(name), run.Err(name));
     INFO(run.Logs(name));
-    REQUIRE((code == kNoWorkLeft || code == 6 || code == 0 || code == 2 || code == 4));
+    REQUIRE((code == kExitNoWorkLeft || code == 6 || code == 0 || code == 2 || code == 4));
     if (code == 6) {
       CHECK(rfs::test::ReadTextFile(run.Out(name)).find("failed in a transform") !=
             std::string::npos);
@@ -216,7 +217,7 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
       }
     }
     CHECK(run_outcome == (code == 6 ? "COMPLETED_WITH_FINDINGS" : "COMPLETED"));
-    if (code == kNoWorkLeft) break;
+    if (code == kExitNoWorkLeft) break;
   }
   REQUIRE(runs < 10);
 
@@ -345,7 +346,7 @@ TEST_CASE("an Elasticsearch 5 and 6 typed index is split by TypeMappingSanitizat
            "--doc-transformer-config", config},
           run.Out("documents"), run.Err("documents"));
       INFO(run.Logs("documents"));
-      CHECK((documents == 0 || documents == kNoWorkLeft));
+      CHECK((documents == 0 || documents == kExitNoWorkLeft));
       ExpectedDocs expected;
       expected["simple_docs"]["1"] = ExpectedDoc{json::parse(R"({"value":42})"), std::nullopt};
       expected["simple_docs"]["2"] = ExpectedDoc{json::parse(R"({"value":99})"), std::nullopt};

@@ -31,14 +31,14 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr const char* kAdminToken = "admin-token-for-hostile-tests-0123";
+constexpr const char* kHostileAdminToken = "admin-token-for-hostile-tests-0123";
 
 // A console with a metrics endpoint over a fresh SQLite store.
 struct HostileConsole {
   explicit HostileConsole(size_t max_connections = 256) : dir("rfs-console-hostile") {
     rfs::console::ConsoleServerOptions options;
     options.store.uri = "sqlite:" + dir.File("console.db");
-    options.service.admin_token = kAdminToken;
+    options.service.admin_token = kHostileAdminToken;
     options.http.max_connections = max_connections;
     options.metrics_port = 0;
     options.metrics_bind_address = "127.0.0.1";
@@ -75,7 +75,7 @@ struct HostileConsole {
     rfs::net::HttpRequest request;
     request.method = "POST";
     request.target = "/sessions";
-    request.headers = {{"Authorization", std::string("Bearer ") + kAdminToken},
+    request.headers = {{"Authorization", std::string("Bearer ") + kHostileAdminToken},
                        {"Content-Type", "application/json"}};
     request.body = json::serialize(json::object{{"name", name}});
     auto response = Client()->Send(request);
@@ -298,7 +298,7 @@ TEST_CASE("each route takes the methods the OpenAPI document gives it, 405 with 
       rfs::net::HttpRequest request;
       request.method = method;
       request.target = target;
-      request.headers = {{"Authorization", std::string("Bearer ") + kAdminToken}};
+      request.headers = {{"Authorization", std::string("Bearer ") + kHostileAdminToken}};
       auto response = console.Client()->Send(request);
       REQUIRE(response.ok());
       INFO(method << " " << target << ": " << response->status << " " << response->body);

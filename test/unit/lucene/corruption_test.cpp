@@ -19,7 +19,7 @@ namespace {
 
 using rfs::lucene::testing::MemoryDirectory;
 
-std::shared_ptr<MemoryDirectory> Fixture(const std::string& name) {
+std::shared_ptr<MemoryDirectory> CorruptionFixture(const std::string& name) {
   return MemoryDirectory::CopyOf(rfs::lucene::testing::CorpusDir() / "lucene-10.5-fixture-indexes" /
                                  name);
 }
@@ -67,12 +67,12 @@ void FixChecksum(std::vector<uint8_t>& bytes) {
 
 TEST_CASE("Every flipped byte of segments_N, .si and .fdt is DataLoss", "[lucene][corrupt]") {
   if (!rfs::lucene::testing::HaveCorpus()) return;
-  REQUIRE(ReadEverything(Fixture("stored_fields_index")).ok());
+  REQUIRE(ReadEverything(CorruptionFixture("stored_fields_index")).ok());
   for (const std::string file : {"segments_1", "_0.si", "_0.fdt", "_0.fdm", "_0.fnm"}) {
-    const auto pristine = Fixture("stored_fields_index");
+    const auto pristine = CorruptionFixture("stored_fields_index");
     const size_t size = pristine->files.at(file).size();
     for (size_t at = 0; at < size; ++at) {
-      auto dir = Fixture("stored_fields_index");
+      auto dir = CorruptionFixture("stored_fields_index");
       dir->files.at(file)[at] ^= 0x5A;
       INFO(file << " byte " << at);
       const absl::Status status = ReadEverything(dir);
@@ -87,9 +87,9 @@ TEST_CASE("Every flipped byte of segments_N, .si and .fdt is DataLoss", "[lucene
 TEST_CASE("Every truncation of segments_N, .si and .fdt is DataLoss", "[lucene][corrupt]") {
   if (!rfs::lucene::testing::HaveCorpus()) return;
   for (const std::string file : {"segments_1", "_0.si", "_0.fdt"}) {
-    const size_t size = Fixture("stored_fields_index")->files.at(file).size();
+    const size_t size = CorruptionFixture("stored_fields_index")->files.at(file).size();
     for (size_t keep = 0; keep < size; ++keep) {
-      auto dir = Fixture("stored_fields_index");
+      auto dir = CorruptionFixture("stored_fields_index");
       dir->files.at(file).resize(keep);
       INFO(file << " truncated to " << keep);
       ExpectDataLoss(ReadEverything(dir), file);
@@ -101,10 +101,10 @@ TEST_CASE("Corrupt .fdt chunks without the CRC check never crash", "[lucene][cor
   if (!rfs::lucene::testing::HaveCorpus()) return;
   for (const std::string fixture :
        {"stored_fields_index", "stored_fields_best_compression_index"}) {
-    const size_t size = Fixture(fixture)->files.at("_0.fdt").size();
+    const size_t size = CorruptionFixture(fixture)->files.at("_0.fdt").size();
     for (size_t at = 0; at < size - 16; ++at) {
       for (uint8_t mask : {0x01, 0x80, 0xFF}) {
-        auto dir = Fixture(fixture);
+        auto dir = CorruptionFixture(fixture);
         auto& fdt = dir->files.at("_0.fdt");
         fdt[at] ^= mask;
         FixChecksum(fdt);
@@ -128,7 +128,7 @@ TEST_CASE("Unknown codec versions are Unimplemented naming codec, version and se
   for (const Case& c :
        {Case{"_0.si", "Lucene90SegmentInfo"}, Case{"_0.fdt", "Lucene90StoredFieldsFastData"},
         Case{"_0.fnm", "Lucene94FieldInfos"}}) {
-    auto dir = Fixture("stored_fields_index");
+    auto dir = CorruptionFixture("stored_fields_index");
     auto& bytes = dir->files.at(c.file);
     // The BE version follows magic (4), name length (1) and the name.
     const size_t version_at = 4 + 1 + c.codec.size();
@@ -143,7 +143,7 @@ TEST_CASE("Unknown codec versions are Unimplemented naming codec, version and se
     CHECK(message.find("_0") != std::string::npos);
   }
   // segments_N format 11 (Lucene main, unreleased).
-  auto dir = Fixture("stored_fields_index");
+  auto dir = CorruptionFixture("stored_fields_index");
   dir->files.at("segments_1")[4 + 1 + 8 + 3] = 11;
   const absl::Status status = ReadEverything(dir);
   CHECK(absl::IsUnimplemented(status));
@@ -166,7 +166,7 @@ TEST_CASE("Unknown stored-fields formats are Unimplemented naming the format and
         absl::IsUnimplemented(rfs::lucene::internal::FormatForHeader(name, 2, "_3.fdt").status()));
   }
   if (!rfs::lucene::testing::HaveCorpus()) return;
-  auto dir = Fixture("stored_fields_index");
+  auto dir = CorruptionFixture("stored_fields_index");
   auto& bytes = dir->files.at("_0.fdt");
   const std::string renamed = "Lucene99StoredFieldsFastData";  // same length as the real name
   std::copy(renamed.begin(), renamed.end(), bytes.begin() + 5);
@@ -180,7 +180,7 @@ TEST_CASE("Unknown stored-fields formats are Unimplemented naming the format and
 
 TEST_CASE("Missing files are NotFound naming the segment", "[lucene][corrupt]") {
   if (!rfs::lucene::testing::HaveCorpus()) return;
-  auto dir = Fixture("stored_fields_index");
+  auto dir = CorruptionFixture("stored_fields_index");
   dir->files.erase("_0.fdt");
   const absl::Status status = ReadEverything(dir);
   CHECK(absl::IsNotFound(status));

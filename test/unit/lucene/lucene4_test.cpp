@@ -50,18 +50,18 @@ bool HaveEs1() {
   rfs::test::SkipTest(kEs1.string() + " not found");
 }
 
-struct Doc {
+struct Lucene4Doc {
   std::string id;
   std::optional<std::string> type;
   std::string source;
 };
 
-absl::StatusOr<std::vector<Doc>> ReadDocs(std::shared_ptr<MemoryDirectory> dir) {
+absl::StatusOr<std::vector<Lucene4Doc>> ReadDocs(std::shared_ptr<MemoryDirectory> dir) {
   auto reader = rfs::lucene::ShardReader::Open(dir);
   if (!reader.ok()) return reader.status();
   auto cursor = (*reader)->OpenAt(0);
   if (!cursor.ok()) return cursor.status();
-  std::vector<Doc> docs;
+  std::vector<Lucene4Doc> docs;
   rfs::lucene::Document doc;
   for (;;) {
     auto more = (*cursor)->Next(doc);
@@ -71,7 +71,7 @@ absl::StatusOr<std::vector<Doc>> ReadDocs(std::shared_ptr<MemoryDirectory> dir) 
   }
 }
 
-void ExpectDataLoss(const absl::Status& status, const std::string& file) {
+void ExpectLucene4DataLoss(const absl::Status& status, const std::string& file) {
   INFO(status.ToString());
   REQUIRE_FALSE(status.ok());
   CHECK(absl::IsDataLoss(status));
@@ -198,7 +198,7 @@ TEST_CASE("Lucene 4.10 shard: every flipped byte of the metadata files is DataLo
       REQUIRE_FALSE(status.ok());
       // A flip of the header version is an unknown version, not corruption.
       if (absl::IsUnimplemented(status)) continue;
-      ExpectDataLoss(status, file);
+      ExpectLucene4DataLoss(status, file);
     }
   }
   // In the .cfs only the sub-files that are read (.fnm, .fdt) are checked;
@@ -226,7 +226,7 @@ TEST_CASE("Lucene 4.10 shard: every truncation is DataLoss naming the file and o
       dir->files.at(file).resize(keep);
       INFO(file << " truncated to " << keep);
       // A truncated .cfs may be reported against its entry table.
-      ExpectDataLoss(ReadDocs(dir).status(), file == "_1.cfs" ? "_1.cf" : file);
+      ExpectLucene4DataLoss(ReadDocs(dir).status(), file == "_1.cfs" ? "_1.cf" : file);
     }
   }
 }
@@ -265,7 +265,7 @@ TEST_CASE("Lucene 4.6 segments_N (format 1) ends with a CRC long", "[lucene][luc
     out.format = 1;
     rfs::core::ByteReader bin(bad, "segments_7");
     REQUIRE(bin.Skip(17).ok());
-    ExpectDataLoss(rfs::lucene::internal::ParseLucene4SegmentsBody(bin, out), "segments_7");
+    ExpectLucene4DataLoss(rfs::lucene::internal::ParseLucene4SegmentsBody(bin, out), "segments_7");
   }
 }
 
@@ -281,7 +281,8 @@ TEST_CASE("Lucene 4 .si and .fnm variants", "[lucene][lucene4]") {
   CHECK_FALSE(info->is_compound);
   CHECK(info->files.size() == 2);
   si40.b.push_back(0);
-  ExpectDataLoss(rfs::lucene::internal::ParseLucene4SegmentInfo(si40.b, "_0.si").status(), "_0.si");
+  ExpectLucene4DataLoss(rfs::lucene::internal::ParseLucene4SegmentInfo(si40.b, "_0.si").status(),
+                        "_0.si");
 
   Bytes fnm42;
   fnm42.Header("Lucene42FieldInfos", 0).VInt(2);
@@ -301,8 +302,8 @@ TEST_CASE("Lucene 4 .si and .fnm variants", "[lucene][lucene4]") {
   Bytes fnm46;
   fnm46.Header("Lucene46FieldInfos", 1).VInt(1);
   fnm46.Str("n").VInt(0).U8(0x01).U8(0x05).Long(~uint64_t{0}).Int(0).Footer();
-  ExpectDataLoss(rfs::lucene::internal::ParseLucene4FieldInfos(fnm46.b, "_0.fnm").status(),
-                 "_0.fnm");
+  ExpectLucene4DataLoss(rfs::lucene::internal::ParseLucene4FieldInfos(fnm46.b, "_0.fnm").status(),
+                        "_0.fnm");
 }
 
 TEST_CASE("Lucene40 .del bit vectors", "[lucene][lucene4]") {
@@ -318,10 +319,10 @@ TEST_CASE("Lucene40 .del bit vectors", "[lucene][lucene4]") {
   CHECK_FALSE(live->IsLive(9));
   CHECK(live->IsLive(8));
   // The delete count must agree with segments_N.
-  ExpectDataLoss(ParseLucene4LiveDocs(bits.b, "_0_1.del", 10, 1).status(), "_0_1.del");
+  ExpectLucene4DataLoss(ParseLucene4LiveDocs(bits.b, "_0_1.del", 10, 1).status(), "_0_1.del");
   for (size_t keep = 0; keep < bits.b.size(); ++keep) {
     std::vector<uint8_t> cut(bits.b.begin(), bits.b.begin() + keep);
-    ExpectDataLoss(ParseLucene4LiveDocs(cut, "_0_1.del", 10, 2).status(), "_0_1.del");
+    ExpectLucene4DataLoss(ParseLucene4LiveDocs(cut, "_0_1.del", 10, 2).status(), "_0_1.del");
   }
 
   // Version 1, cleared d-gaps: 20 docs, doc 17 deleted (byte 2 = 0b11111101).
@@ -345,7 +346,7 @@ TEST_CASE("Lucene40 .del bit vectors", "[lucene][lucene4]") {
   // A gap past the end is DataLoss.
   Bytes far;
   far.Int(0xFFFFFFFE).Header("BitVector", 0).Int(0xFFFFFFFF).Int(16).Int(1).VInt(9).U8(0x01);
-  ExpectDataLoss(ParseLucene4LiveDocs(far.b, "_0_3.del", 16, 1).status(), "_0_3.del");
+  ExpectLucene4DataLoss(ParseLucene4LiveDocs(far.b, "_0_3.del", 16, 1).status(), "_0_3.del");
 }
 
 TEST_CASE("Lucene 4 stored numeric fields are fixed-width big-endian", "[lucene][lucene4]") {

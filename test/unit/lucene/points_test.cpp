@@ -31,7 +31,8 @@ using rfs::lucene::testing::LucenePointsIndex;
 using Segment = rfs::lucene::testing::OneSegment;
 
 // field -> doc -> the doc's points in hex, sorted.
-std::map<std::string, std::map<int32_t, std::vector<std::string>>> Expected(const fs::path& dir) {
+std::map<std::string, std::map<int32_t, std::vector<std::string>>> ExpectedPoints(
+    const fs::path& dir) {
   std::map<std::string, std::map<int32_t, std::vector<std::string>>> out;
   std::ifstream in(dir / "expected.tsv");
   std::string line;
@@ -66,7 +67,7 @@ TEST_CASE("Points of Lucene 7.7, 8.7, 9.12 and 10.5 read back as Lucene packed t
     INFO("Lucene " << major);
     const fs::path dir = LucenePointsIndex(major);
     Segment segment(dir / "index");
-    const auto expected = Expected(dir);
+    const auto expected = ExpectedPoints(dir);
     REQUIRE(expected.size() == 5);
     std::vector<std::vector<uint8_t>> values;
     for (const auto& [name, by_doc] : expected) {

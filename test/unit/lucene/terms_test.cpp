@@ -34,7 +34,7 @@ struct TermLine {
   bool operator==(const TermLine&) const = default;
 };
 
-std::vector<TermLine> Expected(const fs::path& dir) {
+std::vector<TermLine> ExpectedTerms(const fs::path& dir) {
   std::vector<TermLine> out;
   std::ifstream in(dir / "expected.tsv");
   std::string line;
@@ -103,7 +103,7 @@ TEST_CASE("Terms and postings of Lucene 7.7 to 10.5 read back as Lucene's own en
       const fs::path dir = LuceneTermsIndex(release);
       Segment segment(dir / "index");
       CHECK(PostingsFormatOf(segment) == format);
-      const std::vector<TermLine> expected = Expected(dir);
+      const std::vector<TermLine> expected = ExpectedTerms(dir);
       REQUIRE(expected.size() > 70000);
       const std::vector<TermLine> walked = Walked(segment);
       REQUIRE(walked.size() == expected.size());

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -131,12 +134,53 @@ class MemoryDirectory final : public core::IDirectory {
   std::string description_ = "memory";
 };
 
+/// Where fixtures written by Java Lucene are kept: outside the build tree, in the user's cache
+/// folder (as the Maven repository the jars come from), under a name that hashes everything that
+/// decides their bytes (the writer's source or jar contents, the Lucene jar, the Java), so that a
+/// fresh clone on the same machine reuses them and any change to a writer makes new ones. `dir`
+/// (the build tree's folder) only gives the name.
+inline std::filesystem::path CachedFixtureDir(const std::filesystem::path& dir,
+                                              const std::vector<std::string>& files,
+                                              const std::vector<std::string>& words) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  auto mix = [&hash](std::string_view bytes) {
+    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+    hash = (hash ^ 0xff) * 1099511628211ull;
+  };
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    mix(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  }
+  for (const auto& word : words) mix(word);
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path root;
+  if (xdg != nullptr && *xdg != '\0') {
+    root = xdg;
+  } else if (home != nullptr && *home != '\0') {
+    root = std::filesystem::path(home) / ".cache";
+  } else {
+    return dir;  // no cache folder: the build tree keeps them
+  }
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(hash));
+  const std::filesystem::path cached =
+      root / "rfs" / "java-fixtures" / (dir.filename().string() + "-" + suffix);
+  std::filesystem::create_directories(cached.parent_path());
+  return cached;
+}
+
 /// The directory of Lucene 8.7 test indices written by WriteLuceneIndex.java
-/// (generated once per build tree). Skips the test without Java or the jars; throws when the
-/// writer fails.
+/// (generated once per machine: CachedFixtureDir). Skips the test without Java or the jars; throws
+/// when the writer fails.
 inline std::optional<std::filesystem::path> Lucene8Indexes() {
 #if defined(RFS_JAVA) && defined(RFS_LUCENE_WRITER_JAR) && defined(RFS_LUCENE8_INDEX_DIR)
-  const std::filesystem::path dir = RFS_LUCENE8_INDEX_DIR;
+  const std::filesystem::path dir = CachedFixtureDir(
+      RFS_LUCENE8_INDEX_DIR,
+      {std::string(RFS_SOURCE_DIR) + "/test/unit/lucene/java/rfs/lucenetest/WriteLuceneIndex.java",
+       std::string(RFS_SOURCE_DIR) +
+           "/test/unit/lucene/java/META-INF/services/org.apache.lucene.codecs.Codec"},
+      {RFS_JAVA, RFS_LUCENE8_CORE_JAR});
   if (std::filesystem::exists(dir / "DONE")) return dir;
   // Write into a private folder, then rename: test processes may race.
   const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
@@ -201,16 +245,17 @@ inline void FlipMiddleByte(const std::filesystem::path& file) {
 }
 
 /// The folder (`index/` and `expected.tsv`) that the single-file Java program `source` fills when
-/// run by `java` with `jar` on its class path, generated once per build tree into `dir`. Java and
-/// the jars are installed by scripts/install-deps: their absence fails the test.
-inline std::filesystem::path JavaWrittenIndex(const std::filesystem::path& dir,
+/// run by `java` with `jar` on its class path, generated once per machine (CachedFixtureDir). Java
+/// and the jars are installed by scripts/install-deps: their absence fails the test.
+inline std::filesystem::path JavaWrittenIndex(const std::filesystem::path& build_dir,
                                               const std::string& java, const std::string& jar,
                                               const std::string& source) {
-  if (std::filesystem::exists(dir / "DONE")) return dir;
   if (jar.empty() || !std::filesystem::exists(jar)) {
     throw std::runtime_error("no Lucene jar '" + jar +
                              "' (run scripts/install-deps, then reconfigure)");
   }
+  const std::filesystem::path dir = CachedFixtureDir(build_dir, {source}, {java, jar});
+  if (std::filesystem::exists(dir / "DONE")) return dir;
   const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
   std::filesystem::remove_all(tmp);
   const std::string log = tmp.string() + ".log";

@@ -35,7 +35,7 @@ using rfs::lucene::testing::Lucene9VectorIndex;
 using Segment = rfs::lucene::testing::OneSegment;
 
 // field -> doc -> "e1,e2,..." as Java printed them.
-std::map<std::string, std::map<int32_t, std::string>> Expected(const fs::path& dir) {
+std::map<std::string, std::map<int32_t, std::string>> ExpectedVectors(const fs::path& dir) {
   std::map<std::string, std::map<int32_t, std::string>> out;
   std::ifstream in(dir / "expected.tsv");
   std::string line;
@@ -64,7 +64,7 @@ std::string Join(const std::vector<float>& values, bool bytes) {
 void CheckEveryVector(const fs::path& dir, const std::string& format, const std::string& meta) {
   Segment segment(dir / "index");
   CHECK(fs::exists(dir / "index" / ("_0_" + format + "_0." + meta)));
-  const auto expected = Expected(dir);
+  const auto expected = ExpectedVectors(dir);
   // dense, sparse, most; bytes from Lucene 9.4.
   REQUIRE(expected.size() >= 3);
   std::vector<float> vector;
@@ -94,7 +94,7 @@ void CheckEveryVector(const fs::path& dir, const std::string& format, const std:
 
 TEST_CASE("Lucene 9 vector files read back every vector as Lucene wrote it") {
   const fs::path dir = Lucene9VectorIndex();
-  REQUIRE(Expected(dir).size() == 4);
+  REQUIRE(ExpectedVectors(dir).size() == 4);
   CheckEveryVector(dir, "Lucene99HnswVectorsFormat", "vemf");
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("The vector formats of Lucene 9.0 to 9.8 read back every vector as Luc
     INFO("Lucene " << version);
     const fs::path dir = Lucene9VectorIndex(version);
     // Byte vectors from Lucene 9.4 on.
-    CHECK(Expected(dir).size() == (version >= "9.4" ? 4u : 3u));
+    CHECK(ExpectedVectors(dir).size() == (version >= "9.4" ? 4u : 3u));
     CheckEveryVector(dir, format, "vem");
   }
 }
@@ -118,7 +118,7 @@ TEST_CASE("The vector formats of Lucene 9.0 to 9.8 read back every vector as Luc
 TEST_CASE("Vector fields rebuild from vector files and from binary doc values") {
   const fs::path dir = Lucene9VectorIndex();
   Segment segment(dir / "index");
-  const auto expected = Expected(dir);
+  const auto expected = ExpectedVectors(dir);
   const auto mapping = boost::json::parse(R"({"properties":{
       "dense":{"type":"knn_vector","dimension":3},
       "sparse":{"type":"knn_vector","dimension":2},
@@ -167,7 +167,7 @@ TEST_CASE("Elasticsearch 8.9+ dense_vector in binary doc values is read little-e
   std::string big_endian_read, little_endian_read;
   REQUIRE(rebuilder.Rebuild(3, {}, little_endian_read).ok());
   // The fixture wrote big-endian floats: read as little-endian they differ.
-  const std::string expected = "{\"es_binary\":[" + Expected(dir).at("dense").at(3) + "]}";
+  const std::string expected = "{\"es_binary\":[" + ExpectedVectors(dir).at("dense").at(3) + "]}";
   CHECK(little_endian_read != expected);
 }
 

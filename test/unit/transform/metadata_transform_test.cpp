@@ -28,7 +28,7 @@ bool Dropped(const rfs::transform::TransformNotes& notes, std::string_view key) 
                      [&](const auto& d) { return d.key == key && !d.reason.empty(); });
 }
 
-bool HasNote(const rfs::transform::TransformNotes& notes, std::string_view fragment) {
+bool HasTransformNote(const rfs::transform::TransformNotes& notes, std::string_view fragment) {
   return std::any_of(notes.notes.begin(), notes.notes.end(),
                      [&](const std::string& n) { return n.find(fragment) != std::string::npos; });
 }
@@ -88,9 +88,9 @@ TEST_CASE("single mapping type is removed with _all and include_in_all", "[trans
   const auto& t = (*result)[0];
   CHECK(json::serialize(t.body.at("mappings")) ==
         R"({"properties":{"title":{"type":"text"},"author":{"type":"keyword"}}})");
-  CHECK(HasNote(t.notes, "mapping type [doc] removed"));
-  CHECK(HasNote(t.notes, "`_all` dropped"));
-  CHECK(HasNote(t.notes, "`include_in_all` removed"));
+  CHECK(HasTransformNote(t.notes, "mapping type [doc] removed"));
+  CHECK(HasTransformNote(t.notes, "`_all` dropped"));
+  CHECK(HasTransformNote(t.notes, "`include_in_all` removed"));
   CHECK(json::serialize(t.body.at("aliases")) ==
         R"({"current":{"filter":{"term":{"author":"a"}},"index_routing":"r"}})");
 }
@@ -106,7 +106,7 @@ TEST_CASE("ES 7 _doc mapping is unwrapped without a type note", "[transform][met
   REQUIRE(result.ok());
   const auto& t = (*result)[0];
   CHECK(json::serialize(t.body.at("mappings")) == R"({"properties":{"a":{"type":"long"}}})");
-  CHECK(!HasNote(t.notes, "removed"));
+  CHECK(!HasTransformNote(t.notes, "removed"));
   CHECK(Dropped(t.notes, "index.routing.allocation.include._tier_preference"));
   CHECK(Dropped(t.notes, "index.lifecycle.name"));
   CHECK(!t.body.at("settings").at("index").as_object().contains("routing"));
@@ -151,8 +151,8 @@ TEST_CASE("union merges the properties of several types and drops _default_",
   CHECK(props.contains("born"));
   CHECK(!props.contains("x"));
   CHECK(props.at("meta").at("properties").as_object().size() == 2);
-  CHECK(HasNote(t.notes, "`_default_` dropped"));
-  CHECK(HasNote(t.notes, "merged"));
+  CHECK(HasTransformNote(t.notes, "`_default_` dropped"));
+  CHECK(HasTransformNote(t.notes, "merged"));
 }
 
 TEST_CASE("union fails the index on a field mapped differently by two types",
@@ -221,8 +221,8 @@ TEST_CASE("ES 5 legacy template: template pattern, typed mappings, settings",
   CHECK(json::serialize(body.at("aliases")) == R"({"all-logs":{}})");
   CHECK(Dropped(result->notes, "index.mapping.single_type"));
   CHECK(Dropped(result->notes, "index.format"));
-  CHECK(HasNote(result->notes, "`template` pattern converted"));
-  CHECK(HasNote(result->notes, "mapping type [event] removed"));
+  CHECK(HasTransformNote(result->notes, "`template` pattern converted"));
+  CHECK(HasTransformNote(result->notes, "mapping type [event] removed"));
 }
 
 TEST_CASE("legacy template with object mappings and index_patterns (ES 7/8)",
