@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -134,11 +133,10 @@ class MemoryDirectory final : public core::IDirectory {
   std::string description_ = "memory";
 };
 
-/// Where fixtures written by Java Lucene are kept: outside the build tree, in the user's cache
-/// folder (as the Maven repository the jars come from), under a name that hashes everything that
-/// decides their bytes (the writer's source or jar contents, the Lucene jar, the Java), so that a
-/// fresh clone on the same machine reuses them and any change to a writer makes new ones. `dir`
-/// (the build tree's folder) only gives the name.
+/// Where fixtures written by Java Lucene are kept: in the download cache outside the clone
+/// (RFS_JAVA_FIXTURE_CACHE, beside the Maven repository the jars come from), under `dir`'s name and
+/// a hash of everything that decides their bytes (the writer's source, the Lucene jar, the Java),
+/// so that a fresh clone on the same machine reuses them and any change to a writer makes new ones.
 inline std::filesystem::path CachedFixtureDir(const std::filesystem::path& dir,
                                               const std::vector<std::string>& files,
                                               const std::vector<std::string>& words) {
@@ -152,20 +150,10 @@ inline std::filesystem::path CachedFixtureDir(const std::filesystem::path& dir,
     mix(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
   }
   for (const auto& word : words) mix(word);
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path root;
-  if (xdg != nullptr && *xdg != '\0') {
-    root = xdg;
-  } else if (home != nullptr && *home != '\0') {
-    root = std::filesystem::path(home) / ".cache";
-  } else {
-    return dir;  // no cache folder: the build tree keeps them
-  }
   char suffix[17];
   std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(hash));
   const std::filesystem::path cached =
-      root / "rfs" / "java-fixtures" / (dir.filename().string() + "-" + suffix);
+      std::filesystem::path(RFS_JAVA_FIXTURE_CACHE) / (dir.filename().string() + "-" + suffix);
   std::filesystem::create_directories(cached.parent_path());
   return cached;
 }
