@@ -19,10 +19,12 @@
 #include "rfs/cloud/azure_repo.hpp"
 #include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/migration/solr_migration.hpp"
 #include "rfs/migration/tools.hpp"
 #include "rfs/net/aws_credentials.hpp"
 
 #include "absl/status/statusor.h"
+#include "common/options.hpp"
 
 namespace rfs::apps {
 
@@ -164,6 +166,45 @@ inline absl::StatusOr<migration::RepositoryLocation> RepositoryOption(const po::
     return absl::InvalidArgumentError("--azure-repo-uri takes az://container/prefix");
   }
   return LocationOf(uri, vm);
+}
+
+/// --solr-collection and --solr-backup-id: which collection and point of a Solr backup to read
+/// (with --source-version "SOLR N").
+inline void AddSolrBackupOptions(po::options_description& options) {
+  options.add_options()("solr-collection", po::value<std::string>(),
+                        "Solr: the collection of a backup name that holds several")(
+      "solr-backup-id", po::value<Bounded<int, 0, 1000000000>>(),
+      "Solr: the point of an incremental backup (default: the newest)");
+}
+
+/// With a --source-version naming Solr ("SOLR 9"; 6-9), `location` becomes Solr backup
+/// `backup_name` of the location (docs/solr.md). InvalidArgument for a Solr source without a
+/// backup name, or Solr's options without it.
+inline absl::Status ApplySolrSource(const po::variables_map& vm, const std::string& source_version,
+                                    const std::string& backup_name,
+                                    migration::RepositoryLocation& location) {
+  std::optional<int> major;
+  if (!source_version.empty()) {
+    RFS_ASSIGN_OR_RETURN(major, migration::ParseSolrSourceVersion(source_version));
+  }
+  if (!major) {
+    if (vm.count("solr-collection") || vm.count("solr-backup-id")) {
+      return absl::InvalidArgumentError(
+          "--solr-collection and --solr-backup-id need --source-version \"SOLR <major>\"");
+    }
+    return absl::OkStatus();
+  }
+  if (backup_name.empty()) {
+    return absl::InvalidArgumentError(
+        "a Solr source needs --snapshot-name: the name of the backup to read");
+  }
+  migration::RepositoryLocation::SolrBackup& solr = location.solr.emplace();
+  solr.backup_name = backup_name;
+  if (vm.count("solr-collection")) solr.collection = vm["solr-collection"].as<std::string>();
+  if (vm.count("solr-backup-id")) {
+    solr.backup_id = vm["solr-backup-id"].as<Bounded<int, 0, 1000000000>>().value;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace rfs::apps

@@ -53,14 +53,17 @@ po::options_description Options() {
   options.add_options()("help,h", "show this help")("snapshot-name", po::value<std::string>(),
                                                     "snapshot to migrate (default: the newest)");
   AddRepositoryOptions(options);
+  AddSolrBackupOptions(options);
   options.add_options()(
       "lucene-dir", po::value<std::string>(),
       "accepted for compatibility with the Java tool and ignored: shards are read in place from "
       "the repository, nothing is unpacked")(
       "source-version", po::value<std::string>(),
       "the source's version, e.g. ES_7_10 or \"OS 2.11\" (default: detected from the snapshot; "
-      "a mismatch is reported)")("output-dir", po::value<std::string>(),
-                                 "embedded default target: bulk NDJSON files under this folder");
+      "a mismatch is reported); \"SOLR 9\" (or 6, 7, 8): the location holds Solr backups and "
+      "--snapshot-name names the one to migrate (docs/solr.md)")(
+      "output-dir", po::value<std::string>(),
+      "embedded default target: bulk NDJSON files under this folder");
   AddConnectionOptions(options, "target", "target");
   AddConnectionOptions(options, "coordinator", "coordination");
   AddPlainHttpOption(options);
@@ -307,7 +310,9 @@ absl::StatusOr<migration::DocumentsToolOptions> ToolOptions(const po::variables_
   }
   run.worker_id = text("worker-id");
   run.source_version = text("source-version");
-  if (!run.source_version.empty()) {
+  RFS_RETURN_IF_ERROR(
+      ApplySolrSource(vm, run.source_version, text("snapshot-name"), run.repository));
+  if (!run.source_version.empty() && !run.repository.solr) {
     if (auto parsed = core::ClusterVersion::ParseKnown(run.source_version); !parsed.ok()) {
       return absl::InvalidArgumentError(
           core::StrCat("--source-version: ", parsed.status().message()));

@@ -39,7 +39,8 @@ constexpr const char* kUsage =
     "         or with --snapshot-name the one named (its shards, files, schema)\n"
     "  docs   every live document of a snapshot as NDJSON on stdout, one per line, in\n"
     "         elasticdump's format: {\"_index\",\"_type\" (typed indices only),\"_id\",\n"
-    "         \"_routing\" (when set),\"_source\"}; a summary goes to stderr\n"
+    "         \"_routing\" (when set),\"_source\"}; a summary goes to stderr. With\n"
+    "         --source-version \"SOLR 9\": a Solr backup's documents as Solr returns them\n"
     "\n"
     "Every option can also be set with an RFS_ environment variable, e.g.\n"
     "RFS_SNAPSHOT_LOCAL_DIR for --snapshot-local-dir.\n";
@@ -86,10 +87,8 @@ int Info(int argc, char** argv) {
       "json", po::bool_switch(), "print one JSON object instead of text")(
       "source-version", po::value<std::string>(),
       "\"SOLR 9\" (or 6, 7, 8): the location holds Solr backups; without --snapshot-name "
-      "every backup is listed, with it that backup is described (docs/solr.md)")(
-      "solr-collection", po::value<std::string>(), "Solr: the collection of a backup name")(
-      "solr-backup-id", po::value<rfs::apps::Bounded<int, 0, 1000000000>>(),
-      "Solr: the point of an incremental backup (default: the newest)");
+      "every backup is listed, with it that backup is described (docs/solr.md)");
+  rfs::apps::AddSolrBackupOptions(options);
   po::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 1, options, kUsage, kInfo, vm))
     return *done;
@@ -135,7 +134,11 @@ int Docs(int argc, char** argv) {
       "index", po::value<std::string>(), "only this index (default: every index)")(
       "shard", po::value<rfs::apps::ShardNumber>(), "only this shard (default: every shard)")(
       "from-cursor", po::value<rfs::apps::Count>()->default_value({0}),
-      "start at this shard-global document number (needs --index and --shard)");
+      "start at this shard-global document number (needs --index and --shard)")(
+      "source-version", po::value<std::string>(),
+      "\"SOLR 9\" (or 6, 7, 8): the location holds Solr backups and --snapshot-name names "
+      "one; its documents are printed as Solr returns them (docs/solr.md)");
+  rfs::apps::AddSolrBackupOptions(options);
   rfs::apps::AddReaderThreadsOption(options);
   rfs::apps::AddSourcelessOption(options);
   po::variables_map vm;
@@ -149,6 +152,16 @@ int Docs(int argc, char** argv) {
   run.gcs = location->gcs;
   run.azure = location->azure;
   run.snapshot_name = vm["snapshot-name"].as<std::string>();
+  const std::string source_version =
+      vm.count("source-version") ? vm["source-version"].as<std::string>() : "";
+  if (auto solr = rfs::apps::ApplySolrSource(vm, source_version, run.snapshot_name, *location);
+      !solr.ok()) {
+    return rfs::apps::UsageError(kDocs, solr.message());
+  }
+  if (!source_version.empty() && !location->solr) {
+    return rfs::apps::UsageError(kDocs, "--source-version takes only \"SOLR <major>\" here");
+  }
+  run.solr = location->solr;
   if (vm.count("index")) run.index = vm["index"].as<std::string>();
   if (vm.count("shard")) run.shard = rfs::apps::Get<rfs::apps::ShardNumber>(vm, "shard");
   run.from_cursor = rfs::apps::Get<rfs::apps::Count>(vm, "from-cursor");

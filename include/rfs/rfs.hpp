@@ -85,6 +85,7 @@
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 #include "rfs/solr/backup.hpp"
+#include "rfs/solr/documents.hpp"
 #include "rfs/solr/schema.hpp"
 #include "rfs/transform/es_mapping_rules.hpp"
 #include "rfs/transform/index_filter.hpp"

@@ -156,7 +156,9 @@ struct DocumentCursor::Impl {
       const FieldInfo* f = fields.ByName(name);
       return f == nullptr ? -1 : f->number;
     };
-    id_field = number("_id");
+    const SourceRebuildPlan* plan = state->options.rebuild_plan.get();
+    // Solr's documents carry their uniqueKey as a plain stored string instead of `_id`.
+    id_field = number(plan != nullptr && !plan->id_field.empty() ? plan->id_field : "_id");
     uid_field = number("_uid");
     routing_field = number("_routing");
     source_field = number("_source");
@@ -211,6 +213,11 @@ struct DocumentCursor::Impl {
     points = std::make_unique<internal::SegmentPoints>(dir, s, fields);
     terms = std::make_unique<internal::SegmentTerms>(dir, s, fields);
     rebuilder->StartSegment(*doc_values, *vectors, points.get(), terms.get());
+    if (!state->options.rebuild_plan->child_path_field.empty()) {
+      rebuilder->set_stored_reader([this](int32_t d, std::vector<internal::StoredValue>& out) {
+        return StoredValuesOf(d, out);
+      });
+    }
     const auto& plan_fields = state->options.rebuild_plan->fields;
     for (size_t f = 0; f < plan_fields.size(); ++f) {
       if (plan_fields[f].stored) {
@@ -263,8 +270,9 @@ struct DocumentCursor::Impl {
   }
 
   // A stored field the rebuild reads, copied out of its chunk.
-  void KeepStoredValue(const StoredField& f, const RebuildStoredField& rebuild) {
-    internal::StoredValue& v = stored_values.emplace_back();
+  void KeepStoredValue(const StoredField& f, const RebuildStoredField& rebuild,
+                       std::vector<internal::StoredValue>& into) {
+    internal::StoredValue& v = into.emplace_back();
     v.field = rebuild.field;
     v.original = rebuild.original;
     v.ignored_source = rebuild.ignored_source;
@@ -275,6 +283,28 @@ struct DocumentCursor::Impl {
     if (f.type == StoredFieldType::kInt || f.type == StoredFieldType::kLong) {
       v.double_value = static_cast<double>(f.long_value);
     }
+  }
+
+  // The stored values the plan reads of doc `d` of the open segment (a Solr child's).
+  absl::Status StoredValuesOf(int32_t d, std::vector<internal::StoredValue>& out) {
+    RFS_ASSIGN_OR_RETURN(const internal::DecodedChunk* chunk, chunks->ChunkFor(d));
+    const int32_t index = d - chunk->doc_base;
+    out.clear();
+    const bool ok = internal::ParseFields(
+        chunk->doc_bytes(index), chunk->num_fields[index], chunks->format().order,
+        [&](const StoredField& f) {
+          if (auto it = rebuild_stored.find(f.number); it != rebuild_stored.end()) {
+            KeepStoredValue(f, it->second, out);
+          }
+          return true;
+        },
+        chunks->format().lucene4);
+    if (!ok) {
+      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
+                              StrCat("malformed stored fields of doc ", d, " of segment ",
+                                     seg().name, " in the chunk at this offset"));
+    }
+    return absl::OkStatus();
   }
 
   // Rebuilds doc `d`'s source through the plan where it has none (or always, with
@@ -325,6 +355,8 @@ struct DocumentCursor::Impl {
     bool has_source = false, has_recovery = false;
     bool has_type = false;
     stored_values.clear();
+    const bool keeps_id_value =
+        rebuilder != nullptr && !rebuilder->plan().id_field.empty() && !rebuild_stored.empty();
     const bool ok = internal::ParseFields(
         chunk->doc_bytes(index), chunk->num_fields[index], chunks->format().order,
         [&](const StoredField& f) {
@@ -336,6 +368,12 @@ struct DocumentCursor::Impl {
               out.id.assign(f.string_value());
             }
             has_id = true;
+            // Solr's uniqueKey is also one of the document's fields.
+            if (keeps_id_value) {
+              if (auto it = rebuild_stored.find(n); it != rebuild_stored.end()) {
+                KeepStoredValue(f, it->second, stored_values);
+              }
+            }
           } else if (n == uid_field) {
             uid_scratch.assign(f.string_value());
             std::string type;
@@ -355,7 +393,7 @@ struct DocumentCursor::Impl {
             has_recovery = true;
           } else if (!rebuild_stored.empty()) {
             if (auto it = rebuild_stored.find(n); it != rebuild_stored.end()) {
-              KeepStoredValue(f, it->second);
+              KeepStoredValue(f, it->second, stored_values);
             }
           }
           return true;
@@ -371,6 +409,11 @@ struct DocumentCursor::Impl {
                               StrCat("invalid _id/_uid of doc ", d, " of segment ", seg().name));
     }
     if (!has_id) return false;
+    if (rebuilder != nullptr && !rebuilder->plan().child_path_field.empty()) {
+      // A Solr child has an id of its own: its nest path tells it apart.
+      RFS_ASSIGN_OR_RETURN(bool child, rebuilder->IsChild(d));
+      if (child) return false;
+    }
     if (!has_type) out.type.reset();
     if (!has_routing) out.routing.reset();
     out.from_recovery_source = false;
@@ -480,7 +523,13 @@ struct DocumentCursor::Impl {
     nested_children.clear();
     if (chunks == nullptr) return absl::OkStatus();
     for (int32_t j = first - 1; j >= 0 && live.IsLive(j); --j) {
-      RFS_ASSIGN_OR_RETURN(bool root, HasStoredId(j));
+      bool root = false;
+      if (!rebuilder->plan().child_path_field.empty()) {
+        RFS_ASSIGN_OR_RETURN(bool child, rebuilder->IsChild(j));
+        root = !child;
+      } else {
+        RFS_ASSIGN_OR_RETURN(root, HasStoredId(j));
+      }
       if (root) break;
       nested_children.push_back(j);
     }

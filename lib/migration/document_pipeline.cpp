@@ -15,6 +15,7 @@
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/migration/document_migration_worker.hpp"
+#include "rfs/solr/documents.hpp"
 #include "rfs/transform/type_policy.hpp"
 
 #include "migration/data_stream_internal.hpp"
@@ -30,6 +31,9 @@ absl::StatusOr<lucene::ShardReaderOptions> ShardReaderOptionsFor(
     bool preserve_version) {
   lucene::ShardReaderOptions options;
   options.read_versions = preserve_version;
+  // A Solr collection keeps no source: every document is rebuilt as Solr returns it.
+  RFS_ASSIGN_OR_RETURN(options.rebuild_plan, solr::RebuildPlanForBackupIndex(index));
+  if (options.rebuild_plan != nullptr) return options;
   // SMILE, CBOR and YAML sources are converted to JSON in stage 2, per document.
   options.pass_through_non_json_source = true;
   if (enable_sourceless_migrations) {

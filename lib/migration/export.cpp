@@ -258,10 +258,16 @@ ExportResult ExportDocumentsAsNdjson(const ExportOptions& options, std::FILE* ou
                 absl::InvalidArgumentError("--from-cursor needs --index and --shard"),
                 core::kExitUsage);
   }
-  auto repository = OpenSnapshotRepository(
-      {.uri = options.repository, .s3 = options.s3, .gcs = options.gcs, .azure = options.azure});
-  if (!repository.ok())
-    return Done(std::move(result), repository.status(), core::kExitSnapshotUnreadable);
+  auto repository = OpenSnapshotRepository({.uri = options.repository,
+                                            .s3 = options.s3,
+                                            .gcs = options.gcs,
+                                            .azure = options.azure,
+                                            .solr = options.solr});
+  if (!repository.ok()) {
+    return Done(std::move(result), repository.status(),
+                absl::IsInvalidArgument(repository.status()) ? core::kExitUsage
+                                                             : core::kExitSnapshotUnreadable);
+  }
   auto snapshot = (*repository)->FindSnapshot(options.snapshot_name);
   if (!snapshot.ok())
     return Done(std::move(result), snapshot.status(), core::kExitSnapshotUnreadable);

@@ -19,6 +19,7 @@
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/snapshot/source_repo.hpp"
+#include "rfs/solr/documents.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
 #include "migration/target_tuning_internal.hpp"
@@ -40,7 +41,7 @@ DocumentsToolResult Finish(DocumentsToolResult result, absl::Status status, int 
 // name the same version). Only a warning: the reader goes by what the files say.
 void CheckSourceVersion(const snapshot::SnapshotRepository& repository,
                         const DocumentsToolOptions& options) {
-  if (options.source_version.empty() || !options.on_warning) return;
+  if (options.source_version.empty() || !options.on_warning || options.repository.solr) return;
   const auto* snapshot =
       options.migration.snapshot_name.empty()
           ? repository.LatestSnapshot().value_or(nullptr)
@@ -68,14 +69,19 @@ absl::StatusOr<std::shared_ptr<snapshot::ISourceRepo>> OpenCloudRepo(
 
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
     const RepositoryLocation& location) {
-  RFS_ASSIGN_OR_RETURN(std::shared_ptr<snapshot::ISourceRepo> remote,
+  RFS_ASSIGN_OR_RETURN(std::shared_ptr<snapshot::ISourceRepo> repo,
                        OpenCloudRepo(location.uri, location));
-  if (remote != nullptr) return snapshot::SnapshotRepository::Open(std::move(remote));
-  std::string folder = location.uri;
-  if (folder.starts_with("file://")) folder = folder.substr(7);
-  auto repo = snapshot::FileSystemRepo::Open(folder);
-  if (!repo.ok()) return repo.status();
-  return snapshot::SnapshotRepository::Open(*repo);
+  if (repo == nullptr) {
+    std::string folder = location.uri;
+    if (folder.starts_with("file://")) folder = folder.substr(7);
+    RFS_ASSIGN_OR_RETURN(repo, snapshot::FileSystemRepo::Open(folder));
+  }
+  if (location.solr) {
+    return solr::OpenBackupAsSnapshotRepository(
+        std::move(repo), location.solr->backup_name,
+        {location.solr->collection, location.solr->backup_id});
+  }
+  return snapshot::SnapshotRepository::Open(std::move(repo));
 }
 
 absl::Status ValidateCoordinatorDb(std::string_view db) {
@@ -168,7 +174,10 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   // The repository before the coordinator: a console coordinator declares shard totals from it.
   auto repository = OpenSnapshotRepository(options.repository);
   if (!repository.ok()) {
-    return Finish(std::move(result), repository.status(), core::kExitSnapshotUnreadable);
+    // A Solr backup asked for by a wrong collection or point is a usage error.
+    const bool usage = options.repository.solr && absl::IsInvalidArgument(repository.status());
+    return Finish(std::move(result), repository.status(),
+                  usage ? core::kExitUsage : core::kExitSnapshotUnreadable);
   }
   wiring.repository = *std::move(repository);
   int exit_code = core::kExitFailure;

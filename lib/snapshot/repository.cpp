@@ -251,6 +251,35 @@ absl::Status SnapshotRepository::LoadLegacy() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::FromCatalog(
+    std::shared_ptr<const ISourceRepo> repo, SnapshotCatalog catalog) {
+  std::unique_ptr<SnapshotRepository> out(new SnapshotRepository());
+  out->repo_ = std::move(repo);
+  SnapshotEntry& snapshot = out->snapshots_.emplace_back();
+  snapshot.name = catalog.info.name;
+  snapshot.uuid = catalog.info.uuid;
+  snapshot.state = catalog.info.state;
+  snapshot.start_time_millis = catalog.info.start_time;
+  for (const std::string& name : catalog.info.indices) {
+    const bool described =
+        std::any_of(catalog.indices.begin(), catalog.indices.end(),
+                    [&](const IndexMetadata& index) { return index.name == name; });
+    const auto shards = catalog.shards.find(name);
+    if (!described || shards == catalog.shards.end()) {
+      return absl::InvalidArgumentError(StrCat("the catalog of ", out->repo_->description(),
+                                               " names index '", name,
+                                               "' without its metadata or shards"));
+    }
+    IndexEntry& index = out->indices_.emplace_back();
+    index.name = name;
+    index.id = name;
+    index.snapshot_uuids.push_back(snapshot.uuid);
+    index.shard_generations.resize(shards->second.size());
+  }
+  out->catalog_ = std::move(catalog);
+  return out;
+}
+
 absl::StatusOr<const SnapshotEntry*> SnapshotRepository::FindSnapshot(std::string_view name) const {
   for (const auto& s : snapshots_) {
     if (s.name == name) {
@@ -398,6 +427,7 @@ absl::StatusOr<int64_t> SnapshotRepository::VerifyLegacyStartTime(
 }
 
 absl::Status SnapshotRepository::VerifyRepositoryIndex(const SnapshotEntry& snapshot) const {
+  if (catalog_) return absl::OkStatus();  // no repository index: the catalog is the source
   {
     std::lock_guard lock(verified_mu_);
     if (verified_.contains(snapshot.uuid)) return absl::OkStatus();
@@ -554,6 +584,7 @@ absl::StatusOr<std::string> SnapshotRepository::IndexMetadataBlobName(
 
 absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
     const SnapshotEntry& snapshot) const {
+  if (catalog_) return catalog_->info;
   const std::string blob = SnapshotBlobName(snapshot);
   RFS_ASSIGN_OR_RETURN(auto value, ReadJsonBlob(*repo_, blob, kSnapshotCodec));
   RFS_ASSIGN_OR_RETURN(auto* root, internal::RequireObject(value, blob, "(root)"));
@@ -597,6 +628,7 @@ absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
 
 absl::StatusOr<GlobalMetadata> SnapshotRepository::ReadGlobalMetadata(
     const SnapshotEntry& snapshot) const {
+  if (catalog_) return GlobalMetadata();  // neither templates nor data streams
   const std::string blob = GlobalMetadataBlobName(snapshot);
   auto value_or = ReadJsonBlob(*repo_, blob, kGlobalMetadataCodec);
   if (absl::IsNotFound(value_or.status())) {
@@ -671,6 +703,11 @@ absl::StatusOr<std::vector<DataStream>> SnapshotRepository::ReadDataStreams(
 absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
     const SnapshotEntry& snapshot, std::string_view index_name) const {
   RFS_ASSIGN_OR_RETURN(const IndexEntry* index, FindIndex(index_name));
+  if (catalog_) {
+    for (const IndexMetadata& metadata : catalog_->indices) {
+      if (metadata.name == index->name) return metadata;
+    }
+  }
   RFS_ASSIGN_OR_RETURN(const std::string blob, IndexMetadataBlobName(snapshot, *index));
   auto value_or = ReadJsonBlob(*repo_, blob, kIndexMetadataCodec);
   if (absl::IsNotFound(value_or.status()) &&
@@ -743,6 +780,10 @@ absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
 
 absl::StatusOr<std::string> SnapshotRepository::ShardFolder(const IndexEntry& index,
                                                             int shard) const {
+  if (catalog_) {
+    return absl::UnimplementedError(StrCat(repo_->description(), " keeps index ", index.name,
+                                           " shard ", shard, " in no snapshot shard folder"));
+  }
   if (index.shard_path_type == 0) {
     return core::CheckedPath({"indices", index.id, std::to_string(shard)},
                              StrCat("index-", generation_));
@@ -777,6 +818,14 @@ absl::StatusOr<ShardSnapshot> SnapshotRepository::ReadShardSnapshot(const Snapsh
                                                                     std::string_view index_name,
                                                                     int shard) const {
   RFS_ASSIGN_OR_RETURN(const IndexEntry* index, FindIndex(index_name));
+  if (catalog_) {
+    const auto& shards = catalog_->shards.at(index->name);
+    if (shard < 0 || static_cast<size_t>(shard) >= shards.size()) {
+      return absl::NotFoundError(
+          StrCat("index ", index_name, " of ", repo_->description(), " has no shard ", shard));
+    }
+    return shards[static_cast<size_t>(shard)];
+  }
   RFS_ASSIGN_OR_RETURN(const std::string folder, ShardFolder(*index, shard));
   std::string name;
   switch (layout_) {
@@ -850,6 +899,10 @@ absl::StatusOr<std::shared_ptr<const core::IDirectory>> SnapshotRepository::Open
     const SnapshotEntry& snapshot, std::string_view index, int shard,
     ShardFilesOptions options) const {
   RFS_ASSIGN_OR_RETURN(const IndexEntry* entry, FindIndex(index));
+  if (catalog_) {
+    RFS_RETURN_IF_ERROR(ReadShardSnapshot(snapshot, index, shard).status());
+    return catalog_->open_shard(entry->name, shard, options);
+  }
   RFS_ASSIGN_OR_RETURN(auto shard_snapshot, ReadShardSnapshot(snapshot, index, shard));
   RFS_ASSIGN_OR_RETURN(auto folder, ShardFolder(*entry, shard));
   return internal::MakeShardDirectory(

@@ -289,11 +289,11 @@ absl::StatusOr<SolrSchema> ParseSchema(std::string_view xml, std::string_view so
   return schema;
 }
 
-namespace {
-
-bool IsInternal(std::string_view name) {
+bool IsInternalField(std::string_view name) {
   return name == "_version_" || name == "_root_" || name == "_nest_path_";
 }
+
+namespace {
 
 // One analysis component of OpenSearch, or why there is none.
 struct Translated {
@@ -664,7 +664,7 @@ SchemaMapping MappingFromSchema(const SolrSchema& schema,
         "(its label, or _childDocuments_ for anonymous children)");
   }
   for (const SolrField& field : schema.fields) {
-    if (IsInternal(field.name)) {
+    if (IsInternalField(field.name)) {
       b.out.decisions.push_back(StrCat(field.name, ": Solr's internal field; not migrated"));
       continue;
     }
@@ -676,7 +676,7 @@ SchemaMapping MappingFromSchema(const SolrSchema& schema,
   }
   // Fields of the index that dynamic fields made, by name.
   for (const std::string& name : std::set<std::string>(index_fields.begin(), index_fields.end())) {
-    if (IsInternal(name) || schema.FindField(name) != nullptr) continue;
+    if (IsInternalField(name) || schema.FindField(name) != nullptr) continue;
     const SolrField* field = schema.FieldFor(name);
     if (field == nullptr) {
       b.out.decisions.push_back(

@@ -121,6 +121,12 @@ struct RebuildField {
   /// (Elasticsearch `NormalizedCosineFloatVectorValues`). Set for float cosine dense_vectors.
   std::string magnitude_field;
   RebuildExactness exactness = RebuildExactness::kExact;
+  /// Printed as an array even with one value (Solr's multiValued fields).
+  bool multi_valued = false;
+  /// A float or double whose single-valued NUMERIC doc values hold its raw bits
+  /// (Float.floatToIntBits, Double.doubleToLongBits: Solr's point fields) rather than the
+  /// sortable form the engines and multi-valued fields use.
+  bool raw_float_bits = false;
 };
 
 /// What the mapping alone does not say: defaults that depend on the engine and version that
@@ -155,6 +161,14 @@ struct SourceRebuildPlan {
   /// `_ignored_source` (logsdb arrays before 8.19, values its doc values cannot give back): read
   /// them, and let each replace the rebuilt values of its field.
   bool reads_ignored_source = false;
+  /// Solr's documents (rfs/solr/documents.hpp): each is identified by this stored string field
+  /// (the schema's uniqueKey) instead of `_id`/`_uid`, every one is rebuilt through the plan,
+  /// and fields are written flat, by their whole names ("" for the engines' documents).
+  std::string id_field;
+  /// Solr's nested documents: a document with a value in this SORTED doc values field
+  /// (`_nest_path_`, e.g. "/kids#0/grand#") is a child, written into the next document of the
+  /// path above it under its last step's name: an array for "name#N", an object for "name#".
+  std::string child_path_field;
   /// "path: reason" for every mapped field that cannot be rebuilt.
   std::vector<std::string> unrebuildable;
   /// "path: what differs" for fields rebuilt but not always exactly as indexed.
@@ -182,7 +196,9 @@ std::string JavaFloatString(float value);
 
 /// Prints epoch milliseconds (or nanoseconds) in a date format of the mapping: the built-in ISO
 /// formats, epoch_millis / epoch_second, and `yyyy MM dd HH mm ss SSS` patterns. The
-/// strict_date_optional_time printers when the format is not understood.
+/// strict_date_optional_time printers when the format is not understood. "iso_instant" is
+/// java.time's DateTimeFormatter.ISO_INSTANT, as Solr prints dates: the fraction only when not
+/// zero, in groups of three digits ("2020-01-01T03:04:05Z", "...:05.500Z").
 std::string FormatDate(int64_t value, bool nanos, std::string_view format);
 
 }  // namespace rfs::lucene

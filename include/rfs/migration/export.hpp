@@ -13,6 +13,7 @@
 
 #include "rfs/cloud/azure_repo.hpp"
 #include "rfs/cloud/gcs_repo.hpp"
+#include "rfs/migration/tools.hpp"
 #include "rfs/s3/s3_repo.hpp"
 
 #include "absl/status/status.h"
@@ -26,6 +27,8 @@ struct ExportOptions {
   cloud::GcsOptions gcs;
   cloud::AzureOptions azure;
   std::string snapshot_name;
+  /// A Solr backup of the location instead of a snapshot (RepositoryLocation::solr).
+  std::optional<RepositoryLocation::SolrBackup> solr;
   /// Default: every index of the snapshot.
   std::optional<std::string> index;
   /// Default: every shard.

@@ -44,6 +44,15 @@ struct RepositoryLocation {
   s3::S3Options s3;
   cloud::GcsOptions gcs;
   cloud::AzureOptions azure;
+  /// A Solr backup location rather than a snapshot repository (--source-version "SOLR N"):
+  /// backup `backup_name` is read as a repository holding one snapshot of that name, whose one
+  /// index is the collection (rfs/solr/documents.hpp).
+  struct SolrBackup {
+    std::string backup_name;
+    std::optional<std::string> collection;  ///< --solr-collection
+    std::optional<int> backup_id;           ///< --solr-backup-id (default: the newest point)
+  };
+  std::optional<SolrBackup> solr;
 };
 
 /// The in-place reader of `uri` (s3://, gs://, az://) with the location's options; nullptr for a
@@ -51,7 +60,7 @@ struct RepositoryLocation {
 absl::StatusOr<std::shared_ptr<snapshot::ISourceRepo>> OpenCloudRepo(
     std::string_view uri, const RepositoryLocation& location);
 
-/// Opens the snapshot repository at `location`.
+/// Opens the snapshot repository at `location`, or its Solr backup as one (location.solr).
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotRepository(
     const RepositoryLocation& location);
 

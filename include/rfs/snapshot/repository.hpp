@@ -11,8 +11,11 @@
 // Thread safety: after Open(), all methods are const and may be called concurrently.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,12 +35,32 @@ struct ShardFilesOptions {
   bool verify_checksums = false;
 };
 
+/// A source of another kind (a Solr backup: rfs/solr/documents.hpp) presented as a repository
+/// that holds one snapshot, so that everything reading snapshots reads it unchanged: what the
+/// repository index and metadata blobs would say is given rather than read.
+struct SnapshotCatalog {
+  /// The one snapshot: its name, uuid, indices, state, start time and source version.
+  SnapshotInfo info;
+  std::vector<IndexMetadata> indices;
+  /// The file lists of each index's shards, by index name, then by shard number.
+  std::map<std::string, std::vector<ShardSnapshot>> shards;
+  /// Opens shard `shard` of `index`: its Lucene files in place.
+  std::function<absl::StatusOr<std::shared_ptr<const core::IDirectory>>(
+      std::string_view index, int shard, const ShardFilesOptions& options)>
+      open_shard;
+};
+
 class SnapshotRepository {
  public:
   /// Reads the repository index. NotFound when `repo` holds no repository index; DataLoss when
   /// it is corrupt; Unimplemented for a layout rfs does not read.
   static absl::StatusOr<std::unique_ptr<SnapshotRepository>> Open(
       std::shared_ptr<const ISourceRepo> repo);
+
+  /// A repository over `catalog` (see SnapshotCatalog); `repo` is where its files are.
+  /// InvalidArgument when the catalog names an index it does not describe.
+  static absl::StatusOr<std::unique_ptr<SnapshotRepository>> FromCatalog(
+      std::shared_ptr<const ISourceRepo> repo, SnapshotCatalog catalog);
 
   RepositoryLayout layout() const { return layout_; }
   /// The generation N of the `index-N` read (-1 for ES 1.x/2.x layouts).
@@ -116,6 +139,7 @@ class SnapshotRepository {
   mutable std::mutex verified_mu_;
   mutable std::set<std::string> verified_;
   boost::json::object index_metadata_identifiers_;
+  std::optional<SnapshotCatalog> catalog_;
 };
 
 }  // namespace rfs::snapshot

@@ -85,6 +85,9 @@ struct SolrSchema {
   bool nested() const { return FindField("_root_") != nullptr; }
 };
 
+/// Solr's own fields, never migrated: `_version_`, `_root_`, `_nest_path_`.
+bool IsInternalField(std::string_view name);
+
 /// Parses a schema. DataLoss naming `source` (and the line where the XML parser says) for text
 /// that is not XML, a field whose type is not declared, a missing name or class.
 absl::StatusOr<SolrSchema> ParseSchema(std::string_view xml, std::string_view source);

@@ -75,6 +75,8 @@ void SourceRebuilder::StartSegment(SegmentDocValues& doc_values, SegmentVectors&
   resolved_.assign(plan_->fields.size(), false);
   offsets_readers_.assign(plan_->fields.size(), nullptr);
   offsets_resolved_.assign(plan_->fields.size(), false);
+  nest_paths_ = nullptr;
+  nest_paths_resolved_ = false;
 }
 
 absl::StatusOr<FieldDocValues*> SourceRebuilder::Reader(size_t f) {
@@ -128,6 +130,12 @@ absl::Status SourceRebuilder::DocValues(size_t f, int32_t doc, std::vector<std::
   RFS_ASSIGN_OR_RETURN(FieldDocValues * values, Reader(f));
   if (values == nullptr) return absl::OkStatus();  // no document of the segment has a value
   switch (field.kind) {
+    case RebuildKind::kBoolean:
+      // Solr's BoolField keeps "T" and "F" as terms; the engines keep 0 and 1 as numbers.
+      if (values->type() != DvmType::kSorted && values->type() != DvmType::kSortedSet) break;
+      RFS_RETURN_IF_ERROR(values->Terms(doc, terms_));
+      for (const auto& term : terms_) out.push_back(term == "T" ? "true" : "false");
+      return absl::OkStatus();
     case RebuildKind::kKeyword:
     case RebuildKind::kText:
     case RebuildKind::kIp: {
@@ -365,8 +373,136 @@ absl::Status SourceRebuilder::ApplyArrayOffsets(size_t f, int32_t doc,
   return absl::OkStatus();
 }
 
+absl::Status SourceRebuilder::NestPath(int32_t doc, std::string& path) {
+  path.clear();
+  if (!nest_paths_resolved_) {
+    RFS_ASSIGN_OR_RETURN(nest_paths_, doc_values_->Field(plan_->child_path_field));
+    nest_paths_resolved_ = true;
+  }
+  if (nest_paths_ == nullptr) return absl::OkStatus();
+  RFS_RETURN_IF_ERROR(nest_paths_->Terms(doc, terms_));
+  if (!terms_.empty()) path = terms_.front();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SourceRebuilder::IsChild(int32_t doc) {
+  if (plan_->child_path_field.empty()) return false;
+  std::string path;
+  RFS_RETURN_IF_ERROR(NestPath(doc, path));
+  return !path.empty();
+}
+
+absl::Status SourceRebuilder::WriteSolrFields(int32_t doc, const std::vector<StoredValue>& stored,
+                                              std::string& out) {
+  out = "{";
+  for (size_t f = 0; f < plan_->fields.size(); ++f) {
+    const RebuildField& field = plan_->fields[f];
+    auto& values = values_[f];
+    values.clear();
+    auto status = FieldValues(f, doc, stored, values);
+    if (!status.ok()) {
+      return core::WithContext(status, StrCat("rebuilding field '", field.path, "' of doc ", doc));
+    }
+    NoteExactness(f);
+    if (values.empty()) continue;
+    if (out.size() > 1) out += ',';
+    core::AppendJsonString(field.path, out);
+    out += ':';
+    const bool array = field.multi_valued || values.size() > 1;
+    if (array) out += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) out += ',';
+      out += values[i];
+    }
+    if (array) out += ']';
+  }
+  out += '}';
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A rendered Solr child waiting for the document of the path above it.
+struct SolrChild {
+  std::string path;
+  std::string json;
+};
+
+// Adds to `object` (a JSON object text) the children of `pending` whose nest path is one step
+// below `path`, removing them: "<path>/<name>#<N>" go into an array under name, "<path>/<name>#"
+// is the object itself.
+void AttachSolrChildren(const std::string& path, std::vector<SolrChild>& pending,
+                        std::string& object) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // name, then objects
+  std::vector<bool> grouped_as_array;
+  auto rest = pending.begin();
+  for (auto it = pending.begin(); it != pending.end(); ++it) {
+    const std::string& child = it->path;
+    const bool below = child.size() > path.size() + 1 && child.starts_with(path) &&
+                       child[path.size()] == '/' &&
+                       child.find('/', path.size() + 1) == std::string::npos;
+    if (!below) {
+      if (rest != it) *rest = std::move(*it);
+      ++rest;
+      continue;
+    }
+    const std::string step = child.substr(path.size() + 1);
+    const size_t hash = step.rfind('#');
+    const std::string name = step.substr(0, hash);
+    const bool array = hash != std::string::npos && hash + 1 < step.size();
+    size_t g = 0;
+    while (g < groups.size() && groups[g].first != name) ++g;
+    if (g == groups.size()) {
+      groups.emplace_back(name, std::vector<std::string>());
+      grouped_as_array.push_back(array);
+    }
+    groups[g].second.push_back(std::move(it->json));
+  }
+  pending.erase(rest, pending.end());
+  if (groups.empty()) return;
+  object.pop_back();  // '}'
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (object.size() > 1) object += ',';
+    core::AppendJsonString(groups[g].first, object);
+    object += ':';
+    const auto& objects = groups[g].second;
+    const bool array = grouped_as_array[g] || objects.size() > 1;
+    if (array) object += '[';
+    for (size_t i = 0; i < objects.size(); ++i) {
+      if (i > 0) object += ',';
+      object += objects[i];
+    }
+    if (array) object += ']';
+  }
+  object += '}';
+}
+
+}  // namespace
+
+absl::Status SourceRebuilder::RebuildSolr(int32_t doc, const std::vector<StoredValue>& stored,
+                                          std::string& out, std::span<const int32_t> children) {
+  std::vector<SolrChild> pending;
+  for (int32_t child : children) {
+    SolrChild rendered;
+    RFS_RETURN_IF_ERROR(NestPath(child, rendered.path));
+    child_stored_.clear();
+    if (stored_reader_) RFS_RETURN_IF_ERROR(stored_reader_(child, child_stored_));
+    RFS_RETURN_IF_ERROR(WriteSolrFields(child, child_stored_, rendered.json));
+    // Its own children came before it: those one step below its path.
+    AttachSolrChildren(rendered.path, pending, rendered.json);
+    pending.push_back(std::move(rendered));
+  }
+  RFS_RETURN_IF_ERROR(WriteSolrFields(doc, stored, out));
+  AttachSolrChildren("", pending, out);
+  return absl::OkStatus();
+}
+
 absl::Status SourceRebuilder::Rebuild(int32_t doc, const std::vector<StoredValue>& stored,
                                       std::string& out, std::span<const int32_t> children) {
+  if (!plan_->id_field.empty()) {
+    last_inexact_ = false;
+    return RebuildSolr(doc, stored, out, children);
+  }
   for (auto& objects : pending_) objects.clear();
   last_inexact_ = false;
   for (int32_t child : children) RFS_RETURN_IF_ERROR(RebuildChild(child));

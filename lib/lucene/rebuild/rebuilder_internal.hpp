@@ -4,6 +4,7 @@
 // thread-safe (one per cursor).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -56,7 +57,16 @@ class SourceRebuilder {
   /// just before it in the segment).
   absl::Status Rebuild(int32_t doc, const std::vector<StoredValue>& stored, std::string& out,
                        std::span<const int32_t> children = {});
-  bool has_nested() const { return !plan_->nested_paths.empty(); }
+  bool has_nested() const {
+    return !plan_->nested_paths.empty() || !plan_->child_path_field.empty();
+  }
+  /// Plans with a child_path_field (Solr): whether `doc` of the current segment is a nested
+  /// child, i.e. has a nest path.
+  absl::StatusOr<bool> IsChild(int32_t doc);
+  /// How a Solr plan's rebuild reads the stored fields of a child document (the reader's
+  /// chunks): the values of the plan's stored fields, as for the document itself.
+  using StoredReader = std::function<absl::Status(int32_t doc, std::vector<StoredValue>& out)>;
+  void set_stored_reader(StoredReader reader) { stored_reader_ = std::move(reader); }
   /// Whether the last Rebuild gave a field a value the plan says may differ from the one
   /// indexed (RebuildField::exactness), in the document or one of its nested objects.
   bool last_inexact() const { return last_inexact_; }
@@ -95,6 +105,15 @@ class SourceRebuilder {
   // Puts field `f`'s values (sorted, from doc values) in the order of the document's arrays
   // when its `<field>.offsets` companion says it (repeats and nulls included).
   absl::Status ApplyArrayOffsets(size_t f, int32_t doc, std::vector<std::string>& values);
+  // Solr's documents (plan id_field): fields written flat by their whole names, each child (a
+  // document with a nest path) inside the next document of the path above it.
+  absl::Status RebuildSolr(int32_t doc, const std::vector<StoredValue>& stored, std::string& out,
+                           std::span<const int32_t> children);
+  // One Solr document's own fields as a JSON object.
+  absl::Status WriteSolrFields(int32_t doc, const std::vector<StoredValue>& stored,
+                               std::string& out);
+  // The nest path of `doc` ("" for none).
+  absl::Status NestPath(int32_t doc, std::string& path);
   // A keyword's or boolean's values from the segment's terms and postings.
   absl::Status TermValues(size_t f, int32_t doc, std::vector<std::string>& out);
 
@@ -120,6 +139,10 @@ class SourceRebuilder {
   std::vector<int64_t> numbers_;
   std::string binary_;
   std::vector<float> vector_;
+  StoredReader stored_reader_;
+  FieldDocValues* nest_paths_ = nullptr;  // child_path_field's doc values, when resolved
+  bool nest_paths_resolved_ = false;
+  std::vector<StoredValue> child_stored_;
 };
 
 }  // namespace rfs::lucene::internal

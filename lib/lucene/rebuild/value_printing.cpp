@@ -213,6 +213,17 @@ std::string FormatDate(int64_t value, bool nanos, std::string_view format) {
                    pattern.find("strict_date_hour_minute_second") != std::string::npos ||
                    pattern.find('y') == std::string::npos;
   if (!iso) return PrintDatePattern(pattern, t);
+  if (pattern == "iso_instant") {
+    // DateTimeFormatter.ISO_INSTANT: no fraction when it is zero, else 3, 6 or 9 digits.
+    std::string out =
+        StrCat(date, "T", Pad(t.hour, 2), ":", Pad(t.minute, 2), ":", Pad(t.second, 2));
+    if (t.milli != 0 || t.sub_milli != 0) {
+      std::string fraction = Pad(t.milli * 1000000 + t.sub_milli, 9);
+      while (fraction.size() > 3 && fraction.ends_with("000")) fraction.resize(fraction.size() - 3);
+      out += "." + fraction;
+    }
+    return out + "Z";
+  }
   std::string out =
       StrCat(date, "T", Pad(t.hour, 2), ":", Pad(t.minute, 2), ":", Pad(t.second, 2), ".");
   if (pattern.find("nanos") != std::string::npos) {
@@ -281,8 +292,15 @@ std::string PrintNumber(const RebuildField& field, int64_t v) {
     case RebuildKind::kUnsignedLong:
       return std::to_string(static_cast<uint64_t>(v));
     case RebuildKind::kDouble:
+      if (field.raw_float_bits && !field.multi_valued) {
+        return JavaDoubleString(std::bit_cast<double>(v));
+      }
       return JavaDoubleString(SortableLongToDouble(v));
     case RebuildKind::kFloat:
+      if (field.raw_float_bits && !field.multi_valued) {
+        return JavaFloatString(
+            std::bit_cast<float>(static_cast<uint32_t>(static_cast<uint64_t>(v))));
+      }
       return JavaFloatString(SortableIntToFloat(static_cast<int32_t>(v)));
     case RebuildKind::kHalfFloat:
       return JavaFloatString(SortableShortToHalfFloat(static_cast<int16_t>(v)));
