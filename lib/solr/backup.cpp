@@ -272,9 +272,9 @@ absl::StatusOr<SolrBackup> SolrBackupLocation::ReadBackup(std::string_view name,
   std::vector<std::string> collections = CollectionFolders(std::move(inner));
   if (options.collection) {
     if (!Contains(collections, *options.collection)) {
-      return absl::NotFoundError(StrCat("Solr backup '", folder, "' holds no collection '",
-                                        *options.collection, "' (it holds: ", Join(collections),
-                                        ")"));
+      return absl::InvalidArgumentError(StrCat("Solr backup '", folder, "' holds no collection '",
+                                               *options.collection,
+                                               "' (it holds: ", Join(collections), ")"));
     }
     return ReadIncremental(std::move(folder), *options.collection, options);
   }
@@ -307,9 +307,9 @@ absl::StatusOr<SolrBackup> SolrBackupLocation::ReadIncremental(
   }
   if (options.backup_id) {
     if (!std::binary_search(ids.begin(), ids.end(), *options.backup_id)) {
-      return absl::NotFoundError(StrCat("Solr backup '", backup.name, "' of collection ",
-                                        backup.collection, " has no backup id ", *options.backup_id,
-                                        " (it has ", JoinInts(ids), ")"));
+      return absl::InvalidArgumentError(
+          StrCat("Solr backup '", backup.name, "' of collection ", backup.collection,
+                 " has no backup id ", *options.backup_id, " (it has ", JoinInts(ids), ")"));
     }
     backup.backup_id = *options.backup_id;
   } else {

@@ -62,6 +62,11 @@ bool Describe(const SolrField& field, const SolrFieldType& type, lucene::Rebuild
               std::string& why) {
   using lucene::RebuildKind;
   const std::string& c = type.class_name;
+  if (!field.returned()) {
+    why = field.indexed ? "indexed only: Solr does not return its values"
+                        : "neither stored nor in doc values";
+    return false;
+  }
   out.type = c;
   out.multi_valued = field.multi_valued;
   out.stored = field.stored;
@@ -109,11 +114,6 @@ bool Describe(const SolrField& field, const SolrFieldType& type, lucene::Rebuild
     // Several Trie values live in SORTED_SET doc values as prefix-coded terms.
     why = StrCat(c, " keeps several values only as prefix-coded terms, and ", field.name,
                  " is not stored");
-    return false;
-  }
-  if (!field.returned()) {
-    why = field.indexed ? "indexed only: Solr does not return its values"
-                        : "neither stored nor in doc values";
     return false;
   }
   return true;

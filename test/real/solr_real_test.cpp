@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -23,6 +25,8 @@
 
 #include "support/real_node.hpp"
 #include "support/s3_server.hpp"
+#include "support/temp_dir.hpp"
+#include "support/tool_runner.hpp"
 
 namespace {
 
@@ -32,6 +36,59 @@ using rfs::solr::BackupLayout;
 using rfs::solr::SolrBackupLocation;
 
 constexpr const char* kCollection = "rfs_books";
+
+// Solr's documents and rfs's, and the OpenSearch copies of them, are compared by `_id`.
+using DocumentsById = std::map<std::string, json::value>;
+
+// Documents of every kind the rebuild reads: stored and doc-values-only values of each type,
+// single- and multi-valued (repeats, unsorted), dates with and without a fraction, floats Java
+// prints with an exponent, children under nest paths (an array, an object, a grandchild).
+constexpr const char* kKindsBatch = R"([
+  {"id": "k1", "s_s": "plain", "tags_ss": ["z", "a", "z"], "l_l": 12345678901234,
+   "f_f": 1.0e10, "fs_fs": [3.5, 1.25, 3.5], "d_d": -0.001, "ds_ds": [2.5, -1.0e-7],
+   "dt_dt": "2020-01-01T03:04:05Z", "dts_dts": ["2021-01-01T00:00:00Z", "2020-01-01T00:00:00.5Z"],
+   "b_b": false, "bs_bs": [true, false, true], "t_t": "Hello World", "tx_txt": ["one", "two"],
+   "loc_p": "45.5,-100.25", "vec_v4": [0.5, 2.0, 3.0, 4.25], "hidden_ti": "not returned",
+   "one_s1dv": "dv", "n_ldv": -42, "x_fdv": 0.1, "xs_fsdv": [9.5, -2.25, 9.5], "y_ddv": 1.0e-5,
+   "ys_dsdv": [7.0, 7.0, -3.5], "w_dtdv": "1999-12-31T23:59:59.999Z",
+   "ws_dtsdv": ["2001-01-01T00:00:00Z", "1970-01-01T00:00:00Z"], "c_bdv": true,
+   "cs_bsdv": [true, false, true], "codes_sdv": ["y", "x", "y"], "nums_idv": [3, 1, 3]},
+  {"id": "k2", "s_s": "parent",
+   "kids": [{"id": "k2-a", "s_s": "first", "n_i": 1,
+             "grand": {"id": "k2-a-g", "s_s": "grandchild"}},
+            {"id": "k2-b", "s_s": "second", "tags_ss": ["only"]}],
+   "one": {"id": "k2-o", "s_s": "single", "flag_b": true}},
+  {"id": "k3", "tags_ss": ["one value"], "nums_idv": [5]}
+])";
+
+// Drops Solr's own fields from a document as /select gives it, children included.
+void DropInternalFields(json::value& doc) {
+  if (doc.is_array()) {
+    for (auto& element : doc.as_array()) DropInternalFields(element);
+    return;
+  }
+  if (!doc.is_object()) return;
+  doc.as_object().erase("_version_");
+  doc.as_object().erase("_nest_path_");
+  for (auto& [key, value] : doc.as_object()) DropInternalFields(value);
+}
+
+// Every top-level document of `collection` as Solr's /select returns it, children under their
+// parents ([child]), Solr's internal fields dropped.
+DocumentsById SolrDocuments(rfs::test::RealNode& solr, const std::string& collection) {
+  const json::value answer = solr.Ok(
+      "GET", "/solr/" + collection +
+                 "/select?q=*:*&rows=10000&wt=json&fl=*,_nest_path_,%5Bchild%20limit=-1%5D");
+  DocumentsById out;
+  for (const json::value& doc : answer.at("response").at("docs").as_array()) {
+    // Nested children are matched by *:* too; they are returned inside their parents.
+    if (doc.as_object().contains("_nest_path_")) continue;
+    json::value copy = doc;
+    DropInternalFields(copy);
+    out[std::string(doc.at("id").as_string())] = std::move(copy);
+  }
+  return out;
+}
 
 // Documents of several kinds, in batches committed one by one (a segment each): multi-valued,
 // dynamic and copied fields, doc-values-only fields, child documents, a dense vector. Written as
@@ -313,6 +370,114 @@ TEST_CASE("MetadataMigration makes an OpenSearch index of a real Solr 9 collecti
   auto again = rfs::migration::RunSolrMetadataMigration(options, source);
   REQUIRE(again.exit_code == 0);
   CHECK(again.report->items[0].outcome == rfs::migration::MetadataOutcome::kAlreadyExists);
+  target.Send("DELETE", "/" + index);
+}
+
+TEST_CASE("rfs reads a real Solr 9 backup's documents as /select returns them and migrates them",
+          "[solr]") {
+  rfs::test::RealNode solr("solr");
+  rfs::test::RealNode target("os2knn");  // the schema has a dense vector field
+  const fs::path repo = solr.repo_path();
+  fs::remove_all(repo / "docs");
+  const std::string collection = "rfs_docs";
+  solr.Send("GET", "/solr/admin/collections?action=DELETE&name=" + collection);
+  Admin(solr, "action=CREATE&numShards=2&replicationFactor=1&name=" + collection);
+  solr.Ok("POST", "/solr/" + collection + "/schema",
+          R"({"add-copy-field":{"source":"title_t","dest":"all_txt"}})");
+  const std::string update = "/solr/" + collection + "/update?commit=true&wt=json";
+  solr.Ok("POST", update, Batch(1));
+  solr.Ok("POST", update, kKindsBatch);
+  solr.Ok("POST", update, Batch(2));
+  solr.Ok("POST", update, R"({"delete":{"id":"b1-3"}})");
+  Admin(solr, "action=BACKUP&name=docs&collection=" + collection + "&location=" + repo.string());
+  const DocumentsById expected = SolrDocuments(solr, collection);
+  // Batches of 6 with 2 anonymous children each (documents of their own), less one deleted, and
+  // the 3 parents of the kinds batch (its 4 nested children inside them).
+  REQUIRE(expected.size() == 2 * 8 - 1 + 3);
+  REQUIRE(expected.at("k2").as_object().contains("kids"));
+
+  rfs::test::ToolRunner runner("rfs-solr-docs");
+  const std::vector<std::string> source = {"--snapshot-local-dir", repo.string(),
+                                           "--snapshot-name",      "docs",
+                                           "--source-version",     "SOLR 9"};
+  std::vector<std::string> docs = {RFS_INSPECTOR_TOOL, "docs"};
+  docs.insert(docs.end(), source.begin(), source.end());
+  const int read = runner.Run(docs);
+  INFO(runner.err);
+  REQUIRE(read == 0);
+  DocumentsById rebuilt;
+  std::istringstream lines(runner.out);
+  for (std::string line; std::getline(lines, line);) {
+    const json::object parsed = json::parse(line).as_object();
+    CHECK(parsed.at("_index").as_string() == collection);
+    rebuilt[std::string(parsed.at("_id").as_string())] = parsed.at("_source");
+  }
+  REQUIRE(rebuilt.size() == expected.size());
+  for (const auto& [id, doc] : expected) {
+    INFO(id << ": Solr " << json::serialize(doc) << "\nrfs  "
+            << (rebuilt.count(id) ? json::serialize(rebuilt.at(id)) : std::string("(none)")));
+    CHECK(rebuilt.count(id) == 1);
+    if (rebuilt.count(id) == 1) CHECK(rebuilt.at(id) == doc);
+  }
+
+  // Into OpenSearch: the index made of the schema, then every document, read back equal.
+  const std::string& index = collection;
+  target.Send("DELETE", "/" + index);
+  rfs::migration::MetadataToolOptions metadata;
+  metadata.repository.uri = repo.string();
+  metadata.snapshot_name = "docs";
+  metadata.migration.mode = rfs::migration::MetadataMode::kMigrate;
+  metadata.target = rfs::net::HttpTransportOptions{.endpoint = target.url()};
+  auto created = rfs::migration::RunSolrMetadataMigration(metadata, {.major = 9});
+  INFO(created.status.ToString());
+  REQUIRE(created.exit_code == 0);
+  rfs::test::TempDir work("rfs-solr-migrate");
+  std::vector<std::string> migrate = {RFS_DOCUMENTS_TOOL, "--target-host", target.url(),
+                                      "--coordinator-db", work.File("coord.db")};
+  migrate.insert(migrate.end(), source.begin(), source.end());
+  const int migrated = runner.Run(migrate);
+  INFO(runner.out << runner.err);
+  REQUIRE(migrated == rfs::core::kExitNoWorkLeft);
+  target.Ok("POST", "/" + index + "/_refresh");
+  const json::value hits =
+      target.Ok("GET", "/" + index + "/_search?size=1000").at("hits").at("hits");
+  DocumentsById copies;
+  for (const json::value& hit : hits.as_array()) {
+    copies[std::string(hit.at("_id").as_string())] = hit.at("_source");
+  }
+  CHECK(copies.size() == expected.size());
+  for (const auto& [id, doc] : expected) {
+    INFO(id);
+    REQUIRE(copies.count(id) == 1);
+    CHECK(copies.at(id) == doc);
+  }
+
+  // Wrong choices are usage errors; a damaged backup names the file it misses.
+  std::vector<std::string> no_point = {
+      RFS_INSPECTOR_TOOL, "docs",   "--snapshot-local-dir", repo.string(),
+      "--source-version", "SOLR 9", "--snapshot-name",      "docs",
+      "--solr-backup-id", "7"};
+  CHECK(runner.Run(no_point) == rfs::core::kExitUsage);
+  CHECK(runner.err.find("7") != std::string::npos);
+  rfs::test::TempDir damaged("rfs-solr-damaged");
+  fs::copy(repo / "docs", fs::path(damaged.path()) / "docs", fs::copy_options::recursive);
+  // The stored fields of one segment of shard1, by the unique name its metadata gives them.
+  const fs::path copy = fs::path(damaged.path()) / "docs" / collection;
+  const json::value files = json::parse(
+      rfs::test::ReadTextFile((copy / "shard_backup_metadata" / "md_shard1_0.json").string()));
+  std::string removed;
+  for (const auto& [unique_name, file] : files.as_object()) {
+    if (std::string_view(file.at("fileName").as_string()).ends_with(".fdt")) {
+      removed = unique_name;
+      break;
+    }
+  }
+  REQUIRE(fs::remove(copy / "index" / removed));
+  std::vector<std::string> broken = {
+      RFS_INSPECTOR_TOOL, "docs", "--snapshot-local-dir", damaged.path().string(),
+      "--snapshot-name",  "docs", "--source-version",     "SOLR 9"};
+  CHECK(runner.Run(broken) == rfs::core::kExitSnapshotUnreadable);
+  CHECK(runner.err.find(removed) != std::string::npos);
   target.Send("DELETE", "/" + index);
 }
 

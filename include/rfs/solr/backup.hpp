@@ -116,8 +116,8 @@ class SolrBackupLocation {
 
   /// Reads backup `name` (a folder of the location; for a core backup also its name without
   /// "snapshot."). NotFound naming the backups present when there is none of that name;
-  /// InvalidArgument when the name holds several collections and none is chosen, or the point
-  /// asked for does not exist; DataLoss for damaged metadata.
+  /// InvalidArgument (a wrong option) when the name holds several collections and none is
+  /// chosen, or the collection or point asked for does not exist; DataLoss for damaged metadata.
   absl::StatusOr<SolrBackup> ReadBackup(std::string_view name,
                                         const ReadBackupOptions& options = {}) const;
 

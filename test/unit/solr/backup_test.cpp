@@ -183,12 +183,12 @@ TEST_CASE("an incremental Solr backup: the newest point, or the one named", "[so
   CHECK(first_schema->text == "<schema name=\"s0\"/>");
 
   auto missing_point = location.ReadBackup("b1", {.backup_id = 7});
-  CHECK(absl::IsNotFound(missing_point.status()));
+  CHECK(absl::IsInvalidArgument(missing_point.status()));
   CHECK(missing_point.status().message().find("has 0, 1") != std::string::npos);
   auto missing_name = location.ReadBackup("nope");
   CHECK(absl::IsNotFound(missing_name.status()));
   CHECK(missing_name.status().message().find("it holds: b1") != std::string::npos);
-  CHECK(absl::IsNotFound(location.ReadBackup("b1", {.collection = "other"}).status()));
+  CHECK(absl::IsInvalidArgument(location.ReadBackup("b1", {.collection = "other"}).status()));
 }
 
 TEST_CASE("a damaged incremental Solr backup fails naming the file", "[solr]") {
