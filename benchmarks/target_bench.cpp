@@ -86,7 +86,6 @@ Child RunChild(const std::vector<std::string>& argv, const path& log) {
   return child;
 }
 
-// CPU seconds a process has used so far (/proc/<pid>/stat utime + stime).
 // DocumentsFromSnapshotMigration from `repo` into `url`, its store and failed documents in `work`.
 std::vector<std::string> DocumentsArgv(const std::string& repo, const std::string& url,
                                        const path& work) {
@@ -108,24 +107,6 @@ std::pair<unsigned long long, double> DocsAndMegabytes(const std::string& out) {
   const auto at = out.find("; ");
   if (at != std::string::npos) std::sscanf(out.c_str() + at, "; %llu docs, %lf MB", &docs, &mb);
   return {docs, mb};
-}
-
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto paren = text.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(text.substr(paren + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; fields >> field; ++i) {
-    if (i == 14) utime = std::stod(field);
-    if (i == 15) {
-      stime = std::stod(field);
-      break;
-    }
-  }
-  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace
@@ -191,9 +172,9 @@ int main(int argc, char** argv) {
       std::vector<std::string> argv = DocumentsArgv(repo, url, work);
       argv.push_back(tuned ? "--tune-target" : "--no-tune-target");
       const path log = work / (tuned ? "tuned.log" : "untuned.log");
-      const double node_before = ProcessCpuSeconds(node_pid);
+      const double node_before = bench::ProcessCpuSeconds(node_pid);
       const Child run = RunChild(argv, log);
-      const double node_cpu = ProcessCpuSeconds(node_pid) - node_before;
+      const double node_cpu = bench::ProcessCpuSeconds(node_pid) - node_before;
       if (run.code != 3) {
         bench::Fail("the worker exited with " + std::to_string(run.code) + "; see " + log.string());
       }
@@ -217,9 +198,9 @@ int main(int argc, char** argv) {
     bench::fs::remove(work / "coordination.sqlite");
     std::vector<std::string> argv = DocumentsArgv(repo, url, work);
     if (!gzip) argv.push_back("--disable-compression");
-    const double node_before = ProcessCpuSeconds(node_pid);
+    const double node_before = bench::ProcessCpuSeconds(node_pid);
     const Child run = RunChild(argv, work / (gzip ? "gzip.log" : "plain.log"));
-    const double node_cpu = ProcessCpuSeconds(node_pid) - node_before;
+    const double node_cpu = bench::ProcessCpuSeconds(node_pid) - node_before;
     if (run.code != 3) {
       bench::Fail("the worker exited with " + std::to_string(run.code) + "; see " +
                   (work / (gzip ? "gzip.log" : "plain.log")).string());
@@ -247,9 +228,9 @@ int main(int argc, char** argv) {
                                              (work / "failed").string(),
                                              "--verify-only",
                                              "--verify-all"};
-    const double node_before_verify = ProcessCpuSeconds(node_pid);
+    const double node_before_verify = bench::ProcessCpuSeconds(node_pid);
     const Child checked = RunChild(verify, work / "verify.log");
-    const double node_verify_cpu = ProcessCpuSeconds(node_pid) - node_before_verify;
+    const double node_verify_cpu = bench::ProcessCpuSeconds(node_pid) - node_before_verify;
     if (checked.code != 0) {
       bench::Fail("the verification exited with " + std::to_string(checked.code) + "; see " +
                   (work / "verify.log").string());

@@ -35,6 +35,7 @@
 
 #include "absl/strings/str_join.h"
 #include "migration/document_migration_worker_internal.hpp"
+#include "migration/document_pipeline_internal.hpp"
 #include "migration/documents_wiring_internal.hpp"
 #include "migration/target_tuning_internal.hpp"
 #include "migration/verify_extra_scan_internal.hpp"
@@ -199,14 +200,17 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
                                                 std::string_view index, size_t sample_size,
                                                 std::mt19937_64& rng,
                                                 uint64_t max_per_shard = UINT64_MAX,
-                                                bool read_versions = false) {
+                                                bool read_versions = false,
+                                                bool enable_sourceless = false) {
   SnapshotIndexDocs out;
   auto metadata = repository.ReadIndexMetadata(snapshot, index);
   if (!metadata.ok()) return metadata.status();
+  // Read as the migration read them: rebuilt where it rebuilt them (a Solr collection always).
+  RFS_ASSIGN_OR_RETURN(
+      lucene::ShardReaderOptions reader_options,
+      internal::ShardReaderOptionsFor(*metadata, enable_sourceless, read_versions));
   for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
     uint64_t in_shard = 0;
-    lucene::ShardReaderOptions reader_options;
-    reader_options.read_versions = read_versions;
     auto reader = lucene::OpenSnapshotShard(repository, snapshot, index, shard, reader_options);
     if (absl::IsNotFound(reader.status())) continue;  // an empty or failed shard
     if (!reader.ok()) return reader.status();
@@ -1646,7 +1650,8 @@ class Worker {
         const uint64_t limit = options_.documents.migration.max_docs_per_shard;
         auto read = ReadIndexDocs(*wiring_.repository, *snapshot_, source_index,
                                   static_cast<size_t>(options_.verify_sample), rng_,
-                                  limit > 0 ? limit : UINT64_MAX, preserve_version);
+                                  limit > 0 ? limit : UINT64_MAX, preserve_version,
+                                  options_.documents.migration.enable_sourceless_migrations);
         if (!read.ok()) {
           return core::IsRetryable(read.status()) ? read.status()
                                                   : MarkSnapshotReadFailure(read.status());

@@ -171,7 +171,19 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenBackupAsSnapsh
   index.number_of_shards = static_cast<int>(backup.shards.size());
   index.state = "open";
   index.settings["index.number_of_shards"] = std::to_string(backup.shards.size());
-  index.mappings = MappingFromSchema(loaded.schema, loaded.index_fields).mappings;
+  SchemaMapping mapping = MappingFromSchema(loaded.schema, loaded.index_fields);
+  index.mappings = std::move(mapping.mappings);
+  // The settings the mapping needs (its analyzers, index.knn for vectors), as a snapshot's
+  // index metadata keeps them: under "index.".
+  for (const auto& [key, value] : mapping.settings) {
+    if (key == "index" && value.is_object()) {
+      for (const auto& [name, setting] : value.get_object()) {
+        index.settings[StrCat("index.", std::string_view(name))] = setting;
+      }
+    } else {
+      index.settings[StrCat("index.", std::string_view(key))] = value;
+    }
+  }
   json::array fields;
   for (const std::string& field : loaded.index_fields) fields.emplace_back(field);
   index.raw[kSolrKey] = json::object{{"backup", backup.name},

@@ -18,9 +18,11 @@
 
 #include "rfs/core/random_access.hpp"
 #include "rfs/lucene/shard_reader.hpp"
+#include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/migration/solr_migration.hpp"
 #include "rfs/s3/s3_repo.hpp"
 #include "rfs/solr/backup.hpp"
+#include "rfs/solr/documents.hpp"
 #include "rfs/solr/schema.hpp"
 
 #include "support/real_node.hpp"
@@ -36,6 +38,42 @@ using rfs::solr::BackupLayout;
 using rfs::solr::SolrBackupLocation;
 
 constexpr const char* kCollection = "rfs_books";
+
+// Every document of backup `name` of `location` as rfs rebuilds it (its JSON text), by `_id`.
+std::map<std::string, std::string> BackupDocuments(
+    std::shared_ptr<const rfs::snapshot::ISourceRepo> location, const std::string& name) {
+  auto repository = rfs::solr::OpenBackupAsSnapshotRepository(std::move(location), name);
+  INFO(repository.status().ToString());
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->FindSnapshot(name);
+  REQUIRE(snapshot.ok());
+  std::map<std::string, std::string> out;
+  for (const std::string& index : (*repository)->IndicesIn(**snapshot)) {
+    auto metadata = (*repository)->ReadIndexMetadata(**snapshot, index);
+    REQUIRE(metadata.ok());
+    auto plan = rfs::solr::RebuildPlanForBackupIndex(*metadata);
+    REQUIRE(plan.ok());
+    rfs::lucene::ShardReaderOptions options;
+    options.rebuild_plan = *plan;
+    options.verify_checksums = true;
+    for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
+      auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, shard, options);
+      INFO(reader.status().ToString());
+      REQUIRE(reader.ok());
+      auto cursor = (*reader)->OpenAt(0);
+      REQUIRE(cursor.ok());
+      rfs::lucene::Document doc;
+      for (;;) {
+        auto more = (*cursor)->Next(doc);
+        INFO(more.status().ToString());
+        REQUIRE(more.ok());
+        if (!*more) break;
+        out[doc.id].assign(reinterpret_cast<const char*>(doc.source.data()), doc.source.size());
+      }
+    }
+  }
+  return out;
+}
 
 // Solr's documents and rfs's, and the OpenSearch copies of them, are compared by `_id`.
 using DocumentsById = std::map<std::string, json::value>;
@@ -300,6 +338,11 @@ TEST_CASE("rfs reads the incremental, full and core backups a real Solr 9 writes
   auto s3_full = in_s3.ReadBackup("full");
   REQUIRE(s3_full.ok());
   CHECK(ReadShard(in_s3, *s3_full, "shard2") == shard2);
+  // Every document read in place from S3 as from the folder, byte for byte.
+  const auto from_folder = BackupDocuments(*repo_handle, "inc");
+  CHECK(static_cast<int64_t>(from_folder.size()) == shard1 + shard2);
+  CHECK(BackupDocuments(*remote, "inc") == from_folder);
+  CHECK(BackupDocuments(*remote, "full") == from_folder);
   auto s3_core = in_s3.ReadBackup("core1");
   REQUIRE(s3_core.ok());
   CHECK(ReadShard(in_s3, *s3_core, "core1") == shard1);
@@ -451,6 +494,20 @@ TEST_CASE("rfs reads a real Solr 9 backup's documents as /select returns them an
     REQUIRE(copies.count(id) == 1);
     CHECK(copies.at(id) == doc);
   }
+
+  // RfsWorker runs every phase over the backup (the index made of the schema, the documents)
+  // and proves each document on the target.
+  target.Send("DELETE", "/" + index);
+  std::vector<std::string> worker = {RFS_WORKER_TOOL,    "--target-host",        target.url(),
+                                     "--coordinator-db", work.File("worker.db"), "--verify-all"};
+  worker.insert(worker.end(), source.begin(), source.end());
+  const int worked = runner.Run(worker);
+  INFO(runner.out << runner.err);
+  CHECK(worked == 0);
+  CHECK(runner.out.find("every document is on the target as the migration sends it") !=
+        std::string::npos);
+  CHECK(runner.out.find("expected " + std::to_string(expected.size()) + ", equal " +
+                        std::to_string(expected.size())) != std::string::npos);
 
   // Wrong choices are usage errors; a damaged backup names the file it misses.
   std::vector<std::string> no_point = {

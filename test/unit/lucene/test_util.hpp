@@ -27,6 +27,7 @@
 #include "lucene/codecs/stored_fields_reader_internal.hpp"
 #include "lucene/codecs/terms_internal.hpp"
 #include "lucene/codecs/vectors_internal.hpp"
+#include "support/java_fixture.hpp"
 #include "support/skip.hpp"
 #include <unistd.h>
 
@@ -133,37 +134,12 @@ class MemoryDirectory final : public core::IDirectory {
   std::string description_ = "memory";
 };
 
-/// Where fixtures written by Java Lucene are kept: in the download cache outside the clone
-/// (RFS_JAVA_FIXTURE_CACHE, beside the Maven repository the jars come from), under `dir`'s name and
-/// a hash of everything that decides their bytes (the writer's source, the Lucene jar, the Java),
-/// so that a fresh clone on the same machine reuses them and any change to a writer makes new ones.
-inline std::filesystem::path CachedFixtureDir(const std::filesystem::path& dir,
-                                              const std::vector<std::string>& files,
-                                              const std::vector<std::string>& words) {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a
-  auto mix = [&hash](std::string_view bytes) {
-    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
-    hash = (hash ^ 0xff) * 1099511628211ull;
-  };
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    mix(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
-  }
-  for (const auto& word : words) mix(word);
-  char suffix[17];
-  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(hash));
-  const std::filesystem::path cached =
-      std::filesystem::path(RFS_JAVA_FIXTURE_CACHE) / (dir.filename().string() + "-" + suffix);
-  std::filesystem::create_directories(cached.parent_path());
-  return cached;
-}
-
 /// The directory of Lucene 8.7 test indices written by WriteLuceneIndex.java
 /// (generated once per machine: CachedFixtureDir). Skips the test without Java or the jars; throws
 /// when the writer fails.
 inline std::optional<std::filesystem::path> Lucene8Indexes() {
 #if defined(RFS_JAVA) && defined(RFS_LUCENE_WRITER_JAR) && defined(RFS_LUCENE8_INDEX_DIR)
-  const std::filesystem::path dir = CachedFixtureDir(
+  const std::filesystem::path dir = rfs::test::CachedFixtureDir(
       RFS_LUCENE8_INDEX_DIR,
       {std::string(RFS_SOURCE_DIR) + "/test/unit/lucene/java/rfs/lucenetest/WriteLuceneIndex.java",
        std::string(RFS_SOURCE_DIR) +
@@ -238,26 +214,7 @@ inline void FlipMiddleByte(const std::filesystem::path& file) {
 inline std::filesystem::path JavaWrittenIndex(const std::filesystem::path& build_dir,
                                               const std::string& java, const std::string& jar,
                                               const std::string& source) {
-  if (jar.empty() || !std::filesystem::exists(jar)) {
-    throw std::runtime_error("no Lucene jar '" + jar +
-                             "' (run scripts/install-deps, then reconfigure)");
-  }
-  const std::filesystem::path dir = CachedFixtureDir(build_dir, {source}, {java, jar});
-  if (std::filesystem::exists(dir / "DONE")) return dir;
-  const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
-  std::filesystem::remove_all(tmp);
-  const std::string log = tmp.string() + ".log";
-  const std::string command =
-      "'" + java + "' -cp '" + jar + "' '" + source + "' '" + tmp.string() + "' 2>'" + log + "'";
-  if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "expected.tsv")) {
-    throw std::runtime_error("the Lucene index writer failed (see " + log + "): " + command);
-  }
-  std::filesystem::remove(log);
-  std::ofstream(tmp / "DONE") << "ok\n";
-  std::error_code ec;
-  std::filesystem::rename(tmp, dir, ec);
-  if (ec) std::filesystem::remove_all(tmp);  // another process won the race
-  return dir;
+  return rfs::test::JavaWrittenFixture(build_dir, java, jar, source, {}, "expected.tsv");
 }
 
 /// The folder WriteVectorIndex.java fills through Lucene `version`: by default the Lucene 9.12
