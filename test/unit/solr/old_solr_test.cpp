@@ -96,12 +96,14 @@ std::map<std::string, json::value> ReadOldBackup(const fs::path& written,
                                                  const std::string& lucene_version) {
   rfs::test::TempDir location("rfs-old-solr");
   const fs::path backup = location.path() / "old";
-  WriteBackupFile(backup / "backup.properties",
-        "#Backup properties file\ncollection.configName=books_conf\nindexVersion=" +
-            lucene_version + "\ncollection=books\nstartTime=2019-01-01T00\\:00\\:00.000Z\n");
-  WriteBackupFile(backup / "zk_backup" / "collection_state.json",
-        R"({"books":{"configName":"books_conf","router":{"name":"compositeId"},)"
-        R"("shards":{"shard1":{"range":"80000000-7fffffff","state":"active","replicas":{}}}}})");
+  WriteBackupFile(
+      backup / "backup.properties",
+      "#Backup properties file\ncollection.configName=books_conf\nindexVersion=" + lucene_version +
+          "\ncollection=books\nstartTime=2019-01-01T00\\:00\\:00.000Z\n");
+  WriteBackupFile(
+      backup / "zk_backup" / "collection_state.json",
+      R"({"books":{"configName":"books_conf","router":{"name":"compositeId"},)"
+      R"("shards":{"shard1":{"range":"80000000-7fffffff","state":"active","replicas":{}}}}})");
   WriteBackupFile(backup / "zk_backup" / "configs" / "books_conf" / "managed-schema", kOldSchema);
   fs::create_directories(backup / "snapshot.shard1");
   for (const auto& file : fs::directory_iterator(written / "index")) {
