@@ -78,6 +78,11 @@ class WorkerProgress {
                         {"rebuilt", a.rebuilt},
                         {"rebuilt_inexact", a.rebuilt_inexact}};
       if (a.already_newer > 0) line["already_newer"] = a.already_newer;
+      if (!a.fields_not_migrated.empty()) {
+        json::array fields;
+        for (const std::string& field : a.fields_not_migrated) fields.emplace_back(field);
+        line["fields_not_migrated"] = std::move(fields);
+      }
       findings += a.rejected + a.not_convertible + a.transform_failed;
       std::cerr << rfs::core::JsonText(line) << "\n";
     }
@@ -229,6 +234,10 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
           "indexed (an array sorted, a value rounded or normalized)\n",
           program, index.c_str(), static_cast<unsigned long long>(counts.rebuilt),
           static_cast<unsigned long long>(counts.rebuilt_inexact));
+      for (const std::string& field : counts.fields_not_migrated) {
+        std::printf("%s:   %s: not migrated, kept in no form that can be read back: %s\n",
+                    program, index.c_str(), field.c_str());
+      }
     }
   }
   if (summary.docs_deleted > 0) {

@@ -174,7 +174,10 @@ inline void AddSolrBackupOptions(po::options_description& options) {
   options.add_options()("solr-collection", po::value<std::string>(),
                         "Solr: the collection of a backup name that holds several")(
       "solr-backup-id", po::value<Bounded<int, 0, 1000000000>>(),
-      "Solr: the point of an incremental backup (default: the newest)");
+      "Solr: the point of an incremental backup (default: the newest)")(
+      "solr-schema", po::value<std::string>(),
+      "Solr: the schema file (managed-schema or schema.xml) to read the backup with instead of "
+      "its own; needed for a standalone core backup, which keeps none");
 }
 
 /// With a --source-version naming Solr ("SOLR 9"; 6-9), `location` becomes Solr backup
@@ -188,9 +191,10 @@ inline absl::Status ApplySolrSource(const po::variables_map& vm, const std::stri
     RFS_ASSIGN_OR_RETURN(major, migration::ParseSolrSourceVersion(source_version));
   }
   if (!major) {
-    if (vm.count("solr-collection") || vm.count("solr-backup-id")) {
+    if (vm.count("solr-collection") || vm.count("solr-backup-id") || vm.count("solr-schema")) {
       return absl::InvalidArgumentError(
-          "--solr-collection and --solr-backup-id need --source-version \"SOLR <major>\"");
+          "--solr-collection, --solr-backup-id and --solr-schema need --source-version "
+          "\"SOLR <major>\"");
     }
     return absl::OkStatus();
   }
@@ -204,6 +208,7 @@ inline absl::Status ApplySolrSource(const po::variables_map& vm, const std::stri
   if (vm.count("solr-backup-id")) {
     solr.backup_id = vm["solr-backup-id"].as<Bounded<int, 0, 1000000000>>().value;
   }
+  if (vm.count("solr-schema")) solr.schema_file = vm["solr-schema"].as<std::string>();
   return absl::OkStatus();
 }
 

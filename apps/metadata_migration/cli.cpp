@@ -60,11 +60,8 @@ po::options_description Options() {
                         "snapshot to migrate (default: the newest)")(
       "source-version", po::value<std::string>(),
       "override the detected source version, e.g. \"ES 6.8\" or \"OS 1.3\"; \"SOLR 9\" (or 6, "
-      "7, 8): the location holds Solr backups and --snapshot-name names one (docs/solr.md)")(
-      "solr-collection", po::value<std::string>(),
-      "Solr: the collection of a backup name that holds several")(
-      "solr-backup-id", po::value<Bounded<int, 0, 1000000000>>(),
-      "Solr: the point of an incremental backup (default: the newest)");
+      "7, 8): the location holds Solr backups and --snapshot-name names one (docs/solr.md)");
+  AddSolrBackupOptions(options);
   AddConnectionOptions(options, "target", "target");
   AddPlainHttpOption(options);
   options.add_options()("output-dir", po::value<std::string>(),
@@ -161,10 +158,14 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
       if (vm.count("solr-backup-id")) {
         line.solr->backup_id = vm["solr-backup-id"].as<Bounded<int, 0, 1000000000>>().value;
       }
+      if (vm.count("solr-schema")) line.solr->schema_file = Text(vm, "solr-schema");
     }
   }
-  if (!line.solr && (vm.count("solr-collection") || vm.count("solr-backup-id"))) {
-    return Invalid("--solr-collection and --solr-backup-id need --source-version \"SOLR <major>\"");
+  if (!line.solr &&
+      (vm.count("solr-collection") || vm.count("solr-backup-id") || vm.count("solr-schema"))) {
+    return Invalid(
+        "--solr-collection, --solr-backup-id and --solr-schema need --source-version "
+        "\"SOLR <major>\"");
   }
   if (vm.count("source-version") && !line.solr) {
     auto source = core::ClusterVersion::ParseKnown(vm["source-version"].as<std::string>());

@@ -285,6 +285,12 @@ struct DocumentCursor::Impl {
     }
   }
 
+  absl::Status MalformedStoredFields(const internal::DecodedChunk& chunk, int32_t d) const {
+    return core::DataLossAt(chunks->file_name(), chunk.file_offset,
+                            StrCat("malformed stored fields of doc ", d, " of segment ", seg().name,
+                                   " in the chunk at this offset"));
+  }
+
   // The stored values the plan reads of doc `d` of the open segment (a Solr child's).
   absl::Status StoredValuesOf(int32_t d, std::vector<internal::StoredValue>& out) {
     RFS_ASSIGN_OR_RETURN(const internal::DecodedChunk* chunk, chunks->ChunkFor(d));
@@ -300,9 +306,7 @@ struct DocumentCursor::Impl {
         },
         chunks->format().lucene4);
     if (!ok) {
-      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
-                              StrCat("malformed stored fields of doc ", d, " of segment ",
-                                     seg().name, " in the chunk at this offset"));
+      return MalformedStoredFields(*chunk, d);
     }
     return absl::OkStatus();
   }
@@ -400,9 +404,7 @@ struct DocumentCursor::Impl {
         },
         chunks->format().lucene4);
     if (!ok) {
-      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
-                              StrCat("malformed stored fields of doc ", d, " of segment ",
-                                     seg().name, " in the chunk at this offset"));
+      return MalformedStoredFields(*chunk, d);
     }
     if (bad_id) {
       return core::DataLossAt(chunks->file_name(), chunk->file_offset,
@@ -511,9 +513,7 @@ struct DocumentCursor::Impl {
         },
         chunks->format().lucene4);
     if (!ok) {
-      return core::DataLossAt(chunks->file_name(), chunk->file_offset,
-                              StrCat("malformed stored fields of doc ", d, " of segment ",
-                                     seg().name, " in the chunk at this offset"));
+      return MalformedStoredFields(*chunk, d);
     }
     return has_id;
   }

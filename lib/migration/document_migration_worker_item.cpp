@@ -213,6 +213,10 @@ absl::Status DocumentMigrationWorker::OpenItem(
   auto reader_options = internal::ShardReaderOptionsFor(
       *metadata, options_.enable_sourceless_migrations, options_.preserve_version);
   if (!reader_options.ok()) return MarkSnapshotReadFailure(reader_options.status());
+  if (reader_options->rebuild_plan != nullptr) {
+    summary_.by_index[item.index_name].fields_not_migrated =
+        reader_options->rebuild_plan->unrebuildable;
+  }
   auto reader = lucene::OpenSnapshotShard(repository_, *snapshot_, item.index_name,
                                           static_cast<int>(item.shard), *reader_options);
   if (!reader.ok()) return MarkSnapshotReadFailure(reader.status());

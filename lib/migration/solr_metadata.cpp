@@ -4,10 +4,10 @@
 
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/lucene/shard_reader.hpp"
 #include "rfs/migration/solr_migration.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/solr/backup.hpp"
+#include "rfs/solr/documents.hpp"
 #include "rfs/solr/schema.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
@@ -197,32 +197,16 @@ MetadataToolResult RunSolrMetadataMigration(MetadataToolOptions options,
   auto repo = OpenLocation(options.repository, &open_code);
   if (!repo.ok()) return fail(repo.status(), open_code);
   const solr::SolrBackupLocation location(*repo);
-  auto backup = location.ReadBackup(options.snapshot_name, {solr.collection, solr.backup_id});
-  if (!backup.ok()) {
-    return fail(backup.status(), absl::IsInvalidArgument(backup.status())
+  auto loaded = solr::LoadBackup(location, options.snapshot_name,
+                                 {solr.collection, solr.backup_id}, solr.schema_file);
+  if (!loaded.ok()) {
+    return fail(loaded.status(), absl::IsInvalidArgument(loaded.status())
                                      ? core::kExitUsage
                                      : core::kExitSnapshotUnreadable);
   }
-  auto schema_file = location.ReadSchema(*backup);
-  if (!schema_file.ok()) return fail(schema_file.status(), core::kExitSnapshotUnreadable);
-  auto schema = solr::ParseSchema(
-      schema_file->text,
-      StrCat(backup->zk_folder, "/configs/", backup->config_name, "/", schema_file->file));
-  if (!schema.ok()) return fail(schema.status(), core::kExitSnapshotUnreadable);
-  // The fields the index holds, from each shard's segments: dynamic fields are mapped by name.
-  std::vector<std::string> index_fields;
-  for (const solr::BackupShard& shard : backup->shards) {
-    auto directory = location.OpenShardFiles(*backup, shard.name);
-    if (!directory.ok()) return fail(directory.status(), core::kExitSnapshotUnreadable);
-    auto reader = lucene::ShardReader::Open(*std::move(directory));
-    if (!reader.ok()) return fail(reader.status(), core::kExitSnapshotUnreadable);
-    for (size_t s = 0; s < (*reader)->segments().size(); ++s) {
-      auto names = (*reader)->FieldNamesOf(s);
-      if (!names.ok()) return fail(names.status(), core::kExitSnapshotUnreadable);
-      index_fields.insert(index_fields.end(), names->begin(), names->end());
-    }
-  }
-  const solr::SchemaMapping mapping = solr::MappingFromSchema(*schema, index_fields);
+  const solr::SolrBackup* backup = &loaded->backup;
+  const solr::SchemaMapping mapping =
+      solr::MappingFromSchema(loaded->schema, loaded->index_fields);
 
   MetadataReport report;
   report.mode = run.mode;

@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenSnapshotReposi
   if (location.solr) {
     return solr::OpenBackupAsSnapshotRepository(
         std::move(repo), location.solr->backup_name,
-        {location.solr->collection, location.solr->backup_id});
+        {location.solr->collection, location.solr->backup_id}, location.solr->schema_file);
   }
   return snapshot::SnapshotRepository::Open(std::move(repo));
 }

@@ -8,6 +8,8 @@
 #include "rfs/solr/documents.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <boost/json.hpp>
@@ -22,20 +24,28 @@ namespace json = boost::json;
 using core::StrCat;
 
 absl::StatusOr<LoadedBackup> LoadBackup(const SolrBackupLocation& location, std::string_view name,
-                                        const ReadBackupOptions& options) {
+                                        const ReadBackupOptions& options,
+                                        const std::string& schema_file) {
   LoadedBackup out;
   RFS_ASSIGN_OR_RETURN(out.backup, location.ReadBackup(name, options));
-  auto schema_file = location.ReadSchema(out.backup);
-  if (absl::IsNotFound(schema_file.status())) {
-    return absl::FailedPreconditionError(
-        StrCat("backup ", out.backup.name, " of ", location.repo().description(),
-               " holds no schema (a standalone core backup keeps only the index): its fields' "
-               "types cannot be known"));
+  if (!schema_file.empty()) {
+    std::ifstream in(schema_file, std::ios::binary);
+    if (!in) return absl::InvalidArgumentError(StrCat("cannot read the schema file ", schema_file));
+    out.schema_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    out.schema_path = schema_file;
+  } else {
+    auto found = location.ReadSchema(out.backup);
+    if (absl::IsNotFound(found.status())) {
+      return absl::InvalidArgumentError(
+          StrCat("backup ", out.backup.name, " of ", location.repo().description(),
+                 " holds no schema (a standalone core backup keeps only the index): give the "
+                 "core's schema with --solr-schema FILE"));
+    }
+    if (!found.ok()) return found.status();
+    out.schema_path =
+        StrCat(out.backup.zk_folder, "/configs/", out.backup.config_name, "/", found->file);
+    out.schema_text = std::move(found->text);
   }
-  if (!schema_file.ok()) return schema_file.status();
-  out.schema_path =
-      StrCat(out.backup.zk_folder, "/configs/", out.backup.config_name, "/", schema_file->file);
-  out.schema_text = std::move(schema_file->text);
   RFS_ASSIGN_OR_RETURN(out.schema, ParseSchema(out.schema_text, out.schema_path));
   std::set<std::string> names;
   for (const BackupShard& shard : out.backup.shards) {
@@ -160,9 +170,9 @@ constexpr std::string_view kSolrKey = "solr";
 
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenBackupAsSnapshotRepository(
     std::shared_ptr<const snapshot::ISourceRepo> repo, std::string_view name,
-    const ReadBackupOptions& options) {
+    const ReadBackupOptions& options, const std::string& schema_file) {
   SolrBackupLocation location(repo);
-  RFS_ASSIGN_OR_RETURN(LoadedBackup loaded, LoadBackup(location, name, options));
+  RFS_ASSIGN_OR_RETURN(LoadedBackup loaded, LoadBackup(location, name, options, schema_file));
   RFS_RETURN_IF_ERROR(RebuildPlanFromSchema(loaded.schema, loaded.index_fields).status());
   const SolrBackup& backup = loaded.backup;
 

@@ -260,3 +260,38 @@ def test_keyboard_interrupt_stops_the_reader(generate, tmp_path):
     assert int(lines[0].split()[-1]) < 60000
     # No reader thread outlives the interrupt.
     assert lines[1] == "threads 0", run.stdout
+
+
+MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import resource, sys
+    import rfs
+
+    repository = rfs.open_repository(sys.argv[1])
+    snapshot = repository.latest_snapshot()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    docs = source = 0
+    for doc in snapshot.documents(snapshot.indices[0]):
+        docs += 1
+        source += len(doc.source)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(docs, source, (after - before) // 1024)
+    """
+)
+
+
+def test_memory_stays_bounded_while_reading_a_large_shard(generate, tmp_path):
+    """Reading every document of a shard several times the reader's memory budget: the
+    interpreter's peak grows by a bounded amount (the reader threads' buffers), not by the shard."""
+    generated = generate("--docs", "12000", "--doc-size", "20000", "--segments", "3",
+                         "--write-docs", "false")
+    script = tmp_path / "memory.py"
+    script.write_text(MEMORY_SCRIPT)
+    run = subprocess.run([sys.executable, str(script), str(generated / "repo")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    docs, source, growth_mib = (int(field) for field in run.stdout.split())
+    print(f"read {docs} documents, {source} bytes of _source: peak RSS +{growth_mib} MiB")
+    assert docs == 12000
+    assert source > 220_000_000, source  # the shard is far larger than the bound below
+    assert growth_mib < 160, f"peak RSS grew by {growth_mib} MiB while reading {source} bytes"

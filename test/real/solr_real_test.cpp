@@ -26,6 +26,7 @@
 #include "rfs/solr/schema.hpp"
 
 #include "support/real_node.hpp"
+#include "support/repository_documents.hpp"
 #include "support/s3_server.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tool_runner.hpp"
@@ -60,16 +61,9 @@ std::map<std::string, std::string> BackupDocuments(
       auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, index, shard, options);
       INFO(reader.status().ToString());
       REQUIRE(reader.ok());
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      rfs::lucene::Document doc;
-      for (;;) {
-        auto more = (*cursor)->Next(doc);
-        INFO(more.status().ToString());
-        REQUIRE(more.ok());
-        if (!*more) break;
+      rfs::test::ForEachDocument(**reader, [&](const rfs::lucene::Document& doc) {
         out[doc.id].assign(reinterpret_cast<const char*>(doc.source.data()), doc.source.size());
-      }
+      });
     }
   }
   return out;
@@ -343,6 +337,29 @@ TEST_CASE("rfs reads the incremental, full and core backups a real Solr 9 writes
   CHECK(static_cast<int64_t>(from_folder.size()) == shard1 + shard2);
   CHECK(BackupDocuments(*remote, "inc") == from_folder);
   CHECK(BackupDocuments(*remote, "full") == from_folder);
+  // A core backup keeps no schema: its documents need the core's, given with --solr-schema.
+  rfs::test::ToolRunner runner("rfs-solr-core");
+  std::vector<std::string> core_docs = {
+      RFS_INSPECTOR_TOOL, "docs",  "--snapshot-local-dir", repo.string(),
+      "--snapshot-name",  "core1", "--source-version",     "SOLR 9"};
+  CHECK(runner.Run(core_docs) == rfs::core::kExitUsage);
+  CHECK(runner.err.find("--solr-schema FILE") != std::string::npos);
+  core_docs.insert(core_docs.end(),
+                   {"--solr-schema", std::string(RFS_SOURCE_DIR) +
+                                         "/test/real-nodes/solr/configset/managed-schema.xml"});
+  const int core_read = runner.Run(core_docs);
+  INFO(runner.err);
+  REQUIRE(core_read == 0);
+  int64_t core_lines = 0;
+  std::istringstream lines(runner.out);
+  for (std::string line; std::getline(lines, line); ++core_lines) {
+    const json::object parsed = json::parse(line).as_object();
+    const std::string id(parsed.at("_id").as_string());
+    INFO(id);
+    REQUIRE(from_folder.count(id) == 1);
+    CHECK(parsed.at("_source") == json::parse(from_folder.at(id)));
+  }
+  CHECK(core_lines == shard1);
   auto s3_core = in_s3.ReadBackup("core1");
   REQUIRE(s3_core.ok());
   CHECK(ReadShard(in_s3, *s3_core, "core1") == shard1);
@@ -481,6 +498,9 @@ TEST_CASE("rfs reads a real Solr 9 backup's documents as /select returns them an
   const int migrated = runner.Run(migrate);
   INFO(runner.out << runner.err);
   REQUIRE(migrated == rfs::core::kExitNoWorkLeft);
+  // The fields no document can carry are named in the summary.
+  CHECK(runner.out.find("rfs_docs: not migrated, kept in no form that can be read back: "
+                        "hidden_ti: indexed only") != std::string::npos);
   target.Ok("POST", "/" + index + "/_refresh");
   const json::value hits =
       target.Ok("GET", "/" + index + "/_search?size=1000").at("hits").at("hits");

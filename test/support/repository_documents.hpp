@@ -14,6 +14,23 @@
 
 namespace rfs::test {
 
+/// Every live document `reader` gives from cursor 0, in order, each passed to `each`; fails the
+/// test on a read error.
+inline void ForEachDocument(const lucene::ShardReader& reader,
+                            const std::function<void(const lucene::Document&)>& each) {
+  auto cursor = reader.OpenAt(0);
+  INFO(cursor.status().ToString());
+  REQUIRE(cursor.ok());
+  lucene::Document doc;
+  while (true) {
+    auto more = (*cursor)->Next(doc);
+    INFO(more.status().ToString());
+    REQUIRE(more.ok());
+    if (!*more) break;
+    each(doc);
+  }
+}
+
 /// "index/shard/id" -> source. `between_documents`, when set, runs after each document.
 inline std::map<std::string, std::string> RepositoryDocuments(
     const std::shared_ptr<snapshot::ISourceRepo>& source,
@@ -31,18 +48,11 @@ inline std::map<std::string, std::string> RepositoryDocuments(
       auto reader = lucene::OpenSnapshotShard(**repository, **latest, index, shard);
       INFO(index << "/" << shard << ": " << reader.status().ToString());
       REQUIRE(reader.ok());
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      lucene::Document doc;
-      while (true) {
-        auto more = (*cursor)->Next(doc);
-        INFO(more.status().ToString());
-        REQUIRE(more.ok());
-        if (!*more) break;
+      ForEachDocument(**reader, [&](const lucene::Document& doc) {
         out[index + "/" + std::to_string(shard) + "/" + doc.id] =
             std::string(doc.source.begin(), doc.source.end());
         if (between_documents) between_documents();
-      }
+      });
     }
   }
   return out;

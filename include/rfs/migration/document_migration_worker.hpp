@@ -340,6 +340,10 @@ struct WorkerSummary {
     /// from the one indexed (RebuildExactness: arrays sorted, values rounded or normalized).
     uint64_t rebuilt = 0;
     uint64_t rebuilt_inexact = 0;
+    /// Rebuilt indices (a Solr collection, or --enable-sourceless-migrations): the fields whose
+    /// values the index keeps in no form that can be read back (an indexed-only field), so no
+    /// document carries them; "field: why", as the plan lists them.
+    std::vector<std::string> fields_not_migrated;
   };
   std::map<std::string, IndexAccount> by_index;
   /// Documents a user transform dropped (read but, by design, not written).

@@ -27,6 +27,8 @@ struct SolrSourceOptions {
   int major = 9;
   std::optional<std::string> collection;
   std::optional<int> backup_id;
+  /// A local schema file instead of the backup's (a standalone core backup keeps none).
+  std::string schema_file;
 };
 
 /// MetadataMigration over a Solr backup: options.snapshot_name is the backup's name. Exit codes

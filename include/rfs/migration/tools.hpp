@@ -51,6 +51,7 @@ struct RepositoryLocation {
     std::string backup_name;
     std::optional<std::string> collection;  ///< --solr-collection
     std::optional<int> backup_id;           ///< --solr-backup-id (default: the newest point)
+    std::string schema_file;  ///< --solr-schema: a local schema instead of the backup's
   };
   std::optional<SolrBackup> solr;
 };

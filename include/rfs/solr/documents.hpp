@@ -45,11 +45,13 @@ struct LoadedBackup {
 };
 
 /// Reads backup `name` of `location` (SolrBackupLocation::ReadBackup), its schema and each
-/// shard's field names. InvalidArgument for a wrong choice of collection or point; NotFound
-/// for a backup that is not there; FailedPrecondition for one without a schema (a standalone
-/// core backup keeps only the index); DataLoss naming the file for damaged content.
+/// shard's field names. `schema_file`, a local file, is the schema instead of the backup's (a
+/// standalone core backup keeps none). InvalidArgument for a wrong choice of collection or
+/// point, a schema file that cannot be read, or a backup without a schema and no file given;
+/// NotFound for a backup that is not there; DataLoss naming the file for damaged content.
 absl::StatusOr<LoadedBackup> LoadBackup(const SolrBackupLocation& location, std::string_view name,
-                                        const ReadBackupOptions& options = {});
+                                        const ReadBackupOptions& options = {},
+                                        const std::string& schema_file = "");
 
 /// The plan that rebuilds documents of `schema` as `/select` returns them (see above).
 /// `index_fields` are the field names the index holds: each a dynamic field matches is read by
@@ -63,7 +65,7 @@ absl::StatusOr<lucene::SourceRebuildPlan> RebuildPlanFromSchema(
 /// name order and the mapping MappingFromSchema makes. Errors as LoadBackup.
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> OpenBackupAsSnapshotRepository(
     std::shared_ptr<const snapshot::ISourceRepo> repo, std::string_view name,
-    const ReadBackupOptions& options = {});
+    const ReadBackupOptions& options = {}, const std::string& schema_file = "");
 
 /// The plan of an index of such a repository; nullptr for any other index (a snapshot's).
 absl::StatusOr<std::shared_ptr<const lucene::SourceRebuildPlan>> RebuildPlanForBackupIndex(

@@ -16,6 +16,7 @@
 
 #include "support/iso8601.hpp"
 #include "support/java_fixture.hpp"
+#include "support/repository_documents.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -129,19 +130,12 @@ std::map<std::string, json::value> ReadOldBackup(const fs::path& written,
   auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "books", 0, options);
   INFO(reader.status().ToString());
   REQUIRE(reader.ok());
-  auto cursor = (*reader)->OpenAt(0);
-  REQUIRE(cursor.ok());
   std::map<std::string, json::value> out;
-  rfs::lucene::Document doc;
-  for (;;) {
-    auto more = (*cursor)->Next(doc);
-    INFO(more.status().ToString());
-    REQUIRE(more.ok());
-    if (!*more) break;
+  rfs::test::ForEachDocument(**reader, [&](const rfs::lucene::Document& doc) {
     CHECK(doc.rebuilt);
     out[doc.id] = json::parse(
         std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()));
-  }
+  });
   return out;
 }
 

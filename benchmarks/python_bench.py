@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""python_bench: one shard's documents through the Python package against the C++ tool, in one run.
+
+A repository of one shard (the perf shard of the other benchmarks: N documents of about 1 KB, four
+segments, written by the fixture generator through Java Lucene's own IndexWriter) is read, in
+rounds interleaved with each other:
+  - C++:     `SnapshotInspector docs` (a Release build), its NDJSON lines into /dev/null;
+  - Arrow:   `pyarrow.table(snapshot.to_arrow(index))`, every document into an Arrow table;
+  - iterate: `for doc in snapshot.documents(index)`, each document's source touched.
+Each figure is the median of --rounds runs: documents/s and MB/s of `_source`, and the ratio of
+each Python path to the C++ tool (goal: the Arrow path at least 70% of it). The peak RSS of a
+Python process that only iterates is measured in a child of its own, against the growth the
+goal allows (256 MiB over the interpreter's own).
+
+    python_bench.py [--docs N] [--doc-size BYTES] [--rounds R] [--build DIR] [--data-dir DIR]
+
+Run it with the Python that has the package installed (scripts/install-deps' virtualenv, after
+`pip install ./python`), against a Release build (cmake -DCMAKE_BUILD_TYPE=Release): a sanitized
+tool or module makes the figures meaningless. Exit 1 when a goal is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_RATIO = 0.70
+GOAL_RSS_GROWTH_MIB = 256
+
+
+def generate(build: Path, data_dir: Path, docs: int, doc_size: int) -> Path:
+    """The perf shard, generated once per size and kept (as the C++ benchmarks keep theirs)."""
+    out = data_dir / f"perf-{docs}x{doc_size}"
+    if not (out / "expected.json").exists():
+        print(f"generating {out} ...", file=sys.stderr)
+        subprocess.run(
+            [str(build / "bin" / "rfs-generate-snapshot"), "--out", str(out), "--write-docs", "false",
+             "--templates", "false", "--docs", str(docs), "--doc-size", str(doc_size),
+             "--segments", "4", "--seed", "7"],
+            check=True,
+        )
+    return out
+
+
+def cpp_tool(build: Path, repo: Path, snapshot: str) -> float:
+    started = time.perf_counter()
+    with open("/dev/null", "wb") as sink:
+        subprocess.run(
+            [str(build / "bin" / "SnapshotInspector"), "docs", "--snapshot-local-dir", str(repo),
+             "--snapshot-name", snapshot],
+            stdout=sink, stderr=subprocess.DEVNULL, check=True,
+        )
+    return time.perf_counter() - started
+
+
+def arrow_table(repo: Path, snapshot: str, index: str) -> tuple[float, int]:
+    import pyarrow
+    import rfs
+
+    started = time.perf_counter()
+    table = pyarrow.table(rfs.open_repository(str(repo)).snapshot(snapshot).to_arrow(index))
+    return time.perf_counter() - started, table.num_rows
+
+
+def iterate(repo: Path, snapshot: str, index: str) -> tuple[float, int, int]:
+    import rfs
+
+    started = time.perf_counter()
+    docs = 0
+    source_bytes = 0
+    for doc in rfs.open_repository(str(repo)).snapshot(snapshot).documents(index):
+        docs += 1
+        source_bytes += len(doc.source)
+    return time.perf_counter() - started, docs, source_bytes
+
+
+def rss_of_iteration(repo: Path, snapshot: str, index: str) -> tuple[float, float]:
+    """Peak RSS (MiB) of a fresh interpreter that imports rfs, then of one that also iterates."""
+    code = (
+        "import resource, sys, rfs\n"
+        "if sys.argv[1] == 'iterate':\n"
+        "    for doc in rfs.open_repository(sys.argv[2]).snapshot(sys.argv[3]).documents(sys.argv[4]):\n"
+        "        len(doc.source)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+    )
+    peaks = []
+    for mode in ("import", "iterate"):
+        out = subprocess.run([sys.executable, "-c", code, mode, str(repo), snapshot, index],
+                             capture_output=True, text=True, check=True).stdout
+        peaks.append(float(out.strip()))
+    return peaks[0], peaks[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=300_000)
+    parser.add_argument("--doc-size", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--build", type=Path, default=ROOT / "build" / "release")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args()
+    data_dir = args.data_dir or args.build / "bench-data"
+    generated = generate(args.build, data_dir, args.docs, args.doc_size)
+    expected = json.loads((generated / "expected.json").read_text())
+    repo = generated / "repo"
+    snapshot = expected["snapshot"]
+    index = next(iter(expected["indices"]))
+
+    cpp, arrow, loop = [], [], []
+    docs = source_bytes = 0
+    for _ in range(args.rounds):
+        cpp.append(cpp_tool(args.build, repo, snapshot))
+        seconds, docs = arrow_table(repo, snapshot, index)
+        arrow.append(seconds)
+        seconds, docs_iterated, source_bytes = iterate(repo, snapshot, index)
+        loop.append(seconds)
+        if docs_iterated != docs:
+            print(f"python_bench: the Arrow table has {docs} rows, the iteration {docs_iterated}")
+            return 1
+    base_rss, iterate_rss = rss_of_iteration(repo, snapshot, index)
+
+    def line(name: str, runs: list[float]) -> float:
+        median = statistics.median(runs)
+        print(f"{name:<34} {docs / median:>10.0f} docs/s {source_bytes / median / 1e6:>8.1f} MB/s "
+              f"(median of {len(runs)}: {median:.2f} s)")
+        return median
+
+    print(f"python_bench: {docs} documents, {source_bytes / 1e6:.1f} MB of _source, one shard")
+    cpp_s = line("C++ SnapshotInspector docs", cpp)
+    arrow_s = line("Python to_arrow -> pyarrow.table", arrow)
+    loop_s = line("Python documents() loop", loop)
+    arrow_ratio = cpp_s / arrow_s
+    print(f"Arrow path / C++ tool: {arrow_ratio:.2f}x (goal >= {GOAL_RATIO:.2f}); "
+          f"documents() loop / C++ tool: {cpp_s / loop_s:.2f}x")
+    growth = iterate_rss - base_rss
+    print(f"peak RSS: interpreter with rfs imported {base_rss:.0f} MiB, iterating every document "
+          f"{iterate_rss:.0f} MiB (+{growth:.0f} MiB; goal <= +{GOAL_RSS_GROWTH_MIB} MiB)")
+    missed = arrow_ratio < GOAL_RATIO or growth > GOAL_RSS_GROWTH_MIB
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
