@@ -235,8 +235,8 @@ inline void PrintWorkerSummary(const char* program, const migration::DocumentsTo
           program, index.c_str(), static_cast<unsigned long long>(counts.rebuilt),
           static_cast<unsigned long long>(counts.rebuilt_inexact));
       for (const std::string& field : counts.fields_not_migrated) {
-        std::printf("%s:   %s: not migrated, kept in no form that can be read back: %s\n",
-                    program, index.c_str(), field.c_str());
+        std::printf("%s:   %s: not migrated, kept in no form that can be read back: %s\n", program,
+                    index.c_str(), field.c_str());
       }
     }
   }

@@ -197,16 +197,15 @@ MetadataToolResult RunSolrMetadataMigration(MetadataToolOptions options,
   auto repo = OpenLocation(options.repository, &open_code);
   if (!repo.ok()) return fail(repo.status(), open_code);
   const solr::SolrBackupLocation location(*repo);
-  auto loaded = solr::LoadBackup(location, options.snapshot_name,
-                                 {solr.collection, solr.backup_id}, solr.schema_file);
+  auto loaded = solr::LoadBackup(location, options.snapshot_name, {solr.collection, solr.backup_id},
+                                 solr.schema_file);
   if (!loaded.ok()) {
     return fail(loaded.status(), absl::IsInvalidArgument(loaded.status())
                                      ? core::kExitUsage
                                      : core::kExitSnapshotUnreadable);
   }
   const solr::SolrBackup* backup = &loaded->backup;
-  const solr::SchemaMapping mapping =
-      solr::MappingFromSchema(loaded->schema, loaded->index_fields);
+  const solr::SchemaMapping mapping = solr::MappingFromSchema(loaded->schema, loaded->index_fields);
 
   MetadataReport report;
   report.mode = run.mode;
