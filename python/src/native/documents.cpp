@@ -86,13 +86,12 @@ absl::Status IndexDocumentReader::OpenShard(int shard, uint64_t cursor) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> IndexDocumentReader::AppendRow(const lucene::Document& doc,
-                                                    std::vector<DocumentRow>& rows) {
+absl::StatusOr<bool> IndexDocumentReader::FillRow(const lucene::Document& doc, DocumentRow& row) {
   if (!doc.has_source) {
     ++skipped_.without_source;
     return false;
   }
-  DocumentRow row;
+  row.source.clear();
   if (doc.source_format == content::SourceFormat::kJson) {
     core::AppendJsonOneLine(
         std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()),
@@ -106,22 +105,29 @@ absl::StatusOr<bool> IndexDocumentReader::AppendRow(const lucene::Document& doc,
   }
   row.shard = current_shard_;
   row.cursor = doc.cursor;
-  row.id = doc.id;
+  row.id.assign(doc.id);
   if (doc.type) {
     row.type = doc.type;
   } else {
     row.type = mapping_type_;
   }
   row.routing = doc.routing;
-  rows.push_back(std::move(row));
   return true;
 }
 
 absl::Status IndexDocumentReader::ReadBatch(size_t max_rows, size_t max_bytes,
                                             std::vector<DocumentRow>& rows) {
-  size_t added = 0;
+  const size_t first = rows.size();
+  size_t filled = first;
+  RFS_RETURN_IF_ERROR(ReadBatchInto(first + max_rows, max_bytes, rows, &filled));
+  rows.resize(filled);
+  return absl::OkStatus();
+}
+
+absl::Status IndexDocumentReader::ReadBatchInto(size_t max_rows, size_t max_bytes,
+                                                std::vector<DocumentRow>& rows, size_t* filled) {
   size_t bytes = 0;
-  while (!closed_ && added < max_rows && bytes < max_bytes) {
+  while (!closed_ && *filled < max_rows && bytes < max_bytes) {
     if (documents_ == nullptr) {
       if (next_shard_ > last_shard_) return absl::OkStatus();
       const int shard = next_shard_++;
@@ -138,10 +144,12 @@ absl::Status IndexDocumentReader::ReadBatch(size_t max_rows, size_t max_bytes,
       shard_reader_.reset();
       continue;
     }
-    RFS_ASSIGN_OR_RETURN(const bool appended, AppendRow(doc_, rows));
-    if (appended) {
-      ++added;
-      bytes += rows.back().source.size() + rows.back().id.size();
+    if (*filled == rows.size()) rows.emplace_back();
+    DocumentRow& row = rows[*filled];
+    RFS_ASSIGN_OR_RETURN(const bool filled_row, FillRow(doc_, row));
+    if (filled_row) {
+      ++*filled;
+      bytes += row.source.size() + row.id.size();
     }
   }
   return absl::OkStatus();

@@ -62,14 +62,18 @@ class IndexDocumentReader {
   /// Appends up to `max_rows` documents to `rows`, stopping early once their sources reach
   /// `max_bytes`; appends none at the end of the index.
   absl::Status ReadBatch(size_t max_rows, size_t max_bytes, std::vector<DocumentRow>& rows);
+  /// The same into rows[0, *filled), overwriting the rows already there so that their strings'
+  /// memory is reused from batch to batch (the rows past *filled are left as they are).
+  absl::Status ReadBatchInto(size_t max_rows, size_t max_bytes, std::vector<DocumentRow>& rows,
+                             size_t* filled);
   /// Stops decoding and joins the reader threads; later batches are empty.
   void Close();
 
  private:
   explicit IndexDocumentReader(DocumentRequest request) : request_(std::move(request)) {}
   absl::Status OpenShard(int shard, uint64_t cursor);
-  // Appends `doc` as a row; false when it is left out (no source, or no JSON form).
-  absl::StatusOr<bool> AppendRow(const lucene::Document& doc, std::vector<DocumentRow>& rows);
+  // Fills `row` from `doc`; false when it is left out (no source, or no JSON form).
+  absl::StatusOr<bool> FillRow(const lucene::Document& doc, DocumentRow& row);
 
   DocumentRequest request_;
   snapshot::IndexMetadata metadata_;

@@ -102,7 +102,8 @@ class Snapshot:
         rebuild_sourceless: bool = False,
         reader_threads: Optional[int] = None,
     ) -> ArrowSource:
-        """The documents of an index as Arrow record batches of at most batch_size rows.
+        """The documents of an index as Arrow record batches of at most batch_size rows (fewer
+        once a batch's sources reach 16 MiB).
 
         fields: mapped fields projected into typed columns (keyword/text -> utf8,
         long/integer/short/byte -> int64, double/float -> float64, date -> timestamp[ms, UTC],
