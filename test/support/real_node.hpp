@@ -24,6 +24,7 @@
 #include "rfs/snapshot/repository.hpp"
 
 #include "support/process.hpp"
+#include "support/repository_documents.hpp"
 
 namespace rfs::test {
 
@@ -172,20 +173,13 @@ inline SnapshotDocuments ReadSnapshotDocuments(const std::filesystem::path& root
       if (absl::IsNotFound(reader.status())) continue;
       INFO(index << "/" << shard << ": " << reader.status().ToString());
       REQUIRE(reader.ok());
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      lucene::Document doc;
-      while (true) {
-        auto more = (*cursor)->Next(doc);
-        INFO(more.status().ToString());
-        REQUIRE(more.ok());
-        if (!*more) break;
-        if (!doc.has_source) continue;
+      ForEachDocument(**reader, [&](const lucene::Document& doc) {
+        if (!doc.has_source) return;
         if (rebuilt != nullptr && doc.rebuilt) ++*rebuilt;
         std::string source;
         REQUIRE(content::AppendSourceAsJson(doc.source, doc.source_format, source).ok());
         docs[doc.id] = SnapshotDocument{std::move(source), doc.routing};
-      }
+      });
     }
   }
   return out;
