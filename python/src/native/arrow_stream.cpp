@@ -1,5 +1,6 @@
 #include "arrow_stream.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include <Python.h>
@@ -185,6 +187,30 @@ class FlatColumn {
     Valid();
     return absl::OkStatus();
   }
+  // Appends rows [first, last) of a range's text column: `text` holds its values end to end,
+  // `ends` each row's end offset in it; a row whose `present` is 0 is null.
+  absl::Status AppendRangeTexts(std::string_view text, std::span<const size_t> ends, size_t first,
+                                size_t last, const std::vector<uint8_t>* present = nullptr) {
+    const size_t begin = first == 0 ? 0 : ends[first - 1];
+    const size_t end = last == 0 ? 0 : ends[last - 1];
+    if (end - begin > static_cast<size_t>(std::numeric_limits<int32_t>::max()) - text_.size()) {
+      return absl::ResourceExhaustedError(
+          "a batch's text column would pass 2 GiB: use a smaller batch_size");
+    }
+    const int64_t shift = static_cast<int64_t>(text_.size()) - static_cast<int64_t>(begin);
+    text_.append(text.substr(begin, end - begin));
+    for (size_t i = first; i < last; ++i) {
+      offsets_.push_back(static_cast<int32_t>(static_cast<int64_t>(ends[i]) + shift));
+      if (present != nullptr && (*present)[i] == 0) {
+        validity_.Append(false);
+        ++nulls_;
+        ++length_;
+      } else {
+        Valid();
+      }
+    }
+    return absl::OkStatus();
+  }
   void AppendInt(int64_t value) {
     ints_.push_back(value);
     Valid();
@@ -327,95 +353,111 @@ class ListColumn {
   int64_t nulls_ = 0;
 };
 
-// The record batch of `rows` as a struct array.
-absl::Status BuildBatch(const std::string& index, std::span<const DocumentRow> rows,
-                        const std::vector<ProjectedField>& fields, ArrowArray* out) {
-  FlatColumn index_column(ColumnKind::kUtf8);
-  FlatColumn ids(ColumnKind::kUtf8);
-  FlatColumn routings(ColumnKind::kUtf8);
-  FlatColumn sources(ColumnKind::kUtf8);
-  // Each text column in one allocation.
-  size_t id_bytes = 0, routing_bytes = 0, source_bytes = 0;
-  for (const auto& row : rows) {
-    id_bytes += row.id.size();
-    routing_bytes += row.routing ? row.routing->size() : 0;
-    source_bytes += row.source.size();
-  }
-  index_column.Reserve(rows.size(), index.size() * rows.size());
-  ids.Reserve(rows.size(), id_bytes);
-  routings.Reserve(rows.size(), routing_bytes);
-  sources.Reserve(rows.size(), source_bytes);
-  std::vector<FlatColumn> flat;
-  std::vector<ListColumn> lists;
-  for (const auto& field : fields) {
-    if (field.is_list) {
-      lists.emplace_back(field.kind);
-    } else {
-      flat.emplace_back(field.kind);
+// The columns of one record batch, filled from ranges of formatted rows.
+class BatchColumns {
+ public:
+  explicit BatchColumns(const std::vector<ProjectedField>& fields)
+      : fields_(fields),
+        index_(ColumnKind::kUtf8),
+        ids_(ColumnKind::kUtf8),
+        routings_(ColumnKind::kUtf8),
+        sources_(ColumnKind::kUtf8) {
+    for (const auto& field : fields) {
+      if (field.is_list) {
+        lists_.emplace_back(field.kind);
+      } else {
+        flat_.emplace_back(field.kind);
+      }
     }
+    parse_options_.max_depth = 1000;  // as deep as the engines' own parser allows
   }
-  boost::json::parse_options parse_options;
-  parse_options.max_depth = 1000;  // as deep as the engines' own parser allows
-  std::vector<const boost::json::value*> values;
-  for (const auto& row : rows) {
-    if (auto status = index_column.AppendText(index); !status.ok()) return status;
-    if (auto status = ids.AppendText(row.id); !status.ok()) return status;
-    if (row.routing) {
-      if (auto status = routings.AppendText(*row.routing); !status.ok()) return status;
-    } else {
-      routings.AppendNull();
+
+  void Reserve(size_t rows, size_t source_bytes) { sources_.Reserve(rows, source_bytes); }
+
+  // Appends rows [first, last) of `range`, each in `index`.
+  absl::Status Append(const std::string& index, const RowRange& range, size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) RFS_RETURN_IF_ERROR(index_.AppendText(index));
+    RFS_RETURN_IF_ERROR(ids_.AppendRangeTexts(range.ids, range.id_ends, first, last));
+    RFS_RETURN_IF_ERROR(
+        routings_.AppendRangeTexts(range.routings, range.routing_ends, first, last, &range.routed));
+    RFS_RETURN_IF_ERROR(sources_.AppendRangeTexts(range.sources, range.source_ends, first, last));
+    rows_ += last - first;
+    if (fields_.empty()) return absl::OkStatus();
+    for (size_t i = first; i < last; ++i) {
+      const size_t begin = i == 0 ? 0 : range.source_ends[i - 1];
+      RFS_RETURN_IF_ERROR(AppendProjected(
+          std::string_view(range.sources).substr(begin, range.source_ends[i] - begin)));
     }
-    if (auto status = sources.AppendText(row.source); !status.ok()) return status;
-    if (fields.empty()) continue;
-    boost::system::error_code ec;
-    const boost::json::value source = boost::json::parse(row.source, ec, {}, parse_options);
+    return absl::OkStatus();
+  }
+
+  size_t rows() const { return rows_; }
+
+  void Finish(ArrowArray* out) {
+    auto holder = std::make_unique<ArrayHolder>();
+    holder->buffers.push_back(nullptr);  // a struct's own validity: every row is there
+    holder->children.push_back(index_.Finish());
+    holder->children.push_back(ids_.Finish());
+    holder->children.push_back(routings_.Finish());
+    holder->children.push_back(sources_.Finish());
     size_t next_flat = 0;
     size_t next_list = 0;
-    for (const auto& field : fields) {
-      values.clear();
-      const bool present = !ec && CollectValues(source, field, values);
+    for (const auto& field : fields_) {
+      holder->children.push_back(field.is_list ? lists_[next_list++].Finish()
+                                               : flat_[next_flat++].Finish());
+    }
+    auto array = FlatColumn::Wrap(std::move(holder), static_cast<int64_t>(rows_), 0);
+    *out = *array;  // the struct moves; the heap copy is dropped without releasing it
+    array->release = nullptr;
+  }
+
+ private:
+  // The mapped fields of one source projected into their columns.
+  absl::Status AppendProjected(std::string_view text) {
+    boost::system::error_code ec;
+    const boost::json::value source = boost::json::parse(text, ec, {}, parse_options_);
+    size_t next_flat = 0;
+    size_t next_list = 0;
+    for (const auto& field : fields_) {
+      values_.clear();
+      const bool present = !ec && CollectValues(source, field, values_);
       if (field.is_list) {
-        ListColumn& column = lists[next_list++];
+        ListColumn& column = lists_[next_list++];
         if (!present) {
           column.AppendNull();
-        } else if (auto status = column.AppendValues(values, field); !status.ok()) {
-          return status;
+        } else {
+          RFS_RETURN_IF_ERROR(column.AppendValues(values_, field));
         }
       } else {
-        FlatColumn& column = flat[next_flat++];
+        FlatColumn& column = flat_[next_flat++];
         // Several values do not fit one cell.
-        if (values.size() != 1) {
+        if (values_.size() != 1) {
           column.AppendNull();
-        } else if (auto status = column.AppendValue(*values.front(), field); !status.ok()) {
-          return status;
+        } else {
+          RFS_RETURN_IF_ERROR(column.AppendValue(*values_.front(), field));
         }
       }
     }
+    return absl::OkStatus();
   }
-  auto holder = std::make_unique<ArrayHolder>();
-  holder->buffers.push_back(nullptr);  // a struct's own validity: every row is there
-  holder->children.push_back(index_column.Finish());
-  holder->children.push_back(ids.Finish());
-  holder->children.push_back(routings.Finish());
-  holder->children.push_back(sources.Finish());
-  size_t next_flat = 0;
-  size_t next_list = 0;
-  for (const auto& field : fields) {
-    holder->children.push_back(field.is_list ? lists[next_list++].Finish()
-                                             : flat[next_flat++].Finish());
-  }
-  auto array = FlatColumn::Wrap(std::move(holder), static_cast<int64_t>(rows.size()), 0);
-  *out = *array;  // the struct moves; the heap copy is dropped without releasing it
-  array->release = nullptr;
-  return absl::OkStatus();
-}
+
+  const std::vector<ProjectedField>& fields_;
+  FlatColumn index_, ids_, routings_, sources_;
+  std::vector<FlatColumn> flat_;
+  std::vector<ListColumn> lists_;
+  boost::json::parse_options parse_options_;
+  std::vector<const boost::json::value*> values_;
+  size_t rows_ = 0;
+};
 
 // ---- The stream -------------------------------------------------------------------------------
 
 struct StreamState {
   ArrowStreamRequest request;
   std::unique_ptr<IndexDocumentReader> reader;
-  std::vector<DocumentRow> rows;
+  // The range being taken into batches, and its first row not taken yet.
+  std::unique_ptr<RowRange> pending;
+  size_t pending_row = 0;
   std::string last_error;
   bool finished = false;
 };
@@ -436,29 +478,48 @@ int GetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
   return 0;
 }
 
-// Decodes the next batch into `out` (released at the end); no Python call inside.
+// Decodes the next batch into `out` (released at the end); no Python call inside. The decoding
+// threads format the documents, range by range; here their rows are laid into the columns.
 absl::Status NextBatch(StreamState& state, ArrowArray* out) {
   if (state.reader == nullptr) {
     auto opened = IndexDocumentReader::Open(state.request.documents);
     if (!opened.ok()) return opened.status();
     state.reader = *std::move(opened);
   }
-  // The rows of the last batch are overwritten: their strings' memory serves again.
-  size_t filled = 0;
-  if (auto status = state.reader->ReadBatchInto(state.request.batch_size, kMaxBatchSourceBytes,
-                                                state.rows, &filled);
-      !status.ok()) {
-    return status;
+  const size_t batch_rows = state.request.batch_size;
+  BatchColumns columns(state.request.fields);
+  size_t source_bytes = 0;
+  while (columns.rows() < batch_rows && source_bytes < kMaxBatchSourceBytes) {
+    if (state.pending == nullptr || state.pending_row == state.pending->rows()) {
+      auto next = state.reader->NextRange();
+      if (!next.ok()) return next.status();
+      state.pending = *std::move(next);
+      state.pending_row = 0;
+      if (state.pending == nullptr) break;
+      continue;
+    }
+    const RowRange& range = *state.pending;
+    const size_t first = state.pending_row;
+    const size_t last = std::min(range.rows(), first + (batch_rows - columns.rows()));
+    const size_t begin = first == 0 ? 0 : range.source_ends[first - 1];
+    if (columns.rows() == 0) {
+      // The sources of a whole batch at this range's mean size, in one allocation.
+      const size_t mean = range.source_ends.back() / range.rows() + 1;
+      const size_t rows = std::min<size_t>(batch_rows, size_t{1} << 18);
+      columns.Reserve(rows, std::min(kMaxBatchSourceBytes + (size_t{1} << 20), mean * rows));
+    }
+    RFS_RETURN_IF_ERROR(columns.Append(state.reader->metadata().name, range, first, last));
+    source_bytes += range.source_ends[last - 1] - begin;
+    state.pending_row = last;
   }
-  if (filled == 0) {
+  if (columns.rows() == 0) {
     state.finished = true;
     state.reader.reset();
-    state.rows.clear();
+    state.pending.reset();
     return absl::OkStatus();
   }
-  return BuildBatch(state.reader->metadata().name,
-                    std::span<const DocumentRow>(state.rows.data(), filled), state.request.fields,
-                    out);
+  columns.Finish(out);
+  return absl::OkStatus();
 }
 
 int GetNext(ArrowArrayStream* stream, ArrowArray* out) {
@@ -506,7 +567,7 @@ void ReleaseStream(ArrowArrayStream* stream) {
 }  // namespace
 
 void ExportArrowStream(const ArrowStreamRequest& request, ArrowArrayStream* out) {
-  auto* state = new StreamState{request, nullptr, {}, {}, false};
+  auto* state = new StreamState{request, nullptr, nullptr, 0, {}, false};
   out->get_schema = GetSchema;
   out->get_next = GetNext;
   out->get_last_error = GetLastError;

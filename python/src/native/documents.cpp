@@ -1,5 +1,6 @@
 #include "documents.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "rfs/content/source_json.hpp"
@@ -64,6 +65,7 @@ IndexDocumentReader::~IndexDocumentReader() { Close(); }
 void IndexDocumentReader::Close() {
   closed_ = true;
   documents_.reset();  // joins the decoding threads
+  scan_.reset();
   shard_reader_.reset();
 }
 
@@ -84,6 +86,87 @@ absl::Status IndexDocumentReader::OpenShard(int shard, uint64_t cursor) {
   }
   current_shard_ = shard;
   return absl::OkStatus();
+}
+
+namespace {
+
+// Formats `doc` as a row of `range` (on a decoding thread).
+absl::Status FormatRow(lucene::Document& doc, lucene::ScannedRange& scanned) {
+  auto& range = static_cast<RowRange&>(scanned);
+  if (!doc.has_source) {
+    ++range.without_source;
+    return absl::OkStatus();
+  }
+  const size_t start = range.sources.size();
+  if (start == 0) {
+    // Room for a range of documents like the first one (ParallelReadOptions' range_docs): the
+    // buffer grows in place instead of doubling through copies.
+    range.sources.reserve(std::min<size_t>(doc.source.size() * 2048 + 4096, size_t{8} << 20));
+  }
+  if (doc.source_format == content::SourceFormat::kJson) {
+    core::AppendJsonOneLine(
+        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()),
+        range.sources);
+  } else if (auto converted = content::AppendSourceAsJson(
+                 doc.source, doc.source_format, range.sources, StrCat("_source of ", doc.id));
+             !converted.ok()) {
+    range.sources.resize(start);
+    if (!absl::IsUnimplemented(converted)) return converted;
+    ++range.unconvertible;
+    return absl::OkStatus();
+  }
+  range.source_ends.push_back(range.sources.size());
+  range.ids.append(doc.id);
+  range.id_ends.push_back(range.ids.size());
+  range.routed.push_back(doc.routing ? 1 : 0);
+  if (doc.routing) range.routings.append(*doc.routing);
+  range.routing_ends.push_back(range.routings.size());
+  range.bytes = range.sources.size() + range.ids.size() + range.routings.size();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status IndexDocumentReader::OpenShardScan(int shard, uint64_t cursor) {
+  scan_.reset();
+  shard_reader_.reset();
+  const auto& repository = request_.repository->repository();
+  RFS_ASSIGN_OR_RETURN(shard_reader_,
+                       lucene::OpenSnapshotShard(repository, *request_.snapshot, metadata_.name,
+                                                 shard, reader_options_));
+  lucene::ParallelReadOptions parallel;
+  parallel.threads = std::max(1, request_.reader_threads);
+  RFS_ASSIGN_OR_RETURN(scan_, lucene::ParallelShardScan::Open(
+                                  *shard_reader_, cursor, parallel,
+                                  [] { return std::make_unique<RowRange>(); }, FormatRow));
+  current_shard_ = shard;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RowRange>> IndexDocumentReader::NextRange() {
+  while (!closed_) {
+    if (scan_ == nullptr) {
+      if (next_shard_ > last_shard_) return nullptr;
+      const int shard = next_shard_++;
+      RFS_RETURN_IF_ERROR(OpenShardScan(shard, request_.shard ? request_.from_cursor : 0));
+    }
+    auto next = scan_->Next();
+    if (!next.ok()) {
+      const absl::Status status = next.status();
+      Close();
+      return status;
+    }
+    if (*next == nullptr) {
+      scan_.reset();
+      shard_reader_.reset();
+      continue;
+    }
+    std::unique_ptr<RowRange> range(static_cast<RowRange*>(next->release()));
+    skipped_.without_source += range->without_source;
+    skipped_.unconvertible += range->unconvertible;
+    return range;
+  }
+  return nullptr;
 }
 
 absl::StatusOr<bool> IndexDocumentReader::FillRow(const lucene::Document& doc, DocumentRow& row) {
@@ -117,17 +200,9 @@ absl::StatusOr<bool> IndexDocumentReader::FillRow(const lucene::Document& doc, D
 
 absl::Status IndexDocumentReader::ReadBatch(size_t max_rows, size_t max_bytes,
                                             std::vector<DocumentRow>& rows) {
-  const size_t first = rows.size();
-  size_t filled = first;
-  RFS_RETURN_IF_ERROR(ReadBatchInto(first + max_rows, max_bytes, rows, &filled));
-  rows.resize(filled);
-  return absl::OkStatus();
-}
-
-absl::Status IndexDocumentReader::ReadBatchInto(size_t max_rows, size_t max_bytes,
-                                                std::vector<DocumentRow>& rows, size_t* filled) {
+  size_t added = 0;
   size_t bytes = 0;
-  while (!closed_ && *filled < max_rows && bytes < max_bytes) {
+  while (!closed_ && added < max_rows && bytes < max_bytes) {
     if (documents_ == nullptr) {
       if (next_shard_ > last_shard_) return absl::OkStatus();
       const int shard = next_shard_++;
@@ -144,12 +219,12 @@ absl::Status IndexDocumentReader::ReadBatchInto(size_t max_rows, size_t max_byte
       shard_reader_.reset();
       continue;
     }
-    if (*filled == rows.size()) rows.emplace_back();
-    DocumentRow& row = rows[*filled];
-    RFS_ASSIGN_OR_RETURN(const bool filled_row, FillRow(doc_, row));
-    if (filled_row) {
-      ++*filled;
+    DocumentRow row;
+    RFS_ASSIGN_OR_RETURN(const bool filled, FillRow(doc_, row));
+    if (filled) {
+      ++added;
       bytes += row.source.size() + row.id.size();
+      rows.push_back(std::move(row));
     }
   }
   return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 #include "rfs/snapshot/models.hpp"
 
@@ -28,6 +29,17 @@ struct DocumentRow {
   std::optional<std::string> routing;
   /// `_source` as one line of JSON (SMILE, CBOR and YAML sources converted).
   std::string source;
+};
+
+/// The documents of one range of a shard as a decoding thread formats them for the Arrow
+/// stream: each text column's values laid end to end, with each row's end offset in it.
+struct RowRange : lucene::ScannedRange {
+  std::string ids, routings, sources;
+  std::vector<size_t> id_ends, routing_ends, source_ends;
+  std::vector<uint8_t> routed;  ///< 1 where the row has a routing
+  uint64_t without_source = 0;
+  uint64_t unconvertible = 0;
+  size_t rows() const { return source_ends.size(); }
 };
 
 struct DocumentRequest {
@@ -62,16 +74,16 @@ class IndexDocumentReader {
   /// Appends up to `max_rows` documents to `rows`, stopping early once their sources reach
   /// `max_bytes`; appends none at the end of the index.
   absl::Status ReadBatch(size_t max_rows, size_t max_bytes, std::vector<DocumentRow>& rows);
-  /// The same into rows[0, *filled), overwriting the rows already there so that their strings'
-  /// memory is reused from batch to batch (the rows past *filled are left as they are).
-  absl::Status ReadBatchInto(size_t max_rows, size_t max_bytes, std::vector<DocumentRow>& rows,
-                             size_t* filled);
+  /// The next range of documents, formatted on the decoding threads (at least one, whatever
+  /// reader_threads says), across the shards in order; null after the last one.
+  absl::StatusOr<std::unique_ptr<RowRange>> NextRange();
   /// Stops decoding and joins the reader threads; later batches are empty.
   void Close();
 
  private:
   explicit IndexDocumentReader(DocumentRequest request) : request_(std::move(request)) {}
   absl::Status OpenShard(int shard, uint64_t cursor);
+  absl::Status OpenShardScan(int shard, uint64_t cursor);
   // Fills `row` from `doc`; false when it is left out (no source, or no JSON form).
   absl::StatusOr<bool> FillRow(const lucene::Document& doc, DocumentRow& row);
 
@@ -87,6 +99,7 @@ class IndexDocumentReader {
   // The documents reader reads through shard_reader_: declared after it, destroyed before it.
   std::unique_ptr<lucene::ShardReader> shard_reader_;
   std::unique_ptr<lucene::IDocumentReader> documents_;
+  std::unique_ptr<lucene::ParallelShardScan> scan_;  // NextRange's, in place of documents_
   lucene::Document doc_;
 };
 
