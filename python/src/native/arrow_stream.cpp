@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -130,6 +131,44 @@ const void* Keep(ArrayHolder& holder, Container&& data) {
   return pointer;
 }
 
+// Text buffers of released batches, kept for the next ones: a stream read batch by batch (a
+// Parquet writer, a scan) then writes into memory already mapped instead of faulting fresh pages
+// in for every batch. A table that keeps its batches returns none.
+class TextBufferPool {
+ public:
+  static std::string Take() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return std::string();
+    std::string out = std::move(free_.back());
+    free_.pop_back();
+    out.clear();
+    return out;
+  }
+  static void Give(std::string&& text) {
+    if (text.capacity() < kWorthKeeping) return;
+    std::lock_guard lock(mu_);
+    if (free_.size() < kKept) free_.push_back(std::move(text));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;
+  static constexpr size_t kWorthKeeping = size_t{1} << 20;
+  static inline std::mutex mu_;
+  static inline std::vector<std::string> free_;
+};
+
+// Keeps `text` as an array buffer; it goes back to the pool when the array is released.
+const void* KeepText(ArrayHolder& holder, std::string&& text) {
+  auto owned =
+      std::shared_ptr<std::string>(new std::string(std::move(text)), [](std::string* kept) {
+        TextBufferPool::Give(std::move(*kept));
+        delete kept;
+      });
+  const void* pointer = owned->data();
+  holder.storage.push_back(std::move(owned));
+  return pointer;
+}
+
 // A bitmap of one bit per row, least significant bit first, as Arrow lays them out.
 class Bitmap {
  public:
@@ -151,6 +190,7 @@ class FlatColumn {
   explicit FlatColumn(ColumnKind kind) : kind_(kind) {
     // Never an empty (null) values buffer: some consumers read it whatever the length.
     offsets_.push_back(0);
+    if (kind == ColumnKind::kUtf8) text_ = TextBufferPool::Take();
   }
 
   void AppendNull() {
@@ -258,7 +298,7 @@ class FlatColumn {
       case ColumnKind::kUtf8:
         holder->buffers.push_back(Keep(*holder, std::move(offsets_)));
         // std::string's data is never null, even empty.
-        holder->buffers.push_back(Keep(*holder, std::move(text_)));
+        holder->buffers.push_back(KeepText(*holder, std::move(text_)));
         break;
       case ColumnKind::kInt64:
       case ColumnKind::kTimestampMillis:
