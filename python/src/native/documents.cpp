@@ -90,6 +90,23 @@ absl::Status IndexDocumentReader::OpenShard(int shard, uint64_t cursor) {
 
 namespace {
 
+// Appends `doc`'s source to `out` as one line of JSON (SMILE, CBOR and YAML converted); false,
+// `out` as it was, for a source that has no JSON form.
+absl::StatusOr<bool> AppendJsonSource(const lucene::Document& doc, std::string& out) {
+  if (doc.source_format == content::SourceFormat::kJson) {
+    core::AppendJsonOneLine(
+        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()), out);
+    return true;
+  }
+  const size_t start = out.size();
+  auto converted = content::AppendSourceAsJson(doc.source, doc.source_format, out,
+                                               StrCat("_source of ", doc.id));
+  if (converted.ok()) return true;
+  out.resize(start);
+  if (!absl::IsUnimplemented(converted)) return converted;
+  return false;
+}
+
 // Formats `doc` as a row of `range` (on a decoding thread).
 absl::Status FormatRow(lucene::Document& doc, lucene::ScannedRange& scanned) {
   auto& range = static_cast<RowRange&>(scanned);
@@ -103,15 +120,8 @@ absl::Status FormatRow(lucene::Document& doc, lucene::ScannedRange& scanned) {
     // buffer grows in place instead of doubling through copies.
     range.sources.reserve(std::min<size_t>(doc.source.size() * 2048 + 4096, size_t{8} << 20));
   }
-  if (doc.source_format == content::SourceFormat::kJson) {
-    core::AppendJsonOneLine(
-        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()),
-        range.sources);
-  } else if (auto converted = content::AppendSourceAsJson(
-                 doc.source, doc.source_format, range.sources, StrCat("_source of ", doc.id));
-             !converted.ok()) {
-    range.sources.resize(start);
-    if (!absl::IsUnimplemented(converted)) return converted;
+  RFS_ASSIGN_OR_RETURN(const bool appended, AppendJsonSource(doc, range.sources));
+  if (!appended) {
     ++range.unconvertible;
     return absl::OkStatus();
   }
@@ -175,14 +185,8 @@ absl::StatusOr<bool> IndexDocumentReader::FillRow(const lucene::Document& doc, D
     return false;
   }
   row.source.clear();
-  if (doc.source_format == content::SourceFormat::kJson) {
-    core::AppendJsonOneLine(
-        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()),
-        row.source);
-  } else if (auto converted = content::AppendSourceAsJson(doc.source, doc.source_format, row.source,
-                                                          StrCat("_source of ", doc.id));
-             !converted.ok()) {
-    if (!absl::IsUnimplemented(converted)) return converted;
+  RFS_ASSIGN_OR_RETURN(const bool appended, AppendJsonSource(doc, row.source));
+  if (!appended) {
     ++skipped_.unconvertible;
     return false;
   }
