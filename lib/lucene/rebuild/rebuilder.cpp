@@ -375,21 +375,21 @@ absl::Status SourceRebuilder::ApplyArrayOffsets(size_t f, int32_t doc,
 
 absl::Status SourceRebuilder::NestPath(int32_t doc, std::string& path) {
   path.clear();
-  if (!nest_paths_resolved_) {
-    RFS_ASSIGN_OR_RETURN(nest_paths_, doc_values_->Field(plan_->child_path_field));
-    nest_paths_resolved_ = true;
-  }
-  if (nest_paths_ == nullptr) return absl::OkStatus();
-  RFS_RETURN_IF_ERROR(nest_paths_->Terms(doc, terms_));
-  if (!terms_.empty()) path = terms_.front();
+  RFS_ASSIGN_OR_RETURN(bool child, IsChild(doc));
+  if (child) path = terms_.front();
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> SourceRebuilder::IsChild(int32_t doc) {
   if (plan_->child_path_field.empty()) return false;
-  std::string path;
-  RFS_RETURN_IF_ERROR(NestPath(doc, path));
-  return !path.empty();
+  if (!nest_paths_resolved_) {
+    RFS_ASSIGN_OR_RETURN(nest_paths_, doc_values_->Field(plan_->child_path_field));
+    nest_paths_resolved_ = true;
+  }
+  if (nest_paths_ == nullptr) return false;
+  // Every document of a Solr shard is asked: the path stays in terms_, not copied out.
+  RFS_RETURN_IF_ERROR(nest_paths_->Terms(doc, terms_));
+  return !terms_.empty() && !terms_.front().empty();
 }
 
 absl::Status SourceRebuilder::WriteSolrFields(int32_t doc, const std::vector<StoredValue>& stored,

@@ -69,13 +69,19 @@ void IndexDocumentReader::Close() {
   shard_reader_.reset();
 }
 
-absl::Status IndexDocumentReader::OpenShard(int shard, uint64_t cursor) {
+absl::Status IndexDocumentReader::OpenShardReader(int shard) {
+  // What reads through the old shard reader goes first.
   documents_.reset();
+  scan_.reset();
   shard_reader_.reset();
-  const auto& repository = request_.repository->repository();
-  RFS_ASSIGN_OR_RETURN(shard_reader_,
-                       lucene::OpenSnapshotShard(repository, *request_.snapshot, metadata_.name,
-                                                 shard, reader_options_));
+  RFS_ASSIGN_OR_RETURN(shard_reader_, lucene::OpenSnapshotShard(request_.repository->repository(),
+                                                                *request_.snapshot, metadata_.name,
+                                                                shard, reader_options_));
+  return absl::OkStatus();
+}
+
+absl::Status IndexDocumentReader::OpenShard(int shard, uint64_t cursor) {
+  RFS_RETURN_IF_ERROR(OpenShardReader(shard));
   if (request_.reader_threads > 0) {
     lucene::ParallelReadOptions parallel;
     parallel.threads = request_.reader_threads;
@@ -138,12 +144,7 @@ absl::Status FormatRow(lucene::Document& doc, lucene::ScannedRange& scanned) {
 }  // namespace
 
 absl::Status IndexDocumentReader::OpenShardScan(int shard, uint64_t cursor) {
-  scan_.reset();
-  shard_reader_.reset();
-  const auto& repository = request_.repository->repository();
-  RFS_ASSIGN_OR_RETURN(shard_reader_,
-                       lucene::OpenSnapshotShard(repository, *request_.snapshot, metadata_.name,
-                                                 shard, reader_options_));
+  RFS_RETURN_IF_ERROR(OpenShardReader(shard));
   lucene::ParallelReadOptions parallel;
   parallel.threads = std::max(1, request_.reader_threads);
   RFS_ASSIGN_OR_RETURN(scan_, lucene::ParallelShardScan::Open(

@@ -82,6 +82,8 @@ class IndexDocumentReader {
 
  private:
   explicit IndexDocumentReader(DocumentRequest request) : request_(std::move(request)) {}
+  // Opens shard `shard`'s reader (closing the previous one and what reads through it).
+  absl::Status OpenShardReader(int shard);
   absl::Status OpenShard(int shard, uint64_t cursor);
   absl::Status OpenShardScan(int shard, uint64_t cursor);
   // Fills `row` from `doc`; false when it is left out (no source, or no JSON form).
