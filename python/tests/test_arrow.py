@@ -50,8 +50,12 @@ def test_pyarrow_reads_every_document_in_batches(snapshot):
     batches = list(reader)
     expected = documents_as_rows(snapshot, "index-0")
     assert len(expected) == 475
-    # Every batch is full but the last, across the shards' boundaries.
-    assert [b.num_rows for b in batches] == [64] * (475 // 64) + [475 % 64]
+    # A batch is rows of one decoding range (2,048 documents, so here one shard): every batch is
+    # full but each shard's last.
+    shard_rows = [sum(1 for _ in snapshot.documents("index-0", shard=s)) for s in range(3)]
+    assert sum(shard_rows) == 475
+    expected_sizes = [size for rows in shard_rows for size in [64] * (rows // 64) + [rows % 64] if size]
+    assert [b.num_rows for b in batches] == expected_sizes
     assert pa.Table.from_batches(batches).to_pylist() == expected
     assert any(row["_routing"] is not None for row in expected)
 
@@ -148,6 +152,8 @@ def test_parquet_export_reads_back_equal(generated, snapshot, tmp_path):
     assert run.returncode == 0, run.stderr
     table = pq.read_table(out / "index-0.parquet")
     assert table.equals(pa.table(snapshot.to_arrow("index-0")))
+    # The three shards' batches make one row group of the default batch_size, not one per batch.
+    assert pq.ParquetFile(out / "index-0.parquet").metadata.num_row_groups == 1
     per_shard = tmp_path / "per-shard"
     run = run_export("--format", "parquet", "--repo", str(generated / "repo"), "--snapshot",
                      snapshot.name, "--index", "index-0", "--out", str(per_shard), "--per-shard",

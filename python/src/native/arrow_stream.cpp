@@ -5,8 +5,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
-#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -23,10 +21,9 @@ namespace {
 
 using core::StrCat;
 
-// A batch ends early once its sources reach 16 MiB. Its columns then stay below the size up
-// to which the C library's allocator keeps freed memory for the next batch (above, each buffer
-// is mapped afresh and every page of it faults in: most of the stream's time on 1 KB documents),
-// and far below the 2 GiB that utf8 columns' 32-bit offsets allow.
+// A batch ends early once its sources would pass 16 MiB (it holds one row at least): far below
+// the 2 GiB that utf8 columns' 32-bit offsets allow, and a batch of huge documents stays small
+// for consumers that hold a batch whole (a Parquet row group).
 constexpr size_t kMaxBatchSourceBytes = size_t{16} << 20;
 
 std::thread::id main_thread_id;
@@ -131,44 +128,6 @@ const void* Keep(ArrayHolder& holder, Container&& data) {
   return pointer;
 }
 
-// Text buffers of released batches, kept for the next ones: a stream read batch by batch (a
-// Parquet writer, a scan) then writes into memory already mapped instead of faulting fresh pages
-// in for every batch. A table that keeps its batches returns none.
-class TextBufferPool {
- public:
-  static std::string Take() {
-    std::lock_guard lock(mu_);
-    if (free_.empty()) return std::string();
-    std::string out = std::move(free_.back());
-    free_.pop_back();
-    out.clear();
-    return out;
-  }
-  static void Give(std::string&& text) {
-    if (text.capacity() < kWorthKeeping) return;
-    std::lock_guard lock(mu_);
-    if (free_.size() < kKept) free_.push_back(std::move(text));
-  }
-
- private:
-  static constexpr size_t kKept = 4;
-  static constexpr size_t kWorthKeeping = size_t{1} << 20;
-  static inline std::mutex mu_;
-  static inline std::vector<std::string> free_;
-};
-
-// Keeps `text` as an array buffer; it goes back to the pool when the array is released.
-const void* KeepText(ArrayHolder& holder, std::string&& text) {
-  auto owned =
-      std::shared_ptr<std::string>(new std::string(std::move(text)), [](std::string* kept) {
-        TextBufferPool::Give(std::move(*kept));
-        delete kept;
-      });
-  const void* pointer = owned->data();
-  holder.storage.push_back(std::move(owned));
-  return pointer;
-}
-
 // A bitmap of one bit per row, least significant bit first, as Arrow lays them out.
 class Bitmap {
  public:
@@ -190,7 +149,6 @@ class FlatColumn {
   explicit FlatColumn(ColumnKind kind) : kind_(kind) {
     // Never an empty (null) values buffer: some consumers read it whatever the length.
     offsets_.push_back(0);
-    if (kind == ColumnKind::kUtf8) text_ = TextBufferPool::Take();
   }
 
   void AppendNull() {
@@ -213,10 +171,6 @@ class FlatColumn {
         break;
     }
   }
-  void Reserve(size_t rows, size_t text_bytes) {
-    offsets_.reserve(rows + 1);
-    text_.reserve(text_bytes);
-  }
   absl::Status AppendText(std::string_view text) {
     if (text.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()) - text_.size()) {
       return absl::ResourceExhaustedError(
@@ -225,30 +179,6 @@ class FlatColumn {
     text_.append(text);
     offsets_.push_back(static_cast<int32_t>(text_.size()));
     Valid();
-    return absl::OkStatus();
-  }
-  // Appends rows [first, last) of a range's text column: `text` holds its values end to end,
-  // `ends` each row's end offset in it; a row whose `present` is 0 is null.
-  absl::Status AppendRangeTexts(std::string_view text, std::span<const size_t> ends, size_t first,
-                                size_t last, const std::vector<uint8_t>* present = nullptr) {
-    const size_t begin = first == 0 ? 0 : ends[first - 1];
-    const size_t end = last == 0 ? 0 : ends[last - 1];
-    if (end - begin > static_cast<size_t>(std::numeric_limits<int32_t>::max()) - text_.size()) {
-      return absl::ResourceExhaustedError(
-          "a batch's text column would pass 2 GiB: use a smaller batch_size");
-    }
-    const int64_t shift = static_cast<int64_t>(text_.size()) - static_cast<int64_t>(begin);
-    text_.append(text.substr(begin, end - begin));
-    for (size_t i = first; i < last; ++i) {
-      offsets_.push_back(static_cast<int32_t>(static_cast<int64_t>(ends[i]) + shift));
-      if (present != nullptr && (*present)[i] == 0) {
-        validity_.Append(false);
-        ++nulls_;
-        ++length_;
-      } else {
-        Valid();
-      }
-    }
     return absl::OkStatus();
   }
   void AppendInt(int64_t value) {
@@ -298,7 +228,7 @@ class FlatColumn {
       case ColumnKind::kUtf8:
         holder->buffers.push_back(Keep(*holder, std::move(offsets_)));
         // std::string's data is never null, even empty.
-        holder->buffers.push_back(KeepText(*holder, std::move(text_)));
+        holder->buffers.push_back(Keep(*holder, std::move(text_)));
         break;
       case ColumnKind::kInt64:
       case ColumnKind::kTimestampMillis:
@@ -393,15 +323,43 @@ class ListColumn {
   int64_t nulls_ = 0;
 };
 
-// The columns of one record batch, filled from ranges of formatted rows.
+// Rows [first, last) of one of a range's text columns (`text`, each row's end offset in `ends`)
+// as a utf8 array: the values stay where the decoding thread wrote them, and the array holds the
+// range until the consumer releases the batch, with int32 offsets of its own. So a table of a
+// whole index writes each source once, on the decoding threads, instead of copying it again into
+// fresh memory on the thread that assembles the batches. A row whose `present` is 0 is null.
+std::unique_ptr<ArrowArray> RangeTextColumn(const std::shared_ptr<const RowRange>& range,
+                                            const std::string& text,
+                                            const std::vector<size_t>& ends, size_t first,
+                                            size_t last,
+                                            const std::vector<uint8_t>* present = nullptr) {
+  const size_t begin = first == 0 ? 0 : ends[first - 1];
+  std::vector<int32_t> offsets;
+  offsets.reserve(last - first + 1);
+  offsets.push_back(0);
+  for (size_t i = first; i < last; ++i) offsets.push_back(static_cast<int32_t>(ends[i] - begin));
+  Bitmap validity;
+  int64_t nulls = 0;
+  if (present != nullptr) {
+    for (size_t i = first; i < last; ++i) {
+      validity.Append((*present)[i] != 0);
+      nulls += (*present)[i] == 0 ? 1 : 0;
+    }
+  }
+  auto holder = std::make_unique<ArrayHolder>();
+  holder->storage.push_back(std::const_pointer_cast<RowRange>(range));  // kept, never written
+  holder->buffers.push_back(nulls > 0 ? Keep(*holder, std::move(validity.bytes())) : nullptr);
+  holder->buffers.push_back(Keep(*holder, std::move(offsets)));
+  holder->buffers.push_back(text.data() + begin);  // std::string's data is never null
+  return FlatColumn::Wrap(std::move(holder), static_cast<int64_t>(last - first), nulls);
+}
+
+// The columns of one record batch: rows [first, last) of one range, and the mapped fields
+// projected from their sources.
 class BatchColumns {
  public:
   explicit BatchColumns(const std::vector<ProjectedField>& fields)
-      : fields_(fields),
-        index_(ColumnKind::kUtf8),
-        ids_(ColumnKind::kUtf8),
-        routings_(ColumnKind::kUtf8),
-        sources_(ColumnKind::kUtf8) {
+      : fields_(fields), index_(ColumnKind::kUtf8) {
     for (const auto& field : fields) {
       if (field.is_list) {
         lists_.emplace_back(field.kind);
@@ -412,41 +370,40 @@ class BatchColumns {
     parse_options_.max_depth = 1000;  // as deep as the engines' own parser allows
   }
 
-  void Reserve(size_t rows, size_t source_bytes) { sources_.Reserve(rows, source_bytes); }
-
-  // Appends rows [first, last) of `range`, each in `index`.
-  absl::Status Append(const std::string& index, const RowRange& range, size_t first, size_t last) {
+  // Takes rows [first, last) of `range`, each in `index`.
+  absl::Status Take(const std::string& index, std::shared_ptr<const RowRange> range, size_t first,
+                    size_t last) {
+    range_ = std::move(range);
+    first_ = first;
+    last_ = last;
     for (size_t i = first; i < last; ++i) RFS_RETURN_IF_ERROR(index_.AppendText(index));
-    RFS_RETURN_IF_ERROR(ids_.AppendRangeTexts(range.ids, range.id_ends, first, last));
-    RFS_RETURN_IF_ERROR(
-        routings_.AppendRangeTexts(range.routings, range.routing_ends, first, last, &range.routed));
-    RFS_RETURN_IF_ERROR(sources_.AppendRangeTexts(range.sources, range.source_ends, first, last));
-    rows_ += last - first;
     if (fields_.empty()) return absl::OkStatus();
+    const RowRange& rows = *range_;
     for (size_t i = first; i < last; ++i) {
-      const size_t begin = i == 0 ? 0 : range.source_ends[i - 1];
+      const size_t begin = i == 0 ? 0 : rows.source_ends[i - 1];
       RFS_RETURN_IF_ERROR(AppendProjected(
-          std::string_view(range.sources).substr(begin, range.source_ends[i] - begin)));
+          std::string_view(rows.sources).substr(begin, rows.source_ends[i] - begin)));
     }
     return absl::OkStatus();
   }
 
-  size_t rows() const { return rows_; }
-
   void Finish(ArrowArray* out) {
+    const RowRange& rows = *range_;
     auto holder = std::make_unique<ArrayHolder>();
     holder->buffers.push_back(nullptr);  // a struct's own validity: every row is there
     holder->children.push_back(index_.Finish());
-    holder->children.push_back(ids_.Finish());
-    holder->children.push_back(routings_.Finish());
-    holder->children.push_back(sources_.Finish());
+    holder->children.push_back(RangeTextColumn(range_, rows.ids, rows.id_ends, first_, last_));
+    holder->children.push_back(
+        RangeTextColumn(range_, rows.routings, rows.routing_ends, first_, last_, &rows.routed));
+    holder->children.push_back(
+        RangeTextColumn(range_, rows.sources, rows.source_ends, first_, last_));
     size_t next_flat = 0;
     size_t next_list = 0;
     for (const auto& field : fields_) {
       holder->children.push_back(field.is_list ? lists_[next_list++].Finish()
                                                : flat_[next_flat++].Finish());
     }
-    auto array = FlatColumn::Wrap(std::move(holder), static_cast<int64_t>(rows_), 0);
+    auto array = FlatColumn::Wrap(std::move(holder), static_cast<int64_t>(last_ - first_), 0);
     *out = *array;  // the struct moves; the heap copy is dropped without releasing it
     array->release = nullptr;
   }
@@ -482,12 +439,14 @@ class BatchColumns {
   }
 
   const std::vector<ProjectedField>& fields_;
-  FlatColumn index_, ids_, routings_, sources_;
+  FlatColumn index_;
+  std::shared_ptr<const RowRange> range_;
+  size_t first_ = 0;
+  size_t last_ = 0;
   std::vector<FlatColumn> flat_;
   std::vector<ListColumn> lists_;
   boost::json::parse_options parse_options_;
   std::vector<const boost::json::value*> values_;
-  size_t rows_ = 0;
 };
 
 // ---- The stream -------------------------------------------------------------------------------
@@ -496,7 +455,7 @@ struct StreamState {
   ArrowStreamRequest request;
   std::unique_ptr<IndexDocumentReader> reader;
   // The range being taken into batches, and its first row not taken yet.
-  std::unique_ptr<RowRange> pending;
+  std::shared_ptr<const RowRange> pending;
   size_t pending_row = 0;
   std::string last_error;
   bool finished = false;
@@ -519,45 +478,36 @@ int GetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
 }
 
 // Decodes the next batch into `out` (released at the end); no Python call inside. The decoding
-// threads format the documents, range by range; here their rows are laid into the columns.
+// threads format the documents, range by range; a batch is rows of one range.
 absl::Status NextBatch(StreamState& state, ArrowArray* out) {
   if (state.reader == nullptr) {
     auto opened = IndexDocumentReader::Open(state.request.documents);
     if (!opened.ok()) return opened.status();
     state.reader = *std::move(opened);
   }
-  const size_t batch_rows = state.request.batch_size;
-  BatchColumns columns(state.request.fields);
-  size_t source_bytes = 0;
-  while (columns.rows() < batch_rows && source_bytes < kMaxBatchSourceBytes) {
-    if (state.pending == nullptr || state.pending_row == state.pending->rows()) {
-      auto next = state.reader->NextRange();
-      if (!next.ok()) return next.status();
-      state.pending = *std::move(next);
-      state.pending_row = 0;
-      if (state.pending == nullptr) break;
-      continue;
-    }
-    const RowRange& range = *state.pending;
-    const size_t first = state.pending_row;
-    const size_t last = std::min(range.rows(), first + (batch_rows - columns.rows()));
-    const size_t begin = first == 0 ? 0 : range.source_ends[first - 1];
-    if (columns.rows() == 0) {
-      // The sources of a whole batch at this range's mean size, in one allocation.
-      const size_t mean = range.source_ends.back() / range.rows() + 1;
-      const size_t rows = std::min<size_t>(batch_rows, size_t{1} << 18);
-      columns.Reserve(rows, std::min(kMaxBatchSourceBytes + (size_t{1} << 20), mean * rows));
-    }
-    RFS_RETURN_IF_ERROR(columns.Append(state.reader->metadata().name, range, first, last));
-    source_bytes += range.source_ends[last - 1] - begin;
-    state.pending_row = last;
-  }
-  if (columns.rows() == 0) {
-    state.finished = true;
-    state.reader.reset();
+  while (state.pending == nullptr || state.pending_row == state.pending->rows()) {
     state.pending.reset();
-    return absl::OkStatus();
+    auto next = state.reader->NextRange();
+    if (!next.ok()) return next.status();
+    if (*next == nullptr) {
+      state.finished = true;
+      state.reader.reset();
+      return absl::OkStatus();
+    }
+    state.pending = *std::move(next);
+    state.pending_row = 0;
   }
+  const RowRange& range = *state.pending;
+  const size_t first = state.pending_row;
+  const size_t begin = first == 0 ? 0 : range.source_ends[first - 1];
+  size_t last = first + 1;  // one row, whatever its size (a source is below 2 GiB)
+  while (last < range.rows() && last - first < state.request.batch_size &&
+         range.source_ends[last] - begin <= kMaxBatchSourceBytes) {
+    ++last;
+  }
+  BatchColumns columns(state.request.fields);
+  RFS_RETURN_IF_ERROR(columns.Take(state.reader->metadata().name, state.pending, first, last));
+  state.pending_row = last;
   columns.Finish(out);
   return absl::OkStatus();
 }

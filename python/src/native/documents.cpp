@@ -141,15 +141,26 @@ absl::Status FormatRow(lucene::Document& doc, lucene::ScannedRange& scanned) {
   return absl::OkStatus();
 }
 
+// After a range's last document: the Arrow batches keep the range's buffers, so a source buffer
+// reserved far beyond what it holds (a first document much larger than the rest) is trimmed.
+bool TrimRange(lucene::ScannedRange& scanned) {
+  auto& range = static_cast<RowRange&>(scanned);
+  if (range.sources.capacity() > 2 * range.sources.size() + (size_t{1} << 20)) {
+    range.sources.shrink_to_fit();
+  }
+  return false;  // the thread's cursor stays open for its next range
+}
+
 }  // namespace
 
 absl::Status IndexDocumentReader::OpenShardScan(int shard, uint64_t cursor) {
   RFS_RETURN_IF_ERROR(OpenShardReader(shard));
   lucene::ParallelReadOptions parallel;
   parallel.threads = std::max(1, request_.reader_threads);
-  RFS_ASSIGN_OR_RETURN(scan_, lucene::ParallelShardScan::Open(
-                                  *shard_reader_, cursor, parallel,
-                                  [] { return std::make_unique<RowRange>(); }, FormatRow));
+  RFS_ASSIGN_OR_RETURN(
+      scan_, lucene::ParallelShardScan::Open(
+                 *shard_reader_, cursor, parallel, [] { return std::make_unique<RowRange>(); },
+                 FormatRow, TrimRange));
   current_shard_ = shard;
   return absl::OkStatus();
 }

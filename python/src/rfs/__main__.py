@@ -51,6 +51,9 @@ def _export_ndjson(snapshot: Snapshot, index: str, shard: Optional[int], path: s
     return count
 
 
+_ROW_GROUP_BYTES = 64 << 20
+
+
 def _record_batch_reader(source):
     import pyarrow as pa
 
@@ -62,6 +65,7 @@ def _record_batch_reader(source):
 def _export_parquet(snapshot: Snapshot, index: str, shard: Optional[int], path: str,
                     args: argparse.Namespace) -> int:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise SystemExit("rfs export: --format parquet needs pyarrow (pip install pyarrow)")
@@ -70,10 +74,20 @@ def _export_parquet(snapshot: Snapshot, index: str, shard: Optional[int], path: 
                                reader_threads=args.reader_threads)
     reader = _record_batch_reader(source)
     count = 0
+    # A batch is rows of one decoding range (up to 2,048 documents): batches are gathered into
+    # row groups of batch_size rows or a little more (or 64 MiB), not a row group per batch.
+    pending, pending_rows, pending_bytes = [], 0, 0
     with pq.ParquetWriter(path, reader.schema) as writer:
         for batch in reader:
-            writer.write_batch(batch)
+            pending.append(batch)
+            pending_rows += batch.num_rows
+            pending_bytes += batch.nbytes
             count += batch.num_rows
+            if pending_rows >= args.batch_size or pending_bytes >= _ROW_GROUP_BYTES:
+                writer.write_table(pa.Table.from_batches(pending), row_group_size=pending_rows)
+                pending, pending_rows, pending_bytes = [], 0, 0
+        if pending:
+            writer.write_table(pa.Table.from_batches(pending), row_group_size=pending_rows)
     return count
 
 

@@ -103,7 +103,7 @@ class Snapshot:
         reader_threads: Optional[int] = None,
     ) -> ArrowSource:
         """The documents of an index as Arrow record batches of at most batch_size rows (fewer
-        once a batch's sources reach 16 MiB).
+        at the end of a decoding range of 2,048 documents, or once a batch's sources reach 16 MiB).
 
         fields: mapped fields projected into typed columns (keyword/text -> utf8,
         long/integer/short/byte -> int64, double/float -> float64, date -> timestamp[ms, UTC],
