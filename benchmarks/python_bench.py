@@ -13,7 +13,15 @@ each Python path to the C++ tool (goal: the Arrow path at least 70% of it). The 
 Python process that only iterates is measured in a child of its own, against the growth the
 goal allows (256 MiB over the interpreter's own).
 
+Then the route users take without rfs, the search API: a shard of --search-api-docs documents is
+migrated into a real OpenSearch node (scripts/local-cluster, started and stopped here) by
+DocumentsFromSnapshotMigration, and read back by a Python client as the Elasticsearch and
+OpenSearch clients' scan helpers and dump tools read it (one scroll, sorted by `_doc`, 10,000
+hits per page, each page's JSON parsed and the hits' columns gathered) into a `pyarrow.table`,
+against `to_arrow` of the snapshot of the same documents, in interleaved rounds.
+
     python_bench.py [--docs N] [--doc-size BYTES] [--rounds R] [--build DIR] [--data-dir DIR]
+                    [--search-api-docs N (0: skip the search API)]
 
 Run it with the Python that has the package installed (scripts/install-deps' virtualenv, after
 `pip install ./python`), against a Release build (cmake -DCMAKE_BUILD_TYPE=Release): a sanitized
@@ -94,6 +102,98 @@ def iterate(repo: Path, snapshot: str, index: str) -> tuple[float, int, int]:
     return time.perf_counter() - started, docs, source_bytes
 
 
+def search_api_table(url: str, index: str) -> tuple[float, int]:
+    """Every document of `index` through the search API into a pyarrow.table, as a client does."""
+    import http.client
+    import urllib.parse
+
+    import pyarrow
+
+    started = time.perf_counter()
+    parsed = urllib.parse.urlparse(url)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port)
+
+    def call(method: str, path: str, body: dict) -> dict:
+        connection.request(method, path, body=json.dumps(body),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        payload = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"{method} {path}: HTTP {response.status}: {payload[:200]!r}")
+        return json.loads(payload)
+
+    columns: dict[str, list] = {"_index": [], "_id": [], "_routing": [], "_source": []}
+    page = call("POST", f"/{index}/_search?scroll=2m",
+                {"size": 10_000, "sort": ["_doc"]})
+    while page["hits"]["hits"]:
+        for hit in page["hits"]["hits"]:
+            columns["_index"].append(hit["_index"])
+            columns["_id"].append(hit["_id"])
+            columns["_routing"].append(hit.get("_routing"))
+            columns["_source"].append(json.dumps(hit["_source"], separators=(",", ":"),
+                                                 ensure_ascii=False))
+        page = call("POST", "/_search/scroll", {"scroll": "2m", "scroll_id": page["_scroll_id"]})
+    call("DELETE", "/_search/scroll", {"scroll_id": page["_scroll_id"]})
+    table = pyarrow.table(columns)
+    connection.close()
+    return time.perf_counter() - started, table.num_rows
+
+
+def search_api_comparison(args: argparse.Namespace, data_dir: Path) -> int:
+    """The search API against to_arrow on the same documents; non-zero when a step fails."""
+    generated = generate(args.build, data_dir, args.search_api_docs, args.doc_size)
+    expected = json.loads((generated / "expected.json").read_text())
+    repo = generated / "repo"
+    snapshot = expected["snapshot"]
+    index = next(iter(expected["indices"]))
+    work = data_dir / "python-bench-search-api"
+    cluster = ROOT / "scripts" / "local-cluster"
+    subprocess.run([str(cluster), "stop", "--dir", str(work / "node")], capture_output=True)
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    work.mkdir(parents=True)
+    started = subprocess.run([str(cluster), "start", "--dir", str(work / "node")],
+                             capture_output=True, text=True)
+    if started.returncode != 0:
+        print(f"python_bench: the OpenSearch node did not start:\n{started.stderr[-2000:]}")
+        return 1
+    url = started.stdout.strip().splitlines()[-1]
+    try:
+        with open(work / "migration.log", "wb") as log:
+            migrated = subprocess.run(
+                [str(args.build / "bin" / "DocumentsFromSnapshotMigration"), "--snapshot-local-dir",
+                 str(repo), "--snapshot-name", snapshot, "--target-host", url, "--coordinator-db",
+                 str(work / "coordination.sqlite"), "--failed-documents-dir", str(work / "failed")],
+                stdout=log, stderr=subprocess.STDOUT)
+        if migrated.returncode != 3:  # every work item done: no work left
+            print(f"python_bench: the migration exited with {migrated.returncode}; see "
+                  f"{work / 'migration.log'}")
+            return 1
+        subprocess.run(["curl", "-sf", "-X", "POST", f"{url}/{index}/_refresh"], check=True,
+                       capture_output=True)
+        search, arrow = [], []
+        for _ in range(args.rounds):
+            seconds, rows = search_api_table(url, index)
+            search.append(seconds)
+            if rows != args.search_api_docs:
+                print(f"python_bench: the search API gave {rows} documents, not "
+                      f"{args.search_api_docs}")
+                return 1
+            seconds, rows = arrow_table(repo, snapshot, index)
+            arrow.append(seconds)
+        search_s, arrow_s = statistics.median(search), statistics.median(arrow)
+        docs = args.search_api_docs
+        print(f"search API route, {docs} documents in a real OpenSearch node (scroll of 10,000, "
+              f"sorted by _doc, into a pyarrow.table):")
+        print(f"  {'search API -> pyarrow.table':<32} {docs / search_s:>10.0f} docs/s "
+              f"(median of {len(search)}: {search_s:.2f} s)")
+        print(f"  {'rfs to_arrow -> pyarrow.table':<32} {docs / arrow_s:>10.0f} docs/s "
+              f"(median of {len(arrow)}: {arrow_s:.2f} s)")
+        print(f"  rfs / search API: {search_s / arrow_s:.1f}x")
+        return 0
+    finally:
+        subprocess.run([str(cluster), "stop", "--dir", str(work / "node")], capture_output=True)
+
+
 def rss_of_iteration(repo: Path, snapshot: str, index: str) -> tuple[float, float]:
     """Peak RSS (MiB) of a fresh interpreter that imports rfs, then of one that also iterates."""
     # VmHWM is this process's own peak: getrusage's ru_maxrss keeps the parent's across exec.
@@ -120,6 +220,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--build", type=Path, default=ROOT / "build" / "release")
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--search-api-docs", type=int, default=100_000)
     args = parser.parse_args()
     data_dir = args.data_dir or args.build / "bench-data"
     generated = generate(args.build, data_dir, args.docs, args.doc_size)
@@ -165,7 +266,8 @@ def main() -> int:
     print(f"peak RSS: interpreter with rfs imported {base_rss:.0f} MiB, iterating every document "
           f"{iterate_rss:.0f} MiB (+{growth:.0f} MiB; goal <= +{GOAL_RSS_GROWTH_MIB} MiB)")
     missed = arrow_ratio < GOAL_RATIO or growth > GOAL_RSS_GROWTH_MIB
-    return 1 if missed else 0
+    failed = search_api_comparison(args, data_dir) if args.search_api_docs > 0 else 0
+    return 1 if missed or failed else 0
 
 
 if __name__ == "__main__":
