@@ -17,6 +17,8 @@
 //   4c. the 1 GB shard over HTTP into the double in discard mode with default options, gzip on
 //      and off: MB/s, the worker's CPU-seconds per GB of _source (goal: <= 4 with gzip) and peak
 //      RSS;
+//   4e. huge documents as Lucene may lay them out (several in a row, one per segment, base64
+//      bodies LZ4 cannot shrink), to bulk files: peak RSS against 256 MiB (exit 1 above it);
 //   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
@@ -288,6 +290,58 @@ void MixedHugeDocuments(const Options& options, const std::string& out_dir, cons
   OtherPaths(options, mix, out_dir, work, clear_out);
 }
 
+// Huge documents laid out as Lucene may hold them (the generator's --huge-doc-layout and
+// --huge-doc-content): several in a row in one run of stored-fields chunks, one in each segment,
+// and base64 bodies that LZ4 cannot shrink. Every layout, to bulk files with default options (and
+// serially), must stay within 256 MiB; returns how many runs did not.
+template <typename Clear>
+int HugeDocumentLayouts(const Options& options, const std::string& out_dir, Clear clear_out) {
+  struct Layout {
+    const char* name;
+    const char* generator_options;
+  };
+  const Layout layouts[] = {
+      {"20, 50, 100 MB in a row, 2 segments",
+       "--huge-doc-bytes 20000000,50000000,100000000 --huge-doc-layout adjacent --segments 2"},
+      {"20, 50, 100 MB of base64 in a row, 2 segments",
+       "--huge-doc-bytes 20000000,50000000,100000000 --huge-doc-layout adjacent "
+       "--huge-doc-content base64 --segments 2"},
+      {"3 x 100 MB of base64 in a row",
+       "--huge-doc-bytes 100000000,100000000,100000000 --huge-doc-layout adjacent "
+       "--huge-doc-content base64"},
+      {"20-150 MB of base64, one in each of 5 segments",
+       "--huge-doc-bytes 20000000,50000000,80000000,100000000,150000000 --huge-doc-layout "
+       "per-segment --huge-doc-content base64 --segments 5"},
+  };
+  std::printf(
+      "huge documents as Lucene lays them out, among 3,000 others, to bulk files "
+      "(goal: peak RSS <= 256 MiB):\n");
+  int over = 0;
+  int number = 0;
+  for (const Layout& layout : layouts) {
+    const path dir =
+        bench::Generate(options.data_dir, "perf-layout-" + std::to_string(++number),
+                        std::string("--docs 3000 --doc-size 1000 --write-docs true --seed 7 ") +
+                            layout.generator_options);
+    for (const char* threads : {"auto", "0"}) {
+      const Run worker = Best(1,
+                              {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", (dir / "repo").string(),
+                                "--output-dir", out_dir, "--reader-threads", threads}},
+                              clear_out, {3}, "DocumentsFromSnapshotMigration");
+      const Run check =
+          RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+                   (dir / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
+      const bool within = worker.peak_mib <= 256.0;
+      over += within ? 0 : 1;
+      std::printf("  %-48s threads %-4s %6.2f s  peak RSS %6.1f MiB %s output %s\n", layout.name,
+                  threads, worker.seconds, worker.peak_mib, within ? "    " : "OVER",
+                  check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
+      if (check.exit_codes[0] != 0) ++over;
+    }
+  }
+  return over;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -311,8 +365,9 @@ int main(int argc, char** argv) {
     bench::fs::create_directories(work);
     const std::string out_dir = (work / "out").string();
     MixedHugeDocuments(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
+    const int over = HugeDocumentLayouts(options, out_dir, [&] { bench::fs::remove_all(out_dir); });
     bench::fs::remove_all(out_dir);
-    return 0;
+    return over > 0 ? 1 : 0;
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   const std::string shard_name =
@@ -396,6 +451,7 @@ int main(int argc, char** argv) {
   }
 
   if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, work, clear_out);
+  const int layouts_over = HugeDocumentLayouts(options, out_dir, clear_out);
 
   std::printf("the shard over HTTP into the double (discard mode), default options:\n");
   for (const bool gzip : {true, false}) {
@@ -439,5 +495,9 @@ int main(int argc, char** argv) {
     }
   }
   bench::fs::remove_all(out_dir);
+  if (layouts_over > 0) {
+    std::printf("perf_report: %d huge-document runs over 256 MiB or not exact\n", layouts_over);
+    return 1;
+  }
   return 0;
 }

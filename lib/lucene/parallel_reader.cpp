@@ -124,6 +124,7 @@ ReaderStats Minus(const ReaderStats& a, const ReaderStats& b) {
 struct Slot {
   std::unique_ptr<ScannedRange> range;
   absl::Status status;
+  bool last = true;  // the range's last part
 };
 
 }  // namespace
@@ -138,10 +139,12 @@ struct ParallelShardScan::Impl {
   const OnRangeDone on_range_done;
 
   std::mutex mu;
-  std::condition_variable produced;  // a range is ready
-  std::condition_variable consumed;  // the caller moved on (or stop)
-  std::map<size_t, Slot> ready;
-  size_t next_range = 0;  // the range the caller takes next
+  std::condition_variable produced;                 // a range is ready
+  std::condition_variable consumed;                 // the caller moved on (or stop)
+  std::map<std::pair<size_t, size_t>, Slot> ready;  // by (range, part)
+  size_t next_range = 0;                            // the range the caller takes next
+  size_t next_part = 0;                             // and its part
+  bool caller_waiting = false;                      // in Next, holding no part it took before
   size_t buffered_bytes = 0;
   bool stopping = false;
   std::atomic<bool> stop_requested{false};  // `stopping`, for waits outside `mu`
@@ -170,11 +173,15 @@ struct ParallelShardScan::Impl {
   // Before a huge chunk of range `index` is decompressed: wait until the caller waits for that
   // range (decoded ahead, the document would sit beside the one the caller holds), then for room
   // in the budget for the chunk and the caller's copy of its document.
-  absl::StatusOr<core::MemoryBudget::LargeDocumentHold> AdmitLargeChunk(size_t index,
+  absl::StatusOr<core::MemoryBudget::LargeDocumentHold> AdmitLargeChunk(size_t index, size_t part,
                                                                         size_t decoded_bytes) {
     {
       std::unique_lock lock(mu);
-      consumed.wait(lock, [&] { return stopping || index == next_range; });
+      // Also every earlier part of the range taken and let go (the caller is back for this
+      // one): a huge document is never decoded beside another.
+      consumed.wait(lock, [&] {
+        return stopping || (index == next_range && next_part == part && caller_waiting);
+      });
       if (stopping) return absl::CancelledError("the parallel scan stopped");
     }
     if (options.memory_budget != nullptr &&
@@ -186,41 +193,87 @@ struct ParallelShardScan::Impl {
     return options.memory_budget->HoldLargeDocument();
   }
 
+  // Hands out `range` as part `part` of range `index`, not its last; then waits while the
+  // read-ahead is full, unless the caller has taken every part before it.
+  void PublishPart(size_t index, size_t part, std::unique_ptr<ScannedRange> range) {
+    {
+      std::unique_lock lock(mu);
+      buffered_bytes += range->bytes;
+      ready.emplace(std::pair(index, part), Slot{std::move(range), absl::OkStatus(), false});
+    }
+    produced.notify_all();
+    std::unique_lock lock(mu);
+    consumed.wait(lock, [&] {
+      return stopping || buffered_bytes < options.max_buffered_bytes ||
+             (index == next_range && next_part == part + 1);
+    });
+  }
+
+  absl::Status OpenCursor(std::unique_ptr<DocumentCursor>& cursor, uint64_t at, const size_t& index,
+                          const size_t& part, bool& had_large_chunk) {
+    auto opened = reader.OpenAt(at);
+    if (!opened.ok()) return opened.status();
+    cursor = *std::move(opened);
+    cursor->set_stored_fields_verifier(&checksums);
+    cursor->set_large_chunk_gate([this, &index, &part, &had_large_chunk](size_t decoded_bytes) {
+      had_large_chunk = true;
+      return AdmitLargeChunk(index, part, decoded_bytes);
+    });
+    return absl::OkStatus();
+  }
+
+  // Fills `range` with the documents of [begin, range.end) through `cursor`; once the documents
+  // of a part reach max_range_bytes, the part is handed out and a new one started (`part`).
   absl::Status DecodeRange(std::unique_ptr<DocumentCursor>& cursor, uint64_t begin,
-                           ScannedRange& range, Document& doc, const size_t& index,
-                           bool& had_large_chunk) {
+                           std::unique_ptr<ScannedRange>& range, Document& doc, const size_t& index,
+                           size_t& part, bool& had_large_chunk) {
     if (!cursor) {
-      auto opened = reader.OpenAt(begin);
-      if (!opened.ok()) return opened.status();
-      cursor = *std::move(opened);
-      cursor->set_stored_fields_verifier(&checksums);
-      cursor->set_large_chunk_gate([this, &index, &had_large_chunk](size_t decoded_bytes) {
-        had_large_chunk = true;
-        return AdmitLargeChunk(index, decoded_bytes);
-      });
+      RFS_RETURN_IF_ERROR(OpenCursor(cursor, begin, index, part, had_large_chunk));
     } else if (absl::Status s = cursor->SeekTo(begin); !s.ok()) {
       return s;
     }
-    const ReaderStats before = cursor->stats();
+    ReaderStats before = cursor->stats();
+    const uint64_t end = range->end;
     while (true) {
       // At the range's end already: the next document (maybe a huge one) is not decoded here.
-      if (cursor->position() >= range.end) break;
+      if (cursor->position() >= end) break;
       auto more = cursor->Next(doc);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      if (doc.cursor >= range.end) {
+      if (doc.cursor >= end) {
         // One document into the next range: not ours (the stats drop it too).
         ReaderStats past;
         past.docs_emitted = 1;
         past.no_source_docs = doc.has_source && !doc.rebuilt ? 0 : 1;
         past.rebuilt_docs = doc.rebuilt ? 1 : 0;
         past.source_bytes = doc.source.size();
-        range.stats = Minus(Minus(cursor->stats(), before), past);
+        range->stats = Minus(Minus(cursor->stats(), before), past);
         return absl::OkStatus();
       }
-      if (absl::Status s = on_document(doc, range); !s.ok()) return s;
+      if (absl::Status s = on_document(doc, *range); !s.ok()) return s;
+      if (range->bytes >= options.max_range_bytes && doc.cursor + 1 < end) {
+        range->stats = Minus(cursor->stats(), before);
+        before = cursor->stats();
+        const uint64_t next = doc.cursor + 1;
+        range->end = next;
+        if (on_range_done) on_range_done(*range);  // a part keeps the thread's cursor
+        PublishPart(index, part++, std::move(range));
+        range = new_range();
+        range->end = end;
+        if (stop_requested.load(std::memory_order_relaxed)) {
+          return absl::CancelledError("the parallel scan stopped");
+        }
+        if (had_large_chunk) {
+          // Its buffers are as large as the huge document: not kept for the rest of the range.
+          cursor.reset();
+          doc = Document();
+          had_large_chunk = false;
+          RFS_RETURN_IF_ERROR(OpenCursor(cursor, next, index, part, had_large_chunk));
+          before = cursor->stats();
+        }
+      }
     }
-    range.stats = Minus(cursor->stats(), before);
+    range->stats = Minus(cursor->stats(), before);
     return absl::OkStatus();
   }
 
@@ -229,6 +282,7 @@ struct ParallelShardScan::Impl {
     Document doc;
     const size_t step = static_cast<size_t>(options.threads);
     size_t index = thread;  // the cursor's gate reads it
+    size_t part = 0;        // so does it
     bool had_large_chunk = false;
     for (; index < range_count(); index += step) {
       {
@@ -245,7 +299,8 @@ struct ParallelShardScan::Impl {
       Slot slot;
       slot.range = new_range();
       slot.range->end = std::min(max_cursor, begin + options.range_docs);
-      slot.status = DecodeRange(cursor, begin, *slot.range, doc, index, had_large_chunk);
+      part = 0;
+      slot.status = DecodeRange(cursor, begin, slot.range, doc, index, part, had_large_chunk);
       if (slot.status.ok() && on_range_done && on_range_done(*slot.range)) cursor.reset();
       if (had_large_chunk) {
         // Its buffers are as large as the huge document: not kept while the next range waits.
@@ -257,7 +312,7 @@ struct ParallelShardScan::Impl {
       {
         std::lock_guard lock(mu);
         buffered_bytes += slot.range->bytes;
-        ready.emplace(index, std::move(slot));
+        ready.emplace(std::pair(index, part), std::move(slot));
       }
       produced.notify_all();
       if (failed) return;  // the caller stops at this range
@@ -320,10 +375,21 @@ absl::StatusOr<std::unique_ptr<ScannedRange>> ParallelShardScan::Next() {
   Impl& s = *impl_;
   if (s.next_range >= s.range_count()) return std::unique_ptr<ScannedRange>();
   std::unique_lock lock(s.mu);
-  s.produced.wait(lock, [&] { return s.ready.contains(s.next_range); });
-  auto node = s.ready.extract(s.next_range);
+  const std::pair key(s.next_range, s.next_part);
+  if (!s.ready.contains(key)) {
+    s.caller_waiting = true;
+    s.consumed.notify_all();  // a huge chunk's gate may wait for this
+    s.produced.wait(lock, [&] { return s.ready.contains(key); });
+    s.caller_waiting = false;
+  }
+  auto node = s.ready.extract(key);
   s.buffered_bytes -= node.mapped().range->bytes;
-  ++s.next_range;
+  if (node.mapped().last) {
+    ++s.next_range;
+    s.next_part = 0;
+  } else {
+    ++s.next_part;
+  }
   lock.unlock();
   s.consumed.notify_all();
   if (node.mapped().status.ok())

@@ -40,6 +40,10 @@ struct ParallelReadOptions {
   uint64_t range_docs = 2048;
   size_t max_ranges_ahead = 8;
   size_t max_buffered_bytes = size_t{64} << 20;
+  /// A range whose documents reach this many bytes (as on_document counts them in `bytes`) is
+  /// handed out in parts, each ending after the document that reached it: large documents never
+  /// pile up in a range, and a huge one is decoded only once the caller took the parts before it.
+  size_t max_range_bytes = size_t{16} << 20;
   /// Decode only the cursors before this one (a part of a split shard); default: to the end.
   uint64_t end_cursor = UINT64_MAX;
   /// The pipeline's shared budget (its in-flight bulks charge it): a huge chunk is decoded once

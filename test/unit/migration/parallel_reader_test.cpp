@@ -175,6 +175,73 @@ TEST_CASE("ParallelShardScan stops at end_cursor and counts its ranges' document
   });
 }
 
+TEST_CASE("ParallelShardScan hands a range of large documents out in parts, in cursor order",
+          "[lucene][parallel][generated][tsan]") {
+  // 400 documents, 150 of them 70-300 KB: ranges of 64 reach max_range_bytes after a few.
+  WithGeneratedRepository(
+      [&](auto& repository, auto& snapshot) {
+        auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+        REQUIRE(reader.ok());
+        auto serial = (*reader)->OpenAt(0);
+        REQUIRE(serial.ok());
+        std::vector<uint64_t> expected;
+        rfs::lucene::Document doc;
+        while (true) {
+          auto more = (*serial)->Next(doc);
+          REQUIRE(more.ok());
+          if (!*more) break;
+          expected.push_back(doc.cursor);
+        }
+        struct Part final : rfs::lucene::ScannedRange {
+          std::vector<uint64_t> cursors;
+          size_t largest = 0;
+        };
+        rfs::lucene::ParallelReadOptions options;
+        options.threads = 2;
+        options.range_docs = 64;
+        options.max_range_bytes = 1'000'000;
+        options.max_buffered_bytes = 2'000'000;
+        auto scan = rfs::lucene::ParallelShardScan::Open(
+            **reader, 0, options, [] { return std::make_unique<Part>(); },
+            [](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
+              auto& part = static_cast<Part&>(range);
+              part.cursors.push_back(d.cursor);
+              part.bytes += d.source.size();
+              part.largest = std::max(part.largest, d.source.size());
+              return absl::OkStatus();
+            });
+        REQUIRE(scan.ok());
+        std::vector<uint64_t> got;
+        uint64_t last_end = 0;
+        size_t parts = 0;
+        size_t cut_inside_a_range = 0;
+        while (true) {
+          auto next = (*scan)->Next();
+          REQUIRE(next.ok());
+          if (*next == nullptr) break;
+          const auto& part = static_cast<const Part&>(**next);
+          ++parts;
+          CHECK(part.end > last_end);
+          // Every cursor before its end was given; none after it.
+          for (uint64_t c : part.cursors) {
+            CHECK(c >= last_end);
+            CHECK(c < part.end);
+          }
+          if (part.end % 64 != 0 && part.end != (*reader)->max_cursor()) ++cut_inside_a_range;
+          // A part ends after the document that took it to the limit.
+          CHECK(part.bytes < options.max_range_bytes + part.largest);
+          last_end = part.end;
+          got.insert(got.end(), part.cursors.begin(), part.cursors.end());
+        }
+        CHECK(last_end == (*reader)->max_cursor());
+        CHECK(got == expected);
+        CHECK(cut_inside_a_range > 0);
+        CHECK(parts > ((*reader)->max_cursor() + 63) / 64);
+        CHECK((*scan)->stats().docs_emitted == expected.size());
+      },
+      "--indices 1 --shards 1 --docs 400 --large-docs 150 --seed 29");
+}
+
 TEST_CASE("ParallelShardScan decodes a huge document only with room in the memory budget",
           "[lucene][parallel][generated][tsan]") {
   // One 6 MB document among 300: its stored-fields chunk is over the 4 MiB gate.
