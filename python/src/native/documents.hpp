@@ -31,8 +31,9 @@ struct DocumentRow {
   std::string source;
 };
 
-/// The documents of one range of a shard as a decoding thread formats them for the Arrow
-/// stream: each text column's values laid end to end, with each row's end offset in it.
+/// The documents of one range of a shard (or of a part of one) as a decoding thread formats them
+/// for the Arrow stream: each text column's values laid end to end, with each row's end offset in
+/// it. The stream's batches are slices of it and keep it until they are released.
 struct RowRange : lucene::ScannedRange {
   std::string ids, routings, sources;
   std::vector<size_t> id_ends, routing_ends, source_ends;

@@ -58,6 +58,22 @@ void WithGeneratedRepository(
   body(repository, snapshot);
 }
 
+// The cursors of the live documents in [start, end) as a serial DocumentCursor reads them.
+std::vector<uint64_t> SerialCursors(const rfs::lucene::ShardReader& reader, uint64_t start,
+                                    uint64_t end) {
+  auto serial = reader.OpenAt(start);
+  REQUIRE(serial.ok());
+  std::vector<uint64_t> cursors;
+  rfs::lucene::Document doc;
+  while (true) {
+    auto more = (*serial)->Next(doc);
+    REQUIRE(more.ok());
+    if (!*more || doc.cursor >= end) break;
+    cursors.push_back(doc.cursor);
+  }
+  return cursors;
+}
+
 }  // namespace
 
 TEST_CASE("ParallelDocumentReader returns exactly what a DocumentCursor returns, in order",
@@ -134,17 +150,7 @@ TEST_CASE("ParallelShardScan stops at end_cursor and counts its ranges' document
     REQUIRE(reader.ok());
     const uint64_t start = 100;
     const uint64_t end = (*reader)->max_cursor() / 2 + 3;
-    // The serial documents of [start, end).
-    auto serial = (*reader)->OpenAt(start);
-    REQUIRE(serial.ok());
-    std::vector<uint64_t> expected;
-    rfs::lucene::Document doc;
-    while (true) {
-      auto more = (*serial)->Next(doc);
-      REQUIRE(more.ok());
-      if (!*more || doc.cursor >= end) break;
-      expected.push_back(doc.cursor);
-    }
+    const std::vector<uint64_t> expected = SerialCursors(**reader, start, end);
     struct Cursors final : rfs::lucene::ScannedRange {
       std::vector<uint64_t> cursors;
     };
@@ -182,16 +188,7 @@ TEST_CASE("ParallelShardScan hands a range of large documents out in parts, in c
       [&](auto& repository, auto& snapshot) {
         auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
         REQUIRE(reader.ok());
-        auto serial = (*reader)->OpenAt(0);
-        REQUIRE(serial.ok());
-        std::vector<uint64_t> expected;
-        rfs::lucene::Document doc;
-        while (true) {
-          auto more = (*serial)->Next(doc);
-          REQUIRE(more.ok());
-          if (!*more) break;
-          expected.push_back(doc.cursor);
-        }
+        const std::vector<uint64_t> expected = SerialCursors(**reader, 0, (*reader)->max_cursor());
         struct Part final : rfs::lucene::ScannedRange {
           std::vector<uint64_t> cursors;
           size_t largest = 0;
