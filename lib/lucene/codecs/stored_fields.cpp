@@ -653,6 +653,7 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::Open(const core::IDire
   if (view.has_value()) {
     cursor->view_ = view->first(size - codec::kFooterLength);
     cursor->contiguous_ = true;
+    cursor->MapSlices();
   } else {
     cursor->StreamSlices();
     // `head` holds the file's first bytes (up to 512), then its footer.
@@ -713,6 +714,7 @@ absl::StatusOr<std::unique_ptr<ChunkCursor>> ChunkCursor::OpenLucene4(
   if (view.has_value()) {
     cursor->view_ = view->first(data_end);
     cursor->contiguous_ = true;
+    cursor->MapSlices();
   } else {
     cursor->StreamSlices();
   }
@@ -729,16 +731,17 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
   if (contiguous_) {
     ByteReader in(view_, file_->name());
     RFS_RETURN_IF_ERROR(in.Seek(next_offset_));
+    piece_start_ = chunk_start;
     RFS_RETURN_IF_ERROR(decoder_.Decode(in, left, want_doc, chunk_));
     next_offset_ = in.position();
-    if (observer_) {
-      observer_(file_, chunk_start, view_.subspan(chunk_start, next_offset_ - chunk_start));
+    if (observer_ && next_offset_ > piece_start_) {
+      observer_(file_, piece_start_, view_.subspan(piece_start_, next_offset_ - piece_start_));
     }
     // The compressed bytes behind the cursor are not needed again (a backward move reads them
     // back), so a mapped `.fdt` does not stay resident whole. A chunk whose later blocks are
     // still to be decoded keeps its own bytes.
     const uint64_t done = chunk_.ready == chunk_.total ? next_offset_ : chunk_.file_offset;
-    if (done - dropped_until_ >= kDropPagesEvery) {
+    if (done > dropped_until_ && done - dropped_until_ >= kDropPagesEvery) {
       file_->DropCachedPages(dropped_until_, done - dropped_until_);
       dropped_until_ = done;
     }
@@ -783,6 +786,18 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
   }
   next_doc_ += chunk_.chunk_docs;
   have_chunk_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status ChunkCursor::ReleaseSlicesBehind(const ByteReader& in) {
+  const uint64_t at = in.position();
+  if (at < piece_start_ + kDropPagesEvery) return absl::OkStatus();
+  if (observer_) observer_(file_, piece_start_, view_.subspan(piece_start_, at - piece_start_));
+  piece_start_ = at;
+  if (at > dropped_until_) {
+    file_->DropCachedPages(dropped_until_, at - dropped_until_);
+    dropped_until_ = at;
+  }
   return absl::OkStatus();
 }
 

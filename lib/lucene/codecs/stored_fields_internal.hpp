@@ -257,6 +257,14 @@ class ChunkCursor {
     decoder_.set_input_refill(
         [this](core::ByteReader& in, size_t at_least) { return RefillWindow(in, at_least); });
   }
+  // Over a mapped file: as a huge chunk's slices are decoded, the observer is handed the bytes
+  // behind them and their pages are offered back, so the compressed chunk (as large as the
+  // document when it does not compress) is never resident whole beside the decoded one.
+  absl::Status ReleaseSlicesBehind(const core::ByteReader& in);
+  void MapSlices() {
+    decoder_.set_input_refill(
+        [this](core::ByteReader& in, size_t) { return ReleaseSlicesBehind(in); });
+  }
   // Lucene41StoredFieldsData (plain codec header, optional footer).
   static absl::StatusOr<std::unique_ptr<ChunkCursor>> OpenLucene4(
       std::shared_ptr<const core::IRandomAccessFile> file, const SegmentCommitInfo& segment,

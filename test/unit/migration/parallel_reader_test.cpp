@@ -375,3 +375,53 @@ TEST_CASE("a huge document from blobs not held in memory is read a slice at a ti
     }
   }
 }
+
+TEST_CASE("a huge chunk of a mapped file lets its pages go a step at a time as it is decoded",
+          "[lucene][parallel][generated]") {
+  // One 20 MB document of base64, which LZ4 cannot shrink: its compressed chunk is about 20 MB.
+  // Its pages used to be offered back only after the whole chunk was decoded, so the compressed
+  // chunk stayed resident beside the decoded one (and was hashed after it, which read it back in);
+  // now they are hashed and go every 8 MiB as slices are decoded.
+  const auto generated = rfs::test::Generate(
+      "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 20000000 --huge-doc-content base64 "
+      "--seed 23");
+  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(folder.ok());
+  for (int threads : {0, 2}) {
+    INFO("threads " << threads);
+    auto mapped = std::make_shared<rfs::test::ScatteredRepo>(
+        *folder, rfs::test::ScatteredRepo::Mode::kMapped);
+    auto repository = rfs::snapshot::SnapshotRepository::Open(mapped);
+    REQUIRE(repository.ok());
+    auto snapshot = (*repository)->LatestSnapshot();
+    REQUIRE(snapshot.ok());
+    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+    REQUIRE(reader.ok());
+    std::vector<Row> got;
+    if (threads == 0) {
+      auto cursor = (*reader)->OpenAt(0);
+      REQUIRE(cursor.ok());
+      got = ReadAll(**cursor);
+    } else {
+      rfs::lucene::ParallelReadOptions options;
+      options.threads = threads;
+      options.range_docs = 32;
+      auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
+      REQUIRE(parallel.ok());
+      got = ReadAll(**parallel);
+    }
+    REQUIRE(got.size() == 300);
+    size_t largest_source = 0;
+    for (const auto& row : got) largest_source = std::max(largest_source, std::get<3>(row).size());
+    CHECK(largest_source > 19'000'000);
+    // Read in place, through the mapped views (ReadAt only for a few small files).
+    CHECK(mapped->bytes_read() < 100'000);
+    // The serial reader hashes each file first (in 8 MiB steps) and then offers the whole file
+    // back at once; the parallel one hashes the pieces it decodes, so every drop is a step.
+    if (threads == 2) {
+      INFO("largest drop " << mapped->largest_drop());
+      CHECK(mapped->largest_drop() > 0);
+      CHECK(mapped->largest_drop() < (uint64_t{9} << 20));
+    }
+  }
+}
