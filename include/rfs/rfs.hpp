@@ -36,6 +36,7 @@
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/memory_budget.hpp"
+#include "rfs/core/memory_pages.hpp"
 #include "rfs/core/random_access.hpp"
 #include "rfs/core/retry.hpp"
 #include "rfs/core/status_macros.hpp"

@@ -11,6 +11,7 @@
 
 #include "rfs/core/crc32.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/memory_pages.hpp"
 #include "rfs/core/status_macros.hpp"
 
 #include "lucene/codecs/format_util_internal.hpp"
@@ -439,10 +440,23 @@ absl::StatusOr<std::unique_ptr<ParallelDocumentReader>> ParallelDocumentReader::
       [](Document& doc, ScannedRange& range) {
         auto& owned_range = static_cast<OwnedRange&>(range);
         OwnedDocument& owned = owned_range.docs.emplace_back();
-        // Copied here, on the thread that decoded the chunk, while it is still in cache.
-        owned.source.assign(reinterpret_cast<const char*>(doc.source.data()), doc.source.size());
+        // Copied here, on the thread that decoded the chunk, while it is still in cache (a huge
+        // document's pages given back as they are copied).
+        const std::string_view source(reinterpret_cast<const char*>(doc.source.data()),
+                                      doc.source.size());
+        if (doc.source_releasable) {
+          owned.source.reserve(source.size());
+          constexpr size_t kStep = size_t{8} << 20;
+          for (size_t at = 0; at < source.size(); at += kStep) {
+            owned.source.append(source.substr(at, kStep));
+            core::ReleasePages(source.data() + at, std::min(kStep, source.size() - at));
+          }
+        } else {
+          owned.source.assign(source);
+        }
         owned.meta = std::move(doc);
         owned.meta.source = {};
+        owned.meta.source_releasable = false;
         range.bytes += owned.source.size() + owned.meta.id.size() + 64;
         return absl::OkStatus();
       });

@@ -431,6 +431,12 @@ struct DocumentCursor::Impl {
     out.has_source = has_source;
     out.source = has_source ? source : std::span<const uint8_t>();
     out.source_format = has_source ? DetectFormat(source) : content::SourceFormat::kNone;
+    // The last document of a huge chunk: no later document reads the chunk's bytes, so its
+    // consumer may release them as it copies the source out.
+    out.source_releasable = has_source && !out.rebuilt &&
+                            chunk->total >= internal::ChunkDecoder::kLargeChunkBytes &&
+                            index + 1 == chunk->chunk_docs;
+    if (out.source_releasable) chunks->ForgetChunkBytes();
     return true;
   }
 

@@ -10,6 +10,7 @@
 #include "rfs/core/base64.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
+#include "rfs/core/memory_pages.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
@@ -75,8 +76,13 @@ absl::Status AppendOneLineJsonSource(const lucene::Document& in, const Conversio
 absl::Status AppendOneLineJsonSourceAsIs(const lucene::Document& in, const ConversionTarget& target,
                                          std::string& out) {
   if (in.source_format == content::SourceFormat::kJson) {
-    core::AppendJsonOneLine(
-        std::string_view(reinterpret_cast<const char*>(in.source.data()), in.source.size()), out);
+    const std::string_view json(reinterpret_cast<const char*>(in.source.data()), in.source.size());
+    if (in.source_releasable) {
+      // A huge document: its decoded chunk goes as the copy grows, not after it.
+      core::AppendJsonOneLineReleasing(json, out);
+    } else {
+      core::AppendJsonOneLine(json, out);
+    }
     return absl::OkStatus();
   }
   const size_t start = out.size();

@@ -85,6 +85,11 @@ struct Document {
   int64_t version = 0;
   /// Shard-global document number (segment base + doc id).
   uint64_t cursor = 0;
+  /// The reader does not read `source`'s bytes again (the last document of a huge stored-fields
+  /// chunk, which is decoded afresh if asked for again): a consumer that copies the source out
+  /// may give its pages back as it goes (core::AppendJsonOneLineReleasing), so a huge document
+  /// is not held twice. They then read as zeros.
+  bool source_releasable = false;
 };
 
 struct ReaderStats {

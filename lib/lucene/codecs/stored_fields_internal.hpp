@@ -212,6 +212,9 @@ class ChunkCursor {
 
   const StoredFieldsFormat& format() const { return decoder_.format(); }
   int32_t max_doc() const { return max_doc_; }
+  /// The decoded chunk's bytes may be given away by a consumer (Document::source_releasable):
+  /// a later ChunkFor for a document of it decodes it again from the file.
+  void ForgetChunkBytes() { chunk_.decompressed = false; }
   const std::string& file_name() const { return file_->name(); }
 
   /// Called with the compressed bytes of each chunk decoded (their file and offset) while they

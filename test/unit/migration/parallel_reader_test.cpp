@@ -15,7 +15,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/memory_budget.hpp"
+#include "rfs/core/memory_pages.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
@@ -424,4 +426,56 @@ TEST_CASE("a huge chunk of a mapped file lets its pages go a step at a time as i
       CHECK(mapped->largest_drop() < (uint64_t{9} << 20));
     }
   }
+}
+
+TEST_CASE("a huge document whose pages its consumer released reads again exactly after a seek",
+          "[lucene][generated]") {
+  // The last document of a huge chunk is handed out releasable: a consumer that copies it out
+  // gives the decoded pages back (they read as zeros). Seeking back to it must decode the chunk
+  // again, not hand out the zeros.
+  const auto generated = rfs::test::Generate(
+      "--indices 1 --shards 1 --docs 40 --huge-doc-bytes 9000000 --huge-doc-content base64 "
+      "--seed 31");
+  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(folder.ok());
+  auto repository = rfs::snapshot::SnapshotRepository::Open(*folder);
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+  REQUIRE(reader.ok());
+  auto cursor = (*reader)->OpenAt(0);
+  REQUIRE(cursor.ok());
+  rfs::lucene::Document doc;
+  std::string huge;
+  uint64_t huge_cursor = 0;
+  size_t releasable = 0;
+  while (true) {
+    auto more = (*cursor)->Next(doc);
+    REQUIRE(more.ok());
+    if (!*more) break;
+    if (!doc.source_releasable) {
+      CHECK(doc.source.size() < 4'000'000);
+      continue;
+    }
+    ++releasable;
+    huge_cursor = doc.cursor;
+    huge.clear();
+    rfs::core::AppendJsonOneLineReleasing(
+        std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()), huge,
+        1 << 20);
+  }
+  REQUIRE(releasable == 1);
+  CHECK(huge.size() > 8'900'000);
+  CHECK(huge.find(std::string(4096, '\0')) == std::string::npos);  // copied before released
+  REQUIRE((*cursor)->SeekTo(huge_cursor).ok());
+  auto again = (*cursor)->Next(doc);
+  REQUIRE(again.ok());
+  REQUIRE(*again);
+  CHECK(doc.cursor == huge_cursor);
+  std::string reread;
+  rfs::core::AppendJsonOneLine(
+      std::string_view(reinterpret_cast<const char*>(doc.source.data()), doc.source.size()),
+      reread);
+  CHECK(reread == huge);
 }
