@@ -18,7 +18,8 @@
 //      and off: MB/s, the worker's CPU-seconds per GB of _source (goal: <= 4 with gzip) and peak
 //      RSS;
 //   4e. huge documents as Lucene may lay them out (several in a row, one per segment, base64
-//      bodies LZ4 cannot shrink), to bulk files: peak RSS against 256 MiB (exit 1 above it);
+//      bodies LZ4 cannot shrink) on the same paths (HTTP only up to 100 MB documents);
+//      perf_report exits 1 when any memory run passes 256 MiB or its output is not exact;
 //   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
@@ -158,6 +159,17 @@ long LastCount(const std::string& file, const std::string& key) {
 // The mixed shard on the worker's other paths, default options: from S3 at cloud latency,
 // through jq and JavaScript transforms, and a shard without _source rebuilt. Each must stay
 // within the 256 MiB goal.
+// Runs of the memory sections over the 256 MiB bound (or with output not exact): perf_report
+// exits 1 when there is any.
+int runs_over_bound = 0;
+
+// "OVER" (and counted) for a peak above the bound, blank otherwise.
+const char* Bound(double peak_mib, bool exact = true) {
+  const bool over = peak_mib > 256.0 || !exact;
+  runs_over_bound += over ? 1 : 0;
+  return over ? "OVER" : "    ";
+}
+
 template <typename Clear>
 void OtherPaths(const Options& options, const path& mix, const std::string& out_dir,
                 const path& work, Clear clear_out) {
@@ -183,17 +195,22 @@ void OtherPaths(const Options& options, const path& mix, const std::string& out_
     rfs::test::S3Proxy proxy(proxy_options);
     ::setenv("AWS_ACCESS_KEY_ID", "AKIDPERFREPORT", 1);
     ::setenv("AWS_SECRET_ACCESS_KEY", "perf-report-secret", 1);
+    clear_out();
     const Run worker =
-        Best(1,
-             {{RFS_DOCUMENTS_TOOL, "--s3-repo-uri", "s3://rfs-perf/repo", "--s3-region",
-               "us-east-1", "--s3-endpoint", proxy.endpoint(), "--output-dir", out_dir}},
-             clear_out, {3}, "DocumentsFromSnapshotMigration from S3");
+        RunAll({{RFS_DOCUMENTS_TOOL, "--s3-repo-uri", "s3://rfs-perf/repo", "--s3-region",
+                 "us-east-1", "--s3-endpoint", proxy.endpoint(), "--output-dir", out_dir}},
+               log, /*errors_too=*/true);
+    if (worker.exit_codes[0] != 3) {
+      Fail("DocumentsFromSnapshotMigration from S3 exited with " +
+           std::to_string(worker.exit_codes[0]) + "; see " + log);
+    }
     ::unsetenv("AWS_ACCESS_KEY_ID");
     ::unsetenv("AWS_SECRET_ACCESS_KEY");
     const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
                                (mix / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
-    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  output %s\n",
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s output %s\n",
                 "from S3 (proxy: 30 ms, 80 MB/s per connection)", worker.seconds, worker.peak_mib,
+                Bound(worker.peak_mib, check.exit_codes[0] == 0),
                 check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
   }
   const std::pair<const char*, const char*> transforms[] = {
@@ -213,9 +230,11 @@ void OtherPaths(const Options& options, const path& mix, const std::string& out_
       Fail(std::string("DocumentsFromSnapshotMigration ") + title + " exited with " +
            std::to_string(worker.exit_codes[0]));
     }
-    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  %ld written, %ld over the transform budget\n",
-                title, worker.seconds, worker.peak_mib, LastCount(log, "written"),
-                LastCount(log, "transform_failed"));
+    std::printf(
+        "  %-52s %7.2f s  peak RSS %6.1f MiB %s %ld written, %ld over the transform "
+        "budget\n",
+        title, worker.seconds, worker.peak_mib, Bound(worker.peak_mib), LastCount(log, "written"),
+        LastCount(log, "transform_failed"));
   }
   // Without _source: each document rebuilt from doc values, points and stored fields.
   const long docs = std::max(options.docs / 4, 1000L);
@@ -230,10 +249,51 @@ void OtherPaths(const Options& options, const path& mix, const std::string& out_
                "--output-dir", out_dir, "--enable-sourceless-migrations"}},
              log, /*errors_too=*/true);
   if (rebuilt.exit_codes[0] != 3) Fail("the sourceless migration failed");
-  std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  %ld documents rebuilt\n",
+  std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s %ld documents rebuilt\n",
               ("a shard of " + std::to_string(docs) + " documents without _source").c_str(),
-              rebuilt.seconds, rebuilt.peak_mib, LastCount(log, "rebuilt"));
+              rebuilt.seconds, rebuilt.peak_mib, Bound(rebuilt.peak_mib),
+              LastCount(log, "rebuilt"));
   clear_all();
+}
+
+// One shard's documents to bulk files and over HTTP into the double (discard mode), gzip on and
+// off, each with --reader-threads auto and 0: peak RSS against the bound, output checked.
+template <typename Clear>
+void FilesAndHttp(const path& shard, const std::string& out_dir, Clear clear_out, bool http) {
+  const std::string repo = (shard / "repo").string();
+  for (const char* threads : {"auto", "0"}) {
+    const Run worker = Best(1,
+                            {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir",
+                              out_dir, "--reader-threads", threads}},
+                            clear_out, {3}, "DocumentsFromSnapshotMigration");
+    const Run check =
+        RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+                 (shard / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s output %s\n",
+                (std::string("one worker to bulk files, --reader-threads ") + threads).c_str(),
+                worker.seconds, worker.peak_mib, Bound(worker.peak_mib, check.exit_codes[0] == 0),
+                check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
+  }
+  if (!http) return;
+  for (const bool gzip : {true, false}) {
+    for (const char* threads : {"auto", "0"}) {
+      // A fresh double each time: the worker coordinates in the target's working-state index.
+      auto server = rfs::testing::OpenSearchDouble::Start(
+          {.discard_bulk = true, .max_content_length = size_t{1} << 31});
+      if (!server.ok()) Fail("the OpenSearch double did not start");
+      std::vector<std::string> command = {
+          RFS_DOCUMENTS_TOOL,    "--snapshot-local-dir", repo,   "--target-host",
+          (*server)->endpoint(), "--reader-threads",     threads};
+      if (!gzip) command.push_back("--disable-compression");
+      const Run worker = Best(
+          1, {command}, [] {}, {3}, "DocumentsFromSnapshotMigration");
+      std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s\n",
+                  (std::string("over HTTP into the double, ") + (gzip ? "gzip" : "no gzip") +
+                   ", --reader-threads " + threads)
+                      .c_str(),
+                  worker.seconds, worker.peak_mib, Bound(worker.peak_mib));
+    }
+  }
 }
 
 // Several huge documents among ordinary ones: every path of the worker with default options must
@@ -253,93 +313,54 @@ void MixedHugeDocuments(const Options& options, const std::string& out_dir, cons
                                    "--docs 3000 --doc-size 1000 --write-docs true "
                                    "--huge-doc-bytes " +
                                        bytes_list + " --seed 7");
-  const std::string mix_repo = (mix / "repo").string();
   std::printf("a shard with %s MB documents among 3,000 others (goal: peak RSS <= 256 MiB):\n",
               options.mix_doc_mb.c_str());
-  for (const char* threads : {"auto", "0"}) {
-    const Run worker = Best(1,
-                            {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", mix_repo, "--output-dir",
-                              out_dir, "--reader-threads", threads}},
-                            clear_out, {3}, "DocumentsFromSnapshotMigration");
-    const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
-                               (mix / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
-    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  output %s\n",
-                (std::string("one worker to bulk files, --reader-threads ") + threads).c_str(),
-                worker.seconds, worker.peak_mib,
-                check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
-  }
-  for (const bool gzip : {true, false}) {
-    for (const char* threads : {"auto", "0"}) {
-      // A fresh double each time: the worker coordinates in the target's working-state index.
-      auto server = rfs::testing::OpenSearchDouble::Start(
-          {.discard_bulk = true, .max_content_length = size_t{1} << 31});
-      if (!server.ok()) Fail("the OpenSearch double did not start");
-      std::vector<std::string> command = {
-          RFS_DOCUMENTS_TOOL,    "--snapshot-local-dir", mix_repo, "--target-host",
-          (*server)->endpoint(), "--reader-threads",     threads};
-      if (!gzip) command.push_back("--disable-compression");
-      const Run worker = Best(
-          1, {command}, [] {}, {3}, "DocumentsFromSnapshotMigration");
-      std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB\n",
-                  (std::string("over HTTP into the double, ") + (gzip ? "gzip" : "no gzip") +
-                   ", --reader-threads " + threads)
-                      .c_str(),
-                  worker.seconds, worker.peak_mib);
-    }
-  }
+  FilesAndHttp(mix, out_dir, clear_out, /*http=*/true);
   OtherPaths(options, mix, out_dir, work, clear_out);
 }
 
 // Huge documents laid out as Lucene may hold them (the generator's --huge-doc-layout and
 // --huge-doc-content): several in a row in one run of stored-fields chunks, one in each segment,
-// and base64 bodies that LZ4 cannot shrink. Every layout, to bulk files with default options (and
-// serially), must stay within 256 MiB; returns how many runs did not.
+// and base64 bodies that LZ4 cannot shrink. Every path, default options, within 256 MiB; over
+// HTTP only documents up to OpenSearch's default 100 MB request limit.
 template <typename Clear>
-int HugeDocumentLayouts(const Options& options, const std::string& out_dir, Clear clear_out) {
+void HugeDocumentLayouts(const Options& options, const std::string& out_dir, const path& work,
+                         Clear clear_out) {
   struct Layout {
     const char* name;
     const char* generator_options;
+    bool http;
   };
   const Layout layouts[] = {
-      {"20, 50, 100 MB in a row, 2 segments",
-       "--huge-doc-bytes 20000000,50000000,100000000 --huge-doc-layout adjacent --segments 2"},
-      {"20, 50, 100 MB of base64 in a row, 2 segments",
+      {"20, 50 and 100 MB in a row, 2 segments",
+       "--huge-doc-bytes 20000000,50000000,100000000 --huge-doc-layout adjacent --segments 2",
+       true},
+      {"20, 50 and 100 MB of base64 in a row, 2 segments",
        "--huge-doc-bytes 20000000,50000000,100000000 --huge-doc-layout adjacent "
-       "--huge-doc-content base64 --segments 2"},
+       "--huge-doc-content base64 --segments 2",
+       true},
       {"3 x 100 MB of base64 in a row",
        "--huge-doc-bytes 100000000,100000000,100000000 --huge-doc-layout adjacent "
-       "--huge-doc-content base64"},
-      {"20-150 MB of base64, one in each of 5 segments",
+       "--huge-doc-content base64",
+       true},
+      {"20 to 150 MB of base64, one in each of 5 segments",
        "--huge-doc-bytes 20000000,50000000,80000000,100000000,150000000 --huge-doc-layout "
-       "per-segment --huge-doc-content base64 --segments 5"},
+       "per-segment --huge-doc-content base64 --segments 5",
+       false},
   };
-  std::printf(
-      "huge documents as Lucene lays them out, among 3,000 others, to bulk files "
-      "(goal: peak RSS <= 256 MiB):\n");
-  int over = 0;
   int number = 0;
   for (const Layout& layout : layouts) {
     const path dir =
         bench::Generate(options.data_dir, "perf-layout-" + std::to_string(++number),
                         std::string("--docs 3000 --doc-size 1000 --write-docs true --seed 7 ") +
                             layout.generator_options);
-    for (const char* threads : {"auto", "0"}) {
-      const Run worker = Best(1,
-                              {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", (dir / "repo").string(),
-                                "--output-dir", out_dir, "--reader-threads", threads}},
-                              clear_out, {3}, "DocumentsFromSnapshotMigration");
-      const Run check =
-          RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
-                   (dir / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
-      const bool within = worker.peak_mib <= 256.0;
-      over += within ? 0 : 1;
-      std::printf("  %-48s threads %-4s %6.2f s  peak RSS %6.1f MiB %s output %s\n", layout.name,
-                  threads, worker.seconds, worker.peak_mib, within ? "    " : "OVER",
-                  check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
-      if (check.exit_codes[0] != 0) ++over;
-    }
+    std::printf(
+        "huge documents as Lucene lays them out: %s, among 3,000 others (goal: peak RSS "
+        "<= 256 MiB):\n",
+        layout.name);
+    FilesAndHttp(dir, out_dir, clear_out, layout.http);
+    if (layout.http) OtherPaths(options, dir, out_dir, work, clear_out);
   }
-  return over;
 }
 
 }  // namespace
@@ -365,9 +386,13 @@ int main(int argc, char** argv) {
     bench::fs::create_directories(work);
     const std::string out_dir = (work / "out").string();
     MixedHugeDocuments(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
-    const int over = HugeDocumentLayouts(options, out_dir, [&] { bench::fs::remove_all(out_dir); });
+    HugeDocumentLayouts(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
     bench::fs::remove_all(out_dir);
-    return over > 0 ? 1 : 0;
+    if (runs_over_bound > 0) {
+      std::printf("perf_report: %d runs over 256 MiB or not exact\n", runs_over_bound);
+      return 1;
+    }
+    return 0;
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   const std::string shard_name =
@@ -438,20 +463,20 @@ int main(int argc, char** argv) {
                              {{RFS_INSPECTOR_TOOL, "docs", "--snapshot-local-dir", huge_repo,
                                "--snapshot-name", "snap-1"}},
                              nothing, {0}, "SnapshotInspector");
-    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB\n", "SnapshotInspector docs", inspect.seconds,
-                inspect.peak_mib);
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s\n", "SnapshotInspector docs",
+                inspect.seconds, inspect.peak_mib, Bound(inspect.peak_mib));
     const Run worker =
         Best(1, {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", huge_repo, "--output-dir", out_dir}},
              clear_out, {3}, "DocumentsFromSnapshotMigration");
     const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
                                (huge / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
-    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB  output %s\n", "one worker to bulk files",
-                worker.seconds, worker.peak_mib,
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s output %s\n", "one worker to bulk files",
+                worker.seconds, worker.peak_mib, Bound(worker.peak_mib, check.exit_codes[0] == 0),
                 check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
   }
 
   if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, work, clear_out);
-  const int layouts_over = HugeDocumentLayouts(options, out_dir, clear_out);
+  HugeDocumentLayouts(options, out_dir, work, clear_out);
 
   std::printf("the shard over HTTP into the double (discard mode), default options:\n");
   for (const bool gzip : {true, false}) {
@@ -495,8 +520,8 @@ int main(int argc, char** argv) {
     }
   }
   bench::fs::remove_all(out_dir);
-  if (layouts_over > 0) {
-    std::printf("perf_report: %d huge-document runs over 256 MiB or not exact\n", layouts_over);
+  if (runs_over_bound > 0) {
+    std::printf("perf_report: %d runs over 256 MiB or not exact\n", runs_over_bound);
     return 1;
   }
   return 0;

@@ -145,7 +145,6 @@ struct ParallelShardScan::Impl {
   std::map<std::pair<size_t, size_t>, Slot> ready;  // by (range, part)
   size_t next_range = 0;                            // the range the caller takes next
   size_t next_part = 0;                             // and its part
-  bool caller_waiting = false;                      // in Next, holding no part it took before
   size_t buffered_bytes = 0;
   bool stopping = false;
   std::atomic<bool> stop_requested{false};  // `stopping`, for waits outside `mu`
@@ -178,11 +177,9 @@ struct ParallelShardScan::Impl {
                                                                         size_t decoded_bytes) {
     {
       std::unique_lock lock(mu);
-      // Also every earlier part of the range taken and let go (the caller is back for this
-      // one): a huge document is never decoded beside another.
-      consumed.wait(lock, [&] {
-        return stopping || (index == next_range && next_part == part && caller_waiting);
-      });
+      // Also every earlier part of the range taken: a huge document never sits decoded beside
+      // another in the read-ahead.
+      consumed.wait(lock, [&] { return stopping || (index == next_range && next_part == part); });
       if (stopping) return absl::CancelledError("the parallel scan stopped");
     }
     if (options.memory_budget != nullptr &&
@@ -377,12 +374,7 @@ absl::StatusOr<std::unique_ptr<ScannedRange>> ParallelShardScan::Next() {
   if (s.next_range >= s.range_count()) return std::unique_ptr<ScannedRange>();
   std::unique_lock lock(s.mu);
   const std::pair key(s.next_range, s.next_part);
-  if (!s.ready.contains(key)) {
-    s.caller_waiting = true;
-    s.consumed.notify_all();  // a huge chunk's gate may wait for this
-    s.produced.wait(lock, [&] { return s.ready.contains(key); });
-    s.caller_waiting = false;
-  }
+  s.produced.wait(lock, [&] { return s.ready.contains(key); });
   auto node = s.ready.extract(key);
   s.buffered_bytes -= node.mapped().range->bytes;
   if (node.mapped().last) {
