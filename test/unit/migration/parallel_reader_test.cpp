@@ -76,6 +76,37 @@ std::vector<uint64_t> SerialCursors(const rfs::lucene::ShardReader& reader, uint
   return cursors;
 }
 
+// The folder of a repository generated (or reused) for generator options `args`.
+std::shared_ptr<const rfs::snapshot::ISourceRepo> GeneratedFolder(const std::string& args) {
+  const auto generated = rfs::test::Generate(args);
+  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(folder.ok());
+  return *std::move(folder);
+}
+
+// Every document of index-0's shard 0 of `repo`'s latest snapshot: serially with `threads` 0,
+// else through a ParallelDocumentReader of ranges of 32.
+std::vector<Row> ReadShardZero(std::shared_ptr<const rfs::snapshot::ISourceRepo> repo,
+                               int threads) {
+  auto repository = rfs::snapshot::SnapshotRepository::Open(std::move(repo));
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+  REQUIRE(reader.ok());
+  if (threads == 0) {
+    auto cursor = (*reader)->OpenAt(0);
+    REQUIRE(cursor.ok());
+    return ReadAll(**cursor);
+  }
+  rfs::lucene::ParallelReadOptions options;
+  options.threads = threads;
+  options.range_docs = 32;
+  auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
+  REQUIRE(parallel.ok());
+  return ReadAll(**parallel);
+}
+
 }  // namespace
 
 TEST_CASE("ParallelDocumentReader returns exactly what a DocumentCursor returns, in order",
@@ -322,22 +353,9 @@ TEST_CASE("a huge document from blobs not held in memory is read a slice at a ti
   // a window at a time as the slices are decoded; it used to read windows doubling up to the
   // whole chunk. Read serially (the file hashed first) and on two threads (hashed from the pieces
   // of the chunks decoded), the documents are those of the mapped files.
-  const auto generated =
-      rfs::test::Generate("--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
-  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
-  REQUIRE(folder.ok());
-  std::vector<Row> expected;
-  {
-    auto repository = rfs::snapshot::SnapshotRepository::Open(*folder);
-    REQUIRE(repository.ok());
-    auto snapshot = (*repository)->LatestSnapshot();
-    REQUIRE(snapshot.ok());
-    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-    REQUIRE(reader.ok());
-    auto cursor = (*reader)->OpenAt(0);
-    REQUIRE(cursor.ok());
-    expected = ReadAll(**cursor);
-  }
+  const auto folder =
+      GeneratedFolder("--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
+  const std::vector<Row> expected = ReadShardZero(folder, 0);
   REQUIRE(expected.size() == 300);
   size_t largest_source = 0;
   for (const auto& row : expected)
@@ -346,26 +364,8 @@ TEST_CASE("a huge document from blobs not held in memory is read a slice at a ti
 
   for (int threads : {0, 2}) {
     INFO("threads " << threads);
-    auto scattered = std::make_shared<rfs::test::ScatteredRepo>(*folder);
-    auto repository = rfs::snapshot::SnapshotRepository::Open(scattered);
-    REQUIRE(repository.ok());
-    auto snapshot = (*repository)->LatestSnapshot();
-    REQUIRE(snapshot.ok());
-    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-    REQUIRE(reader.ok());
-    std::vector<Row> got;
-    if (threads == 0) {
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      got = ReadAll(**cursor);
-    } else {
-      rfs::lucene::ParallelReadOptions options;
-      options.threads = threads;
-      options.range_docs = 32;
-      auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
-      REQUIRE(parallel.ok());
-      got = ReadAll(**parallel);
-    }
+    auto scattered = std::make_shared<rfs::test::ScatteredRepo>(folder);
+    const std::vector<Row> got = ReadShardZero(scattered, threads);
     CHECK(got == expected);
     // The stored-fields file's compressed bytes came a window at a time: the serial reader's
     // checksum pass reads up to 8 MiB at once, the decoding at most 1 MiB.
@@ -384,34 +384,14 @@ TEST_CASE("a huge chunk of a mapped file lets its pages go a step at a time as i
   // Its pages used to be offered back only after the whole chunk was decoded, so the compressed
   // chunk stayed resident beside the decoded one (and was hashed after it, which read it back in);
   // now they are hashed and go every 8 MiB as slices are decoded.
-  const auto generated = rfs::test::Generate(
+  const auto folder = GeneratedFolder(
       "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 20000000 --huge-doc-content base64 "
       "--seed 23");
-  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
-  REQUIRE(folder.ok());
   for (int threads : {0, 2}) {
     INFO("threads " << threads);
-    auto mapped = std::make_shared<rfs::test::ScatteredRepo>(
-        *folder, rfs::test::ScatteredRepo::Mode::kMapped);
-    auto repository = rfs::snapshot::SnapshotRepository::Open(mapped);
-    REQUIRE(repository.ok());
-    auto snapshot = (*repository)->LatestSnapshot();
-    REQUIRE(snapshot.ok());
-    auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-    REQUIRE(reader.ok());
-    std::vector<Row> got;
-    if (threads == 0) {
-      auto cursor = (*reader)->OpenAt(0);
-      REQUIRE(cursor.ok());
-      got = ReadAll(**cursor);
-    } else {
-      rfs::lucene::ParallelReadOptions options;
-      options.threads = threads;
-      options.range_docs = 32;
-      auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
-      REQUIRE(parallel.ok());
-      got = ReadAll(**parallel);
-    }
+    auto mapped =
+        std::make_shared<rfs::test::ScatteredRepo>(folder, rfs::test::ScatteredRepo::Mode::kMapped);
+    const std::vector<Row> got = ReadShardZero(mapped, threads);
     REQUIRE(got.size() == 300);
     size_t largest_source = 0;
     for (const auto& row : got) largest_source = std::max(largest_source, std::get<3>(row).size());
@@ -433,12 +413,10 @@ TEST_CASE("a huge document whose pages its consumer released reads again exactly
   // The last document of a huge chunk is handed out releasable: a consumer that copies it out
   // gives the decoded pages back (they read as zeros). Seeking back to it must decode the chunk
   // again, not hand out the zeros.
-  const auto generated = rfs::test::Generate(
+  const auto folder = GeneratedFolder(
       "--indices 1 --shards 1 --docs 40 --huge-doc-bytes 9000000 --huge-doc-content base64 "
       "--seed 31");
-  auto folder = rfs::snapshot::FileSystemRepo::Open(generated->repo().string());
-  REQUIRE(folder.ok());
-  auto repository = rfs::snapshot::SnapshotRepository::Open(*folder);
+  auto repository = rfs::snapshot::SnapshotRepository::Open(folder);
   REQUIRE(repository.ok());
   auto snapshot = (*repository)->LatestSnapshot();
   REQUIRE(snapshot.ok());
