@@ -89,6 +89,29 @@ inline std::string Shell(const std::string& command) {
   return out;
 }
 
+#ifdef RFS_SOURCE_DIR
+/// Starts a real node with scripts/local-cluster in `dir` (`args` such as "--version 2"; its
+/// start-up log in dir/../<dir name>.log) and returns its URL. The node is stopped when the
+/// program exits, also when a later step fails; one left running in `dir` by an earlier run is
+/// stopped first.
+inline std::string StartLocalNode(const fs::path& dir, const std::string& args) {
+  static std::vector<std::string> stop_commands;  // run at exit
+  const std::string cluster = std::string(RFS_SOURCE_DIR) + "/scripts/local-cluster";
+  const std::string stop = cluster + " stop --dir '" + dir.string() + "' >/dev/null 2>&1";
+  std::system(stop.c_str());
+  if (stop_commands.empty()) {
+    std::atexit([] {
+      for (const auto& command : stop_commands) std::system(command.c_str());
+    });
+  }
+  stop_commands.push_back(stop);
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return Shell(cluster + " start --dir '" + dir.string() + "' " + args + " 2>'" + dir.string() +
+               ".log'");
+}
+#endif
+
 /// CPU seconds a process has used so far (/proc/<pid>/stat utime + stime).
 inline double ProcessCpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");

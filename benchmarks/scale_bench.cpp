@@ -1,0 +1,343 @@
+// scale_bench: what rfs costs as clusters grow to many small indices, as logging clusters have.
+//
+//   1. Coordination, through each store: a SQLite file, PostgreSQL (Debian's server in a
+//      temporary folder), the target's own working-state index on a real OpenSearch 2 node
+//      (scripts/local-cluster), and the migration console (in process, over SQLite). For each
+//      number of work items (--items, ids as the worker makes them for one-shard indices): the
+//      time one worker takes to create them (as the first worker's setup does), then the
+//      acquisitions per second, each followed by its completion, of 1, 8 and 32 concurrent
+//      workers over --sample acquisitions each. Setup and acquisition are linear or better when
+//      the cost per item at the largest count is within 1.5x of that at the smallest.
+//   2. The worker at scale: DocumentsFromSnapshotMigration to bulk files (the embedded default,
+//      coordinating in its SQLite file) of generated snapshots of --shards one-shard indices of
+//      5 documents each, against one shard of as many documents of the same size: the cost of a
+//      shard beside the cost of a document.
+//   3. MetadataMigration migrate of generated snapshots of --metadata-indices indices with about
+//      1,000 templates (legacy, component and composable) into a fresh real OpenSearch 2 node
+//      each, with cluster.max_shards_per_node raised.
+//
+//   scale_bench [--items 1000,5000,20000] [--sample 1000] [--workers 1,8,32]
+//               [--stores sqlite,postgres,opensearch,console] [--shards 2000,20000]
+//               [--metadata-indices 1000,5000] [--data-dir DIR]
+//
+// Snapshots come from the real-Lucene fixture generator and are cached in the data dir. Build in
+// Release.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rfs/console/console_server.hpp"
+#include "rfs/coordination/console_work_coordinator.hpp"
+#include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/coordination/postgres_work_coordinator.hpp"
+#include "rfs/coordination/sqlite_work_coordinator.hpp"
+#include "rfs/coordination/work_coordinator.hpp"
+#include "rfs/net/beast_http_transport.hpp"
+
+#include "bench_support.hpp"
+#include "support/postgres_server.hpp"
+
+namespace {
+
+using bench::Fail;
+using bench::fs::path;
+using rfs::coordination::Acquired;
+using rfs::coordination::IWorkCoordinator;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::vector<int> items = {1000, 5000, 20000};
+  int sample = 1000;
+  std::vector<int> workers = {1, 8, 32};
+  std::vector<std::string> stores = {"sqlite", "postgres", "opensearch", "console"};
+  std::vector<int> shards = {2000, 20000};
+  std::vector<int> metadata_indices = {1000, 5000};
+  path data_dir = RFS_BENCH_DATA_DIR;
+};
+
+template <typename T>
+std::vector<T> ParseList(const std::string& text) {
+  std::vector<T> out;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    if constexpr (std::is_same_v<T, int>) {
+      out.push_back(std::stoi(part));
+    } else {
+      out.push_back(part);
+    }
+  }
+  return out;
+}
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+template <typename T>
+T Check(absl::StatusOr<T> value, const std::string& what) {
+  if (!value.ok()) Fail(what + ": " + value.status().ToString());
+  return *std::move(value);
+}
+
+using Open = std::function<std::unique_ptr<IWorkCoordinator>(const std::string& worker_id)>;
+
+// A coordinator that opened and set up, or the end of the program.
+std::unique_ptr<IWorkCoordinator> Ready(absl::StatusOr<std::unique_ptr<IWorkCoordinator>> opened) {
+  auto coordinator = Check(std::move(opened), "open the store");
+  if (auto s = coordinator->Setup(); !s.ok()) Fail("set up the store: " + s.ToString());
+  return coordinator;
+}
+
+// Acquisitions per second of `count` workers, each acquiring and completing until `sample`
+// acquisitions have been made in all.
+double AcquisitionRate(const Open& open, int count, int sample, const std::string& tag) {
+  std::vector<std::unique_ptr<IWorkCoordinator>> workers;
+  for (int i = 0; i < count; ++i) workers.push_back(open(tag + "-w" + std::to_string(i)));
+  std::atomic<int> taken{0};
+  std::atomic<bool> go{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (auto& worker : workers) {
+    threads.emplace_back([&, w = worker.get()] {
+      while (!go.load()) std::this_thread::yield();
+      while (taken.load() < sample) {
+        auto outcome = w->AcquireNextWorkItem(std::chrono::minutes(10));
+        if (!outcome.ok()) {
+          if (++failures > 100 * sample) return;  // contention retries, bounded
+          continue;
+        }
+        if (!std::holds_alternative<Acquired>(*outcome)) return;
+        ++taken;
+        while (!w->CompleteWorkItem(std::get<Acquired>(*outcome).lease).ok()) ++failures;
+      }
+    });
+  }
+  const auto start = Clock::now();
+  go.store(true);
+  for (auto& t : threads) t.join();
+  const double seconds = Since(start);
+  if (taken.load() < sample) Fail(tag + ": the store ran out of items before the sample");
+  return taken.load() / seconds;
+}
+
+// Section 1 for one store: `open(worker_id, run)` opens a coordinator on the store of run `run`
+// (a fresh table, index or session per item count).
+void CoordinationAtScale(
+    const std::string& store, const Options& options,
+    const std::function<std::unique_ptr<IWorkCoordinator>(const std::string&, const std::string&)>&
+        open) {
+  std::vector<double> setup_per_item, rate_of_one;
+  for (int items : options.items) {
+    const std::string run = "scale" + std::to_string(items);
+    auto creator = open("creator", run);
+    const auto start = Clock::now();
+    for (int i = 0; i < items; ++i) {
+      const rfs::coordination::WorkItemId id{"logs-" + std::to_string(i), 0, 0};
+      Check(creator->CreateUnassignedWorkItem(id.ToString(), 0), "create an item");
+    }
+    const double setup = Since(start);
+    setup_per_item.push_back(setup / items);
+    std::printf("  %-10s %6d items: set up in %7.2f s (%6.3f ms an item); acquisitions/s:",
+                store.c_str(), items, setup, 1000 * setup / items);
+    std::fflush(stdout);
+    const int sample = std::min(options.sample, items / static_cast<int>(options.workers.size()));
+    for (int count : options.workers) {
+      const double rate =
+          AcquisitionRate([&](const std::string& id) { return open(id, run); }, count, sample,
+                          store + "-" + std::to_string(items) + "-" + std::to_string(count));
+      if (count == options.workers.front()) rate_of_one.push_back(rate);
+      std::printf(" %d: %7.0f", count, rate);
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+  }
+  if (setup_per_item.size() > 1) {
+    const double setup_growth = setup_per_item.back() / setup_per_item.front();
+    const double acquire_growth = rate_of_one.front() / rate_of_one.back();
+    std::printf(
+        "  %-10s from %d to %d items: cost per item set up %.2fx, per acquisition %.2fx "
+        "(linear or better: <= 1.5x) %s\n",
+        store.c_str(), options.items.front(), options.items.back(), setup_growth, acquire_growth,
+        setup_growth <= 1.5 && acquire_growth <= 1.5 ? "met" : "NOT MET");
+  }
+}
+
+void Coordination(const Options& options, const path& work) {
+  std::printf("coordination at scale (%d acquisitions sampled per worker count):\n",
+              options.sample);
+  for (const std::string& store : options.stores) {
+    if (store == "sqlite") {
+      const path dir = work / "sqlite";
+      bench::fs::remove_all(dir);
+      bench::fs::create_directories(dir);
+      CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
+        rfs::coordination::SqliteWorkCoordinatorOptions o;
+        o.worker_id = id;
+        o.path = (dir / (run + ".db")).string();
+        return Ready(rfs::coordination::SqliteWorkCoordinator::Open(o));
+      });
+    } else if (store == "postgres") {
+      rfs::test::PostgresServer server;
+      CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
+        rfs::coordination::PostgresWorkCoordinatorOptions o;
+        o.worker_id = id;
+        o.connection = server.uri();
+        o.table = run;
+        return Ready(rfs::coordination::PostgresWorkCoordinator::Open(o));
+      });
+    } else if (store == "opensearch") {
+      const std::string url = bench::StartLocalNode(work / "coordination-node", "--version 2");
+      auto transport = std::shared_ptr<rfs::net::IHttpTransport>(
+          Check(rfs::net::BeastHttpTransport::Open({.endpoint = url, .max_idle_connections = 64}),
+                "open a transport"));
+      CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
+        rfs::coordination::OpenSearchWorkCoordinatorOptions o;
+        o.worker_id = id;
+        o.transport = transport;
+        o.session_name = run;
+        return Ready(rfs::coordination::OpenSearchWorkCoordinator::Open(o));
+      });
+    } else if (store == "console") {
+      const path dir = work / "console";
+      bench::fs::remove_all(dir);
+      bench::fs::create_directories(dir);
+      rfs::console::ConsoleServerOptions server_options;
+      server_options.store.uri = "sqlite:" + (dir / "console.db").string();
+      server_options.service.admin_token = "scale-bench-admin-token";
+      auto console =
+          Check(rfs::console::ConsoleServer::Start(std::move(server_options)), "start the console");
+      CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
+        Check(console->store().CreateSession(run, ""), "create the session");
+        rfs::coordination::ConsoleWorkCoordinatorOptions o;
+        o.worker_id = id;
+        o.url = console->url();
+        o.session = run;
+        o.token = "scale-bench-admin-token";
+        return Ready(rfs::coordination::ConsoleWorkCoordinator::Open(o));
+      });
+    } else {
+      Fail("unknown store " + store);
+    }
+  }
+}
+
+// Seconds DocumentsFromSnapshotMigration takes to export `repo` to bulk files (it ends with 3:
+// nothing left to migrate).
+double ExportSeconds(const path& repo, const path& out) {
+  bench::fs::remove_all(out);
+  const auto start = Clock::now();
+  const std::string command = std::string(RFS_DOCUMENTS_TOOL) + " --snapshot-local-dir '" +
+                              repo.string() + "' --output-dir '" + out.string() +
+                              "' >/dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  const double seconds = Since(start);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 3) Fail("failed: " + command);
+  bench::fs::remove_all(out);
+  return seconds;
+}
+
+void WorkerAtScale(const Options& options, const path& work) {
+  std::printf(
+      "the worker to bulk files: one-shard indices of 5 documents of ~1 KB against one "
+      "shard of as many documents:\n");
+  std::vector<double> per_shard;
+  for (int shards : options.shards) {
+    const std::string n = std::to_string(shards);
+    const path many = bench::Generate(options.data_dir, "scale-" + n + "x5",
+                                      "--indices " + n + " --docs 5 --doc-size 1000 --seed 7");
+    const path one =
+        bench::Generate(options.data_dir, "scale-1x" + std::to_string(5 * shards),
+                        "--docs " + std::to_string(5 * shards) + " --doc-size 1000 --seed 7");
+    const double many_seconds = ExportSeconds(many / "repo", work / "out");
+    const double one_seconds = ExportSeconds(one / "repo", work / "out");
+    const double per_document = one_seconds / (5.0 * shards);
+    per_shard.push_back((many_seconds - one_seconds) / shards);
+    std::printf(
+        "  %6d shards: %7.2f s; one shard: %6.2f s; a shard costs %6.2f ms more, the "
+        "time of %.0f documents\n",
+        shards, many_seconds, one_seconds, 1000 * per_shard.back(),
+        per_shard.back() / per_document);
+  }
+  if (per_shard.size() > 1) {
+    const double growth = per_shard.back() / per_shard.front();
+    std::printf("  from %d to %d shards: cost per shard %.2fx (linear or better: <= 1.5x) %s\n",
+                options.shards.front(), options.shards.back(), growth,
+                growth <= 1.5 ? "met" : "NOT MET");
+  }
+}
+
+void MetadataAtScale(const Options& options, const path& work) {
+  std::printf("MetadataMigration migrate into a real OpenSearch 2 node, about 1,000 templates:\n");
+  std::vector<double> per_index;
+  for (int indices : options.metadata_indices) {
+    const std::string n = std::to_string(indices);
+    // 334 copies of each of the three template kinds: 1,002 templates.
+    const path dir =
+        bench::Generate(options.data_dir, "scale-metadata-" + n,
+                        "--indices " + n + " --docs 1 --templates true --template-copies 334");
+    const std::string url = bench::StartLocalNode(work / "metadata-node", "--version 2");
+    bench::Shell("curl -sf -X PUT '" + url +
+                 "/_cluster/settings' -H 'content-type: application/json' -d "
+                 "'{\"persistent\":{\"cluster.max_shards_per_node\":" +
+                 std::to_string(4 * indices + 1000) + "}}' >/dev/null");
+    const auto start = Clock::now();
+    const std::string log = (work / ("metadata-" + n + ".log")).string();
+    const std::string command = std::string(RFS_METADATA_TOOL) + " migrate --snapshot-local-dir '" +
+                                (dir / "repo").string() +
+                                "' --snapshot-name snap-1 --target-host " + url + " >'" + log +
+                                "' 2>&1";
+    const int status = std::system(command.c_str());
+    const double seconds = Since(start);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      Fail("MetadataMigration exited with " + std::to_string(WEXITSTATUS(status)) +
+           " (its log: " + log + ")");
+    }
+    const std::string created =
+        bench::Shell("curl -sf '" + url + "/_cat/indices/index-*?h=index' | wc -l");
+    per_index.push_back(seconds / indices);
+    std::printf("  %6d indices: %7.2f s (%6.1f ms an index), %s indices on the node\n", indices,
+                seconds, 1000 * per_index.back(), created.c_str());
+  }
+  if (per_index.size() > 1) {
+    const double growth = per_index.back() / per_index.front();
+    std::printf("  from %d to %d indices: cost per index %.2fx (linear or better: <= 1.5x) %s\n",
+                options.metadata_indices.front(), options.metadata_indices.back(), growth,
+                growth <= 1.5 ? "met" : "NOT MET");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::program = "scale_bench";
+  Options options;
+  if (auto exit_code = bench::ParseOptions(
+          argc, argv,
+          {{"--items", [&](const std::string& v) { options.items = ParseList<int>(v); }},
+           {"--sample", [&](const std::string& v) { options.sample = std::stoi(v); }},
+           {"--workers", [&](const std::string& v) { options.workers = ParseList<int>(v); }},
+           {"--stores", [&](const std::string& v) { options.stores = ParseList<std::string>(v); }},
+           {"--shards", [&](const std::string& v) { options.shards = ParseList<int>(v); }},
+           {"--metadata-indices",
+            [&](const std::string& v) { options.metadata_indices = ParseList<int>(v); }},
+           {"--data-dir", [&](const std::string& v) { options.data_dir = v; }}},
+          "[--items 1000,5000,20000] [--sample 1000] [--workers 1,8,32] "
+          "[--stores sqlite,postgres,opensearch,console] [--shards 2000,20000] "
+          "[--metadata-indices 1000,5000] [--data-dir DIR] (an empty list skips its section)")) {
+    return *exit_code;
+  }
+  const path work = options.data_dir / "scale-bench";
+  bench::fs::create_directories(work);
+  std::printf("scale_bench: %u hardware threads\n", std::thread::hardware_concurrency());
+  if (!options.items.empty()) Coordination(options, work);
+  if (!options.shards.empty()) WorkerAtScale(options, work);
+  if (!options.metadata_indices.empty()) MetadataAtScale(options, work);
+  return 0;
+}
