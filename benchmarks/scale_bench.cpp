@@ -110,10 +110,19 @@ double AcquisitionRate(const Open& open, int count, int sample, const std::strin
       while (taken.load() < sample) {
         auto outcome = w->AcquireNextWorkItem(std::chrono::minutes(10));
         if (!outcome.ok()) {
-          if (++failures > 100 * sample) return;  // contention retries, bounded
+          // Contention (a busy store, a lost race) is retried, within bounds.
+          if (++failures > 100 * sample) {
+            std::fprintf(stderr, "%s: %s\n", tag.c_str(), outcome.status().ToString().c_str());
+            return;
+          }
           continue;
         }
-        if (!std::holds_alternative<Acquired>(*outcome)) return;
+        if (std::holds_alternative<rfs::coordination::NoAvailableWork>(*outcome)) return;
+        // Every candidate this worker saw was taken by a racing worker: look again.
+        if (!std::holds_alternative<Acquired>(*outcome)) {
+          if (++failures > 100 * sample) return;
+          continue;
+        }
         ++taken;
         while (!w->CompleteWorkItem(std::get<Acquired>(*outcome).lease).ok()) ++failures;
       }
@@ -147,7 +156,10 @@ void CoordinationAtScale(
     std::printf("  %-10s %6d items: set up in %7.2f s (%6.3f ms an item); acquisitions/s:",
                 store.c_str(), items, setup, 1000 * setup / items);
     std::fflush(stdout);
-    const int sample = std::min(options.sample, items / static_cast<int>(options.workers.size()));
+    // Every worker count takes its sample from what the ones before left; the last may take a
+    // few more than its sample (workers already acquiring when the count is reached).
+    const int sample =
+        std::min(options.sample, items / static_cast<int>(options.workers.size() + 1));
     for (int count : options.workers) {
       const double rate =
           AcquisitionRate([&](const std::string& id) { return open(id, run); }, count, sample,

@@ -520,37 +520,132 @@ absl::StatusOr<std::string> AzureSharedKeySignature(std::string_view string_to_s
   return core::Base64Encode(std::span<const uint8_t>(mac, mac_length));
 }
 
+namespace {
+
+// AZURE_STORAGE_CONNECTION_STRING: the account, its endpoint, and a key or SAS token.
+absl::StatusOr<AzureCredentials> FromConnectionString(const std::string& connection,
+                                                      AzureCredentials out, const GetEnv& getenv) {
+  auto parsed = AzureConnectionString::Parse(connection);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("AZURE_STORAGE_CONNECTION_STRING: ", parsed.status().message()));
+  }
+  if (out.account.empty()) out.account = parsed->account;
+  out.blob_endpoint = parsed->blob_endpoint;
+  if (!parsed->key.empty()) {
+    out.kind = AzureCredentials::Kind::kSharedKey;
+    out.secret = parsed->key;
+    out.source = "account key from AZURE_STORAGE_CONNECTION_STRING";
+  } else if (!parsed->sas.empty()) {
+    out.kind = AzureCredentials::Kind::kSas;
+    out.secret = parsed->sas;
+    out.source = "SAS token from AZURE_STORAGE_CONNECTION_STRING";
+  } else {
+    out.source = "none (AZURE_STORAGE_CONNECTION_STRING has no key or SAS)";
+  }
+  if (out.account.empty()) out.account = EnvOr(getenv, "AZURE_STORAGE_ACCOUNT");
+  if (out.account.empty()) {
+    return absl::InvalidArgumentError(
+        "no Azure storage account: give --azure-account, AccountName in "
+        "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT");
+  }
+  return out;
+}
+
+// A service principal (AZURE_CLIENT_SECRET) or workload identity (AZURE_FEDERATED_TOKEN_FILE)
+// of Microsoft Entra ID: bearer tokens from the tenant's OAuth endpoint.
+AzureCredentials EntraCredentials(AzureCredentials out, const AzureCredentialOptions& options,
+                                  const std::string& client_id, const std::string& tenant_id,
+                                  const std::string& secret, const std::string& token_file) {
+  const GetEnv& getenv = options.getenv;
+  std::string authority =
+      EnvOr(getenv, "AZURE_AUTHORITY_HOST", "https://login.microsoftonline.com");
+  while (authority.ends_with('/')) authority.pop_back();
+  const std::string url =
+      StrCat(authority, "/", net::PercentEncode(tenant_id, false), "/oauth2/v2.0/token");
+  const core::IClock* clock = options.clock;
+  const std::string scope = "https://storage.azure.com/.default";
+  AccessTokenSource::Fetch fetch;
+  if (!secret.empty()) {
+    out.source = StrCat("service principal ", client_id, " (AZURE_CLIENT_SECRET)");
+    fetch = [=]() {
+      return FetchOAuthToken(
+          url,
+          StrCat("grant_type=client_credentials&client_id=", FormValue(client_id),
+                 "&client_secret=", FormValue(secret), "&scope=", FormValue(scope)),
+          StrCat("the token of service principal ", client_id), clock);
+    };
+  } else {
+    out.source = StrCat("workload identity ", client_id, " (AZURE_FEDERATED_TOKEN_FILE)");
+    fetch = [=]() -> absl::StatusOr<AccessToken> {
+      // Read at each fetch: the platform rotates the file.
+      auto assertion = ReadTextFile(token_file);
+      if (!assertion.ok()) {
+        return absl::PermissionDeniedError(
+            StrCat("cannot read AZURE_FEDERATED_TOKEN_FILE ", token_file));
+      }
+      std::string jwt = *assertion;
+      while (!jwt.empty() && std::isspace(static_cast<unsigned char>(jwt.back()))) jwt.pop_back();
+      return FetchOAuthToken(
+          url,
+          StrCat("grant_type=client_credentials&client_id=", FormValue(client_id),
+                 "&client_assertion_type=",
+                 FormValue("urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
+                 "&client_assertion=", FormValue(jwt), "&scope=", FormValue(scope)),
+          StrCat("the token of workload identity ", client_id), clock);
+    };
+  }
+  out.kind = AzureCredentials::Kind::kBearer;
+  out.tokens = std::make_shared<AccessTokenSource>(out.source, std::move(fetch), clock);
+  return out;
+}
+
+// Managed identity, or no credentials when none answers.
+AzureCredentials ManagedIdentityCredentials(AzureCredentials out,
+                                            const AzureCredentialOptions& options,
+                                            const std::string& client_id) {
+  const GetEnv& getenv = options.getenv;
+  // Managed identity: the instance metadata service of an Azure VM, a plain-http, link-local
+  // address (AZURE_POD_IDENTITY_AUTHORITY_HOST points elsewhere), asked with a short connect
+  // timeout where there is none. A user-assigned identity is named by AZURE_CLIENT_ID.
+  std::string host = EnvOr(getenv, "AZURE_POD_IDENTITY_AUTHORITY_HOST", "http://169.254.169.254");
+  while (host.ends_with('/')) host.pop_back();
+  if (host.find("://") == std::string::npos) host = StrCat("http://", host);
+  std::string url = StrCat(host, "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=",
+                           FormValue("https://storage.azure.com/"));
+  if (!client_id.empty()) url += StrCat("&client_id=", FormValue(client_id));
+  const core::IClock* clock = options.clock;
+  auto fetch = [url, clock]() -> absl::StatusOr<AccessToken> {
+    net::HttpRequest request;
+    request.headers.emplace_back("Metadata", "true");
+    auto response = SendToUrl(url, std::move(request), std::chrono::milliseconds(1'000));
+    if (!response.ok()) return response.status();
+    return TokenFromAnswer(*response, "the managed identity's token (IMDS)", clock);
+  };
+  auto tokens = std::make_shared<AccessTokenSource>(StrCat("managed identity (IMDS at ", host, ")"),
+                                                    fetch, clock);
+  if (tokens->Current().ok()) {
+    out.kind = AzureCredentials::Kind::kBearer;
+    out.tokens = tokens;
+    out.source = tokens->description();
+    return out;
+  }
+  out.source = StrCat(
+      "none (no key, SAS token, connection string or service principal, and no "
+      "managed identity answered at ",
+      host, ")");
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<AzureCredentials> ResolveAzureCredentials(const AzureCredentialOptions& options) {
   const GetEnv& getenv = options.getenv;
   AzureCredentials out;
   out.account = options.account;
   const std::string connection = EnvOr(getenv, "AZURE_STORAGE_CONNECTION_STRING");
   if (!connection.empty()) {
-    auto parsed = AzureConnectionString::Parse(connection);
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          StrCat("AZURE_STORAGE_CONNECTION_STRING: ", parsed.status().message()));
-    }
-    if (out.account.empty()) out.account = parsed->account;
-    out.blob_endpoint = parsed->blob_endpoint;
-    if (!parsed->key.empty()) {
-      out.kind = AzureCredentials::Kind::kSharedKey;
-      out.secret = parsed->key;
-      out.source = "account key from AZURE_STORAGE_CONNECTION_STRING";
-    } else if (!parsed->sas.empty()) {
-      out.kind = AzureCredentials::Kind::kSas;
-      out.secret = parsed->sas;
-      out.source = "SAS token from AZURE_STORAGE_CONNECTION_STRING";
-    } else {
-      out.source = "none (AZURE_STORAGE_CONNECTION_STRING has no key or SAS)";
-    }
-    if (out.account.empty()) out.account = EnvOr(getenv, "AZURE_STORAGE_ACCOUNT");
-    if (out.account.empty()) {
-      return absl::InvalidArgumentError(
-          "no Azure storage account: give --azure-account, AccountName in "
-          "AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT");
-    }
-    return out;
+    return FromConnectionString(connection, std::move(out), getenv);
   }
   if (out.account.empty()) out.account = EnvOr(getenv, "AZURE_STORAGE_ACCOUNT");
   if (out.account.empty()) {
@@ -579,79 +674,10 @@ absl::StatusOr<AzureCredentials> ResolveAzureCredentials(const AzureCredentialOp
   const std::string secret = EnvOr(getenv, "AZURE_CLIENT_SECRET");
   const std::string token_file = EnvOr(getenv, "AZURE_FEDERATED_TOKEN_FILE");
   if (!client_id.empty() && !tenant_id.empty() && (!secret.empty() || !token_file.empty())) {
-    std::string authority =
-        EnvOr(getenv, "AZURE_AUTHORITY_HOST", "https://login.microsoftonline.com");
-    while (authority.ends_with('/')) authority.pop_back();
-    const std::string url =
-        StrCat(authority, "/", net::PercentEncode(tenant_id, false), "/oauth2/v2.0/token");
-    const core::IClock* clock = options.clock;
-    const std::string scope = "https://storage.azure.com/.default";
-    AccessTokenSource::Fetch fetch;
-    if (!secret.empty()) {
-      out.source = StrCat("service principal ", client_id, " (AZURE_CLIENT_SECRET)");
-      fetch = [=]() {
-        return FetchOAuthToken(
-            url,
-            StrCat("grant_type=client_credentials&client_id=", FormValue(client_id),
-                   "&client_secret=", FormValue(secret), "&scope=", FormValue(scope)),
-            StrCat("the token of service principal ", client_id), clock);
-      };
-    } else {
-      out.source = StrCat("workload identity ", client_id, " (AZURE_FEDERATED_TOKEN_FILE)");
-      fetch = [=]() -> absl::StatusOr<AccessToken> {
-        // Read at each fetch: the platform rotates the file.
-        auto assertion = ReadTextFile(token_file);
-        if (!assertion.ok()) {
-          return absl::PermissionDeniedError(
-              StrCat("cannot read AZURE_FEDERATED_TOKEN_FILE ", token_file));
-        }
-        std::string jwt = *assertion;
-        while (!jwt.empty() && std::isspace(static_cast<unsigned char>(jwt.back()))) jwt.pop_back();
-        return FetchOAuthToken(
-            url,
-            StrCat("grant_type=client_credentials&client_id=", FormValue(client_id),
-                   "&client_assertion_type=",
-                   FormValue("urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
-                   "&client_assertion=", FormValue(jwt), "&scope=", FormValue(scope)),
-            StrCat("the token of workload identity ", client_id), clock);
-      };
-    }
-    out.kind = AzureCredentials::Kind::kBearer;
-    out.tokens = std::make_shared<AccessTokenSource>(out.source, std::move(fetch), clock);
-    return out;
+    return EntraCredentials(std::move(out), options, client_id, tenant_id, secret, token_file);
   }
   if (!options.endpoint_given && Lower(EnvOr(getenv, "AZURE_IMDS_DISABLED")) != "true") {
-    // Managed identity: the instance metadata service of an Azure VM, a plain-http, link-local
-    // address (AZURE_POD_IDENTITY_AUTHORITY_HOST points elsewhere), asked with a short connect
-    // timeout where there is none. A user-assigned identity is named by AZURE_CLIENT_ID.
-    std::string host = EnvOr(getenv, "AZURE_POD_IDENTITY_AUTHORITY_HOST", "http://169.254.169.254");
-    while (host.ends_with('/')) host.pop_back();
-    if (host.find("://") == std::string::npos) host = StrCat("http://", host);
-    std::string url =
-        StrCat(host, "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=",
-               FormValue("https://storage.azure.com/"));
-    if (!client_id.empty()) url += StrCat("&client_id=", FormValue(client_id));
-    const core::IClock* clock = options.clock;
-    auto fetch = [url, clock]() -> absl::StatusOr<AccessToken> {
-      net::HttpRequest request;
-      request.headers.emplace_back("Metadata", "true");
-      auto response = SendToUrl(url, std::move(request), std::chrono::milliseconds(1'000));
-      if (!response.ok()) return response.status();
-      return TokenFromAnswer(*response, "the managed identity's token (IMDS)", clock);
-    };
-    auto tokens = std::make_shared<AccessTokenSource>(
-        StrCat("managed identity (IMDS at ", host, ")"), fetch, clock);
-    if (tokens->Current().ok()) {
-      out.kind = AzureCredentials::Kind::kBearer;
-      out.tokens = tokens;
-      out.source = tokens->description();
-      return out;
-    }
-    out.source = StrCat(
-        "none (no key, SAS token, connection string or service principal, and no "
-        "managed identity answered at ",
-        host, ")");
-    return out;
+    return ManagedIdentityCredentials(std::move(out), options, client_id);
   }
   out.source = "none (no key, SAS token, connection string or service principal)";
   return out;

@@ -317,48 +317,118 @@ absl::StatusOr<std::string> AwsSubjectToken(const AwsSource& source, std::string
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsExternalAccountTokenSource(
-    const boost::json::object& file, const std::string& path, std::string_view origin,
-    const GcsCredentialOptions& options) {
-  const std::string where = StrCat("the external-account file ", path, " (", origin, ")");
-  const std::string audience = StringField(file, "audience");
-  const std::string subject_token_type = StringField(file, "subject_token_type");
-  const std::string token_url = StringField(file, "token_url").empty()
-                                    ? std::string(kDefaultStsUrl)
-                                    : StringField(file, "token_url");
-  if (audience.empty() || subject_token_type.empty()) {
+namespace {
+
+// The fields of an external-account file that the token exchange uses.
+struct ExternalAccount {
+  std::string audience;
+  std::string subject_token_type;
+  std::string token_url;
+  std::string impersonation_url;
+  int64_t lifetime = 3600;  // of an impersonated token, in seconds
+  std::string client_id;
+  std::string client_secret;
+  std::string user_project;
+  std::string scope;
+  const core::IClock* clock = nullptr;
+};
+
+// How the subject token is obtained, and a description of it for messages.
+struct SubjectSource {
+  std::function<absl::StatusOr<std::string>()> fetch;
+  std::string kind;
+};
+
+absl::StatusOr<ExternalAccount> ParseExternalAccount(const boost::json::object& file,
+                                                     const std::string& where,
+                                                     const GcsCredentialOptions& options) {
+  ExternalAccount account;
+  account.audience = StringField(file, "audience");
+  account.subject_token_type = StringField(file, "subject_token_type");
+  account.token_url = StringField(file, "token_url").empty() ? std::string(kDefaultStsUrl)
+                                                             : StringField(file, "token_url");
+  if (account.audience.empty() || account.subject_token_type.empty()) {
     return absl::InvalidArgumentError(StrCat(where, " lacks audience or subject_token_type"));
   }
-  RFS_RETURN_IF_ERROR(SecureTokenUrl(token_url, "the subject token (token_url)").status());
-  const std::string impersonation_url = StringField(file, "service_account_impersonation_url");
-  if (!impersonation_url.empty()) {
+  RFS_RETURN_IF_ERROR(SecureTokenUrl(account.token_url, "the subject token (token_url)").status());
+  account.impersonation_url = StringField(file, "service_account_impersonation_url");
+  if (!account.impersonation_url.empty()) {
     RFS_RETURN_IF_ERROR(
-        SecureTokenUrl(impersonation_url, "a token (service_account_impersonation_url)").status());
+        SecureTokenUrl(account.impersonation_url, "a token (service_account_impersonation_url)")
+            .status());
   }
-  int64_t lifetime = 3600;
   if (const auto* impersonation = file.if_contains("service_account_impersonation");
       impersonation != nullptr && impersonation->is_object()) {
-    lifetime = IntField(impersonation->as_object(), "token_lifetime_seconds", 3600);
-    if (lifetime < 600 || lifetime > 43200) {
+    account.lifetime = IntField(impersonation->as_object(), "token_lifetime_seconds", 3600);
+    if (account.lifetime < 600 || account.lifetime > 43200) {
       return absl::InvalidArgumentError(
           StrCat(where, ": token_lifetime_seconds must lie between 600 and 43200"));
     }
   }
-  const std::string client_id = StringField(file, "client_id");
-  const std::string client_secret = StringField(file, "client_secret");
-  const std::string user_project = StringField(file, "workforce_pool_user_project");
+  account.client_id = StringField(file, "client_id");
+  account.client_secret = StringField(file, "client_secret");
+  account.user_project = StringField(file, "workforce_pool_user_project");
+  account.scope = options.scope;
+  account.clock = options.clock;
+  return account;
+}
 
-  const auto* source_value = file.if_contains("credential_source");
-  if (source_value == nullptr || !source_value->is_object()) {
-    return absl::InvalidArgumentError(StrCat(where, " has no credential_source object"));
+// credential_source.executable: a command the user allowed prints the subject token.
+absl::StatusOr<SubjectSource> ExecutableSubject(const boost::json::object& executable,
+                                                const ExternalAccount& account,
+                                                const std::string& where, const GetEnv& getenv) {
+  ExecutableSource run;
+  std::istringstream words(StringField(executable, "command"));
+  for (std::string word; words >> word;) run.argv.push_back(word);
+  if (run.argv.empty()) {
+    return absl::InvalidArgumentError(StrCat(where, ": the executable source has no command"));
   }
-  const boost::json::object source = source_value->as_object();
-  const GetEnv getenv = options.getenv;
-  const core::IClock* clock = options.clock;
+  const int64_t timeout = IntField(executable, "timeout_millis", 30'000);
+  if (timeout < 5'000 || timeout > 120'000) {
+    return absl::InvalidArgumentError(
+        StrCat(where, ": executable.timeout_millis must lie between 5000 and 120000"));
+  }
+  run.timeout = std::chrono::milliseconds(timeout);
+  run.output_file = StringField(executable, "output_file");
+  std::vector<std::string> extra{
+      StrCat("GOOGLE_EXTERNAL_ACCOUNT_AUDIENCE=", account.audience),
+      StrCat("GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE=", account.subject_token_type),
+      "GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE=0"};
+  if (const std::string& url = account.impersonation_url; !url.empty()) {
+    // ".../serviceAccounts/EMAIL:generateAccessToken"
+    const size_t slash = url.rfind('/');
+    const size_t colon = url.rfind(':');
+    if (slash != std::string::npos && colon != std::string::npos && colon > slash) {
+      extra.push_back(StrCat("GOOGLE_EXTERNAL_ACCOUNT_IMPERSONATED_EMAIL=",
+                             url.substr(slash + 1, colon - slash - 1)));
+    }
+  }
+  if (!run.output_file.empty()) {
+    extra.push_back(StrCat("GOOGLE_EXTERNAL_ACCOUNT_OUTPUT_FILE=", run.output_file));
+  }
+  const core::IClock* clock = account.clock;
+  auto fetch = [run, extra, getenv, clock]() -> absl::StatusOr<std::string> {
+    if (EnvOr(getenv, "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES") != "1") {
+      return absl::PermissionDeniedError(
+          "executable sources run only with GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1");
+    }
+    const int64_t now = NowSeconds(clock);
+    if (!run.output_file.empty()) {
+      if (auto cached = ReadTextFile(run.output_file); cached.ok() && !cached->empty()) {
+        auto token = TokenFromExecutableAnswer(*cached, "the executable's output file", now, true);
+        if (token.ok()) return token;
+      }
+    }
+    RFS_ASSIGN_OR_RETURN(std::string output, RunCommand(run.argv, extra, run.timeout));
+    return TokenFromExecutableAnswer(output, StrCat("the answer of ", run.argv[0]), now, false);
+  };
+  return SubjectSource{std::move(fetch), StrCat("the command ", run.argv[0])};
+}
 
-  // How the subject token is obtained, and a description of it for messages.
-  std::function<absl::StatusOr<std::string>()> subject;
-  std::string kind;
+// credential_source: AWS (environment_id aws1), a file, a URL or an executable.
+absl::StatusOr<SubjectSource> SubjectTokenSource(const boost::json::object& source,
+                                                 const ExternalAccount& account,
+                                                 const std::string& where, const GetEnv& getenv) {
   if (const std::string environment = StringField(source, "environment_id"); !environment.empty()) {
     if (environment != "aws1") {
       return absl::InvalidArgumentError(StrCat(where, ": credential_source.environment_id '",
@@ -372,21 +442,25 @@ absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsExternalAccountTokenSource
       return absl::InvalidArgumentError(
           StrCat(where, ": an aws1 credential_source needs regional_cred_verification_url"));
     }
-    kind = "AWS";
-    subject = [aws, audience, getenv, clock] {
-      return AwsSubjectToken(aws, audience, getenv, clock);
-    };
-  } else if (const std::string token_file = StringField(source, "file"); !token_file.empty()) {
-    kind = StrCat("the token file ", token_file);
-    subject = [source, token_file]() -> absl::StatusOr<std::string> {
-      auto text = ReadTextFile(token_file);
-      if (!text.ok()) {
-        return absl::UnavailableError(StrCat("the subject token file: ", text.status().message()));
-      }
-      return TokenFromBody(*text, source, StrCat("the subject token file ", token_file));
-    };
-  } else if (const std::string url = StringField(source, "url"); !url.empty()) {
-    RFS_RETURN_IF_ERROR(EndpointUrl::Parse(url, "credential_source.url").status());
+    return SubjectSource{[aws, audience = account.audience, getenv, clock = account.clock] {
+                           return AwsSubjectToken(aws, audience, getenv, clock);
+                         },
+                         "AWS"};
+  }
+  if (const std::string token_file = StringField(source, "file"); !token_file.empty()) {
+    return SubjectSource{[source, token_file]() -> absl::StatusOr<std::string> {
+                           auto text = ReadTextFile(token_file);
+                           if (!text.ok()) {
+                             return absl::UnavailableError(
+                                 StrCat("the subject token file: ", text.status().message()));
+                           }
+                           return TokenFromBody(*text, source,
+                                                StrCat("the subject token file ", token_file));
+                         },
+                         StrCat("the token file ", token_file)};
+  }
+  if (const std::string url = StringField(source, "url"); !url.empty()) {
+    RFS_ASSIGN_OR_RETURN(EndpointUrl parsed, EndpointUrl::Parse(url, "credential_source.url"));
     net::HttpHeaders headers;
     if (const auto* h = source.if_contains("headers"); h != nullptr && h->is_object()) {
       for (const auto& [name, value] : h->as_object()) {
@@ -394,133 +468,112 @@ absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsExternalAccountTokenSource
           headers.emplace_back(std::string(name), std::string(value.as_string()));
       }
     }
-    kind = StrCat("the token URL ", EndpointUrl::Parse(url, "url")->origin);
-    subject = [source, url, headers]() -> absl::StatusOr<std::string> {
-      RFS_ASSIGN_OR_RETURN(auto answer, Get(url, headers, "the subject token URL"));
-      return TokenFromBody(answer.body, source, "the subject token URL's answer");
-    };
-  } else if (const auto* exe = source.if_contains("executable");
-             exe != nullptr && exe->is_object()) {
-    const boost::json::object& executable = exe->as_object();
-    ExecutableSource run;
-    std::istringstream words(StringField(executable, "command"));
-    for (std::string word; words >> word;) run.argv.push_back(word);
-    if (run.argv.empty()) {
-      return absl::InvalidArgumentError(StrCat(where, ": the executable source has no command"));
-    }
-    const int64_t timeout = IntField(executable, "timeout_millis", 30'000);
-    if (timeout < 5'000 || timeout > 120'000) {
-      return absl::InvalidArgumentError(
-          StrCat(where, ": executable.timeout_millis must lie between 5000 and 120000"));
-    }
-    run.timeout = std::chrono::milliseconds(timeout);
-    run.output_file = StringField(executable, "output_file");
-    kind = StrCat("the command ", run.argv[0]);
-    std::vector<std::string> extra{
-        StrCat("GOOGLE_EXTERNAL_ACCOUNT_AUDIENCE=", audience),
-        StrCat("GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE=", subject_token_type),
-        "GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE=0"};
-    if (!impersonation_url.empty()) {
-      // ".../serviceAccounts/EMAIL:generateAccessToken"
-      const size_t slash = impersonation_url.rfind('/');
-      const size_t colon = impersonation_url.rfind(':');
-      if (slash != std::string::npos && colon != std::string::npos && colon > slash) {
-        extra.push_back(StrCat("GOOGLE_EXTERNAL_ACCOUNT_IMPERSONATED_EMAIL=",
-                               impersonation_url.substr(slash + 1, colon - slash - 1)));
-      }
-    }
-    if (!run.output_file.empty()) {
-      extra.push_back(StrCat("GOOGLE_EXTERNAL_ACCOUNT_OUTPUT_FILE=", run.output_file));
-    }
-    subject = [run, extra, getenv, clock]() -> absl::StatusOr<std::string> {
-      if (EnvOr(getenv, "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES") != "1") {
-        return absl::PermissionDeniedError(
-            "executable sources run only with GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1");
-      }
-      const int64_t now = NowSeconds(clock);
-      if (!run.output_file.empty()) {
-        if (auto cached = ReadTextFile(run.output_file); cached.ok() && !cached->empty()) {
-          auto token =
-              TokenFromExecutableAnswer(*cached, "the executable's output file", now, true);
-          if (token.ok()) return token;
-        }
-      }
-      RFS_ASSIGN_OR_RETURN(std::string output, RunCommand(run.argv, extra, run.timeout));
-      return TokenFromExecutableAnswer(output, StrCat("the answer of ", run.argv[0]), now, false);
-    };
-  } else {
-    return absl::InvalidArgumentError(
-        StrCat(where, ": credential_source names no file, url, executable or environment_id"));
+    return SubjectSource{
+        [source, url, headers]() -> absl::StatusOr<std::string> {
+          RFS_ASSIGN_OR_RETURN(auto answer, Get(url, headers, "the subject token URL"));
+          return TokenFromBody(answer.body, source, "the subject token URL's answer");
+        },
+        StrCat("the token URL ", parsed.origin)};
   }
+  if (const auto* exe = source.if_contains("executable"); exe != nullptr && exe->is_object()) {
+    return ExecutableSubject(exe->as_object(), account, where, getenv);
+  }
+  return absl::InvalidArgumentError(
+      StrCat(where, ": credential_source names no file, url, executable or environment_id"));
+}
 
-  const std::string scope = options.scope;
-  auto fetch = [=]() -> absl::StatusOr<AccessToken> {
+// RFC 8693 token exchange at Google's STS: the subject token buys a federated access token.
+absl::StatusOr<AccessToken> ExchangeToken(const ExternalAccount& account,
+                                          const std::string& subject_token) {
+  std::string form =
+      StrCat("grant_type=", FormValue("urn:ietf:params:oauth:grant-type:token-exchange"),
+             "&audience=", FormValue(account.audience), "&scope=",
+             FormValue(account.impersonation_url.empty()
+                           ? account.scope
+                           : "https://www.googleapis.com/auth/cloud-platform"),
+             "&requested_token_type=", FormValue("urn:ietf:params:oauth:token-type:access_token"),
+             "&subject_token=", FormValue(subject_token),
+             "&subject_token_type=", FormValue(account.subject_token_type));
+  net::HttpRequest exchange;
+  exchange.method = "POST";
+  exchange.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+  if (!account.client_id.empty()) {
+    const std::string pair = StrCat(account.client_id, ":", account.client_secret);
+    exchange.headers.emplace_back(
+        "Authorization",
+        StrCat("Basic ", core::Base64Encode(std::span<const uint8_t>(
+                             reinterpret_cast<const uint8_t*>(pair.data()), pair.size()))));
+  } else if (!account.user_project.empty()) {
+    form += StrCat("&options=", FormValue(boost::json::serialize(
+                                    boost::json::object{{"userProject", account.user_project}})));
+  }
+  exchange.body = std::move(form);
+  auto answer =
+      SendToUrl(account.token_url, std::move(exchange), std::chrono::milliseconds(10'000));
+  if (!answer.ok()) {
+    return absl::UnavailableError(
+        StrCat("the token exchange at ", account.token_url, ": ", answer.status().message()));
+  }
+  return TokenFromAnswer(*answer, StrCat("the token exchange at ", account.token_url),
+                         account.clock);
+}
+
+// The federated token buys the service account's token (service_account_impersonation_url).
+absl::StatusOr<AccessToken> ImpersonatedToken(const ExternalAccount& account,
+                                              const AccessToken& federated) {
+  net::HttpRequest impersonate;
+  impersonate.method = "POST";
+  impersonate.headers.emplace_back("Content-Type", "application/json");
+  impersonate.headers.emplace_back("Authorization", StrCat("Bearer ", federated.token));
+  impersonate.body = boost::json::serialize(
+      boost::json::object{{"scope", boost::json::array{boost::json::string(account.scope)}},
+                          {"lifetime", StrCat(account.lifetime, "s")}});
+  auto impersonated = SendToUrl(account.impersonation_url, std::move(impersonate),
+                                std::chrono::milliseconds(10'000));
+  const std::string what = "the service account's token (service_account_impersonation_url)";
+  if (!impersonated.ok()) {
+    return absl::UnavailableError(StrCat(what, ": ", impersonated.status().message()));
+  }
+  if (impersonated->status != 200) {
+    const std::string text = StrCat(what, ": HTTP ", impersonated->status);
+    return impersonated->status == 401 || impersonated->status == 403
+               ? absl::PermissionDeniedError(text)
+               : absl::UnavailableError(text);
+  }
+  RFS_ASSIGN_OR_RETURN(boost::json::object body, JsonObject(impersonated->body, what));
+  AccessToken token;
+  token.token = StringField(body, "accessToken");
+  if (token.token.empty()) return absl::DataLossError(StrCat(what, ": no accessToken"));
+  // expireTime is RFC 3339; the lifetime asked for is what it says.
+  token.expires = ClockOr(account.clock).Now() + std::chrono::seconds(account.lifetime);
+  return token;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<AccessTokenSource>> GcsExternalAccountTokenSource(
+    const boost::json::object& file, const std::string& path, std::string_view origin,
+    const GcsCredentialOptions& options) {
+  const std::string where = StrCat("the external-account file ", path, " (", origin, ")");
+  RFS_ASSIGN_OR_RETURN(ExternalAccount account, ParseExternalAccount(file, where, options));
+  const auto* source = file.if_contains("credential_source");
+  if (source == nullptr || !source->is_object()) {
+    return absl::InvalidArgumentError(StrCat(where, " has no credential_source object"));
+  }
+  RFS_ASSIGN_OR_RETURN(SubjectSource subject,
+                       SubjectTokenSource(source->as_object(), account, where, options.getenv));
+  auto fetch = [account, subject = subject.fetch]() -> absl::StatusOr<AccessToken> {
     RFS_ASSIGN_OR_RETURN(std::string subject_token, subject());
-    // RFC 8693 token exchange at Google's STS.
-    std::string form = StrCat(
-        "grant_type=", FormValue("urn:ietf:params:oauth:grant-type:token-exchange"),
-        "&audience=", FormValue(audience), "&scope=",
-        FormValue(impersonation_url.empty() ? scope
-                                            : "https://www.googleapis.com/auth/cloud-platform"),
-        "&requested_token_type=", FormValue("urn:ietf:params:oauth:token-type:access_token"),
-        "&subject_token=", FormValue(subject_token),
-        "&subject_token_type=", FormValue(subject_token_type));
-    net::HttpRequest exchange;
-    exchange.method = "POST";
-    exchange.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
-    if (!client_id.empty()) {
-      const std::string pair = StrCat(client_id, ":", client_secret);
-      exchange.headers.emplace_back(
-          "Authorization",
-          StrCat("Basic ", core::Base64Encode(std::span<const uint8_t>(
-                               reinterpret_cast<const uint8_t*>(pair.data()), pair.size()))));
-    } else if (!user_project.empty()) {
-      form += StrCat(
-          "&options=",
-          FormValue(boost::json::serialize(boost::json::object{{"userProject", user_project}})));
-    }
-    exchange.body = std::move(form);
-    auto answer = SendToUrl(token_url, std::move(exchange), std::chrono::milliseconds(10'000));
-    if (!answer.ok()) {
-      return absl::UnavailableError(
-          StrCat("the token exchange at ", token_url, ": ", answer.status().message()));
-    }
-    RFS_ASSIGN_OR_RETURN(
-        AccessToken federated,
-        TokenFromAnswer(*answer, StrCat("the token exchange at ", token_url), clock));
-    if (impersonation_url.empty()) return federated;
-    // The federated token buys the service account's token.
-    net::HttpRequest impersonate;
-    impersonate.method = "POST";
-    impersonate.headers.emplace_back("Content-Type", "application/json");
-    impersonate.headers.emplace_back("Authorization", StrCat("Bearer ", federated.token));
-    impersonate.body = boost::json::serialize(
-        boost::json::object{{"scope", boost::json::array{boost::json::string(scope)}},
-                            {"lifetime", StrCat(lifetime, "s")}});
-    auto impersonated =
-        SendToUrl(impersonation_url, std::move(impersonate), std::chrono::milliseconds(10'000));
-    const std::string what = "the service account's token (service_account_impersonation_url)";
-    if (!impersonated.ok()) {
-      return absl::UnavailableError(StrCat(what, ": ", impersonated.status().message()));
-    }
-    if (impersonated->status != 200) {
-      const std::string text = StrCat(what, ": HTTP ", impersonated->status);
-      return impersonated->status == 401 || impersonated->status == 403
-                 ? absl::PermissionDeniedError(text)
-                 : absl::UnavailableError(text);
-    }
-    RFS_ASSIGN_OR_RETURN(boost::json::object body, JsonObject(impersonated->body, what));
-    AccessToken token;
-    token.token = StringField(body, "accessToken");
-    if (token.token.empty()) return absl::DataLossError(StrCat(what, ": no accessToken"));
-    // expireTime is RFC 3339; the lifetime asked for is what it says.
-    token.expires = ClockOr(clock).Now() + std::chrono::seconds(lifetime);
-    return token;
+    RFS_ASSIGN_OR_RETURN(AccessToken federated, ExchangeToken(account, subject_token));
+    if (account.impersonation_url.empty()) return federated;
+    return ImpersonatedToken(account, federated);
   };
-  std::string description = StrCat("external account (", kind, ", audience ", audience);
-  if (!impersonation_url.empty()) description += ", impersonating a service account";
+  std::string description =
+      StrCat("external account (", subject.kind, ", audience ", account.audience);
+  if (!account.impersonation_url.empty()) description += ", impersonating a service account";
   description += StrCat(") from ", origin, " (", path, ")");
-  return std::make_shared<AccessTokenSource>(std::move(description), std::move(fetch), clock);
+  return std::make_shared<AccessTokenSource>(std::move(description), std::move(fetch),
+                                             options.clock);
 }
 
 }  // namespace rfs::cloud::internal

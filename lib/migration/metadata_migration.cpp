@@ -242,6 +242,16 @@ class MigrationRun {
   absl::StatusOr<MetadataReport> Execute();
 
  private:
+  // The options checked, the user's transformers loaded, the source and target versions known.
+  absl::Status Prepare();
+  // Templates and data streams (or only which indices back data streams).
+  absl::Status GlobalMetadata();
+  // One index of the snapshot: selected, transformed (into one or more), applied.
+  absl::Status Index(const std::string& name);
+  // The index as the target is to get it: the snapshot's, or the user transformers' variants.
+  // nullopt when the transformers skipped or failed it (`item` is then in the report).
+  std::optional<std::vector<transform::SourceIndex>> IndexSources(
+      const snapshot::IndexMetadata& metadata, MetadataItemReport& item);
   absl::Status Fail(MetadataFailureSource source, absl::Status status) {
     failure_source_ = source;
     return status;
@@ -293,6 +303,18 @@ class MigrationRun {
 absl::StatusOr<MetadataReport> MigrationRun::Execute() {
   report_.mode = options_.mode;
   report_.snapshot = snapshot_.name;
+  RFS_RETURN_IF_ERROR(Prepare());
+  RFS_RETURN_IF_ERROR(GlobalMetadata());
+  for (const std::string& name : repository_.IndicesIn(snapshot_)) {
+    if (!options_.include_indices || (options_.only_index && name != *options_.only_index)) {
+      continue;
+    }
+    RFS_RETURN_IF_ERROR(Index(name));
+  }
+  return std::move(report_);
+}
+
+absl::Status MigrationRun::Prepare() {
   if (options_.mode == MetadataMode::kMigrate && client_ == nullptr &&
       options_.output_dir.empty()) {
     return Fail(MetadataFailureSource::kOptions,
@@ -333,6 +355,10 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
             : StrCat("directory ", options_.output_dir, " (as ", transform_.target.ToString(), ")");
   }
 
+  return absl::OkStatus();
+}
+
+absl::Status MigrationRun::GlobalMetadata() {
   auto global = options_.include_templates
                     ? repository_.ReadGlobalMetadata(snapshot_)
                     : absl::StatusOr<snapshot::GlobalMetadata>(absl::CancelledError("not asked"));
@@ -364,102 +390,107 @@ absl::StatusOr<MetadataReport> MigrationRun::Execute() {
     if (!streams.ok()) return Fail(MetadataFailureSource::kSnapshot, streams.status());
     data_streams_ = *std::move(streams);
   }
-  for (const std::string& name : repository_.IndicesIn(snapshot_)) {
-    if (!options_.include_indices || (options_.only_index && name != *options_.only_index)) {
-      continue;
-    }
-    MetadataItemReport item;
-    item.kind = MetadataItemKind::kIndex;
-    item.name = item.source_name = name;
-    const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, name);
-    if (!transform::SelectIndex(options_.index_allowlist, name, stream ? stream->name : "")) {
-      item.outcome = options_.index_allowlist.empty() ? MetadataOutcome::kSkippedSystem
-                                                      : MetadataOutcome::kSkippedByAllowlist;
+  return absl::OkStatus();
+}
+
+std::optional<std::vector<transform::SourceIndex>> MigrationRun::IndexSources(
+    const snapshot::IndexMetadata& metadata, MetadataItemReport& item) {
+  std::vector<transform::SourceIndex> sources;
+  if (!user_transformer_) {
+    sources.push_back(transform::SourceIndex{metadata.name, metadata.settings, metadata.mappings,
+                                             metadata.aliases});
+  } else {
+    json::object input{{"type", "index"},
+                       {"name", metadata.name},
+                       {"body", json::object{{"settings", metadata.settings},
+                                             {"mappings", metadata.mappings},
+                                             {"aliases", metadata.aliases}}}};
+    auto variants = UserTransform(MetadataItemKind::kIndex, std::move(input));
+    if (!variants.ok() || variants->empty()) {
+      item.outcome =
+          variants.ok() ? MetadataOutcome::kSkippedByTransform : MetadataOutcome::kFailed;
+      if (!variants.ok()) item.error = std::string(variants.status().message());
       report_.items.push_back(std::move(item));
-      continue;
+      return std::nullopt;
     }
-    if (stream != nullptr) {
-      item.outcome = MetadataOutcome::kPartOfDataStream;
-      item.notes.push_back(StrCat("backing index of data stream ", stream->name,
-                                  ": its documents are written to the stream"));
-      report_.items.push_back(std::move(item));
-      continue;
-    }
-    auto metadata = repository_.ReadIndexMetadata(snapshot_, name);
-    if (!metadata.ok()) return Fail(MetadataFailureSource::kSnapshot, metadata.status());
-    std::vector<transform::SourceIndex> sources;
-    if (!user_transformer_) {
-      sources.push_back(transform::SourceIndex{metadata->name, metadata->settings,
-                                               metadata->mappings, metadata->aliases});
-    } else {
-      json::object input{{"type", "index"},
-                         {"name", metadata->name},
-                         {"body", json::object{{"settings", metadata->settings},
-                                               {"mappings", metadata->mappings},
-                                               {"aliases", metadata->aliases}}}};
-      auto variants = UserTransform(MetadataItemKind::kIndex, std::move(input));
-      if (!variants.ok() || variants->empty()) {
-        item.outcome =
-            variants.ok() ? MetadataOutcome::kSkippedByTransform : MetadataOutcome::kFailed;
-        if (!variants.ok()) item.error = std::string(variants.status().message());
-        report_.items.push_back(std::move(item));
-        continue;
-      }
-      for (auto& [variant_name, body] : *variants) {
-        auto part = [&](const char* key) {
-          const json::value* v = body.if_contains(key);
-          return v && v->is_object() ? v->as_object() : json::object();
-        };
-        sources.push_back(transform::SourceIndex{variant_name, part("settings"), part("mappings"),
-                                                 part("aliases")});
-      }
-    }
-    // An index without a stored _source: what its shards keep of _recovery_source decides what
-    // the run will do with its documents, so evaluate reads them to say so.
-    std::optional<RecoverySources> recovery;
-    if (const auto storage = lucene::DescribeIndexSource(*metadata).storage;
-        storage.incomplete() && storage.mode != lucene::SourceStorage::Mode::kStored) {
-      auto counted = CountRecoverySources(repository_, snapshot_, *metadata);
-      if (!counted.ok()) return Fail(MetadataFailureSource::kSnapshot, counted.status());
-      recovery = *counted;
-    }
-    std::vector<transform::TransformedIndex> all;
-    bool failed = false;
-    for (const transform::SourceIndex& source : sources) {
-      auto transformed = transform::TransformIndex(source, transform_);
-      if (!transformed.ok()) {
-        MetadataItemReport failed_item = item;
-        failed_item.name = source.name;
-        failed_item.outcome = MetadataOutcome::kFailed;
-        failed_item.error = std::string(transformed.status().message());
-        report_.items.push_back(std::move(failed_item));
-        failed = true;
-        continue;
-      }
-      for (auto& t : *transformed) all.push_back(std::move(t));
-    }
-    if (failed && all.empty()) continue;
-    for (auto& t : all) {
-      MetadataItemReport target_item;
-      target_item.kind = MetadataItemKind::kIndex;
-      target_item.name = options_.target_index_prefix + t.name;
-      if (!options_.target_index_prefix.empty())
-        PrefixAliases(t.body, options_.target_index_prefix);
-      target_item.source_name = name;
-      target_item.dropped_settings = std::move(t.notes.dropped_settings);
-      target_item.notes = std::move(t.notes.notes);
-      if (metadata->state == "close") {
-        target_item.notes.push_back("the index was closed in the snapshot; created open");
-      }
-      for (std::string& note : SourcelessNotes(*metadata, recovery)) {
-        target_item.notes.push_back(std::move(note));
-      }
-      target_item.body = std::move(t.body);
-      Apply(target_item);
-      report_.items.push_back(std::move(target_item));
+    for (auto& [variant_name, body] : *variants) {
+      auto part = [&](const char* key) {
+        const json::value* v = body.if_contains(key);
+        return v && v->is_object() ? v->as_object() : json::object();
+      };
+      sources.push_back(transform::SourceIndex{variant_name, part("settings"), part("mappings"),
+                                               part("aliases")});
     }
   }
-  return std::move(report_);
+  return sources;
+}
+
+absl::Status MigrationRun::Index(const std::string& name) {
+  MetadataItemReport item;
+  item.kind = MetadataItemKind::kIndex;
+  item.name = item.source_name = name;
+  const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, name);
+  if (!transform::SelectIndex(options_.index_allowlist, name, stream ? stream->name : "")) {
+    item.outcome = options_.index_allowlist.empty() ? MetadataOutcome::kSkippedSystem
+                                                    : MetadataOutcome::kSkippedByAllowlist;
+    report_.items.push_back(std::move(item));
+    return absl::OkStatus();
+  }
+  if (stream != nullptr) {
+    item.outcome = MetadataOutcome::kPartOfDataStream;
+    item.notes.push_back(StrCat("backing index of data stream ", stream->name,
+                                ": its documents are written to the stream"));
+    report_.items.push_back(std::move(item));
+    return absl::OkStatus();
+  }
+  auto metadata = repository_.ReadIndexMetadata(snapshot_, name);
+  if (!metadata.ok()) return Fail(MetadataFailureSource::kSnapshot, metadata.status());
+  std::optional<std::vector<transform::SourceIndex>> sources = IndexSources(*metadata, item);
+  if (!sources) return absl::OkStatus();
+  // An index without a stored _source: what its shards keep of _recovery_source decides what
+  // the run will do with its documents, so evaluate reads them to say so.
+  std::optional<RecoverySources> recovery;
+  if (const auto storage = lucene::DescribeIndexSource(*metadata).storage;
+      storage.incomplete() && storage.mode != lucene::SourceStorage::Mode::kStored) {
+    auto counted = CountRecoverySources(repository_, snapshot_, *metadata);
+    if (!counted.ok()) return Fail(MetadataFailureSource::kSnapshot, counted.status());
+    recovery = *counted;
+  }
+  std::vector<transform::TransformedIndex> all;
+  bool failed = false;
+  for (const transform::SourceIndex& source : *sources) {
+    auto transformed = transform::TransformIndex(source, transform_);
+    if (!transformed.ok()) {
+      MetadataItemReport failed_item = item;
+      failed_item.name = source.name;
+      failed_item.outcome = MetadataOutcome::kFailed;
+      failed_item.error = std::string(transformed.status().message());
+      report_.items.push_back(std::move(failed_item));
+      failed = true;
+      continue;
+    }
+    for (auto& t : *transformed) all.push_back(std::move(t));
+  }
+  if (failed && all.empty()) return absl::OkStatus();
+  for (auto& t : all) {
+    MetadataItemReport target_item;
+    target_item.kind = MetadataItemKind::kIndex;
+    target_item.name = options_.target_index_prefix + t.name;
+    if (!options_.target_index_prefix.empty()) PrefixAliases(t.body, options_.target_index_prefix);
+    target_item.source_name = name;
+    target_item.dropped_settings = std::move(t.notes.dropped_settings);
+    target_item.notes = std::move(t.notes.notes);
+    if (metadata->state == "close") {
+      target_item.notes.push_back("the index was closed in the snapshot; created open");
+    }
+    for (std::string& note : SourcelessNotes(*metadata, recovery)) {
+      target_item.notes.push_back(std::move(note));
+    }
+    target_item.body = std::move(t.body);
+    Apply(target_item);
+    report_.items.push_back(std::move(target_item));
+  }
+  return absl::OkStatus();
 }
 
 void MigrationRun::Templates(const json::object& templates, MetadataItemKind kind) {

@@ -699,78 +699,96 @@ class Worker {
                                  " attempts (the workers holding it died or failed)"));
       }
       Emit(phase, "started", item, StrCat("attempt ", attempts));
-      absl::Status status;
       Lease current = lease;
-      {
-        // Renewals go to the store directly: a failed one is tried again at the next interval.
-        HealthGuard guard(
-            *raw_records_, clock_, lease,
-            [this](const std::string& reason) {
-              lease_gate_.Close(reason);
-              if (options_.on_lease_lost) options_.on_lease_lost(reason);
-            },
-            given_back);
-        status = body();
-        // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
-        // this lease, which the guard keeps renewing, for up to one lease duration.
-        const auto retry_until = clock_.Now() + options_.record_lease;
-        for (int attempt = 1;
-             core::IsRetryable(status) && !StopRequested() && clock_.Now() < retry_until;
-             ++attempt) {
-          Emit(phase, "waiting", item, StrCat("retrying after: ", status.message()));
-          SleepUnlessStopped(
-              std::chrono::duration_cast<std::chrono::milliseconds>(core::BackoffWait(
-                  std::chrono::milliseconds(250), std::chrono::seconds(15), attempt, rng_)));
-          if (StopRequested()) break;
-          status = body();
-        }
-        current = guard.lease();
-      }
-      if (lease_gate_.closed()) {
-        // The record may be another worker's now: neither completed nor given back from here.
-        exit_code_override_ = core::kExitHandoffOrStopped;
-        return absl::AbortedError(lease_gate_.reason());
-      }
-      ++given_back.docs;
-      if (status.ok()) {
-        absl::Status completed = records_->CompleteWorkItem(current);
-        if (coordination::IsLeaseLost(completed)) continue;  // someone else will, or did
-        RFS_RETURN_IF_ERROR(completed);
-        Emit(phase, "completed", item, "");
-        return Once::kDone;
-      }
-      if (IsPhaseFailure(status)) {
-        records_->ReleaseWorkItem(current).IgnoreError();
-        return status;
-      }
-      if (absl::IsCancelled(status) || (StopRequested() && core::IsRetryable(status))) {
-        records_->ReleaseWorkItem(current, given_back).IgnoreError();
-        stopped_ = true;
-        return absl::CancelledError("stopped by a signal");
-      }
-      if (IsSnapshotReadFailure(status)) {
-        // Not FAILED: once the repository is readable again, the next worker goes on.
-        records_->ReleaseWorkItem(current, given_back).IgnoreError();
-        exit_code_override_ = core::kExitSnapshotUnreadable;
-        return status;
-      }
-      if (!core::IsRetryable(status)) {
-        // An attempt that failed for good: given back (counted), so that after --reset-failed
-        // the next worker takes the record at once instead of waiting out this lease.
-        records_->ReleaseWorkItem(current).IgnoreError();
-        return MarkFailed(phase, item, std::string(status.message()));
-      }
-      // Still transient after a whole lease of retries: give the record back (not an attempt).
-      // After three such leases the worker ends (exit 1, nothing FAILED): a target or source
-      // that never answers is more likely a wrong option than a passing fault.
-      records_->ReleaseWorkItem(current, given_back).IgnoreError();
-      if (++transient_rounds >= 3) {
-        return core::WithContext(status, StrCat(item,
-                                                ": still failing after three leases of "
-                                                "retries"));
-      }
-      Backoff();
+      absl::Status status = RunGuarded(phase, item, lease, given_back, body, current);
+      RFS_ASSIGN_OR_RETURN(std::optional<Once> settled,
+                           Settle(phase, item, status, current, given_back, transient_rounds));
+      if (settled) return *settled;
     }
+  }
+
+  // `body` run under `lease`, which a guard renews meanwhile (a lost lease closes the gate), its
+  // transient errors (a source or target not up yet, 429, 5xx, resets) retried for up to one
+  // lease duration; `current` is the lease as last renewed.
+  absl::Status RunGuarded(WorkerPhase phase, const std::string& item, const Lease& lease,
+                          const coordination::ItemProgress& given_back,
+                          const std::function<absl::Status()>& body, Lease& current) {
+    // Renewals go to the store directly: a failed one is tried again at the next interval.
+    HealthGuard guard(
+        *raw_records_, clock_, lease,
+        [this](const std::string& reason) {
+          lease_gate_.Close(reason);
+          if (options_.on_lease_lost) options_.on_lease_lost(reason);
+        },
+        given_back);
+    absl::Status status = body();
+    // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
+    // this lease, which the guard keeps renewing, for up to one lease duration.
+    const auto retry_until = clock_.Now() + options_.record_lease;
+    for (int attempt = 1;
+         core::IsRetryable(status) && !StopRequested() && clock_.Now() < retry_until; ++attempt) {
+      Emit(phase, "waiting", item, StrCat("retrying after: ", status.message()));
+      SleepUnlessStopped(std::chrono::duration_cast<std::chrono::milliseconds>(core::BackoffWait(
+          std::chrono::milliseconds(250), std::chrono::seconds(15), attempt, rng_)));
+      if (StopRequested()) break;
+      status = body();
+    }
+    current = guard.lease();
+    return status;
+  }
+
+  // The record after an attempt: completed (kDone), given back or failed (an error), or to be
+  // acquired again (nullopt: lost to another worker, or given back after a backoff).
+  // `given_back` counts the grants given back.
+  absl::StatusOr<std::optional<Once>> Settle(WorkerPhase phase, const std::string& item,
+                                             const absl::Status& status, const Lease& current,
+                                             coordination::ItemProgress& given_back,
+                                             int& transient_rounds) {
+    if (lease_gate_.closed()) {
+      // The record may be another worker's now: neither completed nor given back from here.
+      exit_code_override_ = core::kExitHandoffOrStopped;
+      return absl::AbortedError(lease_gate_.reason());
+    }
+    ++given_back.docs;
+    if (status.ok()) {
+      absl::Status completed = records_->CompleteWorkItem(current);
+      if (coordination::IsLeaseLost(completed)) return std::nullopt;  // another will, or did
+      RFS_RETURN_IF_ERROR(completed);
+      Emit(phase, "completed", item, "");
+      return std::optional<Once>(Once::kDone);
+    }
+    if (IsPhaseFailure(status)) {
+      records_->ReleaseWorkItem(current).IgnoreError();
+      return status;
+    }
+    if (absl::IsCancelled(status) || (StopRequested() && core::IsRetryable(status))) {
+      records_->ReleaseWorkItem(current, given_back).IgnoreError();
+      stopped_ = true;
+      return absl::CancelledError("stopped by a signal");
+    }
+    if (IsSnapshotReadFailure(status)) {
+      // Not FAILED: once the repository is readable again, the next worker goes on.
+      records_->ReleaseWorkItem(current, given_back).IgnoreError();
+      exit_code_override_ = core::kExitSnapshotUnreadable;
+      return status;
+    }
+    if (!core::IsRetryable(status)) {
+      // An attempt that failed for good: given back (counted), so that after --reset-failed
+      // the next worker takes the record at once instead of waiting out this lease.
+      records_->ReleaseWorkItem(current).IgnoreError();
+      return MarkFailed(phase, item, std::string(status.message()));
+    }
+    // Still transient after a whole lease of retries: give the record back (not an attempt).
+    // After three such leases the worker ends (exit 1, nothing FAILED): a target or source
+    // that never answers is more likely a wrong option than a passing fault.
+    records_->ReleaseWorkItem(current, given_back).IgnoreError();
+    if (++transient_rounds >= 3) {
+      return core::WithContext(status, StrCat(item,
+                                              ": still failing after three leases of "
+                                              "retries"));
+    }
+    Backoff();
+    return std::nullopt;
   }
 
   absl::Status RunPhases() {
@@ -1380,12 +1398,6 @@ class Worker {
     }
     RFS_RETURN_IF_ERROR(OpenRequestClient());
     RFS_RETURN_IF_ERROR(request_client_->Refresh());
-    int exit_code = core::kExitFailure;
-    auto items = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
-                                           internal::ItemSpace::kVerify, &exit_code, round);
-    if (!items.ok()) return items.status();
-    coordination::RetryingWorkCoordinator retrying(**items, clock_, CoordinatorRetries());
-    const DocumentMigrationOptions migration = VerifyMigrationOptions();
     std::map<std::string, size_t> row_of;
     auto row_for = [&](const std::string& name) -> IndexVerification& {
       auto [it, added] = row_of.emplace(name, report.indices.size());
@@ -1395,24 +1407,7 @@ class Worker {
       }
       return report.indices[it->second];
     };
-    for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
-      const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
-      IndexVerification& row =
-          row_for(migration.target_index_prefix + (stream != nullptr ? stream->name : index));
-      row.excluded = !Selected(index);
-      if (row.excluded) continue;
-      auto metadata = wiring_.repository->ReadIndexMetadata(*snapshot_, index);
-      if (!metadata.ok()) return MarkSnapshotReadFailure(metadata.status());
-      for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
-        auto roots = internal::ShardWorkItems(*wiring_.repository, *snapshot_, migration, false,
-                                              index, shard);
-        if (!roots.ok()) return roots.status();
-        for (const coordination::WorkItemId& root : *roots) {
-          RFS_ASSIGN_OR_RETURN(uint64_t docs, DeliveredBy(retrying, root.ToString()));
-          row.expected += docs;
-        }
-      }
-    }
+    RFS_RETURN_IF_ERROR(CountExpected(round, row_for));
     RFS_ASSIGN_OR_RETURN(auto records, ReadRoundRecords(round));
     for (const auto& [key, type] : records) {
       // An earlier report's scan (its writer died before the round was marked reported): the
@@ -1437,49 +1432,85 @@ class Worker {
       RFS_ASSIGN_OR_RETURN(scanned, ScanExtra(round, report));
     }
     for (IndexVerification& row : report.indices) {
-      if (row.excluded) continue;
-      if (options_.documents.migration.preserve_version) {
-        for (int slot = 1;; ++slot) {
-          RFS_ASSIGN_OR_RETURN(auto counted,
-                               records_->GetWorkItem(NewerRecord(round, row.index, slot)));
-          if (!counted) break;
-          if (counted->completed() && counted->progress) {
-            row.already_newer += counted->progress->next_cursor;
-          }
-        }
-      }
-      const uint64_t not_equal =
-          row.missing + row.different + row.not_comparable + row.already_newer;
-      row.equal = row.expected > not_equal ? row.expected - not_equal : 0;
-      auto count = request_client_->Count(row.index);
-      if (absl::IsNotFound(count.status())) {
-        row.migrated = 0;
-        row.note = "not on the target";
-      } else if (!count.ok()) {
-        return count.status();
-      } else {
-        row.migrated = *count;
-      }
-      // Documents that could not be compared may well be there: not counted as extra.
-      const uint64_t accounted = row.equal + row.different + row.already_newer + row.not_comparable;
-      row.extra = row.migrated > accounted ? row.migrated - accounted : 0;
-      if (scanned) {
-        // Named one by one rather than counted.
-        row.extra = scanned->extra.contains(row.index) ? scanned->extra.at(row.index) : 0;
-        if (auto named = scanned->named.find(row.index); named != scanned->named.end()) {
-          Emit(
-              WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
-              StrCat("extra on the target, not in the source: ", absl::StrJoin(named->second, ", "),
-                     row.extra > named->second.size() ? ", ..." : ""));
-        }
-      }
-      Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
-           StrCat(row.expected, " expected, ", row.equal, " equal, ", row.missing, " missing, ",
-                  row.different, " different, ", row.not_comparable, " not comparable, ",
-                  row.already_newer, " already newer, ", row.extra, " extra (round ", round, ")"));
+      if (!row.excluded) RFS_RETURN_IF_ERROR(CompleteRow(round, scanned, row));
     }
     RFS_RETURN_IF_ERROR(RecordVerifyRows(report));
     return report;
+  }
+
+  // The documents each selected index of the snapshot delivered in round `round`'s work items,
+  // into its row (`row_for` finds or adds the row of a target name).
+  template <typename RowFor>
+  absl::Status CountExpected(int round, RowFor& row_for) {
+    int exit_code = core::kExitFailure;
+    auto items = internal::OpenCoordinator(options_.documents, wiring_, result_.worker_id,
+                                           internal::ItemSpace::kVerify, &exit_code, round);
+    if (!items.ok()) return items.status();
+    coordination::RetryingWorkCoordinator retrying(**items, clock_, CoordinatorRetries());
+    const DocumentMigrationOptions migration = VerifyMigrationOptions();
+    for (const std::string& index : wiring_.repository->IndicesIn(*snapshot_)) {
+      const snapshot::DataStream* stream = snapshot::DataStreamOf(data_streams_, index);
+      IndexVerification& row =
+          row_for(migration.target_index_prefix + (stream != nullptr ? stream->name : index));
+      row.excluded = !Selected(index);
+      if (row.excluded) continue;
+      auto metadata = wiring_.repository->ReadIndexMetadata(*snapshot_, index);
+      if (!metadata.ok()) return MarkSnapshotReadFailure(metadata.status());
+      for (int shard = 0; shard < metadata->number_of_shards; ++shard) {
+        auto roots = internal::ShardWorkItems(*wiring_.repository, *snapshot_, migration, false,
+                                              index, shard);
+        if (!roots.ok()) return roots.status();
+        for (const coordination::WorkItemId& root : *roots) {
+          RFS_ASSIGN_OR_RETURN(uint64_t docs, DeliveredBy(retrying, root.ToString()));
+          row.expected += docs;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A selected index's row finished: documents already newer on the target, equal ones, the
+  // target's count and what it holds beyond the source; reported as progress.
+  absl::Status CompleteRow(int round, const std::optional<internal::ExtraScanResult>& scanned,
+                           IndexVerification& row) {
+    if (options_.documents.migration.preserve_version) {
+      for (int slot = 1;; ++slot) {
+        RFS_ASSIGN_OR_RETURN(auto counted,
+                             records_->GetWorkItem(NewerRecord(round, row.index, slot)));
+        if (!counted) break;
+        if (counted->completed() && counted->progress) {
+          row.already_newer += counted->progress->next_cursor;
+        }
+      }
+    }
+    const uint64_t not_equal = row.missing + row.different + row.not_comparable + row.already_newer;
+    row.equal = row.expected > not_equal ? row.expected - not_equal : 0;
+    auto count = request_client_->Count(row.index);
+    if (absl::IsNotFound(count.status())) {
+      row.migrated = 0;
+      row.note = "not on the target";
+    } else if (!count.ok()) {
+      return count.status();
+    } else {
+      row.migrated = *count;
+    }
+    // Documents that could not be compared may well be there: not counted as extra.
+    const uint64_t accounted = row.equal + row.different + row.already_newer + row.not_comparable;
+    row.extra = row.migrated > accounted ? row.migrated - accounted : 0;
+    if (scanned) {
+      // Named one by one rather than counted.
+      row.extra = scanned->extra.contains(row.index) ? scanned->extra.at(row.index) : 0;
+      if (auto named = scanned->named.find(row.index); named != scanned->named.end()) {
+        Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
+             StrCat("extra on the target, not in the source: ", absl::StrJoin(named->second, ", "),
+                    row.extra > named->second.size() ? ", ..." : ""));
+      }
+    }
+    Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
+         StrCat(row.expected, " expected, ", row.equal, " equal, ", row.missing, " missing, ",
+                row.different, " different, ", row.not_comparable, " not comparable, ",
+                row.already_newer, " already newer, ", row.extra, " extra (round ", round, ")"));
+    return absl::OkStatus();
   }
 
   // --verify-scan-extra: the target's ids of every reported index against the source's.
@@ -1614,7 +1645,6 @@ class Worker {
 
   absl::StatusOr<VerifyReport> Verify() {
     VerifyReport report;
-    const bool preserve_version = options_.documents.migration.preserve_version;
     const FailedDocuments failed = CountFailedDocuments(wiring_.failed_documents_dir);
     RFS_RETURN_IF_ERROR(OpenRequestClient());
     if (request_client_) {
@@ -1645,92 +1675,119 @@ class Worker {
           }
         }
       }
-      SnapshotIndexDocs docs;
-      for (const std::string& source_index : sources) {
-        const uint64_t limit = options_.documents.migration.max_docs_per_shard;
-        auto read = ReadIndexDocs(*wiring_.repository, *snapshot_, source_index,
-                                  static_cast<size_t>(options_.verify_sample), rng_,
-                                  limit > 0 ? limit : UINT64_MAX, preserve_version,
-                                  options_.documents.migration.enable_sourceless_migrations);
-        if (!read.ok()) {
-          return core::IsRetryable(read.status()) ? read.status()
-                                                  : MarkSnapshotReadFailure(read.status());
-        }
-        docs.count += read->count;
-        for (auto& sampled : read->sample) docs.sample.push_back(std::move(sampled));
-      }
+      RFS_ASSIGN_OR_RETURN(SnapshotIndexDocs docs, ReadSourceSide(sources));
       row.expected = docs.count;
       Emit(WorkerPhase::kVerify, "progress", StrCat("index ", row.index),
            StrCat(row.expected, " documents in the snapshot"));
       if (auto it = failed.counts.find(row.index); it != failed.counts.end()) {
         row.failed = it->second;
       }
-      const auto failed_ids = failed.ids.find(row.index);
-      std::map<std::string, std::string> target_sources;
-      std::map<std::string, int64_t> target_versions;  // by GET
-      if (request_client_) {
-        auto count = request_client_->Count(row.index);
-        if (absl::IsNotFound(count.status())) {
-          row.migrated = 0;
-        } else if (!count.ok()) {
-          return count.status();
-        } else {
-          row.migrated = *count;
-        }
-        if (stream != nullptr && !docs.sample.empty()) {
-          // A data stream serves no GET by _id (its documents are in backing indices): search.
-          json::array ids;
-          for (const auto& sampled : docs.sample) ids.emplace_back(sampled.id);
-          const size_t wanted = ids.size();
-          auto found = request_client_->Search(
-              row.index, json::object{{"size", wanted},
-                                      {"query", json::object{{"ids", json::object{
-                                                                         {"values", std::move(ids)},
-                                                                     }}}}});
-          if (!found.ok()) return found.status();
-          for (auto& hit : found->hits) target_sources[hit.id] = std::move(hit.source);
-        }
-        for (const auto& [id, routing, source, version] : docs.sample) {
-          if (stream != nullptr) break;
-          auto stored = request_client_->GetDocument(row.index, id, routing);
-          if (!stored.ok()) return stored.status();
-          if (*stored) {
-            target_sources[id] = (*stored)->source;
-            target_versions[id] = (*stored)->version.version;
-          }
-        }
-      } else {
-        std::set<std::string> wanted;
-        for (const auto& [id, routing, source, version] : docs.sample) wanted.insert(id);
-        DirectoryIndex directory =
-            ReadDirectoryIndex(options_.documents.output_dir, row.index, wanted);
-        row.migrated = directory.count;
-        target_sources = std::move(directory.sources);
-      }
+      RFS_ASSIGN_OR_RETURN(TargetCopies copies, ReadTargetSide(row, stream != nullptr, docs));
       const uint64_t accounted = row.migrated + row.failed;
       row.missing = row.expected > accounted ? row.expected - accounted : 0;
-      for (const auto& [id, routing, source, version] : docs.sample) {
-        ++row.sampled;
-        auto it = target_sources.find(id);
-        if (it == target_sources.end() && failed_ids != failed.ids.end() &&
-            failed_ids->second.contains(id)) {
-          continue;  // recorded as failed: accounted for (and counted in row.failed)
-        }
-        if (it == target_sources.end()) {
-          row.sample_mismatches.push_back(StrCat(id, ": not on the target"));
-        } else if (!SameJson(it->second, source)) {
-          const auto target_version = target_versions.find(id);
-          if (preserve_version && target_version != target_versions.end() &&
-              target_version->second > version) {
-            ++row.sample_newer;  // written on the target since, in a higher version: kept
-            continue;
-          }
-          row.sample_mismatches.push_back(StrCat(id, ": _source differs"));
-        }
-      }
+      const auto failed_ids = failed.ids.find(row.index);
+      CompareSample(docs, copies, failed_ids != failed.ids.end() ? &failed_ids->second : nullptr,
+                    row);
       report.indices.push_back(std::move(row));
     }
     return report;
+  }
+
+  // The documents of `indices` in the snapshot: their count and a random sample.
+  absl::StatusOr<SnapshotIndexDocs> ReadSourceSide(const std::vector<std::string>& indices) {
+    SnapshotIndexDocs docs;
+    for (const std::string& source_index : indices) {
+      const uint64_t limit = options_.documents.migration.max_docs_per_shard;
+      auto read = ReadIndexDocs(*wiring_.repository, *snapshot_, source_index,
+                                static_cast<size_t>(options_.verify_sample), rng_,
+                                limit > 0 ? limit : UINT64_MAX,
+                                options_.documents.migration.preserve_version,
+                                options_.documents.migration.enable_sourceless_migrations);
+      if (!read.ok()) {
+        return core::IsRetryable(read.status()) ? read.status()
+                                                : MarkSnapshotReadFailure(read.status());
+      }
+      docs.count += read->count;
+      for (auto& sampled : read->sample) docs.sample.push_back(std::move(sampled));
+    }
+    return docs;
+  }
+
+  // The target's copies of the sampled documents, by id (versions only from GETs).
+  struct TargetCopies {
+    std::map<std::string, std::string> sources;
+    std::map<std::string, int64_t> versions;
+  };
+
+  // The target's document count into row.migrated, and its copies of the sample: by GET, by an
+  // ids search for a data stream (it serves no GET by _id: its documents are in backing
+  // indices), or from the output directory of the embedded default.
+  absl::StatusOr<TargetCopies> ReadTargetSide(IndexVerification& row, bool data_stream,
+                                              const SnapshotIndexDocs& docs) {
+    TargetCopies copies;
+    if (!request_client_) {
+      std::set<std::string> wanted;
+      for (const auto& [id, routing, source, version] : docs.sample) wanted.insert(id);
+      DirectoryIndex directory =
+          ReadDirectoryIndex(options_.documents.output_dir, row.index, wanted);
+      row.migrated = directory.count;
+      copies.sources = std::move(directory.sources);
+      return copies;
+    }
+    auto count = request_client_->Count(row.index);
+    if (absl::IsNotFound(count.status())) {
+      row.migrated = 0;
+    } else if (!count.ok()) {
+      return count.status();
+    } else {
+      row.migrated = *count;
+    }
+    if (data_stream) {
+      if (docs.sample.empty()) return copies;
+      json::array ids;
+      for (const auto& sampled : docs.sample) ids.emplace_back(sampled.id);
+      const size_t wanted = ids.size();
+      auto found = request_client_->Search(
+          row.index,
+          json::object{{"size", wanted},
+                       {"query", json::object{{"ids", json::object{{"values", std::move(ids)}}}}}});
+      if (!found.ok()) return found.status();
+      for (auto& hit : found->hits) copies.sources[hit.id] = std::move(hit.source);
+      return copies;
+    }
+    for (const auto& [id, routing, source, version] : docs.sample) {
+      auto stored = request_client_->GetDocument(row.index, id, routing);
+      if (!stored.ok()) return stored.status();
+      if (*stored) {
+        copies.sources[id] = (*stored)->source;
+        copies.versions[id] = (*stored)->version.version;
+      }
+    }
+    return copies;
+  }
+
+  // Each sampled document against the target's copy (`failed_ids`: the index's documents
+  // recorded as failed, accounted for already).
+  void CompareSample(const SnapshotIndexDocs& docs, const TargetCopies& copies,
+                     const std::set<std::string>* failed_ids, IndexVerification& row) {
+    for (const auto& [id, routing, source, version] : docs.sample) {
+      ++row.sampled;
+      auto it = copies.sources.find(id);
+      if (it == copies.sources.end() && failed_ids != nullptr && failed_ids->contains(id)) {
+        continue;  // recorded as failed: accounted for (and counted in row.failed)
+      }
+      if (it == copies.sources.end()) {
+        row.sample_mismatches.push_back(StrCat(id, ": not on the target"));
+      } else if (!SameJson(it->second, source)) {
+        const auto target_version = copies.versions.find(id);
+        if (options_.documents.migration.preserve_version &&
+            target_version != copies.versions.end() && target_version->second > version) {
+          ++row.sample_newer;  // written on the target since, in a higher version: kept
+          continue;
+        }
+        row.sample_mismatches.push_back(StrCat(id, ": _source differs"));
+      }
+    }
   }
 
   RfsWorkerOptions options_;

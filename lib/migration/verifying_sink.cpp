@@ -24,13 +24,6 @@ using reindex::SourceDocument;
 // target holds is compared at any depth it can hold.
 constexpr size_t kMaxSourceDepth = 510;
 
-// One document of the target, found or not.
-struct Stored {
-  bool found = false;
-  json::value source;
-  int64_t version = 0;
-};
-
 }  // namespace
 
 VerifyTally::Counts& VerifyTally::For(const std::string& index) {
@@ -84,8 +77,7 @@ absl::StatusOr<std::vector<ItemFailure>> VerifyingSink::Write(
   return failures;
 }
 
-absl::Status VerifyingSink::Compare(const std::string& index,
-                                    std::span<const SourceDocument* const> docs,
+absl::Status VerifyingSink::Compare(const std::string& index, Docs docs,
                                     std::span<const size_t> positions,
                                     std::vector<ItemFailure>& failures) {
   VerifyTally::Counts& tally = tally_.For(index);
@@ -111,112 +103,125 @@ absl::Status VerifyingSink::Compare(const std::string& index,
     fail_all(kVerifyNotComparableStatus, kVerifyNotComparable, target->not_comparable);
     return absl::OkStatus();
   }
-
-  // The target's copies, by position.
   std::vector<Stored> stored(positions.size());
   if (target->data_stream) {
-    // A data stream serves no GET by _id (its documents are in backing indices): search it.
-    json::array ids;
-    std::map<std::string, std::vector<size_t>> wanted;  // id -> slots in `stored`
-    for (size_t k = 0; k < positions.size(); ++k) {
-      const std::string& id = docs[positions[k]]->id;
-      if (wanted[id].empty()) ids.emplace_back(id);
-      wanted[id].push_back(k);
-    }
-    const size_t size = ids.size();
-    auto found = client_.Search(
-        index,
-        json::object{{"size", size},
-                     {"version", true},
-                     {"query", json::object{{"ids", json::object{{"values", std::move(ids)}}}}}});
-    if (absl::IsNotFound(found.status())) {
-      {
-        std::lock_guard lock(mu_);
-        targets_.erase(index);
-      }
+    RFS_ASSIGN_OR_RETURN(bool there, SearchDataStream(index, docs, positions, stored));
+    if (!there) {
       fail_all(kVerifyMissingStatus, kVerifyMissing,
                StrCat("not on the target (data stream ", index, " is gone)"));
       return absl::OkStatus();
     }
-    if (!found.ok()) return found.status();
-    for (size_t h = 0; h < found->hits.size(); ++h) {
-      auto it = wanted.find(found->hits[h].id);
-      if (it == wanted.end()) continue;
-      auto parsed = net::ParseJson(found->hits[h].source, kMaxSourceDepth);
-      for (size_t k : it->second) {
-        stored[k].found = true;
-        if (parsed) stored[k].source = *parsed;
-        stored[k].version = found->hits[h].version.version;
-      }
-    }
   } else {
-    std::vector<opensearch::MultiGetRequest> requests;
-    requests.reserve(positions.size());
-    for (size_t position : positions) {
-      const SourceDocument& doc = *docs[position];
-      requests.push_back({doc.index, doc.id, doc.routing});
-    }
-    auto got = client_.MultiGet(requests);
-    if (!got.ok()) return got.status();
-    for (size_t k = 0; k < positions.size(); ++k) {
-      opensearch::MultiGetResult& result = (*got)[k];
-      if (result.error_type == "index_not_found_exception") {
-        // Deleted while the round runs: its documents are missing, and the index is looked at
-        // again for the next batch.
-        std::lock_guard lock(mu_);
-        targets_.erase(index);
-        continue;
-      }
-      if (!result.error_type.empty()) {
-        // A shard not answering, say: the batch is asked again (the reindexer's retries).
-        return absl::UnavailableError(StrCat("_mget of ", docs[positions[k]]->id, " in ", index,
-                                             ": ", result.error_type, ": ", result.error_reason));
-      }
-      stored[k].found = result.found;
-      stored[k].source = std::move(result.source);
-      stored[k].version = result.version;
+    RFS_RETURN_IF_ERROR(MultiGet(index, docs, positions, stored));
+  }
+  Judge(docs, positions, stored, tally, round, failures);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> VerifyingSink::SearchDataStream(const std::string& index, Docs docs,
+                                                     std::span<const size_t> positions,
+                                                     std::vector<Stored>& stored) {
+  json::array ids;
+  std::map<std::string, std::vector<size_t>> wanted;  // id -> slots in `stored`
+  for (size_t k = 0; k < positions.size(); ++k) {
+    const std::string& id = docs[positions[k]]->id;
+    if (wanted[id].empty()) ids.emplace_back(id);
+    wanted[id].push_back(k);
+  }
+  const size_t size = ids.size();
+  auto found = client_.Search(
+      index,
+      json::object{{"size", size},
+                   {"version", true},
+                   {"query", json::object{{"ids", json::object{{"values", std::move(ids)}}}}}});
+  if (absl::IsNotFound(found.status())) {
+    std::lock_guard lock(mu_);
+    targets_.erase(index);
+    return false;
+  }
+  if (!found.ok()) return found.status();
+  for (const auto& hit : found->hits) {
+    auto it = wanted.find(hit.id);
+    if (it == wanted.end()) continue;
+    auto parsed = net::ParseJson(hit.source, kMaxSourceDepth);
+    for (size_t k : it->second) {
+      stored[k].found = true;
+      if (parsed) stored[k].source = *parsed;
+      stored[k].version = hit.version.version;
     }
   }
+  return true;
+}
 
+absl::Status VerifyingSink::MultiGet(const std::string& index, Docs docs,
+                                     std::span<const size_t> positions,
+                                     std::vector<Stored>& stored) {
+  std::vector<opensearch::MultiGetRequest> requests;
+  requests.reserve(positions.size());
+  for (size_t position : positions) {
+    const SourceDocument& doc = *docs[position];
+    requests.push_back({doc.index, doc.id, doc.routing});
+  }
+  auto got = client_.MultiGet(requests);
+  if (!got.ok()) return got.status();
+  for (size_t k = 0; k < positions.size(); ++k) {
+    opensearch::MultiGetResult& result = (*got)[k];
+    if (result.error_type == "index_not_found_exception") {
+      // Deleted while the round runs: its documents are missing, and the index is looked at
+      // again for the next batch.
+      std::lock_guard lock(mu_);
+      targets_.erase(index);
+      continue;
+    }
+    if (!result.error_type.empty()) {
+      // A shard not answering, say: the batch is asked again (the reindexer's retries).
+      return absl::UnavailableError(StrCat("_mget of ", docs[positions[k]]->id, " in ", index, ": ",
+                                           result.error_type, ": ", result.error_reason));
+    }
+    stored[k].found = result.found;
+    stored[k].source = std::move(result.source);
+    stored[k].version = result.version;
+  }
+  return absl::OkStatus();
+}
+
+void VerifyingSink::Judge(Docs docs, std::span<const size_t> positions,
+                          const std::vector<Stored>& stored, VerifyTally::Counts& tally,
+                          const std::string& round, std::vector<ItemFailure>& failures) {
+  auto fail = [&](size_t position, int status, std::string_view type, std::string reason,
+                  std::atomic<uint64_t>& counter) {
+    failures.push_back(ItemFailure{position, status, std::string(type), round + reason});
+    counter.fetch_add(1);
+  };
   for (size_t k = 0; k < positions.size(); ++k) {
     const size_t position = positions[k];
     const SourceDocument& doc = *docs[position];
     if (doc.op == reindex::BulkOp::kDelete) {
       if (stored[k].found) {
-        failures.push_back(ItemFailure{position, kVerifyDifferentStatus,
-                                       std::string(kVerifyDifferent),
-                                       round + "deleted on the source, still on the target"});
-        tally.different.fetch_add(1);
+        fail(position, kVerifyDifferentStatus, kVerifyDifferent,
+             "deleted on the source, still on the target", tally.different);
       } else {
         tally.equal.fetch_add(1);
       }
       continue;
     }
     if (!stored[k].found) {
-      failures.push_back(ItemFailure{position, kVerifyMissingStatus, std::string(kVerifyMissing),
-                                     round + "not on the target"});
-      tally.missing.fetch_add(1);
+      fail(position, kVerifyMissingStatus, kVerifyMissing, "not on the target", tally.missing);
       continue;
     }
     auto sent = net::ParseJson(reindex::SourceBytes(doc), kMaxSourceDepth);
     if (sent && *sent == stored[k].source) {
       tally.equal.fetch_add(1);
-      continue;
-    }
-    if (options_.preserve_version && doc.version && stored[k].version > *doc.version) {
+    } else if (options_.preserve_version && doc.version && stored[k].version > *doc.version) {
       // Written on the target since, in a higher version: the migration leaves it there.
-      failures.push_back(ItemFailure{position, 409, "version_conflict_engine_exception",
-                                     StrCat(round, "the target holds version ", stored[k].version,
-                                            ", the source ", *doc.version)});
-      tally.already_newer.fetch_add(1);
-      continue;
+      fail(position, 409, "version_conflict_engine_exception",
+           StrCat("the target holds version ", stored[k].version, ", the source ", *doc.version),
+           tally.already_newer);
+    } else {
+      fail(position, kVerifyDifferentStatus, kVerifyDifferent,
+           sent ? "_source differs on the target" : "the source sent is no JSON", tally.different);
     }
-    failures.push_back(ItemFailure{position, kVerifyDifferentStatus, std::string(kVerifyDifferent),
-                                   round + (sent ? std::string("_source differs on the target")
-                                                 : std::string("the source sent is no JSON"))});
-    tally.different.fetch_add(1);
   }
-  return absl::OkStatus();
 }
 
 }  // namespace rfs::migration::internal

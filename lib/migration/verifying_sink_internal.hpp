@@ -21,8 +21,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <boost/json/value.hpp>
 
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
@@ -74,11 +78,27 @@ class VerifyingSink final : public reindex::IDocumentSink {
     // Why its documents cannot be compared; empty when they can.
     std::string not_comparable;
   };
+  // One document of the target, found or not.
+  struct Stored {
+    bool found = false;
+    boost::json::value source;
+    int64_t version = 0;
+  };
+  using Docs = std::span<const reindex::SourceDocument* const>;
   absl::StatusOr<Target> LookAt(const std::string& index);
-  absl::Status Compare(const std::string& index,
-                       std::span<const reindex::SourceDocument* const> docs,
-                       std::span<const size_t> positions,
+  absl::Status Compare(const std::string& index, Docs docs, std::span<const size_t> positions,
                        std::vector<reindex::ItemFailure>& failures);
+  // The target's copies of docs[positions[k]] into stored[k]. A data stream serves no GET by
+  // _id (its documents are in backing indices), so it is searched; false when it is gone.
+  absl::StatusOr<bool> SearchDataStream(const std::string& index, Docs docs,
+                                        std::span<const size_t> positions,
+                                        std::vector<Stored>& stored);
+  absl::Status MultiGet(const std::string& index, Docs docs, std::span<const size_t> positions,
+                        std::vector<Stored>& stored);
+  // Each document against its copy: the tally counted, the failures recorded.
+  void Judge(Docs docs, std::span<const size_t> positions, const std::vector<Stored>& stored,
+             VerifyTally::Counts& tally, const std::string& round,
+             std::vector<reindex::ItemFailure>& failures);
 
   opensearch::OpenSearchClient& client_;
   VerifyTally& tally_;

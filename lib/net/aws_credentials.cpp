@@ -155,11 +155,130 @@ absl::StatusOr<AwsCredentials> AwsCredentialsFromProfileFile(std::string_view pa
   return out;
 }
 
+namespace {
+
+// The value of an environment variable of `sources`, empty when unset.
+std::string EnvValue(const AwsCredentialSources& sources, const char* name) {
+  const char* value = sources.getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+// Web identity (EKS IRSA): STS AssumeRoleWithWebIdentity with the projected token.
+absl::StatusOr<AwsCredentials> WebIdentityCredentials(const AwsCredentialSources& sources) {
+  auto env = [&](const char* name) { return EnvValue(sources, name); };
+  std::string region = env("AWS_REGION");
+  if (region.empty()) region = env("AWS_DEFAULT_REGION");
+  std::string sts = env("AWS_ENDPOINT_URL_STS");
+  if (sts.empty()) {
+    sts = region.empty() ? "https://sts.amazonaws.com"
+                         : StrCat("https://sts.", region, ".amazonaws.com");
+  }
+  std::string session = env("AWS_ROLE_SESSION_NAME");
+  if (session.empty()) session = "rfs";
+  const std::string token = ReadFile(env("AWS_WEB_IDENTITY_TOKEN_FILE"));
+  if (token.empty()) {
+    return absl::FailedPreconditionError(StrCat("AWS_WEB_IDENTITY_TOKEN_FILE ",
+                                                env("AWS_WEB_IDENTITY_TOKEN_FILE"),
+                                                " is missing or empty"));
+  }
+  HttpRequest request;
+  request.method = "POST";
+  request.target = "/";
+  request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+  request.body = StrCat("Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=",
+                        PercentEncode(env("AWS_ROLE_ARN"), false),
+                        "&RoleSessionName=", PercentEncode(session, false),
+                        "&WebIdentityToken=", PercentEncode(token, false));
+  auto response = Fetch(sts, request);
+  if (!response.ok()) {
+    return absl::UnavailableError(
+        StrCat("STS AssumeRoleWithWebIdentity at ", sts, ": ", response.status().message()));
+  }
+  if (response->status != 200) {
+    return absl::PermissionDeniedError(
+        StrCat("STS AssumeRoleWithWebIdentity for ", env("AWS_ROLE_ARN"), ": HTTP ",
+               response->status, " ", XmlElementText(response->body, "Code").value_or(""), ": ",
+               XmlElementText(response->body, "Message").value_or("")));
+  }
+  AwsCredentials out{XmlElementText(response->body, "AccessKeyId").value_or(""),
+                     XmlElementText(response->body, "SecretAccessKey").value_or(""),
+                     XmlElementText(response->body, "SessionToken").value_or(""), std::nullopt};
+  if (out.access_key_id.empty() || out.secret_access_key.empty()) {
+    return absl::DataLossError("STS AssumeRoleWithWebIdentity: no credentials in the answer");
+  }
+  if (auto expiration = XmlElementText(response->body, "Expiration")) {
+    out.expiration = ParseIso8601Utc(*expiration);
+    if (!out.expiration) {
+      return absl::DataLossError("STS AssumeRoleWithWebIdentity: unreadable Expiration");
+    }
+  }
+  return out;
+}
+
+// Container credentials (ECS task roles, EKS Pod Identity) from `container`, their URL.
+absl::StatusOr<AwsCredentials> ContainerCredentials(const AwsCredentialSources& sources,
+                                                    const std::string& container) {
+  auto env = [&](const char* name) { return EnvValue(sources, name); };
+  if (!ContainerCredentialsUrlAllowed(container)) {
+    // As the AWS SDKs: the token and the keys must not cross a network in the clear.
+    return absl::PermissionDeniedError(StrCat(
+        "container credentials URL ", container,
+        " is plain http to a host that is neither loopback nor the ECS/EKS credentials address "
+        "(169.254.170.2, 169.254.170.23, fd00:ec2::23): use https"));
+  }
+  auto [endpoint, target] = SplitUrl(container);
+  HttpRequest request;
+  request.target = target;
+  std::string authorization = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+  if (!env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").empty()) {
+    authorization = ReadFile(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"));
+  }
+  if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+  auto response = Fetch(endpoint, request);
+  if (!response.ok() || response->status != 200) {
+    return absl::UnavailableError(StrCat("container credentials at ", container, ": ",
+                                         response.ok() ? StrCat("HTTP ", response->status)
+                                                       : std::string(response.status().message())));
+  }
+  return FromCredentialsJson(response->body, "container credentials");
+}
+
+// The EC2 instance metadata service (IMDSv2: a session token first); nullopt when it answers
+// with no role.
+std::optional<absl::StatusOr<AwsCredentials>> InstanceMetadataCredentials(
+    const AwsCredentialSources& sources) {
+  auto env = [&](const char* name) { return EnvValue(sources, name); };
+  std::string imds = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  if (imds.empty()) imds = "http://169.254.169.254";
+  while (imds.ends_with('/')) imds.pop_back();
+  HttpRequest token_request;
+  token_request.method = "PUT";
+  token_request.target = "/latest/api/token";
+  token_request.headers.emplace_back("X-aws-ec2-metadata-token-ttl-seconds", "21600");
+  auto token = Fetch(imds, token_request);
+  if (token.ok() && token->status == 200) {
+    HttpRequest roles;
+    roles.target = "/latest/meta-data/iam/security-credentials/";
+    roles.headers.emplace_back("X-aws-ec2-metadata-token", std::string(Trim(token->body)));
+    auto role = Fetch(imds, roles);
+    if (role.ok() && role->status == 200 && !Trim(role->body).empty()) {
+      std::string name(Trim(role->body));
+      name = name.substr(0, name.find('\n'));
+      HttpRequest credentials = roles;
+      credentials.target += PercentEncode(name, false);
+      auto answer = Fetch(imds, credentials);
+      if (answer.ok() && answer->status == 200) {
+        return FromCredentialsJson(answer->body, "instance metadata credentials");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources& sources) {
-  auto env = [&](const char* name) -> std::string {
-    const char* value = sources.getenv(name);
-    return value != nullptr ? std::string(value) : std::string();
-  };
+  auto env = [&](const char* name) { return EnvValue(sources, name); };
   // 1. The environment.
   if (!env("AWS_ACCESS_KEY_ID").empty() || !env("AWS_SECRET_ACCESS_KEY").empty()) {
     if (env("AWS_ACCESS_KEY_ID").empty()) {
@@ -173,55 +292,9 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
     return AwsCredentials{env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"),
                           env("AWS_SESSION_TOKEN"), std::nullopt};
   }
-  // 2. Web identity (EKS IRSA): STS AssumeRoleWithWebIdentity with the projected token.
+  // 2. Web identity.
   if (!env("AWS_WEB_IDENTITY_TOKEN_FILE").empty() && !env("AWS_ROLE_ARN").empty()) {
-    std::string region = env("AWS_REGION");
-    if (region.empty()) region = env("AWS_DEFAULT_REGION");
-    std::string sts = env("AWS_ENDPOINT_URL_STS");
-    if (sts.empty()) {
-      sts = region.empty() ? "https://sts.amazonaws.com"
-                           : StrCat("https://sts.", region, ".amazonaws.com");
-    }
-    std::string session = env("AWS_ROLE_SESSION_NAME");
-    if (session.empty()) session = "rfs";
-    const std::string token = ReadFile(env("AWS_WEB_IDENTITY_TOKEN_FILE"));
-    if (token.empty()) {
-      return absl::FailedPreconditionError(StrCat("AWS_WEB_IDENTITY_TOKEN_FILE ",
-                                                  env("AWS_WEB_IDENTITY_TOKEN_FILE"),
-                                                  " is missing or empty"));
-    }
-    HttpRequest request;
-    request.method = "POST";
-    request.target = "/";
-    request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
-    request.body = StrCat("Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=",
-                          PercentEncode(env("AWS_ROLE_ARN"), false),
-                          "&RoleSessionName=", PercentEncode(session, false),
-                          "&WebIdentityToken=", PercentEncode(token, false));
-    auto response = Fetch(sts, request);
-    if (!response.ok()) {
-      return absl::UnavailableError(
-          StrCat("STS AssumeRoleWithWebIdentity at ", sts, ": ", response.status().message()));
-    }
-    if (response->status != 200) {
-      return absl::PermissionDeniedError(
-          StrCat("STS AssumeRoleWithWebIdentity for ", env("AWS_ROLE_ARN"), ": HTTP ",
-                 response->status, " ", XmlElementText(response->body, "Code").value_or(""), ": ",
-                 XmlElementText(response->body, "Message").value_or("")));
-    }
-    AwsCredentials out{XmlElementText(response->body, "AccessKeyId").value_or(""),
-                       XmlElementText(response->body, "SecretAccessKey").value_or(""),
-                       XmlElementText(response->body, "SessionToken").value_or(""), std::nullopt};
-    if (out.access_key_id.empty() || out.secret_access_key.empty()) {
-      return absl::DataLossError("STS AssumeRoleWithWebIdentity: no credentials in the answer");
-    }
-    if (auto expiration = XmlElementText(response->body, "Expiration")) {
-      out.expiration = ParseIso8601Utc(*expiration);
-      if (!out.expiration) {
-        return absl::DataLossError("STS AssumeRoleWithWebIdentity: unreadable Expiration");
-      }
-    }
-    return out;
+    return WebIdentityCredentials(sources);
   }
   // 3. The shared files.
   std::string profile = env("AWS_PROFILE");
@@ -237,62 +310,15 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
     auto found = AwsCredentialsFromProfileFile(file, profile, config_style);
     if (found.ok() || !absl::IsNotFound(found.status())) return found;
   }
-  // 4. Container credentials (ECS task roles, EKS Pod Identity).
+  // 4. Container credentials.
   std::string container = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
   if (container.empty() && !env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").empty()) {
     container = StrCat("http://169.254.170.2", env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"));
   }
-  if (!container.empty()) {
-    if (!ContainerCredentialsUrlAllowed(container)) {
-      // As the AWS SDKs: the token and the keys must not cross a network in the clear.
-      return absl::PermissionDeniedError(StrCat(
-          "container credentials URL ", container,
-          " is plain http to a host that is neither loopback nor the ECS/EKS credentials address "
-          "(169.254.170.2, 169.254.170.23, fd00:ec2::23): use https"));
-    }
-    auto [endpoint, target] = SplitUrl(container);
-    HttpRequest request;
-    request.target = target;
-    std::string authorization = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
-    if (!env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").empty()) {
-      authorization = ReadFile(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"));
-    }
-    if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
-    auto response = Fetch(endpoint, request);
-    if (!response.ok() || response->status != 200) {
-      return absl::UnavailableError(StrCat("container credentials at ", container, ": ",
-                                           response.ok()
-                                               ? StrCat("HTTP ", response->status)
-                                               : std::string(response.status().message())));
-    }
-    return FromCredentialsJson(response->body, "container credentials");
-  }
-  // 5. The EC2 instance metadata service (IMDSv2: a session token first).
+  if (!container.empty()) return ContainerCredentials(sources, container);
+  // 5. The EC2 instance metadata service.
   if (env("AWS_EC2_METADATA_DISABLED") != "true") {
-    std::string imds = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-    if (imds.empty()) imds = "http://169.254.169.254";
-    while (imds.ends_with('/')) imds.pop_back();
-    HttpRequest token_request;
-    token_request.method = "PUT";
-    token_request.target = "/latest/api/token";
-    token_request.headers.emplace_back("X-aws-ec2-metadata-token-ttl-seconds", "21600");
-    auto token = Fetch(imds, token_request);
-    if (token.ok() && token->status == 200) {
-      HttpRequest roles;
-      roles.target = "/latest/meta-data/iam/security-credentials/";
-      roles.headers.emplace_back("X-aws-ec2-metadata-token", std::string(Trim(token->body)));
-      auto role = Fetch(imds, roles);
-      if (role.ok() && role->status == 200 && !Trim(role->body).empty()) {
-        std::string name(Trim(role->body));
-        name = name.substr(0, name.find('\n'));
-        HttpRequest credentials = roles;
-        credentials.target += PercentEncode(name, false);
-        auto answer = Fetch(imds, credentials);
-        if (answer.ok() && answer->status == 200) {
-          return FromCredentialsJson(answer->body, "instance metadata credentials");
-        }
-      }
-    }
+    if (auto found = InstanceMetadataCredentials(sources)) return *std::move(found);
   }
   return absl::FailedPreconditionError(StrCat(
       "no AWS credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are not set and profile [",
@@ -304,10 +330,7 @@ absl::StatusOr<AwsCredentials> ResolveAwsCredentials(const AwsCredentialSources&
 
 std::string ResolveAwsRegion(std::string_view flag, const AwsCredentialSources& sources) {
   if (!flag.empty()) return std::string(flag);
-  auto env = [&](const char* name) -> std::string {
-    const char* value = sources.getenv(name);
-    return value != nullptr ? std::string(value) : std::string();
-  };
+  auto env = [&](const char* name) { return EnvValue(sources, name); };
   for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
     if (std::string region = env(name); !region.empty()) return region;
   }

@@ -152,6 +152,11 @@ struct Connection {
   }
 };
 
+// The most of a response's head Beast's parser holds at once: a header line must fit. Beast's
+// default, 8 KiB, is too little: OpenSearch answers a template that overlaps older ones with one
+// Warning line naming every one of them (22 KB with 334 legacy templates), the request applied.
+constexpr uint32_t kMaxResponseHeaderBytes = uint32_t{1} << 20;
+
 absl::Status TransportError(std::string_view what, const Endpoint& ep, const ErrorCode& ec) {
   if (ec == beast::error::timeout) {
     return absl::DeadlineExceededError(StrCat(what, " ", ep.display, ": timed out"));
@@ -159,6 +164,11 @@ absl::Status TransportError(std::string_view what, const Endpoint& ep, const Err
   if (ec == http::error::body_limit) {
     return absl::ResourceExhaustedError(
         StrCat(what, " ", ep.display, ": response larger than the configured limit"));
+  }
+  if (ec == http::error::header_limit) {
+    return absl::ResourceExhaustedError(StrCat(what, " ", ep.display,
+                                               ": a response header line longer than ",
+                                               kMaxResponseHeaderBytes >> 20, " MiB"));
   }
   return absl::UnavailableError(StrCat(what, " ", ep.display, ": ", ec.message()));
 }
@@ -268,6 +278,7 @@ struct BeastHttpTransport::Impl {
 
     http::response_parser<http::string_body> parser;
     parser.body_limit(options.max_response_bytes);
+    parser.header_limit(kMaxResponseHeaderBytes);
     if (head) parser.skip(true);  // a HEAD response announces a length but carries no body
     ec = RunOperation(conn.ioc, [&](auto handler) {
       http::async_read_header(stream, conn.buffer, parser, handler);

@@ -133,3 +133,36 @@ TEST_CASE("HttpServer serves HTTPS with the configured certificate", "[net][tls]
   options.tls->private_key_file = dir.path().string() + "/missing.pem";
   CHECK(absl::IsInvalidArgument(rfs::net::HttpServer::Start(options, Echo).status()));
 }
+
+TEST_CASE("a response whose header lines pass 8 KiB is read whole", "[net]") {
+  // OpenSearch answers a template overlapping older ones with a Warning header that names every
+  // one of them: 22 KB with 334 templates. The request was applied; reading the answer must not
+  // fail (a failure was retried, and the template put again, without end). Beast sends header
+  // values of at most 64 KiB: a head of 1 MB is made of several.
+  size_t warning_bytes = 0;
+  int warnings = 1;
+  auto server = rfs::net::HttpServer::Start({}, [&](const HttpRequest& request) {
+    HttpResponse response;
+    response.status = 200;
+    for (int i = 0; i < warnings; ++i) {
+      response.headers.emplace_back("Warning",
+                                    "299 OpenSearch \"" + std::string(warning_bytes, 'w') + "\"");
+    }
+    response.body = request.target;
+    return response;
+  });
+  REQUIRE(server.ok());
+  auto client = Client((*server)->url());
+  for (auto [count, bytes] : {std::pair{1, size_t{22'000}}, std::pair{19, size_t{50'000}}}) {
+    warnings = count;
+    warning_bytes = bytes;
+    HttpRequest request;
+    request.target = "/_index_template/t";
+    auto response = client->Send(request);
+    INFO(count << " warnings of " << bytes << " bytes: " << response.status().ToString());
+    REQUIRE(response.ok());
+    CHECK(response->status == 200);
+    CHECK(response->body == "/_index_template/t");
+    CHECK(response->Header("warning").value_or("").size() > bytes);
+  }
+}
