@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "rfs/core/str_cat.hpp"
 
@@ -14,6 +15,28 @@ constexpr int64_t kNanosPerSecond = 1'000'000'000;
 
 bool AddChecked(int64_t a, int64_t b, int64_t& out) { return !__builtin_add_overflow(a, b, &out); }
 bool MulChecked(int64_t a, int64_t b, int64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
+
+// A unit of an ISO-8601 duration: its rank in the order units must appear (D, then after T: H,
+// M, S) and its length in seconds.
+struct DurationUnit {
+  int rank;
+  int64_t seconds;
+};
+
+std::optional<DurationUnit> FindUnit(char unit, bool in_time) {
+  if (!in_time)
+    return unit == 'D' ? std::optional<DurationUnit>(DurationUnit{0, 86'400}) : std::nullopt;
+  switch (unit) {
+    case 'H':
+      return DurationUnit{1, 3'600};
+    case 'M':
+      return DurationUnit{2, 60};
+    case 'S':
+      return DurationUnit{3, 1};
+    default:
+      return std::nullopt;
+  }
+}
 
 }  // namespace
 
@@ -70,23 +93,9 @@ absl::StatusOr<std::chrono::nanoseconds> ParseIsoDuration(std::string_view text)
     if (digits == 0 && !has_fraction) return invalid("a number must precede each unit");
     if (pos >= text.size()) return invalid("number without a unit");
     const char unit = upper(pos++);
-    int unit_rank;
-    int64_t unit_seconds;
-    if (!in_time && unit == 'D') {
-      unit_rank = 0;
-      unit_seconds = 86'400;
-    } else if (in_time && unit == 'H') {
-      unit_rank = 1;
-      unit_seconds = 3'600;
-    } else if (in_time && unit == 'M') {
-      unit_rank = 2;
-      unit_seconds = 60;
-    } else if (in_time && unit == 'S') {
-      unit_rank = 3;
-      unit_seconds = 1;
-    } else {
-      return invalid(StrCat("unexpected unit '", std::string(1, unit), "'"));
-    }
+    const std::optional<DurationUnit> found = FindUnit(unit, in_time);
+    if (!found) return invalid(StrCat("unexpected unit '", std::string(1, unit), "'"));
+    const auto [unit_rank, unit_seconds] = *found;
     if (unit_rank <= last_unit) return invalid("units out of order or repeated");
     if (has_fraction && unit != 'S') return invalid("only seconds may have a fraction");
     last_unit = unit_rank;

@@ -167,14 +167,18 @@ absl::Status TransformingDocumentStream::RecordFailure(SourceDocument& doc,
   return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
 }
 
-absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
-    std::vector<SourceDocument*> docs, uint64_t cursor) {
+namespace {
+
+// The transformers' input: each document's map, its source parsed, or a placeholder for it
+// when the transformers leave sources alone (`parse_sources` false).
+absl::StatusOr<json::array> TransformerInput(const std::vector<SourceDocument*>& docs,
+                                             bool parse_sources) {
   json::array input;
   input.reserve(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) {
     const SourceDocument& doc = *docs[i];
     json::value source;
-    if (parse_sources_) {
+    if (parse_sources) {
       boost::system::error_code ec;
       // Real documents nest deeper than Boost.JSON's default of 32; 1000 is what the engines'
       // own parser (Jackson's StreamReadConstraints) allows.
@@ -191,6 +195,44 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
     input.push_back(transform::MakeDocumentMap(
         transform::DocumentOperation{doc.index, doc.id, doc.type, doc.routing}, std::move(source)));
   }
+  return input;
+}
+
+// The transformers' outputs, one level of arrays flattened: a transform may map each document to
+// a list, as the Java type-mapping script does.
+std::vector<const json::value*> Flatten(const json::array& output) {
+  std::vector<const json::value*> items;
+  for (const json::value& item : output) {
+    if (item.is_array()) {
+      for (const json::value& inner : item.as_array()) items.push_back(&inner);
+    } else {
+      items.push_back(&item);
+    }
+  }
+  return items;
+}
+
+// Source versions (--preserve-version) go to the outputs that keep an input's `_id` (a
+// transform that renames the index or splits by type); an output with a new `_id` is another
+// document, written without one.
+void CarryVersions(const std::vector<SourceDocument*>& docs, std::vector<SourceDocument>& out) {
+  if (std::any_of(docs.begin(), docs.end(), [](const SourceDocument* d) { return d->version; })) {
+    std::map<std::string_view, int64_t> versions;
+    for (const SourceDocument* d : docs) {
+      if (d->version) versions.emplace(d->id, *d->version);
+    }
+    for (SourceDocument& doc : out) {
+      if (doc.op != BulkOp::kIndex) continue;
+      if (auto it = versions.find(doc.id); it != versions.end()) doc.version = it->second;
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
+    std::vector<SourceDocument*> docs, uint64_t cursor) {
+  RFS_ASSIGN_OR_RETURN(json::array input, TransformerInput(docs, parse_sources_));
   RFS_ASSIGN_OR_RETURN(json::value output, transformer_.Transform(json::value(std::move(input))));
   if (!output.is_array()) {
     return absl::InvalidArgumentError(StrCat("the transformers returned ",
@@ -202,16 +244,7 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
   // inputs stay intact for the one-by-one retry if this group fails.
   std::vector<std::pair<size_t, size_t>> source_of;
   out.reserve(output.as_array().size());
-  // An output that is itself an array (a transform that maps each document to a list, as the
-  // Java type-mapping script does) is flattened one level.
-  std::vector<const json::value*> items;
-  for (const json::value& item : output.as_array()) {
-    if (item.is_array()) {
-      for (const json::value& inner : item.as_array()) items.push_back(&inner);
-    } else {
-      items.push_back(&item);
-    }
-  }
+  const std::vector<const json::value*> items = Flatten(output.as_array());
   for (const json::value* item : items) {
     RFS_ASSIGN_OR_RETURN(transform::DocumentOperation op, transform::ReadDocumentOperation(*item));
     const json::value* document = item->as_object().if_contains("document");
@@ -244,19 +277,7 @@ absl::StatusOr<std::vector<SourceDocument>> TransformingDocumentStream::Apply(
     }
     out.push_back(std::move(doc));
   }
-  // Source versions (--preserve-version) go to the outputs that keep an input's `_id` (a
-  // transform that renames the index or splits by type); an output with a new `_id` is another
-  // document, written without one.
-  if (std::any_of(docs.begin(), docs.end(), [](const SourceDocument* d) { return d->version; })) {
-    std::map<std::string_view, int64_t> versions;
-    for (const SourceDocument* d : docs) {
-      if (d->version) versions.emplace(d->id, *d->version);
-    }
-    for (SourceDocument& doc : out) {
-      if (doc.op != BulkOp::kIndex) continue;
-      if (auto it = versions.find(doc.id); it != versions.end()) doc.version = it->second;
-    }
-  }
+  CarryVersions(docs, out);
   // Each input's source moves to its first output; a split's further outputs copy it.
   std::vector<size_t> holder(docs.size(), SIZE_MAX);
   for (auto [output, input] : source_of) {

@@ -11,26 +11,15 @@ namespace rfs::snapshot {
 using core::StrCat;
 namespace json = boost::json;
 
-absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& repository,
-                                               const std::optional<std::string>& snapshot_name) {
-  const SnapshotEntry* chosen = nullptr;
-  if (snapshot_name) {
-    RFS_ASSIGN_OR_RETURN(chosen, repository.FindSnapshot(*snapshot_name));
-  } else {
-    RFS_ASSIGN_OR_RETURN(chosen, repository.LatestSnapshot());
-  }
-  json::object out;
-  out["repository"] = repository.repo().description();
-  out["layout"] = LayoutName(repository.layout());
-  RFS_ASSIGN_OR_RETURN(auto version, repository.DetectSourceVersion(*chosen));
-  out["source_version"] = version.ToString();
+namespace {
 
+// Every snapshot of the repository, each checked as a migration of it would be (its entry in the
+// repository index against its own snap-*.dat): a damaged one is named so, never listed as sound.
+void ListSnapshots(const SnapshotRepository& repository, json::object& out) {
   json::array snapshots;
   json::array damaged;
   for (const auto& s : repository.snapshots()) {
     json::object entry{{"name", s.name}, {"uuid", s.uuid}, {"state", s.state}};
-    // Each snapshot listed is checked as a migration of it would be (its entry in the repository
-    // index against its own snap-*.dat): a damaged one is named so, never listed as sound.
     std::string problem;
     auto found = repository.FindSnapshot(s.name);
     if (!found.ok()) {
@@ -46,6 +35,85 @@ absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& reposit
   }
   out["snapshots"] = std::move(snapshots);
   out["damaged_snapshots"] = std::move(damaged);
+}
+
+// The indices of `snapshot`: their metadata and the bytes of their shards' files.
+absl::StatusOr<json::array> ListIndices(const SnapshotRepository& repository,
+                                        const SnapshotEntry& snapshot) {
+  json::array indices;
+  for (const auto& name : repository.IndicesIn(snapshot)) {
+    RFS_ASSIGN_OR_RETURN(auto meta, repository.ReadIndexMetadata(snapshot, name));
+    uint64_t shard_bytes = 0;
+    json::array missing;
+    for (int shard = 0; shard < meta.number_of_shards; ++shard) {
+      auto files = repository.ReadShardSnapshot(snapshot, name, shard);
+      if (absl::IsNotFound(files.status()) || absl::IsUnimplemented(files.status())) {
+        missing.push_back(
+            json::object{{"shard", shard}, {"reason", std::string(files.status().message())}});
+        continue;
+      }
+      if (!files.ok()) return files.status();
+      shard_bytes += files->total_file_bytes();
+    }
+    indices.push_back(json::object{{"name", meta.name},
+                                   {"number_of_shards", meta.number_of_shards},
+                                   {"number_of_replicas", meta.number_of_replicas},
+                                   {"state", meta.state},
+                                   {"shard_file_bytes", shard_bytes},
+                                   {"shards_missing", std::move(missing)},
+                                   {"aliases", meta.aliases},
+                                   {"settings", meta.settings},
+                                   {"mappings", meta.mappings}});
+  }
+
+  return indices;
+}
+
+// The templates and data streams of `snapshot`'s global metadata (none when it was taken without
+// the global state).
+absl::Status AddGlobalMetadata(const SnapshotRepository& repository, const SnapshotEntry& snapshot,
+                               json::object& out) {
+  json::object templates{
+      {"legacy", json::object()}, {"component", json::object()}, {"index", json::object()}};
+  json::array data_streams;
+  auto global = repository.ReadGlobalMetadata(snapshot);
+  if (global.ok()) {
+    templates["legacy"] = global->legacy_templates;
+    templates["component"] = global->component_templates;
+    templates["index"] = global->index_templates;
+    for (const DataStream& stream : global->data_streams) {
+      json::array backing;
+      for (const auto& b : stream.backing_indices) backing.emplace_back(b);
+      data_streams.push_back(json::object{{"name", stream.name},
+                                          {"timestamp_field", stream.timestamp_field},
+                                          {"backing_indices", std::move(backing)}});
+    }
+  } else if (!absl::IsNotFound(global.status())) {
+    // Snapshots without global state have no meta-<uuid>.dat; anything else is an error.
+    return global.status();
+  }
+  out["templates"] = std::move(templates);
+  out["data_streams"] = std::move(data_streams);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& repository,
+                                               const std::optional<std::string>& snapshot_name) {
+  const SnapshotEntry* chosen = nullptr;
+  if (snapshot_name) {
+    RFS_ASSIGN_OR_RETURN(chosen, repository.FindSnapshot(*snapshot_name));
+  } else {
+    RFS_ASSIGN_OR_RETURN(chosen, repository.LatestSnapshot());
+  }
+  json::object out;
+  out["repository"] = repository.repo().description();
+  out["layout"] = LayoutName(repository.layout());
+  RFS_ASSIGN_OR_RETURN(auto version, repository.DetectSourceVersion(*chosen));
+  out["source_version"] = version.ToString();
+
+  ListSnapshots(repository, out);
   json::array warnings;
   for (const auto& w : repository.warnings()) warnings.emplace_back(w);
   out["warnings"] = std::move(warnings);
@@ -65,54 +133,8 @@ absl::StatusOr<json::object> InspectRepository(const SnapshotRepository& reposit
                                  {"include_global_state", info.include_global_state},
                                  {"failures", std::move(failures)}};
 
-  json::array indices;
-  for (const auto& name : repository.IndicesIn(*chosen)) {
-    RFS_ASSIGN_OR_RETURN(auto meta, repository.ReadIndexMetadata(*chosen, name));
-    uint64_t shard_bytes = 0;
-    json::array missing;
-    for (int shard = 0; shard < meta.number_of_shards; ++shard) {
-      auto files = repository.ReadShardSnapshot(*chosen, name, shard);
-      if (absl::IsNotFound(files.status()) || absl::IsUnimplemented(files.status())) {
-        missing.push_back(
-            json::object{{"shard", shard}, {"reason", std::string(files.status().message())}});
-        continue;
-      }
-      if (!files.ok()) return files.status();
-      shard_bytes += files->total_file_bytes();
-    }
-    indices.push_back(json::object{{"name", meta.name},
-                                   {"number_of_shards", meta.number_of_shards},
-                                   {"number_of_replicas", meta.number_of_replicas},
-                                   {"state", meta.state},
-                                   {"shard_file_bytes", shard_bytes},
-                                   {"shards_missing", std::move(missing)},
-                                   {"aliases", meta.aliases},
-                                   {"settings", meta.settings},
-                                   {"mappings", meta.mappings}});
-  }
-  out["indices"] = std::move(indices);
-
-  json::object templates{
-      {"legacy", json::object()}, {"component", json::object()}, {"index", json::object()}};
-  json::array data_streams;
-  auto global = repository.ReadGlobalMetadata(*chosen);
-  if (global.ok()) {
-    templates["legacy"] = global->legacy_templates;
-    templates["component"] = global->component_templates;
-    templates["index"] = global->index_templates;
-    for (const DataStream& stream : global->data_streams) {
-      json::array backing;
-      for (const auto& b : stream.backing_indices) backing.emplace_back(b);
-      data_streams.push_back(json::object{{"name", stream.name},
-                                          {"timestamp_field", stream.timestamp_field},
-                                          {"backing_indices", std::move(backing)}});
-    }
-  } else if (!absl::IsNotFound(global.status())) {
-    // Snapshots without global state have no meta-<uuid>.dat; anything else is an error.
-    return global.status();
-  }
-  out["templates"] = std::move(templates);
-  out["data_streams"] = std::move(data_streams);
+  RFS_ASSIGN_OR_RETURN(out["indices"], ListIndices(repository, *chosen));
+  RFS_RETURN_IF_ERROR(AddGlobalMetadata(repository, *chosen, out));
   return out;
 }
 

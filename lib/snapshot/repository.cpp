@@ -110,6 +110,67 @@ absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
   return out;
 }
 
+namespace {
+
+// One entry of the repository index's "snapshots" array.
+absl::StatusOr<SnapshotEntry> ParseSnapshotEntry(const json::value& item,
+                                                 const std::string& index_blob) {
+  if (!item.is_object()) return internal::FieldError(index_blob, "snapshots[]", "an object");
+  const auto& s = item.get_object();
+  SnapshotEntry entry;
+  RFS_ASSIGN_OR_RETURN(entry.name, internal::RequireString(s, "name", index_blob));
+  // Repositories from before ES 5 have no UUIDs: uuid == name (A.8).
+  entry.uuid = OptString(s, "uuid").value_or(entry.name);
+  if (auto state = OptInt(s, "state")) entry.state = StateName(*state);
+  entry.version = OptString(s, "version");
+  entry.index_version = OptInt(s, "index_version");
+  entry.start_time_millis = OptInt(s, "start_time_millis").value_or(0);
+  if (const auto* lookup = Find(s, "index_metadata_lookup"); lookup && lookup->is_object()) {
+    for (const auto& [id, ident] : lookup->get_object()) {
+      if (ident.is_string()) {
+        entry.index_metadata_lookup[std::string(id)] = internal::ToStdString(ident.get_string());
+      }
+    }
+  }
+  return entry;
+}
+
+// One entry of the repository index's "indices" object: the index `name`'s id, snapshots and
+// shard generations.
+absl::StatusOr<IndexEntry> ParseIndexEntry(std::string_view name, const json::value& value,
+                                           const std::string& index_blob) {
+  if (!value.is_object()) return internal::FieldError(index_blob, name, "an object");
+  const auto& i = value.get_object();
+  IndexEntry entry;
+  entry.name = std::string(name);
+  RFS_ASSIGN_OR_RETURN(entry.id, internal::RequireString(i, "id", index_blob));
+  if (const auto* snaps = Find(i, "snapshots"); snaps && snaps->is_array()) {
+    for (const auto& s : snaps->get_array()) {
+      // Before ES 5.4.1 entries were {"name", "uuid"} objects (A.2).
+      if (s.is_string()) {
+        entry.snapshot_uuids.push_back(internal::ToStdString(s.get_string()));
+      } else if (s.is_object()) {
+        auto uuid = OptString(s.get_object(), "uuid");
+        if (!uuid) uuid = OptString(s.get_object(), "name");
+        if (uuid) entry.snapshot_uuids.push_back(*uuid);
+      }
+    }
+  }
+  if (const auto* gens = Find(i, "shard_generations"); gens && gens->is_array()) {
+    for (const auto& g : gens->get_array()) {
+      if (g.is_string()) {
+        entry.shard_generations.push_back(internal::ToStdString(g.get_string()));
+      } else {
+        entry.shard_generations.push_back(std::nullopt);
+      }
+    }
+  }
+  entry.shard_path_type = static_cast<int>(OptInt(i, "shard_path_type").value_or(0));
+  return entry;
+}
+
+}  // namespace
+
 absl::Status SnapshotRepository::LoadModern(const std::vector<std::string>& root_blobs,
                                             absl::StatusOr<std::vector<uint8_t>> latest_bytes) {
   // The newest generation: the largest index-N listed, cross-checked with index.latest.
@@ -159,56 +220,13 @@ absl::Status SnapshotRepository::LoadModern(const std::vector<std::string>& root
 
   if (const auto* snapshots = Find(*root, "snapshots"); snapshots && snapshots->is_array()) {
     for (const auto& item : snapshots->get_array()) {
-      if (!item.is_object()) return internal::FieldError(index_blob, "snapshots[]", "an object");
-      const auto& s = item.get_object();
-      SnapshotEntry entry;
-      RFS_ASSIGN_OR_RETURN(entry.name, internal::RequireString(s, "name", index_blob));
-      // Repositories from before ES 5 have no UUIDs: uuid == name (A.8).
-      entry.uuid = OptString(s, "uuid").value_or(entry.name);
-      if (auto state = OptInt(s, "state")) entry.state = StateName(*state);
-      entry.version = OptString(s, "version");
-      entry.index_version = OptInt(s, "index_version");
-      entry.start_time_millis = OptInt(s, "start_time_millis").value_or(0);
-      if (const auto* lookup = Find(s, "index_metadata_lookup"); lookup && lookup->is_object()) {
-        for (const auto& [id, ident] : lookup->get_object()) {
-          if (ident.is_string()) {
-            entry.index_metadata_lookup[std::string(id)] =
-                internal::ToStdString(ident.get_string());
-          }
-        }
-      }
+      RFS_ASSIGN_OR_RETURN(SnapshotEntry entry, ParseSnapshotEntry(item, index_blob));
       snapshots_.push_back(std::move(entry));
     }
   }
   if (const auto* indices = Find(*root, "indices"); indices && indices->is_object()) {
     for (const auto& [name, value] : indices->get_object()) {
-      if (!value.is_object()) return internal::FieldError(index_blob, name, "an object");
-      const auto& i = value.get_object();
-      IndexEntry entry;
-      entry.name = std::string(name);
-      RFS_ASSIGN_OR_RETURN(entry.id, internal::RequireString(i, "id", index_blob));
-      if (const auto* snaps = Find(i, "snapshots"); snaps && snaps->is_array()) {
-        for (const auto& s : snaps->get_array()) {
-          // Before ES 5.4.1 entries were {"name", "uuid"} objects (A.2).
-          if (s.is_string()) {
-            entry.snapshot_uuids.push_back(internal::ToStdString(s.get_string()));
-          } else if (s.is_object()) {
-            auto uuid = OptString(s.get_object(), "uuid");
-            if (!uuid) uuid = OptString(s.get_object(), "name");
-            if (uuid) entry.snapshot_uuids.push_back(*uuid);
-          }
-        }
-      }
-      if (const auto* gens = Find(i, "shard_generations"); gens && gens->is_array()) {
-        for (const auto& g : gens->get_array()) {
-          if (g.is_string()) {
-            entry.shard_generations.push_back(internal::ToStdString(g.get_string()));
-          } else {
-            entry.shard_generations.push_back(std::nullopt);
-          }
-        }
-      }
-      entry.shard_path_type = static_cast<int>(OptInt(i, "shard_path_type").value_or(0));
+      RFS_ASSIGN_OR_RETURN(IndexEntry entry, ParseIndexEntry(name, value, index_blob));
       indices_.push_back(std::move(entry));
     }
   }

@@ -201,6 +201,60 @@ std::string Dropped(const std::string& removed) {
   return removed.empty() ? std::string() : StrCat("; dropped ", removed);
 }
 
+// The HNSW method of an indexed `dense_vector` on `engine`: its space from the similarity, and
+// the nearest the engine has to the field's index_options (scalar quantization where it can).
+json::object KnnMethod(const json::object& field, const std::string& element,
+                       const std::string& similarity, const std::string& engine,
+                       const core::ClusterVersion& target, std::vector<std::string>& said) {
+  std::string space;
+  if (element == "bit") {
+    space = "hamming";
+  } else if (similarity == "l2_norm") {
+    space = "l2";
+  } else if (similarity == "cosine") {
+    space = "cosinesimil";
+  } else {
+    space = "innerproduct";  // dot_product, max_inner_product
+  }
+  said.push_back(StrCat("similarity ", similarity, " -> space_type ", space));
+  json::object method{{"name", "hnsw"}, {"engine", engine}, {"space_type", space}};
+  json::object parameters;
+  std::string index_type = "hnsw";
+  if (const json::value* io = field.if_contains("index_options"); io && io->is_object()) {
+    const json::object& opts = io->as_object();
+    index_type = StringOf(opts, "type");
+    for (std::string_view p : {"m", "ef_construction"}) {
+      if (const json::value* v = opts.if_contains(Key(p))) parameters[Key(p)] = *v;
+    }
+    if (opts.contains("confidence_interval")) {
+      said.push_back("index_options confidence_interval dropped");
+    }
+  }
+  if (index_type == "int8_hnsw" || index_type == "int4_hnsw" || index_type == "int8_flat" ||
+      index_type == "int4_flat") {
+    if (engine == "lucene" && AtLeast(target, 2, 16)) {
+      parameters["encoder"] = json::object{{"name", "sq"}};
+      said.push_back(StrCat("index_options ", index_type,
+                            " -> hnsw with the lucene `sq` encoder (7-bit scalar quantization, "
+                            "the nearest the engine has)"));
+    } else if (engine == "faiss" && AtLeast(target, 2, 13)) {
+      parameters["encoder"] =
+          json::object{{"name", "sq"}, {"parameters", json::object{{"type", "fp16"}}}};
+      said.push_back(StrCat("index_options ", index_type,
+                            " -> hnsw with the faiss `sq` fp16 encoder (the nearest the "
+                            "engine has)"));
+    } else {
+      said.push_back(StrCat("index_options ", index_type, " -> full-precision hnsw (", engine,
+                            " on ", target.ToString(), " has no scalar quantization)"));
+    }
+  } else if (index_type != "hnsw") {
+    said.push_back(StrCat("index_options ", index_type,
+                          " -> full-precision hnsw (no equivalent method is chosen for it)"));
+  }
+  if (!parameters.empty()) method["parameters"] = std::move(parameters);
+  return method;
+}
+
 void DenseVector(json::object& field, const std::string& path,
                  const MetadataTransformOptions& options, internal::EsTranslation& out) {
   const core::ClusterVersion& target = options.target;
@@ -250,53 +304,7 @@ void DenseVector(json::object& field, const std::string& path,
     said.push_back("engine nmslib (k-NN has no lucene engine before 2.2)");
   }
   if (indexed) {
-    std::string space;
-    if (element == "bit") {
-      space = "hamming";
-    } else if (similarity == "l2_norm") {
-      space = "l2";
-    } else if (similarity == "cosine") {
-      space = "cosinesimil";
-    } else {
-      space = "innerproduct";  // dot_product, max_inner_product
-    }
-    said.push_back(StrCat("similarity ", similarity, " -> space_type ", space));
-    json::object method{{"name", "hnsw"}, {"engine", engine}, {"space_type", space}};
-    json::object parameters;
-    std::string index_type = "hnsw";
-    if (const json::value* io = field.if_contains("index_options"); io && io->is_object()) {
-      const json::object& opts = io->as_object();
-      index_type = StringOf(opts, "type");
-      for (std::string_view p : {"m", "ef_construction"}) {
-        if (const json::value* v = opts.if_contains(Key(p))) parameters[Key(p)] = *v;
-      }
-      if (opts.contains("confidence_interval")) {
-        said.push_back("index_options confidence_interval dropped");
-      }
-    }
-    if (index_type == "int8_hnsw" || index_type == "int4_hnsw" || index_type == "int8_flat" ||
-        index_type == "int4_flat") {
-      if (engine == "lucene" && AtLeast(target, 2, 16)) {
-        parameters["encoder"] = json::object{{"name", "sq"}};
-        said.push_back(StrCat("index_options ", index_type,
-                              " -> hnsw with the lucene `sq` encoder (7-bit scalar quantization, "
-                              "the nearest the engine has)"));
-      } else if (engine == "faiss" && AtLeast(target, 2, 13)) {
-        parameters["encoder"] =
-            json::object{{"name", "sq"}, {"parameters", json::object{{"type", "fp16"}}}};
-        said.push_back(StrCat("index_options ", index_type,
-                              " -> hnsw with the faiss `sq` fp16 encoder (the nearest the "
-                              "engine has)"));
-      } else {
-        said.push_back(StrCat("index_options ", index_type, " -> full-precision hnsw (", engine,
-                              " on ", target.ToString(), " has no scalar quantization)"));
-      }
-    } else if (index_type != "hnsw") {
-      said.push_back(StrCat("index_options ", index_type,
-                            " -> full-precision hnsw (no equivalent method is chosen for it)"));
-    }
-    if (!parameters.empty()) method["parameters"] = std::move(parameters);
-    result["method"] = std::move(method);
+    result["method"] = KnnMethod(field, element, similarity, engine, target, said);
     out.knn = true;
   } else {
     said.push_back("not indexed in the source: no method (exact search only)");
