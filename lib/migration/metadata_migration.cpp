@@ -277,7 +277,9 @@ class MigrationRun {
   // Sets the outcome of a selected, transformed item: exists / would create / create.
   void Apply(MetadataItemReport& item);
   absl::Status Create(MetadataItemReport& item, bool& existed);
-  // Component templates an index template is composed of that will not be on the target.
+  // An index template's components that will not be on the target: removed from composed_of
+  // when it allows them to be missing (ES 8.7+), else the item failed (false) with the reason.
+  bool ResolveComponents(const json::object& source, MetadataItemReport& item);
   /// The components of an index template that are neither migrated nor on the target; on a
   /// failed lookup, `error` says why and `transient` whether it was a passing fault.
   std::vector<std::string> MissingComponents(const json::object& body, std::string& error,
@@ -703,65 +705,9 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
   item.body = std::move(transformed->body);
   item.dropped_settings = std::move(transformed->notes.dropped_settings);
   item.notes = std::move(transformed->notes.notes);
-  if (kind == MetadataItemKind::kIndexTemplate) {
-    // ES 8.7+ ignore_missing_component_templates: those may be absent; OpenSearch has no such
-    // option, so they leave composed_of when they will not be on the target.
-    std::set<std::string> may_be_missing;
-    if (const json::value* ignore = source.if_contains("ignore_missing_component_templates");
-        ignore && ignore->is_array()) {
-      for (const auto& n : ignore->as_array()) {
-        if (n.is_string()) may_be_missing.insert(Str(n.as_string()));
-      }
-    }
-    std::string error;
-    bool transient = false;
-    std::vector<std::string> missing = MissingComponents(item.body, error, transient);
-    if (!error.empty()) {
-      item.outcome = MetadataOutcome::kFailed;
-      item.error = error;
-      item.transient = transient;
-      report_.items.push_back(std::move(item));
-      return;
-    }
-    std::vector<std::string> fatal;
-    for (const std::string& m : missing) {
-      if (may_be_missing.count(m)) {
-        auto& composed = item.body["composed_of"].as_array();
-        composed.erase(std::remove(composed.begin(), composed.end(), json::value(m)),
-                       composed.end());
-        item.notes.push_back(StrCat("missing component template [", m,
-                                    "] removed from composed_of (it was allowed to be missing)"));
-      } else {
-        fatal.push_back(m);
-      }
-    }
-    if (!fatal.empty()) {
-      // The advice depends on why each is missing: not selected, or selected and failed.
-      std::string unselected, failed;
-      // Missing only because their own migration met a passing fault: so is this one.
-      item.transient = std::all_of(fatal.begin(), fatal.end(), [&](const std::string& f) {
-        return components_failed_transiently_.contains(f);
-      });
-      for (const auto& f : fatal) {
-        if (auto it = components_failed_.find(f); it != components_failed_.end()) {
-          failed += StrCat(failed.empty() ? "" : "; ", f, ": ", it->second);
-        } else {
-          unselected += StrCat(unselected.empty() ? "" : ", ", f);
-        }
-      }
-      item.outcome = MetadataOutcome::kFailed;
-      item.error = "composed of component templates that are not on the target";
-      if (!failed.empty()) {
-        item.error += StrCat(" (failed to migrate: ", failed, ")");
-      }
-      if (!unselected.empty()) {
-        item.error += StrCat(" ([", unselected,
-                             "] neither migrated nor on the target: select them with "
-                             "--component-template-allowlist)");
-      }
-      report_.items.push_back(std::move(item));
-      return;
-    }
+  if (kind == MetadataItemKind::kIndexTemplate && !ResolveComponents(source, item)) {
+    report_.items.push_back(std::move(item));
+    return;
   }
   Apply(item);
   if (kind == MetadataItemKind::kComponentTemplate && IsFine(item.outcome)) {
@@ -771,6 +717,64 @@ void MigrationRun::TemplateVariant(MetadataItemKind kind, MetadataItemReport ite
     if (item.transient) components_failed_transiently_.insert(name);
   }
   report_.items.push_back(std::move(item));
+}
+bool MigrationRun::ResolveComponents(const json::object& source, MetadataItemReport& item) {
+  // ES 8.7+ ignore_missing_component_templates: those may be absent; OpenSearch has no such
+  // option, so they leave composed_of when they will not be on the target.
+  std::set<std::string> may_be_missing;
+  if (const json::value* ignore = source.if_contains("ignore_missing_component_templates");
+      ignore && ignore->is_array()) {
+    for (const auto& n : ignore->as_array()) {
+      if (n.is_string()) may_be_missing.insert(Str(n.as_string()));
+    }
+  }
+  std::string error;
+  bool transient = false;
+  std::vector<std::string> missing = MissingComponents(item.body, error, transient);
+  if (!error.empty()) {
+    item.outcome = MetadataOutcome::kFailed;
+    item.error = error;
+    item.transient = transient;
+    return false;
+  }
+  std::vector<std::string> fatal;
+  for (const std::string& m : missing) {
+    if (may_be_missing.count(m)) {
+      auto& composed = item.body["composed_of"].as_array();
+      composed.erase(std::remove(composed.begin(), composed.end(), json::value(m)), composed.end());
+      item.notes.push_back(StrCat("missing component template [", m,
+                                  "] removed from composed_of (it was allowed to be missing)"));
+    } else {
+      fatal.push_back(m);
+    }
+  }
+  if (!fatal.empty()) {
+    // The advice depends on why each is missing: not selected, or selected and failed.
+    std::string unselected, failed;
+    // Missing only because their own migration met a passing fault: so is this one.
+    item.transient = std::all_of(fatal.begin(), fatal.end(), [&](const std::string& f) {
+      return components_failed_transiently_.contains(f);
+    });
+    for (const auto& f : fatal) {
+      if (auto it = components_failed_.find(f); it != components_failed_.end()) {
+        failed += StrCat(failed.empty() ? "" : "; ", f, ": ", it->second);
+      } else {
+        unselected += StrCat(unselected.empty() ? "" : ", ", f);
+      }
+    }
+    item.outcome = MetadataOutcome::kFailed;
+    item.error = "composed of component templates that are not on the target";
+    if (!failed.empty()) {
+      item.error += StrCat(" (failed to migrate: ", failed, ")");
+    }
+    if (!unselected.empty()) {
+      item.error += StrCat(" ([", unselected,
+                           "] neither migrated nor on the target: select them with "
+                           "--component-template-allowlist)");
+    }
+    return false;
+  }
+  return true;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, json::object>>> MigrationRun::UserTransform(

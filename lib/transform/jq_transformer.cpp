@@ -74,8 +74,55 @@ struct OutputBudget {
   bool over() const { return bytes > max_bytes; }
 };
 
+absl::StatusOr<json::value> FromJv(jv v, OutputBudget& budget, int depth = 0);
+
+// The elements of the array `v` (consumed).
+absl::StatusOr<json::value> FromJvArray(jv v, OutputBudget& budget, int depth) {
+  json::array out;
+  const int n = jv_array_length(jv_copy(v));
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    auto e = FromJv(jv_array_get(jv_copy(v), i), budget, depth + 1);
+    if (!e.ok()) {
+      jv_free(v);
+      return e.status();
+    }
+    out.push_back(*std::move(e));
+  }
+  jv_free(v);
+  return json::value(std::move(out));
+}
+
+// The members of the object `v` (consumed).
+absl::StatusOr<json::value> FromJvObject(jv v, OutputBudget& budget, int depth) {
+  json::object out;
+  for (int it = jv_object_iter(v); jv_object_iter_valid(v, it); it = jv_object_iter_next(v, it)) {
+    jv key = jv_object_iter_key(v, it);
+    std::string k(jv_string_value(key), static_cast<size_t>(jv_string_length_bytes(jv_copy(key))));
+    jv_free(key);
+    budget.bytes += k.size();
+    auto e = FromJv(jv_object_iter_value(v, it), budget, depth + 1);
+    if (!e.ok()) {
+      jv_free(v);
+      return e.status();
+    }
+    out[k] = *std::move(e);
+  }
+  jv_free(v);
+  return json::value(std::move(out));
+}
+
+// A jq number as JSON: integral ones as integers (as the engines print them).
+absl::StatusOr<json::value> FromJvNumber(double d) {
+  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
+    return json::value(static_cast<int64_t>(d));
+  }
+  if (!std::isfinite(d)) return absl::InvalidArgumentError("jq produced a non-finite number");
+  return json::value(d);
+}
+
 // Consumes `v`.
-absl::StatusOr<json::value> FromJv(jv v, OutputBudget& budget, int depth = 0) {
+absl::StatusOr<json::value> FromJv(jv v, OutputBudget& budget, int depth) {
   if (depth > kMaxOutputDepth) {
     jv_free(v);
     return absl::InvalidArgumentError(
@@ -86,24 +133,17 @@ absl::StatusOr<json::value> FromJv(jv v, OutputBudget& budget, int depth = 0) {
     jv_free(v);
     return absl::ResourceExhaustedError("output over the memory budget");
   }
-  switch (jv_get_kind(v)) {
+  const jv_kind kind = jv_get_kind(v);
+  switch (kind) {
     case JV_KIND_NULL:
-      jv_free(v);
-      return json::value(nullptr);
     case JV_KIND_TRUE:
-      jv_free(v);
-      return json::value(true);
     case JV_KIND_FALSE:
       jv_free(v);
-      return json::value(false);
+      return kind == JV_KIND_NULL ? json::value(nullptr) : json::value(kind == JV_KIND_TRUE);
     case JV_KIND_NUMBER: {
       const double d = jv_number_value(v);
       jv_free(v);
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
-        return json::value(static_cast<int64_t>(d));
-      }
-      if (!std::isfinite(d)) return absl::InvalidArgumentError("jq produced a non-finite number");
-      return json::value(d);
+      return FromJvNumber(d);
     }
     case JV_KIND_STRING: {
       const auto length = static_cast<size_t>(jv_string_length_bytes(jv_copy(v)));
@@ -116,40 +156,10 @@ absl::StatusOr<json::value> FromJv(jv v, OutputBudget& budget, int depth = 0) {
       jv_free(v);
       return out;
     }
-    case JV_KIND_ARRAY: {
-      json::array out;
-      const int n = jv_array_length(jv_copy(v));
-      out.reserve(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        auto e = FromJv(jv_array_get(jv_copy(v), i), budget, depth + 1);
-        if (!e.ok()) {
-          jv_free(v);
-          return e.status();
-        }
-        out.push_back(*std::move(e));
-      }
-      jv_free(v);
-      return json::value(std::move(out));
-    }
-    case JV_KIND_OBJECT: {
-      json::object out;
-      for (int it = jv_object_iter(v); jv_object_iter_valid(v, it);
-           it = jv_object_iter_next(v, it)) {
-        jv key = jv_object_iter_key(v, it);
-        std::string k(jv_string_value(key),
-                      static_cast<size_t>(jv_string_length_bytes(jv_copy(key))));
-        jv_free(key);
-        budget.bytes += k.size();
-        auto e = FromJv(jv_object_iter_value(v, it), budget, depth + 1);
-        if (!e.ok()) {
-          jv_free(v);
-          return e.status();
-        }
-        out[k] = *std::move(e);
-      }
-      jv_free(v);
-      return json::value(std::move(out));
-    }
+    case JV_KIND_ARRAY:
+      return FromJvArray(v, budget, depth);
+    case JV_KIND_OBJECT:
+      return FromJvObject(v, budget, depth);
     case JV_KIND_INVALID:
       break;
   }

@@ -215,24 +215,13 @@ absl::StatusOr<RegexMapping> MakeRegex(const std::string& index, const std::stri
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeTypeMappingSanitization(
-    const json::value& config, const TransformerContext& context) {
-  if (!config.is_null() && !config.is_object()) {
-    return absl::InvalidArgumentError(
-        "expects an object (staticMappings, regexMappings, "
-        "sourceProperties, featureFlags)");
-  }
-  static const json::object kEmpty;
-  const json::object& c = config.is_object() ? config.as_object() : kEmpty;
-  for (const auto& [key, value] : c) {
-    if (key != "staticMappings" && key != "regexMappings" && key != "sourceProperties" &&
-        key != "featureFlags") {
-      return absl::InvalidArgumentError(
-          StrCat("unknown key \"", std::string_view(key),
-                 "\" (known: staticMappings, regexMappings, sourceProperties, featureFlags)"));
-    }
-  }
-  std::map<std::string, std::map<std::string, std::string>> statics;
+namespace {
+
+using StaticMappings = std::map<std::string, std::map<std::string, std::string>>;
+
+// "staticMappings": {index: {type: target index}}.
+absl::StatusOr<StaticMappings> ParseStaticMappings(const json::object& c) {
+  StaticMappings statics;
   if (const json::value* s = c.if_contains("staticMappings"); s && !s->is_null()) {
     if (!s->is_object()) return absl::InvalidArgumentError("staticMappings must be an object");
     for (const auto& [index, types] : s->as_object()) {
@@ -251,6 +240,12 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeTypeMappingSanitization(
       }
     }
   }
+  return statics;
+}
+
+// "regexMappings": a list of {sourceIndexPattern, sourceTypePattern, targetIndexPattern} (or
+// [index, type, target]); every index and type to an index of the same name when absent.
+absl::StatusOr<std::vector<RegexMapping>> ParseRegexMappings(const json::object& c) {
   std::vector<RegexMapping> regexes;
   const json::value* r = c.if_contains("regexMappings");
   if (r == nullptr || r->is_null()) {
@@ -287,6 +282,30 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeTypeMappingSanitization(
       regexes.push_back(std::move(made));
     }
   }
+  return regexes;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeTypeMappingSanitization(
+    const json::value& config, const TransformerContext& context) {
+  if (!config.is_null() && !config.is_object()) {
+    return absl::InvalidArgumentError(
+        "expects an object (staticMappings, regexMappings, "
+        "sourceProperties, featureFlags)");
+  }
+  static const json::object kEmpty;
+  const json::object& c = config.is_object() ? config.as_object() : kEmpty;
+  for (const auto& [key, value] : c) {
+    if (key != "staticMappings" && key != "regexMappings" && key != "sourceProperties" &&
+        key != "featureFlags") {
+      return absl::InvalidArgumentError(
+          StrCat("unknown key \"", std::string_view(key),
+                 "\" (known: staticMappings, regexMappings, sourceProperties, featureFlags)"));
+    }
+  }
+  RFS_ASSIGN_OR_RETURN(StaticMappings statics, ParseStaticMappings(c));
+  RFS_ASSIGN_OR_RETURN(std::vector<RegexMapping> regexes, ParseRegexMappings(c));
   if (const json::value* p = c.if_contains("sourceProperties"); p && !p->is_null()) {
     const json::value* version = p->is_object() ? p->as_object().if_contains("version") : nullptr;
     const json::value* major =
