@@ -315,45 +315,56 @@ class Redriver {
     }
     uint64_t accepted = 0, failed = 0;
     for (auto& [key, docs] : groups) {
-      const std::string& index = key.first;
-      RFS_ASSIGN_OR_RETURN(auto sink, sinks_(index, "redrive"));
-      reindex::VectorDocumentStream input(std::move(docs));
-      std::optional<reindex::TransformingDocumentStream> transformed;
-      if (key.second) {
-        transformed.emplace(input, *transformer_, &failed_sink_, options_.transform_batch);
-      }
-      reindex::DocumentReindexer reindexer(*sink, &failed_sink_, clock_, options_.reindexer);
-      // A long file keeps its lease: renewed at half of it as acknowledgements come.
-      coordination::Lease current = lease;
-      auto renew_at = clock_.Now() + (lease.local_deadline() - lease.local_start) / 2;
-      auto on_progress = [&](const reindex::AcknowledgedProgress&) -> absl::Status {
-        if (clock_.Now() < renew_at) return absl::OkStatus();
-        RFS_ASSIGN_OR_RETURN(current, coordinator_.RenewLease(current, {}));
-        renew_at = clock_.Now() + (current.local_deadline() - current.local_start) / 2;
-        return absl::OkStatus();
-      };
-      auto result = transformed ? reindexer.Reindex(*transformed, on_progress)
-                                : reindexer.Reindex(input, on_progress);
-      if (!result.ok()) return core::WithContext(result.status(), StrCat("redriving ", path));
-      const uint64_t transform_failed = transformed ? transformed->docs_failed() : 0;
-      // A document the target holds in a newer version (409 to a versioned write) is where it
-      // should be: accepted.
-      const uint64_t group_accepted =
-          result->docs_written + result->docs_allowed_errors + result->docs_already_newer;
-      const uint64_t group_failed = result->docs_failed + transform_failed;
-      // Counted as each group is done, so a run that ends in an error still says what went.
-      accepted += group_accepted;
-      failed += group_failed;
-      summary_.accepted += group_accepted;
-      summary_.still_failed += group_failed;
-      summary_.by_index[index].accepted += group_accepted;
-      summary_.by_index[index].still_failed += group_failed;
-      if (transformed) summary_.dropped += transformed->docs_dropped();
+      RFS_RETURN_IF_ERROR(
+          SendGroup(key.first, key.second, std::move(docs), lease, path, accepted, failed));
     }
     ++summary_.files;
     Progress(StrCat(path, ": ", records.size(), " records, ", accepted, " accepted, ",
                     failed + unsendable.size(), " still failed",
                     refused > 0 ? StrCat(", ", refused, " refused") : std::string()));
+    return absl::OkStatus();
+  }
+
+  // One group of a file's records to `index`'s sink (through the transforms when `transform`),
+  // the lease renewed at half of it as acknowledgements come; counted into the summary and into
+  // `accepted` and `failed` as the group ends.
+  absl::Status SendGroup(const std::string& index, bool transform,
+                         std::vector<reindex::SourceDocument> docs,
+                         const coordination::Lease& lease, const std::string& path,
+                         uint64_t& accepted, uint64_t& failed) {
+    RFS_ASSIGN_OR_RETURN(auto sink, sinks_(index, "redrive"));
+    reindex::VectorDocumentStream input(std::move(docs));
+    std::optional<reindex::TransformingDocumentStream> transformed;
+    if (transform) {
+      transformed.emplace(input, *transformer_, &failed_sink_, options_.transform_batch);
+    }
+    reindex::DocumentReindexer reindexer(*sink, &failed_sink_, clock_, options_.reindexer);
+    // A long file keeps its lease: renewed at half of it as acknowledgements come.
+    coordination::Lease current = lease;
+    auto renew_at = clock_.Now() + (lease.local_deadline() - lease.local_start) / 2;
+    auto on_progress = [&](const reindex::AcknowledgedProgress&) -> absl::Status {
+      if (clock_.Now() < renew_at) return absl::OkStatus();
+      RFS_ASSIGN_OR_RETURN(current, coordinator_.RenewLease(current, {}));
+      renew_at = clock_.Now() + (current.local_deadline() - current.local_start) / 2;
+      return absl::OkStatus();
+    };
+    auto result = transformed ? reindexer.Reindex(*transformed, on_progress)
+                              : reindexer.Reindex(input, on_progress);
+    if (!result.ok()) return core::WithContext(result.status(), StrCat("redriving ", path));
+    const uint64_t transform_failed = transformed ? transformed->docs_failed() : 0;
+    // A document the target holds in a newer version (409 to a versioned write) is where it
+    // should be: accepted.
+    const uint64_t group_accepted =
+        result->docs_written + result->docs_allowed_errors + result->docs_already_newer;
+    const uint64_t group_failed = result->docs_failed + transform_failed;
+    // Counted as each group is done, so a run that ends in an error still says what went.
+    accepted += group_accepted;
+    failed += group_failed;
+    summary_.accepted += group_accepted;
+    summary_.still_failed += group_failed;
+    summary_.by_index[index].accepted += group_accepted;
+    summary_.by_index[index].still_failed += group_failed;
+    if (transformed) summary_.dropped += transformed->docs_dropped();
     return absl::OkStatus();
   }
 

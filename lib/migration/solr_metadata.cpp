@@ -172,6 +172,41 @@ std::string FormatSolrInspection(const json::object& inspection) {
   return out;
 }
 
+namespace {
+
+// The collection's index on the target: its settings and mappings, then created (migrate), or
+// whether it would be (evaluate). A failed creation is the item's error; a failed lookup, the
+// status returned.
+absl::Status ApplySolrIndex(const MetadataMigrationOptions& run, const solr::SolrBackup& backup,
+                            const solr::SchemaMapping& mapping,
+                            opensearch::OpenSearchClient* client, MetadataItemReport& item) {
+  json::object settings{
+      {"index", json::object{{"number_of_shards", static_cast<int64_t>(backup.shards.size())}}}};
+  if (run.min_replicas) {
+    settings["index"].as_object()["number_of_replicas"] = static_cast<int64_t>(*run.min_replicas);
+  }
+  MergeObjects(settings, mapping.settings);
+  item.body = json::object{{"settings", std::move(settings)}, {"mappings", mapping.mappings}};
+  if (client == nullptr) {
+    item.outcome = MetadataOutcome::kWouldCreate;
+  } else if (run.mode == MetadataMode::kEvaluate) {
+    auto exists = client->IndexExists(item.name);
+    if (!exists.ok()) return exists.status();
+    item.outcome = *exists ? MetadataOutcome::kAlreadyExists : MetadataOutcome::kWouldCreate;
+  } else {
+    auto created = client->CreateIndex(item.name, item.body);
+    if (!created.ok()) {
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = std::string(created.status().message());
+    } else {
+      item.outcome = *created ? MetadataOutcome::kCreated : MetadataOutcome::kAlreadyExists;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 MetadataToolResult RunSolrMetadataMigration(MetadataToolOptions options,
                                             const SolrSourceOptions& solr) {
   MetadataToolResult result;
@@ -236,27 +271,8 @@ MetadataToolResult RunSolrMetadataMigration(MetadataToolOptions options,
     item.notes.clear();
     report.items.push_back(std::move(item));
   } else {
-    json::object settings{
-        {"index", json::object{{"number_of_shards", static_cast<int64_t>(backup->shards.size())}}}};
-    if (run.min_replicas) {
-      settings["index"].as_object()["number_of_replicas"] = static_cast<int64_t>(*run.min_replicas);
-    }
-    MergeObjects(settings, mapping.settings);
-    item.body = json::object{{"settings", std::move(settings)}, {"mappings", mapping.mappings}};
-    if (client == nullptr) {
-      item.outcome = MetadataOutcome::kWouldCreate;
-    } else if (run.mode == MetadataMode::kEvaluate) {
-      auto exists = client->IndexExists(item.name);
-      if (!exists.ok()) return fail(exists.status(), core::kExitFailure);
-      item.outcome = *exists ? MetadataOutcome::kAlreadyExists : MetadataOutcome::kWouldCreate;
-    } else {
-      auto created = client->CreateIndex(item.name, item.body);
-      if (!created.ok()) {
-        item.outcome = MetadataOutcome::kFailed;
-        item.error = std::string(created.status().message());
-      } else {
-        item.outcome = *created ? MetadataOutcome::kCreated : MetadataOutcome::kAlreadyExists;
-      }
+    if (absl::Status applied = ApplySolrIndex(run, *backup, mapping, client, item); !applied.ok()) {
+      return fail(applied, core::kExitFailure);
     }
     report.items.push_back(std::move(item));
   }
