@@ -9,6 +9,7 @@
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
 
+#include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
 namespace rfs::solr {
@@ -167,6 +168,78 @@ const SolrFieldType* SolrSchema::TypeOf(const SolrField& field) const {
   return it == types.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// A <fieldType>: its name, class and attributes, and its analyzers.
+absl::StatusOr<SolrFieldType> ParseFieldType(const pt::ptree& element, std::string_view source) {
+  SolrFieldType type;
+  type.attributes = Attributes(element);
+  type.name = Attr(type.attributes, "name");
+  type.class_name = ShortClass(Attr(type.attributes, "class"));
+  if (type.name.empty() || type.class_name.empty()) {
+    return absl::DataLossError(StrCat(source, ": a <fieldType> without name or class"));
+  }
+  for (const auto& [child_name, child] : element) {
+    if (child_name != "analyzer") continue;
+    auto analyzer = ParseAnalyzer(child, source, type.name);
+    if (!analyzer.ok()) return analyzer.status();
+    type.analyzers.push_back(*std::move(analyzer));
+  }
+  return type;
+}
+
+// A <copyField>: source, dest and maxChars.
+absl::StatusOr<SolrCopyField> ParseCopyField(const pt::ptree& element, std::string_view source) {
+  const auto attrs = Attributes(element);
+  SolrCopyField copy{Attr(attrs, "source"), Attr(attrs, "dest"), 0};
+  if (copy.source.empty() || copy.dest.empty()) {
+    return absl::DataLossError(StrCat(source, ": a <copyField> without source or dest"));
+  }
+  if (const std::string max = Attr(attrs, "maxChars"); !max.empty()) {
+    try {
+      copy.max_chars = std::stoi(max);
+    } catch (const std::exception&) {
+      return absl::DataLossError(StrCat(source, ": copyField ", copy.source, " -> ", copy.dest,
+                                        ": maxChars '", max, "' is no number"));
+    }
+  }
+  return copy;
+}
+
+// A <field> or <dynamicField> (`name`) of a declared type, its properties from the schema
+// version's defaults, then its type's, then its own.
+absl::StatusOr<SolrField> ParseField(const std::string& name, const pt::ptree& element,
+                                     const SolrSchema& schema, std::string_view source) {
+  const auto attrs = Attributes(element);
+  SolrField field;
+  field.name = Attr(attrs, "name");
+  field.type = Attr(attrs, "type");
+  field.dynamic = name == "dynamicField";
+  if (field.name.empty())
+    return absl::DataLossError(StrCat(source, ": a <", name, "> without name"));
+  auto type = schema.types.find(field.type);
+  if (type == schema.types.end()) {
+    return absl::DataLossError(StrCat(source, ": field ", field.name, " has type '", field.type,
+                                      "', which the schema does not declare"));
+  }
+  // Defaults of the schema version, then the type's properties, then the field's.
+  field.doc_values = schema.version >= 1.7 && DocValuesByDefault(type->second.class_name);
+  if (type->second.class_name == "SortableTextField") field.doc_values = true;
+  field.use_doc_values_as_stored = schema.version >= 1.6;
+  using Attrs = std::map<std::string, std::string>;
+  for (const Attrs* source_attrs : {static_cast<const Attrs*>(&type->second.attributes), &attrs}) {
+    ApplyBool(*source_attrs, "indexed", field.indexed);
+    ApplyBool(*source_attrs, "stored", field.stored);
+    ApplyBool(*source_attrs, "docValues", field.doc_values);
+    ApplyBool(*source_attrs, "multiValued", field.multi_valued);
+    ApplyBool(*source_attrs, "useDocValuesAsStored", field.use_doc_values_as_stored);
+    ApplyBool(*source_attrs, "required", field.required);
+  }
+  return field;
+}
+
+}  // namespace
+
 absl::StatusOr<SolrSchema> ParseSchema(std::string_view xml, std::string_view source) {
   if (xml.size() > kMaxSchemaBytes) {
     return absl::DataLossError(StrCat(source, ": ", xml.size(), " bytes is no Solr schema"));
@@ -207,19 +280,7 @@ absl::StatusOr<SolrSchema> ParseSchema(std::string_view xml, std::string_view so
   }
   for (const auto& [name, element] : elements) {
     if (name != "fieldType" && name != "fieldtype") continue;
-    SolrFieldType type;
-    type.attributes = Attributes(*element);
-    type.name = Attr(type.attributes, "name");
-    type.class_name = ShortClass(Attr(type.attributes, "class"));
-    if (type.name.empty() || type.class_name.empty()) {
-      return absl::DataLossError(StrCat(source, ": a <fieldType> without name or class"));
-    }
-    for (const auto& [child_name, child] : *element) {
-      if (child_name != "analyzer") continue;
-      auto analyzer = ParseAnalyzer(child, source, type.name);
-      if (!analyzer.ok()) return analyzer.status();
-      type.analyzers.push_back(*std::move(analyzer));
-    }
+    RFS_ASSIGN_OR_RETURN(SolrFieldType type, ParseFieldType(*element, source));
     std::string key = type.name;
     schema.types[key] = std::move(type);
   }
@@ -237,49 +298,12 @@ absl::StatusOr<SolrSchema> ParseSchema(std::string_view xml, std::string_view so
       continue;
     }
     if (name == "copyField") {
-      const auto attrs = Attributes(*element);
-      SolrCopyField copy{Attr(attrs, "source"), Attr(attrs, "dest"), 0};
-      if (copy.source.empty() || copy.dest.empty()) {
-        return absl::DataLossError(StrCat(source, ": a <copyField> without source or dest"));
-      }
-      if (const std::string max = Attr(attrs, "maxChars"); !max.empty()) {
-        try {
-          copy.max_chars = std::stoi(max);
-        } catch (const std::exception&) {
-          return absl::DataLossError(StrCat(source, ": copyField ", copy.source, " -> ", copy.dest,
-                                            ": maxChars '", max, "' is no number"));
-        }
-      }
+      RFS_ASSIGN_OR_RETURN(SolrCopyField copy, ParseCopyField(*element, source));
       schema.copy_fields.push_back(std::move(copy));
       continue;
     }
     if (name != "field" && name != "dynamicField") continue;
-    const auto attrs = Attributes(*element);
-    SolrField field;
-    field.name = Attr(attrs, "name");
-    field.type = Attr(attrs, "type");
-    field.dynamic = name == "dynamicField";
-    if (field.name.empty())
-      return absl::DataLossError(StrCat(source, ": a <", name, "> without name"));
-    auto type = schema.types.find(field.type);
-    if (type == schema.types.end()) {
-      return absl::DataLossError(StrCat(source, ": field ", field.name, " has type '", field.type,
-                                        "', which the schema does not declare"));
-    }
-    // Defaults of the schema version, then the type's properties, then the field's.
-    field.doc_values = schema.version >= 1.7 && DocValuesByDefault(type->second.class_name);
-    if (type->second.class_name == "SortableTextField") field.doc_values = true;
-    field.use_doc_values_as_stored = schema.version >= 1.6;
-    using Attrs = std::map<std::string, std::string>;
-    for (const Attrs* source_attrs :
-         {static_cast<const Attrs*>(&type->second.attributes), &attrs}) {
-      ApplyBool(*source_attrs, "indexed", field.indexed);
-      ApplyBool(*source_attrs, "stored", field.stored);
-      ApplyBool(*source_attrs, "docValues", field.doc_values);
-      ApplyBool(*source_attrs, "multiValued", field.multi_valued);
-      ApplyBool(*source_attrs, "useDocValuesAsStored", field.use_doc_values_as_stored);
-      ApplyBool(*source_attrs, "required", field.required);
-    }
+    RFS_ASSIGN_OR_RETURN(SolrField field, ParseField(name, *element, schema, source));
     (field.dynamic ? schema.dynamic_fields : schema.fields).push_back(std::move(field));
   }
   // IndexSchema.DynamicField's order: the longest pattern first.
@@ -629,6 +653,46 @@ struct MappingBuilder {
 
 }  // namespace
 
+// A <copyField> as copy_to on its source's mapping, when it names one field of each side and
+// the destination is one Solr does not return (a returned one comes with each document).
+void TranslateCopyField(const SolrSchema& schema, const SolrCopyField& copy, MappingBuilder& b,
+                        json::object& properties) {
+  const std::string what = StrCat("copyField ", copy.source, " -> ", copy.dest);
+  if (copy.source.find('*') != std::string::npos || copy.dest.find('*') != std::string::npos) {
+    b.out.decisions.push_back(
+        StrCat(what, ": a pattern: not translated (copy_to names one field)"));
+    return;
+  }
+  const SolrField* source = schema.FieldFor(copy.source);
+  const SolrField* dest = schema.FieldFor(copy.dest);
+  if (source == nullptr || dest == nullptr) {
+    b.out.decisions.push_back(StrCat(what, ": ", source == nullptr ? copy.source : copy.dest,
+                                     " matches no field of the schema: not translated"));
+    return;
+  }
+  if (dest->returned()) {
+    b.out.decisions.push_back(StrCat(what, ": ", copy.dest,
+                                     " is returned by Solr, so its values come with each "
+                                     "document: no copy_to"));
+    return;
+  }
+  // copy_to names fields mapped explicitly: a dynamic source or dest gets its mapping here.
+  for (const SolrField* f : {source, dest}) {
+    const std::string& name = f == source ? copy.source : copy.dest;
+    if (properties.contains(name)) continue;
+    std::string ignored;
+    if (auto m = b.MappingOf(*f, ignored)) properties[name] = std::move(*m);
+  }
+  if (!properties.contains(copy.source)) return;
+  json::value& copy_to = properties[copy.source].as_object()["copy_to"];
+  if (!copy_to.is_array()) copy_to.emplace_array();
+  copy_to.as_array().push_back(json::string(copy.dest));
+  b.out.decisions.push_back(
+      StrCat(what, ": copy_to",
+             copy.max_chars > 0 ? StrCat(" (maxChars ", copy.max_chars, " not kept: whole values)")
+                                : std::string()));
+}
+
 SchemaMapping MappingFromSchema(const SolrSchema& schema,
                                 const std::vector<std::string>& index_fields) {
   MappingBuilder b{schema, {}, {}, {}};
@@ -706,40 +770,7 @@ SchemaMapping MappingFromSchema(const SolrSchema& schema,
     note_unreturned(field);
   }
   for (const SolrCopyField& copy : schema.copy_fields) {
-    const std::string what = StrCat("copyField ", copy.source, " -> ", copy.dest);
-    if (copy.source.find('*') != std::string::npos || copy.dest.find('*') != std::string::npos) {
-      b.out.decisions.push_back(
-          StrCat(what, ": a pattern: not translated (copy_to names one field)"));
-      continue;
-    }
-    const SolrField* source = schema.FieldFor(copy.source);
-    const SolrField* dest = schema.FieldFor(copy.dest);
-    if (source == nullptr || dest == nullptr) {
-      b.out.decisions.push_back(StrCat(what, ": ", source == nullptr ? copy.source : copy.dest,
-                                       " matches no field of the schema: not translated"));
-      continue;
-    }
-    if (dest->returned()) {
-      b.out.decisions.push_back(StrCat(what, ": ", copy.dest,
-                                       " is returned by Solr, so its values come with each "
-                                       "document: no copy_to"));
-      continue;
-    }
-    // copy_to names fields mapped explicitly: a dynamic source or dest gets its mapping here.
-    for (const SolrField* f : {source, dest}) {
-      const std::string& name = f == source ? copy.source : copy.dest;
-      if (properties.contains(name)) continue;
-      std::string ignored;
-      if (auto m = b.MappingOf(*f, ignored)) properties[name] = std::move(*m);
-    }
-    if (!properties.contains(copy.source)) continue;
-    json::value& copy_to = properties[copy.source].as_object()["copy_to"];
-    if (!copy_to.is_array()) copy_to.emplace_array();
-    copy_to.as_array().push_back(json::string(copy.dest));
-    b.out.decisions.push_back(StrCat(
-        what, ": copy_to",
-        copy.max_chars > 0 ? StrCat(" (maxChars ", copy.max_chars, " not kept: whole values)")
-                           : std::string()));
+    TranslateCopyField(schema, copy, b, properties);
   }
   // The k-NN plugin's index setting, only where a vector field is mapped (an OpenSearch without
   // the plugin refuses the setting).
