@@ -291,6 +291,50 @@ absl::StatusOr<SolrBackup> SolrBackupLocation::ReadBackup(std::string_view name,
   return ReadIncremental(std::move(folder), collections[0], options);
 }
 
+namespace {
+
+// The files a shard's metadata file (`md`, read from `md_path`) lists: each unique blob under
+// <folder>/index with the Lucene name, size and CRC-32 it stands for.
+absl::StatusOr<std::vector<BackupFile>> ShardFiles(const boost::json::object& md,
+                                                   const std::string& md_path,
+                                                   const std::string& folder) {
+  std::vector<BackupFile> files;
+  std::set<std::string> seen;
+  for (const auto& [unique, entry] : md) {
+    const std::string unique_name(unique.data(), unique.size());
+    const auto field_error = [&](std::string_view what) {
+      return absl::DataLossError(StrCat(md_path, ": file '", unique_name, "': ", what));
+    };
+    if (!entry.is_object()) return field_error("not an object");
+    const auto& o = entry.get_object();
+    const auto* file_name = o.if_contains("fileName");
+    if (file_name == nullptr || !file_name->is_string()) {
+      return field_error("'fileName' is missing or not a string");
+    }
+    const std::string lucene_name(file_name->get_string().data(), file_name->get_string().size());
+    if (auto problem = core::PathSegmentProblem(lucene_name)) {
+      return field_error(StrCat("fileName '", lucene_name, "': ", *problem));
+    }
+    const auto size = JsonUnsigned(o.if_contains("size"), INT64_MAX);
+    if (!size) return field_error("'size' is missing or not a non-negative integer");
+    // Checksum.checksum is CodecUtil.retrieveChecksum's CRC-32, a long in [0, 2^32).
+    const auto checksum = JsonUnsigned(o.if_contains("checksum"), UINT32_MAX);
+    if (!checksum) return field_error("'checksum' is missing or not a CRC-32");
+    if (!seen.insert(lucene_name).second) {
+      return field_error(StrCat("a second entry for Lucene file ", lucene_name));
+    }
+    BackupFile file;
+    file.lucene_name = lucene_name;
+    RFS_ASSIGN_OR_RETURN(file.blob, core::CheckedPath({folder, "index", unique_name}, md_path));
+    file.size = *size;
+    file.checksum = static_cast<uint32_t>(*checksum);
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
+}  // namespace
+
 absl::StatusOr<SolrBackup> SolrBackupLocation::ReadIncremental(
     std::string name, std::string collection, const ReadBackupOptions& options) const {
   SolrBackup backup;
@@ -348,38 +392,7 @@ absl::StatusOr<SolrBackup> SolrBackupLocation::ReadIncremental(
     }
     RFS_ASSIGN_OR_RETURN(const boost::json::value md, ParseJson(*bytes, md_path));
     if (!md.is_object()) return absl::DataLossError(StrCat(md_path, ": not a JSON object"));
-    std::set<std::string> seen;
-    for (const auto& [unique, entry] : md.get_object()) {
-      const std::string unique_name(unique.data(), unique.size());
-      const auto field_error = [&](std::string_view what) {
-        return absl::DataLossError(StrCat(md_path, ": file '", unique_name, "': ", what));
-      };
-      if (!entry.is_object()) return field_error("not an object");
-      const auto& o = entry.get_object();
-      const auto* file_name = o.if_contains("fileName");
-      if (file_name == nullptr || !file_name->is_string()) {
-        return field_error("'fileName' is missing or not a string");
-      }
-      const std::string lucene_name(file_name->get_string().data(), file_name->get_string().size());
-      if (auto problem = core::PathSegmentProblem(lucene_name)) {
-        return field_error(StrCat("fileName '", lucene_name, "': ", *problem));
-      }
-      const auto size = JsonUnsigned(o.if_contains("size"), INT64_MAX);
-      if (!size) return field_error("'size' is missing or not a non-negative integer");
-      // Checksum.checksum is CodecUtil.retrieveChecksum's CRC-32, a long in [0, 2^32).
-      const auto checksum = JsonUnsigned(o.if_contains("checksum"), UINT32_MAX);
-      if (!checksum) return field_error("'checksum' is missing or not a CRC-32");
-      if (!seen.insert(lucene_name).second) {
-        return field_error(StrCat("a second entry for Lucene file ", lucene_name));
-      }
-      BackupFile file;
-      file.lucene_name = lucene_name;
-      RFS_ASSIGN_OR_RETURN(file.blob,
-                           core::CheckedPath({backup.folder, "index", unique_name}, md_path));
-      file.size = *size;
-      file.checksum = static_cast<uint32_t>(*checksum);
-      shard.files.push_back(std::move(file));
-    }
+    RFS_ASSIGN_OR_RETURN(shard.files, ShardFiles(md.get_object(), md_path, backup.folder));
     if (std::none_of(shard.files.begin(), shard.files.end(),
                      [](const BackupFile& f) { return IsSegmentsFile(f.lucene_name); })) {
       return absl::DataLossError(StrCat(md_path, ": lists no segments_N file (no Lucene commit)"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -349,89 +350,98 @@ json::value IntAttr(const SolrAnalyzerStep& step, const std::string& key, int64_
   }
 }
 
+namespace {
+
+// Analysis components that translate by name alone (no attributes): Solr's factory name (lower
+// case, without Tokenizer/Filter/CharFilterFactory) to OpenSearch's.
+std::optional<std::string_view> RenamedComponent(std::string_view kind, std::string_view name) {
+  struct Rename {
+    std::string_view kind, solr, opensearch;
+  };
+  static constexpr Rename kRenames[] = {
+      {"tokenizer", "standard", "standard"},
+      {"tokenizer", "whitespace", "whitespace"},
+      {"tokenizer", "keyword", "keyword"},
+      {"tokenizer", "classic", "classic"},
+      {"tokenizer", "letter", "letter"},
+      {"tokenizer", "lowercase", "lowercase"},
+      {"tokenizer", "uax29urlemail", "uax_url_email"},
+      {"tokenizer", "pathhierarchy", "path_hierarchy"},
+      {"filter", "lowercase", "lowercase"},
+      {"filter", "uppercase", "uppercase"},
+      {"filter", "trim", "trim"},
+      {"filter", "classic", "classic"},
+      {"filter", "apostrophe", "apostrophe"},
+      {"filter", "kstem", "kstem"},
+      {"filter", "porterstem", "porter_stem"},
+      {"filter", "reversestring", "reverse"},
+      {"filter", "removeduplicates", "remove_duplicates"},
+      {"filter", "flattengraph", "flatten_graph"},
+      {"filter", "decimaldigit", "decimal_digit"},
+      {"charFilter", "htmlstrip", "html_strip"},
+  };
+  for (const Rename& r : kRenames) {
+    if (r.kind == kind && r.solr == name) return r.opensearch;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Translated TranslateStep(const SolrAnalyzerStep& step) {
   Translated t;
   const std::string name = Lower(step.name);
-  const auto simple = [&](std::string_view target) {
-    if (!OnlyAttributes(step, {}, t.why)) return;
-    t.ok = true;
-    t.component = json::string(target);
-  };
-  // NGram and EdgeNGram, the tokenizer's and the filter's alike.
-  const auto ngram = [&] {
-    if (!OnlyAttributes(step, {"minGramSize", "maxGramSize"}, t.why)) return;
+  const bool tokenizer = step.kind == "tokenizer";
+  const bool filter = step.kind == "filter";
+  if (const auto renamed = RenamedComponent(step.kind, name)) {
+    if (OnlyAttributes(step, {}, t.why)) {
+      t.ok = true;
+      t.component = json::string(*renamed);
+    }
+  } else if ((tokenizer || filter) && (name == "ngram" || name == "edgengram")) {
+    // NGram and EdgeNGram, the tokenizer's and the filter's alike.
+    if (!OnlyAttributes(step, {"minGramSize", "maxGramSize"}, t.why)) return t;
     t.ok = true;
     t.component = json::object{{"type", name == "ngram" ? "ngram" : "edge_ngram"},
                                {"min_gram", IntAttr(step, "minGramSize", 1)},
                                {"max_gram", IntAttr(step, "maxGramSize", name == "ngram" ? 2 : 1)}};
-  };
-  if (step.kind == "tokenizer") {
-    if (name == "standard" || name == "whitespace" || name == "keyword" || name == "classic" ||
-        name == "letter" || name == "lowercase") {
-      simple(name);
-    } else if (name == "uax29urlemail") {
-      simple("uax_url_email");
-    } else if (name == "pathhierarchy") {
-      simple("path_hierarchy");
-    } else if (name == "pattern") {
-      if (!OnlyAttributes(step, {"pattern", "group"}, t.why)) return t;
-      t.ok = true;
-      t.component =
-          json::object{{"type", "pattern"},
-                       {"pattern", step.attributes.count("pattern") ? step.attributes.at("pattern")
-                                                                    : std::string("\\W+")},
-                       {"group", IntAttr(step, "group", -1)}};
-    } else if (name == "ngram" || name == "edgengram") {
-      ngram();
+  } else if (tokenizer && name == "pattern") {
+    if (!OnlyAttributes(step, {"pattern", "group"}, t.why)) return t;
+    t.ok = true;
+    t.component =
+        json::object{{"type", "pattern"},
+                     {"pattern", step.attributes.count("pattern") ? step.attributes.at("pattern")
+                                                                  : std::string("\\W+")},
+                     {"group", IntAttr(step, "group", -1)}};
+  } else if (filter && name == "asciifolding") {
+    if (!OnlyAttributes(step, {"preserveOriginal"}, t.why)) return t;
+    t.ok = true;
+    t.component = "asciifolding";
+    if (step.attributes.count("preserveOriginal") &&
+        Lower(step.attributes.at("preserveOriginal")) == "true") {
+      t.component = json::object{{"type", "asciifolding"}, {"preserve_original", true}};
     }
-  } else if (step.kind == "filter") {
-    if (name == "lowercase" || name == "uppercase" || name == "trim" || name == "classic" ||
-        name == "apostrophe" || name == "kstem") {
-      simple(name);
-    } else if (name == "asciifolding") {
-      if (!OnlyAttributes(step, {"preserveOriginal"}, t.why)) return t;
-      t.ok = true;
-      t.component = "asciifolding";
-      if (step.attributes.count("preserveOriginal") &&
-          Lower(step.attributes.at("preserveOriginal")) == "true") {
-        t.component = json::object{{"type", "asciifolding"}, {"preserve_original", true}};
-      }
-    } else if (name == "porterstem") {
-      simple("porter_stem");
-    } else if (name == "reversestring") {
-      simple("reverse");
-    } else if (name == "removeduplicates") {
-      simple("remove_duplicates");
-    } else if (name == "flattengraph") {
-      simple("flatten_graph");
-    } else if (name == "decimaldigit") {
-      simple("decimal_digit");
-    } else if (name == "englishminimalstem" || name == "englishpossessive") {
-      if (!OnlyAttributes(step, {}, t.why)) return t;
-      t.ok = true;
-      t.component = json::object{
-          {"type", "stemmer"},
-          {"language", name == "englishminimalstem" ? "minimal_english" : "possessive_english"}};
-    } else if (name == "length") {
-      if (!OnlyAttributes(step, {"min", "max"}, t.why)) return t;
-      t.ok = true;
-      t.component = json::object{{"type", "length"},
-                                 {"min", IntAttr(step, "min", 0)},
-                                 {"max", IntAttr(step, "max", INT32_MAX)}};
-    } else if (name == "ngram" || name == "edgengram") {
-      ngram();
-    } else if (name == "stop") {
-      // Without a words file, Lucene's StopFilterFactory uses its English set, which is
-      // OpenSearch's _english_; a file's words are not read here.
-      if (!OnlyAttributes(step, {"ignoreCase"}, t.why)) return t;
-      t.ok = true;
-      t.component = json::object{{"type", "stop"}, {"stopwords", "_english_"}};
-      if (step.attributes.count("ignoreCase")) {
-        t.component.as_object()["ignore_case"] = Lower(step.attributes.at("ignoreCase")) == "true";
-      }
+  } else if (filter && (name == "englishminimalstem" || name == "englishpossessive")) {
+    if (!OnlyAttributes(step, {}, t.why)) return t;
+    t.ok = true;
+    t.component = json::object{
+        {"type", "stemmer"},
+        {"language", name == "englishminimalstem" ? "minimal_english" : "possessive_english"}};
+  } else if (filter && name == "length") {
+    if (!OnlyAttributes(step, {"min", "max"}, t.why)) return t;
+    t.ok = true;
+    t.component = json::object{{"type", "length"},
+                               {"min", IntAttr(step, "min", 0)},
+                               {"max", IntAttr(step, "max", INT32_MAX)}};
+  } else if (filter && name == "stop") {
+    // Without a words file, Lucene's StopFilterFactory uses its English set, which is
+    // OpenSearch's _english_; a file's words are not read here.
+    if (!OnlyAttributes(step, {"ignoreCase"}, t.why)) return t;
+    t.ok = true;
+    t.component = json::object{{"type", "stop"}, {"stopwords", "_english_"}};
+    if (step.attributes.count("ignoreCase")) {
+      t.component.as_object()["ignore_case"] = Lower(step.attributes.at("ignoreCase")) == "true";
     }
-  } else if (step.kind == "charFilter") {
-    if (name == "htmlstrip") simple("html_strip");
   }
   if (!t.ok && t.why.empty())
     t.why = StrCat(step.kind, " ", step.name, " has no OpenSearch equivalent here");
@@ -693,6 +703,24 @@ void TranslateCopyField(const SolrSchema& schema, const SolrCopyField& copy, Map
                                 : std::string()));
 }
 
+// The fields of the index that dynamic fields made, mapped by name.
+void MapIndexFields(const SolrSchema& schema, const std::vector<std::string>& index_fields,
+                    MappingBuilder& b, json::object& properties) {
+  for (const std::string& name : std::set<std::string>(index_fields.begin(), index_fields.end())) {
+    if (IsInternalField(name) || schema.FindField(name) != nullptr) continue;
+    const SolrField* field = schema.FieldFor(name);
+    if (field == nullptr) {
+      b.out.decisions.push_back(
+          StrCat(name, ": in the index but matches no field of the schema: not mapped"));
+      continue;
+    }
+    std::string decision;
+    auto m = b.MappingOf(*field, decision);
+    b.out.decisions.push_back(StrCat(name, " (from ", field->name, "): ", decision));
+    if (m) properties[name] = std::move(*m);
+  }
+}
+
 SchemaMapping MappingFromSchema(const SolrSchema& schema,
                                 const std::vector<std::string>& index_fields) {
   MappingBuilder b{schema, {}, {}, {}};
@@ -739,19 +767,7 @@ SchemaMapping MappingFromSchema(const SolrSchema& schema,
     note_unreturned(field);
   }
   // Fields of the index that dynamic fields made, by name.
-  for (const std::string& name : std::set<std::string>(index_fields.begin(), index_fields.end())) {
-    if (IsInternalField(name) || schema.FindField(name) != nullptr) continue;
-    const SolrField* field = schema.FieldFor(name);
-    if (field == nullptr) {
-      b.out.decisions.push_back(
-          StrCat(name, ": in the index but matches no field of the schema: not mapped"));
-      continue;
-    }
-    std::string decision;
-    auto m = b.MappingOf(*field, decision);
-    b.out.decisions.push_back(StrCat(name, " (from ", field->name, "): ", decision));
-    if (m) properties[name] = std::move(*m);
-  }
+  MapIndexFields(schema, index_fields, b, properties);
   for (const SolrField& field : schema.dynamic_fields) {
     std::string decision;
     auto m = b.MappingOf(field, decision);
