@@ -104,6 +104,46 @@ absl::StatusOr<MetadataTarget> OpenMetadataTarget(
   return out;
 }
 
+namespace {
+
+// The embedded default's folder: OUT/.rfs made, killed writers' temporary files removed, the
+// coordination store and failed-document records kept inside unless given elsewhere.
+std::optional<WiringError> WireOutputDir(const DocumentsToolOptions& options,
+                                         DocumentsWiring& wiring) {
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(options.output_dir) / ".rfs", error);
+  if (error) {
+    return WiringError{absl::UnavailableError(StrCat("cannot create ", options.output_dir,
+                                                     "/.rfs: ", error.message())),
+                       core::kExitFailure};
+  }
+  // Temporary files of workers that were killed mid-write (their process is gone).
+  auto stale = core::RemoveStaleTempFiles(options.output_dir);
+  if (!stale.ok()) return WiringError{stale.status(), core::kExitFailure};
+  wiring.stale_temp_files_removed = stale->removed;
+  if (!options.migration.previous_snapshot_name.empty() &&
+      (!wiring.coordinator_db.empty() || !options.console_url.empty() ||
+       options.coordinator.has_value())) {
+    // Bulk files are named by cursor ranges: a delta writing into the folder of another run
+    // would replace that run's files. Its store in OUT/.rfs refuses any run but its own.
+    return WiringError{
+        absl::InvalidArgumentError(
+            "a delta run (--previous-snapshot-name) with --output-dir keeps its coordination "
+            "store in that folder: drop --coordinator-db and give each run its own "
+            "--output-dir (replay them in run order)"),
+        core::kExitUsage};
+  }
+  if (wiring.coordinator_db.empty()) {
+    wiring.coordinator_db = options.output_dir + "/.rfs/coordination.sqlite";
+  }
+  if (wiring.failed_documents_dir.empty()) {
+    wiring.failed_documents_dir = options.output_dir + "/.rfs/failed-documents";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
                                       const std::string& worker_id, DocumentsWiring& wiring) {
   const bool to_directory = !options.output_dir.empty();
@@ -115,35 +155,7 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
   wiring.coordinator_db = options.coordinator_db;
   wiring.failed_documents_dir = options.failed_documents_dir;
   if (to_directory) {
-    std::error_code error;
-    std::filesystem::create_directories(std::filesystem::path(options.output_dir) / ".rfs", error);
-    if (error) {
-      return WiringError{absl::UnavailableError(StrCat("cannot create ", options.output_dir,
-                                                       "/.rfs: ", error.message())),
-                         core::kExitFailure};
-    }
-    // Temporary files of workers that were killed mid-write (their process is gone).
-    auto stale = core::RemoveStaleTempFiles(options.output_dir);
-    if (!stale.ok()) return WiringError{stale.status(), core::kExitFailure};
-    wiring.stale_temp_files_removed = stale->removed;
-    if (!options.migration.previous_snapshot_name.empty() &&
-        (!wiring.coordinator_db.empty() || !options.console_url.empty() ||
-         options.coordinator.has_value())) {
-      // Bulk files are named by cursor ranges: a delta writing into the folder of another run
-      // would replace that run's files. Its store in OUT/.rfs refuses any run but its own.
-      return WiringError{
-          absl::InvalidArgumentError(
-              "a delta run (--previous-snapshot-name) with --output-dir keeps its coordination "
-              "store in that folder: drop --coordinator-db and give each run its own "
-              "--output-dir (replay them in run order)"),
-          core::kExitUsage};
-    }
-    if (wiring.coordinator_db.empty()) {
-      wiring.coordinator_db = options.output_dir + "/.rfs/coordination.sqlite";
-    }
-    if (wiring.failed_documents_dir.empty()) {
-      wiring.failed_documents_dir = options.output_dir + "/.rfs/failed-documents";
-    }
+    if (auto error = WireOutputDir(options, wiring)) return error;
   } else {
     auto transport =
         OpenTransport(*options.target, options.migration.reindexer.max_concurrent_batches + 2);
@@ -187,6 +199,38 @@ std::optional<WiringError> WireTarget(const DocumentsToolOptions& options,
   return std::nullopt;
 }
 
+namespace {
+
+// The console's coordinator for `space`: the worker's back pressure and each item's totals
+// (read from the snapshot) go with its calls.
+absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenConsoleCoordinator(
+    const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
+    ItemSpace space, int round) {
+  coordination::ConsoleWorkCoordinatorOptions console;
+  console.worker_id = worker_id;
+  console.url = options.console_url;
+  console.session = options.session_name;
+  console.token = options.console_token;
+  console.ca_cert_file = options.console_ca_cert_file;
+  if (space == ItemSpace::kWorkerRecords) console.space = "workflow";
+  if (space == ItemSpace::kVerify) console.space = coordination::VerifyConsoleSpace(round);
+  const std::string snapshot_name = options.migration.snapshot_name;
+  console.back_pressure = [tally = wiring.back_pressure] {
+    return coordination::WorkerBackPressure{tally->rejected_429.load(), tally->retries.load()};
+  };
+  console.item_totals = [&wiring, snapshot_name](std::string_view id) {
+    const snapshot::SnapshotRepository* source = wiring.repository.get();
+    if (source == nullptr) return coordination::WorkItemTotals{};
+    auto snapshot =
+        snapshot_name.empty() ? source->LatestSnapshot() : source->FindSnapshot(snapshot_name);
+    if (!snapshot.ok()) return coordination::WorkItemTotals{};
+    return ShardTotals(*source, **snapshot, id);
+  };
+  return coordination::ConsoleWorkCoordinator::Open(std::move(console));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
     const DocumentsToolOptions& options, DocumentsWiring& wiring, const std::string& worker_id,
     ItemSpace space, int* exit_code, int round) {
@@ -206,27 +250,7 @@ absl::StatusOr<std::unique_ptr<coordination::IWorkCoordinator>> OpenCoordinator(
       return absl::InvalidArgumentError(
           "--console-url coordinates on its own: drop --coordinator-db and --coordinator-host");
     }
-    coordination::ConsoleWorkCoordinatorOptions console;
-    console.worker_id = worker_id;
-    console.url = options.console_url;
-    console.session = options.session_name;
-    console.token = options.console_token;
-    console.ca_cert_file = options.console_ca_cert_file;
-    if (records) console.space = "workflow";
-    if (verify) console.space = coordination::VerifyConsoleSpace(round);
-    const std::string snapshot_name = options.migration.snapshot_name;
-    console.back_pressure = [tally = wiring.back_pressure] {
-      return coordination::WorkerBackPressure{tally->rejected_429.load(), tally->retries.load()};
-    };
-    console.item_totals = [&wiring, snapshot_name](std::string_view id) {
-      const snapshot::SnapshotRepository* source = wiring.repository.get();
-      if (source == nullptr) return coordination::WorkItemTotals{};
-      auto snapshot =
-          snapshot_name.empty() ? source->LatestSnapshot() : source->FindSnapshot(snapshot_name);
-      if (!snapshot.ok()) return coordination::WorkItemTotals{};
-      return ShardTotals(*source, **snapshot, id);
-    };
-    opened = coordination::ConsoleWorkCoordinator::Open(std::move(console));
+    opened = OpenConsoleCoordinator(options, wiring, worker_id, space, round);
   } else if (auto valid = ValidateCoordinatorDb(db); !valid.ok()) {
     return valid;
   } else if (db.starts_with("postgresql://") || db.starts_with("postgres://")) {
