@@ -229,6 +229,24 @@ struct AwsSource {
   std::string imdsv2_token_url;
 };
 
+// The keys of the instance's role, from the metadata service at `credentials_url`.
+absl::StatusOr<net::AwsCredentials> AwsRoleCredentials(const std::string& credentials_url,
+                                                       const net::HttpHeaders& imds_headers) {
+  RFS_ASSIGN_OR_RETURN(auto role, Get(credentials_url, imds_headers, "the AWS role (url)"));
+  RFS_ASSIGN_OR_RETURN(auto keys, Get(StrCat(credentials_url, "/", role.body), imds_headers,
+                                      "the AWS role's credentials"));
+  RFS_ASSIGN_OR_RETURN(boost::json::object body,
+                       JsonObject(keys.body, "the AWS role's credentials"));
+  net::AwsCredentials credentials;
+  credentials.access_key_id = StringField(body, "AccessKeyId");
+  credentials.secret_access_key = StringField(body, "SecretAccessKey");
+  credentials.session_token = StringField(body, "Token");
+  if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
+    return absl::DataLossError("the AWS role's credentials lack AccessKeyId or SecretAccessKey");
+  }
+  return credentials;
+}
+
 absl::StatusOr<std::string> AwsSubjectToken(const AwsSource& source, std::string_view audience,
                                             const GetEnv& getenv, const core::IClock* clock) {
   net::HttpHeaders imds_headers;
@@ -269,18 +287,7 @@ absl::StatusOr<std::string> AwsSubjectToken(const AwsSource& source, std::string
           "credential_source has no url");
     }
     RFS_RETURN_IF_ERROR(imds());
-    RFS_ASSIGN_OR_RETURN(auto role,
-                         Get(source.credentials_url, imds_headers, "the AWS role (url)"));
-    RFS_ASSIGN_OR_RETURN(auto keys, Get(StrCat(source.credentials_url, "/", role.body),
-                                        imds_headers, "the AWS role's credentials"));
-    RFS_ASSIGN_OR_RETURN(boost::json::object body,
-                         JsonObject(keys.body, "the AWS role's credentials"));
-    credentials.access_key_id = StringField(body, "AccessKeyId");
-    credentials.secret_access_key = StringField(body, "SecretAccessKey");
-    credentials.session_token = StringField(body, "Token");
-    if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
-      return absl::DataLossError("the AWS role's credentials lack AccessKeyId or SecretAccessKey");
-    }
+    RFS_ASSIGN_OR_RETURN(credentials, AwsRoleCredentials(source.credentials_url, imds_headers));
   }
   std::string url = source.verification_url;
   if (const size_t at = url.find("{region}"); at != std::string::npos) {

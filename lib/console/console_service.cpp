@@ -998,6 +998,70 @@ struct ConsoleService::Impl {
                         {"indices", std::move(indices)}};
   }
 
+  // RfsWorker's phase records as the status shows them (the target tuning's and verification's
+  // records apart), the FAILED one with its reason.
+  static json::array WorkflowRows(const std::vector<coordination::WorkItemState>& phases,
+                                  TimePoint now) {
+    json::array workflow;
+    // After N resets (--reset-failed: records failed_reset_1..N) the FAILED record of the
+    // migration is failed.N; earlier ones were reset.
+    int resets = 0;
+    for (const auto& record : phases) {
+      if (record.id.starts_with("failed_reset_")) ++resets;
+    }
+    const std::string current_failed =
+        resets == 0 ? std::string("failed") : StrCat("failed.", resets);
+    for (const auto& record : phases) {
+      // The target tuning's records are shown as tuned_indices below.
+      if (record.id.starts_with(coordination::kVerifyIndexPrefix) ||
+          record.id.starts_with(coordination::kCreatedEmptyPrefix) ||
+          record.id.starts_with(coordination::kTunedPrefix) ||
+          record.id.starts_with(coordination::kTunedOriginalPrefix) ||
+          record.id.starts_with(coordination::kRestoredPrefix) ||
+          record.id.starts_with(coordination::kTuningLockPrefix)) {
+        continue;
+      }
+      const std::string state = ItemStatus(record, now);
+      json::object row{{"record", record.id},
+                       {"status", state == "completed"  ? "COMPLETED"
+                                  : state == "assigned" ? "IN_PROGRESS"
+                                                        : "NOT_STARTED"},
+                       {"attempts", record.lease_generation}};
+      if (state == "assigned") {
+        row["worker_id"] = record.lease_holder;
+        row["lease_expiry"] = FormatTime(record.lease_expires_at);
+      }
+      // The FAILED record carries its reason as its creator (see rfs_worker.cpp).
+      if (record.id == current_failed) {
+        row["status"] = "FAILED";
+        row["reason"] = record.creator_id;
+      } else if (record.id == "failed" || record.id.starts_with("failed.")) {
+        row["status"] = "RESET";
+        row["reason"] = record.creator_id;
+      }
+      workflow.push_back(std::move(row));
+    }
+    return workflow;
+  }
+
+  // Target tuning (RfsWorker --tune-target): indices still at 0 replicas and no refresh.
+  static json::array TunedIndices(const std::vector<coordination::WorkItemState>& phases) {
+    std::set<std::string> restored;
+    for (const auto& record : phases) {
+      if (!record.completed()) continue;
+      if (auto index = coordination::TuningRecordIndex(coordination::kRestoredPrefix, record.id)) {
+        restored.insert(*index);
+      }
+    }
+    json::array tuned;
+    for (const auto& record : phases) {
+      auto index = coordination::TuningRecordIndex(coordination::kTunedPrefix, record.id);
+      if (!record.completed() || !index || restored.contains(*index)) continue;
+      tuned.push_back(json::object{{"index", *index}, {"state", "tuned, not yet restored"}});
+    }
+    return tuned;
+  }
+
   Result<json::object> Status(const SessionRecord& session) {
     RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, kConsoleWorker));
     RFS_CONSOLE_TRY(auto items, FromStatusOr(coordinator->ListWorkItems()));
@@ -1012,59 +1076,8 @@ struct ConsoleService::Impl {
       records.work_table += kWorkflowTableSuffix;
       RFS_CONSOLE_TRY(auto reader, Coordinator(records, kConsoleWorker));
       RFS_CONSOLE_TRY(auto phases, FromStatusOr(reader->ListWorkItems()));
-      // After N resets (--reset-failed: records failed_reset_1..N) the FAILED record of the
-      // migration is failed.N; earlier ones were reset.
-      int resets = 0;
-      for (const auto& record : phases) {
-        if (record.id.starts_with("failed_reset_")) ++resets;
-      }
-      const std::string current_failed =
-          resets == 0 ? std::string("failed") : StrCat("failed.", resets);
-      for (const auto& record : phases) {
-        // The target tuning's records are shown as tuned_indices below.
-        if (record.id.starts_with(coordination::kVerifyIndexPrefix) ||
-            record.id.starts_with(coordination::kCreatedEmptyPrefix) ||
-            record.id.starts_with(coordination::kTunedPrefix) ||
-            record.id.starts_with(coordination::kTunedOriginalPrefix) ||
-            record.id.starts_with(coordination::kRestoredPrefix) ||
-            record.id.starts_with(coordination::kTuningLockPrefix)) {
-          continue;
-        }
-        const std::string state = ItemStatus(record, now);
-        json::object row{{"record", record.id},
-                         {"status", state == "completed"  ? "COMPLETED"
-                                    : state == "assigned" ? "IN_PROGRESS"
-                                                          : "NOT_STARTED"},
-                         {"attempts", record.lease_generation}};
-        if (state == "assigned") {
-          row["worker_id"] = record.lease_holder;
-          row["lease_expiry"] = FormatTime(record.lease_expires_at);
-        }
-        // The FAILED record carries its reason as its creator (see rfs_worker.cpp).
-        if (record.id == current_failed) {
-          row["status"] = "FAILED";
-          row["reason"] = record.creator_id;
-        } else if (record.id == "failed" || record.id.starts_with("failed.")) {
-          row["status"] = "RESET";
-          row["reason"] = record.creator_id;
-        }
-        workflow.push_back(std::move(row));
-      }
-      // Target tuning (RfsWorker --tune-target): indices still at 0 replicas and no refresh.
-      std::set<std::string> restored;
-      for (const auto& record : phases) {
-        if (!record.completed()) continue;
-        if (auto index =
-                coordination::TuningRecordIndex(coordination::kRestoredPrefix, record.id)) {
-          restored.insert(*index);
-        }
-      }
-      json::array tuned;
-      for (const auto& record : phases) {
-        auto index = coordination::TuningRecordIndex(coordination::kTunedPrefix, record.id);
-        if (!record.completed() || !index || restored.contains(*index)) continue;
-        tuned.push_back(json::object{{"index", *index}, {"state", "tuned, not yet restored"}});
-      }
+      workflow = WorkflowRows(phases, now);
+      json::array tuned = TunedIndices(phases);
       if (!tuned.empty()) status["tuned_indices"] = std::move(tuned);
       RFS_CONSOLE_TRY(json::object verification, Verification(session, phases));
       if (!verification.empty()) status["verification"] = std::move(verification);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/aws_credentials.hpp"
 
@@ -166,9 +167,10 @@ absl::Status TransportError(std::string_view what, const Endpoint& ep, const Err
         StrCat(what, " ", ep.display, ": response larger than the configured limit"));
   }
   if (ec == http::error::header_limit) {
-    return absl::ResourceExhaustedError(StrCat(what, " ", ep.display,
-                                               ": a response header line longer than ",
-                                               kMaxResponseHeaderBytes >> 20, " MiB"));
+    // Sent again, the request would get the same answer.
+    return core::NotRetryable(absl::ResourceExhaustedError(
+        StrCat(what, " ", ep.display, ": a response header line longer than ",
+               kMaxResponseHeaderBytes >> 20, " MiB")));
   }
   return absl::UnavailableError(StrCat(what, " ", ep.display, ": ", ec.message()));
 }

@@ -168,6 +168,26 @@ struct HttpServer::Impl {
     co_return error;
   }
 
+  // The answer to a head that was read but cannot be served: too long (414 or 431) or malformed
+  // (400); nullopt for a head read whole, or a read that failed otherwise.
+  std::optional<HttpResponse> RefusedHead(const beast::error_code& read_error,
+                                          const http::request_parser<http::string_body>& parser) {
+    if (read_error == http::error::header_limit) {
+      // The parser hands over the request line as soon as that line is whole: none yet means
+      // the line alone is over the limit (RFC 9110 15.5.15), else the header fields are (RFC
+      // 6585 5).
+      const bool line_parsed = !parser.get().target().empty();
+      return line_parsed ? PlainError(431, StrCat("request heads are limited to ",
+                                                  options.max_head_bytes, " bytes\n"))
+                         : PlainError(414, StrCat("request lines are limited to ",
+                                                  options.max_head_bytes, " bytes\n"));
+    }
+    if (IsMalformedHead(read_error)) {
+      return PlainError(400, StrCat("malformed request: ", read_error.message(), "\n"));
+    }
+    return std::nullopt;
+  }
+
   // One request after another on one connection, until the peer closes, an error, or a request
   // without keep-alive.
   template <typename Stream>
@@ -188,23 +208,10 @@ struct HttpServer::Impl {
       const auto too_large = [](size_t limit) {
         return PlainError(413, StrCat("request bodies are limited to ", limit, " bytes\n"));
       };
-      bool head_refused = false;  // its form: the version and keep-alive are not to be trusted
-      if (read_error == http::error::header_limit) {
-        // The parser hands over the request line as soon as that line is whole: none yet means
-        // the line alone is over the limit (RFC 9110 15.5.15), else the header fields are (RFC
-        // 6585 5).
-        const bool line_parsed = !parser.get().target().empty();
-        rejected = line_parsed ? PlainError(431, StrCat("request heads are limited to ",
-                                                        options.max_head_bytes, " bytes\n"))
-                               : PlainError(414, StrCat("request lines are limited to ",
-                                                        options.max_head_bytes, " bytes\n"));
-        head_refused = true;
-      } else if (IsMalformedHead(read_error)) {
-        rejected = PlainError(400, StrCat("malformed request: ", read_error.message(), "\n"));
-        head_refused = true;
-      } else if (read_error) {
-        co_return;  // closed, timed out or evicted: nothing to answer
-      }
+      rejected = RefusedHead(read_error, parser);
+      // Its form: the version and keep-alive are not to be trusted.
+      const bool head_refused = rejected.has_value();
+      if (read_error && !head_refused) co_return;  // closed, timed out or evicted: no answer
       unsigned version = head_refused ? 11 : parser.get().version();
       bool keep_alive = !head_refused && parser.get().keep_alive();
       size_t body_limit = options.max_request_body_bytes;

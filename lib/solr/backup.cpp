@@ -333,6 +333,29 @@ absl::StatusOr<std::vector<BackupFile>> ShardFiles(const boost::json::object& md
   return files;
 }
 
+// Each shard backed up must be a shard of the collection's recorded state; each takes its hash
+// range from there.
+absl::Status MatchRecordedShards(SolrBackup& backup, const std::string& properties_path) {
+  if (const auto* shards = backup.collection_state.if_contains("shards");
+      shards != nullptr && shards->is_object()) {
+    for (BackupShard& shard : backup.shards) {
+      const auto* state = shards->get_object().if_contains(shard.name);
+      if (state == nullptr) {
+        return absl::DataLossError(StrCat(properties_path, " names shard ", shard.name, ", which ",
+                                          backup.zk_folder,
+                                          "/collection_state.json does not list"));
+      }
+      if (state->is_object()) {
+        if (const auto* range = state->get_object().if_contains("range");
+            range != nullptr && range->is_string()) {
+          shard.range = std::string(range->get_string());
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SolrBackup> SolrBackupLocation::ReadIncremental(
@@ -407,24 +430,7 @@ absl::StatusOr<SolrBackup> SolrBackupLocation::ReadIncremental(
   }
   std::sort(backup.shards.begin(), backup.shards.end(),
             [](const BackupShard& a, const BackupShard& b) { return a.name < b.name; });
-  // Each shard backed up is a shard of the collection's recorded state.
-  if (const auto* shards = backup.collection_state.if_contains("shards");
-      shards != nullptr && shards->is_object()) {
-    for (BackupShard& shard : backup.shards) {
-      const auto* state = shards->get_object().if_contains(shard.name);
-      if (state == nullptr) {
-        return absl::DataLossError(StrCat(properties_path, " names shard ", shard.name, ", which ",
-                                          backup.zk_folder,
-                                          "/collection_state.json does not list"));
-      }
-      if (state->is_object()) {
-        if (const auto* range = state->get_object().if_contains("range");
-            range != nullptr && range->is_string()) {
-          shard.range = std::string(range->get_string());
-        }
-      }
-    }
-  }
+  RFS_RETURN_IF_ERROR(MatchRecordedShards(backup, properties_path));
   return backup;
 }
 

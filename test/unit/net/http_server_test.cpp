@@ -7,8 +7,12 @@
 #include <atomic>
 #include <thread>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "reindex_test_util.hpp"
@@ -165,4 +169,36 @@ TEST_CASE("a response whose header lines pass 8 KiB is read whole", "[net]") {
     CHECK(response->body == "/_index_template/t");
     CHECK(response->Header("warning").value_or("").size() > bytes);
   }
+}
+
+TEST_CASE("a response header line past 1 MiB is refused once, not retried", "[net]") {
+  // Beast cannot send such a line: a plain socket answers every request with one.
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::atomic<int> answered{0};
+  std::thread server([&] {
+    boost::system::error_code ec;
+    asio::ip::tcp::socket socket(io);
+    acceptor.accept(socket, ec);
+    if (ec) return;
+    std::string head;
+    asio::read_until(socket, asio::dynamic_buffer(head), "\r\n\r\n", ec);
+    const std::string answer = "HTTP/1.1 200 OK\r\nWarning: 299 OpenSearch \"" +
+                               std::string(size_t{1} << 21, 'w') +
+                               "\"\r\nContent-Length: 0\r\n\r\n";
+    asio::write(socket, asio::buffer(answer), ec);
+    ++answered;
+  });
+  auto client = Client("http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()));
+  HttpRequest request;
+  request.target = "/_index_template/t";
+  auto refused = client->Send(request);
+  server.join();
+  REQUIRE_FALSE(refused.ok());
+  CHECK(absl::IsResourceExhausted(refused.status()));
+  CHECK_FALSE(rfs::core::IsRetryable(refused.status()));
+  CHECK(refused.status().message().find("a response header line longer than 1 MiB") !=
+        std::string::npos);
+  CHECK(answered == 1);
 }
