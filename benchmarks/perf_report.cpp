@@ -192,6 +192,24 @@ const char* Bound(double peak_mib, bool exact = true) {
   return over ? "OVER" : "    ";
 }
 
+// The proxy's options that make s3rver look like S3 over a network: 30 ms to the first byte,
+// 80 MB/s per connection, the repository's GETs answered from its folder (s3rver alone would set
+// the pace). Sets the worker's keys in the environment.
+rfs::test::S3ProxyOptions CloudLatencyProxy(const rfs::test::S3Server& server,
+                                            const std::string& repo) {
+  rfs::test::S3ProxyOptions proxy_options;
+  proxy_options.upstream = server.endpoint();
+  proxy_options.upstream_credentials = rfs::test::S3Server::Credentials();
+  proxy_options.expect.secrets = {{"AKIDPERFREPORT", "perf-report-secret"}};
+  proxy_options.first_byte_latency = std::chrono::milliseconds(30);
+  proxy_options.bytes_per_second = 80e6;
+  proxy_options.local_prefix = "/rfs-perf/repo/";
+  proxy_options.local_folder = repo;
+  ::setenv("AWS_ACCESS_KEY_ID", "AKIDPERFREPORT", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "perf-report-secret", 1);
+  return proxy_options;
+}
+
 template <typename Clear>
 void OtherPaths(const Options& options, const path& mix, const std::string& out_dir,
                 const path& work, Clear clear_out) {
@@ -206,17 +224,7 @@ void OtherPaths(const Options& options, const path& mix, const std::string& out_
   {
     rfs::test::S3Server server("rfs-perf");
     server.Upload(mix_repo, "repo/");
-    rfs::test::S3ProxyOptions proxy_options;
-    proxy_options.upstream = server.endpoint();
-    proxy_options.upstream_credentials = rfs::test::S3Server::Credentials();
-    proxy_options.expect.secrets = {{"AKIDPERFREPORT", "perf-report-secret"}};
-    proxy_options.first_byte_latency = std::chrono::milliseconds(30);
-    proxy_options.bytes_per_second = 80e6;
-    proxy_options.local_prefix = "/rfs-perf/repo/";
-    proxy_options.local_folder = mix_repo;
-    rfs::test::S3Proxy proxy(proxy_options);
-    ::setenv("AWS_ACCESS_KEY_ID", "AKIDPERFREPORT", 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", "perf-report-secret", 1);
+    rfs::test::S3Proxy proxy(CloudLatencyProxy(server, mix_repo));
     clear_out();
     const Run worker =
         RunAll({{RFS_DOCUMENTS_TOOL, "--s3-repo-uri", "s3://rfs-perf/repo", "--s3-region",
@@ -424,17 +432,7 @@ void S3Cost(const std::string& name, const path& dir, const std::string& out_dir
   }
   rfs::test::S3Server server("rfs-perf");
   server.Upload(repo, "repo/");
-  rfs::test::S3ProxyOptions proxy_options;
-  proxy_options.upstream = server.endpoint();
-  proxy_options.upstream_credentials = rfs::test::S3Server::Credentials();
-  proxy_options.expect.secrets = {{"AKIDPERFREPORT", "perf-report-secret"}};
-  proxy_options.first_byte_latency = std::chrono::milliseconds(30);
-  proxy_options.bytes_per_second = 80e6;
-  proxy_options.local_prefix = "/rfs-perf/repo/";
-  proxy_options.local_folder = repo;
-  rfs::test::S3Proxy proxy(proxy_options);
-  ::setenv("AWS_ACCESS_KEY_ID", "AKIDPERFREPORT", 1);
-  ::setenv("AWS_SECRET_ACCESS_KEY", "perf-report-secret", 1);
+  rfs::test::S3Proxy proxy(CloudLatencyProxy(server, repo));
   const std::vector<std::string> s3 = {"--s3-repo-uri", "s3://rfs-perf/repo", "--s3-region",
                                        "us-east-1",     "--s3-endpoint",      proxy.endpoint()};
   Run best;
