@@ -112,6 +112,19 @@ inline std::string StartLocalNode(const fs::path& dir, const std::string& args) 
 }
 #endif
 
+/// User plus system seconds of `usage`.
+inline double CpuSeconds(const struct rusage& usage) {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+/// CPU seconds of this process (RUSAGE_SELF) or of its waited-for children (RUSAGE_CHILDREN).
+inline double CpuSecondsOf(int who) {
+  struct rusage usage {};
+  ::getrusage(who, &usage);
+  return CpuSeconds(usage);
+}
+
 /// CPU seconds a process has used so far (/proc/<pid>/stat utime + stime).
 inline double ProcessCpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");

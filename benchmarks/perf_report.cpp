@@ -126,8 +126,7 @@ Run RunAll(const std::vector<std::vector<std::string>>& commands, const std::str
     if (!(peak >> peak_kib)) Fail("peak_rss_exec reported no peak RSS for " + commands[i][0]);
     bench::fs::remove(peak_files[i]);
     run.peak_mib = std::max(run.peak_mib, peak_kib / 1024.0);
-    run.cpu_seconds += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    run.cpu_seconds += bench::CpuSeconds(usage);
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
@@ -406,13 +405,6 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-double OwnCpuSeconds() {
-  struct rusage usage {};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 // The worker's own CPU per GB of _source from S3 at cloud latency against the same from the
 // folder (goal: <= 1.25x), default options, to bulk files. The proxy runs in this process, so the
 // worker's user+system time (wait4) is its own; the proxy's is this process's time over the run,
@@ -443,12 +435,12 @@ void S3Cost(const std::string& name, const path& dir, const std::string& out_dir
     std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--output-dir", out_dir};
     command.insert(command.end(), s3.begin(), s3.end());
     const uint64_t requests_before = proxy.requests();
-    const double cpu_before = OwnCpuSeconds();
+    const double cpu_before = bench::CpuSecondsOf(RUSAGE_SELF);
     const Run run = RunAll({command});
     if (run.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration from S3 failed");
     if (best.seconds == 0 || run.cpu_seconds < best.cpu_seconds) {
       best = run;
-      proxy_cpu = OwnCpuSeconds() - cpu_before;
+      proxy_cpu = bench::CpuSecondsOf(RUSAGE_SELF) - cpu_before;
       requests = proxy.requests() - requests_before;
     }
   }

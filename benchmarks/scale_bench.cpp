@@ -294,20 +294,13 @@ struct ToolRun {
   double cpu_seconds = 0;  // the tool's user + system time
 };
 
-double ChildrenCpuSeconds() {
-  struct rusage usage {};
-  ::getrusage(RUSAGE_CHILDREN, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 // MetadataMigration with `args`, its output in `log`; it must end with 0.
 ToolRun RunMetadataMigration(const std::string& args, const std::string& log) {
   const std::string command = std::string(RFS_METADATA_TOOL) + " " + args + " >'" + log + "' 2>&1";
-  const double cpu_before = ChildrenCpuSeconds();
+  const double cpu_before = bench::CpuSecondsOf(RUSAGE_CHILDREN);
   const auto start = Clock::now();
   const int status = std::system(command.c_str());
-  ToolRun run{Since(start), ChildrenCpuSeconds() - cpu_before};
+  ToolRun run{Since(start), bench::CpuSecondsOf(RUSAGE_CHILDREN) - cpu_before};
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     Fail("MetadataMigration did not end with 0 (" + std::to_string(status) + "; its log: " + log +
          ")");
