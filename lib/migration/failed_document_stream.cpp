@@ -45,7 +45,7 @@ std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
       {"failureType", doc.error_type},
       {"failureClass", "NON_RETRYABLE"},
       {"timestamp", Utc(now, "%Y-%m-%dT%H:%M:%SZ")},
-      {"requestItem", StrCat(doc.action, doc.action.empty() ? "" : "\n", doc.source, "\n")},
+      {"requestItem", StrCat(doc.action, doc.action.empty() ? "" : "\n", doc.SourceText(), "\n")},
       {"responseItem", std::move(response)},
       {"cursor", doc.cursor}};
   return core::JsonText(record);

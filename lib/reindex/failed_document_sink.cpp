@@ -55,7 +55,7 @@ RecordPieces Pieces(const FailedDocument& doc) {
   pieces.head = core::JsonText(record);
   pieces.head.pop_back();  // the closing brace: "source" goes last, as written
   pieces.head += ",\"source\":";
-  const std::string_view text = doc.source;
+  const std::string_view text = doc.SourceText();
   if (text.find_first_of("\r\n") == std::string_view::npos && net::IsJson(text)) {
     pieces.source = text;
   } else {
@@ -66,28 +66,50 @@ RecordPieces Pieces(const FailedDocument& doc) {
 }
 
 // Records holding this many source bytes or more are compressed as they are laid out (igzip,
-// level 1) instead of being copied into one buffer first and compressed harder.
+// level 1) and written as they are compressed, instead of being copied into one buffer first and
+// compressed harder: of a huge document, neither a copy nor its whole compressed form is held.
 constexpr size_t kStreamedRecordBytes = size_t{16} << 20;
+// How much of a streamed record's source is compressed at a time, and how much compressed output
+// is held before it is written.
+constexpr size_t kStreamSliceBytes = size_t{8} << 20;
+constexpr size_t kStreamWriteBytes = size_t{4} << 20;
+
+size_t SourceBytes(std::span<const FailedDocument> docs) {
+  size_t bytes = 0;
+  for (const FailedDocument& doc : docs) bytes += doc.SourceText().size();
+  return bytes;
+}
 
 absl::StatusOr<std::string> GzipRecords(std::span<const FailedDocument> docs) {
-  size_t source_bytes = 0;
-  for (const FailedDocument& doc : docs) source_bytes += doc.source.size();
-  if (source_bytes < kStreamedRecordBytes) {
-    std::string lines;
-    for (const FailedDocument& doc : docs) {
-      lines += FailedDocumentToJson(doc);
-      lines.push_back('\n');
-    }
-    return net::GzipCompress(lines, /*level=*/6);
+  std::string lines;
+  for (const FailedDocument& doc : docs) {
+    lines += FailedDocumentToJson(doc);
+    lines.push_back('\n');
   }
-  net::GzipStream gzip(source_bytes / 4);
+  return net::GzipCompress(lines, /*level=*/6);
+}
+
+// Compresses `docs` into one gzip member written to `fd` as it is made.
+absl::Status WriteStreamedRecords(std::span<const FailedDocument> docs, int fd,
+                                  const std::string& path) {
+  net::GzipStream gzip(kStreamWriteBytes + kStreamSliceBytes);
+  auto write_pending = [&](size_t at_least) -> absl::Status {
+    if (gzip.pending().size() < at_least) return absl::OkStatus();
+    RFS_RETURN_IF_ERROR(core::WriteAll(fd, gzip.pending(), path));
+    gzip.TakePending();
+    return absl::OkStatus();
+  };
   for (const FailedDocument& doc : docs) {
     const RecordPieces pieces = Pieces(doc);
     RFS_RETURN_IF_ERROR(gzip.Append(pieces.head));
-    RFS_RETURN_IF_ERROR(gzip.Append(pieces.source));
+    for (size_t at = 0; at < pieces.source.size(); at += kStreamSliceBytes) {
+      RFS_RETURN_IF_ERROR(gzip.Append(pieces.source.substr(at, kStreamSliceBytes)));
+      RFS_RETURN_IF_ERROR(write_pending(kStreamWriteBytes));
+    }
     RFS_RETURN_IF_ERROR(gzip.Append("}\n"));
   }
-  return gzip.Finish();
+  RFS_ASSIGN_OR_RETURN(std::string rest, gzip.Finish());
+  return core::WriteAll(fd, rest, path);
 }
 
 }  // namespace
@@ -125,8 +147,12 @@ uint64_t GzipFailedDocumentSink::recorded() const {
 
 absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs) {
   if (docs.empty()) return absl::OkStatus();
-  auto member = GzipRecords(docs);
-  if (!member.ok()) return member.status();
+  // Small records are compressed before the lock; streamed ones are written under it.
+  const bool streamed = SourceBytes(docs) >= kStreamedRecordBytes;
+  std::string member;
+  if (!streamed) {
+    RFS_ASSIGN_OR_RETURN(member, GzipRecords(docs));
+  }
 
   std::lock_guard lock(mu_);
   bool created = false;
@@ -138,7 +164,8 @@ absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs
   // A member is appended whole or the file is cut back, so a failed append leaves no torn
   // member in front of the next one.
   const off_t before = ::lseek(fd_, 0, SEEK_END);
-  absl::Status status = core::WriteAll(fd_, *member, path_);
+  absl::Status status =
+      streamed ? WriteStreamedRecords(docs, fd_, path_) : core::WriteAll(fd_, member, path_);
   if (status.ok() && ::fsync(fd_) != 0) status = core::ErrnoStatus("fsync", path_, errno);
   if (!status.ok()) {
     if (before >= 0 && ::ftruncate(fd_, before) != 0) {

@@ -65,12 +65,9 @@ absl::Status TransformingDocumentStream::Refill() {
       ready_.push_back(std::move(doc));
       return absl::OkStatus();
     }
-    // Transforms work on the source itself: lines laid out for a sink are of no use.
-    if (doc.rendered) {
-      doc.source = std::string(SourceBytes(doc));
-      doc.rendered.reset();
-    }
-    const size_t size = doc.source.size();
+    // Checked before the source is taken out of its laid-out lines: a document too large to
+    // transform is recorded from where it lies, never copied.
+    const size_t size = SourceSize(doc);
     if (parse_sources_ && options_.transform_memory_bytes > 0 &&
         kTransformFootprint * size > options_.transform_memory_bytes) {
       docs_in_ += 1;
@@ -78,6 +75,11 @@ absl::Status TransformingDocumentStream::Refill() {
           RecordFailure(doc, transform::TooLargeToTransform(size, kTransformFootprint * size,
                                                             options_.transform_memory_bytes)));
       continue;
+    }
+    // Transforms work on the source itself: lines laid out for a sink are of no use.
+    if (doc.rendered) {
+      doc.source = std::string(SourceBytes(doc));
+      doc.rendered.reset();
     }
     bytes += size;
     batch.push_back(std::move(doc));
@@ -163,7 +165,12 @@ absl::Status TransformingDocumentStream::RecordFailure(SourceDocument& doc,
   failed.error_type = transform::IsTransformBudgetExceeded(error) ? "transform_budget_exceeded"
                                                                   : "transform_exception";
   failed.reason = std::string(error.message());
-  failed.source = std::move(doc.source);
+  if (doc.rendered) {
+    failed.borrowed_source = SourceBytes(doc);
+    failed.source_owner = std::move(doc.rendered);
+  } else {
+    failed.source = std::move(doc.source);
+  }
   return failed_sink_->Record(std::span<const FailedDocument>(&failed, 1));
 }
 

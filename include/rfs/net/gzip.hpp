@@ -30,7 +30,11 @@ class GzipStream {
   GzipStream& operator=(const GzipStream&) = delete;
 
   absl::Status Append(std::string_view data);
-  /// Ends the member and returns it; the stream is then spent.
+  /// The compressed bytes made so far and not yet taken. A caller that writes the member as it
+  /// goes writes these, then calls TakePending, so the stream holds only what is new.
+  std::string_view pending() const { return out_; }
+  void TakePending() { out_.clear(); }
+  /// Ends the member and returns it (what is still pending); the stream is then spent.
   absl::StatusOr<std::string> Finish();
 
  private:

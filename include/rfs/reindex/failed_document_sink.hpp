@@ -18,6 +18,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,8 +34,15 @@ struct FailedDocument {
   std::string reason;
   /// The bulk action line that was sent (one line, no newline).
   std::string action;
-  /// The document's `_source` as sent.
+  /// The document's `_source` as sent; read it with SourceText().
   std::string source;
+  /// Set instead of `source` when the source lies in a buffer the document shares (its laid-out
+  /// bulk lines), so that recording a huge document does not copy it: `borrowed_source` points
+  /// into what `source_owner` keeps alive.
+  std::shared_ptr<const void> source_owner;
+  std::string_view borrowed_source;
+
+  std::string_view SourceText() const { return source_owner ? borrowed_source : source; }
 };
 
 class IFailedDocumentSink {

@@ -114,19 +114,43 @@ TEST_CASE("a large failed document is written from where it is, in the same reco
   testutil::TempDir dir;
   auto sink = GzipFailedDocumentSink::Open(dir.str());
   REQUIRE(sink.ok());
-  // Over the streamed-record threshold (16 MiB): a JSON source kept as written, and a second one
-  // that is not JSON, re-encoded as a string.
-  const std::string big = R"({"msg":")" + std::string(size_t{17} << 20, 'x') + R"("})";
+  // Over the streamed-record threshold (16 MiB): a JSON source kept as written, borrowed from the
+  // buffer it lies in, and a second one that is not JSON, re-encoded as a string. The big one is
+  // base64-like text that gzip cannot shrink much, so its member is written in several pieces.
+  auto lines = std::make_shared<std::string>("{\"index\":{}}\n");
+  const size_t source_at = lines->size();
+  *lines += R"({"blob":")";
+  uint64_t state = 7;
+  constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < (size_t{20} << 20); ++i) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    lines->push_back(kAlphabet[state >> 58]);
+  }
+  *lines += R"("})";
+  const std::string_view big = std::string_view(*lines).substr(source_at);
+  *lines += "\n";
+  FailedDocument borrowed = Failed("big", "");
+  borrowed.borrowed_source = big;
+  borrowed.source_owner = lines;
   const std::string not_json = "{" + std::string(1000, 'y');
-  std::vector<FailedDocument> docs{Failed("big", big), Failed("bad", not_json)};
+  const std::vector<FailedDocument> before{Failed("small-1", R"({"n":1})")};
+  const std::vector<FailedDocument> docs{borrowed, Failed("bad", not_json)};
+  const std::vector<FailedDocument> after{Failed("small-2", R"({"n":2})")};
+  REQUIRE((*sink)->Record(before).ok());
   REQUIRE((*sink)->Record(docs).ok());
+  REQUIRE((*sink)->Record(after).ok());
+  CHECK((*sink)->recorded() == 4);
   std::ifstream in((*sink)->path(), std::ios::binary);
   std::stringstream raw;
   raw << in.rdbuf();
+  CHECK(raw.str().size() > (size_t{12} << 20));  // the big source did not compress away
   auto text = net::GzipDecompress(raw.str());
   REQUIRE(text.ok());
-  CHECK(*text == FailedDocumentToJson(docs[0]) + "\n" + FailedDocumentToJson(docs[1]) + "\n");
-  CHECK(text->find("\"source\":" + big + "}\n") != std::string::npos);
+  CHECK(*text == FailedDocumentToJson(before[0]) + "\n" + FailedDocumentToJson(docs[0]) + "\n" +
+                     FailedDocumentToJson(docs[1]) + "\n" + FailedDocumentToJson(after[0]) + "\n");
+  CHECK(text->find("\"source\":" + std::string(big) + "}\n") != std::string::npos);
+  CHECK(docs[0].source.empty());
 }
 
 TEST_CASE("IsJson checks the grammar without building the value", "[reindex][failed]") {

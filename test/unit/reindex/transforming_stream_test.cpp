@@ -178,7 +178,7 @@ TEST_CASE("a document whose transform fails goes to the sink and the rest go on"
   CHECK(sink.recorded[0].id == "2");
   CHECK(sink.recorded[0].error_type == "transform_exception");
   CHECK(sink.recorded[0].reason.find("JqTransformerProvider") != std::string::npos);
-  CHECK(sink.recorded[0].source == R"({"n":"two","f":1})");
+  CHECK(sink.recorded[0].SourceText() == R"({"n":"two","f":1})");
   CHECK(sink.recorded[0].cursor == 3);
   CHECK(sink.recorded[1].id == "3");
   CHECK(sink.recorded[1].reason.find("not JSON") != std::string::npos);
@@ -315,9 +315,41 @@ TEST_CASE("a document too large for the transform's memory budget fails before t
   CHECK(sink.recorded[0].cursor == 2);
   CHECK(sink.recorded[0].error_type == "transform_budget_exceeded");
   CHECK(sink.recorded[0].reason.find("memory budget of 1 MiB") != std::string::npos);
-  CHECK(sink.recorded[0].source.size() == 300'010);
+  CHECK(sink.recorded[0].SourceText().size() == 300'010);
   CHECK(stream.docs_failed() == 1);
   CHECK(stream.docs_in() == 4);
+}
+
+TEST_CASE("a document too large to transform is recorded from its laid-out line, not copied",
+          "[reindex][transform]") {
+  auto docs = Docs(3);
+  auto lines = std::make_shared<rfs::reindex::RenderedLines>();
+  const std::string big = R"({"msg":")" + std::string(300'000, 'x') + R"("})";
+  for (auto& doc : docs) {
+    const std::string source = doc.id == "1" ? big : doc.source;
+    doc.source.clear();
+    REQUIRE(rfs::reindex::AppendRenderedLines(doc, lines, [&](std::string& out) {
+              out += source;
+              return absl::OkStatus();
+            }).ok());
+  }
+  VectorDocumentStream input(std::move(docs));
+  auto transformer = Load(R"J([{"JqTransformerProvider":{"script":".document.m = 1"}}])J");
+  RecordingSink sink;
+  DocumentTransformOptions options{8, 1 << 20};
+  options.transform_memory_bytes = size_t{1} << 20;
+  TransformingDocumentStream stream(input, *transformer, &sink, options);
+  auto out = Drain(stream);
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].source == R"({"n":2,"f":1.5,"m":1})");
+  REQUIRE(sink.recorded.size() == 1);
+  const FailedDocument& failed = sink.recorded[0];
+  CHECK(failed.id == "1");
+  CHECK(failed.source.empty());
+  CHECK(failed.source_owner == lines);
+  CHECK(failed.SourceText() == big);
+  CHECK(failed.SourceText().data() >= lines->bytes.data());
+  CHECK(failed.SourceText().data() < lines->bytes.data() + lines->bytes.size());
 }
 
 // Passes documents through, noting what the shared budget held while it ran.
