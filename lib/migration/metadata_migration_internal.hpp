@@ -31,8 +31,6 @@ using opensearch::OpenSearchClient;
 // "template" for a legacy template.
 std::string_view JavaItemType(MetadataItemKind kind);
 // Compressed mappings (base64 of CompressedXContent) inside template mappings, decoded in place.
-void DecodeCompressedMappings(json::value& mappings, std::string_view what);
-std::vector<std::string> SortedKeys(const json::object& o);
 inline std::string Str(json::string_view s) { return std::string(s.data(), s.size()); }
 
 // The work of one MetadataMigrator::Run().

@@ -29,6 +29,8 @@ std::string_view JavaItemType(MetadataItemKind kind) {
   return kind == MetadataItemKind::kLegacyTemplate ? "template" : ToString(kind);
 }
 
+namespace {
+
 // Compressed mappings (base64 of CompressedXContent) inside template mappings, decoded in place.
 void DecodeCompressedMappings(json::value& mappings, std::string_view what) {
   auto decode = [&](json::value& entry) {
@@ -52,6 +54,8 @@ std::vector<std::string> SortedKeys(const json::object& o) {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+}  // namespace
 
 void MigrationRun::Templates(const json::object& templates, MetadataItemKind kind) {
   const transform::Allowlist& allowlist = kind == MetadataItemKind::kComponentTemplate

@@ -148,33 +148,6 @@ struct SnapshotIndexDocs {
   std::vector<Sampled> sample;
 };
 
-absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotRepository& repository,
-                                                const snapshot::SnapshotEntry& snapshot,
-                                                std::string_view index, size_t sample_size,
-                                                std::mt19937_64& rng,
-                                                uint64_t max_per_shard = UINT64_MAX,
-                                                bool read_versions = false,
-                                                bool enable_sourceless = false);
-
-// Failed documents per index in the gzip NDJSON files of a failed-documents folder: how many,
-// and their ids (a sampled document that failed is accounted for, not missing).
-struct FailedDocuments {
-  std::map<std::string, uint64_t> counts;
-  std::map<std::string, std::set<std::string>> ids;
-};
-FailedDocuments CountFailedDocuments(const std::string& dir);
-
-// The embedded target: documents per index in its bulk files, and the sources of `wanted` ids.
-struct DirectoryIndex {
-  uint64_t count = 0;
-  std::map<std::string, std::string> sources;
-};
-
-DirectoryIndex ReadDirectoryIndex(const std::string& output_dir, std::string_view index,
-                                  const std::set<std::string>& wanted);
-
-bool SameJson(const std::string& a, const std::string& b);
-
 class AllPhaseWorker {
  public:
   explicit AllPhaseWorker(RfsWorkerOptions options) : options_(std::move(options)) {}

@@ -32,11 +32,15 @@
 
 namespace rfs::migration::internal {
 
+namespace {
+
 absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotRepository& repository,
                                                 const snapshot::SnapshotEntry& snapshot,
                                                 std::string_view index, size_t sample_size,
-                                                std::mt19937_64& rng, uint64_t max_per_shard,
-                                                bool read_versions, bool enable_sourceless) {
+                                                std::mt19937_64& rng,
+                                                uint64_t max_per_shard = UINT64_MAX,
+                                                bool read_versions = false,
+                                                bool enable_sourceless = false) {
   SnapshotIndexDocs out;
   auto metadata = repository.ReadIndexMetadata(snapshot, index);
   if (!metadata.ok()) return metadata.status();
@@ -77,6 +81,12 @@ absl::StatusOr<SnapshotIndexDocs> ReadIndexDocs(const snapshot::SnapshotReposito
   return out;
 }
 
+// Failed documents per index in the gzip NDJSON files of a failed-documents folder: how many,
+// and their ids (a sampled document that failed is accounted for, not missing).
+struct FailedDocuments {
+  std::map<std::string, uint64_t> counts;
+  std::map<std::string, std::set<std::string>> ids;
+};
 FailedDocuments CountFailedDocuments(const std::string& dir) {
   FailedDocuments out;
   auto& counts = out.counts;
@@ -108,6 +118,12 @@ FailedDocuments CountFailedDocuments(const std::string& dir) {
   }
   return out;
 }
+
+// The embedded target: documents per index in its bulk files, and the sources of `wanted` ids.
+struct DirectoryIndex {
+  uint64_t count = 0;
+  std::map<std::string, std::string> sources;
+};
 
 DirectoryIndex ReadDirectoryIndex(const std::string& output_dir, std::string_view index,
                                   const std::set<std::string>& wanted) {
@@ -144,6 +160,8 @@ bool SameJson(const std::string& a, const std::string& b) {
   const json::value vb = json::parse(b, eb);
   return !ea && !eb && va == vb;
 }
+
+}  // namespace
 
 // The highest round begun, joined unless it is reported; else the next one, begun here.
 absl::StatusOr<int> AllPhaseWorker::PickRound() {

@@ -40,7 +40,10 @@ json::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 struct RecordPieces {
   std::string head;
   std::string rewritten;  // the source when it is not used as it is
-  std::string_view source;
+  std::string_view original;
+  bool use_rewritten = false;
+  // Made where it is used: a view into `rewritten` would not survive the struct being moved.
+  std::string_view source() const { return use_rewritten ? std::string_view(rewritten) : original; }
 };
 
 RecordPieces Pieces(const FailedDocument& doc) {
@@ -57,10 +60,10 @@ RecordPieces Pieces(const FailedDocument& doc) {
   pieces.head += ",\"source\":";
   const std::string_view text = doc.SourceText();
   if (text.find_first_of("\r\n") == std::string_view::npos && net::IsJson(text)) {
-    pieces.source = text;
+    pieces.original = text;
   } else {
     pieces.rewritten = core::JsonText(JsonOrString(text));
-    pieces.source = pieces.rewritten;
+    pieces.use_rewritten = true;
   }
   return pieces;
 }
@@ -70,11 +73,11 @@ RecordPieces Pieces(const FailedDocument& doc) {
 // compressed harder: of a huge document, neither a copy nor its whole compressed form is held.
 constexpr size_t kStreamedRecordBytes = size_t{16} << 20;
 // How much of a streamed record's source is compressed at a time, and how much compressed output
-// is held before it is written.
-constexpr size_t kStreamSliceBytes = size_t{8} << 20;
+// is held before it is written: at most about the two together.
+constexpr size_t kStreamSliceBytes = size_t{1} << 20;
 constexpr size_t kStreamWriteBytes = size_t{4} << 20;
 
-size_t SourceBytes(std::span<const FailedDocument> docs) {
+size_t TotalSourceBytes(std::span<const FailedDocument> docs) {
   size_t bytes = 0;
   for (const FailedDocument& doc : docs) bytes += doc.SourceText().size();
   return bytes;
@@ -102,8 +105,9 @@ absl::Status WriteStreamedRecords(std::span<const FailedDocument> docs, int fd,
   for (const FailedDocument& doc : docs) {
     const RecordPieces pieces = Pieces(doc);
     RFS_RETURN_IF_ERROR(gzip.Append(pieces.head));
-    for (size_t at = 0; at < pieces.source.size(); at += kStreamSliceBytes) {
-      RFS_RETURN_IF_ERROR(gzip.Append(pieces.source.substr(at, kStreamSliceBytes)));
+    const std::string_view source = pieces.source();
+    for (size_t at = 0; at < source.size(); at += kStreamSliceBytes) {
+      RFS_RETURN_IF_ERROR(gzip.Append(source.substr(at, kStreamSliceBytes)));
       RFS_RETURN_IF_ERROR(write_pending(kStreamWriteBytes));
     }
     RFS_RETURN_IF_ERROR(gzip.Append("}\n"));
@@ -117,8 +121,8 @@ absl::Status WriteStreamedRecords(std::span<const FailedDocument> docs, int fd,
 std::string FailedDocumentToJson(const FailedDocument& doc) {
   RecordPieces pieces = Pieces(doc);
   std::string out = std::move(pieces.head);
-  out.reserve(out.size() + pieces.source.size() + 1);
-  out += pieces.source;
+  out.reserve(out.size() + pieces.source().size() + 1);
+  out += pieces.source();
   out += '}';
   return out;
 }
@@ -147,8 +151,9 @@ uint64_t GzipFailedDocumentSink::recorded() const {
 
 absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs) {
   if (docs.empty()) return absl::OkStatus();
-  // Small records are compressed before the lock; streamed ones are written under it.
-  const bool streamed = SourceBytes(docs) >= kStreamedRecordBytes;
+  // Small records are compressed before the lock; streamed ones are compressed and written under
+  // it (a record of a huge document holds other threads' records back for its time).
+  const bool streamed = TotalSourceBytes(docs) >= kStreamedRecordBytes;
   std::string member;
   if (!streamed) {
     RFS_ASSIGN_OR_RETURN(member, GzipRecords(docs));
