@@ -22,6 +22,19 @@
 #include <unistd.h>
 
 namespace rfs::migration::internal {
+namespace {
+
+// Words that travel as the creator (worker id) of a record: every store keeps a creator, but
+// as one line of bounded length, so control characters become spaces and the text is cut.
+std::string CreatorWords(std::string words) {
+  for (char& c : words) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  if (words.size() > 240) words = words.substr(0, 237) + "...";
+  return words;
+}
+
+}  // namespace
 
 std::string PhaseRecord(WorkerPhase phase) {
   return StrCat("phase_", static_cast<int>(phase) + 1, "_", ToString(phase));
@@ -345,11 +358,8 @@ absl::Status AllPhaseWorker::CheckFailed() {
 // reason travels as the creator of the FAILED record, which every store keeps.
 absl::Status AllPhaseWorker::MarkFailed(WorkerPhase phase, std::string_view item,
                                         std::string_view why) {
-  std::string reason = StrCat(kFailedPrefix, "phase ", ToString(phase), " (", item, "): ", why);
-  for (char& c : reason) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  if (reason.size() > 240) reason = reason.substr(0, 237) + "...";
+  const std::string reason =
+      CreatorWords(StrCat(kFailedPrefix, "phase ", ToString(phase), " (", item, "): ", why));
   int exit_code = core::kExitFailure;
   auto marker = internal::OpenCoordinator(options_.documents, wiring_, reason,
                                           internal::ItemSpace::kWorkerRecords, &exit_code);
@@ -594,11 +604,7 @@ absl::Status AllPhaseWorker::CheckRecordsAreForThisRun(std::string_view record_i
     // a marker whose worker id is the identity in words: every store keeps an item's creator,
     // so a run refused later can be told what the store is for (as MarkFailed). Leased and
     // completed under this worker's own id (the marker's is the same in every worker).
-    std::string words = StrCat(kRunForPrefix, identity);
-    for (char& c : words) {
-      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    }
-    if (words.size() > 240) words = words.substr(0, 237) + "...";
+    const std::string words = CreatorWords(StrCat(kRunForPrefix, identity));
     int exit_code = core::kExitFailure;
     auto marker = internal::OpenCoordinator(options_.documents, wiring_, words,
                                             internal::ItemSpace::kWorkerRecords, &exit_code);

@@ -8,6 +8,7 @@
 #include "rfs/core/byte_reader.hpp"
 #include "rfs/core/checked_path.hpp"
 #include "rfs/core/errors.hpp"
+#include "rfs/core/index_settings.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/snapshot/blob_envelope.hpp"
@@ -59,22 +60,6 @@ absl::StatusOr<json::value> ReadJsonBlob(const ISourceRepo& repo, std::string_vi
                                          std::string_view codec) {
   RFS_ASSIGN_OR_RETURN(auto bytes, repo.ReadBlob(path));
   return DecodeMetadataBlob(bytes, path, codec);
-}
-
-// Settings are written flat ("index.number_of_shards"), but accept nested objects too.
-void FlattenSettings(const json::object& in, const std::string& prefix, json::object& out) {
-  for (const auto& [key, value] : in) {
-    std::string name = prefix.empty() ? std::string(key) : StrCat(prefix, ".", key);
-    if (value.is_object()) {
-      FlattenSettings(value.get_object(), name, out);
-    } else if (value.is_string()) {
-      out[name] = value;
-    } else if (value.is_array()) {
-      out[name] = value;
-    } else {
-      out[name] = json::serialize(value);
-    }
-  }
 }
 
 }  // namespace
@@ -754,7 +739,11 @@ absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
   out.raw = *m;
   out.state = OptString(*m, "state").value_or("open");
   if (const auto* settings = Find(*m, "settings"); settings && settings->is_object()) {
-    FlattenSettings(settings->get_object(), "", out.settings);
+    // Kept as the snapshot holds them: strings and lists as they are, other leaves as text.
+    for (auto& [setting, value] : core::FlattenSettings(settings->get_object())) {
+      out.settings[setting] =
+          value->is_string() || value->is_array() ? *value : json::value(json::serialize(*value));
+    }
   }
   const auto shards = OptInt(out.settings, "index.number_of_shards");
   if (!shards || *shards <= 0 || *shards > 100000) {

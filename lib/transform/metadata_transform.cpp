@@ -9,6 +9,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "rfs/core/index_settings.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include "es_mapping_rules_internal.hpp"
@@ -35,19 +36,6 @@ bool IsDigits(std::string_view s) {
 std::string ValueText(const json::value& v) {
   if (v.is_string()) return Str(v.as_string());
   return json::serialize(v);
-}
-
-// Flattens nested settings into "a.b.c" keys; arrays and scalars are leaves.
-void Flatten(const json::object& in, const std::string& prefix,
-             std::vector<std::pair<std::string, json::value>>& out) {
-  for (const auto& [key, value] : in) {
-    std::string name = prefix.empty() ? Str(key) : StrCat(prefix, ".", Str(key));
-    if (value.is_object()) {
-      Flatten(value.as_object(), name, out);
-    } else if (!value.is_null()) {
-      out.emplace_back(std::move(name), value);
-    }
-  }
 }
 
 // Objects whose keys are exactly "0".."n-1" are ES <= 5 settings lists ("x.0", "x.1").
@@ -513,11 +501,10 @@ std::optional<std::string> DropReason(std::string_view key, std::string_view val
 
 json::object TransformSettings(const json::object& settings,
                                const MetadataTransformOptions& options, TransformNotes& notes) {
-  std::vector<std::pair<std::string, json::value>> flat;
-  Flatten(settings, "", flat);
   std::vector<std::pair<std::string, json::value>> kept;
-  for (auto& [key, value] : flat) {
-    std::string name = key;
+  for (auto& [name, leaf] : core::FlattenSettings(settings)) {
+    if (leaf->is_null()) continue;
+    json::value value = *leaf;
     if (!name.starts_with("index.") && !name.starts_with("archived.")) name = "index." + name;
     if (auto reason = DropReason(name, ValueText(value), options)) {
       notes.dropped_settings.push_back({name, *reason});
