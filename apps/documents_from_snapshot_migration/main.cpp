@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "common/connection.hpp"
+#include "common/document_options.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/signals.hpp"
@@ -23,14 +24,14 @@ int main(int argc, char** argv) {
   // First: a pod may be told to stop while it is still starting.
   const std::atomic<bool>& stop_requested = rfs::apps::InstallStopHandlers();
   namespace cli = rfs::apps::documents;
-  const auto options = cli::Options();
+  const auto options = rfs::apps::DocumentOptions();
   boost::program_options::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, cli::kUsage, kProgram, vm))
     return *done;
   rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
     std::cerr << kProgram << ": warning: " << warning << "\n";
   });
-  auto run = cli::ToolOptions(vm);
+  auto run = rfs::apps::DocumentsToolOptionsFrom(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
 
   run->migration.stop_requested = &stop_requested;

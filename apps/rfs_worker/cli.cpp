@@ -13,10 +13,10 @@
 #include "rfs/transform/es_mapping_rules.hpp"
 
 #include "common/connection.hpp"
+#include "common/document_options.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
-#include "documents_from_snapshot_migration/cli.hpp"
 
 namespace rfs::apps::worker {
 
@@ -81,7 +81,7 @@ const char* const kUsage =
     "environment variable.\n";
 
 po::options_description Options() {
-  po::options_description options = rfs::apps::documents::Options();
+  po::options_description options = DocumentOptions();
   rfs::apps::AddConnectionOptions(options, "source", "source");
   options.add_options()(
       "source-repo-path", po::value<std::string>(),
@@ -131,7 +131,7 @@ po::options_description Options() {
 
 absl::StatusOr<migration::RfsWorkerOptions> WorkerOptions(const po::variables_map& vm) {
   rfs::migration::RfsWorkerOptions run;
-  auto documents = rfs::apps::documents::ToolOptions(vm);
+  auto documents = DocumentsToolOptionsFrom(vm);
   if (!documents.ok()) return documents.status();
   run.documents = *std::move(documents);
   run.metadata.index_allowlist = run.documents.migration.index_allowlist;
