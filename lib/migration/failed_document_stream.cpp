@@ -2,6 +2,7 @@
 // follow opensearch-migrations' S3FailedDocumentStreamSink and FailedDocumentStreamRecord.
 #include "rfs/migration/failed_document_stream.hpp"
 
+#include <cstdio>
 #include <ctime>
 #include <map>
 
@@ -27,28 +28,76 @@ std::string Utc(std::chrono::system_clock::time_point now, const char* format) {
   return buffer;
 }
 
+// As Java's Instant.toString() prints a time: "2026-12-03T10:15:30.123Z" (milliseconds here).
+std::string JavaInstant(std::chrono::system_clock::time_point now) {
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char fraction[8];
+  std::snprintf(fraction, sizeof(fraction), ".%03dZ", static_cast<int>(millis));
+  return Utc(now, "%Y-%m-%dT%H:%M:%S") + fraction;
+}
+
 }  // namespace
 
 std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
                                        const FailedDocumentStreamOptions& options,
                                        std::chrono::system_clock::time_point now) {
-  boost::json::object response{{"status", doc.status}};
-  if (!doc.error_type.empty() || !doc.reason.empty()) {
-    response["error"] = boost::json::object{{"type", doc.error_type}, {"reason", doc.reason}};
+  // The action sent, {"index": {"_index":..,"_id":..,"routing":..}}: its key is the operation and
+  // its object the operation's metadata, as the Java record's requestItem holds them. A document
+  // that failed before it was sent has no action: it would have been indexed under its own id.
+  std::string operation_type = "index";
+  boost::json::object operation{{"_id", doc.id}, {"_index", doc.index}};
+  if (auto action = net::ParseJson(doc.action); action && action->is_object() &&
+                                                action->as_object().size() == 1 &&
+                                                action->as_object().begin()->value().is_object()) {
+    const auto& [op, meta] = *action->as_object().begin();
+    operation = meta.as_object();
+    if (op == "create") {
+      operation["op_type"] = "create";  // Java's IndexOp with an op_type override
+    } else {
+      operation_type = std::string(op);
+    }
   }
+  const bool with_document = operation_type != "delete";
+  boost::json::object request{{"schema", "rfs-opensearch-bulk-v1"},
+                              {"operation", operation},
+                              {"operation_type", operation_type},
+                              {"include_document", with_document}};
+  // The target's answer for the item, as a bulk response holds it.
+  boost::json::object item{{"_index", doc.index}, {"_id", doc.id}, {"status", doc.status}};
+  if (!doc.error_type.empty() || !doc.reason.empty()) {
+    item["error"] = boost::json::object{{"type", doc.error_type}, {"reason", doc.reason}};
+  }
+  boost::json::value failure_type = nullptr;
+  if (!doc.error_type.empty()) failure_type = doc.error_type;
   boost::json::object record{
       {"sessionId", options.session_id},
       {"workerId", options.worker_id},
       {"workItemId", nullptr},
       {"targetIndex", doc.index},
       {"documentId", doc.id},
-      {"failureType", doc.error_type},
+      {"failureType", std::move(failure_type)},
       {"failureClass", "NON_RETRYABLE"},
-      {"timestamp", Utc(now, "%Y-%m-%dT%H:%M:%SZ")},
-      {"requestItem", StrCat(doc.action, doc.action.empty() ? "" : "\n", doc.SourceText(), "\n")},
-      {"responseItem", std::move(response)},
-      {"cursor", doc.cursor}};
-  return core::JsonText(record);
+      {"timestamp", JavaInstant(now)},
+      {"responseItem", boost::json::object{{operation_type, std::move(item)}}},
+      {"cursor", doc.cursor},
+      {"requestItem", std::move(request)}};
+  std::string text = core::JsonText(record);
+  if (!with_document) return text;
+  // The document goes last, from where it lies: its own text when it is one line of JSON (a
+  // parsed and re-printed source is not the document that failed), else as a JSON string.
+  text.resize(text.size() - 2);  // the closing braces of requestItem and the record
+  const std::string_view source = doc.SourceText();
+  text += ",\"document\":";
+  if (source.find_first_of("\r\n") == std::string_view::npos && net::IsJson(source)) {
+    text.reserve(text.size() + source.size() + 2);
+    text += source;
+  } else {
+    text +=
+        core::JsonText(boost::json::value(boost::json::string_view(source.data(), source.size())));
+  }
+  text += "}}";
+  return text;
 }
 
 absl::StatusOr<std::shared_ptr<cloud::RangedObjectRepo>> OpenFailedDocumentStore(

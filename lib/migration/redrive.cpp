@@ -83,9 +83,58 @@ bool IsStateIndex(std::string_view index) {
   return index.starts_with(coordination::kWorkingStateIndex);
 }
 
+// requestItem as rfs wrote it before it followed the Java record: the bulk lines as sent, the
+// action line (when there was one) and the source.
+void ParseRequestLines(const std::string& request, RedriveRecord& record) {
+  const size_t newline = request.find('\n');
+  std::string first = request.substr(0, newline);
+  std::string rest = newline == std::string::npos ? "" : request.substr(newline + 1);
+  while (!rest.empty() && rest.back() == '\n') rest.pop_back();
+  if (rest.empty()) {
+    record.doc.source = std::move(first);  // no action line: the source alone
+  } else {
+    // Two lines: the first is the action sent, whatever it looks like.
+    auto action = net::ParseJson(first);
+    if (!action || !ApplyAction(*action, record.doc, record.refusal)) {
+      record.refusal = StrCat("its first line is no bulk action: ", first.substr(0, 200));
+    }
+    record.doc.source = std::move(rest);
+  }
+}
+
+// requestItem as the Java tool writes it (OpenSearchClient.emitFailedDocumentStreamRecord, a
+// BulkOperationSpec): {"schema":..,"operation_type":"index","operation":{"_id","_index",..},
+// "include_document":true,"document":{..}}. The operation is the bulk action's metadata.
+void ParseRequestItem(const json::object& item, RedriveRecord& record) {
+  const std::string type = Text(item, "operation_type");
+  const json::value* operation = item.if_contains("operation");
+  if (operation != nullptr && operation->is_object()) {
+    json::object meta = operation->as_object();
+    std::string op = type.empty() ? std::string("index") : type;
+    if (op == "index" && Text(meta, "op_type") == "create") op = "create";
+    meta.erase("op_type");
+    const json::value action = json::object{{op, std::move(meta)}};
+    if (!ApplyAction(action, record.doc, record.refusal) && record.refusal.empty()) {
+      record.refusal = StrCat("its requestItem holds no bulk operation: ",
+                              core::JsonText(*operation).substr(0, 200));
+    }
+  } else {
+    record.refusal = "its requestItem holds no operation";
+  }
+  const json::value* document = item.if_contains("document");
+  if (document == nullptr || document->is_null()) {
+    record.doc.source.clear();
+  } else if (document->is_string()) {
+    record.doc.source = std::string(document->as_string());  // a source that was no JSON
+  } else {
+    record.doc.source = core::JsonText(*document);
+  }
+}
+
 absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_view file,
                                           size_t number) {
-  auto parsed = net::ParseJson(line);
+  // A document nests as deep as the engines' parser allows, two levels below the record's own.
+  auto parsed = net::ParseJson(line, /*max_depth=*/1002);
   if (!parsed || !parsed->is_object()) {
     return absl::DataLossError(StrCat(file, ": line ", number, " is not a JSON object"));
   }
@@ -93,24 +142,14 @@ absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_vie
   RedriveRecord record;
   record.doc.cursor = number;
   if (o.contains("requestItem")) {
-    // The failed-document stream (the Java tool's record): the bulk lines as sent.
+    // The failed-document stream (the Java tool's record).
     record.doc.index = Text(o, "targetIndex");
     record.doc.id = Text(o, "documentId");
     record.error_type = Text(o, "failureType");
-    const std::string request = Text(o, "requestItem");
-    const size_t newline = request.find('\n');
-    std::string first = request.substr(0, newline);
-    std::string rest = newline == std::string::npos ? "" : request.substr(newline + 1);
-    while (!rest.empty() && rest.back() == '\n') rest.pop_back();
-    if (rest.empty()) {
-      record.doc.source = std::move(first);  // no action line: the source alone
+    if (const json::value& item = o.at("requestItem"); item.is_object()) {
+      ParseRequestItem(item.as_object(), record);
     } else {
-      // Two lines: the first is the action sent, whatever it looks like.
-      auto action = net::ParseJson(first);
-      if (!action || !ApplyAction(*action, record.doc, record.refusal)) {
-        record.refusal = StrCat("its first line is no bulk action: ", first.substr(0, 200));
-      }
-      record.doc.source = std::move(rest);
+      ParseRequestLines(Text(o, "requestItem"), record);
     }
   } else {
     record.doc.index = Text(o, "index");

@@ -4,8 +4,10 @@
 //   <prefix>session=<session>/index=<index>/worker=<worker>/
 //       failed-document-stream-<yyyyMMdd'T'HHmmss'Z'>-<seq>.ndjson.gz
 // one JSON record per line with the Java record's fields (sessionId, workerId, workItemId,
-// targetIndex, documentId, failureType, failureClass, timestamp, requestItem, responseItem) plus
-// rfs's "cursor". Each Record call (one batch) is uploaded before it returns, so a batch is
+// targetIndex, documentId, failureType, failureClass, timestamp, requestItem, responseItem) in
+// the shapes its code gives them (docs/tools.md: requestItem the bulk operation with its
+// "operation" metadata and "document", responseItem the bulk response's item), plus rfs's
+// "cursor". Each Record call (one batch) is uploaded before it returns, so a batch is
 // acknowledged only once its failed documents are in S3; an upload that fails after its retries
 // fails the batch, and the work item is redone by a successor (at least once, as in Java).
 // Thread safety: Record may be called concurrently.
