@@ -12,9 +12,16 @@ AdaptiveConcurrency::AdaptiveConcurrency(AdaptiveConcurrencyOptions options)
 
 uint64_t AdaptiveConcurrency::Acquire() {
   std::unique_lock lock(mu_);
+  ++waiting_;
   slot_.wait(lock, [&] { return in_flight_ < static_cast<size_t>(std::floor(limit_)); });
+  --waiting_;
   ++in_flight_;
   return epoch_;
+}
+
+size_t AdaptiveConcurrency::waiting() const {
+  std::lock_guard lock(mu_);
+  return waiting_;
 }
 
 void AdaptiveConcurrency::Release(uint64_t epoch, bool pushed_back,

@@ -48,6 +48,8 @@ class AdaptiveConcurrency {
   /// How often the limit was cut, and the lowest it went.
   uint64_t decreases() const;
   size_t lowest_limit() const;
+  /// Acquire calls held until a request returns.
+  size_t waiting() const;
 
  private:
   const AdaptiveConcurrencyOptions options_;
@@ -56,6 +58,7 @@ class AdaptiveConcurrency {
   double limit_;
   double batch_share_ = 1.0;  // of max_batch_bytes, cut once the limit is down to 1
   size_t in_flight_ = 0;
+  size_t waiting_ = 0;
   uint64_t epoch_ = 0;
   uint64_t decreases_ = 0;
   size_t lowest_;

@@ -117,18 +117,6 @@ uint64_t StatusKb(pid_t pid, const std::string& field) {
   return 0;
 }
 
-// CPU seconds the process has used (user + system).
-double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string skip;
-  for (int i = 3; i < 14; ++i) fields >> skip;  // fields 3..13
-  uint64_t utime = 0, stime = 0;
-  fields >> utime >> stime;
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // A raw loopback connection that sends `bytes` and then holds the socket open.
 int Hold(int port, const std::string& bytes) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -604,9 +592,9 @@ TEST_CASE("a console out of file descriptors backs off instead of spinning, and 
   std::vector<int> held;
   for (int i = 0; i < 120; ++i) held.push_back(Hold(console.port(), "GET /health HTTP/1.1\r\n"));
   std::this_thread::sleep_for(500ms);
-  const double cpu_before = CpuSeconds(console.pid());
+  const double cpu_before = rfs::test::CpuSeconds(console.pid());
   std::this_thread::sleep_for(3s);
-  const double cpu_used = CpuSeconds(console.pid()) - cpu_before;
+  const double cpu_used = rfs::test::CpuSeconds(console.pid()) - cpu_before;
   INFO("CPU seconds in 3 s while out of descriptors: " << cpu_used);
   CHECK(cpu_used < 1.0);
   // Room is made by closing connections that wait for a request: /health answers again.

@@ -305,8 +305,16 @@ TEST_CASE("a JavaScript transform stopped by SIGTERM gives its shard back unfini
        "--transform-time-budget", "PT10M", "--shutdown-timeout", "PT1S"},
       run.Out("stuck"), run.Err("stuck"));
   REQUIRE(WaitForText(run.Err("stuck"), "\"event\":\"acquired\"", stuck));
-  std::this_thread::sleep_for(500ms);  // into the program's loop
+  // Into the program's loop: the worker burns a core in it, so its CPU time climbs. Signalled
+  // once it has spent a quarter second more than at the acquisition.
+  const double cpu_at_acquired = rfs::test::CpuSeconds(stuck.pid());
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (rfs::test::CpuSeconds(stuck.pid()) < cpu_at_acquired + 0.25 && !stuck.Exited() &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(20ms);
+  }
   REQUIRE_FALSE(stuck.Exited());
+  REQUIRE(rfs::test::CpuSeconds(stuck.pid()) >= cpu_at_acquired + 0.25);
   const auto signalled = std::chrono::steady_clock::now();
   kill(stuck.pid(), SIGTERM);
   const int code = stuck.Wait();

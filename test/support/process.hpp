@@ -2,7 +2,9 @@
 // code, or SIGKILL it mid-work.
 #pragma once
 
+#include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -95,6 +97,20 @@ inline int RunProcess(const std::vector<std::string>& argv, const std::string& s
                       const std::string& stderr_path) {
   ChildProcess child(argv, stdout_path, stderr_path);
   return child.Wait();
+}
+
+/// CPU seconds the process has used (user + system), from /proc/<pid>/stat; 0 once it is gone.
+inline double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(name_end + 2));
+  std::string skip;
+  for (int i = 3; i < 14; ++i) fields >> skip;  // fields 3..13
+  uint64_t utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 inline std::string ReadTextFile(const std::string& path) {

@@ -152,7 +152,12 @@ TEST_CASE("AIMD: Acquire holds requests beyond the limit until one returns",
     control.Release(control.Acquire(), false, 1ms);
     third = true;
   });
-  std::this_thread::sleep_for(50ms);
+  // Held: the third Acquire is waiting, not merely not started yet.
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (control.waiting() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK(control.waiting() == 1);
   CHECK_FALSE(third.load());
   control.Release(a, false, 1ms);
   waiter.join();
