@@ -25,13 +25,15 @@
 //      RSS;
 //   4e. huge documents as Lucene may lay them out (several in a row, one per segment, base64
 //      bodies LZ4 cannot shrink) on the same paths (HTTP only up to 100 MB documents);
+//   4f. the delta path: snapshots A and B of a real OpenSearch node, B with 20, 50 and 100 MB
+//      documents of base64 added and 30 updated; the delta A -> B to bulk files;
 //      perf_report exits 1 when any memory run passes 256 MiB or its output is not exact;
 //   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
 //   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..]
 //               [--rounds R] [--read-rounds R] [--data-dir DIR] [--only-memory] [--only-read]
-//               [--only-s3]
+//               [--only-s3] [--only-delta]
 //
 // The tools run as child processes (wall time, peak RSS from wait4). Repositories come from the
 // real-Lucene fixture generator and are cached in the data dir. Build in Release without
@@ -48,6 +50,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <boost/json.hpp>
 
 #include "bench_support.hpp"
 #include "opensearch_double.hpp"
@@ -70,9 +74,10 @@ struct Options {
   std::string mix_doc_mb = "20,50,100";
   int rounds = 2;
   path data_dir = RFS_BENCH_DATA_DIR;
-  bool only_memory = false;  // only the sections on peak RSS (4b, 4d)
+  bool only_memory = false;  // only the sections on peak RSS (4b, 4d, 4e, 4f)
   bool only_read = false;    // only the read ratios (section 1)
   bool only_s3 = false;      // only S3's cost against the folder's
+  bool only_delta = false;   // only the delta path's peak RSS (4f)
   int read_rounds = 5;       // interleaved rounds behind the read ratios' medians
 };
 
@@ -399,6 +404,119 @@ void HugeDocumentLayouts(const Options& options, const std::string& out_dir, con
   }
 }
 
+// Writes {"kind":"huge","n":N,"body":"<base64 of random bytes>"} of about `bytes` bytes to
+// `file`, and returns it: a body LZ4 cannot shrink, as in the base64 layouts above.
+std::string HugeBase64Document(long n, size_t bytes, const path& file) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string text = "{\"kind\":\"huge\",\"n\":" + std::to_string(n) + ",\"body\":\"";
+  const size_t body = bytes > text.size() + 2 ? bytes - text.size() - 2 : 0;
+  text.reserve(bytes + 8);
+  uint64_t state = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(n + 1);
+  for (size_t i = 0; i < body; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    text.push_back(kAlphabet[state & 63]);
+  }
+  text += "\"}";
+  std::ofstream(file, std::ios::binary) << text;
+  return text;
+}
+
+// The delta path (--previous-snapshot-name) with huge documents: a real OpenSearch node holds
+// 3,000 ordinary documents in snapshot A; then 20, 50 and 100 MB documents of base64 are added
+// (OpenSearch's default 100 MB request limit is the ceiling here: they reach the node over HTTP)
+// and 30 documents updated, and it takes snapshot B. The worker migrates the delta A -> B to bulk
+// files with default options: its peak RSS against the bound, and its output checked exactly
+// (the huge documents and the updated ones, nothing else).
+template <typename Clear>
+void DeltaHugeDocuments(const Options& options, const std::string& out_dir, const path& work,
+                        Clear clear_out) {
+  const path small = bench::Generate(options.data_dir, "perf-delta-base-3000",
+                                     "--docs 3000 --doc-size 1000 --write-docs true --seed 7");
+  const path dir = work / "delta";
+  bench::fs::remove_all(dir);
+  bench::fs::create_directories(dir / "repo");
+  ::setenv("LOCAL_CLUSTER_HEAP", "1g", 1);  // a 100 MB document in one request
+  const std::string url = bench::StartLocalNode(
+      dir / "node", "--version 2 --repo-path '" + (dir / "repo").string() + "'");
+  ::unsetenv("LOCAL_CLUSTER_HEAP");
+  const std::string index = "index-0";
+  const std::string json_header = " -H 'content-type: application/json'";
+  // Stored only: the documents' fields are not indexed, so the node's heap holds the requests.
+  bench::Shell("curl -sf -X PUT '" + url + "/" + index + "'" + json_header +
+               " -d '{\"settings\":{\"number_of_shards\":1,\"number_of_replicas\":0},"
+               "\"mappings\":{\"dynamic\":false}}' >/dev/null");
+  bench::Shell(std::string(RFS_DOCUMENTS_TOOL) + " --snapshot-local-dir '" +
+               (small / "repo").string() + "' --target-host " + url + " --coordinator-db '" +
+               (dir / "load.sqlite").string() + "' >/dev/null 2>'" + (dir / "load.log").string() +
+               "' || test $? -eq 3");
+  bench::Shell("curl -sf -X PUT '" + url + "/_snapshot/delta'" + json_header +
+               " -d '{\"type\":\"fs\",\"settings\":{\"location\":\"" + (dir / "repo").string() +
+               "\"}}' >/dev/null");
+  auto snapshot = [&](const std::string& name) {
+    bench::Shell("curl -sf -X POST '" + url + "/" + index + "/_flush' >/dev/null");
+    bench::Shell("curl -sf -X PUT '" + url + "/_snapshot/delta/" + name +
+                 "?wait_for_completion=true'" + json_header + " -d '{\"indices\":\"" + index +
+                 "\",\"include_global_state\":false}' >/dev/null");
+  };
+  snapshot("a");
+  // What the delta must carry: the huge documents and the updated ones.
+  std::ofstream expected(dir / "expected-docs.ndjson", std::ios::binary);
+  const size_t sizes[] = {20'000'000, 50'000'000, 100'000'000};
+  long n = 0;
+  for (const size_t bytes : sizes) {
+    const path file = dir / ("huge-" + std::to_string(++n) + ".json");
+    const std::string text = HugeBase64Document(n, bytes, file);
+    expected << "{\"_index\":\"" << index << "\",\"_id\":\"huge-" << n << "\",\"_source\":" << text
+             << "}\n";
+    bench::Shell("curl -sf -X PUT '" + url + "/" + index + "/_doc/huge-" + std::to_string(n) + "'" +
+                 json_header + " --data-binary @'" + file.string() + "' >/dev/null");
+    bench::fs::remove(file);
+  }
+  std::ifstream base(small / "expected-docs.ndjson");
+  std::string line;
+  for (int updated = 0; updated < 30 && std::getline(base, line);) {
+    auto parsed = boost::json::parse(line);
+    auto& doc = parsed.as_object();
+    if (doc.contains("_routing")) continue;  // sent again by id alone below
+    const std::string id(doc.at("_id").as_string());
+    doc.at("_source").as_object()["updated"] = true;
+    const std::string source = boost::json::serialize(doc.at("_source"));
+    const path file = dir / "updated.json";
+    std::ofstream(file, std::ios::binary) << source;
+    bench::Shell("curl -sf -X PUT '" + url + "/" + index + "/_doc/" + id + "'" + json_header +
+                 " --data-binary @'" + file.string() + "' >/dev/null");
+    expected << boost::json::serialize(doc) << "\n";
+    ++updated;
+  }
+  expected.close();
+  snapshot("b");
+  std::printf(
+      "the delta path: 20, 50 and 100 MB documents of base64 and 30 updated among 3,000, "
+      "snapshots A and B of a real node (goal: peak RSS <= 256 MiB):\n");
+  for (const char* threads : {"auto", "0"}) {
+    clear_out();
+    const std::string log = (work / "worker.log").string();
+    const Run worker = RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", (dir / "repo").string(),
+                                "--snapshot-name", "b", "--previous-snapshot-name", "a",
+                                "--output-dir", out_dir, "--reader-threads", threads}},
+                              log, /*errors_too=*/true);
+    if (worker.exit_codes[0] != 3) {
+      Fail("the delta migration exited with " + std::to_string(worker.exit_codes[0]) +
+           " (its log: " + log + ")");
+    }
+    const Run check = RunAll({{RFS_CHECK_OUTPUT_TOOL, "--expected-docs",
+                               (dir / "expected-docs.ndjson").string(), "--output-dir", out_dir}});
+    std::printf("  %-52s %7.2f s  peak RSS %6.1f MiB %s output %s\n",
+                (std::string("delta A -> B to bulk files, --reader-threads ") + threads).c_str(),
+                worker.seconds, worker.peak_mib, Bound(worker.peak_mib, check.exit_codes[0] == 0),
+                check.exit_codes[0] == 0 ? "exact" : "DIFFERENT (rfs-check-output failed)");
+  }
+  clear_out();
+}
+
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -529,18 +647,22 @@ int main(int argc, char** argv) {
            {"--read-rounds", [&](const std::string& v) { options.read_rounds = std::stoi(v); }},
            {"--only-read", [&](const std::string& v) { options.only_read = v != "false"; }},
            {"--only-s3", [&](const std::string& v) { options.only_s3 = v != "false"; }},
-           {"--only-memory", [&](const std::string& v) { options.only_memory = v != "false"; }}},
+           {"--only-memory", [&](const std::string& v) { options.only_memory = v != "false"; }},
+           {"--only-delta", [&](const std::string& v) { options.only_delta = v != "false"; }}},
           "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..] [--rounds R] "
           "[--read-rounds R] [--data-dir DIR] [--only-memory true] [--only-read true] [--only-s3 "
-          "true]")) {
+          "true] [--only-delta true]")) {
     return *exit_code;
   }
-  if (options.only_memory) {
+  if (options.only_memory || options.only_delta) {
     const path work = options.data_dir / "perf-report-work";
     bench::fs::create_directories(work);
     const std::string out_dir = (work / "out").string();
-    MixedHugeDocuments(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
-    HugeDocumentLayouts(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
+    if (!options.only_delta) {
+      MixedHugeDocuments(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
+      HugeDocumentLayouts(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
+    }
+    DeltaHugeDocuments(options, out_dir, work, [&] { bench::fs::remove_all(out_dir); });
     bench::fs::remove_all(out_dir);
     if (runs_over_bound > 0) {
       std::printf("perf_report: %d runs over 256 MiB or not exact\n", runs_over_bound);
@@ -644,6 +766,7 @@ int main(int argc, char** argv) {
 
   if (!options.mix_doc_mb.empty()) MixedHugeDocuments(options, out_dir, work, clear_out);
   HugeDocumentLayouts(options, out_dir, work, clear_out);
+  DeltaHugeDocuments(options, out_dir, work, clear_out);
 
   std::printf("the shard over HTTP into the double (discard mode), default options:\n");
   for (const bool gzip : {true, false}) {
