@@ -62,6 +62,17 @@ absl::StatusOr<json::value> ReadJsonBlob(const ISourceRepo& repo, std::string_vi
   return DecodeMetadataBlob(bytes, path, codec);
 }
 
+// An index's settings under their dotted names, kept as the snapshot holds them: strings and lists
+// as they are, other leaves as text.
+json::object FlatSettings(const json::object& settings) {
+  json::object out;
+  for (const auto& [name, value] : core::FlattenSettings(settings)) {
+    out[name] =
+        value->is_string() || value->is_array() ? *value : json::value(json::serialize(*value));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SnapshotRepository>> SnapshotRepository::Open(
@@ -313,23 +324,7 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
   int64_t best_time = 0;
   bool tie = false;
   for (const auto& s : snapshots_) {
-    // ES 1.x/2.x layouts took every start time from the SnapshotInfo at Open(): no second read.
-    int64_t start = s.start_time_millis;
-    if (layout_ == RepositoryLayout::kModern) {
-      auto info = ReadSnapshotInfo(s);
-      if (!info.ok()) {
-        return core::WithContext(info.status(),
-                                 StrCat("finding the newest snapshot (reading the start time of '",
-                                        s.name, "'); pass --snapshot-name to choose one"));
-      }
-      start = info->start_time;
-      if (s.start_time_millis > 0 && start > 0 && s.start_time_millis != start) {
-        return absl::DataLossError(
-            StrCat("index-", generation_, " of ", repo_->description(), " lists snapshot '", s.name,
-                   "' as started at ", s.start_time_millis, " ms but its ", SnapshotBlobName(s),
-                   " says ", start, " ms; pass --snapshot-name to choose a snapshot"));
-      }
-    }
+    RFS_ASSIGN_OR_RETURN(const int64_t start, CheckedStartTime(s));
     if (start <= 0) {
       return absl::FailedPreconditionError(
           StrCat("snapshot '", s.name, "' in ", repo_->description(),
@@ -351,30 +346,52 @@ absl::StatusOr<const SnapshotEntry*> SnapshotRepository::LatestSnapshot() const 
         " ms, so the newest is ambiguous: pass --snapshot-name (snapshots: ", SnapshotNames(),
         ")"));
   }
-  if (layout_ != RepositoryLayout::kModern) {
-    // Every start time took part in the choice, and ES 1.x kept them unchecksummed: each must
-    // fit its own shard's recorded start, and the newest must also be the newest by the start
-    // times its shards recorded (in other files, which one damaged byte cannot also change).
-    std::vector<int64_t> shard_starts;
-    shard_starts.reserve(snapshots_.size());
-    for (const auto& s : snapshots_) {
-      RFS_ASSIGN_OR_RETURN(const int64_t shard_start, VerifyLegacyStartTime(s));
-      shard_starts.push_back(shard_start);
-    }
-    const int64_t best_shard_start = shard_starts[static_cast<size_t>(best - snapshots_.data())];
-    for (size_t i = 0; i < snapshots_.size(); ++i) {
-      const SnapshotEntry& s = snapshots_[i];
-      if (&s != best && best_shard_start > 0 && shard_starts[i] > best_shard_start) {
-        return absl::DataLossError(
-            StrCat("the start times recorded for snapshots '", best->name, "' and '", s.name,
-                   "' in ", repo_->description(),
-                   " disagree with the start times of their shards: a snapshot's "
-                   "record is damaged; pass --snapshot-name to choose one"));
-      }
-    }
-  }
+  if (layout_ != RepositoryLayout::kModern) RFS_RETURN_IF_ERROR(VerifyLegacyNewest(*best));
   RFS_RETURN_IF_ERROR(VerifyRepositoryIndex(*best));
   return best;
+}
+
+absl::StatusOr<int64_t> SnapshotRepository::CheckedStartTime(const SnapshotEntry& s) const {
+  // ES 1.x/2.x layouts took every start time from the SnapshotInfo at Open(): no second read.
+  if (layout_ != RepositoryLayout::kModern) return s.start_time_millis;
+  auto info = ReadSnapshotInfo(s);
+  if (!info.ok()) {
+    return core::WithContext(
+        info.status(), StrCat("finding the newest snapshot (reading the start time of '", s.name,
+                              "'); pass --snapshot-name to choose one"));
+  }
+  const int64_t start = info->start_time;
+  if (s.start_time_millis > 0 && start > 0 && s.start_time_millis != start) {
+    return absl::DataLossError(
+        StrCat("index-", generation_, " of ", repo_->description(), " lists snapshot '", s.name,
+               "' as started at ", s.start_time_millis, " ms but its ", SnapshotBlobName(s),
+               " says ", start, " ms; pass --snapshot-name to choose a snapshot"));
+  }
+  return start;
+}
+
+absl::Status SnapshotRepository::VerifyLegacyNewest(const SnapshotEntry& best) const {
+  // Every start time took part in the choice, and ES 1.x kept them unchecksummed: each must fit
+  // its own shard's recorded start, and the newest must also be the newest by the start times its
+  // shards recorded (in other files, which one damaged byte cannot also change).
+  std::vector<int64_t> shard_starts;
+  shard_starts.reserve(snapshots_.size());
+  for (const auto& s : snapshots_) {
+    RFS_ASSIGN_OR_RETURN(const int64_t shard_start, VerifyLegacyStartTime(s));
+    shard_starts.push_back(shard_start);
+  }
+  const int64_t best_shard_start = shard_starts[static_cast<size_t>(&best - snapshots_.data())];
+  for (size_t i = 0; i < snapshots_.size(); ++i) {
+    const SnapshotEntry& s = snapshots_[i];
+    if (&s != &best && best_shard_start > 0 && shard_starts[i] > best_shard_start) {
+      return absl::DataLossError(
+          StrCat("the start times recorded for snapshots '", best.name, "' and '", s.name, "' in ",
+                 repo_->description(),
+                 " disagree with the start times of their shards: a snapshot's "
+                 "record is damaged; pass --snapshot-name to choose one"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SnapshotRepository::VerifyLegacySnapshot(const SnapshotEntry& snapshot) const {
@@ -739,11 +756,7 @@ absl::StatusOr<IndexMetadata> SnapshotRepository::ReadIndexMetadata(
   out.raw = *m;
   out.state = OptString(*m, "state").value_or("open");
   if (const auto* settings = Find(*m, "settings"); settings && settings->is_object()) {
-    // Kept as the snapshot holds them: strings and lists as they are, other leaves as text.
-    for (auto& [setting, value] : core::FlattenSettings(settings->get_object())) {
-      out.settings[setting] =
-          value->is_string() || value->is_array() ? *value : json::value(json::serialize(*value));
-    }
+    out.settings = FlatSettings(settings->get_object());
   }
   const auto shards = OptInt(out.settings, "index.number_of_shards");
   if (!shards || *shards <= 0 || *shards > 100000) {

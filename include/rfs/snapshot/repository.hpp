@@ -125,6 +125,11 @@ class SnapshotRepository {
   /// DataLoss when a legacy snapshot's start time disagrees with its first shard's; else that
   /// shard's start time (0 when unknown).
   absl::StatusOr<int64_t> VerifyLegacyStartTime(const SnapshotEntry& snapshot) const;
+  // The start time that chooses the newest snapshot, checked against the snapshot's own record
+  // (modern layouts), or as read at Open() (ES 1.x/2.x).
+  absl::StatusOr<int64_t> CheckedStartTime(const SnapshotEntry& snapshot) const;
+  // ES 1.x/2.x: the newest by the snapshots' records must be the newest by their shards' too.
+  absl::Status VerifyLegacyNewest(const SnapshotEntry& best) const;
   std::string GlobalMetadataBlobName(const SnapshotEntry& snapshot) const;
   absl::StatusOr<std::string> IndexMetadataBlobName(const SnapshotEntry& snapshot,
                                                     const IndexEntry& index) const;
