@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/tools.hpp"

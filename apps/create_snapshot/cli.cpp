@@ -1,6 +1,7 @@
 // The command line of CreateSnapshot.
 #include "cli.hpp"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -28,10 +28,12 @@ std::string Utc(std::chrono::system_clock::time_point now, const char* format) {
   return buffer;
 }
 
-// As Java's Instant.toString() prints a time: "2026-12-03T10:15:30.123Z" (milliseconds here).
+// As Java's Instant.toString() prints a time: "2026-12-03T10:15:30.123Z", to the millisecond
+// here, and without a fraction on a whole second.
 std::string JavaInstant(std::chrono::system_clock::time_point now) {
   const auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  if (millis == 0) return Utc(now, "%Y-%m-%dT%H:%M:%SZ");
   char fraction[8];
   std::snprintf(fraction, sizeof(fraction), ".%03dZ", static_cast<int>(millis));
   return Utc(now, "%Y-%m-%dT%H:%M:%S") + fraction;
@@ -46,23 +48,30 @@ std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
   // its object the operation's metadata, as the Java record's requestItem holds them. A document
   // that failed before it was sent has no action: it would have been indexed under its own id.
   std::string operation_type = "index";
+  std::string response_key = "index";  // the bulk response keys an item by the action run
   boost::json::object operation{{"_id", doc.id}, {"_index", doc.index}};
+  bool action_read = doc.action.empty();
   if (auto action = net::ParseJson(doc.action); action && action->is_object() &&
                                                 action->as_object().size() == 1 &&
                                                 action->as_object().begin()->value().is_object()) {
     const auto& [op, meta] = *action->as_object().begin();
     operation = meta.as_object();
+    response_key = std::string(op);
     if (op == "create") {
       operation["op_type"] = "create";  // Java's IndexOp with an op_type override
     } else {
       operation_type = std::string(op);
     }
+    action_read = true;
   }
   const bool with_document = operation_type != "delete";
   boost::json::object request{{"schema", "rfs-opensearch-bulk-v1"},
                               {"operation", operation},
                               {"operation_type", operation_type},
                               {"include_document", with_document}};
+  // An action that is no bulk action line is kept as it was, so a redrive refuses the record
+  // instead of indexing the document under its id.
+  if (!action_read) request["rfs_unreadable_action"] = doc.action;
   // The target's answer for the item, as a bulk response holds it.
   boost::json::object item{{"_index", doc.index}, {"_id", doc.id}, {"status", doc.status}};
   if (!doc.error_type.empty() || !doc.reason.empty()) {
@@ -70,18 +79,17 @@ std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
   }
   boost::json::value failure_type = nullptr;
   if (!doc.error_type.empty()) failure_type = doc.error_type;
-  boost::json::object record{
-      {"sessionId", options.session_id},
-      {"workerId", options.worker_id},
-      {"workItemId", nullptr},
-      {"targetIndex", doc.index},
-      {"documentId", doc.id},
-      {"failureType", std::move(failure_type)},
-      {"failureClass", "NON_RETRYABLE"},
-      {"timestamp", JavaInstant(now)},
-      {"responseItem", boost::json::object{{operation_type, std::move(item)}}},
-      {"cursor", doc.cursor},
-      {"requestItem", std::move(request)}};
+  boost::json::object record{{"sessionId", options.session_id},
+                             {"workerId", options.worker_id},
+                             {"workItemId", nullptr},
+                             {"targetIndex", doc.index},
+                             {"documentId", doc.id},
+                             {"failureType", std::move(failure_type)},
+                             {"failureClass", "NON_RETRYABLE"},
+                             {"timestamp", JavaInstant(now)},
+                             {"responseItem", boost::json::object{{response_key, std::move(item)}}},
+                             {"cursor", doc.cursor},
+                             {"requestItem", std::move(request)}};
   std::string text = core::JsonText(record);
   if (!with_document) return text;
   // The document goes last, from where it lies: its own text when it is one line of JSON (a

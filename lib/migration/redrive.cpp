@@ -83,6 +83,41 @@ bool IsStateIndex(std::string_view index) {
   return index.starts_with(coordination::kWorkingStateIndex);
 }
 
+// Where the JSON value starting at `at` in `text` (valid JSON) ends.
+size_t ValueEnd(std::string_view text, size_t at) {
+  int depth = 0;
+  for (size_t i = at; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (depth == 0) return i + 1;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return i;  // the end of the enclosing object
+      if (--depth == 0) return i + 1;
+    } else if (c == ',' && depth == 0) {
+      return i;
+    }
+  }
+  return text.size();
+}
+
+// The text of requestItem's "document" in a record line, as it was written. A key's quotes are
+// never escaped, and a '"' inside a string always is, so the first `"document":` after
+// `"requestItem":{` is the key of requestItem itself (its other members, the operation's
+// metadata, hold no object with that key); the caller checks that the text is the value.
+std::optional<std::string_view> RawDocumentText(std::string_view line) {
+  const size_t item = line.find("\"requestItem\":{");
+  if (item == std::string_view::npos) return std::nullopt;
+  const size_t key = line.find("\"document\":", item);
+  if (key == std::string_view::npos) return std::nullopt;
+  const size_t begin = key + 11;
+  return line.substr(begin, ValueEnd(line, begin) - begin);
+}
+
 // requestItem as rfs wrote it before it followed the Java record: the bulk lines as sent, the
 // action line (when there was one) and the source.
 void ParseRequestLines(const std::string& request, RedriveRecord& record) {
@@ -105,7 +140,7 @@ void ParseRequestLines(const std::string& request, RedriveRecord& record) {
 // requestItem as the Java tool writes it (OpenSearchClient.emitFailedDocumentStreamRecord, a
 // BulkOperationSpec): {"schema":..,"operation_type":"index","operation":{"_id","_index",..},
 // "include_document":true,"document":{..}}. The operation is the bulk action's metadata.
-void ParseRequestItem(const json::object& item, RedriveRecord& record) {
+void ParseRequestItem(const json::object& item, std::string_view line, RedriveRecord& record) {
   const std::string type = Text(item, "operation_type");
   const json::value* operation = item.if_contains("operation");
   if (operation != nullptr && operation->is_object()) {
@@ -121,11 +156,17 @@ void ParseRequestItem(const json::object& item, RedriveRecord& record) {
   } else {
     record.refusal = "its requestItem holds no operation";
   }
+  if (const json::value* unreadable = item.if_contains("rfs_unreadable_action")) {
+    record.refusal =
+        StrCat("its action is no bulk action line: ", core::JsonText(*unreadable).substr(0, 200));
+  }
   const json::value* document = item.if_contains("document");
   if (document == nullptr || document->is_null()) {
     record.doc.source.clear();
   } else if (document->is_string()) {
     record.doc.source = std::string(document->as_string());  // a source that was no JSON
+  } else if (auto text = RawDocumentText(line); text && net::ParseJson(*text, 1000) == *document) {
+    record.doc.source = std::string(*text);  // as it was written: a re-print may change numbers
   } else {
     record.doc.source = core::JsonText(*document);
   }
@@ -147,7 +188,7 @@ absl::StatusOr<RedriveRecord> ParseRecord(std::string_view line, std::string_vie
     record.doc.id = Text(o, "documentId");
     record.error_type = Text(o, "failureType");
     if (const json::value& item = o.at("requestItem"); item.is_object()) {
-      ParseRequestItem(item.as_object(), record);
+      ParseRequestItem(item.as_object(), line, record);
     } else {
       ParseRequestLines(Text(o, "requestItem"), record);
     }
