@@ -28,7 +28,7 @@ TEST_CASE("flat and nested settings give the same dotted names, in document orde
   CHECK(Flat(nested) == Flat(flat));
 }
 
-TEST_CASE("arrays, numbers, booleans and nulls are leaves; empty objects leave nothing",
+TEST_CASE("arrays, numbers, booleans and nulls are leaves, and an empty object leaves nothing",
           "[core][settings]") {
   const json::object mixed = json::parse(R"({"index":{"analysis":{"filter":["a","b"]},
       "blocks":{"write":true},"priority":5,"gone":null,"empty":{}},"index.codec":"best_compression"})")
