@@ -96,11 +96,53 @@ absl::Status AppendOneLineJsonSourceAsIs(const lucene::Document& in, const Conve
   return absl::OkStatus();
 }
 
+// Lays out `in`'s export line at the end of `lines` (see ConvertedDocument::line_owner).
+absl::Status AppendExportLine(const lucene::Document& in, const ConversionTarget& target,
+                              const std::shared_ptr<reindex::RenderedLines>& lines,
+                              ConvertedDocument& out) {
+  std::string& bytes = lines->bytes;
+  const size_t begin = bytes.size();
+  AppendExportLineHead(out.doc, bytes);
+  const size_t source = bytes.size();
+  // Room for the closing "}\n" too: a huge document is not copied into twice its size for it.
+  bytes.reserve(bytes.size() + in.source.size() + 2);
+  if (absl::Status status = AppendOneLineJsonSource(in, target, bytes); !status.ok()) {
+    bytes.resize(begin);
+    return status;
+  }
+  if (bytes.size() == source) bytes.append("{}");
+  bytes.append("}\n");
+  out.line_owner = lines;
+  out.line_begin = begin;
+  out.line_end = bytes.size();
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+void AppendExportLineHead(const SourceDocument& doc, std::string& out) {
+  out += "{\"_index\":";
+  core::AppendJsonString(doc.index, out);
+  if (doc.type) {
+    out += ",\"_type\":";
+    core::AppendJsonString(*doc.type, out);
+  }
+  out += ",\"_id\":";
+  core::AppendJsonString(doc.id, out);
+  if (doc.routing) {
+    out += ",\"_routing\":";
+    core::AppendJsonString(*doc.routing, out);
+  }
+  out += ",\"_source\":";
+}
 
 void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
                      const std::shared_ptr<reindex::RenderedLines>* lines, ConvertedDocument& out) {
   SourceDocument& doc = out.doc;
+  out.stored_source_bytes = in.source.size();
+  out.conversion_error = absl::StatusCode::kOk;
+  out.line_owner.reset();
+  out.line_begin = out.line_end = 0;
   doc.id = in.id;
   doc.routing = in.routing;
   doc.cursor = in.cursor;
@@ -146,10 +188,17 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
     return;
   }
   out.kind = ConvertedDocument::Kind::kDocument;
+  if (target.defer_json_over > 0 && in.source_format == content::SourceFormat::kJson &&
+      in.source.size() > target.defer_json_over) {
+    out.kind = ConvertedDocument::Kind::kDeferred;
+    return;
+  }
   // Sources are made one line here, where they are copied anyway (bulk lines need it; the
   // document does not change), so the sinks can send them as they are.
   absl::Status converted;
-  if (lines != nullptr) {
+  if (lines != nullptr && target.export_lines) {
+    converted = AppendExportLine(in, target, *lines, out);
+  } else if (lines != nullptr) {
     converted = reindex::AppendRenderedLines(doc, *lines, [&](std::string& to) {
       // Room for the '\n' too: an append that only just fits grows the lines, and a huge
       // document would be copied into twice its size for that byte.
@@ -164,6 +213,7 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
     // One undecodable source must not stop the shard; it is kept (base64) for an operator.
     out.kind = ConvertedDocument::Kind::kUnconvertible;
     out.error_type = "source_conversion_exception";
+    out.conversion_error = converted.code();
     out.reason = std::string(converted.message());
     out.recorded_source = core::Base64Encode(in.source);
     doc.source.clear();
@@ -194,6 +244,7 @@ class SerialConvertedSource final : public IConvertedSource {
     return true;
   }
   uint64_t position() const override { return cursor_->position(); }
+  const lucene::Document* last_read() const override { return &doc_; }
 
  private:
   std::unique_ptr<lucene::IDocumentReader> cursor_;
@@ -222,6 +273,9 @@ class ParallelConvertedSource final : public IConvertedSource {
     source->render_ = render;
     auto new_range = [self] {
       auto range = std::make_unique<Range>();
+      // Room for as many documents as the last range held: a growing vector would move each
+      // document several times.
+      range->docs.reserve(self->docs_hint_.load(std::memory_order_relaxed));
       if (self->render_) self->StartLines(*range);
       return range;
     };
@@ -235,11 +289,13 @@ class ParallelConvertedSource final : public IConvertedSource {
           ConvertedDocument& converted = range.docs.emplace_back();
           ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
           range.bytes += converted.doc.rendered_end - converted.doc.rendered_begin +
-                         converted.doc.source.size() + converted.recorded_source.size() + 128;
+                         converted.line_end - converted.line_begin + converted.doc.source.size() +
+                         converted.recorded_source.size() + 128;
           return absl::OkStatus();
         },
         [self](lucene::ScannedRange& scanned) {
           auto& range = static_cast<Range&>(scanned);
+          self->docs_hint_.store(range.docs.size(), std::memory_order_relaxed);
           if (range.lines) {
             const size_t used = range.lines->bytes.size();
             self->lines_hint_.store(std::min(used + used / 8, kLinesLimit),
@@ -266,6 +322,20 @@ class ParallelConvertedSource final : public IConvertedSource {
     position_ = out.doc.cursor + 1;
     return true;
   }
+  absl::StatusOr<const ConvertedDocument*> NextInPlace() override {
+    while (!current_ || next_ >= current_->docs.size()) {
+      if (current_) position_ = std::max(position_, current_->end);
+      current_.reset();
+      auto next = scan_->Next();
+      if (!next.ok()) return next.status();
+      if (*next == nullptr) return nullptr;
+      current_.reset(static_cast<Range*>(next->release()));
+      next_ = 0;
+    }
+    const ConvertedDocument* out = &current_->docs[next_++];
+    position_ = out->doc.cursor + 1;
+    return out;
+  }
   uint64_t position() const override { return position_; }
 
  private:
@@ -290,6 +360,7 @@ class ParallelConvertedSource final : public IConvertedSource {
   const ConversionTarget target_;
   std::optional<reindex::BulkActionOptions> render_;
   std::atomic<size_t> lines_hint_{0};
+  std::atomic<size_t> docs_hint_{0};
   std::unique_ptr<lucene::ParallelShardScan> scan_;
   std::unique_ptr<Range> current_;
   size_t next_ = 0;

@@ -24,8 +24,9 @@
 // for a data stream (its documents are checked once converted). Documents flow only downstream:
 // no stage calls back into the sink while documents move.
 //
-// The NDJSON export (export.cpp) shares stage 1's reader options (ShardReaderOptionsFor); its
-// lines are the export's own format, written by the thread that decoded them.
+// The NDJSON export (export.cpp, SnapshotInspector docs) reads through the same sources: stage
+// 2 lays out its lines in the export's own format (ConversionTarget::export_lines) on the thread
+// that decoded each document, and the export writes them as they are.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@
 #include <string>
 
 #include "rfs/core/memory_budget.hpp"
+#include "rfs/core/status_macros.hpp"
 #include "rfs/lucene/shard_reader.hpp"
 #include "rfs/migration/worker_metrics.hpp"
 #include "rfs/reindex/bulk_format.hpp"
@@ -79,12 +81,18 @@ struct ConversionTarget {
   /// `--preserve-version`: an `index` carries the document's source `_version` as an external
   /// version (a data stream's `create` and a delta's `delete` carry none).
   bool preserve_version = false;
+  /// Lines laid out for the NDJSON export instead of bulk lines (ConvertedDocument::line_owner).
+  bool export_lines = false;
+  /// When set, a JSON source larger than this is not converted: the document is handed on as
+  /// kDeferred, for a consumer that reads it again from the shard and writes it a piece at a
+  /// time (the export), so that no copy of a huge document is ever made.
+  size_t defer_json_over = 0;
 };
 
 /// One shard document as the worker sends it, or why it cannot be sent. Made without side
 /// effects, so the parallel source makes them on its decoding threads.
 struct ConvertedDocument {
-  enum class Kind : uint8_t { kDocument, kWithoutSource, kUnconvertible };
+  enum class Kind : uint8_t { kDocument, kWithoutSource, kUnconvertible, kDeferred };
   Kind kind = Kind::kDocument;
   reindex::SourceDocument doc;  // index, id and cursor in every kind; the source for kDocument
   std::string reason;           // kUnconvertible
@@ -94,7 +102,21 @@ struct ConvertedDocument {
   std::string recorded_source;
   bool rebuilt = false;          // the source was rebuilt from doc values and stored fields
   bool rebuilt_inexact = false;  // with a value that may differ from the one indexed
+  /// kUnconvertible for a source that could not be made JSON: why, as a status code
+  /// (kUnimplemented: a format without a JSON form; anything else: damaged bytes).
+  absl::StatusCode conversion_error = absl::StatusCode::kOk;
+  /// Bytes of the source as stored (before conversion).
+  size_t stored_source_bytes = 0;
+  /// With ConversionTarget::export_lines and laid-out lines: the document's export line, at
+  /// [line_begin, line_end) of `line_owner`'s bytes (complete once the document is handed on).
+  std::shared_ptr<const reindex::RenderedLines> line_owner;
+  size_t line_begin = 0;
+  size_t line_end = 0;
 };
+
+/// The NDJSON export's line up to its source: `{"_index":..,["_type":..,]"_id":..,
+/// ["_routing":..,]"_source":` (the source and `}\n` follow).
+void AppendExportLineHead(const reindex::SourceDocument& doc, std::string& out);
 
 /// Stage 2: converts `in` into `out`. With `lines`, its bulk lines are laid out there at once
 /// (for a sink that writes them as they are), while its decoded bytes are still in this
@@ -108,7 +130,19 @@ class IConvertedSource {
  public:
   virtual ~IConvertedSource() = default;
   virtual absl::StatusOr<bool> Next(ConvertedDocument& out) = 0;
+  /// The next document where the source holds it (valid until the next call), or nullptr at the
+  /// end: for a reader that only looks at each document, without moving it out.
+  virtual absl::StatusOr<const ConvertedDocument*> NextInPlace() {
+    RFS_ASSIGN_OR_RETURN(const bool more, Next(in_place_));
+    return more ? &in_place_ : nullptr;
+  }
   virtual uint64_t position() const = 0;
+  /// The document last read, as decoded, when this source reads on the calling thread (valid
+  /// until the next call): a kDeferred document is written from it without a second read.
+  virtual const lucene::Document* last_read() const { return nullptr; }
+
+ private:
+  ConvertedDocument in_place_;
 };
 
 /// Decodes and converts on the calling thread.

@@ -3,20 +3,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <functional>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "rfs/content/source_json.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
-#include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/migration/tools.hpp"
 
@@ -25,87 +20,14 @@
 namespace rfs::migration {
 namespace {
 
-using core::AppendJsonString;
 using core::StrCat;
 
-// A huge source goes out a piece at a time, so its line is never held whole next to the decoded
-// chunk; the parallel path leaves such documents to the writing thread.
+// Sources at least this large are written from where they lie, not copied into the buffer.
 constexpr size_t kPiece = size_t{1} << 20;
 
-// Where one shard's documents go.
-struct ShardTarget {
-  const std::string& index;
-  const std::optional<std::string>& mapping_type;
-  int shard = 0;
-};
-
-// Appends `doc`'s NDJSON line to `out` and counts it. A document that has no JSON form is
-// counted and described in `skipped` instead (`out` is left as it was). `flush`, when set, is
-// called between the pieces of a large source, so `out` can be written out and emptied.
-absl::Status AppendLine(const lucene::Document& doc, const ShardTarget& target, std::string& out,
-                        ExportTotals& totals, std::vector<std::string>& skipped,
-                        const std::function<void()>& flush) {
-  if (!doc.has_source) {
-    ++totals.without_source;
-    skipped.push_back(StrCat("document ", target.index, "/", doc.id, " (shard ", target.shard,
-                             ", cursor ", doc.cursor, ") has no _source; not written"));
-    return absl::OkStatus();
-  }
-  const size_t line_start = out.size();
-  out += "{\"_index\":";
-  AppendJsonString(target.index, out);
-  if (doc.type || target.mapping_type) {
-    out += ",\"_type\":";
-    AppendJsonString(doc.type ? *doc.type : *target.mapping_type, out);
-  }
-  out += ",\"_id\":";
-  AppendJsonString(doc.id, out);
-  if (doc.routing) {
-    out += ",\"_routing\":";
-    AppendJsonString(*doc.routing, out);
-  }
-  out += ",\"_source\":";
-  if (doc.source_format == content::SourceFormat::kJson) {
-    for (size_t offset = 0; offset < doc.source.size(); offset += kPiece) {
-      const size_t piece = std::min(kPiece, doc.source.size() - offset);
-      core::AppendJsonOneLine(
-          std::string_view(reinterpret_cast<const char*>(doc.source.data()) + offset, piece), out);
-      if (flush && out.size() > kPiece) flush();
-    }
-  } else if (auto converted = content::AppendSourceAsJson(doc.source, doc.source_format, out,
-                                                          StrCat("_source of ", doc.id));
-             !converted.ok()) {
-    out.resize(line_start);
-    if (!absl::IsUnimplemented(converted)) return converted;
-    ++totals.unconvertible;
-    skipped.push_back(
-        StrCat("document ", target.index, "/", doc.id, ": ", converted.message(), "; not written"));
-    return absl::OkStatus();
-  }
-  out += "}\n";
-  ++totals.docs;
-  totals.source_bytes += doc.source.size();
-  return absl::OkStatus();
-}
-
-// The lines of one range of cursors, made on the thread that decoded it.
-struct NdjsonRange final : lucene::ScannedRange {
-  std::string text;
-  ExportTotals totals;
-  std::vector<std::string> skipped;
-  // Large JSON sources left to the writing thread: where their line goes in `text`, and their
-  // cursor. The decoding thread then drops its cursor, so the huge chunk is held by one thread
-  // at a time.
-  std::vector<std::pair<size_t, uint64_t>> deferred;
-};
-
-void Add(ExportTotals& into, const ExportTotals& delta) {
-  into.docs += delta.docs;
-  into.source_bytes += delta.source_bytes;
-  into.without_source += delta.without_source;
-  into.unconvertible += delta.unconvertible;
-}
-
+// Writes one shard at a time through the pipeline's sources (document_pipeline_internal.hpp):
+// with reader threads, each document's line is laid out by the thread that decoded it and the
+// lines of a range are written at once; without, this thread converts and writes each one.
 class ShardExporter {
  public:
   ShardExporter(const ExportOptions& options, std::FILE* out, ExportTotals& totals)
@@ -113,6 +35,7 @@ class ShardExporter {
   ~ShardExporter() { Flush(); }
 
   void Flush() {
+    WritePending();
     Write(buffer_);
     buffer_.clear();
     if (std::fflush(out_) != 0 && write_status_.ok()) {
@@ -126,95 +49,136 @@ class ShardExporter {
   absl::Status Export(const snapshot::SnapshotRepository& repository,
                       const snapshot::SnapshotEntry& snapshot, const snapshot::IndexMetadata& index,
                       int shard, uint64_t from_cursor) {
-    // Opened as the worker opens it (the pipeline's first stage); the lines are the export's own.
     RFS_ASSIGN_OR_RETURN(
         const lucene::ShardReaderOptions reader_options,
         internal::ShardReaderOptionsFor(index, options_.enable_sourceless_migrations));
     auto reader =
         lucene::OpenSnapshotShard(repository, snapshot, index.name, shard, reader_options);
     if (!reader.ok()) return reader.status();
-    const auto mapping_type = lucene::IndexMappingType(index);
-    const ShardTarget target{index.name, mapping_type, shard};
+    // Every document under its own index and type, as the snapshot holds it.
+    internal::IndexPlacement placement;
+    placement.mapping_type = lucene::IndexMappingType(index);
+    const internal::ConversionTarget target{.index = index.name,
+                                            .placement = placement,
+                                            .policy = transform::MultiTypePolicy::kUnion,
+                                            .export_lines = true,
+                                            .defer_json_over = kPiece};
+    std::unique_ptr<internal::IConvertedSource> source;
     if (options_.reader_threads > 0) {
-      return ExportParallel(**reader, target, from_cursor);
+      RFS_ASSIGN_OR_RETURN(source, internal::OpenParallelSource(**reader, from_cursor, UINT64_MAX,
+                                                                options_.reader_threads, target,
+                                                                reindex::BulkActionOptions{}));
+    } else {
+      auto cursor = (*reader)->OpenAt(from_cursor);
+      if (!cursor.ok()) return cursor.status();
+      source = internal::OpenSerialSource(*std::move(cursor), target);
     }
-    auto cursor = (*reader)->OpenAt(from_cursor);
-    if (!cursor.ok()) return cursor.status();
-    lucene::Document doc;
     while (true) {
-      auto more = (*cursor)->Next(doc);
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
-      RFS_RETURN_IF_ERROR(AppendLine(doc, target, buffer_, totals_, skipped_, flush_));
-      ReportSkipped();
-      if (buffer_.size() > kPiece) {
-        Flush();
-        RFS_RETURN_IF_ERROR(write_status_);
+      RFS_ASSIGN_OR_RETURN(const internal::ConvertedDocument* converted, source->NextInPlace());
+      if (converted == nullptr) break;
+      if (converted->kind == internal::ConvertedDocument::Kind::kDeferred) {
+        RFS_RETURN_IF_ERROR(WriteHuge(**reader, *source, converted->doc, index.name, shard));
+      } else {
+        RFS_RETURN_IF_ERROR(Take(*converted, index.name, shard));
       }
+      RFS_RETURN_IF_ERROR(write_status_);
     }
+    WritePending();
+    return write_status_;
   }
 
  private:
-  // Decoding and formatting run on the reader threads; this thread writes the ranges in order.
-  absl::Status ExportParallel(const lucene::ShardReader& reader, const ShardTarget& target,
-                              uint64_t from_cursor) {
-    lucene::ParallelReadOptions parallel;
-    parallel.threads = options_.reader_threads;
-    auto scan = lucene::ParallelShardScan::Open(
-        reader, from_cursor, parallel, [] { return std::make_unique<NdjsonRange>(); },
-        [&target](lucene::Document& doc, lucene::ScannedRange& scanned) -> absl::Status {
-          auto& range = static_cast<NdjsonRange&>(scanned);
-          if (doc.has_source && doc.source_format == content::SourceFormat::kJson &&
-              doc.source.size() > kPiece) {
-            range.deferred.emplace_back(range.text.size(), doc.cursor);
-          } else {
-            RFS_RETURN_IF_ERROR(
-                AppendLine(doc, target, range.text, range.totals, range.skipped, nullptr));
-          }
-          range.bytes = range.text.size();
-          return absl::OkStatus();
-        },
-        [](lucene::ScannedRange& scanned) {
-          return !static_cast<NdjsonRange&>(scanned).deferred.empty();
-        });
-    if (!scan.ok()) return scan.status();
-    Flush();
-    std::unique_ptr<lucene::DocumentCursor> huge;  // reads the deferred documents
-    lucene::Document doc;
-    while (true) {
-      auto next = (*scan)->Next();
-      if (!next.ok()) return next.status();
-      if (*next == nullptr) return absl::OkStatus();
-      auto& range = static_cast<NdjsonRange&>(**next);
-      Add(totals_, range.totals);
-      skipped_ = std::move(range.skipped);
-      ReportSkipped();
-      size_t written = 0;
-      for (const auto& [offset, cursor] : range.deferred) {
-        Write(std::string_view(range.text).substr(written, offset - written));
-        written = offset;
-        if (!huge) {
-          auto opened = reader.OpenAt(cursor);
-          if (!opened.ok()) return opened.status();
-          huge = *std::move(opened);
-        } else {
-          RFS_RETURN_IF_ERROR(huge->SeekTo(cursor));
+  absl::Status Take(const internal::ConvertedDocument& converted, const std::string& index,
+                    int shard) {
+    const reindex::SourceDocument& doc = converted.doc;
+    switch (converted.kind) {
+      case internal::ConvertedDocument::Kind::kWithoutSource:
+        ++totals_.without_source;
+        Skipped(StrCat("document ", index, "/", doc.id, " (shard ", shard, ", cursor ", doc.cursor,
+                       ") has no _source; not written"));
+        return absl::OkStatus();
+      case internal::ConvertedDocument::Kind::kUnconvertible:
+        // A format without a JSON form is skipped and said; damaged bytes stop the export.
+        if (converted.conversion_error != absl::StatusCode::kUnimplemented) {
+          return absl::Status(converted.conversion_error, converted.reason);
         }
-        auto more = huge->Next(doc);
-        if (!more.ok()) return more.status();
-        if (!*more || doc.cursor != cursor) {
-          return absl::InternalError(StrCat("document at cursor ", cursor, " of shard ",
-                                            target.shard, " of ", target.index,
-                                            " was not found again"));
-        }
-        RFS_RETURN_IF_ERROR(AppendLine(doc, target, buffer_, totals_, skipped_, flush_));
-        ReportSkipped();
-        Flush();
-        huge.reset();  // its chunk is as large as the document
-      }
-      Write(std::string_view(range.text).substr(written));
-      RFS_RETURN_IF_ERROR(write_status_);
+        ++totals_.unconvertible;
+        Skipped(StrCat("document ", index, "/", doc.id, ": ", converted.reason, "; not written"));
+        return absl::OkStatus();
+      case internal::ConvertedDocument::Kind::kDocument:
+        break;
     }
+    ++totals_.docs;
+    totals_.source_bytes += converted.stored_source_bytes;
+    if (converted.line_owner) {
+      // Lines laid out one after another in a range's buffer go out in one write.
+      if (converted.line_owner != pending_owner_ || converted.line_begin != pending_end_) {
+        WritePending();
+        pending_owner_ = converted.line_owner;
+        pending_begin_ = converted.line_begin;
+      }
+      pending_end_ = converted.line_end;
+      return absl::OkStatus();
+    }
+    internal::AppendExportLineHead(doc, buffer_);
+    const std::string_view text = doc.source.empty() ? std::string_view("{}") : doc.source;
+    if (text.size() >= kPiece) {
+      Write(buffer_);
+      buffer_.clear();
+      Write(text);
+    } else {
+      buffer_ += text;
+    }
+    buffer_ += "}\n";
+    if (buffer_.size() > kPiece) {
+      Write(buffer_);
+      buffer_.clear();
+    }
+    return absl::OkStatus();
+  }
+
+  // A huge JSON document the source handed on unconverted (ConversionTarget::defer_json_over),
+  // written from its decoded chunk a piece at a time, so that the chunk is its only copy: from
+  // the source's own read when it reads on this thread, else read again here (a decoding thread
+  // read it), the cursor dropped after it since its chunk is as large as the document.
+  absl::Status WriteHuge(const lucene::ShardReader& reader,
+                         const internal::IConvertedSource& source,
+                         const reindex::SourceDocument& deferred, const std::string& index,
+                         int shard) {
+    WritePending();
+    const lucene::Document* doc = source.last_read();
+    std::unique_ptr<lucene::DocumentCursor> cursor;
+    lucene::Document read_again;
+    if (doc == nullptr || doc->cursor != deferred.cursor) {
+      RFS_ASSIGN_OR_RETURN(cursor, reader.OpenAt(deferred.cursor));
+      RFS_ASSIGN_OR_RETURN(const bool more, cursor->Next(read_again));
+      if (!more || read_again.cursor != deferred.cursor || !read_again.has_source) {
+        return absl::InternalError(StrCat("document at cursor ", deferred.cursor, " of shard ",
+                                          shard, " of ", index, " was not found again"));
+      }
+      doc = &read_again;
+    }
+    ++totals_.docs;
+    totals_.source_bytes += doc->source.size();
+    internal::AppendExportLineHead(deferred, buffer_);
+    const std::string_view json(reinterpret_cast<const char*>(doc->source.data()),
+                                doc->source.size());
+    for (size_t offset = 0; offset < json.size(); offset += kPiece) {
+      core::AppendJsonOneLine(json.substr(offset, kPiece), buffer_);
+      Write(buffer_);
+      buffer_.clear();
+    }
+    buffer_ += "}\n";
+    Write(buffer_);  // before the lines that follow, which go out from where they lie
+    buffer_.clear();
+    return absl::OkStatus();
+  }
+
+  void WritePending() {
+    if (!pending_owner_) return;
+    Write(std::string_view(pending_owner_->bytes)
+              .substr(pending_begin_, pending_end_ - pending_begin_));
+    pending_owner_.reset();
   }
 
   void Write(std::string_view bytes) {
@@ -224,11 +188,8 @@ class ShardExporter {
     }
   }
 
-  void ReportSkipped() {
-    for (const auto& message : skipped_) {
-      if (options_.on_skipped) options_.on_skipped(message);
-    }
-    skipped_.clear();
+  void Skipped(const std::string& message) {
+    if (options_.on_skipped) options_.on_skipped(message);
   }
 
   const ExportOptions& options_;
@@ -236,11 +197,10 @@ class ShardExporter {
   ExportTotals& totals_;
   std::string buffer_;
   absl::Status write_status_;
-  std::vector<std::string> skipped_;
-  const std::function<void()> flush_ = [this] {
-    Write(buffer_);
-    buffer_.clear();
-  };
+  // The lines not yet written: [pending_begin_, pending_end_) of a range's buffer.
+  std::shared_ptr<const reindex::RenderedLines> pending_owner_;
+  size_t pending_begin_ = 0;
+  size_t pending_end_ = 0;
 };
 
 ExportResult Done(ExportResult result, absl::Status status, int exit_code) {

@@ -35,8 +35,8 @@ struct ExportOptions {
   std::optional<int> shard;
   /// Start at this shard-global document number (needs `index` and `shard`).
   uint64_t from_cursor = 0;
-  /// Threads decoding each shard and formatting its lines (lucene::ParallelShardScan), the
-  /// calling thread writing them in order; 0 does everything on the calling thread.
+  /// Threads decoding each shard and laying out its lines (the document pipeline's parallel
+  /// source), the calling thread writing them in order; 0 does everything on the calling thread.
   int reader_threads = 0;
   /// Rebuild documents of indices without a stored `_source` (--enable-sourceless-migrations).
   bool enable_sourceless_migrations = false;
