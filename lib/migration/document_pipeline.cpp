@@ -215,7 +215,8 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
     out.error_type = "source_conversion_exception";
     out.conversion_error = converted.code();
     out.reason = std::string(converted.message());
-    out.recorded_source = core::Base64Encode(in.source);
+    // For the failed-document record; the export names the document and goes on without it.
+    if (!target.export_lines) out.recorded_source = core::Base64Encode(in.source);
     doc.source.clear();
     return;
   }
@@ -266,7 +267,8 @@ class ParallelConvertedSource final : public IConvertedSource {
     lucene::ParallelReadOptions options;
     options.threads = threads;
     options.end_cursor = end;
-    // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small.
+    // The reindexer holds up to its own in-flight bytes too: keep the read-ahead small (the
+    // export, which writes its lines at once, measured the same speed with it).
     options.max_buffered_bytes = size_t{8} << 20;
     options.memory_budget = budget;
     ParallelConvertedSource* self = source.get();
@@ -426,6 +428,9 @@ absl::StatusOr<std::optional<SourceDocument>> ShardDocumentStream::Next() {
       ++without_source_;
       if (report_without_source_) report_without_source_(out);
       continue;
+    }
+    if (converted_.kind == ConvertedDocument::Kind::kDeferred) {
+      return absl::InternalError("a deferred document reached the worker's stream");
     }
     if (converted_.kind == ConvertedDocument::Kind::kUnconvertible) {
       RFS_RETURN_IF_ERROR(RecordUnmigratable(out, converted_.error_type, converted_.reason,

@@ -10,6 +10,8 @@
 //      multi-type policy, trial prefix), the bulk operation, and `_source` as one-line JSON
 //      (SMILE, CBOR and YAML converted; values of translated fields in the form the target's
 //      mapping takes, IndexPlacement::values); what cannot be sent is marked with the reason.
+//      For the export, the line it writes instead of bulk lines (export_lines), and a huge JSON
+//      document handed on unconverted (defer_json_over, Kind::kDeferred).
 //   3. Admission (ShardDocumentStream): stops at the item's end, a trial's limit, a stop or the
 //      lease's checkpoint time; records documents that cannot be sent in the failed-document
 //      sink; counts.
@@ -89,14 +91,16 @@ struct ConversionTarget {
   size_t defer_json_over = 0;
 };
 
-/// One shard document as the worker sends it, or why it cannot be sent. Made without side
-/// effects, so the parallel source makes them on its decoding threads.
+/// One shard document as the worker sends it (or the export writes it), or why it cannot be. Made
+/// without side effects, so the parallel source makes them on its decoding threads.
 struct ConvertedDocument {
   enum class Kind : uint8_t { kDocument, kWithoutSource, kUnconvertible, kDeferred };
   Kind kind = Kind::kDocument;
-  reindex::SourceDocument doc;  // index, id and cursor in every kind; the source for kDocument
-  std::string reason;           // kUnconvertible
-  std::string error_type;       // kUnconvertible: the failed-document record's error_type
+  // Index, id and cursor in every kind; the source for kDocument, unless it is laid out (in
+  // doc.rendered, or for the export in line_owner).
+  reindex::SourceDocument doc;
+  std::string reason;      // kUnconvertible
+  std::string error_type;  // kUnconvertible: the failed-document record's error_type
   /// kUnconvertible: the source as the failed-document record keeps it, for an operator: base64
   /// of the stored bytes when they could not be decoded, else the JSON.
   std::string recorded_source;
@@ -156,7 +160,8 @@ void AdmitLargeChunks(lucene::DocumentCursor& cursor, core::MemoryBudget& budget
 
 /// Decodes and converts on `threads` reader threads (lucene::ParallelShardScan), from `start` up
 /// to `end`, handing documents on in cursor order. With `render`, each range's documents have
-/// their bulk lines laid out with those options (the sink's laid-out-lines capability). A huge
+/// their bulk lines laid out with those options (the sink's laid-out-lines capability), or their
+/// export lines when `target.export_lines` (the options then unused). A huge
 /// document waits for room in `budget` (may be null) as AdmitLargeChunks says. `reader` and
 /// `budget` must outlive the source.
 absl::StatusOr<std::unique_ptr<IConvertedSource>> OpenParallelSource(

@@ -22,7 +22,9 @@ namespace {
 
 using core::StrCat;
 
-// Sources at least this large are written from where they lie, not copied into the buffer.
+// A JSON source over this size is left unconverted by the source (ConversionTarget::
+// defer_json_over) and written from its decoded chunk this many bytes at a time; a converted
+// source this large is written from where it lies, not copied into the buffer.
 constexpr size_t kPiece = size_t{1} << 20;
 
 // Writes one shard at a time through the pipeline's sources (document_pipeline_internal.hpp):
@@ -99,12 +101,18 @@ class ShardExporter {
         return absl::OkStatus();
       case internal::ConvertedDocument::Kind::kUnconvertible:
         // A format without a JSON form is skipped and said; damaged bytes stop the export.
+        if (converted.conversion_error == absl::StatusCode::kOk) {
+          return absl::InternalError(StrCat("document ", index, "/", doc.id,
+                                            " could not be exported: ", converted.reason));
+        }
         if (converted.conversion_error != absl::StatusCode::kUnimplemented) {
           return absl::Status(converted.conversion_error, converted.reason);
         }
         ++totals_.unconvertible;
         Skipped(StrCat("document ", index, "/", doc.id, ": ", converted.reason, "; not written"));
         return absl::OkStatus();
+      case internal::ConvertedDocument::Kind::kDeferred:
+        return absl::InternalError("a deferred document reached the line writer");
       case internal::ConvertedDocument::Kind::kDocument:
         break;
     }
@@ -114,12 +122,14 @@ class ShardExporter {
       // Lines laid out one after another in a range's buffer go out in one write.
       if (converted.line_owner != pending_owner_ || converted.line_begin != pending_end_) {
         WritePending();
+        WriteBuffer();  // anything written before comes first
         pending_owner_ = converted.line_owner;
         pending_begin_ = converted.line_begin;
       }
       pending_end_ = converted.line_end;
       return absl::OkStatus();
     }
+    WritePending();  // lines laid out before this one come first
     internal::AppendExportLineHead(doc, buffer_);
     const std::string_view text = doc.source.empty() ? std::string_view("{}") : doc.source;
     if (text.size() >= kPiece) {
@@ -172,6 +182,11 @@ class ShardExporter {
     Write(buffer_);  // before the lines that follow, which go out from where they lie
     buffer_.clear();
     return absl::OkStatus();
+  }
+
+  void WriteBuffer() {
+    Write(buffer_);
+    buffer_.clear();
   }
 
   void WritePending() {

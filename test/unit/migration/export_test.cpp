@@ -36,9 +36,14 @@ struct Exported {
 };
 
 Exported Export(const std::string& repo, int threads, const rfs::test::TempDir& dir,
-                bool sourceless = false) {
+                bool sourceless = false, uint64_t from_cursor = 0) {
   rfs::migration::ExportOptions options;
   options.enable_sourceless_migrations = sourceless;
+  if (from_cursor > 0) {
+    options.index = "index-0";
+    options.shard = 0;
+    options.from_cursor = from_cursor;
+  }
   options.repository = repo;
   options.snapshot_name = "snap-1";
   options.reader_threads = threads;
@@ -94,6 +99,17 @@ TEST_CASE("serial and parallel exports write every document exactly, huge ones i
     CHECK(parallel.result.totals.docs == serial.result.totals.docs);
     CHECK(parallel.result.totals.source_bytes == serial.result.totals.source_bytes);
   }
+  // From a cursor in the middle: the same lines in both modes, the end of the whole export.
+  const Exported tail = Export(generated->repo().string(), 0, dir, false, 200);
+  REQUIRE(tail.result.status.ok());
+  CHECK(tail.result.totals.docs > 0);
+  CHECK(tail.result.totals.docs < serial.result.totals.docs);
+  REQUIRE(tail.text.size() < serial.text.size());
+  CHECK(serial.text.ends_with(tail.text));
+  CHECK(serial.text[serial.text.size() - tail.text.size() - 1] == '\n');
+  const Exported parallel_tail = Export(generated->repo().string(), 2, dir, false, 200);
+  REQUIRE(parallel_tail.result.status.ok());
+  CHECK(parallel_tail.text == tail.text);
 }
 
 TEST_CASE("an index without _source stops the export unless its documents are rebuilt",
