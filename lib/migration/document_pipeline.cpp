@@ -311,20 +311,23 @@ class ParallelConvertedSource final : public IConvertedSource {
   }
 
   absl::StatusOr<bool> Next(ConvertedDocument& out) override {
-    while (!current_ || next_ >= current_->docs.size()) {
-      if (current_) position_ = std::max(position_, current_->end);
-      current_.reset();
-      auto next = scan_->Next();
-      if (!next.ok()) return next.status();
-      if (*next == nullptr) return false;
-      current_.reset(static_cast<Range*>(next->release()));
-      next_ = 0;
-    }
-    out = std::move(current_->docs[next_++]);
-    position_ = out.doc.cursor + 1;
+    RFS_ASSIGN_OR_RETURN(ConvertedDocument * next, Advance());
+    if (next == nullptr) return false;
+    out = std::move(*next);
     return true;
   }
-  absl::StatusOr<const ConvertedDocument*> NextInPlace() override {
+  absl::StatusOr<const ConvertedDocument*> NextInPlace() override { return Advance(); }
+  uint64_t position() const override { return position_; }
+
+ private:
+  struct Range final : lucene::ScannedRange {
+    std::vector<ConvertedDocument> docs;
+    std::shared_ptr<reindex::RenderedLines> lines;  // with `render`
+  };
+  explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
+
+  // The next document in its range (the next range once one is done), or nullptr at the end.
+  absl::StatusOr<ConvertedDocument*> Advance() {
     while (!current_ || next_ >= current_->docs.size()) {
       if (current_) position_ = std::max(position_, current_->end);
       current_.reset();
@@ -334,18 +337,10 @@ class ParallelConvertedSource final : public IConvertedSource {
       current_.reset(static_cast<Range*>(next->release()));
       next_ = 0;
     }
-    const ConvertedDocument* out = &current_->docs[next_++];
+    ConvertedDocument* out = &current_->docs[next_++];
     position_ = out->doc.cursor + 1;
     return out;
   }
-  uint64_t position() const override { return position_; }
-
- private:
-  struct Range final : lucene::ScannedRange {
-    std::vector<ConvertedDocument> docs;
-    std::shared_ptr<reindex::RenderedLines> lines;  // with `render`
-  };
-  explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
 
   // Gives the range's next documents new lines, sized like the last range's, so they are
   // rarely regrown (and copied) as they fill.
