@@ -97,7 +97,7 @@ std::string FailedDocumentStreamRecord(const reindex::FailedDocument& doc,
   text.resize(text.size() - 2);  // the closing braces of requestItem and the record
   const std::string_view source = doc.SourceText();
   text += ",\"document\":";
-  if (source.find_first_of("\r\n") == std::string_view::npos && net::IsJson(source)) {
+  if (reindex::IsRecordableAsIs(source)) {
     text.reserve(text.size() + source.size() + 2);
     text += source;
   } else {

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "rfs/core/file_util.hpp"
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -59,7 +60,7 @@ RecordPieces Pieces(const FailedDocument& doc) {
   pieces.head.pop_back();  // the closing brace: "source" goes last, as written
   pieces.head += ",\"source\":";
   const std::string_view text = doc.SourceText();
-  if (text.find_first_of("\r\n") == std::string_view::npos && net::IsJson(text)) {
+  if (IsRecordableAsIs(text)) {
     pieces.original = text;
   } else {
     pieces.rewritten = core::JsonText(JsonOrString(text));
@@ -117,6 +118,10 @@ absl::Status WriteStreamedRecords(std::span<const FailedDocument> docs, int fd,
 }
 
 }  // namespace
+
+bool IsRecordableAsIs(std::string_view source) {
+  return core::FindLineBreak(source) == source.size() && net::IsJson(source);
+}
 
 std::string FailedDocumentToJson(const FailedDocument& doc) {
   RecordPieces pieces = Pieces(doc);

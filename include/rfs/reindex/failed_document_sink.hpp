@@ -45,6 +45,10 @@ struct FailedDocument {
   std::string_view SourceText() const { return source_owner ? borrowed_source : source; }
 };
 
+/// Whether a failed document's source goes into a record as it is: one line of valid JSON (a
+/// parsed and re-printed source would not be the document that failed: 959.30 prints as 959.3).
+bool IsRecordableAsIs(std::string_view source);
+
 class IFailedDocumentSink {
  public:
   virtual ~IFailedDocumentSink() = default;
