@@ -516,6 +516,27 @@ class SharedBlob {
     return absl::OkStatus();
   }
 
+  // A view of the block that holds [offset, offset + min_length), as far as `max_length` or the
+  // block's end (IRandomAccessFile::ViewAt). The block is read as ReadAt reads it.
+  absl::StatusOr<std::optional<core::IRandomAccessFile::HeldBytes>> ViewAt(
+      uint64_t offset, uint64_t min_length, uint64_t max_length) const {
+    if (offset > size_ || min_length > size_ - offset) {
+      return core::DataLossAt(path_, offset,
+                              StrCat("read of ", min_length, " bytes past the end (", size_, ")"));
+    }
+    if (offset == size_ || IsFooterRead(offset, min_length)) return std::nullopt;
+    const uint64_t block = offset / block_bytes_;
+    const uint64_t within = offset - block * block_bytes_;
+    if (BlockLength(block) - within < min_length) return std::nullopt;
+    RFS_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> bytes, Block(block));
+    if (bytes->size() < within + min_length) {
+      return core::DataLossAt(path_, offset, "block shorter than its range");
+    }
+    const uint64_t n = std::min<uint64_t>(bytes->size() - within, max_length);
+    const auto* data = reinterpret_cast<const uint8_t*>(bytes->data()) + within;
+    return core::IRandomAccessFile::HeldBytes{std::span<const uint8_t>(data, n), std::move(bytes)};
+  }
+
   // Drops the blocks read already that lie whole in [offset, offset + length): a reader done
   // with a huge document's compressed bytes gives their blocks back (IRandomAccessFile's
   // DropCachedPages). Blocks fetched ahead and not read yet stay.
@@ -693,6 +714,10 @@ class ObjectFile final : public core::IRandomAccessFile {
   uint64_t size() const override { return blob_->size(); }
   absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
     return blob_->ReadAt(offset, out);
+  }
+  absl::StatusOr<std::optional<HeldBytes>> ViewAt(uint64_t offset, uint64_t min_length,
+                                                  uint64_t max_length) const override {
+    return blob_->ViewAt(offset, min_length, max_length);
   }
   void DropCachedPages(uint64_t offset, uint64_t length) const override {
     blob_->DropReadBlocks(offset, length);

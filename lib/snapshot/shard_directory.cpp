@@ -50,6 +50,28 @@ class PartsFile final : public core::IRandomAccessFile {
     return absl::OkStatus();
   }
 
+  // A view of the part that holds [offset, offset + min_length), up to its end: the part's own
+  // mapping, or what the part holds.
+  absl::StatusOr<std::optional<HeldBytes>> ViewAt(uint64_t offset, uint64_t min_length,
+                                                  uint64_t max_length) const override {
+    if (offset > size_ || min_length > size_ - offset) {
+      return core::DataLossAt(
+          name_, offset, StrCat("read of ", min_length, " bytes past the end (size ", size_, ")"));
+    }
+    if (offset == size_) return std::nullopt;
+    const size_t i = std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin() - 1;
+    const uint64_t in_part = offset - starts_[i];
+    const uint64_t part_left = parts_[i]->size() - in_part;
+    if (part_left < min_length) return std::nullopt;
+    max_length = std::min(max_length, part_left);
+    if (const auto view = parts_[i]->ContiguousView()) {
+      return HeldBytes{view->subspan(in_part, max_length), nullptr};
+    }
+    auto held = parts_[i]->ViewAt(in_part, min_length, max_length);
+    if (!held.ok()) return core::WithContext(held.status(), name_);
+    return held;
+  }
+
   std::optional<std::span<const uint8_t>> ContiguousView() const override {
     if (parts_.size() == 1) return parts_[0]->ContiguousView();
     if (parts_.empty()) return std::span<const uint8_t>();

@@ -114,6 +114,12 @@ class BackupBlobFile final : public core::IRandomAccessFile {
   std::optional<std::span<const uint8_t>> ContiguousView() const override {
     return blob_->ContiguousView();
   }
+  absl::StatusOr<std::optional<HeldBytes>> ViewAt(uint64_t offset, uint64_t min_length,
+                                                  uint64_t max_length) const override {
+    auto held = blob_->ViewAt(offset, min_length, max_length);
+    if (!held.ok()) return core::WithContext(held.status(), name_);
+    return held;
+  }
   void DropCachedPages(uint64_t offset, uint64_t length) const override {
     blob_->DropCachedPages(offset, length);
   }

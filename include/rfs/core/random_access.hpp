@@ -41,6 +41,25 @@ class IRandomAccessFile {
   /// as this object.
   virtual std::optional<std::span<const uint8_t>> ContiguousView() const { return std::nullopt; }
 
+  /// Bytes from `offset` on, at least `min_length` and at most `max_length` of them, as a view
+  /// of memory the file holds already (a block a remote file fetched), so that a caller does
+  /// not copy them out; the file picks the length within those bounds (up to the end of the
+  /// piece that holds them). `owner` keeps the bytes alive (null: they live as long as the
+  /// file). std::nullopt when no piece holds that many from `offset`: the caller reads them
+  /// with ReadAt. A range past the end is DataLoss, as for ReadAt. Not overridden by files
+  /// that are contiguous (ContiguousView) or that keep nothing.
+  struct HeldBytes {
+    std::span<const uint8_t> bytes;
+    std::shared_ptr<const void> owner;
+  };
+  virtual absl::StatusOr<std::optional<HeldBytes>> ViewAt(uint64_t offset, uint64_t min_length,
+                                                          uint64_t max_length) const {
+    (void)offset;
+    (void)min_length;
+    (void)max_length;
+    return std::nullopt;
+  }
+
   /// A hint that [offset, offset + length) will not be read again soon: a
   /// memory-mapped file lets the kernel drop those pages from the process's
   /// resident set (they are read back from the file if touched again), so a

@@ -47,6 +47,17 @@ class SliceFile final : public core::IRandomAccessFile {
     if (has_view_) return view_;
     return std::nullopt;
   }
+  absl::StatusOr<std::optional<HeldBytes>> ViewAt(uint64_t offset, uint64_t min_length,
+                                                  uint64_t max_length) const override {
+    if (offset > length_ || min_length > length_ - offset) {
+      return core::DataLossAt(
+          name_, offset,
+          StrCat("read of ", min_length, " bytes past the end (size ", length_, ")"));
+    }
+    max_length = std::min(max_length, length_ - offset);
+    if (has_view_) return HeldBytes{view_.subspan(offset, max_length), nullptr};
+    return base_->ViewAt(offset_ + offset, min_length, max_length);
+  }
   void DropCachedPages(uint64_t offset, uint64_t length) const override {
     if (offset < length_)
       base_->DropCachedPages(offset_ + offset, std::min(length, length_ - offset));

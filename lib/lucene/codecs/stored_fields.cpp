@@ -4,6 +4,8 @@
 // LZ4WithPresetDictCompressionMode.java,
 // DeflateWithPresetDictCompressionMode.java).
 #include <algorithm>
+#include <cstring>
+#include <functional>
 
 #include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -62,6 +64,8 @@ constexpr uint64_t kDropPagesEvery = uint64_t{8} << 20;
 // Window read at a time when the `.fdt` is not contiguous in memory.
 constexpr size_t kMinWindow = size_t{1} << 20;
 constexpr size_t kMaxStartWindow = size_t{8} << 20;
+// Copied past a held block's end for a chunk that crosses it (more if the chunk needs it).
+constexpr size_t kCrossingWindow = size_t{128} << 10;
 
 absl::StatusOr<int32_t> ReadPositiveVInt(ByteReader& in, std::string_view what, uint32_t max) {
   const size_t at = in.position();
@@ -746,18 +750,17 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
       dropped_until_ = done;
     }
   } else {
-    // Starting from the last window's size saves retries in a segment of large chunks, but at
-    // most kMaxStartWindow: one huge document's chunk must not make every later read as large.
+    // A window holds several chunks: a chunk that starts inside it is decoded from it, and the
+    // file is read again only when the chunk runs past the window's end (re-reading a window at
+    // every chunk copied each compressed byte several times). Starting from the last window's
+    // size saves retries in a segment of large chunks, but at most kMaxStartWindow: one huge
+    // document's chunk must not make every later read as large.
     size_t want = std::clamp(window_.size(), kMinWindow, kMaxStartWindow);
+    size_t need = 1;
+    bool read = next_offset_ < window_start_ || next_offset_ >= window_start_ + window_.size() ||
+                (window_copied_ && file_holds_blocks_);
     for (;;) {
-      const uint64_t end = std::min<uint64_t>(data_end_, next_offset_ + want);
-      if (next_offset_ < window_start_ || end > window_start_ + window_.size()) {
-        // The old window goes first: for a huge document's chunk the windows double up to its
-        // compressed size, and holding the last one beside the next costs half as much again.
-        std::vector<uint8_t>().swap(window_);
-        RFS_ASSIGN_OR_RETURN(window_, core::ReadRange(*file_, next_offset_, end - next_offset_));
-        window_start_ = next_offset_;
-      }
+      if (read) RFS_RETURN_IF_ERROR(ReadWindow(next_offset_, need, want));
       ByteReader in(window_, file_->name(), window_start_);
       RFS_RETURN_IF_ERROR(in.Seek(next_offset_ - window_start_));
       piece_start_ = chunk_start;
@@ -772,12 +775,16 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
         }
         break;
       }
-      // A chunk larger than the window: retry with a bigger one until the
-      // window reaches the end of the data, then the error is real.
-      if (!absl::IsDataLoss(status) || window_start_ + window_.size() >= data_end_) {
-        return status;
+      // A chunk past the window's end: read again from its start, then a longer window (past
+      // the end of a block the file held, or twice as long) until the window reaches the end
+      // of the data, where the error is real.
+      if (!absl::IsDataLoss(status)) return status;
+      if (window_start_ == next_offset_) {
+        if (window_start_ + window_.size() >= data_end_) return status;
+        need = window_.size() + 1;
+        if (window_.size() >= want) want = std::max(want * 2, need);
       }
-      want *= 2;
+      read = true;
     }
   }
   if (chunk_.doc_base != next_doc_) {
@@ -814,12 +821,69 @@ absl::Status ChunkCursor::RefillWindow(ByteReader& in, size_t at_least) {
   const uint64_t at = in.source_offset();
   if (in.remaining() >= at_least || at + in.remaining() >= data_end_) return absl::OkStatus();
   PassPieceToObserver(at);
-  const uint64_t end = std::min<uint64_t>(data_end_, at + std::max(at_least, kMinWindow));
-  std::vector<uint8_t>().swap(window_);
-  RFS_ASSIGN_OR_RETURN(window_, core::ReadRange(*file_, at, end - at));
-  window_start_ = at;
+  RFS_RETURN_IF_ERROR(ReadWindow(at, at_least, std::max(at_least, kMinWindow)));
   in = ByteReader(window_, file_->name(), window_start_);
   return absl::OkStatus();
+}
+
+absl::Status ChunkCursor::ReadWindow(uint64_t at, size_t need, size_t want) {
+  size_t length = static_cast<size_t>(std::min<uint64_t>(data_end_ - at, want));
+  // A block the file holds already (a remote file's) is decoded where it lies: copying each
+  // window out of it cost a tenth of a read from S3.
+  RFS_ASSIGN_OR_RETURN(std::optional<core::IRandomAccessFile::HeldBytes> held,
+                       file_->ViewAt(at, std::min(need, length), length));
+  if (held.has_value()) {
+    window_ = held->bytes;
+    window_owner_ = std::move(held->owner);
+    window_start_ = at;
+    window_copied_ = false;
+    file_holds_blocks_ = true;
+    return absl::OkStatus();
+  }
+  // Otherwise the window is copied into window_bytes_, which is kept (a new buffer for each
+  // window was zero-filled and faulted in again). The bytes from `at` that the window holds now
+  // (a chunk or slice that ran past its end) move to its front instead of being read again.
+  // Windows over kMaxStartWindow (a huge chunk's) start empty: the old one goes first, as
+  // holding it beside one twice its size costs half as much again.
+  // From a file that holds blocks, a copy is only for a chunk that crosses a block's end: it
+  // takes a little past the end, and the chunks after it are decoded in the next block.
+  if (file_holds_blocks_) length = std::min(length, std::min(need, length) + kCrossingWindow);
+  const uint64_t window_end = window_start_ + window_.size();
+  size_t kept = at >= window_start_ && at < window_end
+                    ? static_cast<size_t>(std::min<uint64_t>(window_end - at, length))
+                    : 0;
+  if (length > kMaxStartWindow) kept = 0;
+  const uint8_t* from = kept > 0 ? window_.data() + (at - window_start_) : nullptr;
+  const bool from_buffer =
+      kept > 0 && window_owner_ == nullptr &&
+      std::less_equal<const uint8_t*>()(window_bytes_.data(), from) &&
+      std::less<const uint8_t*>()(from, window_bytes_.data() + window_bytes_.size());
+  if (from_buffer && window_bytes_.capacity() >= length) {
+    std::memmove(window_bytes_.data(), from, kept);
+    window_bytes_.resize(length);
+  } else if (from_buffer) {
+    std::vector<uint8_t> grown;
+    grown.reserve(length);
+    grown.insert(grown.end(), from, from + kept);
+    grown.resize(length);
+    window_bytes_.swap(grown);
+  } else {
+    if (kept == 0) {
+      window_ = {};
+      window_owner_.reset();
+    }
+    if (window_bytes_.capacity() > kMaxStartWindow) std::vector<uint8_t>().swap(window_bytes_);
+    window_bytes_.resize(length);
+    if (kept > 0) std::memcpy(window_bytes_.data(), from, kept);  // out of a held block
+  }
+  window_owner_.reset();
+  window_ = std::span<const uint8_t>(window_bytes_.data(), length);
+  window_start_ = at;
+  window_copied_ = true;
+  absl::Status status =
+      file_->ReadAt(at + kept, std::span<uint8_t>(window_bytes_.data() + kept, length - kept));
+  if (!status.ok()) window_ = {};  // never a window of bytes that were not read
+  return status;
 }
 
 absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {

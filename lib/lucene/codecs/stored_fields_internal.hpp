@@ -256,6 +256,9 @@ class ChunkCursor {
   void PassPieceToObserver(uint64_t until);
   // The decoder's InputRefill over window_ (see ChunkDecoder::set_input_refill).
   absl::Status RefillWindow(core::ByteReader& in, size_t at_least);
+  // Makes window_ hold the data from `at` on: at least `need` bytes and up to `want` (fewer only
+  // at the data's end), as the file holds them or read into window_bytes_.
+  absl::Status ReadWindow(uint64_t at, size_t need, size_t want);
   void StreamSlices() {
     decoder_.set_input_refill(
         [this](core::ByteReader& in, size_t at_least) { return RefillWindow(in, at_least); });
@@ -276,8 +279,16 @@ class ChunkCursor {
   std::shared_ptr<const core::IRandomAccessFile> file_;
   std::span<const uint8_t> view_;  // whole file when contiguous
   bool contiguous_ = false;
-  std::vector<uint8_t> window_;  // otherwise a window of the file
-  std::vector<uint8_t> head_;    // and its bytes before the first chunk
+  // Otherwise a window of the file: bytes the file holds (kept alive by window_owner_) or read
+  // into window_bytes_.
+  std::span<const uint8_t> window_;
+  std::shared_ptr<const void> window_owner_;
+  std::vector<uint8_t> window_bytes_;
+  bool window_copied_ = false;  // window_ is in window_bytes_
+  // The file gave a view of a block it holds (ViewAt): a window is copied only for a chunk that
+  // crosses a block's end.
+  bool file_holds_blocks_ = false;
+  std::vector<uint8_t> head_;  // and its bytes before the first chunk
   uint64_t window_start_ = 0;
   // Where the part of the chunk being decoded that the observer has not seen yet starts (a
   // window refilled inside a chunk passes the part it held first).

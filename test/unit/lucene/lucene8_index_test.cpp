@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -279,5 +282,140 @@ TEST_CASE("A shard reader names the files it will read before it opens them, the
     CHECK(std::any_of(hint.begin(), hint.end(), [](const std::string& f) {
       return f.ends_with(".dvd") && std::count(f.begin(), f.end(), '_') == 4;
     }));
+  }
+}
+
+namespace {
+
+// A folder whose files are not contiguous in memory, as a remote repository's are: readers go
+// through ReadAt, whose bytes are counted per file; with `block_bytes` set, each file also holds
+// its bytes in blocks of that size (ViewAt), as a remote file holds the blocks it fetched.
+class BlockDirectory final : public rfs::core::IDirectory {
+ public:
+  BlockDirectory(std::shared_ptr<const rfs::core::IDirectory> base, uint64_t block_bytes)
+      : base_(std::move(base)), block_bytes_(block_bytes) {}
+  const std::string& description() const override { return base_->description(); }
+  std::vector<std::string> ListFiles() const override { return base_->ListFiles(); }
+  absl::StatusOr<std::shared_ptr<const rfs::core::IRandomAccessFile>> OpenFile(
+      std::string_view name) const override {
+    auto file = base_->OpenFile(name);
+    if (!file.ok()) return file.status();
+    return std::make_shared<File>(*std::move(file), this);
+  }
+  // Bytes read with ReadAt from the files whose names end in `suffix`.
+  uint64_t read_bytes(std::string_view suffix) const {
+    std::lock_guard lock(mu_);
+    uint64_t sum = 0;
+    for (const auto& [name, bytes] : read_) sum += name.ends_with(suffix) ? bytes : 0;
+    return sum;
+  }
+  uint64_t viewed_bytes() const {
+    std::lock_guard lock(mu_);
+    return viewed_;
+  }
+
+ private:
+  class File final : public rfs::core::IRandomAccessFile {
+   public:
+    File(std::shared_ptr<const rfs::core::IRandomAccessFile> base, const BlockDirectory* dir)
+        : base_(std::move(base)), dir_(dir) {}
+    const std::string& name() const override { return base_->name(); }
+    uint64_t size() const override { return base_->size(); }
+    absl::Status ReadAt(uint64_t offset, std::span<uint8_t> out) const override {
+      {
+        std::lock_guard lock(dir_->mu_);
+        dir_->read_[std::filesystem::path(name()).filename().string()] += out.size();
+        fprintf(stderr, "read %s %lu %zu\n", name().c_str(), (unsigned long)offset, out.size());
+      }
+      return base_->ReadAt(offset, out);
+    }
+    absl::StatusOr<std::optional<HeldBytes>> ViewAt(uint64_t offset, uint64_t min_length,
+                                                    uint64_t max_length) const override {
+      if (dir_->block_bytes_ == 0 || offset >= size()) return std::nullopt;
+      const uint64_t block_end =
+          std::min(size(), (offset / dir_->block_bytes_ + 1) * dir_->block_bytes_);
+      if (block_end - offset < min_length) return std::nullopt;
+      // A copy of the block's part, owned by the view: a view that outlived its owner would read
+      // freed memory under AddressSanitizer.
+      auto bytes = std::make_shared<std::vector<uint8_t>>(std::min(block_end - offset, max_length));
+      if (auto status = base_->ReadAt(offset, *bytes); !status.ok()) return status;
+      {
+        std::lock_guard lock(dir_->mu_);
+        dir_->viewed_ += bytes->size();
+      }
+      return HeldBytes{std::span<const uint8_t>(*bytes), bytes};
+    }
+
+   private:
+    std::shared_ptr<const rfs::core::IRandomAccessFile> base_;
+    const BlockDirectory* dir_;
+  };
+
+  std::shared_ptr<const rfs::core::IDirectory> base_;
+  const uint64_t block_bytes_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, uint64_t> read_;
+  mutable uint64_t viewed_ = 0;
+};
+
+uint64_t FdtBytes(const std::filesystem::path& folder) {
+  uint64_t sum = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() == ".fdt") sum += entry.file_size();
+  }
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("Stored fields not held in memory are read once, from windows or from held blocks",
+          "[lucene][lucene8]") {
+  // Java Lucene's own BEST_SPEED index of several segments, some documents of several MB among
+  // them. A file that is not contiguous in memory is decoded a window at a time: each window
+  // used to be read again at every chunk (1 MiB copied per chunk of a few dozen KB). Each
+  // segment's .fdt is now read once; the serial reader reads it a second time first, whole, to
+  // check its checksum. A file that holds its bytes in blocks (a remote file) is decoded in
+  // them, a window copied only where a chunk crosses a block's end. Every document is the one
+  // Lucene read back.
+  auto root = rfs::lucene::testing::Lucene8Indexes();
+  if (!root) return;
+  const auto path = *root / "speed_multi";
+  auto golden = ReadLines(path / "golden.jsonl");
+  REQUIRE(golden.size() > 1);
+  golden.pop_back();  // the stats line
+  const uint64_t fdt_bytes = FdtBytes(path);
+  REQUIRE(fdt_bytes > (uint64_t{1} << 20));
+
+  for (const bool verify : {false, true}) {
+    for (const uint64_t block_bytes :
+         {uint64_t{0}, uint64_t{64} << 10, uint64_t{256} << 10, uint64_t{4} << 20}) {
+      INFO("verify checksums " << verify << ", blocks of " << block_bytes);
+      auto local = rfs::core::LocalDirectory::Open(path.string());
+      REQUIRE(local.ok());
+      auto dir = std::make_shared<BlockDirectory>(
+          std::shared_ptr<const rfs::core::IDirectory>(*std::move(local)), block_bytes);
+      rfs::lucene::ShardReaderOptions options;
+      options.verify_checksums = verify;
+      auto reader = ShardReader::Open(dir, std::move(options));
+      REQUIRE(reader.ok());
+      const auto lines = ReadAll(**reader, 0);
+      CHECK(lines == golden);
+      const uint64_t read = dir->read_bytes(".fdt");
+      INFO(".fdt " << fdt_bytes << " bytes, " << read << " read, " << dir->viewed_bytes()
+                   << " viewed");
+      const uint64_t decode_reads = verify ? read - std::min(read, fdt_bytes) : read;
+      if (block_bytes == 0) {
+        // The decoding's windows: the file once, and each file's head and footer read at open.
+        CHECK(decode_reads <= fdt_bytes + (64 << 10));
+        CHECK(decode_reads >= fdt_bytes / 2);
+      } else if (block_bytes > fdt_bytes) {
+        CHECK(decode_reads <= (64 << 10));  // each file in one block
+      } else {
+        // Copied: the chunks that cross a block's end, with a little past it. Blocks of 64 KiB
+        // are crossed by most chunks of the largest file, so fewer bytes are read in place.
+        CHECK(dir->viewed_bytes() > fdt_bytes / (block_bytes < (256 << 10) ? 8 : 2));
+        CHECK(decode_reads + dir->viewed_bytes() < 3 * fdt_bytes);
+      }
+    }
   }
 }
