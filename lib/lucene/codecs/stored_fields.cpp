@@ -760,7 +760,12 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
     bool read = next_offset_ < window_start_ || next_offset_ >= window_start_ + window_.size() ||
                 (window_copied_ && file_holds_blocks_);
     for (;;) {
-      if (read) RFS_RETURN_IF_ERROR(ReadWindow(next_offset_, need, want));
+      if (read) {
+        // The last chunk's blocks still to be decoded point into the window: a failed read
+        // leaves that chunk to be decoded again rather than from a window that moved.
+        chunk_.decompressed = false;
+        RFS_RETURN_IF_ERROR(ReadWindow(next_offset_, need, want));
+      }
       ByteReader in(window_, file_->name(), window_start_);
       RFS_RETURN_IF_ERROR(in.Seek(next_offset_ - window_start_));
       piece_start_ = chunk_start;
@@ -778,12 +783,13 @@ absl::Status ChunkCursor::DecodeNext(int32_t want_doc) {
       // A chunk past the window's end: read again from its start, then a longer window (past
       // the end of a block the file held, or twice as long) until the window reaches the end
       // of the data, where the error is real.
+      // Each retry holds more of the chunk than the last (`need` grows past what was held), so
+      // the loop ends. A sliced chunk that failed after a refill had all each slice can take.
       if (!absl::IsDataLoss(status)) return status;
-      if (window_start_ == next_offset_) {
-        if (window_start_ + window_.size() >= data_end_) return status;
-        need = window_.size() + 1;
-        if (window_.size() >= want) want = std::max(want * 2, need);
-      }
+      const uint64_t reached = window_start_ + window_.size();
+      if (reached >= data_end_ || (chunk_.sliced && window_start_ > next_offset_)) return status;
+      need = std::max<size_t>(need, static_cast<size_t>(reached - next_offset_) + 1);
+      if (need > want) want = std::max(want * 2, need);
       read = true;
     }
   }
@@ -847,7 +853,10 @@ absl::Status ChunkCursor::ReadWindow(uint64_t at, size_t need, size_t want) {
   // holding it beside one twice its size costs half as much again.
   // From a file that holds blocks, a copy is only for a chunk that crosses a block's end: it
   // takes a little past the end, and the chunks after it are decoded in the next block.
-  if (file_holds_blocks_) length = std::min(length, std::min(need, length) + kCrossingWindow);
+  if (file_holds_blocks_) {
+    need = std::min(need, length);
+    length = std::min(length, std::max(need + kCrossingWindow, 2 * need));
+  }
   const uint64_t window_end = window_start_ + window_.size();
   size_t kept = at >= window_start_ && at < window_end
                     ? static_cast<size_t>(std::min<uint64_t>(window_end - at, length))
