@@ -28,7 +28,7 @@ constexpr std::string_view kSetupItem = "redrive_setup";
 constexpr size_t kRefusalsNamed = 20;
 // Records whose source is the document as read, before transforms.
 bool SourceAsRead(std::string_view error_type) {
-  return error_type.starts_with("transform") || error_type == "source_conversion";
+  return error_type.starts_with("transform") || error_type == "source_conversion_exception";
 }
 
 std::string Text(const json::object& o, std::string_view key) {

@@ -1,7 +1,8 @@
 // No silent wrong results from DocumentsFromSnapshotMigration: the newest snapshot without
 // --snapshot-name, repositories holding FIFOs (a clear error, exit 5, no hang), bad numbers
-// (usage errors, exit 64), "0 = no limit" batch options, and documents rejected by the target
-// (their own exit code, the count and where they are, on stdout).
+// (usage errors, exit 64), "0 = no limit" batch options, documents rejected by the target
+// (their own exit code, the count and where they are, on stdout), and a damaged SMILE source (a
+// recorded failure for the worker, the export stopped naming it).
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/exit_codes.hpp"
+#include "rfs/net/gzip.hpp"
 
 #include "e2e_support.hpp"
 #include "support/corpus.hpp"
@@ -24,6 +26,10 @@
 #include "support/temp_dir.hpp"
 #include "support/tool_runner.hpp"
 #include <sys/stat.h>
+
+#ifndef RFS_INSPECTOR_TOOL
+#define RFS_INSPECTOR_TOOL ""
+#endif
 
 namespace {
 
@@ -283,4 +289,78 @@ TEST_CASE("documents rejected by the target end the run with their own exit code
   CHECK(parsed.at("event").as_string() == "error");
   CHECK(parsed.at("exit_code").as_int64() == kExitSnapshotUnreadable);
   CHECK(std::string(parsed.at("message").as_string()).find("not found") != std::string::npos);
+}
+
+TEST_CASE("a damaged SMILE source is a recorded failure for the worker and stops the export",
+          "[e2e][generated][cli]") {
+  const std::string generator = RFS_GENERATE_SNAPSHOT;
+  REQUIRE(!generator.empty());
+  Tool tool;
+  // Three documents of one shard: JSON, SMILE ({"a":1,"b":"x"}) and the same SMILE cut short in
+  // its last string (a 2-byte ASCII value with 1 byte left, no end of object).
+  const std::string docs_file = tool.dir.File("docs.ndjson");
+  std::ofstream(docs_file) << R"({"_id":"plain","_source":{"a":0,"b":"json"}})"
+                              "\n"
+                           << R"({"_id":"smile","_source_base64":"OikKAPqAYcKAYkB4+w=="})"
+                              "\n"
+                           << R"({"_id":"damaged","_source_base64":"OikKAPqAYcKAYkF4"})"
+                              "\n";
+  const std::string generated = tool.dir.File("generated");
+  const int generate =
+      tool.ToolRunner::Run({generator, "--out", generated, "--docs-file", docs_file, "--write-docs",
+                            "false", "--templates", "false", "--shards", "1"},
+                           "", std::chrono::seconds(120));
+  INFO(tool.out << tool.err);
+  REQUIRE(generate == 0);
+  const std::string repo = generated + "/repo";
+
+  SECTION("the worker writes the others and records the damaged one with its bytes") {
+    auto target = rfs::testing::OpenSearchDouble::Start();
+    REQUIRE(target.ok());
+    const std::string failed_dir = tool.dir.File("failed");
+    const int code =
+        tool.Run({"--snapshot-local-dir", repo, "--snapshot-name", "snap-1", "--target-host",
+                  (*target)->endpoint(), "--coordinator-db", tool.dir.File("coordination.sqlite"),
+                  "--failed-documents-dir", failed_dir});
+    INFO(tool.out << tool.err);
+    CHECK(code == rfs::core::kExitDocumentsFailed);
+    CHECK((*target)->DocumentCount("index-0") == 2);
+    const auto smile = (*target)->GetDocument("index-0", "smile");
+    REQUIRE(smile.has_value());
+    CHECK(json::parse(smile->source) == json::parse(R"({"a":1,"b":"x"})"));
+    CHECK_FALSE((*target)->GetDocument("index-0", "damaged").has_value());
+    std::vector<json::object> records;
+    for (const auto& entry : fs::directory_iterator(failed_dir)) {
+      auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path()));
+      REQUIRE(text.ok());
+      std::istringstream lines(*text);
+      for (std::string line; std::getline(lines, line);) {
+        if (!line.empty()) records.push_back(json::parse(line).as_object());
+      }
+    }
+    REQUIRE(records.size() == 1);
+    INFO(json::serialize(records[0]));
+    CHECK(records[0].at("id") == "damaged");
+    CHECK(records[0].at("error_type") == "source_conversion_exception");
+    const std::string reason(records[0].at("reason").as_string());
+    CHECK(reason.find("index-0/damaged") != std::string::npos);
+    CHECK(reason.find("offset") != std::string::npos);
+    // The bytes as read, for an operator to mend and redrive.
+    CHECK(records[0].at("source") == "OikKAPqAYcKAYkF4");
+  }
+
+  SECTION("SnapshotInspector docs stops, naming the document and where its bytes fail") {
+    REQUIRE(std::string(RFS_INSPECTOR_TOOL) != "");
+    for (const std::string threads : {"0", "2"}) {
+      const int code =
+          tool.ToolRunner::Run({RFS_INSPECTOR_TOOL, "docs", "--snapshot-local-dir", repo,
+                                "--snapshot-name", "snap-1", "--reader-threads", threads});
+      INFO(threads << " reader threads: " << tool.out << tool.err);
+      CHECK(code == rfs::core::kExitSnapshotUnreadable);
+      CHECK(tool.err.find("index-0/damaged") != std::string::npos);
+      CHECK(tool.err.find("offset") != std::string::npos);
+      // Nothing of the damaged document is written.
+      CHECK(tool.out.find("\"damaged\"") == std::string::npos);
+    }
+  }
 }

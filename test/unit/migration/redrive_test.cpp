@@ -57,6 +57,19 @@ TEST_CASE("failed-document records of both formats become documents to send agai
   CHECK((*records)[1].doc.source == R"({"a":1})");
   CHECK_FALSE((*records)[2].has_source);
 
+  // A source that could not be made JSON is recorded as read, before any transform: once an
+  // operator mends it, a redrive sends it through the transforms.
+  rfs::reindex::FailedDocument undecodable;
+  undecodable.index = "books";
+  undecodable.id = "10";
+  undecodable.error_type = "source_conversion_exception";
+  undecodable.source = R"({"title":"mended"})";
+  auto mended = rfs::migration::ParseFailedDocumentRecords(
+      Gzip(rfs::reindex::FailedDocumentToJson(undecodable) + "\n"), "g.ndjson.gz");
+  REQUIRE(mended.ok());
+  REQUIRE(mended->size() == 1);
+  CHECK((*mended)[0].needs_transform);
+
   // The S3 stream's record (the Java tool's): the bulk lines as sent.
   rfs::migration::FailedDocumentStreamOptions stream;
   stream.session_id = "s";
