@@ -67,14 +67,14 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
         const size_t mlen = short_match + 4;  // at most 18, and oend - op >= 18 here
         const uint8_t* m = op - offset;
         if (offset >= 16) {
-          // Two steps of 16: the second reads only bytes the first has written or that were
-          // there before (offset >= 16).
+          // Steps of 16: the second reads only bytes the first has written or that were there
+          // before (offset >= 16). Most matches in JSON end within the first.
           std::memcpy(op, m, 16);
-          std::memcpy(op + 16, m + 16, 16);
+          if (mlen > 16) std::memcpy(op + 16, m + 16, 16);
         } else if (offset >= 8) {
           std::memcpy(op, m, 8);
           std::memcpy(op + 8, m + 8, 8);
-          std::memcpy(op + 16, m + 16, 8);
+          if (mlen > 16) std::memcpy(op + 16, m + 16, 8);
         } else {
           for (size_t i = 0; i < mlen; ++i) op[i] = m[i];
         }
