@@ -21,8 +21,8 @@
 //      JavaScript transform (documents over the transform memory budget fail and are counted),
 //      and a shard without _source rebuilt (--enable-sourceless-migrations);
 //   4c. the 1 GB shard over HTTP into the double in discard mode with default options, gzip on
-//      and off: MB/s, the worker's CPU-seconds per GB of _source (goal: <= 4 with gzip) and peak
-//      RSS;
+//      and off, in rounds with the export to bulk files: MB/s, the worker's CPU-seconds per GB of
+//      _source (goal with gzip: <= 2x the export's in the same rounds) and peak RSS;
 //   4e. huge documents as Lucene may lay them out (several in a row, one per segment, base64
 //      bodies LZ4 cannot shrink) on the same paths (HTTP only up to 100 MB documents);
 //   4f. the delta path: snapshots A and B of a real OpenSearch node, B with 20, 50 and 100 MB
@@ -33,7 +33,7 @@
 //
 //   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..]
 //               [--rounds R] [--read-rounds R] [--data-dir DIR] [--only-memory] [--only-read]
-//               [--only-s3] [--only-delta]
+//               [--only-s3] [--only-delta] [--only-http]
 //
 // The tools run as child processes (wall time, peak RSS from wait4). Repositories come from the
 // real-Lucene fixture generator and are cached in the data dir. Build in Release without
@@ -78,6 +78,7 @@ struct Options {
   bool only_read = false;    // only the read ratios (section 1)
   bool only_s3 = false;      // only S3's cost against the folder's
   bool only_delta = false;   // only the delta path's peak RSS (4f)
+  bool only_http = false;    // only HTTP's cost against the bulk files' (4c)
   int read_rounds = 5;       // interleaved rounds behind the read ratios' medians
 };
 
@@ -638,6 +639,55 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
   report("export to bulk files", export_ratios, 2.0);
 }
 
+// 4c: the shard over HTTP into the double in discard mode, gzip on and off, each round also
+// exporting it to bulk files. The HTTP goal is a ratio to the same worker's export, so both run
+// in every round, interleaved; each figure is the round with the least worker CPU.
+template <typename Clear>
+void HttpCost(const Options& options, const std::string& repo, const std::string& out_dir,
+              double source_mb, Clear clear_out) {
+  std::printf(
+      "the shard over HTTP into the double (discard mode), default options, against the export to "
+      "bulk files in the same rounds; the worker's own CPU:\n");
+  Run files_best, gzip_best, plain_best;
+  auto keep_least_cpu = [](Run& best, const Run& run) {
+    if (best.exit_codes.empty() || run.cpu_seconds < best.cpu_seconds) best = run;
+  };
+  for (int round = 0; round < options.rounds; ++round) {
+    clear_out();
+    const Run files =
+        RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out_dir}});
+    if (files.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration to bulk files failed");
+    keep_least_cpu(files_best, files);
+    clear_out();
+    for (const bool gzip : {true, false}) {
+      // A fresh double each time: the worker coordinates in the target's working-state index.
+      auto server = rfs::testing::OpenSearchDouble::Start(
+          {.discard_bulk = true, .max_content_length = size_t{1} << 31});
+      if (!server.ok()) Fail("the OpenSearch double did not start");
+      std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo,
+                                          "--target-host", (*server)->endpoint()};
+      if (!gzip) command.push_back("--disable-compression");
+      const Run run = RunAll({command});
+      if (run.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration over HTTP failed");
+      keep_least_cpu(gzip ? gzip_best : plain_best, run);
+    }
+  }
+  const double gb = source_mb / 1000;
+  const double files_cpu_gb = files_best.cpu_seconds / gb;
+  std::printf("  %-52s %7.2f s %8.1f MB/s  %4.2f CPU-s/GB  peak RSS %6.1f MiB\n",
+              "one worker to bulk files", files_best.seconds, source_mb / files_best.seconds,
+              files_cpu_gb, files_best.peak_mib);
+  for (const bool gzip : {true, false}) {
+    const Run& best = gzip ? gzip_best : plain_best;
+    const double ratio = best.cpu_seconds / files_best.cpu_seconds;
+    std::printf(
+        "  %-52s %7.2f s %8.1f MB/s  %4.2f CPU-s/GB  peak RSS %6.1f MiB  %.2fx the files%s\n",
+        gzip ? "one worker, gzip (igzip level 1)" : "one worker, --disable-compression",
+        best.seconds, source_mb / best.seconds, best.cpu_seconds / gb, best.peak_mib, ratio,
+        gzip ? (ratio <= 2.0 ? " (goal <= 2x) met" : " (goal <= 2x) NOT MET") : "");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -655,10 +705,11 @@ int main(int argc, char** argv) {
            {"--only-read", [&](const std::string& v) { options.only_read = v != "false"; }},
            {"--only-s3", [&](const std::string& v) { options.only_s3 = v != "false"; }},
            {"--only-memory", [&](const std::string& v) { options.only_memory = v != "false"; }},
-           {"--only-delta", [&](const std::string& v) { options.only_delta = v != "false"; }}},
+           {"--only-delta", [&](const std::string& v) { options.only_delta = v != "false"; }},
+           {"--only-http", [&](const std::string& v) { options.only_http = v != "false"; }}},
           "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..] [--rounds R] "
           "[--read-rounds R] [--data-dir DIR] [--only-memory true] [--only-read true] [--only-s3 "
-          "true] [--only-delta true]")) {
+          "true] [--only-delta true] [--only-http true]")) {
     return *exit_code;
   }
   if (options.only_memory || options.only_delta) {
@@ -701,6 +752,11 @@ int main(int argc, char** argv) {
               "Java Lucene 8.8.1, sequential merge reader", java.seconds, java_mb_s,
               static_cast<unsigned long long>(java.docs), source_mb);
 
+  if (options.only_http) {
+    HttpCost(options, repo, out_dir, source_mb, clear_out);
+    bench::fs::remove_all(out_dir);
+    return 0;
+  }
   if (!options.only_s3) ReadRatios(options, repo, lucene_dir, out_dir, source_mb);
   if (options.only_read) return 0;
 
@@ -775,26 +831,7 @@ int main(int argc, char** argv) {
   HugeDocumentLayouts(options, out_dir, work, clear_out);
   DeltaHugeDocuments(options, out_dir, work, clear_out);
 
-  std::printf("the shard over HTTP into the double (discard mode), default options:\n");
-  for (const bool gzip : {true, false}) {
-    // A fresh double each round: the worker coordinates in the target's working-state index.
-    Run best;
-    for (int round = 0; round < options.rounds; ++round) {
-      auto server = rfs::testing::OpenSearchDouble::Start(
-          {.discard_bulk = true, .max_content_length = size_t{1} << 31});
-      if (!server.ok()) Fail("the OpenSearch double did not start");
-      std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo,
-                                          "--target-host", (*server)->endpoint()};
-      if (!gzip) command.push_back("--disable-compression");
-      const Run run = RunAll({command});
-      if (run.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration over HTTP failed");
-      if (best.seconds == 0 || run.seconds < best.seconds) best = run;
-    }
-    std::printf("  %-52s %7.2f s %8.1f MB/s  %4.2f CPU-s/GB  peak RSS %6.1f MiB\n",
-                gzip ? "one worker, gzip (igzip level 1)" : "one worker, --disable-compression",
-                best.seconds, source_mb / best.seconds, best.cpu_seconds / (source_mb / 1000),
-                best.peak_mib);
-  }
+  HttpCost(options, repo, out_dir, source_mb, clear_out);
 
   // 1 MiB bulks, 10 in flight: random 429s (a target refusing a fifth of all bulks whatever the
   // load) and a target with capacity for 3 bulks that slows down and refuses above it.
