@@ -214,4 +214,19 @@ inline ExpectedDocs ReadExpectedDocs(const fs::path& path) {
   return expected;
 }
 
+// The records of every failed-documents file (gzip NDJSON) in `dir`; none when it is missing.
+inline std::vector<json::object> ReadFailedDocuments(const fs::path& dir) {
+  std::vector<json::object> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path()));
+    REQUIRE(text.ok());
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) out.push_back(json::parse(line).as_object());
+    }
+  }
+  return out;
+}
+
 }  // namespace rfs::e2e

@@ -16,7 +16,6 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/exit_codes.hpp"
-#include "rfs/net/gzip.hpp"
 
 #include "e2e_support.hpp"
 #include "support/corpus.hpp"
@@ -329,15 +328,7 @@ TEST_CASE("a damaged SMILE source is a recorded failure for the worker and stops
     REQUIRE(smile.has_value());
     CHECK(json::parse(smile->source) == json::parse(R"({"a":1,"b":"x"})"));
     CHECK_FALSE((*target)->GetDocument("index-0", "damaged").has_value());
-    std::vector<json::object> records;
-    for (const auto& entry : fs::directory_iterator(failed_dir)) {
-      auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path()));
-      REQUIRE(text.ok());
-      std::istringstream lines(*text);
-      for (std::string line; std::getline(lines, line);) {
-        if (!line.empty()) records.push_back(json::parse(line).as_object());
-      }
-    }
+    const auto records = rfs::e2e::ReadFailedDocuments(failed_dir);
     REQUIRE(records.size() == 1);
     INFO(json::serialize(records[0]));
     CHECK(records[0].at("id") == "damaged");

@@ -149,21 +149,6 @@ void AsJqWritesNumbers(json::value& v) {
 
 bool EndsWith(const std::string& text, char c) { return !text.empty() && text.back() == c; }
 
-// The records of every failed-documents file in `dir`.
-std::vector<json::object> ReadFailedDocuments(const fs::path& dir) {
-  std::vector<json::object> out;
-  if (!fs::exists(dir)) return out;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    auto text = rfs::net::GzipDecompress(rfs::test::ReadTextFile(entry.path()));
-    REQUIRE(text.ok());
-    std::istringstream lines(*text);
-    for (std::string line; std::getline(lines, line);) {
-      if (!line.empty()) out.push_back(json::parse(line).as_object());
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("a jq document transform renames, adds, drops and fails documents, metrics go to OTLP",
