@@ -712,6 +712,13 @@ int main(int argc, char** argv) {
           "true] [--only-delta true] [--only-http true]")) {
     return *exit_code;
   }
+  if (options.rounds < 1 || options.read_rounds < 1) {
+    Fail("--rounds and --read-rounds take a number of at least 1");
+  }
+  if (options.only_http &&
+      (options.only_memory || options.only_delta || options.only_read || options.only_s3)) {
+    Fail("--only-http goes with none of the other --only options");
+  }
   if (options.only_memory || options.only_delta) {
     const path work = options.data_dir / "perf-report-work";
     bench::fs::create_directories(work);

@@ -15,7 +15,7 @@ uint32_t Crc32(std::span<const uint8_t> bytes, uint32_t crc) {
   return crc32_gzip_refl(crc, bytes.data(), bytes.size());
 }
 
-// libdeflate has no combine; zlib's is O(log length).
+// ISA-L has no CRC-32 combine; zlib's is O(log length).
 uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
   return static_cast<uint32_t>(::crc32_combine64(crc_a, crc_b, static_cast<z_off64_t>(length_b)));
 }

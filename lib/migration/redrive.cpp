@@ -26,9 +26,18 @@ namespace {
 constexpr std::string_view kSetupItem = "redrive_setup";
 // Refused records named one by one (the rest are counted).
 constexpr size_t kRefusalsNamed = 20;
+constexpr std::string_view kSourceConversion = "source_conversion_exception";
 // Records whose source is the document as read, before transforms.
 bool SourceAsRead(std::string_view error_type) {
-  return error_type.starts_with("transform") || error_type == "source_conversion_exception";
+  return error_type.starts_with("transform") || error_type == kSourceConversion;
+}
+
+// A record of a source that could not be made JSON when it was read keeps its bytes in base64
+// until an operator mends it into a JSON object; sent as it is, the target would only refuse it.
+bool UnmendedSource(const RedriveRecord& record) {
+  if (record.error_type != kSourceConversion) return false;
+  const size_t first = record.doc.source.find_first_not_of(" \t\r\n");
+  return first == std::string::npos || record.doc.source[first] != '{';
 }
 
 std::string Text(const json::object& o, std::string_view key) {
@@ -375,13 +384,20 @@ class Redriver {
         }
         continue;
       }
-      if (!record.has_source) {
+      if (!record.has_source || UnmendedSource(record)) {
         reindex::FailedDocument again;
         again.index = record.doc.index;
         again.id = record.doc.id;
         again.cursor = record.doc.cursor;
         again.error_type = record.error_type;
-        again.reason = "redrive: the record holds no source to send";
+        if (record.has_source) {
+          again.reason =
+              "redrive: the source could not be made JSON when it was read; the record keeps its "
+              "bytes in base64 until its source is mended into a JSON object";
+          again.source = std::move(record.doc.source);
+        } else {
+          again.reason = "redrive: the record holds no source to send";
+        }
         unsendable.push_back(std::move(again));
         continue;
       }

@@ -1,6 +1,6 @@
 // CRC-32 (the zlib / IEEE 802.3 polynomial), as used by Lucene codec footers
-// and Elasticsearch blob envelopes. Backed by libdeflate, which stays out of
-// this header.
+// and Elasticsearch blob envelopes. Backed by ISA-L, which stays out of this
+// header.
 #pragma once
 
 #include <cstdint>

@@ -49,8 +49,9 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
   for (;;) {
     // Most sequences (in JSON, nearly all) have fewer than 15 literals and a match shorter than
     // 19 bytes. Far from the ends of input and output, such a sequence needs no length checks:
-    // 16 literal bytes and 16 + 16 match bytes are copied whatever the lengths (the slack past
-    // the output takes the excess), and only the offset is checked.
+    // 16 literal bytes and 16 match bytes (16 + 16 for a match longer than 16) are copied
+    // whatever the lengths (the slack past the output takes the excess), and only the offset is
+    // checked.
     if (iend - ip >= 32 && oend - op >= 32) {
       const uint8_t token = *ip;
       const size_t lit = token >> 4;
