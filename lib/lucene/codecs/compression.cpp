@@ -35,7 +35,6 @@ inline bool ExtendLength(const uint8_t*& ip, const uint8_t* iend, size_t& len) {
 
 // One block being decoded: where its input and output stand.
 struct Lz4Stream {
-  const core::ByteReader* in;
   const uint8_t* ibase;
   const uint8_t* ip;
   const uint8_t* iend;
@@ -48,8 +47,7 @@ struct Lz4Stream {
 Lz4Stream StartStream(const core::ByteReader& in, std::span<uint8_t> buf, size_t history_start,
                       size_t out_pos, size_t out_len) {
   const std::span<const uint8_t> src = in.data();
-  return {&in,
-          src.data(),
+  return {src.data(),
           src.data() + in.position(),
           src.data() + src.size(),
           buf.data() + history_start,

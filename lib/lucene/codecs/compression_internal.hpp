@@ -42,8 +42,10 @@ absl::Status Lz4Decompress(core::ByteReader& in, std::span<uint8_t> buf, size_t 
 /// Decodes two LZ4 blocks at once, each as Lz4Decompress would with history_start 0, their
 /// sequences interleaved (a sequence waits on loads of the one before it; two blocks' waits
 /// overlap: about a fifth faster on Lucene's blocks of JSON). Each reader must hold exactly its
-/// block. True with both decoded and both readers at their ends; false when either block is
-/// malformed or longer than its output, the readers unmoved (decode each alone for the error).
+/// block; each buffer, apart from the other and from the input, must extend kLz4Slack bytes
+/// past its output. True with both decoded and both readers at their ends; false when either
+/// block is malformed or longer than its output, the readers unmoved (decode each alone for the
+/// error).
 bool Lz4DecompressPair(core::ByteReader& in_a, std::span<uint8_t> buf_a, size_t out_pos_a,
                        size_t out_len_a, core::ByteReader& in_b, std::span<uint8_t> buf_b,
                        size_t out_pos_b, size_t out_len_b);

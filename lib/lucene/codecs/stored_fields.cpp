@@ -249,7 +249,9 @@ absl::Status ChunkDecoder::ReadInts(ByteReader& in, int32_t count, std::vector<u
 
 absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
   while (chunk.ready < end && next_pending_ < pending_.size()) {
-    if (next_pending_ + 1 < pending_.size()) {
+    if (next_pending_ + 1 < pending_.size() &&
+        pair_scratch_.size() >=
+            size_t{pending_dict_len_} + pending_[next_pending_ + 1].len + kLz4Slack) {
       // Two blocks at once when two wait (about a fifth faster); a malformed one is decoded
       // alone below, so its error comes when a document reaches it, as it would one by one.
       const PendingBlock& first = pending_[next_pending_];
@@ -945,37 +947,45 @@ absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
 
 absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
                                        const StoredFieldsFormat& format, int32_t max_doc) {
-  ChunkDecoder decoder(format);
-  // A worker admits a large chunk through its memory budget (AdmitLargeChunks); here the budget is
-  // 64 MiB, and a chunk that could never fit it is refused rather than waited for. (Larger claims
-  // are tested by the unit tests: under AddressSanitizer each would cost a run the shadow memory
-  // of its size, and the runs a second would fall from thousands to tens.)
-  decoder.set_large_chunk_gate(
-      [](size_t decoded_bytes) -> absl::StatusOr<core::MemoryBudget::LargeDocumentHold> {
-        if (decoded_bytes > (size_t{64} << 20)) {
-          return absl::ResourceExhaustedError(StrCat("chunk of ", decoded_bytes, " bytes"));
+  // Twice: each chunk decoded whole, then as the cursor decodes it (lazily, the blocks of an LZ4
+  // preset-dictionary chunk in pairs as EnsureDecoded decodes them).
+  for (const bool lazy : {false, true}) {
+    ChunkDecoder decoder(format);
+    decoder.set_lazy(lazy);
+    // A worker admits a large chunk through its memory budget (AdmitLargeChunks); here the
+    // budget is 64 MiB, and a chunk that could never fit it is refused rather than waited for.
+    // (Larger claims are tested by the unit tests: under AddressSanitizer each would cost a run
+    // the shadow memory of its size, and the runs a second would fall from thousands to tens.)
+    decoder.set_large_chunk_gate(
+        [](size_t decoded_bytes) -> absl::StatusOr<core::MemoryBudget::LargeDocumentHold> {
+          if (decoded_bytes > (size_t{64} << 20)) {
+            return absl::ResourceExhaustedError(StrCat("chunk of ", decoded_bytes, " bytes"));
+          }
+          return nullptr;
+        });
+    DecodedChunk chunk;
+    ByteReader in(body, "fuzz.fdt");
+    int32_t next = 0;
+    while (next < max_doc) {
+      RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, -1, chunk));
+      if (chunk.doc_base != next) return in.Error("docBase mismatch");
+      for (int32_t i = 0; i < chunk.chunk_docs; ++i) {
+        if (lazy && chunk.decompressed) {
+          RFS_RETURN_IF_ERROR(decoder.EnsureDecoded(chunk, chunk.offsets[i + 1]));
         }
-        return nullptr;
-      });
-  DecodedChunk chunk;
-  ByteReader in(body, "fuzz.fdt");
-  int32_t next = 0;
-  while (next < max_doc) {
-    RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, -1, chunk));
-    if (chunk.doc_base != next) return in.Error("docBase mismatch");
-    for (int32_t i = 0; i < chunk.chunk_docs; ++i) {
-      size_t n = 0;
-      if (!ParseFields(
-              chunk.doc_bytes(i), chunk.num_fields[i], format.order,
-              [&](const StoredField&) {
-                ++n;
-                return true;
-              },
-              format.lucene4)) {
-        return in.Error("malformed document");
+        size_t n = 0;
+        if (!ParseFields(
+                chunk.doc_bytes(i), chunk.num_fields[i], format.order,
+                [&](const StoredField&) {
+                  ++n;
+                  return true;
+                },
+                format.lucene4)) {
+          return in.Error("malformed document");
+        }
       }
+      next += chunk.chunk_docs;
     }
-    next += chunk.chunk_docs;
   }
   return absl::OkStatus();
 }
