@@ -212,7 +212,7 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   if (!converted.ok()) {
     // One undecodable source must not stop the shard; it is kept (base64) for an operator.
     out.kind = ConvertedDocument::Kind::kUnconvertible;
-    out.error_type = "source_conversion_exception";
+    out.error_type = kSourceConversionError;
     out.conversion_error = converted.code();
     out.reason = std::string(converted.message());
     // For the failed-document record; the export names the document and goes on without it.

@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "rfs/core/memory_budget.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -51,6 +52,10 @@
 #include "absl/status/statusor.h"
 
 namespace rfs::migration::internal {
+
+/// The failed-document record's error_type for a source that could not be made JSON (its bytes
+/// are kept in base64); a redrive knows such records by it.
+inline constexpr std::string_view kSourceConversionError = "source_conversion_exception";
 
 /// How a shard of `index` is opened for migration or export: non-JSON sources passed through
 /// (converted per document in stage 2), and, with `enable_sourceless_migrations`, the rebuild

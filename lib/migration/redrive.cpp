@@ -15,6 +15,7 @@
 #include "rfs/reindex/transforming_stream.hpp"
 
 #include "boost/json.hpp"
+#include "migration/document_pipeline_internal.hpp"
 
 namespace rfs::migration {
 
@@ -26,16 +27,16 @@ namespace {
 constexpr std::string_view kSetupItem = "redrive_setup";
 // Refused records named one by one (the rest are counted).
 constexpr size_t kRefusalsNamed = 20;
-constexpr std::string_view kSourceConversion = "source_conversion_exception";
+using internal::kSourceConversionError;
 // Records whose source is the document as read, before transforms.
 bool SourceAsRead(std::string_view error_type) {
-  return error_type.starts_with("transform") || error_type == kSourceConversion;
+  return error_type.starts_with("transform") || error_type == kSourceConversionError;
 }
 
 // A record of a source that could not be made JSON when it was read keeps its bytes in base64
 // until an operator mends it into a JSON object; sent as it is, the target would only refuse it.
 bool UnmendedSource(const RedriveRecord& record) {
-  if (record.error_type != kSourceConversion) return false;
+  if (record.error_type != kSourceConversionError) return false;
   const size_t first = record.doc.source.find_first_not_of(" \t\r\n");
   return first == std::string::npos || record.doc.source[first] != '{';
 }

@@ -147,8 +147,9 @@ struct Lz4Failure {
   size_t mlen = token & 15;
   if (mlen == 15 && !ExtendLength(ip, iend, mlen)) return fail(seq, "truncated match length");
   mlen += 4;
-  if (mlen > static_cast<size_t>(oend - op))
+  if (mlen > static_cast<size_t>(oend - op)) {
     return fail(seq, "match overflows the expected length");
+  }
   const uint8_t* m = op - offset;
   uint8_t* const mend = op + mlen;
   if (offset >= 16 && cap - mend >= 16) {
@@ -212,13 +213,10 @@ bool Lz4DecompressPair(core::ByteReader& in_a, std::span<uint8_t> buf_a, size_t 
     more_a = a.op != a.oend;
     more_b = b.op != b.oend;
   }
-  while (more_a) {
-    if (!NextSequence(a, failure)) return false;
-    more_a = a.op != a.oend;
-  }
-  while (more_b) {
-    if (!NextSequence(b, failure)) return false;
-    more_b = b.op != b.oend;
+  for (Lz4Stream* rest : {&a, &b}) {  // the one not done yet, alone
+    while (rest->op != rest->oend) {
+      if (!NextSequence(*rest, failure)) return false;
+    }
   }
   // Each block must end where its stored length says (the caller's readers hold exactly one).
   if (a.ip != a.iend || b.ip != b.iend) return false;

@@ -248,6 +248,11 @@ absl::Status ChunkDecoder::ReadInts(ByteReader& in, int32_t count, std::vector<u
 }
 
 absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
+  // A decoded block out of its [dict | block] into the chunk's data.
+  auto take = [&](const PendingBlock& block, const std::vector<uint8_t>& scratch) {
+    std::memcpy(chunk.data.data() + block.start, scratch.data() + pending_dict_len_, block.len);
+    chunk.ready = block.start + block.len;
+  };
   while (chunk.ready < end && next_pending_ < pending_.size()) {
     if (next_pending_ + 1 < pending_.size() &&
         pair_scratch_.size() >=
@@ -260,11 +265,8 @@ absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
       ByteReader in_second(second.compressed, pending_source_, second.source_offset);
       if (Lz4DecompressPair(in_first, scratch_, pending_dict_len_, first.len, in_second,
                             pair_scratch_, pending_dict_len_, second.len)) {
-        std::memcpy(chunk.data.data() + first.start, scratch_.data() + pending_dict_len_,
-                    first.len);
-        std::memcpy(chunk.data.data() + second.start, pair_scratch_.data() + pending_dict_len_,
-                    second.len);
-        chunk.ready = second.start + second.len;
+        take(first, scratch_);
+        take(second, pair_scratch_);
         next_pending_ += 2;
         continue;
       }
@@ -276,8 +278,7 @@ absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
       return sub.Error(
           StrCat("LZ4 block ends ", sub.remaining(), " bytes before its stored length"));
     }
-    std::memcpy(chunk.data.data() + block.start, scratch_.data() + pending_dict_len_, block.len);
-    chunk.ready = block.start + block.len;
+    take(block, scratch_);
   }
   if (chunk.ready < end) {
     return core::DataLossAt(pending_source_, chunk.file_offset,
