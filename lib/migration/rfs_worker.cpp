@@ -430,6 +430,13 @@ absl::Status AllPhaseWorker::RunGuarded(WorkerPhase phase, const std::string& it
                                         const Lease& lease,
                                         const coordination::ItemProgress& given_back,
                                         const std::function<absl::Status()>& body, Lease& current) {
+  // A record has no cursor: a grant that renews its lease counts as moving (its renewals
+  // record the cursor one past the one it was granted with), which takes back the doubling its
+  // grant added. So a record's lease doubles only after a grant that never renewed (dead or
+  // frozen within a quarter of its lease), as a shard's does after one that moved nothing;
+  // holders killed while at work no longer make every later wait twice as long.
+  coordination::ItemProgress renewing = given_back;
+  ++renewing.next_cursor;
   // Renewals go to the store directly: a failed one is tried again at the next interval.
   HealthGuard guard(
       *raw_records_, clock_, lease,
@@ -437,7 +444,7 @@ absl::Status AllPhaseWorker::RunGuarded(WorkerPhase phase, const std::string& it
         lease_gate_.Close(reason);
         if (options_.on_lease_lost) options_.on_lease_lost(reason);
       },
-      given_back);
+      renewing);
   absl::Status status = body();
   // Transient errors (a source or target not up yet, 429, 5xx, resets) are retried under
   // this lease, which the guard keeps renewing, for up to one lease duration.

@@ -568,6 +568,71 @@ TEST_CASE("the console shows an index a killed RfsWorker left tuned until it is 
         std::string::npos);
 }
 
+TEST_CASE("a phase record whose holders are killed at work keeps its lease length",
+          "[e2e][worker]") {
+  // Holders killed while they work (their lease renewed) say nothing about the lease being too
+  // short: the next holder waits one lease length, not twice the last one's. Before, every
+  // death doubled the record's lease, and a few deaths in a row made the next wait minutes.
+  auto generated =
+      rfs::test::Generate("--indices 1 --shards 1 --docs 20 --seed 84 --snapshot-name snap-held");
+  rfs::testing::OpenSearchDoubleOptions source_options;
+  source_options.snapshot_polls_to_complete = 1'000'000;  // phase 1 polls until killed
+  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE((source.ok() && target.ok()));
+  MigrationRun run;
+  const std::string records = run.dir.File("records.sqlite");
+  rfs::coordination::SqliteWorkCoordinatorOptions store;
+  store.worker_id = "observer";
+  store.path = records;
+  store.table = "rfs_worker_records";
+  std::unique_ptr<rfs::coordination::IWorkCoordinator> observer;
+  auto record = [&]() -> std::optional<rfs::coordination::WorkItemState> {
+    if (!observer) {
+      if (!std::filesystem::exists(records)) return std::nullopt;
+      auto opened = rfs::coordination::SqliteWorkCoordinator::Open(store);
+      if (!opened.ok()) return std::nullopt;  // the worker is still creating the table
+      observer = *std::move(opened);
+    }
+    auto state = observer->GetWorkItem("phase_1_snapshot");
+    return state.ok() ? *state : std::nullopt;
+  };
+  constexpr int kDeaths = 4;
+  for (int death = 0; death < kDeaths; ++death) {
+    const std::string name = "holder" + std::to_string(death);
+    rfs::test::ChildProcess holder(
+        RfsWorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
+                      {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-held",
+                       "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", "PT0.4S",
+                       "--max-attempts", "10", "--coordinator-db", records,
+                       "--failed-documents-dir", run.dir.File("failed")}),
+        run.Out(name), run.Err(name));
+    // Killed once it holds the record and has renewed its lease (the expiry moved).
+    std::optional<rfs::coordination::TimePoint> granted_until;
+    bool renewed = false;
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (!renewed && !holder.Exited() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(20ms);
+      const auto state = record();
+      if (!state || state->lease_holder != name) continue;
+      if (!granted_until) granted_until = state->lease_expires_at;
+      renewed = state->lease_expires_at != *granted_until;
+    }
+    INFO(run.Logs(name));
+    REQUIRE(renewed);
+    holder.Kill();
+    holder.Wait();
+    const auto state = record();
+    REQUIRE(state.has_value());
+    INFO("after death " << death << ": next lease exponent " << state->next_lease_exponent);
+    CHECK(state->next_lease_exponent == 0);
+    // The next worker takes the record over once this lease runs out.
+    while (std::chrono::system_clock::now() <= state->lease_expires_at) {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+}
+
 TEST_CASE("an RfsWorker frozen past its phase lease stops that phase's work itself and exits 2",
           "[e2e][worker]") {
   auto generated =
