@@ -134,6 +134,56 @@ bool TemplateOnTarget(const rfs::testing::OpenSearchDouble& target, const std::s
   return response->status == 200;
 }
 
+// A migration whose phase 1 never ends (the source's snapshot is polled until the worker stops)
+// with its worker records in a SQLite file of `run`'s folder: a phase record held for as long as
+// a test wants, and the store to look at it or take it over.
+struct EndlessSnapshotPhase {
+  EndlessSnapshotPhase(const std::string& snapshot, int seed, const MigrationRun& run)
+      : snapshot(snapshot),
+        records(run.dir.File("records.sqlite")),
+        failed(run.dir.File("failed")) {
+    generated = rfs::test::Generate("--indices 1 --shards 1 --docs 20 --seed " +
+                                    std::to_string(seed) + " --snapshot-name " + snapshot);
+    REQUIRE(generated);
+    rfs::testing::OpenSearchDoubleOptions source_options;
+    source_options.snapshot_polls_to_complete = 1'000'000;
+    auto started_source = rfs::testing::OpenSearchDouble::Start(source_options);
+    auto started_target = rfs::testing::OpenSearchDouble::Start();
+    REQUIRE((started_source.ok() && started_target.ok()));
+    source = *std::move(started_source);
+    target = *std::move(started_target);
+  }
+
+  std::vector<std::string> WorkerArgs(const std::string& name,
+                                      const std::string& phase_lease) const {
+    return RfsWorkerArgs(
+        generated->repo().string(), target->endpoint(), name,
+        {"--source-host", source->endpoint(), "--snapshot-name", snapshot,
+         "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", phase_lease,
+         "--max-attempts", "10", "--coordinator-db", records, "--failed-documents-dir", failed});
+  }
+
+  // The worker records' store, as worker `worker_id` (fails while no worker has made it yet).
+  absl::StatusOr<std::unique_ptr<rfs::coordination::IWorkCoordinator>> OpenRecords(
+      const std::string& worker_id) const {
+    rfs::coordination::SqliteWorkCoordinatorOptions store;
+    store.worker_id = worker_id;
+    store.path = records;
+    store.table = "rfs_worker_records";
+    if (!std::filesystem::exists(records)) return absl::NotFoundError(records);
+    auto opened = rfs::coordination::SqliteWorkCoordinator::Open(store);
+    if (!opened.ok()) return opened.status();
+    return std::unique_ptr<rfs::coordination::IWorkCoordinator>(*std::move(opened));
+  }
+
+  std::string snapshot;
+  std::string records;
+  std::string failed;
+  std::optional<rfs::test::GeneratedRepo> generated;
+  std::unique_ptr<rfs::testing::OpenSearchDouble> source;
+  std::unique_ptr<rfs::testing::OpenSearchDouble> target;
+};
+
 }  // namespace
 
 TEST_CASE("four RfsWorkers started together run every phase of a migration", "[e2e][worker]") {
@@ -573,25 +623,13 @@ TEST_CASE("a phase record whose holders are killed at work keeps its lease lengt
   // Holders killed while they work (their lease renewed) say nothing about the lease being too
   // short: the next holder waits one lease length, not twice the last one's. Before, every
   // death doubled the record's lease, and a few deaths in a row made the next wait minutes.
-  auto generated =
-      rfs::test::Generate("--indices 1 --shards 1 --docs 20 --seed 84 --snapshot-name snap-held");
-  rfs::testing::OpenSearchDoubleOptions source_options;
-  source_options.snapshot_polls_to_complete = 1'000'000;  // phase 1 polls until killed
-  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
-  auto target = rfs::testing::OpenSearchDouble::Start();
-  REQUIRE((source.ok() && target.ok()));
   MigrationRun run;
-  const std::string records = run.dir.File("records.sqlite");
-  rfs::coordination::SqliteWorkCoordinatorOptions store;
-  store.worker_id = "observer";
-  store.path = records;
-  store.table = "rfs_worker_records";
+  const EndlessSnapshotPhase setup("snap-held", 84, run);
   std::unique_ptr<rfs::coordination::IWorkCoordinator> observer;
   auto record = [&]() -> std::optional<rfs::coordination::WorkItemState> {
     if (!observer) {
-      if (!std::filesystem::exists(records)) return std::nullopt;
-      auto opened = rfs::coordination::SqliteWorkCoordinator::Open(store);
-      if (!opened.ok()) return std::nullopt;  // the worker is still creating the table
+      auto opened = setup.OpenRecords("observer");
+      if (!opened.ok()) return std::nullopt;  // no worker has made the store yet
       observer = *std::move(opened);
     }
     auto state = observer->GetWorkItem("phase_1_snapshot");
@@ -600,13 +638,7 @@ TEST_CASE("a phase record whose holders are killed at work keeps its lease lengt
   constexpr int kDeaths = 4;
   for (int death = 0; death < kDeaths; ++death) {
     const std::string name = "holder" + std::to_string(death);
-    rfs::test::ChildProcess holder(
-        RfsWorkerArgs(generated->repo().string(), (*target)->endpoint(), name,
-                      {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-held",
-                       "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", "PT0.4S",
-                       "--max-attempts", "10", "--coordinator-db", records,
-                       "--failed-documents-dir", run.dir.File("failed")}),
-        run.Out(name), run.Err(name));
+    rfs::test::ChildProcess holder(setup.WorkerArgs(name, "PT0.4S"), run.Out(name), run.Err(name));
     // Killed once it holds the record and has renewed its lease (the expiry moved).
     std::optional<rfs::coordination::TimePoint> granted_until;
     bool renewed = false;
@@ -635,22 +667,10 @@ TEST_CASE("a phase record whose holders are killed at work keeps its lease lengt
 
 TEST_CASE("an RfsWorker frozen past its phase lease stops that phase's work itself and exits 2",
           "[e2e][worker]") {
-  auto generated =
-      rfs::test::Generate("--indices 1 --shards 1 --docs 50 --seed 83 --snapshot-name snap-frozen");
-  rfs::testing::OpenSearchDoubleOptions source_options;
-  source_options.snapshot_polls_to_complete = 1'000'000;  // phase 1 polls until stopped
-  auto source = rfs::testing::OpenSearchDouble::Start(source_options);
-  auto target = rfs::testing::OpenSearchDouble::Start();
-  REQUIRE((source.ok() && target.ok()));
   MigrationRun run;
-  const std::string records = run.dir.File("records.sqlite");
-  rfs::test::ChildProcess frozen(
-      RfsWorkerArgs(
-          generated->repo().string(), (*target)->endpoint(), "frozen",
-          {"--source-host", (*source)->endpoint(), "--snapshot-name", "snap-frozen",
-           "--snapshot-poll-interval", "PT0.05S", "--phase-lease-duration", "PT2S",
-           "--coordinator-db", records, "--failed-documents-dir", run.dir.File("failed")}),
-      run.Out("frozen"), run.Err("frozen"));
+  const EndlessSnapshotPhase setup("snap-frozen", 83, run);
+  rfs::test::ChildProcess frozen(setup.WorkerArgs("frozen", "PT2S"), run.Out("frozen"),
+                                 run.Err("frozen"));
   const auto give_up = std::chrono::steady_clock::now() + 60s;
   while (rfs::test::ReadTextFile(run.Err("frozen")).find("STARTED") == std::string::npos &&
          !frozen.Exited() && std::chrono::steady_clock::now() < give_up) {
@@ -660,11 +680,7 @@ TEST_CASE("an RfsWorker frozen past its phase lease stops that phase's work itse
   // Frozen past its 2 s lease; meanwhile another worker takes the phase's record over.
   kill(frozen.pid(), SIGSTOP);
   std::this_thread::sleep_for(2500ms);
-  rfs::coordination::SqliteWorkCoordinatorOptions store;
-  store.worker_id = "thief";
-  store.path = records;
-  store.table = "rfs_worker_records";
-  auto thief = rfs::coordination::SqliteWorkCoordinator::Open(store);
+  auto thief = setup.OpenRecords("thief");
   REQUIRE(thief.ok());
   auto taken = (*thief)->AcquireWorkItem("phase_1_snapshot", std::chrono::minutes(10));
   REQUIRE(taken.ok());
