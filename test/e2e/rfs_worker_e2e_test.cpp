@@ -623,6 +623,7 @@ TEST_CASE("a phase record whose holders are killed at work keeps its lease lengt
   // Holders killed while they work (their lease renewed) say nothing about the lease being too
   // short: the next holder waits one lease length, not twice the last one's. Before, every
   // death doubled the record's lease, and a few deaths in a row made the next wait minutes.
+  // A holder that never renewed still doubles it.
   MigrationRun run;
   const EndlessSnapshotPhase setup("snap-held", 84, run);
   std::unique_ptr<rfs::coordination::IWorkCoordinator> observer;
@@ -635,34 +636,69 @@ TEST_CASE("a phase record whose holders are killed at work keeps its lease lengt
     auto state = observer->GetWorkItem("phase_1_snapshot");
     return state.ok() ? *state : std::nullopt;
   };
+  // Starts a worker and waits until it holds the record: its lease as granted.
+  auto start_holder = [&](const std::string& name) {
+    auto holder = std::make_unique<rfs::test::ChildProcess>(setup.WorkerArgs(name, "PT1S"),
+                                                            run.Out(name), run.Err(name));
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    std::optional<rfs::coordination::WorkItemState> state;
+    while (!holder->Exited() && std::chrono::steady_clock::now() < give_up) {
+      state = record();
+      if (state && state->lease_holder == name) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    INFO(run.Logs(name));
+    REQUIRE((state && state->lease_holder == name));
+    return std::pair(std::move(holder), state->lease_expires_at);
+  };
+  auto wait_out = [&](rfs::coordination::TimePoint expiry) {
+    while (std::chrono::system_clock::now() <= expiry) std::this_thread::sleep_for(20ms);
+  };
+  // The first death proves little (a record with no progress recorded yet takes its doubling
+  // back at its first renewal either way); the next ones are what doubled before.
   constexpr int kDeaths = 4;
   for (int death = 0; death < kDeaths; ++death) {
     const std::string name = "holder" + std::to_string(death);
-    rfs::test::ChildProcess holder(setup.WorkerArgs(name, "PT0.4S"), run.Out(name), run.Err(name));
-    // Killed once it holds the record and has renewed its lease (the expiry moved).
-    std::optional<rfs::coordination::TimePoint> granted_until;
-    bool renewed = false;
+    auto [holder, granted_until] = start_holder(name);
+    // Killed once it has renewed its lease (the expiry moved).
     const auto give_up = std::chrono::steady_clock::now() + 60s;
-    while (!renewed && !holder.Exited() && std::chrono::steady_clock::now() < give_up) {
+    bool renewed = false;
+    while (!renewed && !holder->Exited() && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(20ms);
       const auto state = record();
-      if (!state || state->lease_holder != name) continue;
-      if (!granted_until) granted_until = state->lease_expires_at;
-      renewed = state->lease_expires_at != *granted_until;
+      renewed = state && state->lease_holder == name && state->lease_expires_at != granted_until;
     }
     INFO(run.Logs(name));
     REQUIRE(renewed);
-    holder.Kill();
-    holder.Wait();
+    holder->Kill();
+    holder->Wait();
     const auto state = record();
     REQUIRE(state.has_value());
     INFO("after death " << death << ": next lease exponent " << state->next_lease_exponent);
     CHECK(state->next_lease_exponent == 0);
-    // The next worker takes the record over once this lease runs out.
-    while (std::chrono::system_clock::now() <= state->lease_expires_at) {
-      std::this_thread::sleep_for(20ms);
+    wait_out(state->lease_expires_at);  // the next worker takes the record over
+  }
+  // A holder that never renews (frozen before its first renewal, a quarter of its lease in)
+  // still doubles the next lease: that lease may have been too short for it.
+  bool frozen_before_renewal = false;
+  for (int attempt = 0; attempt < 3 && !frozen_before_renewal; ++attempt) {
+    const std::string name = "frozen" + std::to_string(attempt);
+    auto [holder, granted_until] = start_holder(name);
+    kill(holder->pid(), SIGSTOP);
+    const auto state = record();
+    REQUIRE(state.has_value());
+    // Renewed before the stop landed (a busy machine): not this case, try again.
+    frozen_before_renewal = state->lease_expires_at == granted_until;
+    wait_out(state->lease_expires_at);
+    holder->Kill();
+    holder->Wait();
+    if (frozen_before_renewal) {
+      const auto after = record();
+      REQUIRE(after.has_value());
+      CHECK(after->next_lease_exponent == 1);
     }
   }
+  CHECK(frozen_before_renewal);
 }
 
 TEST_CASE("an RfsWorker frozen past its phase lease stops that phase's work itself and exits 2",
