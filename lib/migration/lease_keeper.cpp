@@ -100,4 +100,30 @@ absl::Status LeaseKeeper::RenewLocked() {
   return absl::OkStatus();
 }
 
+void HealthGuard::Loop() {
+  std::unique_lock lock(mu_);
+  while (!done_) {
+    const auto interval =
+        std::chrono::duration_cast<std::chrono::milliseconds>(lease_.duration / 4);
+    wake_.wait_for(lock, std::max(interval, std::chrono::milliseconds(10)), [&] { return done_; });
+    if (done_) return;
+    coordination::Lease current = lease_;
+    lock.unlock();
+    auto renewed = records_.RenewLease(current, progress_);
+    lock.lock();
+    if (renewed.ok()) {
+      lease_ = *std::move(renewed);
+      continue;
+    }
+    if (coordination::IsLeaseLost(renewed.status()) || clock_.Now() >= current.local_deadline()) {
+      const std::string reason = core::StrCat("the lease on record ", current.work_item_id,
+                                              " is lost: ", renewed.status().message());
+      done_ = true;
+      lock.unlock();
+      if (on_lost_) on_lost_(reason);
+      return;
+    }
+  }
+}
+
 }  // namespace rfs::migration::internal

@@ -1,13 +1,18 @@
-// The lease on the item a worker migrates (LeaseKeeper) and a graceful stop's deadline
-// (GracefulStop): the worker loop's lease keeping, in a file of its own.
+// The lease on the item a worker migrates (LeaseKeeper), a graceful stop's deadline
+// (GracefulStop) and the renewal of a record's lease from a thread of its own while short work
+// runs under it (HealthGuard): the workers' lease keeping, in a file of its own.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <thread>
 
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
@@ -152,6 +157,46 @@ class GracefulStop {
   const std::chrono::milliseconds timeout_;
   std::mutex mu_;
   std::optional<core::IClock::TimePoint> noticed_;
+};
+
+// Renews a record's lease while its work runs; reports a lost or expired lease once.
+class HealthGuard {
+ public:
+  HealthGuard(coordination::IWorkCoordinator& records, core::IClock& clock,
+              coordination::Lease lease, std::function<void(const std::string&)> on_lost,
+              coordination::ItemProgress progress)
+      : records_(records),
+        clock_(clock),
+        lease_(std::move(lease)),
+        on_lost_(std::move(on_lost)),
+        progress_(progress) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~HealthGuard() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  coordination::Lease lease() const {
+    std::lock_guard lock(mu_);
+    return lease_;
+  }
+
+ private:
+  void Loop();
+
+  coordination::IWorkCoordinator& records_;
+  core::IClock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  coordination::Lease lease_;
+  bool done_ = false;
+  std::function<void(const std::string&)> on_lost_;
+  const coordination::ItemProgress progress_;
+  std::thread thread_;
 };
 
 }  // namespace rfs::migration::internal

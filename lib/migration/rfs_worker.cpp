@@ -54,32 +54,6 @@ bool IsPhaseFailure(const absl::Status& status) {
   return !status.ok() && status.GetPayload(core::payload::kPhaseFailed).has_value();
 }
 
-void HealthGuard::Loop() {
-  std::unique_lock lock(mu_);
-  while (!done_) {
-    const auto interval =
-        std::chrono::duration_cast<std::chrono::milliseconds>(lease_.duration / 4);
-    wake_.wait_for(lock, std::max(interval, std::chrono::milliseconds(10)), [&] { return done_; });
-    if (done_) return;
-    Lease current = lease_;
-    lock.unlock();
-    auto renewed = records_.RenewLease(current, progress_);
-    lock.lock();
-    if (renewed.ok()) {
-      lease_ = *std::move(renewed);
-      continue;
-    }
-    if (coordination::IsLeaseLost(renewed.status()) || clock_.Now() >= current.local_deadline()) {
-      const std::string reason = StrCat("the lease on record ", current.work_item_id,
-                                        " is lost: ", renewed.status().message());
-      done_ = true;
-      lock.unlock();
-      if (on_lost_) on_lost_(reason);
-      return;
-    }
-  }
-}
-
 RfsWorkerResult AllPhaseWorker::Run() {
   DocumentsToolOptions& docs = options_.documents;
   result_.worker_id = docs.worker_id.empty() ? DefaultWorkerId() : docs.worker_id;
@@ -182,8 +156,11 @@ absl::Status AllPhaseWorker::WireTuning(bool always) {
                              const std::string& what) {
     Emit(WorkerPhase::kDocuments, kind, StrCat("index ", index), what);
   };
-  return internal::WireTargetTuning(options, wiring_, result_.worker_id, clock_, records_.get(),
-                                    /*tune_by_default=*/true, tuning_);
+  // An index's tuning lock is a record too: no longer than the phases' records.
+  return internal::WireTargetTuning(
+      options, wiring_, result_.worker_id, clock_, records_.get(), /*tune_by_default=*/true,
+      tuning_,
+      std::min<coordination::Duration>(internal::kDefaultTuningLockLease, options_.record_lease));
 }
 
 // A worker that fails or is stopped leaves no index tuned (a load still under way in other

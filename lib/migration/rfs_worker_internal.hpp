@@ -30,6 +30,7 @@
 #include "rfs/transform/index_filter.hpp"
 
 #include "migration/documents_wiring_internal.hpp"
+#include "migration/lease_keeper_internal.hpp"
 #include "migration/target_tuning_internal.hpp"
 #include "migration/verify_extra_scan_internal.hpp"
 #include "migration/verifying_sink_internal.hpp"
@@ -95,45 +96,6 @@ class GatedTransport final : public net::IHttpTransport {
  private:
   const std::shared_ptr<net::IHttpTransport> inner_;
   const LeaseGate& gate_;
-};
-
-// Renews a record's lease while its work runs; reports a lost or expired lease once.
-class HealthGuard {
- public:
-  HealthGuard(IWorkCoordinator& records, core::IClock& clock, Lease lease,
-              std::function<void(const std::string&)> on_lost, coordination::ItemProgress progress)
-      : records_(records),
-        clock_(clock),
-        lease_(std::move(lease)),
-        on_lost_(std::move(on_lost)),
-        progress_(progress) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~HealthGuard() {
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  Lease lease() const {
-    std::lock_guard lock(mu_);
-    return lease_;
-  }
-
- private:
-  void Loop();
-
-  IWorkCoordinator& records_;
-  core::IClock& clock_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  Lease lease_;
-  bool done_ = false;
-  std::function<void(const std::string&)> on_lost_;
-  const coordination::ItemProgress progress_;
-  std::thread thread_;
 };
 
 // The expected documents of one index and a sample of them (reservoir), read from the snapshot.

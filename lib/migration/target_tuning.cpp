@@ -16,6 +16,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/transform/type_policy.hpp"
 
+#include "migration/lease_keeper_internal.hpp"
 #include "migration/target_tuning_internal.hpp"
 
 namespace rfs::migration {
@@ -102,16 +103,37 @@ absl::StatusOr<std::optional<TunedOriginals>> TargetTuning::ReadOriginals(
   return ParseTunedOriginals(std::string(text->begin(), text->end()));
 }
 
+// Each grant of a record doubles the next one's lease unless the holder gives it back, so every
+// holder killed in the body would double the lock's lease for good (and every later wait). The
+// body is a few requests whatever came before: the initial lease asked for is the lock's lease
+// halved as many times as the record's next grant will double it.
+coordination::Duration TargetTuning::LockGrant(const std::string& id) {
+  auto state = records_.GetWorkItem(id);
+  const int doublings = state.ok() && *state ? std::clamp((*state)->next_lease_exponent, 0,
+                                                          coordination::kMaxLeaseExponent)
+                                             : 0;
+  return std::max<coordination::Duration>(options_.lock_lease / (int64_t{1} << doublings),
+                                          std::chrono::milliseconds(1));
+}
+
 absl::Status TargetTuning::UnderLock(const std::string& index,
                                      const std::function<absl::Status()>& body) {
   const std::string id = TuningRecordId(coordination::kTuningLockPrefix, index);
   const auto give_up = clock_.Now() + 4 * options_.lock_lease;
   while (true) {
-    RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireWorkItem(id, options_.lock_lease));
+    RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireWorkItem(id, LockGrant(id)));
     if (const auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
-      absl::Status status = body();
+      absl::Status status;
+      coordination::Lease held = acquired->lease;
+      {
+        // Renewed while the body runs: a slow target never outlasts the lock, which can so be
+        // short (all a holder killed in the body costs the others).
+        HealthGuard guard(records_, clock_, held, {}, {});
+        status = body();
+        held = guard.lease();
+      }
       // Given back, never completed: the next tuning or restore of the index takes it again.
-      records_.ReleaseWorkItem(acquired->lease).IgnoreError();
+      records_.ReleaseWorkItem(held).IgnoreError();
       return status;
     }
     if (std::holds_alternative<coordination::AlreadyCompleted>(outcome)) return body();
@@ -309,7 +331,7 @@ absl::StatusOr<std::vector<std::string>> TargetTuning::RestoreAll(
 absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiring& wiring,
                               const std::string& worker_id, core::IClock& clock,
                               coordination::IWorkCoordinator* records, bool tune_by_default,
-                              TuningWiring& out) {
+                              TuningWiring& out, coordination::Duration lock_lease) {
   if (!options.tune_target.value_or(tune_by_default) || !options.target || !wiring.client ||
       !options.migration.previous_snapshot_name.empty()) {
     return absl::OkStatus();
@@ -331,6 +353,7 @@ absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiri
   tuning.empty_at_shard_setup = !tune_by_default;
   tuning.on_event = options.on_tuning;
   tuning.before_restore = options.before_settings_restore;
+  tuning.lock_lease = lock_lease;
   out.tuning = std::make_unique<TargetTuning>(std::move(transport), *records, clock, tuning);
   return absl::OkStatus();
 }

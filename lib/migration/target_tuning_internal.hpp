@@ -34,6 +34,8 @@
 
 namespace rfs::migration::internal {
 
+inline constexpr coordination::Duration kDefaultTuningLockLease = std::chrono::seconds(30);
+
 struct TargetTuningOptions {
   /// DocumentsFromSnapshotMigration: at the shard setup, the selected indices that exist on the
   /// target with no document (and no tuning record) count as created empty by this run.
@@ -43,8 +45,9 @@ struct TargetTuningOptions {
       on_event;
   /// A test hook: called just before an index's original settings are put back.
   std::function<void(const std::string& index)> before_restore;
-  /// The lease on an index's lock record while it is tuned or restored (a few requests).
-  coordination::Duration lock_lease = std::chrono::seconds(30);
+  /// The lease on an index's lock record while it is tuned or restored (a few requests),
+  /// renewed while they run: what a worker killed meanwhile costs the others.
+  coordination::Duration lock_lease = kDefaultTuningLockLease;
 };
 
 /// The original settings of a tuned index: a value, or nullopt for "not set" (the default).
@@ -79,6 +82,8 @@ class TargetTuning : public ITargetTuning {
 
  private:
   absl::StatusOr<bool> IsComplete(std::string_view id);
+  /// The initial lease to ask for so that the grant of lock record `id` lasts lock_lease.
+  coordination::Duration LockGrant(const std::string& id);
   absl::StatusOr<std::optional<TunedOriginals>> ReadOriginals(const std::string& index);
   /// Runs `body` under the lease of the index's lock record.
   absl::Status UnderLock(const std::string& index, const std::function<absl::Status()>& body);
@@ -109,7 +114,8 @@ struct TuningWiring {
 absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiring& wiring,
                               const std::string& worker_id, core::IClock& clock,
                               coordination::IWorkCoordinator* records, bool tune_by_default,
-                              TuningWiring& out);
+                              TuningWiring& out,
+                              coordination::Duration lock_lease = kDefaultTuningLockLease);
 
 /// The originals as kept in the store (compact JSON) and back; nullopt for text not written so.
 std::string TunedOriginalsJson(const TunedOriginals& originals);

@@ -7,11 +7,14 @@
 // restored exactly when its last item is complete, by whichever run completes it, or by the next
 // run when the one that completed it died before the restore. Real nodes: test/real "[tuning]".
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <variant>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -37,10 +40,10 @@ namespace json = boost::json;
 using rfs::migration::internal::TargetTuning;
 using rfs::migration::internal::TunedOriginals;
 
-std::unique_ptr<rfs::coordination::IWorkCoordinator> SqliteStore(const std::string& path,
-                                                                 const std::string& table) {
+std::unique_ptr<rfs::coordination::IWorkCoordinator> SqliteStore(
+    const std::string& path, const std::string& table, const std::string& worker_id = "w1") {
   rfs::coordination::SqliteWorkCoordinatorOptions options;
-  options.worker_id = "w1";
+  options.worker_id = worker_id;
   options.path = path;
   if (!table.empty()) options.table = table;
   auto opened = rfs::coordination::SqliteWorkCoordinator::Open(std::move(options));
@@ -58,11 +61,14 @@ struct Tuning {
   std::vector<std::string> events;
   std::unique_ptr<TargetTuning> tuning = Open();
 
-  std::unique_ptr<TargetTuning> Open(bool empty_at_shard_setup = false) {
+  std::unique_ptr<TargetTuning> Open(
+      bool empty_at_shard_setup = false,
+      rfs::coordination::Duration lock_lease = rfs::migration::internal::kDefaultTuningLockLease) {
     auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = target.server->endpoint()});
     REQUIRE(transport.ok());
     rfs::migration::internal::TargetTuningOptions options;
     options.empty_at_shard_setup = empty_at_shard_setup;
+    options.lock_lease = lock_lease;
     options.on_event = [this](const std::string& kind, const std::string& index,
                               const std::string& what) {
       events.push_back(kind + " " + index + ": " + what);
@@ -178,6 +184,84 @@ TEST_CASE("an index created empty is tuned for its load and its settings come ba
   restored = late->RestoreAll({"created-5s", "existing"});
   REQUIRE(restored.ok());
   CHECK(restored->empty());
+}
+
+TEST_CASE(
+    "an index's tuning lock lasts its lease after holders died in it and is renewed while slow",
+    "[migration][tuning]") {
+  // Each grant of a record doubles the next one's lease unless given back: holders killed
+  // while they held the lock used to double its lease for good, and every later wait with it.
+  Tuning t;
+  const std::string lock =
+      rfs::coordination::TuningRecordId(rfs::coordination::kTuningLockPrefix, "slow");
+  for (int death = 0; death < 3; ++death) {
+    auto dead = SqliteStore(t.dir.File("records.sqlite"), "rfs_worker_records",
+                            "dead" + std::to_string(death));
+    // Taken again once the last grant has run out (on the store's clock, a little after).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool granted = false;
+    while (!granted && std::chrono::steady_clock::now() < give_up) {
+      auto grant = dead->AcquireWorkItem(lock, std::chrono::milliseconds(20));
+      REQUIRE(grant.ok());
+      granted = std::holds_alternative<rfs::coordination::Acquired>(*grant);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(granted);
+  }
+  // The third grant runs out too.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto before = t.records->GetWorkItem(lock);
+  REQUIRE(before.ok());
+  REQUIRE(before->has_value());
+  REQUIRE((*before)->next_lease_exponent == 3);  // the next grant would be 8 times as long
+
+  constexpr auto kLockLease = std::chrono::milliseconds(400);
+  auto tuning = t.Open(/*empty_at_shard_setup=*/false, kLockLease);
+  t.Create("slow", R"({"number_of_replicas":1})");
+  REQUIRE(tuning->MarkCreatedEmpty("slow").ok());
+  // Every settings request of the index takes 300 ms: the tuning outlasts one lock lease.
+  rfs::testing::FaultOptions slow;
+  slow.path_contains = "/slow/";
+  slow.slow = 1.0;
+  slow.slow_delay = std::chrono::milliseconds(300);
+  t.target.server->SetFaults(slow);
+  const auto started = std::chrono::steady_clock::now();
+  absl::Status tuned;
+  std::thread tuner([&] { tuned = tuning->BeforeBulk("slow"); });
+  auto longest_left = std::chrono::milliseconds::zero();
+  auto held_for = std::chrono::milliseconds::zero();
+  bool thief_refused_late = false;
+  auto thief = SqliteStore(t.dir.File("records.sqlite"), "rfs_worker_records", "thief");
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto state = t.records->GetWorkItem(lock);
+    REQUIRE(state.ok());
+    if (!*state || (*state)->lease_holder != "w1") {
+      if (held_for > std::chrono::milliseconds::zero()) break;  // given back
+      continue;
+    }
+    const auto now = std::chrono::system_clock::now();
+    longest_left = std::max(longest_left, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              (*state)->lease_expires_at - now));
+    held_for = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    if (held_for > kLockLease + std::chrono::milliseconds(100) && !thief_refused_late) {
+      // Past the first grant's end the lock is still this worker's: renewed, not taken over.
+      auto taken = thief->AcquireWorkItem(lock, kLockLease);
+      REQUIRE(taken.ok());
+      thief_refused_late = std::holds_alternative<rfs::coordination::AllLeasedElsewhere>(*taken);
+      if (!thief_refused_late) break;
+    }
+  }
+  tuner.join();
+  INFO(tuned);
+  REQUIRE(tuned.ok());
+  CHECK(t.Settings("slow") == std::vector<std::string>{"0", "-1", "unset"});
+  INFO("lock held for " << held_for.count() << " ms, at most " << longest_left.count()
+                        << " ms left on it");
+  CHECK(longest_left <= kLockLease + std::chrono::milliseconds(50));
+  CHECK(held_for > kLockLease + std::chrono::milliseconds(100));
+  CHECK(thief_refused_late);
 }
 
 TEST_CASE("the restore refreshes: documents sent while refresh was off are counted",
