@@ -158,8 +158,8 @@ absl::Status AllPhaseWorker::WireTuning(bool always) {
   };
   // An index's tuning lock is a record too: no longer than the phases' records.
   return internal::WireTargetTuning(
-      options, wiring_, result_.worker_id, clock_, records_.get(), /*tune_by_default=*/true,
-      tuning_,
+      options, wiring_, result_.worker_id, clock_, {records_.get(), raw_records_.get()},
+      /*tune_by_default=*/true, tuning_,
       std::min<coordination::Duration>(internal::kDefaultTuningLockLease, options_.record_lease));
 }
 

@@ -1,6 +1,8 @@
 // Target tuning for the load (target_tuning_internal.hpp), and DocumentMigrationWorker's part of
 // it: tune an index before an item's first bulk, restore it once no item of it is left.
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <set>
 #include <utility>
 #include <variant>
@@ -106,12 +108,12 @@ absl::StatusOr<std::optional<TunedOriginals>> TargetTuning::ReadOriginals(
 // Each grant of a record doubles the next one's lease unless the holder gives it back, so every
 // holder killed in the body would double the lock's lease for good (and every later wait). The
 // body is a few requests whatever came before: the initial lease asked for is the lock's lease
-// halved as many times as the record's next grant will double it.
-coordination::Duration TargetTuning::LockGrant(const std::string& id) {
-  auto state = records_.GetWorkItem(id);
-  const int doublings = state.ok() && *state ? std::clamp((*state)->next_lease_exponent, 0,
-                                                          coordination::kMaxLeaseExponent)
-                                             : 0;
+// halved as many times as the record's next grant will double it (a grant made between this
+// look and the acquisition may make it half as long, still many times the body's length).
+absl::StatusOr<coordination::Duration> TargetTuning::LockGrant(const std::string& id) {
+  RFS_ASSIGN_OR_RETURN(auto state, records_.GetWorkItem(id));
+  const int doublings =
+      state ? std::clamp(state->next_lease_exponent, 0, coordination::kMaxLeaseExponent) : 0;
   return std::max<coordination::Duration>(options_.lock_lease / (int64_t{1} << doublings),
                                           std::chrono::milliseconds(1));
 }
@@ -119,24 +121,42 @@ coordination::Duration TargetTuning::LockGrant(const std::string& id) {
 absl::Status TargetTuning::UnderLock(const std::string& index,
                                      const std::function<absl::Status()>& body) {
   const std::string id = TuningRecordId(coordination::kTuningLockPrefix, index);
-  const auto give_up = clock_.Now() + 4 * options_.lock_lease;
+  // A holder renews its lease while it works: waiting goes on while the lease moves, and ends
+  // only after four lock leases of a lease that stays where it is.
+  auto give_up = clock_.Now() + 4 * options_.lock_lease;
+  std::optional<coordination::TimePoint> holder_until;
   while (true) {
-    RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireWorkItem(id, LockGrant(id)));
+    RFS_ASSIGN_OR_RETURN(const coordination::Duration grant, LockGrant(id));
+    RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireWorkItem(id, grant));
     if (const auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
       absl::Status status;
       coordination::Lease held = acquired->lease;
+      std::atomic<bool> lost{false};
       {
-        // Renewed while the body runs: a slow target never outlasts the lock, which can so be
-        // short (all a holder killed in the body costs the others).
-        HealthGuard guard(records_, clock_, held, {}, {});
+        // Renewed while the body runs, so that a slow target never outlasts the lock, which can
+        // so be short (all that a holder killed in the body costs the others).
+        HealthGuard guard(options_.lock_renewals != nullptr ? *options_.lock_renewals : records_,
+                          clock_, held, [&lost](const std::string&) { lost = true; }, {});
         status = body();
         held = guard.lease();
+      }
+      if (lost && status.ok()) {
+        // Another worker may have tuned or restored the index meanwhile: done again, under the
+        // lock, by whoever comes next (both are idempotent).
+        return absl::UnavailableError(
+            StrCat("the tuning lock of index ", index, " ran out while its settings changed"));
       }
       // Given back, never completed: the next tuning or restore of the index takes it again.
       records_.ReleaseWorkItem(held).IgnoreError();
       return status;
     }
     if (std::holds_alternative<coordination::AlreadyCompleted>(outcome)) return body();
+    if (const auto* busy = std::get_if<coordination::AllLeasedElsewhere>(&outcome)) {
+      if (holder_until != busy->earliest_expiry) {
+        holder_until = busy->earliest_expiry;
+        give_up = clock_.Now() + 4 * options_.lock_lease;
+      }
+    }
     if (clock_.Now() >= give_up) {
       return absl::UnavailableError(
           StrCat("the tuning lock of index ", index, " stays held by another worker"));
@@ -329,13 +349,15 @@ absl::StatusOr<std::vector<std::string>> TargetTuning::RestoreAll(
 }
 
 absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiring& wiring,
-                              const std::string& worker_id, core::IClock& clock,
-                              coordination::IWorkCoordinator* records, bool tune_by_default,
-                              TuningWiring& out, coordination::Duration lock_lease) {
+                              const std::string& worker_id, core::IClock& clock, HeldRecords held,
+                              bool tune_by_default, TuningWiring& out,
+                              coordination::Duration lock_lease) {
   if (!options.tune_target.value_or(tune_by_default) || !options.target || !wiring.client ||
       !options.migration.previous_snapshot_name.empty()) {
     return absl::OkStatus();
   }
+  coordination::IWorkCoordinator* records = held.records;
+  coordination::IWorkCoordinator* raw = held.raw;
   if (records == nullptr) {
     int exit_code = core::kExitFailure;
     RFS_ASSIGN_OR_RETURN(out.raw_records, OpenCoordinator(options, wiring, worker_id,
@@ -346,6 +368,7 @@ absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiri
             .max_attempts = std::max(1, options.migration.coordinator_attempts)});
     RFS_RETURN_IF_ERROR(out.records->Setup());
     records = out.records.get();
+    raw = out.raw_records.get();
   }
   // Each settings request is safe to send twice: passing faults are resent.
   RFS_ASSIGN_OR_RETURN(auto transport, OpenPatientTransport(*options.target, 2));
@@ -354,6 +377,7 @@ absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiri
   tuning.on_event = options.on_tuning;
   tuning.before_restore = options.before_settings_restore;
   tuning.lock_lease = lock_lease;
+  tuning.lock_renewals = raw;
   out.tuning = std::make_unique<TargetTuning>(std::move(transport), *records, clock, tuning);
   return absl::OkStatus();
 }

@@ -48,6 +48,9 @@ struct TargetTuningOptions {
   /// The lease on an index's lock record while it is tuned or restored (a few requests),
   /// renewed while they run: what a worker killed meanwhile costs the others.
   coordination::Duration lock_lease = kDefaultTuningLockLease;
+  /// The store the lock's renewals go to directly (a failed one is tried again at the next
+  /// interval, never retried for longer than the lease); the records given when null.
+  coordination::IWorkCoordinator* lock_renewals = nullptr;
 };
 
 /// The original settings of a tuned index: a value, or nullopt for "not set" (the default).
@@ -83,7 +86,7 @@ class TargetTuning : public ITargetTuning {
  private:
   absl::StatusOr<bool> IsComplete(std::string_view id);
   /// The initial lease to ask for so that the grant of lock record `id` lasts lock_lease.
-  coordination::Duration LockGrant(const std::string& id);
+  absl::StatusOr<coordination::Duration> LockGrant(const std::string& id);
   absl::StatusOr<std::optional<TunedOriginals>> ReadOriginals(const std::string& index);
   /// Runs `body` under the lease of the index's lock record.
   absl::Status UnderLock(const std::string& index, const std::function<absl::Status()>& body);
@@ -108,13 +111,19 @@ struct TuningWiring {
   std::unique_ptr<TargetTuning> tuning;
 };
 
+/// The workers' record space a tool holds already: `records` retries its calls, `raw` is the
+/// store itself.
+struct HeldRecords {
+  coordination::IWorkCoordinator* records = nullptr;
+  coordination::IWorkCoordinator* raw = nullptr;
+};
+
 /// Sets `out.tuning` up when the options ask for tuning (`tune_by_default` when they say
-/// nothing), the target is a cluster and the run is no delta; else leaves it null. `records`: the
-/// workers' record space to use, or null to open it here (a DocumentsFromSnapshotMigration's).
+/// nothing), the target is a cluster and the run is no delta; else leaves it null. `held`: the
+/// workers' record space to use, or none to open it here (a DocumentsFromSnapshotMigration's).
 absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiring& wiring,
-                              const std::string& worker_id, core::IClock& clock,
-                              coordination::IWorkCoordinator* records, bool tune_by_default,
-                              TuningWiring& out,
+                              const std::string& worker_id, core::IClock& clock, HeldRecords held,
+                              bool tune_by_default, TuningWiring& out,
                               coordination::Duration lock_lease = kDefaultTuningLockLease);
 
 /// The originals as kept in the store (compact JSON) and back; nullopt for text not written so.

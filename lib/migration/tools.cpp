@@ -189,8 +189,8 @@ DocumentsToolResult RunDocumentsFromSnapshotMigration(DocumentsToolOptions optio
   core::SystemClock clock;
   options.migration.target_indices = wiring.target_indices.get();
   internal::TuningWiring tuning;
-  if (absl::Status wired = internal::WireTargetTuning(options, wiring, result.worker_id, clock,
-                                                      nullptr, /*tune_by_default=*/false, tuning);
+  if (absl::Status wired = internal::WireTargetTuning(options, wiring, result.worker_id, clock, {},
+                                                      /*tune_by_default=*/false, tuning);
       !wired.ok()) {
     return Finish(std::move(result), wired, core::kExitFailure);
   }

@@ -219,20 +219,21 @@ TEST_CASE(
   auto tuning = t.Open(/*empty_at_shard_setup=*/false, kLockLease);
   t.Create("slow", R"({"number_of_replicas":1})");
   REQUIRE(tuning->MarkCreatedEmpty("slow").ok());
-  // Every settings request of the index takes 300 ms: the tuning outlasts one lock lease.
+  // Every settings request of the index takes 600 ms: the tuning outlasts three lock leases.
   rfs::testing::FaultOptions slow;
   slow.path_contains = "/slow/";
   slow.slow = 1.0;
-  slow.slow_delay = std::chrono::milliseconds(300);
+  slow.slow_delay = std::chrono::milliseconds(600);
   t.target.server->SetFaults(slow);
   const auto started = std::chrono::steady_clock::now();
   absl::Status tuned;
-  std::thread tuner([&] { tuned = tuning->BeforeBulk("slow"); });
+  std::jthread tuner([&] { tuned = tuning->BeforeBulk("slow"); });  // joined on any way out
   auto longest_left = std::chrono::milliseconds::zero();
   auto held_for = std::chrono::milliseconds::zero();
   bool thief_refused_late = false;
   auto thief = SqliteStore(t.dir.File("records.sqlite"), "rfs_worker_records", "thief");
-  while (true) {
+  const auto give_up = started + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     auto state = t.records->GetWorkItem(lock);
     REQUIRE(state.ok());
