@@ -108,8 +108,8 @@ absl::StatusOr<std::optional<TunedOriginals>> TargetTuning::ReadOriginals(
 // Each grant of a record doubles the next one's lease unless the holder gives it back, so every
 // holder killed in the body would double the lock's lease for good (and every later wait). The
 // body is a few requests whatever came before: the initial lease asked for is the lock's lease
-// halved as many times as the record's next grant will double it (a grant made between this
-// look and the acquisition may make it half as long, still many times the body's length).
+// halved as many times as the record's next grant will double it (a grant or release between this
+// look and the acquisition may make it half or twice as long, still many times the body's length).
 absl::StatusOr<coordination::Duration> TargetTuning::LockGrant(const std::string& id) {
   RFS_ASSIGN_OR_RETURN(auto state, records_.GetWorkItem(id));
   const int doublings =
@@ -119,7 +119,7 @@ absl::StatusOr<coordination::Duration> TargetTuning::LockGrant(const std::string
 }
 
 absl::Status TargetTuning::UnderLock(const std::string& index,
-                                     const std::function<absl::Status()>& body) {
+                                     const std::function<absl::Status()>& body, bool* lost_lock) {
   const std::string id = TuningRecordId(coordination::kTuningLockPrefix, index);
   // A holder renews its lease while it works: waiting goes on while the lease moves, and ends
   // only after four lock leases of a lease that stays where it is.
@@ -140,6 +140,9 @@ absl::Status TargetTuning::UnderLock(const std::string& index,
         status = body();
         held = guard.lease();
       }
+      // Also a lease that ran out after the guard's last look.
+      if (clock_.Now() >= held.local_deadline()) lost = true;
+      if (lost_lock != nullptr) *lost_lock = lost;
       if (lost && status.ok()) {
         // Another worker may have tuned or restored the index meanwhile: done again, under the
         // lock, by whoever comes next (both are idempotent).
@@ -195,7 +198,15 @@ absl::Status TargetTuning::BeforeBulk(const std::string& target_index) {
   RFS_ASSIGN_OR_RETURN(bool tuned,
                        IsComplete(TuningRecordId(coordination::kTunedPrefix, target_index)));
   if (created_empty && !tuned) {
-    absl::Status status = UnderLock(target_index, [&] { return TuneLocked(target_index); });
+    bool lost_lock = false;
+    absl::Status status = UnderLock(
+        target_index, [&] { return TuneLocked(target_index); }, &lost_lock);
+    if (lost_lock) {
+      // The tuning's settings may have landed after a restore by the worker that took the lock
+      // over: an index restored meanwhile gets its originals back again, under the lock.
+      RFS_RETURN_IF_ERROR(
+          UnderLock(target_index, [&] { return RestoreLocked(target_index, /*again=*/true); }));
+    }
     if (!status.ok() && core::IsRetryable(status)) return status;
     if (!status.ok() && options_.on_event) {
       // A target that refuses these settings (a managed service's limits) is loaded untuned.
@@ -244,6 +255,7 @@ absl::Status TargetTuning::TuneLocked(const std::string& index) {
   }
   json::object tuning{{"refresh_interval", "-1"}};
   if (kept->replicas_changed) tuning["number_of_replicas"] = 0;
+  if (options_.before_tuning) options_.before_tuning(index);
   RFS_RETURN_IF_ERROR(client_.UpdateIndexSettings(index, json::object{{"index", tuning}}));
   if (options_.on_event) {
     options_.on_event(
@@ -285,10 +297,11 @@ absl::Status TargetTuning::Restore(const std::string& target_index) {
   return absl::OkStatus();
 }
 
-absl::Status TargetTuning::RestoreLocked(const std::string& index) {
+absl::Status TargetTuning::RestoreLocked(const std::string& index, bool again) {
   const std::string restored_id = TuningRecordId(coordination::kRestoredPrefix, index);
   RFS_ASSIGN_OR_RETURN(bool restored, IsComplete(restored_id));
-  if (restored) return absl::OkStatus();
+  // Once restored, only put back again (`again`); never before the first restore.
+  if (restored != again) return absl::OkStatus();
   RFS_ASSIGN_OR_RETURN(std::optional<TunedOriginals> originals, ReadOriginals(index));
   if (!originals) return absl::OkStatus();
   auto value = [](const std::optional<std::string>& v) -> json::value {

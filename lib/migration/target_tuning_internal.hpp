@@ -45,6 +45,8 @@ struct TargetTuningOptions {
       on_event;
   /// A test hook: called just before an index's original settings are put back.
   std::function<void(const std::string& index)> before_restore;
+  /// A test hook: called under the lock just before an index is tuned (its originals kept).
+  std::function<void(const std::string& index)> before_tuning;
   /// The lease on an index's lock record while it is tuned or restored (a few requests),
   /// renewed while they run: what a worker killed meanwhile costs the others.
   coordination::Duration lock_lease = kDefaultTuningLockLease;
@@ -89,9 +91,13 @@ class TargetTuning : public ITargetTuning {
   absl::StatusOr<coordination::Duration> LockGrant(const std::string& id);
   absl::StatusOr<std::optional<TunedOriginals>> ReadOriginals(const std::string& index);
   /// Runs `body` under the lease of the index's lock record.
-  absl::Status UnderLock(const std::string& index, const std::function<absl::Status()>& body);
+  /// Unavailable when the lock ran out while `body` ran (then `lost_lock`, when given, is set).
+  absl::Status UnderLock(const std::string& index, const std::function<absl::Status()>& body,
+                         bool* lost_lock = nullptr);
   absl::Status TuneLocked(const std::string& index);
-  absl::Status RestoreLocked(const std::string& index);
+  /// Puts the originals back and records the restore; with `again`, only for an index restored
+  /// already (a tuning that lost the lock may have changed it after that restore).
+  absl::Status RestoreLocked(const std::string& index, bool again = false);
 
   std::shared_ptr<net::IHttpTransport> transport_;
   opensearch::OpenSearchClient client_;

@@ -8,6 +8,7 @@
 // run when the one that completed it died before the restore. Real nodes: test/real "[tuning]".
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,9 +62,12 @@ struct Tuning {
   std::vector<std::string> events;
   std::unique_ptr<TargetTuning> tuning = Open();
 
+  // `adjust` changes the options last; `store` replaces `records` (another worker's).
   std::unique_ptr<TargetTuning> Open(
       bool empty_at_shard_setup = false,
-      rfs::coordination::Duration lock_lease = rfs::migration::internal::kDefaultTuningLockLease) {
+      rfs::coordination::Duration lock_lease = rfs::migration::internal::kDefaultTuningLockLease,
+      const std::function<void(rfs::migration::internal::TargetTuningOptions&)>& adjust = {},
+      rfs::coordination::IWorkCoordinator* store = nullptr) {
     auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = target.server->endpoint()});
     REQUIRE(transport.ok());
     rfs::migration::internal::TargetTuningOptions options;
@@ -73,9 +77,10 @@ struct Tuning {
                               const std::string& what) {
       events.push_back(kind + " " + index + ": " + what);
     };
+    if (adjust) adjust(options);
     return std::make_unique<TargetTuning>(
-        std::shared_ptr<rfs::net::IHttpTransport>(std::move(transport).value()), *records, clock,
-        options);
+        std::shared_ptr<rfs::net::IHttpTransport>(std::move(transport).value()),
+        store != nullptr ? *store : *records, clock, options);
   }
 
   void Create(const std::string& index, const std::string& settings) {
@@ -263,6 +268,40 @@ TEST_CASE(
   CHECK(longest_left <= kLockLease + std::chrono::milliseconds(50));
   CHECK(held_for > kLockLease + std::chrono::milliseconds(100));
   CHECK(thief_refused_late);
+}
+
+TEST_CASE("a tuning that lost its lock to a restore puts the originals back after it",
+          "[migration][tuning]") {
+  // A tuning whose lock ran out (its renewals refused) while another worker took the lock over
+  // and restored the index: the tuning's settings land after that restore, and the tuning,
+  // finding its lock lost, puts the originals back once more.
+  Tuning t;
+  t.Create("crossed", R"({"number_of_replicas":1,"refresh_interval":"5s"})");
+  const std::vector<std::string> originals{"1", "5s", "unset"};
+  // Renewals through a store where another worker asks: each one refused.
+  auto intruder = SqliteStore(t.dir.File("records.sqlite"), "rfs_worker_records", "intruder");
+  auto other_records = SqliteStore(t.dir.File("records.sqlite"), "rfs_worker_records", "w2");
+  constexpr auto kLockLease = std::chrono::milliseconds(200);
+  auto restorer = t.Open(false, kLockLease, {}, other_records.get());
+  bool restored_in_between = false;
+  auto tuner = t.Open(false, kLockLease, [&](rfs::migration::internal::TargetTuningOptions& o) {
+    o.lock_renewals = intruder.get();
+    o.before_tuning = [&](const std::string& index) {
+      // The other worker gets the lock once this one's has run out, and restores.
+      REQUIRE(restorer->Restore(index).ok());
+      restored_in_between = t.Settings(index) == originals;
+    };
+  });
+  REQUIRE(tuner->MarkCreatedEmpty("crossed").ok());
+  const absl::Status lost = tuner->BeforeBulk("crossed");
+  INFO(lost);
+  CHECK(absl::IsUnavailable(lost));
+  CHECK(restored_in_between);
+  CHECK(t.Recorded(rfs::coordination::kRestoredPrefix, "crossed"));
+  CHECK(t.Settings("crossed") == originals);
+  // Tried again, the index counts as settled: never tuned again.
+  REQUIRE(tuner->BeforeBulk("crossed").ok());
+  CHECK(t.Settings("crossed") == originals);
 }
 
 TEST_CASE("the restore refreshes: documents sent while refresh was off are counted",
