@@ -171,9 +171,7 @@ struct EndlessSnapshotPhase {
     store.path = records;
     store.table = "rfs_worker_records";
     if (!std::filesystem::exists(records)) return absl::NotFoundError(records);
-    auto opened = rfs::coordination::SqliteWorkCoordinator::Open(store);
-    if (!opened.ok()) return opened.status();
-    return std::unique_ptr<rfs::coordination::IWorkCoordinator>(*std::move(opened));
+    return rfs::coordination::SqliteWorkCoordinator::Open(store);
   }
 
   std::string snapshot;
