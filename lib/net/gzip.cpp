@@ -42,13 +42,9 @@ struct Igzip {
   isal_zstream stream;
   std::vector<uint8_t> level_buf = std::vector<uint8_t>(ISAL_DEF_LVL1_DEFAULT);
 
-  // Ready for one gzip member at level 1.
-  void Start(bool stateless) {
-    if (stateless) {
-      isal_deflate_stateless_init(&stream);
-    } else {
-      isal_deflate_init(&stream);
-    }
+  // Ready for one gzip member at level 1 (a stream: output can go out a window at a time).
+  void Start() {
+    isal_deflate_init(&stream);
     stream.level = 1;
     stream.level_buf = level_buf.data();
     stream.level_buf_size = static_cast<uint32_t>(level_buf.size());
@@ -62,33 +58,53 @@ Igzip& ThreadIgzip() {
   return *igzip;
 }
 
-absl::StatusOr<std::string> IgzipCompress(std::string_view data) {
-  if (data.size() > UINT32_MAX / 2) {
-    return absl::InvalidArgumentError(core::StrCat("cannot gzip ", data.size(), " bytes at once"));
-  }
-  Igzip& igzip = ThreadIgzip();
-  // Stored blocks bound the output: 5 bytes per 64 KiB block, plus header and trailer.
-  const size_t bound = data.size() + data.size() / 65535 * 5 + 5 + ISAL_DEF_MAX_HDR_SIZE + 64;
-  // Uninitialised (only the bytes written become resident), then copied at its exact size.
-  std::unique_ptr<char[]> buffer(new char[bound]);
-  igzip.Start(/*stateless=*/true);
-  igzip.stream.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(data.data()));
-  igzip.stream.avail_in = static_cast<uint32_t>(data.size());
-  igzip.stream.end_of_stream = 1;
-  igzip.stream.flush = NO_FLUSH;
-  igzip.stream.next_out = reinterpret_cast<uint8_t*>(buffer.get());
-  igzip.stream.avail_out = static_cast<uint32_t>(bound);
-  const int result = isal_deflate_stateless(&igzip.stream);
-  if (result != COMP_OK || igzip.stream.avail_in != 0) {
-    return absl::InternalError(core::StrCat("gzip compression failed (igzip ", result, ")"));
-  }
-  return std::string(buffer.get(), igzip.stream.total_out);
+// Feeds `data` to `z` and appends what it makes to `out`, growing `out` a window at a time: only
+// bytes about to be written are zero-filled (resize), while they are hot in the cache, so a
+// reused `out` costs no page faults and a fresh one only those of the compressed bytes. With
+// `finish`, the member is ended.
+absl::Status DeflateInto(isal_zstream& z, std::string_view data, bool finish, std::string& out) {
+  size_t left = data.size();
+  const char* next = data.data();
+  constexpr size_t kStep = size_t{1} << 30;  // avail_in is 32 bits
+  do {
+    const size_t take = std::min(left, kStep);
+    z.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(next));
+    z.avail_in = static_cast<uint32_t>(take);
+    next += take;
+    left -= take;
+    z.end_of_stream = finish && left == 0 ? 1 : 0;
+    z.flush = NO_FLUSH;
+    // Until this input is taken (and, at the end, the member is complete).
+    while (true) {
+      if (out.size() == out.capacity()) {
+        out.reserve(std::max<size_t>(out.capacity() * 2, size_t{1} << 16));
+      }
+      const size_t used = out.size();
+      const size_t room = std::min(out.capacity() - used, size_t{1} << 18);
+      out.resize(used + room);
+      z.next_out = reinterpret_cast<uint8_t*>(out.data() + used);
+      z.avail_out = static_cast<uint32_t>(room);
+      const int result = isal_deflate(&z);
+      out.resize(used + room - z.avail_out);
+      if (result != COMP_OK) {
+        return absl::InternalError(core::StrCat("gzip stream failed (igzip ", result, ")"));
+      }
+      const bool done = z.end_of_stream ? z.internal_state.state == ZSTATE_END : z.avail_in == 0;
+      if (done) break;
+    }
+  } while (left > 0);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
-  if (level <= 1) return IgzipCompress(data);
+  if (level <= 1) {
+    std::string out;
+    out.reserve(data.size() / 4 + 64);  // JSON shrinks about 4x at level 1
+    RFS_RETURN_IF_ERROR(GzipCompressInto(data, out));
+    return out;
+  }
   libdeflate_compressor* compressor = CompressorFor(level);
   if (compressor == nullptr) {
     return absl::InternalError(core::StrCat("cannot create a gzip compressor at level ", level));
@@ -104,12 +120,19 @@ absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
   return std::string(buffer.get(), size);
 }
 
+absl::Status GzipCompressInto(std::string_view data, std::string& out) {
+  out.clear();
+  Igzip& igzip = ThreadIgzip();
+  igzip.Start();
+  return DeflateInto(igzip.stream, data, /*finish=*/true, out);
+}
+
 struct GzipStream::State {
   Igzip igzip;
 };
 
 GzipStream::GzipStream(size_t expected_output) : state_(std::make_unique<State>()) {
-  state_->igzip.Start(/*stateless=*/false);
+  state_->igzip.Start();
   out_.reserve(expected_output);
 }
 
@@ -117,39 +140,7 @@ GzipStream::~GzipStream() = default;
 
 absl::Status GzipStream::Deflate(std::string_view data, bool finish) {
   if (finished_) return absl::FailedPreconditionError("gzip stream already finished");
-  isal_zstream& z = state_->igzip.stream;
-  size_t left = data.size();
-  const char* next = data.data();
-  constexpr size_t kStep = size_t{1} << 30;  // avail_in is 32 bits
-  do {
-    const size_t take = std::min(left, kStep);
-    z.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(next));
-    z.avail_in = static_cast<uint32_t>(take);
-    next += take;
-    left -= take;
-    z.end_of_stream = finish && left == 0 ? 1 : 0;
-    z.flush = NO_FLUSH;
-    // Until this input is taken (and, at the end, the member is complete).
-    while (true) {
-      if (out_.size() == out_.capacity()) {
-        out_.reserve(std::max<size_t>(out_.capacity() * 2, size_t{1} << 16));
-      }
-      const size_t used = out_.size();
-      // Zero-fill (resize) no more than one step ahead of what is written.
-      const size_t room = std::min(out_.capacity() - used, size_t{1} << 20);
-      out_.resize(used + room);
-      z.next_out = reinterpret_cast<uint8_t*>(out_.data() + used);
-      z.avail_out = static_cast<uint32_t>(room);
-      const int result = isal_deflate(&z);
-      out_.resize(used + room - z.avail_out);
-      if (result != COMP_OK) {
-        return absl::InternalError(core::StrCat("gzip stream failed (igzip ", result, ")"));
-      }
-      const bool done = z.end_of_stream ? z.internal_state.state == ZSTATE_END : z.avail_in == 0;
-      if (done) break;
-    }
-  } while (left > 0);
-  return absl::OkStatus();
+  return DeflateInto(state_->igzip.stream, data, finish, out_);
 }
 
 absl::Status GzipStream::Append(std::string_view data) {

@@ -208,6 +208,10 @@ OpenSearchClient::OpenSearchClient(net::IHttpTransport& transport, OpenSearchCli
     : transport_(transport), options_(options) {}
 
 absl::StatusOr<net::HttpResponse> OpenSearchClient::Send(net::HttpRequest request) {
+  return SendKeeping(request);
+}
+
+absl::StatusOr<net::HttpResponse> OpenSearchClient::SendKeeping(net::HttpRequest& request) {
   if (request.timeout.count() == 0) request.timeout = options_.request_timeout;
   auto response = transport_.Send(request);
   if (!response.ok()) {
@@ -448,27 +452,28 @@ absl::StatusOr<std::optional<std::vector<std::string>>> OpenSearchClient::DataSt
 absl::StatusOr<BulkResponse> OpenSearchClient::Bulk(std::string body, size_t action_count) {
   auto compress = CompressionActive();
   if (!compress.ok()) return compress.status();
-  if (!*compress) return SendBulk(std::move(body), false, action_count);
+  if (!*compress) return BulkKeepingBody(body, false, action_count);
   auto gzipped = net::GzipCompress(body);
   if (!gzipped.ok()) return gzipped.status();
   std::string().swap(body);  // not held beside the compressed body while it is sent
-  return SendBulk(*std::move(gzipped), true, action_count);
+  return BulkKeepingBody(*gzipped, true, action_count);
 }
 
 absl::StatusOr<BulkResponse> OpenSearchClient::BulkGzipped(std::string gzipped_body,
                                                            size_t action_count) {
-  return SendBulk(std::move(gzipped_body), true, action_count);
+  return BulkKeepingBody(gzipped_body, true, action_count);
 }
 
-absl::StatusOr<BulkResponse> OpenSearchClient::SendBulk(std::string body, bool gzipped,
-                                                        size_t action_count) {
+absl::StatusOr<BulkResponse> OpenSearchClient::BulkKeepingBody(std::string& body, bool gzipped,
+                                                               size_t action_count) {
   net::HttpRequest request;
   request.method = "POST";
   request.target = "/_bulk";
   request.headers.emplace_back("Content-Type", "application/x-ndjson");
   if (gzipped) request.headers.emplace_back("Content-Encoding", "gzip");
   request.body = std::move(body);
-  auto response = Send(std::move(request));
+  auto response = SendKeeping(request);
+  body = std::move(request.body);
   if (!response.ok()) return response.status();
   absl::Status status =
       StatusFromResponse(*response, StrCat("POST /_bulk on ", transport_.endpoint()));

@@ -38,11 +38,12 @@ namespace {
 // Bodies from this size (a huge document's) are gzipped as they are laid out.
 constexpr size_t kStreamedBodyBytes = size_t{16} << 20;
 
-// Uncompressed bodies kept for the next batches. A body is ~10 MB: allocated afresh each time,
-// its pages are faulted in, zeroed by the kernel and unmapped again (jemalloc gives allocations
-// this large back at once), which cost more CPU than laying the documents out. Bodies in use at
-// once are bounded by the reindexer's memory budget (it counts each batch twice for this
-// sink), so the pool holds no more than were in use together.
+// Bodies kept for the next batches, laid out (and, with gzip, compressed) bodies apart. A body
+// is ~10 MB: allocated afresh each time, its pages are faulted in, zeroed by the kernel and
+// unmapped again (jemalloc gives allocations this large back at once), which cost more CPU than
+// laying the documents out, or than sending them without gzip. Bodies in use at once are bounded
+// by the reindexer's memory budget (it counts each batch twice for this sink), so a pool holds
+// no more than were in use together; a huge document's body empties them first.
 class BodyPool {
  public:
   std::string Take() {
@@ -58,6 +59,11 @@ class BodyPool {
     std::lock_guard lock(mu_);
     if (free_.size() < kMaxFree) free_.push_back(std::move(body));
   }
+  void Clear() {
+    std::vector<std::string> dropped;
+    std::lock_guard lock(mu_);
+    dropped.swap(free_);
+  }
 
  private:
   static constexpr size_t kMaxFree = 8;
@@ -65,8 +71,13 @@ class BodyPool {
   std::vector<std::string> free_;
 };
 
-BodyPool& Bodies() {
-  static BodyPool* pool = new BodyPool();  // never destroyed: sender threads may outlive main
+// Never destroyed: sender threads may outlive main.
+BodyPool& LaidOutBodies() {
+  static BodyPool* pool = new BodyPool();
+  return *pool;
+}
+BodyPool& GzippedBodies() {
+  static BodyPool* pool = new BodyPool();
   return *pool;
 }
 
@@ -100,23 +111,35 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
                                                   const std::vector<size_t>& sent,
                                                   const BulkActionOptions& options, size_t bytes) {
   RFS_ASSIGN_OR_RETURN(const bool compress, client.CompressionActive());
-  if (compress && bytes >= kStreamedBodyBytes) {
-    RFS_ASSIGN_OR_RETURN(std::string gzipped, GzipWhileLaidOut(docs, sent, options, bytes));
-    return client.BulkGzipped(std::move(gzipped), sent.size());
+  if (bytes >= kStreamedBodyBytes) {
+    // Pooled bodies are not kept resident beside a huge document's.
+    LaidOutBodies().Clear();
+    GzippedBodies().Clear();
+    if (compress) {
+      RFS_ASSIGN_OR_RETURN(std::string gzipped, GzipWhileLaidOut(docs, sent, options, bytes));
+      return client.BulkGzipped(std::move(gzipped), sent.size());
+    }
   }
-  std::string body = compress ? Bodies().Take() : std::string();
+  std::string body = LaidOutBodies().Take();
   // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
   constexpr size_t kStep = size_t{4} << 20;
-  body.reserve(compress ? (bytes / kStep + 1) * kStep : bytes);
+  body.reserve(bytes < kStreamedBodyBytes ? (bytes / kStep + 1) * kStep : bytes);
   for (size_t i : sent) {
     AppendBulkAction(*docs[i], options, body);
     AppendSourceLine(*docs[i], body);
   }
-  if (!compress) return client.Bulk(std::move(body), sent.size());
-  auto gzipped = net::GzipCompress(body);
-  Bodies().Give(std::move(body));
-  if (!gzipped.ok()) return gzipped.status();
-  return client.BulkGzipped(*std::move(gzipped), sent.size());
+  if (!compress) {
+    auto response = client.BulkKeepingBody(body, /*gzipped=*/false, sent.size());
+    LaidOutBodies().Give(std::move(body));
+    return response;
+  }
+  std::string gzipped = GzippedBodies().Take();
+  const absl::Status compressed = net::GzipCompressInto(body, gzipped);
+  LaidOutBodies().Give(std::move(body));
+  if (!compressed.ok()) return compressed;
+  auto response = client.BulkKeepingBody(gzipped, /*gzipped=*/true, sent.size());
+  GzippedBodies().Give(std::move(gzipped));
+  return response;
 }
 
 }  // namespace

@@ -17,6 +17,11 @@ namespace rfs::net {
 /// are libdeflate's.
 absl::StatusOr<std::string> GzipCompress(std::string_view data, int level = 1);
 
+/// Compresses `data` at level 1 into `out`, replacing its bytes but keeping its buffer: a caller
+/// that compresses one body after another passes the same buffer back, whose pages stay
+/// resident, instead of having a fresh one faulted in for each.
+absl::Status GzipCompressInto(std::string_view data, std::string& out);
+
 /// One gzip member built from pieces as they come (igzip, level 1), so a large body is never
 /// held uncompressed in one buffer: the caller appends each document's bytes from where they
 /// are. One member, because servers (OpenSearch's, through Netty) read only the first member of

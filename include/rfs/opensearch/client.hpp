@@ -182,6 +182,10 @@ class OpenSearchClient {
   /// POST /_bulk with a body the caller gzipped already (net::GzipStream, for bodies too large to
   /// hold uncompressed as well); only while CompressionActive().
   absl::StatusOr<BulkResponse> BulkGzipped(std::string gzipped_body, size_t action_count);
+  /// POST /_bulk with `body` as it is (gzipped by the caller when `gzipped`, which needs
+  /// CompressionActive()), left with the caller afterwards: its buffer can carry the next batch.
+  absl::StatusOr<BulkResponse> BulkKeepingBody(std::string& body, bool gzipped,
+                                               size_t action_count);
 
   /// POST /<index>/_refresh ("" refreshes every index).
   absl::Status Refresh(std::string_view index = "");
@@ -229,7 +233,8 @@ class OpenSearchClient {
 
  private:
   absl::Status Detect();
-  absl::StatusOr<BulkResponse> SendBulk(std::string body, bool gzipped, size_t action_count);
+  /// Send, with `request` left to the caller (its body kept).
+  absl::StatusOr<net::HttpResponse> SendKeeping(net::HttpRequest& request);
   /// HEAD `target`: true on 2xx, false on 404.
   /// `method` (HEAD, or GET where HEAD is not served) on `target`: false on a 404.
   absl::StatusOr<bool> Exists(const std::string& target, const char* method = "HEAD");

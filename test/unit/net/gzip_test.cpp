@@ -49,4 +49,29 @@ TEST_CASE("GzipCompress output inflates back, large inputs included", "[net][gzi
   CHECK(*inflated == input);
 }
 
+TEST_CASE("GzipCompressInto replaces the bytes of the buffer it is given and keeps it",
+          "[net][gzip]") {
+  std::string first;
+  for (int i = 0; first.size() < 3'000'000; ++i) first += "{\"n\":" + std::to_string(i) + "}\n";
+  const std::string second = "{\"small\":true}\n";
+  std::string out = "stale bytes";
+  REQUIRE(GzipCompressInto(first, out).ok());
+  auto inflated = GzipDecompress(out);
+  REQUIRE(inflated.ok());
+  CHECK(*inflated == first);
+  // A smaller input into the same buffer: one member of its own bytes, in the same allocation.
+  const char* buffer = out.data();
+  const size_t capacity = out.capacity();
+  REQUIRE(GzipCompressInto(second, out).ok());
+  CHECK(out.data() == buffer);
+  CHECK(out.capacity() == capacity);
+  inflated = GzipDecompress(out);
+  REQUIRE(inflated.ok());
+  CHECK(*inflated == second);
+  REQUIRE(GzipCompressInto("", out).ok());
+  inflated = GzipDecompress(out);
+  REQUIRE(inflated.ok());
+  CHECK(inflated->empty());
+}
+
 }  // namespace rfs::net

@@ -325,6 +325,36 @@ TEST_CASE("bulk sink writes typed actions for Elasticsearch 6 targets", "[reinde
   CHECK(absl::IsInvalidArgument(os2.client->Bulk(typed, 1).status()));
 }
 
+TEST_CASE("a bulk body reused for the next batch carries that batch alone", "[reindex][client]") {
+  // The sink keeps its bodies (laid out and gzipped) for the next batch: a smaller batch after a
+  // larger one must send its own documents only, with gzip and without.
+  for (const bool compression : {true, false}) {
+    CAPTURE(compression);
+    Target t({}, {.compression = compression});
+    OpenSearchBulkSink sink(*t.client);
+    const auto large = testutil::MakeDocs(300, "large", 2'000);
+    const auto small = testutil::MakeDocs(2, "small");
+    for (const auto* batch : {&large, &small, &large}) {
+      std::vector<const SourceDocument*> pointers;
+      for (const auto& d : *batch) pointers.push_back(&d);
+      auto failures = sink.Write(pointers);
+      REQUIRE(failures.ok());
+      CHECK(failures->empty());
+    }
+    CHECK(t.server->DocumentCount("large") == 300);
+    CHECK(t.server->DocumentCount("small") == 2);
+    CHECK(t.server->stats().bulk_items == 602);
+    CHECK(t.server->stats().gzip_requests == (compression ? 3 : 0));
+    // The client's own call leaves the body with the caller, as sent.
+    std::string body = "{\"index\":{\"_index\":\"kept\",\"_id\":\"1\"}}\n{}\n";
+    const std::string sent = body;
+    auto kept = t.client->BulkKeepingBody(body, /*gzipped=*/false, 1);
+    REQUIRE(kept.ok());
+    CHECK_FALSE(kept->errors);
+    CHECK(body == sent);
+  }
+}
+
 TEST_CASE("double in discard mode acknowledges bulk actions unread", "[reindex][client]") {
   Target t({.discard_bulk = true});
   std::string body;
