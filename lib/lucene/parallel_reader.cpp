@@ -145,6 +145,7 @@ struct ParallelShardScan::Impl {
   std::map<std::pair<size_t, size_t>, Slot> ready;  // by (range, part)
   size_t next_range = 0;                            // the range the caller takes next
   size_t next_part = 0;                             // and its part
+  bool caller_waiting = false;                      // for that part, in Next
   size_t buffered_bytes = 0;
   bool stopping = false;
   std::atomic<bool> stop_requested{false};  // `stopping`, for waits outside `mu`
@@ -178,8 +179,14 @@ struct ParallelShardScan::Impl {
     {
       std::unique_lock lock(mu);
       // Also every earlier part of the range taken: a huge document never sits decoded beside
-      // another in the read-ahead.
-      consumed.wait(lock, [&] { return stopping || (index == next_range && next_part == part); });
+      // another in the read-ahead. And the caller waiting for this part, not only past the one
+      // before: a caller that took a huge document before this one has handed it on (to a bulk,
+      // which charges the budget) before it asks for more, so the budget below counts it. Only
+      // past the part before, the caller may still be laying that document out uncharged, and
+      // this chunk be decoded beside it (100 MB more in a run of huge documents).
+      consumed.wait(lock, [&] {
+        return stopping || (index == next_range && next_part == part && caller_waiting);
+      });
       if (stopping) return absl::CancelledError("the parallel scan stopped");
     }
     if (options.memory_budget != nullptr &&
@@ -374,7 +381,12 @@ absl::StatusOr<std::unique_ptr<ScannedRange>> ParallelShardScan::Next() {
   if (s.next_range >= s.range_count()) return std::unique_ptr<ScannedRange>();
   std::unique_lock lock(s.mu);
   const std::pair key(s.next_range, s.next_part);
-  s.produced.wait(lock, [&] { return s.ready.contains(key); });
+  if (!s.ready.contains(key)) {
+    s.caller_waiting = true;
+    s.consumed.notify_all();  // a huge chunk of this part waits for it (AdmitLargeChunk)
+    s.produced.wait(lock, [&] { return s.ready.contains(key); });
+    s.caller_waiting = false;
+  }
   auto node = s.ready.extract(key);
   s.buffered_bytes -= node.mapped().range->bytes;
   if (node.mapped().last) {

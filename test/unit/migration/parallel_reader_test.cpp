@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -344,6 +345,76 @@ TEST_CASE("ParallelShardScan decodes a huge document only with room in the memor
         CHECK(budget.used() == 0);
       },
       "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 6000000 --seed 23");
+}
+
+TEST_CASE("ParallelShardScan decodes the next huge document only once the caller waits for it",
+          "[lucene][parallel][generated][tsan]") {
+  // Two 6 MB documents in a row, each ending its part. The caller lays the first out for a while
+  // before its bulk charges the budget (as the reindexer does while a Submit waits): the second
+  // must not be decoded meanwhile, when nothing is charged yet, but only once the caller asks for
+  // it, and then only with room, after the first's bulk is done.
+  auto repo = GeneratedFolder(
+      "--indices 1 --shards 1 --docs 100 --huge-doc-bytes 6000000,6000000 --huge-doc-layout "
+      "adjacent --huge-doc-content base64 --seed 29");
+  auto repository = rfs::snapshot::SnapshotRepository::Open(std::move(repo));
+  REQUIRE(repository.ok());
+  auto snapshot = (*repository)->LatestSnapshot();
+  REQUIRE(snapshot.ok());
+  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
+  REQUIRE(reader.ok());
+
+  struct Part final : rfs::lucene::ScannedRange {
+    size_t huge = 0;
+  };
+  rfs::core::MemoryBudget budget(10'000'000);
+  std::atomic<int> huge_decoded{0};
+  std::atomic<bool> first_sent{false};
+  std::atomic<bool> decoded_beside_the_first{false};
+  rfs::lucene::ParallelReadOptions options;
+  options.threads = 2;
+  options.range_docs = 16;
+  options.max_range_bytes = 1'000'000;
+  options.memory_budget = &budget;
+  auto scan = rfs::lucene::ParallelShardScan::Open(
+      **reader, 0, options, [] { return std::make_unique<Part>(); },
+      [&](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
+        range.bytes += d.source.size();
+        if (d.source.size() > 5'000'000) {
+          ++static_cast<Part&>(range).huge;
+          if (++huge_decoded == 2 && !first_sent) decoded_beside_the_first = true;
+        }
+        return absl::OkStatus();
+      });
+  REQUIRE(scan.ok());
+  size_t huge_taken = 0;
+  std::thread bulk;
+  struct Joined {
+    std::thread& thread;
+    ~Joined() {
+      if (thread.joinable()) thread.join();
+    }
+  } joined{bulk};
+  while (true) {
+    auto part = (*scan)->Next();
+    REQUIRE(part.ok());
+    if (*part == nullptr) break;
+    if (static_cast<Part&>(**part).huge == 0 || huge_taken++ > 0) continue;
+    // The first huge document: laid out, uncharged, for a while; then its bulk holds twice its
+    // size until it is acknowledged.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CHECK(huge_decoded == 1);
+    budget.Charge(12'000'000);
+    bulk = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      first_sent = true;
+      budget.Release(12'000'000);
+    });
+  }
+  if (bulk.joinable()) bulk.join();
+  CHECK(huge_taken == 2);
+  CHECK(huge_decoded == 2);
+  CHECK_FALSE(decoded_beside_the_first.load());
+  CHECK(budget.used() == 0);
 }
 
 TEST_CASE("a huge document from blobs not held in memory is read a slice at a time",
