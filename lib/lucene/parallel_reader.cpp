@@ -179,13 +179,17 @@ struct ParallelShardScan::Impl {
     {
       std::unique_lock lock(mu);
       // Also every earlier part of the range taken: a huge document never sits decoded beside
-      // another in the read-ahead. And the caller waiting for this part, not only past the one
-      // before: a caller that took a huge document before this one has handed it on (to a bulk,
-      // which charges the budget) before it asks for more, so the budget below counts it. Only
-      // past the part before, the caller may still be laying that document out uncharged, and
-      // this chunk be decoded beside it (100 MB more in a run of huge documents).
+      // another in the read-ahead. A chunk too large for the budget (it goes alone) also waits
+      // for the caller to ask for its part. A reindexer submits a batch once a document fills it
+      // (DocumentReindexer, with unique cursors and a batch limit), so by then a huge document
+      // before this one is in a bulk that charges the budget, and the wait below counts it.
+      // Admitted as soon as the part before was taken, this chunk could be decoded while the
+      // caller still laid that document out uncharged (its bulk waiting for the ones in flight):
+      // 100 MB more in a run of huge documents. Smaller chunks keep decoding ahead.
+      const bool alone = options.memory_budget != nullptr && options.memory_budget->limit() != 0 &&
+                         2 * decoded_bytes > options.memory_budget->limit();
       consumed.wait(lock, [&] {
-        return stopping || (index == next_range && next_part == part && caller_waiting);
+        return stopping || (index == next_range && next_part == part && (caller_waiting || !alone));
       });
       if (stopping) return absl::CancelledError("the parallel scan stopped");
     }
@@ -400,6 +404,7 @@ absl::StatusOr<std::unique_ptr<ScannedRange>> ParallelShardScan::Next() {
   if (node.mapped().status.ok())
     node.mapped().status = s.VerifySegmentsBefore(node.mapped().range->end);
   if (!node.mapped().status.ok()) {
+    std::lock_guard ended(s.mu);     // decoding threads read next_range under mu
     s.next_range = s.range_count();  // the scan ends at the error
     return node.mapped().status;
   }

@@ -41,43 +41,49 @@ constexpr size_t kStreamedBodyBytes = size_t{16} << 20;
 // Bodies kept for the next batches, laid out (and, with gzip, compressed) bodies apart. A body
 // is ~10 MB: allocated afresh each time, its pages are faulted in, zeroed by the kernel and
 // unmapped again (jemalloc gives allocations this large back at once), which cost more CPU than
-// laying the documents out, or than sending them without gzip. Bodies in use at once are bounded
-// by the reindexer's memory budget (it counts each batch twice for this sink), so a pool holds
-// no more than were in use together; a huge document's body empties them first.
+// laying the documents out, or than sending them without gzip. The bytes a pool keeps are outside
+// the memory budget, so they are capped (a few bodies: a sender gives one back about when the
+// next takes one), and a huge document's body empties the pools first.
 class BodyPool {
  public:
+  explicit BodyPool(size_t max_bytes) : max_bytes_(max_bytes) {}
   std::string Take() {
     std::lock_guard lock(mu_);
     if (free_.empty()) return std::string();
     std::string body = std::move(free_.back());
     free_.pop_back();
+    bytes_ -= body.capacity();
     return body;
   }
   void Give(std::string body) {
-    if (body.capacity() > kStreamedBodyBytes) return;  // a one-off
+    if (body.capacity() > kStreamedBodyBytes) return;  // a huge document's, a one-off
     body.clear();
     std::lock_guard lock(mu_);
-    if (free_.size() < kMaxFree) free_.push_back(std::move(body));
+    if (bytes_ + body.capacity() > max_bytes_) return;  // freed as it goes
+    bytes_ += body.capacity();
+    free_.push_back(std::move(body));
   }
   void Clear() {
     std::vector<std::string> dropped;
     std::lock_guard lock(mu_);
     dropped.swap(free_);
+    bytes_ = 0;
   }
 
  private:
-  static constexpr size_t kMaxFree = 8;
+  const size_t max_bytes_;
   std::mutex mu_;
   std::vector<std::string> free_;
+  size_t bytes_ = 0;  // the capacity of free_'s bodies
 };
 
 // Never destroyed: sender threads may outlive main.
 BodyPool& LaidOutBodies() {
-  static BodyPool* pool = new BodyPool();
+  static BodyPool* pool = new BodyPool(size_t{32} << 20);
   return *pool;
 }
 BodyPool& GzippedBodies() {
-  static BodyPool* pool = new BodyPool();
+  static BodyPool* pool = new BodyPool(size_t{12} << 20);
   return *pool;
 }
 

@@ -19,7 +19,7 @@ absl::StatusOr<std::string> GzipCompress(std::string_view data, int level = 1);
 
 /// Compresses `data` at level 1 into `out`, replacing its bytes but keeping its buffer: a caller
 /// that compresses one body after another passes the same buffer back, whose pages stay
-/// resident, instead of having a fresh one faulted in for each.
+/// resident, instead of having a fresh one faulted in for each. `data` must not lie in `out`.
 absl::Status GzipCompressInto(std::string_view data, std::string& out);
 
 /// One gzip member built from pieces as they come (igzip, level 1), so a large body is never
