@@ -85,25 +85,36 @@ std::shared_ptr<const rfs::snapshot::ISourceRepo> GeneratedFolder(const std::str
   return *std::move(folder);
 }
 
-// Every document of index-0's shard 0 of `repo`'s latest snapshot: serially with `threads` 0,
-// else through a ParallelDocumentReader of ranges of 32.
-std::vector<Row> ReadShardZero(std::shared_ptr<const rfs::snapshot::ISourceRepo> repo,
-                               int threads) {
+// Index-0's shard 0 of `repo`'s latest snapshot, with the repository it reads from.
+struct ShardZero {
+  std::unique_ptr<rfs::snapshot::SnapshotRepository> repository;
+  std::unique_ptr<rfs::lucene::ShardReader> reader;
+};
+ShardZero OpenShardZero(std::shared_ptr<const rfs::snapshot::ISourceRepo> repo) {
   auto repository = rfs::snapshot::SnapshotRepository::Open(std::move(repo));
   REQUIRE(repository.ok());
   auto snapshot = (*repository)->LatestSnapshot();
   REQUIRE(snapshot.ok());
   auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
   REQUIRE(reader.ok());
+  return {*std::move(repository), *std::move(reader)};
+}
+
+// Every document of index-0's shard 0 of `repo`'s latest snapshot: serially with `threads` 0,
+// else through a ParallelDocumentReader of ranges of 32.
+std::vector<Row> ReadShardZero(std::shared_ptr<const rfs::snapshot::ISourceRepo> repo,
+                               int threads) {
+  const ShardZero shard = OpenShardZero(std::move(repo));
+  const auto& reader = shard.reader;
   if (threads == 0) {
-    auto cursor = (*reader)->OpenAt(0);
+    auto cursor = reader->OpenAt(0);
     REQUIRE(cursor.ok());
     return ReadAll(**cursor);
   }
   rfs::lucene::ParallelReadOptions options;
   options.threads = threads;
   options.range_docs = 32;
-  auto parallel = rfs::lucene::ParallelDocumentReader::Open(**reader, 0, options);
+  auto parallel = rfs::lucene::ParallelDocumentReader::Open(*reader, 0, options);
   REQUIRE(parallel.ok());
   return ReadAll(**parallel);
 }
@@ -356,12 +367,7 @@ TEST_CASE("ParallelShardScan decodes the next huge document only once the caller
   auto repo = GeneratedFolder(
       "--indices 1 --shards 1 --docs 100 --huge-doc-bytes 6000000,6000000 --huge-doc-layout "
       "adjacent --huge-doc-content base64 --seed 29");
-  auto repository = rfs::snapshot::SnapshotRepository::Open(std::move(repo));
-  REQUIRE(repository.ok());
-  auto snapshot = (*repository)->LatestSnapshot();
-  REQUIRE(snapshot.ok());
-  auto reader = rfs::lucene::OpenSnapshotShard(**repository, **snapshot, "index-0", 0);
-  REQUIRE(reader.ok());
+  const ShardZero shard = OpenShardZero(std::move(repo));
 
   struct Part final : rfs::lucene::ScannedRange {
     size_t huge = 0;
@@ -376,7 +382,7 @@ TEST_CASE("ParallelShardScan decodes the next huge document only once the caller
   options.max_range_bytes = 1'000'000;
   options.memory_budget = &budget;
   auto scan = rfs::lucene::ParallelShardScan::Open(
-      **reader, 0, options, [] { return std::make_unique<Part>(); },
+      *shard.reader, 0, options, [] { return std::make_unique<Part>(); },
       [&](rfs::lucene::Document& d, rfs::lucene::ScannedRange& range) {
         range.bytes += d.source.size();
         if (d.source.size() > 5'000'000) {
