@@ -43,6 +43,7 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/status_payloads.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/core/string_pool.hpp"
 #include "rfs/core/url_redaction.hpp"
 #include "rfs/core/version.hpp"
 #include "rfs/lucene/parallel_reader.hpp"

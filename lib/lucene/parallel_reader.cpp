@@ -176,6 +176,7 @@ struct ParallelShardScan::Impl {
   // in the budget for the chunk and the caller's copy of its document.
   absl::StatusOr<core::MemoryBudget::LargeDocumentHold> AdmitLargeChunk(size_t index, size_t part,
                                                                         size_t decoded_bytes) {
+    const size_t need = 2 * decoded_bytes;  // the chunk and the caller's copy of its document
     {
       std::unique_lock lock(mu);
       // Also every earlier part of the range taken: a huge document never sits decoded beside
@@ -187,15 +188,15 @@ struct ParallelShardScan::Impl {
       // caller still laid that document out uncharged (its bulk waiting for the ones in flight):
       // 100 MB more in a run of huge documents. Smaller chunks keep decoding ahead.
       const bool alone = options.memory_budget != nullptr && options.memory_budget->limit() != 0 &&
-                         2 * decoded_bytes > options.memory_budget->limit();
+                         need > options.memory_budget->limit();
       consumed.wait(lock, [&] {
         return stopping || (index == next_range && next_part == part && (caller_waiting || !alone));
       });
       if (stopping) return absl::CancelledError("the parallel scan stopped");
     }
-    if (options.memory_budget != nullptr &&
-        !options.memory_budget->WaitForRoom(
-            2 * decoded_bytes, [this] { return stop_requested.load(std::memory_order_relaxed); })) {
+    if (options.memory_budget != nullptr && !options.memory_budget->WaitForRoom(need, [this] {
+          return stop_requested.load(std::memory_order_relaxed);
+        })) {
       return absl::CancelledError("the parallel scan stopped");
     }
     if (options.memory_budget == nullptr) return nullptr;

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "rfs/core/memory_pages.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/core/string_pool.hpp"
 #include "rfs/lucene/parallel_reader.hpp"
 #include "rfs/lucene/snapshot_shard.hpp"
 #include "rfs/migration/document_migration_worker.hpp"
@@ -348,10 +348,10 @@ class ParallelConvertedSource final : public IConvertedSource {
   // Gives the range's next documents new lines, sized like the last range's, so they are
   // rarely regrown (and copied) as they fill.
   void StartLines(Range& range) const {
-    std::string bytes = lines_pool_->Take();
     // Rounded up, so a pooled buffer fits the next range too (ranges differ by a few KB).
     constexpr size_t kStep = size_t{1} << 20;
-    bytes.reserve((lines_hint_.load(std::memory_order_relaxed) + kStep - 1) / kStep * kStep);
+    std::string bytes = lines_pool_->Take(
+        (lines_hint_.load(std::memory_order_relaxed) + kStep - 1) / kStep * kStep);
     // Back to the pool once the last document laid out in them is written (on the sender's
     // thread), maybe after this source is gone: the deleter shares the pool.
     range.lines = std::shared_ptr<reindex::RenderedLines>(
@@ -362,33 +362,6 @@ class ParallelConvertedSource final : public IConvertedSource {
         });
   }
 
-  // Lines buffers kept for the next ranges. A range's lines (a few MB) allocated afresh had their
-  // pages faulted in and zeroed again whenever the allocator had given them back meanwhile: 3-4%
-  // of an export's CPU. The pool keeps no more than were in use together, and none large enough
-  // to matter beside a huge document's.
-  class LinesPool {
-   public:
-    std::string Take() {
-      std::lock_guard lock(mu_);
-      if (free_.empty()) return std::string();
-      std::string bytes = std::move(free_.back());
-      free_.pop_back();
-      return bytes;
-    }
-    void Give(std::string bytes) {
-      if (bytes.capacity() > kMaxPooledBytes) return;
-      bytes.clear();
-      std::lock_guard lock(mu_);
-      if (free_.size() < kMaxFree) free_.push_back(std::move(bytes));
-    }
-
-   private:
-    static constexpr size_t kMaxPooledBytes = size_t{4} << 20;
-    static constexpr size_t kMaxFree = 6;
-    std::mutex mu_;
-    std::vector<std::string> free_;
-  };
-
   // The most one RenderedLines holds before the next document starts another (and the most a
   // new one reserves): a range with a huge document does not double that document's copy.
   static constexpr size_t kLinesLimit = size_t{16} << 20;
@@ -396,7 +369,12 @@ class ParallelConvertedSource final : public IConvertedSource {
   const ConversionTarget target_;
   std::optional<reindex::BulkActionOptions> render_;
   std::atomic<size_t> lines_hint_{0};
-  const std::shared_ptr<LinesPool> lines_pool_ = std::make_shared<LinesPool>();
+  // Lines buffers kept for the next ranges (core::StringPool): a range's lines (a few MB)
+  // allocated afresh had their pages faulted in and zeroed again whenever the allocator had given
+  // them back meanwhile, 3-4% of an export's CPU. None large enough to matter beside a huge
+  // document's is kept.
+  const std::shared_ptr<core::StringPool> lines_pool_ =
+      std::make_shared<core::StringPool>(size_t{4} << 20, SIZE_MAX, 6);
   std::atomic<size_t> docs_hint_{0};
   std::unique_ptr<lucene::ParallelShardScan> scan_;
   std::unique_ptr<Range> current_;

@@ -1,11 +1,11 @@
 // OpenSearchBulkSink: one `_bulk` request per batch (see document_sink.hpp).
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
+#include "rfs/core/string_pool.hpp"
 #include "rfs/net/gzip.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/bulk_format.hpp"
@@ -38,52 +38,16 @@ namespace {
 // Bodies from this size (a huge document's) are gzipped as they are laid out.
 constexpr size_t kStreamedBodyBytes = size_t{16} << 20;
 
-// Bodies kept for the next batches, laid out (and, with gzip, compressed) bodies apart. A body
-// is ~10 MB: allocated afresh each time, its pages are faulted in, zeroed by the kernel and
-// unmapped again (jemalloc gives allocations this large back at once), which cost more CPU than
-// laying the documents out, or than sending them without gzip. The bytes a pool keeps are outside
-// the memory budget, so they are capped (a few bodies: a sender gives one back about when the
-// next takes one), and a huge document's body empties the pools first.
-class BodyPool {
- public:
-  explicit BodyPool(size_t max_bytes) : max_bytes_(max_bytes) {}
-  std::string Take() {
-    std::lock_guard lock(mu_);
-    if (free_.empty()) return std::string();
-    std::string body = std::move(free_.back());
-    free_.pop_back();
-    bytes_ -= body.capacity();
-    return body;
-  }
-  void Give(std::string body) {
-    if (body.capacity() > kStreamedBodyBytes) return;  // a huge document's, a one-off
-    body.clear();
-    std::lock_guard lock(mu_);
-    if (bytes_ + body.capacity() > max_bytes_) return;  // freed as it goes
-    bytes_ += body.capacity();
-    free_.push_back(std::move(body));
-  }
-  void Clear() {
-    std::vector<std::string> dropped;
-    std::lock_guard lock(mu_);
-    dropped.swap(free_);
-    bytes_ = 0;
-  }
-
- private:
-  const size_t max_bytes_;
-  std::mutex mu_;
-  std::vector<std::string> free_;
-  size_t bytes_ = 0;  // the capacity of free_'s bodies
-};
-
-// Never destroyed: sender threads may outlive main.
-BodyPool& LaidOutBodies() {
-  static BodyPool* pool = new BodyPool(size_t{32} << 20);
+// Bodies kept for the next batches (core::StringPool), laid out and gzipped bodies apart: a ~10
+// MB body allocated afresh each time had its pages faulted in and zeroed again, which cost more
+// CPU than laying the documents out, or than sending them without gzip. A huge document's body
+// is not kept, and empties the pools first. Never destroyed: sender threads may outlive main.
+core::StringPool& LaidOutBodies() {
+  static auto* pool = new core::StringPool(kStreamedBodyBytes, size_t{32} << 20);
   return *pool;
 }
-BodyPool& GzippedBodies() {
-  static BodyPool* pool = new BodyPool(size_t{12} << 20);
+core::StringPool& GzippedBodies() {
+  static auto* pool = new core::StringPool(kStreamedBodyBytes, size_t{12} << 20);
   return *pool;
 }
 
@@ -126,10 +90,10 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
       return client.BulkGzipped(std::move(gzipped), sent.size());
     }
   }
-  std::string body = LaidOutBodies().Take();
   // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
   constexpr size_t kStep = size_t{4} << 20;
-  body.reserve(bytes < kStreamedBodyBytes ? (bytes / kStep + 1) * kStep : bytes);
+  std::string body =
+      LaidOutBodies().Take(bytes < kStreamedBodyBytes ? (bytes / kStep + 1) * kStep : bytes);
   for (size_t i : sent) {
     AppendBulkAction(*docs[i], options, body);
     AppendSourceLine(*docs[i], body);
@@ -139,7 +103,7 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
     LaidOutBodies().Give(std::move(body));
     return response;
   }
-  std::string gzipped = GzippedBodies().Take();
+  std::string gzipped = GzippedBodies().Take(0);
   const absl::Status compressed = net::GzipCompressInto(body, gzipped);
   LaidOutBodies().Give(std::move(body));
   if (!compressed.ok()) return compressed;

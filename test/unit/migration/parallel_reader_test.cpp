@@ -393,13 +393,7 @@ TEST_CASE("ParallelShardScan decodes the next huge document only once the caller
       });
   REQUIRE(scan.ok());
   size_t huge_taken = 0;
-  std::thread bulk;
-  struct Joined {
-    std::thread& thread;
-    ~Joined() {
-      if (thread.joinable()) thread.join();
-    }
-  } joined{bulk};
+  std::jthread bulk;  // joined on every way out
   while (true) {
     auto part = (*scan)->Next();
     REQUIRE(part.ok());
@@ -410,7 +404,7 @@ TEST_CASE("ParallelShardScan decodes the next huge document only once the caller
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     CHECK(huge_decoded == 1);
     budget.Charge(12'000'000);
-    bulk = std::thread([&] {
+    bulk = std::jthread([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       first_sent = true;
       budget.Release(12'000'000);
