@@ -186,7 +186,6 @@ class ChunkDecoder {
   std::vector<uint8_t> scratch_;
   // A second [dict | block] for the block decoded beside scratch_'s (Lz4DecompressPair).
   std::vector<uint8_t> pair_scratch_;
-  std::vector<uint8_t> dict_scratch_;
   std::vector<uint32_t> lengths_;
   LargeChunkGate large_chunk_gate_;
   core::MemoryBudget::LargeDocumentHold large_hold_;

@@ -19,7 +19,9 @@
 #include "rfs/lucene/shard_reader.hpp"
 
 #include "lucene/codecs/compound_internal.hpp"
+#include "lucene/codecs/stored_fields_internal.hpp"
 #include "lucene/codecs/stored_fields_reader_internal.hpp"
+#include "support/temp_dir.hpp"
 #include "unit/lucene/test_util.hpp"
 
 namespace {
@@ -418,4 +420,170 @@ TEST_CASE("Stored fields not held in memory are read once, from windows or from 
       }
     }
   }
+}
+
+namespace {
+
+// Where the LZ4 blocks of one preset-dictionary chunk (Lucene87 BEST_SPEED) sit in its `.fdt`:
+// each block's compressed bytes and the part of the chunk's data it decodes to.
+struct ChunkBlocks {
+  struct Block {
+    uint64_t file_start = 0;
+    uint64_t file_end = 0;
+    size_t data_start = 0;
+    size_t data_end = 0;
+  };
+  std::vector<Block> blocks;
+};
+
+// Reads the chunk header at `chunk.file_offset` as Lucene87's writer lays it out
+// (CompressingStoredFieldsWriter.flush, LZ4WithPresetDictCompressionMode): docBase, chunkDocs
+// with the sliced and dirty bits, the field counts and lengths (PackedInts or one VInt each),
+// then the dictionary's and the blocks' lengths, compressed lengths and bytes.
+ChunkBlocks LayOutChunk(const std::vector<uint8_t>& fdt,
+                        const rfs::lucene::internal::DecodedChunk& chunk) {
+  rfs::core::ByteReader in(fdt, "fdt");
+  REQUIRE(in.Seek(chunk.file_offset).ok());
+  auto vint = [&in] {
+    auto v = in.ReadVInt();
+    REQUIRE(v.ok());
+    return *v;
+  };
+  vint();  // docBase
+  vint();  // chunkDocs << 2 | dirty << 1 | sliced
+  if (chunk.chunk_docs == 1) {
+    vint();
+    vint();
+  } else {
+    for (int ints = 0; ints < 2; ++ints) {
+      const uint32_t bits = vint();
+      if (bits == 0) {
+        vint();
+      } else {
+        REQUIRE(in.Skip((uint64_t{static_cast<uint32_t>(chunk.chunk_docs)} * bits + 7) / 8).ok());
+      }
+    }
+  }
+  const size_t dict_len = vint();
+  const size_t block_len = vint();
+  REQUIRE(block_len > 0);
+  const size_t num_blocks = (chunk.total - dict_len + block_len - 1) / block_len;
+  const uint32_t dict_clen = vint();
+  std::vector<uint32_t> clens(num_blocks);
+  for (auto& clen : clens) clen = vint();
+  ChunkBlocks out;
+  uint64_t at = in.position() + dict_clen;
+  for (size_t i = 0; i < num_blocks; ++i) {
+    const size_t start = dict_len + i * block_len;
+    out.blocks.push_back({at, at + clens[i], start, std::min(start + block_len, chunk.total)});
+    at += clens[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A damaged LZ4 block decoded beside another fails where a document reaches it",
+          "[lucene][lucene8]") {
+  // Two waiting blocks of a chunk are decoded together; when either is malformed, each is
+  // decoded alone, so the documents of the sound first block are still read and the error names
+  // the damaged block's bytes. Here the second half of the third block of a chunk of Java
+  // Lucene's own BEST_SPEED index is overwritten (checksums off, as a reader that skips them
+  // would see it): every document before that block is read as Lucene read it, then the error.
+  auto root = rfs::lucene::testing::Lucene8Indexes();
+  if (!root) return;
+  rfs::test::TempDir copy("rfs-lz4-pair");
+  std::filesystem::copy(*root / "speed_multi", copy.path());
+  auto golden = ReadLines(copy.path() / "golden.jsonl");
+  golden.pop_back();  // the stats line
+
+  // The first chunk of the first segment with at least three blocks.
+  auto reader = OpenIndex(copy.path());
+  const auto& segment = reader->segments().front();
+  REQUIRE(!segment.info.is_compound);
+  REQUIRE(reader->segment_base(0) == 0);  // its cursors are its doc ids
+  const std::string fdt_name = segment.name + ".fdt";
+  std::vector<uint8_t> fdt;
+  {
+    std::ifstream file(copy.path() / fdt_name, std::ios::binary);
+    fdt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  }
+  ChunkBlocks layout;
+  int32_t first_doc = 0;
+  std::vector<size_t> doc_ends;  // of the chunk's documents, in its data
+  {
+    auto local = rfs::core::LocalDirectory::Open(copy.str());
+    REQUIRE(local.ok());
+    auto chunks = rfs::lucene::internal::ChunkCursor::Open(**local, segment, false);
+    REQUIRE(chunks.ok());
+    for (int32_t doc = 0; doc < (*chunks)->max_doc() && layout.blocks.size() < 3;) {
+      auto chunk = (*chunks)->ChunkFor(doc);
+      REQUIRE(chunk.ok());
+      if (!(*chunk)->sliced) {
+        layout = LayOutChunk(fdt, **chunk);
+        first_doc = (*chunk)->doc_base;
+        doc_ends.assign((*chunk)->offsets.begin() + 1, (*chunk)->offsets.end());
+      }
+      doc = (*chunk)->doc_base + (*chunk)->chunk_docs;
+    }
+  }
+  REQUIRE(layout.blocks.size() >= 3);
+  const ChunkBlocks::Block damaged = layout.blocks[2];
+  const uint64_t from = damaged.file_start + (damaged.file_end - damaged.file_start) / 2;
+  std::fill(fdt.begin() + static_cast<std::ptrdiff_t>(from),
+            fdt.begin() + static_cast<std::ptrdiff_t>(damaged.file_end), uint8_t{0xFF});
+  {
+    std::ofstream file(copy.path() / fdt_name, std::ios::binary | std::ios::trunc);
+    file.write(reinterpret_cast<const char*>(fdt.data()), static_cast<std::streamsize>(fdt.size()));
+  }
+
+  // The documents Lucene read whose bytes end before the damaged block's.
+  size_t sound = 0;
+  for (const std::string& line : golden) {
+    const uint64_t cursor = std::stoull(line.substr(10, line.find(',') - 10));
+    if (cursor >= reader->segment_base(1)) break;
+    const auto doc = static_cast<int64_t>(cursor) - first_doc;
+    if (doc >= 0 && (doc >= static_cast<int64_t>(doc_ends.size()) ||
+                     doc_ends[static_cast<size_t>(doc)] > damaged.data_start)) {
+      break;
+    }
+    ++sound;
+  }
+  // Some of them in the block decoded beside the damaged one.
+  const size_t second_block_docs =
+      static_cast<size_t>(std::count_if(doc_ends.begin(), doc_ends.end(), [&](size_t end) {
+        return end > layout.blocks[1].data_start && end <= damaged.data_start;
+      }));
+  REQUIRE(second_block_docs > 0);
+
+  rfs::lucene::ShardReaderOptions options;
+  options.verify_checksums = false;
+  auto damaged_reader = OpenIndex(copy.path(), std::move(options));
+  auto docs = damaged_reader->OpenAt(0);
+  REQUIRE(docs.ok());
+  std::vector<std::string> read;
+  Document doc;
+  absl::Status error;
+  for (;;) {
+    auto more = (*docs)->Next(doc);
+    if (!more.ok()) {
+      error = more.status();
+      break;
+    }
+    REQUIRE(*more);  // the damage is met before the end
+    read.push_back(GoldenLine(doc));
+  }
+  INFO(error.ToString());
+  REQUIRE(absl::IsDataLoss(error));
+  CHECK(read == std::vector<std::string>(golden.begin(),
+                                         golden.begin() + static_cast<std::ptrdiff_t>(sound)));
+  const std::string message(error.message());
+  CHECK_THAT(message, Catch::Contains(fdt_name));
+  CHECK_THAT(message, Catch::Contains("LZ4"));
+  // At a byte of the damaged block.
+  const size_t at = message.rfind(" at offset ");
+  REQUIRE(at != std::string::npos);
+  const uint64_t offset = std::stoull(message.substr(at + 11));
+  CHECK(offset >= damaged.file_start);
+  CHECK(offset <= damaged.file_end);
 }
