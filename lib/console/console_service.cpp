@@ -647,13 +647,26 @@ struct ConsoleService::Impl {
     return coordination::Duration(std::chrono::milliseconds(millis));
   }
 
+  // lease_growth: `doubling` (the default: each grant doubles the next one's lease unless its
+  // holder moves or gives it back) or `fixed` (IWorkCoordinator::AcquireFixedLease), for one
+  // named item only.
+  Result<bool> FixedLease(const Target& target, std::string_view id) {
+    const auto growth = target.Param("lease_growth");
+    if (!growth || *growth == "doubling") return false;
+    if (*growth != "fixed") return Detail(422, "lease_growth must be doubling or fixed");
+    if (id.empty()) return Detail(422, "lease_growth=fixed applies to one named work item");
+    return true;
+  }
+
   // Both acquisitions. `id` empty: any available item (the seed's GET .../acquire, 404 when none).
   Reply Acquire(const SessionRecord& session, const Target& target, std::string_view id) {
     RFS_CONSOLE_TRY(std::string worker, WorkerId(target.Param("worker_id")));
     RFS_CONSOLE_TRY(coordination::Duration initial, InitialLease(target));
+    RFS_CONSOLE_TRY(const bool fixed, FixedLease(target, id));
     RFS_CONSOLE_TRY(auto coordinator, Coordinator(session, worker));
     RFS_CONSOLE_TRY(coordination::AcquireOutcome outcome,
                     FromStatusOr(id.empty() ? coordinator->AcquireNextWorkItem(initial)
+                                 : fixed    ? coordinator->AcquireFixedLease(id, initial)
                                             : coordinator->AcquireWorkItem(id, initial)));
     // The store's time with every answer, for the client's clock guard.
     if (auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {

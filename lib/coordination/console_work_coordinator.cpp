@@ -143,6 +143,12 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     return Acquire(StrCat(base_, "/work-items/", Escape(id), "/acquire"), initial_lease);
   }
 
+  absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) override {
+    RFS_RETURN_IF_ERROR(ValidateWorkItemId(id));
+    return Acquire(StrCat(base_, "/work-items/", Escape(id), "/acquire"), lease,
+                   /*fixed=*/true);
+  }
+
   absl::Status CompleteWorkItem(const Lease& lease) override {
     RFS_RETURN_IF_ERROR(CheckOwn(lease));
     return Call("PUT", ItemPath(lease, "complete"), core::JsonText(LeaseBody(lease))).status();
@@ -290,11 +296,13 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<AcquireOutcome> Acquire(const std::string& path, Duration initial_lease) {
+  absl::StatusOr<AcquireOutcome> Acquire(const std::string& path, Duration initial_lease,
+                                         bool fixed = false) {
     const int64_t initial_ms = std::max<int64_t>(
         1, std::chrono::duration_cast<std::chrono::milliseconds>(initial_lease).count());
     const std::string target =
-        StrCat(path, "?worker_id=", Escape(options_.worker_id), "&initial_lease_ms=", initial_ms);
+        StrCat(path, "?worker_id=", Escape(options_.worker_id), "&initial_lease_ms=", initial_ms,
+               fixed ? "&lease_growth=fixed" : "");
     const TimePoint sent = clock_->Now();
     auto reply = Call("POST", target, "", /*not_found_is_answer=*/true);
     const TimePoint received = clock_->Now();

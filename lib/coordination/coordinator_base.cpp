@@ -82,11 +82,11 @@ bool CoordinatorBase::IsAvailable(const WorkItemState& state, const StoreTime& n
 }
 
 Lease CoordinatorBase::BeginLease(WorkItemState& state, const StoreTime& now,
-                                  Duration initial_lease) const {
+                                  Duration initial_lease, bool fixed) const {
   Lease lease;
   lease.work_item_id = state.id;
   lease.worker_id = options_.worker_id;
-  lease.exponent = std::clamp(state.next_lease_exponent, 0, kMaxLeaseExponent);
+  lease.exponent = fixed ? 0 : std::clamp(state.next_lease_exponent, 0, kMaxLeaseExponent);
   lease.duration = LeaseDurationFor(initial_lease, lease.exponent);
   // Stores keep whole milliseconds: round the expiry up so that the stored value is never earlier
   // than the instant the holder's local deadline corresponds to.
@@ -99,7 +99,7 @@ Lease CoordinatorBase::BeginLease(WorkItemState& state, const StoreTime& now,
   state.lease_holder = options_.worker_id;
   state.lease_expires_at = lease.expires_at;
   state.lease_generation = lease.generation;
-  state.next_lease_exponent = std::min(lease.exponent + 1, kMaxLeaseExponent);
+  state.next_lease_exponent = fixed ? 0 : std::min(lease.exponent + 1, kMaxLeaseExponent);
   return lease;
 }
 
@@ -182,6 +182,16 @@ absl::StatusOr<AcquireOutcome> CoordinatorBase::AcquireNextWorkItem(Duration ini
 
 absl::StatusOr<AcquireOutcome> CoordinatorBase::AcquireWorkItem(std::string_view id,
                                                                 Duration initial_lease) {
+  return Acquire(id, initial_lease, /*fixed=*/false);
+}
+
+absl::StatusOr<AcquireOutcome> CoordinatorBase::AcquireFixedLease(std::string_view id,
+                                                                  Duration lease) {
+  return Acquire(id, lease, /*fixed=*/true);
+}
+
+absl::StatusOr<AcquireOutcome> CoordinatorBase::Acquire(std::string_view id, Duration initial_lease,
+                                                        bool fixed) {
   RFS_RETURN_IF_ERROR(ValidateWorkItemId(id));
   if (initial_lease <= Duration::zero()) {
     return absl::InvalidArgumentError("initial lease must be positive");
@@ -205,7 +215,7 @@ absl::StatusOr<AcquireOutcome> CoordinatorBase::AcquireWorkItem(std::string_view
       outcome = LeasedUntil(state.lease_expires_at, now);
       return false;
     }
-    outcome = Acquired{BeginLease(state, now, initial_lease)};
+    outcome = Acquired{BeginLease(state, now, initial_lease, fixed)};
     granted = state;
     return true;
   };

@@ -71,6 +71,7 @@ class CoordinatorBase : public IWorkCoordinator {
   absl::StatusOr<bool> CreateUnassignedWorkItem(std::string_view id, int lease_exponent) final;
   absl::StatusOr<AcquireOutcome> AcquireNextWorkItem(Duration initial_lease) final;
   absl::StatusOr<AcquireOutcome> AcquireWorkItem(std::string_view id, Duration initial_lease) final;
+  absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) final;
   absl::Status CompleteWorkItem(const Lease& lease) final;
   absl::Status CreateSuccessorsAndComplete(const Lease& lease,
                                            std::span<const std::string> successor_ids,
@@ -114,7 +115,10 @@ class CoordinatorBase : public IWorkCoordinator {
   /// Grants `state` to this worker at `now`: updates the record and returns the lease. The expiry
   /// is taken from the latest possible store time and the local deadline from the worker clock at
   /// the same instant, so the holder stops no later than the store-time expiry.
-  Lease BeginLease(WorkItemState& state, const StoreTime& now, Duration initial_lease) const;
+  /// With `fixed` (AcquireFixedLease), the lease is `initial_lease` itself and the item's exponent
+  /// goes back to 0 rather than up by one.
+  Lease BeginLease(WorkItemState& state, const StoreTime& now, Duration initial_lease,
+                   bool fixed = false) const;
   /// True if this worker holds a lease on `state` that is surely still live at `now`.
   bool HoldsLiveLease(const WorkItemState& state, const StoreTime& now) const;
   /// That lease, rebuilt from the record (for a worker that asks again, or that lost the response
@@ -126,6 +130,8 @@ class CoordinatorBase : public IWorkCoordinator {
   WorkItemState NewItem(std::string_view id, int lease_exponent) const;
 
  private:
+  /// AcquireWorkItem and AcquireFixedLease.
+  absl::StatusOr<AcquireOutcome> Acquire(std::string_view id, Duration initial_lease, bool fixed);
   /// FailedPrecondition unless `state`'s current grant is `lease`, held by this worker.
   absl::Status CheckHolds(const WorkItemState& state, const Lease& lease) const;
   absl::Status RecordSuccessors(const Lease& lease, std::span<const std::string> successor_ids,

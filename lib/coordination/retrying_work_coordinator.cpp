@@ -34,6 +34,10 @@ absl::StatusOr<AcquireOutcome> RetryingWorkCoordinator::AcquireWorkItem(std::str
                                                                         Duration initial_lease) {
   return Retry([&] { return inner_.AcquireWorkItem(id, initial_lease); });
 }
+absl::StatusOr<AcquireOutcome> RetryingWorkCoordinator::AcquireFixedLease(std::string_view id,
+                                                                          Duration lease) {
+  return Retry([&] { return inner_.AcquireFixedLease(id, lease); });
+}
 absl::Status RetryingWorkCoordinator::CompleteWorkItem(const Lease& lease) {
   return Retry([&] { return inner_.CompleteWorkItem(lease); });
 }

@@ -190,7 +190,8 @@ absl::Status RunOneTimeSetup(IWorkCoordinator& coordinator, core::IClock& clock,
 absl::Status RecordCompletedItem(IWorkCoordinator& coordinator, core::IClock& clock,
                                  std::string_view id, Duration lease, uint64_t value) {
   for (int attempt = 0;; ++attempt) {
-    auto outcome = coordinator.AcquireWorkItem(id, lease);
+    // Fixed: a writer killed before completing it must not make the next writer's lease longer.
+    auto outcome = coordinator.AcquireFixedLease(id, lease);
     if (!outcome.ok()) return outcome.status();
     if (const auto* acquired = std::get_if<Acquired>(&*outcome)) {
       auto renewed = coordinator.RenewLease(acquired->lease, ItemProgress(value, 0, 0));
@@ -220,7 +221,7 @@ absl::Status RecordSetupDescription(IWorkCoordinator& coordinator, core::IClock&
   RFS_RETURN_IF_ERROR(RecordCompletedItem(coordinator, clock, text_id, lease));
   const std::string record_id = StrCat(kSetupDescribedPrefix, hash);
   for (int attempt = 0;; ++attempt) {
-    RFS_ASSIGN_OR_RETURN(auto outcome, coordinator.AcquireWorkItem(record_id, lease));
+    RFS_ASSIGN_OR_RETURN(auto outcome, coordinator.AcquireFixedLease(record_id, lease));
     if (std::holds_alternative<AlreadyCompleted>(outcome)) return absl::OkStatus();
     if (const auto* acquired = std::get_if<Acquired>(&outcome)) {
       // Its successor exists, complete: the hand-on only records it and completes this one.

@@ -105,19 +105,6 @@ absl::StatusOr<std::optional<TunedOriginals>> TargetTuning::ReadOriginals(
   return ParseTunedOriginals(std::string(text->begin(), text->end()));
 }
 
-// Each grant of a record doubles the next one's lease unless the holder gives it back, so every
-// holder killed in the body would double the lock's lease for good (and every later wait). The
-// body is a few requests whatever came before: the initial lease asked for is the lock's lease
-// halved as many times as the record's next grant will double it (a grant or release between this
-// look and the acquisition may make it half or twice as long, still many times the body's length).
-absl::StatusOr<coordination::Duration> TargetTuning::LockGrant(const std::string& id) {
-  RFS_ASSIGN_OR_RETURN(auto state, records_.GetWorkItem(id));
-  const int doublings =
-      state ? std::clamp(state->next_lease_exponent, 0, coordination::kMaxLeaseExponent) : 0;
-  return std::max<coordination::Duration>(options_.lock_lease / (int64_t{1} << doublings),
-                                          std::chrono::milliseconds(1));
-}
-
 absl::Status TargetTuning::UnderLock(const std::string& index,
                                      const std::function<absl::Status()>& body, bool* lost_lock) {
   const std::string id = TuningRecordId(coordination::kTuningLockPrefix, index);
@@ -126,8 +113,9 @@ absl::Status TargetTuning::UnderLock(const std::string& index,
   auto give_up = clock_.Now() + 4 * options_.lock_lease;
   std::optional<coordination::TimePoint> holder_until;
   while (true) {
-    RFS_ASSIGN_OR_RETURN(const coordination::Duration grant, LockGrant(id));
-    RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireWorkItem(id, grant));
+    // A fixed lease: a holder killed in the body says nothing about how long the next one needs
+    // (the body is a few requests), so it must not make the lock, and every later wait, longer.
+    RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireFixedLease(id, options_.lock_lease));
     if (const auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
       absl::Status status;
       coordination::Lease held = acquired->lease;
@@ -243,7 +231,7 @@ absl::Status TargetTuning::TuneLocked(const std::string& index) {
   RFS_RETURN_IF_ERROR(
       coordination::RecordCompletedItem(records_, clock_, text_id, options_.lock_lease));
   const std::string tuned_id = TuningRecordId(coordination::kTunedPrefix, index);
-  RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireWorkItem(tuned_id, options_.lock_lease));
+  RFS_ASSIGN_OR_RETURN(auto outcome, records_.AcquireFixedLease(tuned_id, options_.lock_lease));
   if (const auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
     const std::vector<std::string> successors{text_id};
     RFS_RETURN_IF_ERROR(records_.CreateSuccessorsAndComplete(acquired->lease, successors, 0));

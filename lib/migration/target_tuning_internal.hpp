@@ -87,8 +87,6 @@ class TargetTuning : public ITargetTuning {
 
  private:
   absl::StatusOr<bool> IsComplete(std::string_view id);
-  /// The initial lease to ask for so that the grant of lock record `id` lasts lock_lease.
-  absl::StatusOr<coordination::Duration> LockGrant(const std::string& id);
   absl::StatusOr<std::optional<TunedOriginals>> ReadOriginals(const std::string& index);
   /// Runs `body` under the lease of the index's lock record.
   /// Unavailable when the lock ran out while `body` ran (then `lost_lock`, when given, is set).

@@ -7,9 +7,9 @@
 //
 // What it checks: setup and creation are idempotent; acquisition hands each item to one worker,
 // picks only available items, and reports NoAvailableWork / AllLeasedElsewhere with the earliest
-// expiry; leases expire and double; completion by a non-holder is refused, by the holder is
-// idempotent; release; successors are recorded, created and the parent completed, and a crash
-// between any two of those steps is recovered either by a retry or by the next holder; a
+// expiry; leases expire and double (fixed leases do not); completion by a non-holder is refused, by
+// the holder is idempotent; release; successors are recorded, created and the parent completed, and
+// a crash between any two of those steps is recovered either by a retry or by the next holder; a
 // randomized schedule of many workers never grants an item while another lease on it is valid;
 // concurrent threads never share an item; the one-time setup runs once while others back off;
 // the clock guard refuses skewed workers; counts are right throughout; a setup description
@@ -32,6 +32,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "rfs/coordination/target_tuning_records.hpp"
 #include "rfs/coordination/work_coordinator.hpp"
 #include "rfs/core/clock.hpp"
 
@@ -277,6 +278,53 @@ inline void LeasesExpireAndDouble(const ConformanceEnv& env) {
   CHECK(again.expires_at == third.expires_at);
   CHECK(again.local_deadline() <= third.expires_at);
   CHECK(MustGet(*w1, x).next_lease_exponent == 3);
+}
+
+inline void FixedLeases(const ConformanceEnv& env) {
+  auto w1 = Worker(env, "w1");
+  auto w2 = Worker(env, "w2");
+  auto w3 = Worker(env, "w3");
+  // A record used as a lock, its holders dying in it: every grant lasts the lease asked for.
+  const std::string lock = TuningRecordId(kTuningLockPrefix, "idx");
+  const Lease first = MustAcquire(w1->AcquireFixedLease(lock, kLease));
+  CHECK(first.exponent == 0);
+  CHECK(first.duration == kLease);
+  CHECK(MustGet(*w1, lock).next_lease_exponent == 0);
+  // Held until it runs out, as any lease.
+  env.clock->Set(first.expires_at - 1ms);
+  CHECK(std::holds_alternative<AllLeasedElsewhere>(Outcome(w2->AcquireFixedLease(lock, kLease))));
+  env.clock->Set(first.expires_at + env.expiry_slack);
+  const Lease second = MustAcquire(w2->AcquireFixedLease(lock, kLease));
+  CHECK(second.duration == kLease);
+  CHECK(second.generation == first.generation + 1);
+  // The holder asking again gets its own live lease back.
+  const Lease again = MustAcquire(w2->AcquireFixedLease(lock, kLease));
+  CHECK(again.generation == second.generation);
+  CHECK(again.expires_at == second.expires_at);
+  CHECK(again.duration == kLease);
+
+  // An item whose doubling grants ran out (exponent 2 by now): a fixed grant lasts the lease
+  // asked for, and the next doubling grant starts again from it.
+  env.clock->Set(second.expires_at + env.expiry_slack);
+  const std::string x = ItemId("idx", 11);
+  Create(*w1, x);
+  const Lease doubling = MustAcquire(w1->AcquireWorkItem(x, kLease));
+  env.clock->Set(doubling.expires_at + env.expiry_slack);
+  const Lease doubled = MustAcquire(w2->AcquireWorkItem(x, kLease));
+  CHECK(doubled.duration == 2 * kLease);
+  CHECK(MustGet(*w1, x).next_lease_exponent == 2);
+  env.clock->Set(doubled.expires_at + env.expiry_slack);
+  const Lease fixed = MustAcquire(w3->AcquireFixedLease(x, kLease));
+  CHECK(fixed.exponent == 0);
+  CHECK(fixed.duration == kLease);
+  CHECK(MustGet(*w1, x).next_lease_exponent == 0);
+  env.clock->Set(fixed.expires_at + env.expiry_slack);
+  const Lease after = MustAcquire(w1->AcquireWorkItem(x, kLease));
+  CHECK(after.exponent == 0);
+  CHECK(after.duration == kLease);
+  // Completed as any grant.
+  RFS_CONFORMANCE_REQUIRE_OK(w1->CompleteWorkItem(after));
+  CHECK(std::holds_alternative<AlreadyCompleted>(Outcome(w2->AcquireFixedLease(x, kLease))));
 }
 
 inline void CompletionRules(const ConformanceEnv& env) {
@@ -840,6 +888,10 @@ inline void RunWorkCoordinatorConformance(const ConformanceEnv& env) {
   }
   SECTION("leases expire and double") {
     LeasesExpireAndDouble(env);
+    check();
+  }
+  SECTION("fixed leases do not lengthen the next grant") {
+    FixedLeases(env);
     check();
   }
   SECTION("completion by a non-holder is refused") {

@@ -39,6 +39,7 @@ class RetryingWorkCoordinator final : public IWorkCoordinator {
   absl::StatusOr<AcquireOutcome> AcquireNextWorkItem(Duration initial_lease) override;
   absl::StatusOr<AcquireOutcome> AcquireWorkItem(std::string_view id,
                                                  Duration initial_lease) override;
+  absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) override;
   absl::Status CompleteWorkItem(const Lease& lease) override;
   absl::Status CreateSuccessorsAndComplete(const Lease& lease,
                                            std::span<const std::string> successor_ids,

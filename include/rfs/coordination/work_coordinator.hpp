@@ -333,6 +333,16 @@ class IWorkCoordinator {
   virtual absl::StatusOr<AcquireOutcome> AcquireWorkItem(std::string_view id,
                                                          Duration initial_lease) = 0;
 
+  /// Leases the item `id` as AcquireWorkItem does, but for exactly `lease`, and the grant leaves
+  /// the next one's lease as short: for records used as locks or written once (an index's tuning
+  /// lock, a completed record), where a holder's death says nothing about how long the next
+  /// holder needs. (A doubling grant there would make every later wait twice as long.) The
+  /// item's exponent is reset to 0. A store that cannot tell the grants apart leases as
+  /// AcquireWorkItem does.
+  virtual absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) {
+    return AcquireWorkItem(id, lease);
+  }
+
   /// Marks the leased item complete; it is never leased again. Only the holder of `lease` may:
   /// FailedPrecondition once another grant has replaced it (the lease was lost). A lease that
   /// merely expired, with nobody having taken the item over, still completes it. Idempotent for
@@ -423,8 +433,9 @@ absl::Status RunOneTimeSetup(IWorkCoordinator& coordinator, core::IClock& clock,
 
 /// Creates `id` as a completed item whose recorded progress holds `value` (next_cursor), unless
 /// it is complete already: idempotent, and the first worker to record it decides the value.
-/// Waits (on `clock`) while another worker holds it. Callers that acquire items at random must
-/// give such items back (IsBookkeepingItem) rather than complete them.
+/// Waits (on `clock`) while another worker holds it; its grants are fixed (AcquireFixedLease), so a
+/// writer killed part-way does not lengthen the next one's. Callers that acquire items at random
+/// must give such items back (IsBookkeepingItem) rather than complete them.
 absl::Status RecordCompletedItem(IWorkCoordinator& coordinator, core::IClock& clock,
                                  std::string_view id, Duration lease, uint64_t value = 0);
 
