@@ -5,9 +5,10 @@
 // The model is the RFS design's (opensearch-migrations `IWorkCoordinator`): a worker acquires an
 // item under a lease; nobody else may acquire it until the lease expires or the item completes;
 // each acquisition doubles the next lease (initial x 2^exponent), so an item that keeps killing
-// its workers gets ever longer to finish. A worker that cannot finish in time checkpoints early:
-// it creates successor items (the same shard from a later cursor) and completes its item, in three
-// idempotent steps that any later holder of the item finishes if the worker dies part-way.
+// its workers gets ever longer to finish (records used as locks take fixed leases instead). A
+// worker that cannot finish in time checkpoints early: it creates successor items (the same shard
+// from a later cursor) and completes its item, in three idempotent steps that any later holder of
+// the item finishes if the worker dies part-way.
 //
 // Times. A lease's expiry is a time on the *store's* clock (the SQLite host's, or the OpenSearch
 // cluster's), because workers on different hosts compare it. Each lease also carries the
@@ -337,8 +338,9 @@ class IWorkCoordinator {
   /// the next one's lease as short: for records used as locks or written once (an index's tuning
   /// lock, a completed record), where a holder's death says nothing about how long the next
   /// holder needs. (A doubling grant there would make every later wait twice as long.) The
-  /// item's exponent is reset to 0. A store that cannot tell the grants apart leases as
-  /// AcquireWorkItem does.
+  /// item's exponent is reset to 0. A worker that already holds a live lease on the item gets that
+  /// lease back, whatever its length. A store that cannot tell the grants apart (a console from
+  /// before `lease_growth`) leases as AcquireWorkItem does.
   virtual absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) {
     return AcquireWorkItem(id, lease);
   }

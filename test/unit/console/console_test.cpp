@@ -204,6 +204,13 @@ void SeedApi(const std::string& store_uri) {
   CHECK(none.status == 404);
   CHECK(console.Json(none).at("detail") == "No available work items");
   CHECK(console.Send("GET", base + "/acquire", "", token).status == 422);  // no worker_id
+  // lease_growth is doubling or fixed, and fixed only for one named item.
+  CHECK(console.Send("GET", base + "/acquire?worker_id=w3&lease_growth=fixed", "", token).status ==
+        422);
+  CHECK(console
+            .Send("POST", base + "/" + w1_id + "/acquire?worker_id=w3&lease_growth=sometimes", "",
+                  token)
+            .status == 422);
 
   // Lease renewal with progress: the holder may, another worker gets 409.
   auto renew = console.Send(
