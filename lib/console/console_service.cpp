@@ -651,6 +651,7 @@ struct ConsoleService::Impl {
   // holder moves or gives it back) or `fixed` (IWorkCoordinator::AcquireFixedLease), for one
   // named item only.
   Result<bool> FixedLease(const Target& target, std::string_view id) {
+    if (options.ignore_lease_growth) return false;
     const auto growth = target.Param("lease_growth");
     if (!growth || *growth == "doubling") return false;
     if (*growth != "fixed") return Detail(422, "lease_growth must be doubling or fixed");

@@ -145,8 +145,19 @@ class ConsoleCoordinator final : public IWorkCoordinator {
 
   absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) override {
     RFS_RETURN_IF_ERROR(ValidateWorkItemId(id));
-    return Acquire(StrCat(base_, "/work-items/", Escape(id), "/acquire"), lease,
-                   /*fixed=*/true);
+    const std::string path = StrCat(base_, "/work-items/", Escape(id), "/acquire");
+    RFS_ASSIGN_OR_RETURN(AcquireOutcome outcome, Acquire(path, lease, /*fixed=*/true));
+    const auto* acquired = std::get_if<Acquired>(&outcome);
+    if (acquired == nullptr || acquired->lease.exponent == 0) return outcome;
+    // A fixed grant has exponent 0: this console predates lease_growth and doubled it after a
+    // holder's death. Given back (which takes this grant's doubling back), the item is asked for
+    // again with the lease halved as many times as the console will double it, so the grant
+    // lasts `lease` (and a worker killed holding it costs the next one no more than that).
+    const Lease doubled = acquired->lease;
+    RFS_RETURN_IF_ERROR(ReleaseWorkItem(doubled));
+    const Duration halved =
+        std::max<Duration>(lease / (int64_t{1} << doubled.exponent), std::chrono::milliseconds(1));
+    return Acquire(path, halved, /*fixed=*/true);
   }
 
   absl::Status CompleteWorkItem(const Lease& lease) override {

@@ -339,8 +339,9 @@ class IWorkCoordinator {
   /// lock, a completed record), where a holder's death says nothing about how long the next
   /// holder needs. (A doubling grant there would make every later wait twice as long.) The
   /// item's exponent is reset to 0. A worker that already holds a live lease on the item gets that
-  /// lease back, whatever its length. A store that cannot tell the grants apart (a console from
-  /// before `lease_growth`) leases as AcquireWorkItem does.
+  /// lease back, whatever its length. A store that cannot tell the grants apart leases as
+  /// AcquireWorkItem does (the console's client makes up for a console from before
+  /// `lease_growth`).
   virtual absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) {
     return AcquireWorkItem(id, lease);
   }

@@ -43,8 +43,11 @@ rfs::test::PostgresServer& Postgres() {
 // A console on a loopback port over a fresh store, with an HTTP client and helpers.
 class Console {
  public:
-  Console(const std::string& store_uri, rfs::core::FakeClock* clock) {
+  /// `before_lease_growth`: the console answers as one from before `lease_growth` did.
+  Console(const std::string& store_uri, rfs::core::FakeClock* clock,
+          bool before_lease_growth = false) {
     ConsoleServerOptions options;
+    options.service.ignore_lease_growth = before_lease_growth;
     options.store.uri = store_uri;
     options.store.clock = clock;
     options.store.store_clock = clock;
@@ -147,6 +150,42 @@ TEST_CASE(
     "suite",
     "[console][conformance][postgres]") {
   RunConformance(Postgres().uri());
+}
+
+TEST_CASE("a fixed lease lasts what was asked on a console from before lease_growth too",
+          "[console]") {
+  // The old console doubles every grant. The worker sees it in the grant's exponent, gives the
+  // grant back and asks for the lease halved as many times: holders killed in a lock cost the
+  // next one no more than the lease asked for.
+  rfs::test::TempDir dir("rfs-console");
+  rfs::core::FakeClock clock;
+  Console console("sqlite:" + dir.File("console.db"), &clock, /*before_lease_growth=*/true);
+  const std::string token = console.CreateSession("old");
+  auto open = [&](const std::string& worker) {
+    ConsoleWorkCoordinatorOptions options;
+    options.url = console.server().url();
+    options.session = "old";
+    options.token = token;
+    options.worker_id = worker;
+    options.clock = &clock;
+    return rfs::coordination::conformance::RequireOpened(
+        ConsoleWorkCoordinator::Open(std::move(options)));
+  };
+  constexpr auto kLease = std::chrono::seconds(32);
+  const std::string lock =
+      rfs::coordination::TuningRecordId(rfs::coordination::kTuningLockPrefix, "idx");
+  for (int death = 0; death < 4; ++death) {
+    auto worker = open("w" + std::to_string(death));
+    auto outcome = worker->AcquireFixedLease(lock, kLease);
+    REQUIRE(outcome.ok());
+    const auto* acquired = std::get_if<rfs::coordination::Acquired>(&*outcome);
+    REQUIRE(acquired != nullptr);
+    INFO("grant " << death);
+    CHECK(acquired->lease.duration == kLease);
+    CHECK(acquired->lease.exponent == death);  // the old console's count of grants
+    // The holder dies; its lease runs out.
+    clock.Advance(kLease + std::chrono::seconds(1));
+  }
 }
 
 namespace {
