@@ -101,6 +101,18 @@ class Console {
     return value;
   }
 
+  /// What a worker of session `session` (opened by `token`) on this console needs, on `clock`.
+  ConsoleWorkCoordinatorOptions WorkerOptions(const std::string& session, const std::string& token,
+                                              const std::string& worker, rfs::core::IClock* clock) {
+    ConsoleWorkCoordinatorOptions options;
+    options.url = server_->url();
+    options.session = session;
+    options.token = token;
+    options.worker_id = worker;
+    options.clock = clock;
+    return options;
+  }
+
   /// Creates a session; returns its token.
   std::string CreateSession(const std::string& name) {
     auto response = Send("POST", "/sessions", json::serialize(json::object{{"name", name}}));
@@ -162,14 +174,8 @@ TEST_CASE("a fixed lease lasts what was asked on a console from before lease_gro
   Console console("sqlite:" + dir.File("console.db"), &clock, /*before_lease_growth=*/true);
   const std::string token = console.CreateSession("old");
   auto open = [&](const std::string& worker) {
-    ConsoleWorkCoordinatorOptions options;
-    options.url = console.server().url();
-    options.session = "old";
-    options.token = token;
-    options.worker_id = worker;
-    options.clock = &clock;
     return rfs::coordination::conformance::RequireOpened(
-        ConsoleWorkCoordinator::Open(std::move(options)));
+        ConsoleWorkCoordinator::Open(console.WorkerOptions("old", token, worker, &clock)));
   };
   constexpr auto kLease = std::chrono::seconds(32);
   const std::string lock =
@@ -394,14 +400,8 @@ void OutcomesThroughConsole(const std::string& store_uri) {
   Console console(store_uri, &clock);
   const std::string token = console.CreateSession("acct");
   auto open = [&](const std::string& worker) {
-    ConsoleWorkCoordinatorOptions options;
-    options.url = console.server().url();
-    options.session = "acct";
-    options.token = token;
-    options.worker_id = worker;
-    options.clock = &clock;
     return rfs::coordination::conformance::RequireOpened(
-        ConsoleWorkCoordinator::Open(std::move(options)));
+        ConsoleWorkCoordinator::Open(console.WorkerOptions("acct", token, worker, &clock)));
   };
   auto w1 = open("w1");
   auto w2 = open("w2");
@@ -733,12 +733,7 @@ TEST_CASE("progress reports between renewals and each worker's back-pressure rea
   const std::string token = console.CreateSession("bp");
   rfs::coordination::WorkerBackPressure w1_counts{12, 30};
   auto open = [&](const std::string& worker, bool counts) {
-    ConsoleWorkCoordinatorOptions options;
-    options.url = console.server().url();
-    options.session = "bp";
-    options.token = token;
-    options.worker_id = worker;
-    options.clock = &clock;
+    ConsoleWorkCoordinatorOptions options = console.WorkerOptions("bp", token, worker, &clock);
     if (counts) options.back_pressure = [&] { return w1_counts; };
     return rfs::coordination::conformance::RequireOpened(
         ConsoleWorkCoordinator::Open(std::move(options)));
@@ -808,13 +803,8 @@ TEST_CASE("a verification round (RfsWorker --verify-all) shows per index in the 
   Console console("sqlite:" + dir.File("console.db"), &clock);
   const std::string token = console.CreateSession("v");
   auto open = [&](const std::string& space, const std::string& worker) {
-    ConsoleWorkCoordinatorOptions options;
-    options.url = console.server().url();
-    options.session = "v";
-    options.token = token;
+    ConsoleWorkCoordinatorOptions options = console.WorkerOptions("v", token, worker, &clock);
     options.space = space;
-    options.worker_id = worker;
-    options.clock = &clock;
     auto opened = ConsoleWorkCoordinator::Open(std::move(options));
     INFO(opened.status().ToString());
     REQUIRE(opened.ok());
