@@ -669,7 +669,10 @@ struct ConsoleService::Impl {
                     FromStatusOr(id.empty() ? coordinator->AcquireNextWorkItem(initial)
                                  : fixed    ? coordinator->AcquireFixedLease(id, initial)
                                             : coordinator->AcquireWorkItem(id, initial)));
-    // The store's time with every answer, for the client's clock guard.
+    // The store's time with every answer, read after the acquisition: for the client's clock
+    // guard, and for the time left on a lease the worker held already (a grant's own start
+    // would make such a lease look new).
+    RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
     if (auto* acquired = std::get_if<coordination::Acquired>(&outcome)) {
       RFS_CONSOLE_TRY(json::value item,
                       ItemReply(session, *coordinator, acquired->lease.work_item_id));
@@ -678,13 +681,15 @@ struct ConsoleService::Impl {
                       FromStatusOr(store.GetWorkItemInfo(session, acquired->lease.work_item_id)));
       acquired->lease.recorded_progress =
           WithOutcomes(acquired->lease.recorded_progress, info ? &*info : nullptr);
-      return Reply{200, json::object{{"outcome", "acquired"},
-                                     {"work_item", item},
-                                     {"lease_duration_seconds", Seconds(acquired->lease.duration)},
-                                     {"lease", LeaseJson(acquired->lease)},
-                                     {"store_time_ms", Millis(acquired->lease.acquired_at)}}};
+      json::object reply{{"outcome", "acquired"},
+                         {"work_item", item},
+                         {"lease_duration_seconds", Seconds(acquired->lease.duration)},
+                         {"lease", LeaseJson(acquired->lease)},
+                         {"store_time_ms", Millis(now)}};
+      // Said back, so that a worker can tell this console from one before lease_growth.
+      if (fixed) reply["lease_growth"] = "fixed";
+      return Reply{200, std::move(reply)};
     }
-    RFS_CONSOLE_TRY(TimePoint now, FromStatusOr(coordinator->StoreNow()));
     if (std::holds_alternative<coordination::AlreadyCompleted>(outcome)) {
       return Reply{200,
                    json::object{{"outcome", "already_completed"}, {"store_time_ms", Millis(now)}}};

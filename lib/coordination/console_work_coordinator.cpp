@@ -1,6 +1,7 @@
 #include "rfs/coordination/console_work_coordinator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -146,18 +147,28 @@ class ConsoleCoordinator final : public IWorkCoordinator {
   absl::StatusOr<AcquireOutcome> AcquireFixedLease(std::string_view id, Duration lease) override {
     RFS_RETURN_IF_ERROR(ValidateWorkItemId(id));
     const std::string path = StrCat(base_, "/work-items/", Escape(id), "/acquire");
-    RFS_ASSIGN_OR_RETURN(AcquireOutcome outcome, Acquire(path, lease, /*fixed=*/true));
-    const auto* acquired = std::get_if<Acquired>(&outcome);
-    if (acquired == nullptr || acquired->lease.exponent == 0) return outcome;
-    // A fixed grant has exponent 0: this console predates lease_growth and doubled it after a
-    // holder's death. Given back (which takes this grant's doubling back), the item is asked for
-    // again with the lease halved as many times as the console will double it, so the grant
-    // lasts `lease` (and a worker killed holding it costs the next one no more than that).
-    const Lease doubled = acquired->lease;
-    RFS_RETURN_IF_ERROR(ReleaseWorkItem(doubled));
-    const Duration halved =
-        std::max<Duration>(lease / (int64_t{1} << doubled.exponent), std::chrono::milliseconds(1));
-    return Acquire(path, halved, /*fixed=*/true);
+    if (!console_before_lease_growth_.load()) {
+      bool fixed = false;
+      RFS_ASSIGN_OR_RETURN(AcquireOutcome outcome, Acquire(path, lease, /*fixed=*/true, &fixed));
+      const auto* acquired = std::get_if<Acquired>(&outcome);
+      if (fixed || acquired == nullptr) return outcome;
+      // Granted without saying so: a console from before lease_growth, which doubles each grant
+      // that runs out. A grant at exponent 0 lasts what was asked; a doubled one is given back
+      // (which takes its doubling back), and asked for again as below.
+      console_before_lease_growth_ = true;
+      if (acquired->lease.exponent == 0) return outcome;
+      const absl::Status released = ReleaseWorkItem(acquired->lease);
+      if (!released.ok() && !IsLeaseLost(released)) return released;
+    }
+    // Such a console: the lease divided by 2 to the exponent its next grant of the item will have
+    // (as the tuning lock asked before lease_growth), so that the grant lasts `lease`. A holder
+    // asking again gets its live lease back.
+    RFS_ASSIGN_OR_RETURN(std::optional<WorkItemState> state, GetWorkItem(id));
+    const int exponent = state ? std::clamp(state->next_lease_exponent, 0, kMaxLeaseExponent) : 0;
+    const int64_t millis = std::chrono::duration_cast<std::chrono::milliseconds>(lease).count();
+    const int64_t divided = (millis + (int64_t{1} << exponent) / 2) >> exponent;  // rounded
+    return Acquire(path, std::chrono::milliseconds(std::max<int64_t>(divided, 1)),
+                   /*fixed=*/true);
   }
 
   absl::Status CompleteWorkItem(const Lease& lease) override {
@@ -307,8 +318,9 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     return absl::OkStatus();
   }
 
+  // `fixed`: lease_growth=fixed, and `*granted_fixed` set when the console says it granted so.
   absl::StatusOr<AcquireOutcome> Acquire(const std::string& path, Duration initial_lease,
-                                         bool fixed = false) {
+                                         bool fixed = false, bool* granted_fixed = nullptr) {
     const int64_t initial_ms = std::max<int64_t>(
         1, std::chrono::duration_cast<std::chrono::milliseconds>(initial_lease).count());
     const std::string target =
@@ -323,11 +335,12 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     const json::object& body = reply->as_object();
     const std::string outcome = String(body, "outcome");
     // The clock guard, on the store time the console read for this acquisition.
+    std::optional<TimePoint> store_now;
     if (const json::value* store = body.if_contains("store_time_ms"); store != nullptr) {
       const TimePoint worker_mid = sent + (received - sent) / 2;
-      const TimePoint store_now = FromMillis(Int(body, "store_time_ms"));
+      store_now = FromMillis(Int(body, "store_time_ms"));
       absl::Status skew =
-          CheckClockSkew(worker_mid, store_now, options_.max_clock_skew + (received - sent));
+          CheckClockSkew(worker_mid, *store_now, options_.max_clock_skew + (received - sent));
       if (!skew.ok()) {
         if (outcome == "acquired") {
           Lease granted;
@@ -339,6 +352,18 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     if (outcome == "acquired") {
       Lease lease;
       RFS_RETURN_IF_ERROR(ReadLease(*reply, sent, lease));
+      if (store_now) {
+        // A lease this worker held already has only part of its length left: the deadline is
+        // the time left at the console's reading, counted from the request (for a new grant,
+        // about the whole lease).
+        lease.local_start =
+            std::min(sent, sent + (lease.expires_at - *store_now) -
+                               std::chrono::duration_cast<TimePoint::duration>(lease.duration));
+      }
+      if (granted_fixed != nullptr) {
+        const json::value* growth = body.if_contains("lease_growth");
+        *granted_fixed = growth != nullptr && growth->is_string() && growth->as_string() == "fixed";
+      }
       Observe(lease);
       return Acquired{std::move(lease)};
     }
@@ -407,6 +432,8 @@ class ConsoleCoordinator final : public IWorkCoordinator {
   const std::string base_;
   std::mutex mu_;
   std::set<std::pair<std::string, int64_t>> observed_;
+  // Set once a fixed acquisition was granted without the console saying so (AcquireFixedLease).
+  std::atomic<bool> console_before_lease_growth_{false};
 };
 
 }  // namespace

@@ -278,6 +278,12 @@ inline void LeasesExpireAndDouble(const ConformanceEnv& env) {
   CHECK(again.expires_at == third.expires_at);
   CHECK(again.local_deadline() <= third.expires_at);
   CHECK(MustGet(*w1, x).next_lease_exponent == 3);
+  // Later too (a retry after a lost answer): with only the time left on it.
+  env.clock->Advance(kLease);
+  const Lease later = MustAcquire(w3->AcquireWorkItem(x, kLease));
+  CHECK(later.generation == third.generation);
+  CHECK(later.expires_at == third.expires_at);
+  CHECK(later.local_deadline() <= third.expires_at);
 }
 
 inline void FixedLeases(const ConformanceEnv& env) {

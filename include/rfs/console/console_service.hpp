@@ -38,8 +38,8 @@ struct ConsoleServiceOptions {
   /// (GET /openapi.json) and each departure is reported here, one line each (MigrationConsole
   /// --check-responses; the suite sets it on every console it starts). Costs a parse per answer.
   std::function<void(const std::string&)> on_departure_from_openapi;
-  /// Answers acquisitions as a console from before `lease_growth` did, the parameter unread
-  /// (every grant doubles the next): for tests of newer workers against an older console.
+  /// Answers acquisitions as a console from before `lease_growth` did, the parameter unread (each
+  /// grant that runs out doubles the next): for tests of newer workers against an older console.
   bool ignore_lease_growth = false;
 };
 

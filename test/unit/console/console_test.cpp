@@ -166,9 +166,10 @@ TEST_CASE(
 
 TEST_CASE("a fixed lease lasts what was asked on a console from before lease_growth too",
           "[console]") {
-  // The old console doubles every grant. The worker sees it in the grant's exponent, gives the
-  // grant back and asks for the lease halved as many times: holders killed in a lock cost the
-  // next one no more than the lease asked for.
+  // The old console doubles the lease after each grant that runs out and does not say it
+  // granted a fixed lease. The worker gives a doubled grant back and asks for the lease divided
+  // by 2 to the exponent the next grant will have: holders killed in a lock cost the next one no
+  // more than the lease asked for.
   rfs::test::TempDir dir("rfs-console");
   rfs::core::FakeClock clock;
   Console console("sqlite:" + dir.File("console.db"), &clock, /*before_lease_growth=*/true);
@@ -181,16 +182,25 @@ TEST_CASE("a fixed lease lasts what was asked on a console from before lease_gro
   const std::string lock =
       rfs::coordination::TuningRecordId(rfs::coordination::kTuningLockPrefix, "idx");
   for (int death = 0; death < 4; ++death) {
+    INFO("grant " << death);
     auto worker = open("w" + std::to_string(death));
     auto outcome = worker->AcquireFixedLease(lock, kLease);
     REQUIRE(outcome.ok());
     const auto* acquired = std::get_if<rfs::coordination::Acquired>(&*outcome);
     REQUIRE(acquired != nullptr);
-    INFO("grant " << death);
     CHECK(acquired->lease.duration == kLease);
     CHECK(acquired->lease.exponent == death);  // the old console's count of grants
+    CHECK(acquired->lease.local_deadline() <= clock.Now() + kLease);
+    // The holder asking again keeps its lease.
+    clock.Advance(std::chrono::seconds(5));
+    auto again = worker->AcquireFixedLease(lock, kLease);
+    REQUIRE(again.ok());
+    const auto* held = std::get_if<rfs::coordination::Acquired>(&*again);
+    REQUIRE(held != nullptr);
+    CHECK(held->lease.generation == acquired->lease.generation);
+    CHECK(held->lease.expires_at == acquired->lease.expires_at);
     // The holder dies; its lease runs out.
-    clock.Advance(kLease + std::chrono::seconds(1));
+    clock.Advance(kLease);
   }
 }
 
