@@ -685,7 +685,9 @@ struct ConsoleService::Impl {
                          {"work_item", item},
                          {"lease_duration_seconds", Seconds(acquired->lease.duration)},
                          {"lease", LeaseJson(acquired->lease)},
-                         {"store_time_ms", Millis(now)}};
+                         // A console from before lease_growth answered with the grant's start.
+                         {"store_time_ms",
+                          Millis(options.ignore_lease_growth ? acquired->lease.acquired_at : now)}};
       // Said back, so that a worker can tell this console from one before lease_growth.
       if (fixed) reply["lease_growth"] = "fixed";
       return Reply{200, std::move(reply)};

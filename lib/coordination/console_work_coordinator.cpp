@@ -150,25 +150,19 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     if (!console_before_lease_growth_.load()) {
       bool fixed = false;
       RFS_ASSIGN_OR_RETURN(AcquireOutcome outcome, Acquire(path, lease, /*fixed=*/true, &fixed));
-      const auto* acquired = std::get_if<Acquired>(&outcome);
+      auto* acquired = std::get_if<Acquired>(&outcome);
       if (fixed || acquired == nullptr) return outcome;
       // Granted without saying so: a console from before lease_growth, which doubles each grant
       // that runs out. A grant at exponent 0 lasts what was asked; a doubled one is given back
-      // (which takes its doubling back), and asked for again as below.
+      // (which takes its doubling back) and asked for again below. Should the release fail, the
+      // longer grant stays this worker's.
       console_before_lease_growth_ = true;
+      RFS_RETURN_IF_ERROR(CountTimeLeft(acquired->lease));
       if (acquired->lease.exponent == 0) return outcome;
       const absl::Status released = ReleaseWorkItem(acquired->lease);
-      if (!released.ok() && !IsLeaseLost(released)) return released;
+      if (!released.ok() && !IsLeaseLost(released)) return outcome;
     }
-    // Such a console: the lease divided by 2 to the exponent its next grant of the item will have
-    // (as the tuning lock asked before lease_growth), so that the grant lasts `lease`. A holder
-    // asking again gets its live lease back.
-    RFS_ASSIGN_OR_RETURN(std::optional<WorkItemState> state, GetWorkItem(id));
-    const int exponent = state ? std::clamp(state->next_lease_exponent, 0, kMaxLeaseExponent) : 0;
-    const int64_t millis = std::chrono::duration_cast<std::chrono::milliseconds>(lease).count();
-    const int64_t divided = (millis + (int64_t{1} << exponent) / 2) >> exponent;  // rounded
-    return Acquire(path, std::chrono::milliseconds(std::max<int64_t>(divided, 1)),
-                   /*fixed=*/true);
+    return AcquireFixedOnOlderConsole(id, path, lease);
   }
 
   absl::Status CompleteWorkItem(const Lease& lease) override {
@@ -272,6 +266,59 @@ class ConsoleCoordinator final : public IWorkCoordinator {
   }
 
  private:
+  // On a console from before lease_growth: the lease divided by 2 to the exponent the item's
+  // grant will have (its next one, or for a lease this worker holds, the one it was granted at),
+  // so that the grant lasts `lease`; rounded down, never longer.
+  absl::StatusOr<AcquireOutcome> AcquireFixedOnOlderConsole(std::string_view id,
+                                                            const std::string& path,
+                                                            Duration lease) {
+    RFS_ASSIGN_OR_RETURN(std::optional<WorkItemState> state, GetWorkItem(id));
+    int exponent = state ? std::clamp(state->next_lease_exponent, 0, kMaxLeaseExponent) : 0;
+    if (state && state->lease_holder == options_.worker_id && !state->completed()) {
+      exponent = std::max(exponent - 1, 0);
+    }
+    const int64_t millis = std::chrono::duration_cast<std::chrono::milliseconds>(lease).count();
+    const Duration asked = std::chrono::milliseconds(std::max<int64_t>(millis >> exponent, 1));
+    bool fixed = false;
+    RFS_ASSIGN_OR_RETURN(AcquireOutcome outcome, Acquire(path, asked, /*fixed=*/true, &fixed));
+    auto* acquired = std::get_if<Acquired>(&outcome);
+    if (acquired == nullptr) return outcome;
+    if (fixed) {
+      // The console was upgraded meanwhile: its grant lasts what was asked here.
+      console_before_lease_growth_ = false;
+      if (asked == lease) return outcome;
+      const absl::Status released = ReleaseWorkItem(acquired->lease);
+      if (!released.ok() && !IsLeaseLost(released)) return outcome;
+      return Acquire(path, lease, /*fixed=*/true);
+    }
+    RFS_RETURN_IF_ERROR(CountTimeLeft(acquired->lease));
+    return outcome;
+  }
+
+  // A console from before lease_growth answers an acquisition with the grant's start as its
+  // time, which makes a lease this worker held already look whole: the deadline is taken from
+  // the time left at a reading of its clock after the grant. Without that reading the grant is
+  // given back.
+  absl::Status CountTimeLeft(Lease& lease) {
+    const TimePoint asked = clock_->Now();
+    auto reply = Call("GET", StrCat(base_, "/time"), "");
+    absl::Status status = reply.status();
+    if (status.ok() && !reply->is_object()) {
+      status = absl::DataLossError("the console's time is not an object");
+    }
+    if (!status.ok()) {
+      ReleaseWorkItem(lease).IgnoreError();
+      return status;
+    }
+    // Whole milliseconds, rounded down: the clock may be up to 1 ms further on.
+    const TimePoint store_now =
+        FromMillis(Int(reply->as_object(), "store_time_ms")) + std::chrono::milliseconds(1);
+    lease.local_start = std::min(
+        lease.local_start, asked + (lease.expires_at - store_now) -
+                               std::chrono::duration_cast<TimePoint::duration>(lease.duration));
+    return absl::OkStatus();
+  }
+
   absl::Status CheckOwn(const Lease& lease) const {
     if (lease.worker_id != options_.worker_id) {
       return absl::FailedPreconditionError(
@@ -354,10 +401,10 @@ class ConsoleCoordinator final : public IWorkCoordinator {
       RFS_RETURN_IF_ERROR(ReadLease(*reply, sent, lease));
       if (store_now) {
         // A lease this worker held already has only part of its length left: the deadline is
-        // the time left at the console's reading, counted from the request (for a new grant,
-        // about the whole lease).
+        // the time left at the console's reading (whole milliseconds, rounded down: up to 1 ms
+        // further on), counted from the request. For a new grant, about the whole lease.
         lease.local_start =
-            std::min(sent, sent + (lease.expires_at - *store_now) -
+            std::min(sent, sent + (lease.expires_at - (*store_now + std::chrono::milliseconds(1))) -
                                std::chrono::duration_cast<TimePoint::duration>(lease.duration));
       }
       if (granted_fixed != nullptr) {

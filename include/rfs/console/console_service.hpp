@@ -39,7 +39,8 @@ struct ConsoleServiceOptions {
   /// --check-responses; the suite sets it on every console it starts). Costs a parse per answer.
   std::function<void(const std::string&)> on_departure_from_openapi;
   /// Answers acquisitions as a console from before `lease_growth` did, the parameter unread (each
-  /// grant that runs out doubles the next): for tests of newer workers against an older console.
+  /// grant that runs out doubles the next) and the grant's start as the store's time: for tests
+  /// of newer workers against an older console.
   bool ignore_lease_growth = false;
 };
 

@@ -199,6 +199,8 @@ TEST_CASE("a fixed lease lasts what was asked on a console from before lease_gro
     REQUIRE(held != nullptr);
     CHECK(held->lease.generation == acquired->lease.generation);
     CHECK(held->lease.expires_at == acquired->lease.expires_at);
+    CHECK(held->lease.duration == kLease);
+    CHECK(held->lease.local_deadline() <= held->lease.expires_at);
     // The holder dies; its lease runs out.
     clock.Advance(kLease);
   }
