@@ -301,22 +301,22 @@ class ConsoleCoordinator final : public IWorkCoordinator {
   // given back.
   absl::Status CountTimeLeft(Lease& lease) {
     const TimePoint asked = clock_->Now();
-    auto reply = Call("GET", StrCat(base_, "/time"), "");
-    absl::Status status = reply.status();
-    if (status.ok() && !reply->is_object()) {
-      status = absl::DataLossError("the console's time is not an object");
-    }
-    if (!status.ok()) {
+    const absl::StatusOr<TimePoint> store_now = StoreNow();
+    if (!store_now.ok()) {
       ReleaseWorkItem(lease).IgnoreError();
-      return status;
+      return store_now.status();
     }
-    // Whole milliseconds, rounded down: the clock may be up to 1 ms further on.
-    const TimePoint store_now =
-        FromMillis(Int(reply->as_object(), "store_time_ms")) + std::chrono::milliseconds(1);
-    lease.local_start = std::min(
-        lease.local_start, asked + (lease.expires_at - store_now) -
-                               std::chrono::duration_cast<TimePoint::duration>(lease.duration));
+    CountFrom(lease, asked, *store_now);
     return absl::OkStatus();
+  }
+
+  // The lease's deadline no later than the time left on it at a reading `store_now` of the
+  // console's clock (whole milliseconds, rounded down: up to 1 ms further on) taken after
+  // `local` on this worker's clock.
+  static void CountFrom(Lease& lease, TimePoint local, TimePoint store_now) {
+    lease.local_start = std::min(
+        lease.local_start, local + (lease.expires_at - (store_now + std::chrono::milliseconds(1))) -
+                               std::chrono::duration_cast<TimePoint::duration>(lease.duration));
   }
 
   absl::Status CheckOwn(const Lease& lease) const {
@@ -399,14 +399,9 @@ class ConsoleCoordinator final : public IWorkCoordinator {
     if (outcome == "acquired") {
       Lease lease;
       RFS_RETURN_IF_ERROR(ReadLease(*reply, sent, lease));
-      if (store_now) {
-        // A lease this worker held already has only part of its length left: the deadline is
-        // the time left at the console's reading (whole milliseconds, rounded down: up to 1 ms
-        // further on), counted from the request. For a new grant, about the whole lease.
-        lease.local_start =
-            std::min(sent, sent + (lease.expires_at - (*store_now + std::chrono::milliseconds(1))) -
-                               std::chrono::duration_cast<TimePoint::duration>(lease.duration));
-      }
+      // A lease this worker held already has only part of its length left, counted from the
+      // request. For a new grant, about the whole lease.
+      if (store_now) CountFrom(lease, sent, *store_now);
       if (granted_fixed != nullptr) {
         const json::value* growth = body.if_contains("lease_growth");
         *granted_fixed = growth != nullptr && growth->is_string() && growth->as_string() == "fixed";
