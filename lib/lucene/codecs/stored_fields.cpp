@@ -409,18 +409,50 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
       std::memcpy(pair_scratch_.data(), dict, dict_len);
     }
   }
-  for (size_t i = 0; i < num_blocks; ++i) {
+  auto wait = [&](std::span<const uint8_t> compressed, uint64_t offset, size_t start, size_t n) {
+    // Decoded by EnsureDecoded when a document reaches it.
+    pending_.push_back({compressed, offset, start, n});
+    pending_source_ = in.source();
+    pending_dict_len_ = dict_len;
+  };
+  size_t first = 0;
+  if (lazy_ && whole_chunk && num_blocks > 1) {
+    // The first two blocks at once (as EnsureDecoded pairs the rest), the first in place after
+    // the dictionary, the second through scratch. A malformed pair is decoded again one block at
+    // a time: the first's error comes now, as it would alone, and the second waits for its
+    // documents.
+    const size_t second_start = dict_len + block_len;
+    const size_t first_len = block_len;
+    const size_t second_len = std::min<size_t>(block_len, len - second_start);
+    const uint64_t first_offset = in.source_offset();
+    RFS_ASSIGN_OR_RETURN(auto first_compressed, in.ReadBytes(lengths_[0]));
+    const uint64_t second_offset = in.source_offset();
+    RFS_ASSIGN_OR_RETURN(auto second_compressed, in.ReadBytes(lengths_[1]));
+    ByteReader in_first(first_compressed, in.source(), first_offset);
+    ByteReader in_second(second_compressed, in.source(), second_offset);
+    if (Lz4DecompressPair(in_first, buf.subspan(pos), dict_len, first_len, in_second, scratch_,
+                          dict_len, second_len)) {
+      std::memcpy(dict + second_start, scratch_.data() + dict_len, second_len);
+    } else {
+      ByteReader alone(first_compressed, in.source(), first_offset);
+      RFS_RETURN_IF_ERROR(Lz4Decompress(alone, buf, pos, pos + dict_len, first_len));
+      if (!alone.at_end()) {
+        return alone.Error(
+            StrCat("LZ4 block ends ", alone.remaining(), " bytes before its stored length"));
+      }
+      wait(second_compressed, second_offset, second_start, second_len);
+    }
+    first = 2;
+  }
+  for (size_t i = first; i < num_blocks; ++i) {
     const size_t start = dict_len + i * block_len;
     const size_t n = std::min<size_t>(block_len, len - start);
     if (i == 0) {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
     } else if (lazy_ && whole_chunk) {
-      // Decoded by EnsureDecoded when a document reaches it.
       const uint64_t offset = in.source_offset();
       RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(lengths_[i]));
-      pending_.push_back({compressed, offset, start, n});
-      pending_source_ = in.source();
-      pending_dict_len_ = dict_len;
+      wait(compressed, offset, start, n);
     } else {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], scratch_, 0, dict_len, n));
       std::memcpy(dict + start, scratch_.data() + dict_len, n);

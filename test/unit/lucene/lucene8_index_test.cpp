@@ -486,11 +486,14 @@ ChunkBlocks LayOutChunk(const std::vector<uint8_t>& fdt,
 
 TEST_CASE("A damaged LZ4 block decoded beside another fails where a document reaches it",
           "[lucene][lucene8]") {
-  // Two waiting blocks of a chunk are decoded together; when either is malformed, each is
-  // decoded alone, so the documents of the sound first block are still read and the error names
-  // the damaged block's bytes. Here the second half of the third block of a chunk of Java
+  // A chunk's blocks are decoded two at a time: the first two as the chunk is opened, the rest
+  // in pairs as documents reach them. When either of a pair is malformed, each is decoded alone,
+  // so the documents of the sound first block are still read and the error names the damaged
+  // block's bytes. Here the second half of the second or the fourth block of a chunk of Java
   // Lucene's own BEST_SPEED index is overwritten (checksums off, as a reader that skips them
   // would see it): every document before that block is read as Lucene read it, then the error.
+  const size_t damaged_index = GENERATE(size_t{1}, size_t{3});
+  INFO("damaged block " << damaged_index);
   auto root = rfs::lucene::testing::Lucene8Indexes();
   if (!root) return;
   rfs::test::TempDir copy("rfs-lz4-pair");
@@ -498,7 +501,7 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
   auto golden = ReadLines(copy.path() / "golden.jsonl");
   golden.pop_back();  // the stats line
 
-  // The first chunk of the first segment with at least three blocks.
+  // The first chunk of the first segment with more blocks than the damaged one's index.
   uint64_t second_segment_base = 0;
   rfs::lucene::SegmentCommitInfo segment;
   {
@@ -524,7 +527,7 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
     auto chunks = rfs::lucene::internal::ChunkCursor::Open(**local, segment, false);
     REQUIRE(chunks.ok());
     int32_t doc = 0;
-    while (doc < (*chunks)->max_doc() && layout.blocks.size() < 3) {
+    while (doc < (*chunks)->max_doc() && layout.blocks.size() <= damaged_index) {
       auto chunk = (*chunks)->ChunkFor(doc);
       REQUIRE(chunk.ok());
       if (!(*chunk)->sliced) {
@@ -534,7 +537,7 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
       }
       doc = (*chunk)->doc_base + (*chunk)->chunk_docs;
     }
-    REQUIRE(layout.blocks.size() >= 3);
+    REQUIRE(layout.blocks.size() > damaged_index);
     // The layout read holds together: its last block ends where the next chunk starts, or the
     // file's footer (16 bytes, Lucene87 keeping its chunk counts in the .fdm).
     if (doc < (*chunks)->max_doc()) {
@@ -545,7 +548,7 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
       CHECK(layout.blocks.back().file_end == fdt.size() - 16);
     }
   }
-  const ChunkBlocks::Block damaged = layout.blocks[2];
+  const ChunkBlocks::Block damaged = layout.blocks[damaged_index];
   const uint64_t from = damaged.file_start + (damaged.file_end - damaged.file_start) / 2;
   std::fill(fdt.begin() + static_cast<std::ptrdiff_t>(from),
             fdt.begin() + static_cast<std::ptrdiff_t>(damaged.file_end), uint8_t{0xFF});
@@ -557,7 +560,7 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
   // The documents Lucene read whose bytes end before the damaged block's, some of them in the
   // block decoded beside it.
   size_t sound = 0;
-  size_t sound_in_second_block = 0;
+  size_t sound_in_partner = 0;
   for (const std::string& line : golden) {
     const uint64_t cursor = std::stoull(line.substr(10, line.find(',') - 10));
     if (cursor >= second_segment_base) break;
@@ -566,11 +569,11 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
       if (doc >= static_cast<int64_t>(doc_ends.size())) break;
       const size_t end = doc_ends[static_cast<size_t>(doc)];
       if (end > damaged.data_start) break;
-      if (end > layout.blocks[1].data_start) ++sound_in_second_block;
+      if (end > layout.blocks[damaged_index - 1].data_start) ++sound_in_partner;
     }
     ++sound;
   }
-  REQUIRE(sound_in_second_block > 0);
+  REQUIRE(sound_in_partner > 0);
 
   rfs::lucene::ShardReaderOptions options;
   options.verify_checksums = false;
