@@ -247,38 +247,67 @@ absl::Status ChunkDecoder::ReadInts(ByteReader& in, int32_t count, std::vector<u
   return absl::OkStatus();
 }
 
-absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t end) {
+absl::StatusOr<size_t> ChunkDecoder::DecodeWaiting(DecodedChunk& chunk, size_t i, size_t limit) {
   // A decoded block out of its [dict | block] into the chunk's data.
   auto take = [&](const PendingBlock& block, const std::vector<uint8_t>& scratch) {
     std::memcpy(chunk.data.data() + block.start, scratch.data() + pending_dict_len_, block.len);
-    chunk.ready = block.start + block.len;
   };
+  if (i + 1 < limit &&
+      pair_scratch_.size() >= size_t{pending_dict_len_} + pending_[i + 1].len + kLz4Slack) {
+    // Two blocks at once when two wait (about a fifth faster); a malformed one is decoded alone
+    // below, so its error comes when a document reaches it, as it would one by one.
+    const PendingBlock& first = pending_[i];
+    const PendingBlock& second = pending_[i + 1];
+    ByteReader in_first(first.compressed, pending_source_, first.source_offset);
+    ByteReader in_second(second.compressed, pending_source_, second.source_offset);
+    if (Lz4DecompressPair(in_first, scratch_, pending_dict_len_, first.len, in_second,
+                          pair_scratch_, pending_dict_len_, second.len)) {
+      take(first, scratch_);
+      take(second, pair_scratch_);
+      return 2;
+    }
+  }
+  const PendingBlock& block = pending_[i];
+  ByteReader sub(block.compressed, pending_source_, block.source_offset);
+  RFS_RETURN_IF_ERROR(Lz4Decompress(sub, scratch_, 0, pending_dict_len_, block.len));
+  if (!sub.at_end()) {
+    return sub.Error(StrCat("LZ4 block ends ", sub.remaining(), " bytes before its stored length"));
+  }
+  take(block, scratch_);
+  return 1;
+}
+
+bool ChunkDecoder::Undecoded(const DecodedChunk& chunk, size_t begin, size_t end) const {
+  if (end > chunk.ready) return true;
+  return hole_first_ < hole_end_ &&
+         begin < pending_[hole_end_ - 1].start + pending_[hole_end_ - 1].len &&
+         end > pending_[hole_first_].start;
+}
+
+absl::Status ChunkDecoder::EnsureDecoded(DecodedChunk& chunk, size_t begin, size_t end) {
+  if (hole_first_ < hole_end_ && Undecoded(chunk, begin, std::min(end, chunk.ready))) {
+    // A document of the blocks passed over, asked for after all (a cursor moved back).
+    for (size_t i = hole_first_; i < hole_end_;) {
+      RFS_ASSIGN_OR_RETURN(const size_t decoded, DecodeWaiting(chunk, i, hole_end_));
+      i += decoded;
+    }
+    hole_first_ = hole_end_ = 0;
+  }
   while (chunk.ready < end && next_pending_ < pending_.size()) {
-    if (next_pending_ + 1 < pending_.size() &&
-        pair_scratch_.size() >=
-            size_t{pending_dict_len_} + pending_[next_pending_ + 1].len + kLz4Slack) {
-      // Two blocks at once when two wait (about a fifth faster); a malformed one is decoded
-      // alone below, so its error comes when a document reaches it, as it would one by one.
-      const PendingBlock& first = pending_[next_pending_];
-      const PendingBlock& second = pending_[next_pending_ + 1];
-      ByteReader in_first(first.compressed, pending_source_, first.source_offset);
-      ByteReader in_second(second.compressed, pending_source_, second.source_offset);
-      if (Lz4DecompressPair(in_first, scratch_, pending_dict_len_, first.len, in_second,
-                            pair_scratch_, pending_dict_len_, second.len)) {
-        take(first, scratch_);
-        take(second, pair_scratch_);
-        next_pending_ += 2;
-        continue;
-      }
+    const PendingBlock& block = pending_[next_pending_];
+    if (block.start + block.len <= begin &&
+        (hole_first_ == hole_end_ || hole_end_ == next_pending_)) {
+      // Wholly before the document: passed over (a cursor sent into the chunk, or past deleted
+      // documents, reads none of it), and decoded only if one of its documents is asked for.
+      if (hole_first_ == hole_end_) hole_first_ = next_pending_;
+      hole_end_ = ++next_pending_;
+      chunk.ready = block.start + block.len;
+      continue;
     }
-    const PendingBlock& block = pending_[next_pending_++];
-    ByteReader sub(block.compressed, pending_source_, block.source_offset);
-    RFS_RETURN_IF_ERROR(Lz4Decompress(sub, scratch_, 0, pending_dict_len_, block.len));
-    if (!sub.at_end()) {
-      return sub.Error(
-          StrCat("LZ4 block ends ", sub.remaining(), " bytes before its stored length"));
-    }
-    take(block, scratch_);
+    RFS_ASSIGN_OR_RETURN(const size_t decoded,
+                         DecodeWaiting(chunk, next_pending_, pending_.size()));
+    next_pending_ += decoded;
+    chunk.ready = pending_[next_pending_ - 1].start + pending_[next_pending_ - 1].len;
   }
   if (chunk.ready < end) {
     return core::DataLossAt(pending_source_, chunk.file_offset,
@@ -397,14 +426,15 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
     return absl::OkStatus();
   };
   RFS_RETURN_IF_ERROR(decode_exact(dict_clen, buf, pos, pos, dict_len));
+  // In a lazily decoded chunk of several blocks, blocks wait for their documents (EnsureDecoded).
+  const bool blocks_wait = lazy_ && whole_chunk && num_blocks > 1;
   if (num_blocks > 1) {
     // Blocks after the first cannot be decoded in place (their history must
     // be the dictionary alone), so they go through [dict | block] scratch.
     scratch_.resize(std::max<size_t>(scratch_.size(), size_t{dict_len} + block_len + kLz4Slack));
     std::memcpy(scratch_.data(), dict, dict_len);
-    if (lazy_ && whole_chunk && num_blocks > 2) {
-      // Blocks that wait are decoded two at a time (EnsureDecoded), the second in its own
-      // [dict | block].
+    if (blocks_wait) {
+      // Blocks that wait are decoded two at a time, the second in its own [dict | block].
       pair_scratch_.resize(scratch_.size());
       std::memcpy(pair_scratch_.data(), dict, dict_len);
     }
@@ -416,11 +446,11 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
     pending_dict_len_ = dict_len;
   };
   size_t first = 0;
-  if (lazy_ && whole_chunk && num_blocks > 1) {
+  if (blocks_wait && first_wanted_byte_ < dict_len + 2 * size_t{block_len}) {
     // The first two blocks at once (as EnsureDecoded pairs the rest), the first in place after
-    // the dictionary, the second through scratch. A malformed pair is decoded again one block at
-    // a time: the first's error comes now, as it would alone, and the second waits for its
-    // documents.
+    // the dictionary, the second through scratch, unless the document wanted starts after them
+    // (then every block waits). A malformed pair is decoded again one block at a time: the
+    // first's error comes now, as it would alone, and the second waits for its documents.
     const size_t second_start = dict_len + block_len;
     const size_t first_len = block_len;
     const size_t second_len = std::min<size_t>(block_len, len - second_start);
@@ -447,12 +477,12 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
   for (size_t i = first; i < num_blocks; ++i) {
     const size_t start = dict_len + i * block_len;
     const size_t n = std::min<size_t>(block_len, len - start);
-    if (i == 0) {
-      RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
-    } else if (lazy_ && whole_chunk) {
+    if (blocks_wait) {
       const uint64_t offset = in.source_offset();
       RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(lengths_[i]));
       wait(compressed, offset, start, n);
+    } else if (i == 0) {
+      RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
     } else {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], scratch_, 0, dict_len, n));
       std::memcpy(dict + start, scratch_.data() + dict_len, n);
@@ -530,6 +560,8 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   out.ready = 0;
   pending_.clear();
   next_pending_ = 0;
+  hole_first_ = hole_end_ = 0;
+  first_wanted_byte_ = 0;
   RFS_ASSIGN_OR_RETURN(uint32_t doc_base, in.ReadVInt());
   RFS_ASSIGN_OR_RETURN(uint32_t token, in.ReadVInt());
   const uint32_t chunk_docs = format_.lucene4 ? token : token >> (format_.token_dirty_bit ? 2 : 1);
@@ -568,6 +600,9 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   }
   const bool decompress =
       want_doc < 0 || (want_doc >= out.doc_base && want_doc - out.doc_base < out.chunk_docs);
+  if (want_doc > out.doc_base && decompress) {
+    first_wanted_byte_ = out.offsets[static_cast<size_t>(want_doc - out.doc_base)];
+  }
   const size_t chunk_size = static_cast<size_t>(format_.chunk_size);
   if (out.sliced && chunk_size == 0) {
     return in.ErrorAt(start, "sliced chunk without a chunk size");
@@ -973,8 +1008,12 @@ absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
     next_doc_ = chunk_.doc_base;
     RFS_RETURN_IF_ERROR(DecodeNext(doc));
   }
-  const size_t end = chunk_.offsets[static_cast<size_t>(doc - chunk_.doc_base) + 1];
-  if (end > chunk_.ready) RFS_RETURN_IF_ERROR(decoder_.EnsureDecoded(chunk_, end));
+  const size_t index = static_cast<size_t>(doc - chunk_.doc_base);
+  const size_t begin = chunk_.offsets[index];
+  const size_t end = chunk_.offsets[index + 1];
+  if (decoder_.Undecoded(chunk_, begin, end)) {
+    RFS_RETURN_IF_ERROR(decoder_.EnsureDecoded(chunk_, begin, end));
+  }
   return &chunk_;
 }
 
@@ -1004,7 +1043,7 @@ absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
       if (chunk.doc_base != next) return in.Error("docBase mismatch");
       for (int32_t i = 0; i < chunk.chunk_docs; ++i) {
         if (lazy && chunk.decompressed) {
-          RFS_RETURN_IF_ERROR(decoder.EnsureDecoded(chunk, chunk.offsets[i + 1]));
+          RFS_RETURN_IF_ERROR(decoder.EnsureDecoded(chunk, chunk.offsets[i], chunk.offsets[i + 1]));
         }
         size_t n = 0;
         if (!ParseFields(

@@ -72,7 +72,8 @@ absl::StatusOr<StoredFieldsFormat> FormatForHeader(std::string_view codec, int32
 /// An allocator whose resize leaves new bytes uninitialised: a chunk's buffer is sized from
 /// lengths the file claims before a byte is decoded, and zero-filling it would make a corrupt
 /// claim cost its whole size in memory before the decoder finds the lie. The decoder writes every
-/// byte below `DecodedChunk::ready` before anything reads it.
+/// byte below `DecodedChunk::ready` (but those of blocks it passed over, which ChunkCursor decodes
+/// before they are read) before anything reads it.
 template <typename T>
 struct DefaultInitAllocator : std::allocator<T> {
   template <typename U>
@@ -105,7 +106,8 @@ struct DecodedChunk {
   size_t total = 0;
   bool decompressed = false;
   /// Bytes of `data` decoded so far: `total`, except for a lazily decoded chunk (see
-  /// ChunkDecoder::set_lazy), whose later blocks wait for EnsureDecoded.
+  /// ChunkDecoder::set_lazy), whose later blocks wait for EnsureDecoded. Such a chunk may also
+  /// have blocks below `ready` passed over (ChunkDecoder::Undecoded says which bytes).
   size_t ready = 0;
 
   std::span<const uint8_t> doc_bytes(int32_t index) const {
@@ -134,9 +136,12 @@ class ChunkDecoder {
   /// compressed bytes must stay valid until the next Decode.
   void set_lazy(bool lazy) { lazy_ = lazy; }
 
-  /// Decodes the waiting blocks of the chunk last decoded into `chunk` until at least `end`
-  /// bytes of its data are ready.
-  absl::Status EnsureDecoded(DecodedChunk& chunk, size_t end);
+  /// Whether bytes [begin, end) of the chunk last decoded into `chunk` still wait to be decoded.
+  bool Undecoded(const DecodedChunk& chunk, size_t begin, size_t end) const;
+  /// Decodes the waiting blocks of the chunk last decoded into `chunk` that bytes [begin, end) of
+  /// its data lie in. Blocks that wait wholly before `begin` are passed over, and decoded only if
+  /// bytes of theirs are asked for later.
+  absl::Status EnsureDecoded(DecodedChunk& chunk, size_t begin, size_t end);
 
   /// Called with a chunk's decoded size before a chunk of at least kLargeChunkBytes is
   /// decompressed (a huge document's), so the caller can wait for memory; an error stops the read.
@@ -176,6 +181,9 @@ class ChunkDecoder {
   absl::Status DecompressBlock(core::ByteReader& in, uint8_t* dst_base, size_t dst_capacity,
                                size_t pos, size_t len, bool whole_chunk = false);
   absl::Status SkipBlock(core::ByteReader& in, size_t len);
+  // Decodes waiting block `i` into `chunk`, with block i + 1 beside it when it is below `limit`;
+  // returns how many it decoded.
+  absl::StatusOr<size_t> DecodeWaiting(DecodedChunk& chunk, size_t i, size_t limit);
 
   absl::Status DecompressZstd(core::ByteReader& in, std::span<uint8_t> out,
                               std::span<const uint8_t> dictionary, bool allow_empty);
@@ -193,6 +201,12 @@ class ChunkDecoder {
   bool lazy_ = false;
   std::vector<PendingBlock> pending_;  // in order; decoded up to next_pending_
   size_t next_pending_ = 0;
+  // Waiting blocks [hole_first_, hole_end_) were passed over, not decoded (EnsureDecoded).
+  size_t hole_first_ = 0;
+  size_t hole_end_ = 0;
+  // Where the document the chunk was decoded for starts in its data: blocks wholly before it are
+  // not decoded at once.
+  size_t first_wanted_byte_ = 0;
   std::string_view pending_source_;  // the file the pending blocks come from
   uint32_t pending_dict_len_ = 0;
 };

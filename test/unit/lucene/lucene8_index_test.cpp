@@ -482,6 +482,63 @@ ChunkBlocks LayOutChunk(const std::vector<uint8_t>& fdt,
   return out;
 }
 
+// The first chunk (not sliced) of `segment` of the index at `dir` with more than `min_blocks`
+// blocks, laid out from the `.fdt` bytes `fdt`: its blocks, first document and the end of each
+// of its documents in its data.
+struct ChunkOfBlocks {
+  ChunkBlocks layout;
+  int32_t first_doc = 0;
+  std::vector<size_t> doc_ends;
+};
+
+ChunkOfBlocks FindChunkOfBlocks(const std::filesystem::path& dir,
+                                const rfs::lucene::SegmentCommitInfo& segment,
+                                const std::vector<uint8_t>& fdt, size_t min_blocks) {
+  ChunkOfBlocks out;
+  auto local = rfs::core::LocalDirectory::Open(dir.string());
+  REQUIRE(local.ok());
+  auto chunks = rfs::lucene::internal::ChunkCursor::Open(**local, segment, false);
+  REQUIRE(chunks.ok());
+  int32_t doc = 0;
+  while (doc < (*chunks)->max_doc() && out.layout.blocks.size() <= min_blocks) {
+    auto chunk = (*chunks)->ChunkFor(doc);
+    REQUIRE(chunk.ok());
+    if (!(*chunk)->sliced) {
+      out.layout = LayOutChunk(fdt, **chunk);
+      out.first_doc = (*chunk)->doc_base;
+      out.doc_ends.assign((*chunk)->offsets.begin() + 1, (*chunk)->offsets.end());
+    }
+    doc = (*chunk)->doc_base + (*chunk)->chunk_docs;
+  }
+  REQUIRE(out.layout.blocks.size() > min_blocks);
+  // The layout read holds together: its last block ends where the next chunk starts, or the
+  // file's footer (16 bytes, Lucene87 keeping its chunk counts in the .fdm).
+  if (doc < (*chunks)->max_doc()) {
+    auto next = (*chunks)->ChunkFor(doc);
+    REQUIRE(next.ok());
+    CHECK(out.layout.blocks.back().file_end == (*next)->file_offset);
+  } else {
+    CHECK(out.layout.blocks.back().file_end == fdt.size() - 16);
+  }
+  return out;
+}
+
+std::vector<uint8_t> ReadFile(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(file),
+                              std::istreambuf_iterator<char>());
+}
+
+// Overwrites the second half of `block`'s compressed bytes in `fdt` and writes the file.
+void DamageBlock(std::vector<uint8_t>& fdt, const ChunkBlocks::Block& block,
+                 const std::filesystem::path& path) {
+  const uint64_t from = block.file_start + (block.file_end - block.file_start) / 2;
+  std::fill(fdt.begin() + static_cast<std::ptrdiff_t>(from),
+            fdt.begin() + static_cast<std::ptrdiff_t>(block.file_end), uint8_t{0xFF});
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char*>(fdt.data()), static_cast<std::streamsize>(fdt.size()));
+}
+
 }  // namespace
 
 TEST_CASE("A damaged LZ4 block decoded beside another fails where a document reaches it",
@@ -513,49 +570,13 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
   }
   REQUIRE(!segment.info.is_compound);
   const std::string fdt_name = segment.name + ".fdt";
-  std::vector<uint8_t> fdt;
-  {
-    std::ifstream file(copy.path() / fdt_name, std::ios::binary);
-    fdt.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-  }
-  ChunkBlocks layout;
-  int32_t first_doc = 0;
-  std::vector<size_t> doc_ends;  // of the chunk's documents, in its data
-  {
-    auto local = rfs::core::LocalDirectory::Open(copy.str());
-    REQUIRE(local.ok());
-    auto chunks = rfs::lucene::internal::ChunkCursor::Open(**local, segment, false);
-    REQUIRE(chunks.ok());
-    int32_t doc = 0;
-    while (doc < (*chunks)->max_doc() && layout.blocks.size() <= damaged_index) {
-      auto chunk = (*chunks)->ChunkFor(doc);
-      REQUIRE(chunk.ok());
-      if (!(*chunk)->sliced) {
-        layout = LayOutChunk(fdt, **chunk);
-        first_doc = (*chunk)->doc_base;
-        doc_ends.assign((*chunk)->offsets.begin() + 1, (*chunk)->offsets.end());
-      }
-      doc = (*chunk)->doc_base + (*chunk)->chunk_docs;
-    }
-    REQUIRE(layout.blocks.size() > damaged_index);
-    // The layout read holds together: its last block ends where the next chunk starts, or the
-    // file's footer (16 bytes, Lucene87 keeping its chunk counts in the .fdm).
-    if (doc < (*chunks)->max_doc()) {
-      auto next = (*chunks)->ChunkFor(doc);
-      REQUIRE(next.ok());
-      CHECK(layout.blocks.back().file_end == (*next)->file_offset);
-    } else {
-      CHECK(layout.blocks.back().file_end == fdt.size() - 16);
-    }
-  }
+  std::vector<uint8_t> fdt = ReadFile(copy.path() / fdt_name);
+  const ChunkOfBlocks found = FindChunkOfBlocks(copy.path(), segment, fdt, damaged_index);
+  const ChunkBlocks& layout = found.layout;
+  const int32_t first_doc = found.first_doc;
+  const std::vector<size_t>& doc_ends = found.doc_ends;
   const ChunkBlocks::Block damaged = layout.blocks[damaged_index];
-  const uint64_t from = damaged.file_start + (damaged.file_end - damaged.file_start) / 2;
-  std::fill(fdt.begin() + static_cast<std::ptrdiff_t>(from),
-            fdt.begin() + static_cast<std::ptrdiff_t>(damaged.file_end), uint8_t{0xFF});
-  {
-    std::ofstream file(copy.path() / fdt_name, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char*>(fdt.data()), static_cast<std::streamsize>(fdt.size()));
-  }
+  DamageBlock(fdt, damaged, copy.path() / fdt_name);
 
   // The documents Lucene read whose bytes end before the damaged block's, some of them in the
   // block decoded beside it.
@@ -605,4 +626,89 @@ TEST_CASE("A damaged LZ4 block decoded beside another fails where a document rea
   const uint64_t offset = std::stoull(message.substr(at + 11));
   CHECK(offset >= damaged.file_start);
   CHECK(offset <= damaged.file_end);
+}
+
+TEST_CASE("A cursor sent into a chunk decodes its blocks from its document's on",
+          "[lucene][lucene8]") {
+  // A reader sent to a document inside a chunk (each thread of a parallel scan starts its ranges
+  // so) needs none of the blocks wholly before that document: they are passed over, and decoded
+  // only if a document of theirs is asked for after all. On Java Lucene's own BEST_SPEED index: a
+  // document of a passed-over block, asked for afterwards, reads exactly; and with the second
+  // block damaged (checksums off), a document of the fourth block or later reads as before the
+  // damage, the error coming only when a document of the damaged block is asked for.
+  auto root = rfs::lucene::testing::Lucene8Indexes();
+  if (!root) return;
+  rfs::test::TempDir copy("rfs-lz4-seek");
+  std::filesystem::copy(*root / "speed_multi", copy.path());
+  rfs::lucene::SegmentCommitInfo segment;
+  {
+    auto reader = OpenIndex(copy.path());
+    segment = reader->segments().front();
+  }
+  REQUIRE(!segment.info.is_compound);
+  const std::string fdt_name = segment.name + ".fdt";
+  std::vector<uint8_t> fdt = ReadFile(copy.path() / fdt_name);
+  const ChunkOfBlocks found = FindChunkOfBlocks(copy.path(), segment, fdt, 3);
+  const auto& blocks = found.layout.blocks;
+  // A document wholly in the second block, and the first that starts in the fourth or later.
+  std::optional<int32_t> early, late;
+  for (size_t i = 0; i < found.doc_ends.size(); ++i) {
+    const size_t begin = i == 0 ? 0 : found.doc_ends[i - 1];
+    const size_t end = found.doc_ends[i];
+    if (!early && begin >= blocks[1].data_start && end <= blocks[1].data_end && end > begin) {
+      early = static_cast<int32_t>(i);
+    }
+    if (!late && begin >= blocks[3].data_start && end > begin) late = static_cast<int32_t>(i);
+  }
+  REQUIRE(early.has_value());
+  REQUIRE(late.has_value());
+
+  auto local = rfs::core::LocalDirectory::Open(copy.str());
+  REQUIRE(local.ok());
+  using rfs::lucene::internal::ChunkCursor;
+  auto bytes_of = [&](ChunkCursor& chunks, int32_t index) -> absl::StatusOr<std::vector<uint8_t>> {
+    auto chunk = chunks.ChunkFor(found.first_doc + index);
+    if (!chunk.ok()) return chunk.status();
+    const auto bytes = (*chunk)->doc_bytes(index);
+    return std::vector<uint8_t>(bytes.begin(), bytes.end());
+  };
+  std::vector<uint8_t> early_bytes, late_bytes;
+  {
+    // In order, every block decoded on the way.
+    auto in_order = ChunkCursor::Open(**local, segment, false);
+    REQUIRE(in_order.ok());
+    auto e = bytes_of(**in_order, *early);
+    auto l = bytes_of(**in_order, *late);
+    REQUIRE(e.ok());
+    REQUIRE(l.ok());
+    early_bytes = *e;
+    late_bytes = *l;
+    // Sent to the late document first, then back to the early one.
+    auto sent = ChunkCursor::Open(**local, segment, false);
+    REQUIRE(sent.ok());
+    auto l2 = bytes_of(**sent, *late);
+    REQUIRE(l2.ok());
+    CHECK(*l2 == late_bytes);
+    auto e2 = bytes_of(**sent, *early);
+    REQUIRE(e2.ok());
+    CHECK(*e2 == early_bytes);
+  }
+
+  DamageBlock(fdt, blocks[1], copy.path() / fdt_name);
+  auto damaged = ChunkCursor::Open(**local, segment, false);
+  REQUIRE(damaged.ok());
+  auto l3 = bytes_of(**damaged, *late);
+  INFO(l3.status().ToString());
+  REQUIRE(l3.ok());
+  CHECK(*l3 == late_bytes);
+  auto e3 = bytes_of(**damaged, *early);
+  REQUIRE(!e3.ok());
+  CHECK(absl::IsDataLoss(e3.status()));
+  const std::string message(e3.status().message());
+  CHECK_THAT(message, Catch::Contains(fdt_name));
+  const size_t at = message.rfind(" at offset ");
+  REQUIRE(at != std::string::npos);
+  const uint64_t offset = std::stoull(message.substr(at + 11));
+  CHECK(offset >= blocks[1].file_start);
+  CHECK(offset <= blocks[1].file_end);
 }
