@@ -35,11 +35,16 @@ class ChunkChecksums final : public IStoredFieldsVerifier {
 
   void OnChunk(size_t segment, const std::shared_ptr<const core::IRandomAccessFile>& file,
                uint64_t offset, std::span<const uint8_t> bytes) override {
+    {
+      // Two threads may decode the same chunk (ranges meet inside it): the first piece stays,
+      // and the second is not hashed.
+      std::lock_guard lock(mu_);
+      if (files_[segment].pieces.contains(offset)) return;
+    }
     const uint32_t crc = core::Crc32(bytes);
     std::lock_guard lock(mu_);
     File& f = files_[segment];
     if (!f.file) f.file = file;
-    // Two threads may decode the same chunk (ranges meet inside it): the first piece stays.
     f.pieces.emplace(offset, Piece{offset + bytes.size(), crc});
   }
 
