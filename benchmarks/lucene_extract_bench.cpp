@@ -24,6 +24,7 @@
 #include "rfs/snapshot/repository.hpp"
 #include "rfs/snapshot/source_repo.hpp"
 
+#include "bench_read.hpp"
 #include "bench_support.hpp"
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -48,36 +49,6 @@ struct Options {
   fs::path data_dir = RFS_BENCH_DATA_DIR;
 };
 
-Result ReadAll(std::shared_ptr<const rfs::core::IDirectory> directory, std::string segments) {
-  rfs::lucene::ShardReaderOptions options;
-  options.segments_file = std::move(segments);
-  options.pass_through_non_json_source = true;
-  const auto start = std::chrono::steady_clock::now();
-  auto reader = rfs::lucene::ShardReader::Open(std::move(directory), options);
-  if (!reader.ok()) Fail(std::string(reader.status().message()));
-  auto cursor = (*reader)->OpenAt(0);
-  if (!cursor.ok()) Fail(std::string(cursor.status().message()));
-  Result result;
-  rfs::lucene::Document doc;
-  while (true) {
-    auto more = (*cursor)->Next(doc);
-    if (!more.ok()) Fail(std::string(more.status().message()));
-    if (!*more) break;
-    ++result.docs;
-    result.source_bytes += doc.source.size();
-  }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
-}
-
-std::string CommitName(const rfs::core::IDirectory& directory) {
-  std::string out;
-  for (const auto& name : directory.ListFiles()) {
-    if (name.starts_with("segments_")) out = name;
-  }
-  return out;
-}
-
 template <typename F>
 Result Best(int rounds, F run) {
   Result best;
@@ -100,8 +71,8 @@ double PeakRssOfExtraction(const fs::path& dir) {
     std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
     const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
     auto files = SnapshotShard(dir, keep, &snapshot);
-    const std::string commit = CommitName(*files);
-    return ReadAll(files, commit).docs > 0;
+    const std::string commit = bench::CommitName(*files);
+    return bench::ReadEveryDocument(files, commit).docs > 0;
   });
 }
 
@@ -151,13 +122,15 @@ int main(int argc, char** argv) {
     std::unique_ptr<rfs::snapshot::SnapshotRepository> keep;
     const rfs::snapshot::SnapshotEntry* snapshot = nullptr;
     auto in_place = SnapshotShard(dir, keep, &snapshot);
-    const std::string commit = CommitName(*in_place);
-    const Result ours_snapshot = Best(options.rounds, [&] { return ReadAll(in_place, commit); });
+    const std::string commit = bench::CommitName(*in_place);
+    const Result ours_snapshot =
+        Best(options.rounds, [&] { return bench::ReadEveryDocument(in_place, commit); });
     Print("rfs, in place from snapshot blobs", ours_snapshot);
     auto plain = rfs::core::LocalDirectory::Open(lucene_dir.string());
     if (!plain.ok()) Fail(std::string(plain.status().message()));
     std::shared_ptr<const rfs::core::IDirectory> plain_dir = std::move(plain).value();
-    const Result ours_plain = Best(options.rounds, [&] { return ReadAll(plain_dir, commit); });
+    const Result ours_plain =
+        Best(options.rounds, [&] { return bench::ReadEveryDocument(plain_dir, commit); });
     Print("rfs, plain Lucene folder", ours_plain);
     if (!options.skip_java) {
       // Java's extra rounds warm its JIT before the best one counts.

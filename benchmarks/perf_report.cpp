@@ -2,8 +2,9 @@
 // Lucene 8.8.1's fastest single-threaded read of the same shard:
 //
 //   1. read speed: `SnapshotInspector docs` and the export to bulk files against Java, the
-//      median of --read-rounds rounds interleaved with Java's (goals 3.5x and 2x), then each
-//      with --reader-threads 0 and auto, best of --rounds;
+//      median of --read-rounds rounds interleaved with Java's (goals 3.5x and 2x), beside the
+//      ceiling this machine sets (every document read in-process with no line laid out, its CPU
+//      spread over every core); then each with --reader-threads 0 and auto, best of --rounds;
 //   1b. S3 at cloud latency (s3rver behind the test proxy: 30 ms to the first byte, 80 MB/s per
 //      connection) against the folder: the worker's own CPU per GB (goal <= 1.25x the folder's),
 //      wall time, the proxy's CPU and requests, and the time to the first document, for the
@@ -22,7 +23,8 @@
 //      and a shard without _source rebuilt (--enable-sourceless-migrations);
 //   4c. the 1 GB shard over HTTP into the double in discard mode with default options, gzip on
 //      and off, in rounds with the export to bulk files: MB/s, the worker's CPU-seconds per GB of
-//      _source (goal with gzip: <= 2x the export's in the same rounds) and peak RSS;
+//      _source (goal with gzip: <= 2x the export's in the same rounds) and peak RSS, beside the
+//      floor this machine sets (the export's CPU plus igzip's alone on the export's own bodies);
 //   4e. huge documents as Lucene may lay them out (several in a row, one per segment, base64
 //      bodies LZ4 cannot shrink) on the same paths (HTTP only up to 100 MB documents);
 //   4f. the delta path: snapshots A and B of a real OpenSearch node, B with 20, 50 and 100 MB
@@ -53,6 +55,9 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/net/gzip.hpp"
+
+#include "bench_read.hpp"
 #include "bench_support.hpp"
 #include "opensearch_double.hpp"
 #include "support/s3_proxy.hpp"
@@ -608,7 +613,8 @@ void S3Cost(const std::string& name, const path& dir, const std::string& out_dir
 // figure, its spread printed beside it.
 void ReadRatios(const Options& options, const std::string& repo, const path& lucene_dir,
                 const std::string& out_dir, double source_mb) {
-  std::vector<double> read_ratios, export_ratios;
+  std::vector<double> read_ratios, export_ratios, ceiling_ratios;
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   std::printf("read, %d rounds interleaved with Java (ratio = Java seconds / rfs seconds):\n",
               options.read_rounds);
   for (int round = 0; round < options.read_rounds; ++round) {
@@ -621,13 +627,22 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
     const Run exported =
         RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out_dir}});
     if (exported.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration failed");
+    // The ceiling: the same documents decoded in-process on one thread, no line laid out, its
+    // CPU as if split evenly over every core with nothing else to do.
+    auto local = rfs::core::LocalDirectory::Open(lucene_dir.string());
+    if (!local.ok()) Fail(std::string(local.status().message()));
+    std::shared_ptr<const rfs::core::IDirectory> folder = *std::move(local);
+    const bench::ReadResult decoded = bench::ReadEveryDocument(folder, bench::CommitName(*folder));
+    if (decoded.source_bytes != java.source_bytes) Fail("the in-process read read other documents");
     read_ratios.push_back(java.seconds / read.seconds);
     export_ratios.push_back(java.seconds / exported.seconds);
+    ceiling_ratios.push_back(java.seconds / (decoded.cpu_seconds / static_cast<double>(cores)));
     std::printf(
         "  round %d: Java %.2f s, SnapshotInspector docs %.2f s (%.2fx, %.1f CPU-s), "
-        "export %.2f s (%.2fx, %.1f CPU-s)\n",
+        "export %.2f s (%.2fx, %.1f CPU-s), no line laid out %.2f CPU-s (%.2fx)\n",
         round + 1, java.seconds, read.seconds, read_ratios.back(), read.cpu_seconds,
-        exported.seconds, export_ratios.back(), exported.cpu_seconds);
+        exported.seconds, export_ratios.back(), exported.cpu_seconds, decoded.cpu_seconds,
+        ceiling_ratios.back());
   }
   auto report = [](const char* what, const std::vector<double>& ratios, double goal) {
     std::printf("  %-52s median %.2fx Java (%.2f-%.2fx)  goal >= %.1fx %s\n", what, Median(ratios),
@@ -637,6 +652,29 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
   };
   report("SnapshotInspector docs", read_ratios, 3.5);
   report("export to bulk files", export_ratios, 2.0);
+  std::printf(
+      "  %-52s median %.2fx Java (%.2f-%.2fx): the ceiling here, every document decoded with no "
+      "line laid out, its CPU spread over %ld cores\n",
+      "the read alone", Median(ceiling_ratios),
+      *std::min_element(ceiling_ratios.begin(), ceiling_ratios.end()),
+      *std::max_element(ceiling_ratios.begin(), ceiling_ratios.end()), cores);
+}
+
+// igzip's own CPU on the bodies an export to bulk files wrote (one `.ndjson` file per bulk),
+// each compressed as the worker compresses a body, into one reused buffer: what gzip alone adds
+// to the export's work over HTTP. Each file is read before its compression is timed.
+double GzipAloneCpuSeconds(const std::string& out_dir) {
+  std::string body, compressed;
+  double cpu = 0;
+  for (const auto& entry : bench::fs::recursive_directory_iterator(out_dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
+    std::ifstream file(entry.path(), std::ios::binary);
+    body.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    const double start = bench::CpuSecondsOf(RUSAGE_THREAD);
+    if (!rfs::net::GzipCompressInto(body, compressed).ok()) Fail("gzip failed");
+    cpu += bench::CpuSecondsOf(RUSAGE_THREAD) - start;
+  }
+  return cpu;
 }
 
 // 4c: the shard over HTTP into the double in discard mode, gzip on and off, each round also
@@ -649,6 +687,7 @@ void HttpCost(const Options& options, const std::string& repo, const std::string
       "the shard over HTTP into the double (discard mode), default options, against the export to "
       "bulk files in the same rounds; the worker's own CPU:\n");
   Run files_best, gzip_best, plain_best;
+  double gzip_alone = 0;
   auto keep_least_cpu = [](Run& best, const Run& run) {
     if (best.exit_codes.empty() || run.cpu_seconds < best.cpu_seconds) best = run;
   };
@@ -658,6 +697,8 @@ void HttpCost(const Options& options, const std::string& repo, const std::string
         RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out_dir}});
     if (files.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration to bulk files failed");
     keep_least_cpu(files_best, files);
+    const double gzip_cpu = GzipAloneCpuSeconds(out_dir);
+    if (gzip_alone == 0 || gzip_cpu < gzip_alone) gzip_alone = gzip_cpu;
     clear_out();
     for (const bool gzip : {true, false}) {
       // A fresh double each time: the worker coordinates in the target's working-state index.
@@ -677,6 +718,12 @@ void HttpCost(const Options& options, const std::string& repo, const std::string
   std::printf("  %-52s %7.2f s %8.1f MB/s  %4.2f CPU-s/GB  peak RSS %6.1f MiB\n",
               "one worker to bulk files", files_best.seconds, source_mb / files_best.seconds,
               files_cpu_gb, files_best.peak_mib);
+  if (gzip_alone == 0) Fail("the export to bulk files wrote no bulk bodies");
+  std::printf(
+      "  %-52s %7s %15s  %4.2f CPU-s/GB; with the files' CPU %.2fx the files: the floor of the "
+      "gzip goal here\n",
+      "igzip level 1 alone on the export's bodies", "", "", gzip_alone / gb,
+      (files_best.cpu_seconds + gzip_alone) / files_best.cpu_seconds);
   for (const bool gzip : {true, false}) {
     const Run& best = gzip ? gzip_best : plain_best;
     const double ratio = best.cpu_seconds / files_best.cpu_seconds;
