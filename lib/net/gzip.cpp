@@ -121,10 +121,19 @@ absl::StatusOr<std::string> GzipCompress(std::string_view data, int level) {
 }
 
 absl::Status GzipCompressInto(std::string_view data, std::string& out) {
+  return GzipCompressInto(std::span<const std::string_view>(&data, 1), out);
+}
+
+absl::Status GzipCompressInto(std::span<const std::string_view> pieces, std::string& out) {
   out.clear();
   Igzip& igzip = ThreadIgzip();
   igzip.Start();
-  return DeflateInto(igzip.stream, data, /*finish=*/true, out);
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) {
+    if (pieces[i].empty()) continue;
+    RFS_RETURN_IF_ERROR(DeflateInto(igzip.stream, pieces[i], /*finish=*/false, out));
+  }
+  return DeflateInto(igzip.stream, pieces.empty() ? std::string_view() : pieces.back(),
+                     /*finish=*/true, out);
 }
 
 struct GzipStream::State {

@@ -90,22 +90,70 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
       return client.BulkGzipped(std::move(gzipped), sent.size());
     }
   }
+  // The body in pieces, in order: runs of lines the reader laid out (SourceDocument::rendered),
+  // taken where they lie, and the lines of other documents, laid out here.
+  struct Piece {
+    const std::string* bytes;
+    size_t begin;
+    size_t end;
+  };
+  std::vector<Piece> pieces;
+  auto add = [&pieces](const std::string* bytes, size_t begin, size_t end) {
+    if (!pieces.empty() && pieces.back().bytes == bytes && pieces.back().end == begin) {
+      pieces.back().end = end;
+    } else {
+      pieces.push_back({bytes, begin, end});
+    }
+  };
   // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
   constexpr size_t kStep = size_t{4} << 20;
-  std::string body =
-      LaidOutBodies().Take(bytes < kStreamedBodyBytes ? (bytes / kStep + 1) * kStep : bytes);
+  const size_t body_size = bytes < kStreamedBodyBytes ? (bytes / kStep + 1) * kStep : bytes;
+  std::string laid_out;
+  bool laying_out = false;  // laid_out taken from the pool
   for (size_t i : sent) {
-    AppendBulkAction(*docs[i], options, body);
-    AppendSourceLine(*docs[i], body);
+    const SourceDocument& doc = *docs[i];
+    if (HasRenderedLines(doc, options)) {
+      add(&doc.rendered->bytes, doc.rendered_begin, doc.rendered_end);
+      continue;
+    }
+    if (!laying_out) {
+      laying_out = true;
+      laid_out = LaidOutBodies().Take(body_size);
+    }
+    const size_t begin = laid_out.size();
+    AppendBulkAction(doc, options, laid_out);
+    AppendSourceLine(doc, laid_out);
+    add(&laid_out, begin, laid_out.size());
   }
+  auto give_back = [&] {
+    if (laying_out) LaidOutBodies().Give(std::move(laid_out));
+    laying_out = false;
+  };
   if (!compress) {
+    // One buffer to send: the body laid out here when it is all of it, else the pieces copied.
+    std::string body;
+    if (pieces.size() == 1 && pieces.front().bytes == &laid_out) {
+      body = std::move(laid_out);
+      laying_out = false;
+    } else {
+      body = LaidOutBodies().Take(body_size);
+      for (const Piece& piece : pieces) {
+        body.append(*piece.bytes, piece.begin, piece.end - piece.begin);
+      }
+    }
+    give_back();
     auto response = client.BulkKeepingBody(body, /*gzipped=*/false, sent.size());
     LaidOutBodies().Give(std::move(body));
     return response;
   }
+  std::vector<std::string_view> views;
+  views.reserve(pieces.size());
+  for (const Piece& piece : pieces) {
+    views.push_back(std::string_view(*piece.bytes).substr(piece.begin, piece.end - piece.begin));
+  }
   std::string gzipped = GzippedBodies().Take(0);
-  const absl::Status compressed = net::GzipCompressInto(body, gzipped);
-  LaidOutBodies().Give(std::move(body));
+  const absl::Status compressed = net::GzipCompressInto(views, gzipped);
+  give_back();
   if (!compressed.ok()) return compressed;
   auto response = client.BulkKeepingBody(gzipped, /*gzipped=*/true, sent.size());
   GzippedBodies().Give(std::move(gzipped));

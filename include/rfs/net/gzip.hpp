@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,10 @@ absl::StatusOr<std::string> GzipCompress(std::string_view data, int level = 1);
 /// that compresses one body after another passes the same buffer back, whose pages stay
 /// resident, instead of having a fresh one faulted in for each. `data` must not lie in `out`.
 absl::Status GzipCompressInto(std::string_view data, std::string& out);
+
+/// GzipCompressInto for data in pieces where they lie: one member, the pieces' bytes in order as
+/// if they were one string. No piece may lie in `out`.
+absl::Status GzipCompressInto(std::span<const std::string_view> pieces, std::string& out);
 
 /// One gzip member built from pieces as they come (igzip, level 1), so a large body is never
 /// held uncompressed in one buffer: the caller appends each document's bytes from where they

@@ -77,6 +77,8 @@ class OpenSearchBulkSink final : public IDocumentSink {
   BulkActionOptions action_options() const override;
   /// The request body (gzipped afterwards, or streamed into gzip when huge).
   bool copies_batches() const override { return true; }
+  /// Runs of laid-out lines go into the body (or straight into gzip) as they are.
+  bool writes_rendered_lines() const override { return true; }
   std::string description() const override;
 
  private:

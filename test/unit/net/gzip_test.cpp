@@ -1,6 +1,9 @@
 #include "rfs/net/gzip.hpp"
 
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -69,6 +72,30 @@ TEST_CASE("GzipCompressInto replaces the bytes of the buffer it is given and kee
   REQUIRE(inflated.ok());
   CHECK(*inflated == second);
   REQUIRE(GzipCompressInto("", out).ok());
+  inflated = GzipDecompress(out);
+  REQUIRE(inflated.ok());
+  CHECK(inflated->empty());
+}
+
+TEST_CASE("GzipCompressInto takes pieces where they lie, as one member of their bytes joined",
+          "[net][gzip]") {
+  std::string lines;
+  for (int i = 0; lines.size() < 2'000'000; ++i) lines += "{\"n\":" + std::to_string(i) + "}\n";
+  const std::string_view all(lines);
+  // Empty pieces first, between and last, and a piece of one byte.
+  const std::vector<std::string_view> pieces = {all.substr(0, 0),       all.substr(0, 700'000),
+                                                all.substr(700'000, 1), all.substr(700'001, 0),
+                                                all.substr(700'001),    std::string_view()};
+  std::string out = "stale bytes";
+  REQUIRE(GzipCompressInto(pieces, out).ok());
+  CHECK(out.size() < lines.size() / 4);
+  auto inflated = GzipDecompress(out);
+  REQUIRE(inflated.ok());
+  CHECK(*inflated == lines);
+  const auto* tail = reinterpret_cast<const unsigned char*>(out.data() + out.size() - 4);
+  const uint32_t isize = tail[0] | tail[1] << 8 | tail[2] << 16 | uint32_t{tail[3]} << 24;
+  CHECK(isize == lines.size());  // one member
+  REQUIRE(GzipCompressInto(std::span<const std::string_view>(), out).ok());
   inflated = GzipDecompress(out);
   REQUIRE(inflated.ok());
   CHECK(inflated->empty());

@@ -26,6 +26,7 @@ using namespace rfs::opensearch;  // NOLINT
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::LayOut;
 using testutil::MakeDocs;
 using testutil::TempDir;
 
@@ -127,22 +128,6 @@ TEST_CASE("NDJSON sink rejects index names OpenSearch would reject", "[reindex][
       NdjsonDirectorySink::Open({.directory = dir.str(), .shard = "a/b"}).status()));
 }
 
-// `docs` laid out as a reader lays them out: `per_lines` documents to each RenderedLines.
-void LayOut(std::span<SourceDocument> docs, size_t per_lines, BulkActionOptions options = {}) {
-  std::shared_ptr<RenderedLines> lines;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    if (i % per_lines == 0) {
-      lines = std::make_shared<RenderedLines>();
-      lines->options = options;
-    }
-    const std::string source = std::move(docs[i].source);
-    REQUIRE(AppendRenderedLines(docs[i], lines, [&](std::string& out) {
-              core::AppendJsonOneLine(source, out);
-              return absl::OkStatus();
-            }).ok());
-  }
-}
-
 // `body` without the spaces that end its lines.
 std::string WithoutTrailingSpaces(const std::string& body) {
   std::string out;
@@ -174,9 +159,9 @@ TEST_CASE("NDJSON sink writes laid-out lines as they are, long pieces from where
   // (which this sink does not write: it makes its own), documents as they were read, one
   // 700 KB source and one the sink cannot take.
   auto list = MakeDocs(1200, "books", 1000);
-  LayOut(std::span(list).first(600), 400);
-  LayOut(std::span(list).subspan(700, 20), 10, {.include_type = true});
-  LayOut(std::span(list).subspan(800), 400);
+  REQUIRE(LayOut(std::span(list).first(600), 400));
+  REQUIRE(LayOut(std::span(list).subspan(700, 20), 10, {.include_type = true}));
+  REQUIRE(LayOut(std::span(list).subspan(800), 400));
   list[650].source = R"({"big":")" + std::string(700 << 10, 'b') + R"("})";
   list[900].index = "Bad";
   // The same documents, every one as read.

@@ -3,9 +3,13 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "rfs/core/json_string.hpp"
+#include "rfs/reindex/bulk_format.hpp"
 #include "rfs/reindex/source_document.hpp"
 
 #include "support/temp_dir.hpp"
@@ -35,6 +39,27 @@ inline std::vector<SourceDocument> MakeDocs(size_t count, const std::string& ind
     docs.push_back(std::move(doc));
   }
   return docs;
+}
+
+/// Lays `docs` out as a reader lays them out (SourceDocument::rendered): `per_lines` documents to
+/// each RenderedLines, action lines made with `options`. False when one cannot be laid out.
+inline bool LayOut(std::span<SourceDocument> docs, size_t per_lines,
+                   BulkActionOptions options = {}) {
+  std::shared_ptr<RenderedLines> lines;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (i % per_lines == 0) {
+      lines = std::make_shared<RenderedLines>();
+      lines->options = options;
+    }
+    const std::string source = std::move(docs[i].source);
+    if (!AppendRenderedLines(docs[i], lines, [&](std::string& out) {
+           core::AppendJsonOneLine(source, out);
+           return absl::OkStatus();
+         }).ok()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace rfs::reindex::testutil
