@@ -60,6 +60,13 @@ absl::StatusOr<std::string> GzipWhileLaidOut(std::span<const SourceDocument* con
   std::string piece;
   for (size_t i : sent) {
     const SourceDocument& doc = *docs[i];
+    if (HasRenderedLines(doc, options)) {
+      // As laid out by the reader, like a smaller body's.
+      RFS_RETURN_IF_ERROR(
+          gzip.Append(std::string_view(doc.rendered->bytes)
+                          .substr(doc.rendered_begin, doc.rendered_end - doc.rendered_begin)));
+      continue;
+    }
     piece.clear();
     AppendBulkAction(doc, options, piece);
     if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
@@ -90,8 +97,28 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
       return client.BulkGzipped(std::move(gzipped), sent.size());
     }
   }
-  // The body in pieces, in order: runs of lines the reader laid out (SourceDocument::rendered),
-  // taken where they lie, and the lines of other documents, laid out here.
+  // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
+  constexpr size_t kStep = size_t{4} << 20;
+  auto pooled_size = [](size_t n) { return n < kStreamedBodyBytes ? (n / kStep + 1) * kStep : n; };
+  if (!compress) {
+    // Runs of lines the reader laid out (SourceDocument::rendered) copied as they are, the other
+    // documents laid out here, in order.
+    std::string body = LaidOutBodies().Take(pooled_size(bytes));
+    for (size_t i : sent) {
+      const SourceDocument& doc = *docs[i];
+      if (HasRenderedLines(doc, options)) {
+        body.append(doc.rendered->bytes, doc.rendered_begin, doc.rendered_end - doc.rendered_begin);
+        continue;
+      }
+      AppendBulkAction(doc, options, body);
+      AppendSourceLine(doc, body);
+    }
+    auto response = client.BulkKeepingBody(body, /*gzipped=*/false, sent.size());
+    LaidOutBodies().Give(std::move(body));
+    return response;
+  }
+  // Gzipped from pieces, in order: runs of laid-out lines where they lie, and the lines of the
+  // other documents laid out here, apart.
   struct Piece {
     const std::string* bytes;
     size_t begin;
@@ -105,46 +132,22 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
       pieces.push_back({bytes, begin, end});
     }
   };
-  // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
-  constexpr size_t kStep = size_t{4} << 20;
-  const size_t body_size = bytes < kStreamedBodyBytes ? (bytes / kStep + 1) * kStep : bytes;
+  size_t others = 0;  // bytes of the documents not laid out
+  for (size_t i : sent) {
+    if (!HasRenderedLines(*docs[i], options)) others += EstimateBulkBytes(*docs[i]);
+  }
   std::string laid_out;
-  bool laying_out = false;  // laid_out taken from the pool
+  if (others > 0) laid_out = LaidOutBodies().Take(pooled_size(others));
   for (size_t i : sent) {
     const SourceDocument& doc = *docs[i];
     if (HasRenderedLines(doc, options)) {
       add(&doc.rendered->bytes, doc.rendered_begin, doc.rendered_end);
       continue;
     }
-    if (!laying_out) {
-      laying_out = true;
-      laid_out = LaidOutBodies().Take(body_size);
-    }
     const size_t begin = laid_out.size();
     AppendBulkAction(doc, options, laid_out);
     AppendSourceLine(doc, laid_out);
     add(&laid_out, begin, laid_out.size());
-  }
-  auto give_back = [&] {
-    if (laying_out) LaidOutBodies().Give(std::move(laid_out));
-    laying_out = false;
-  };
-  if (!compress) {
-    // One buffer to send: the body laid out here when it is all of it, else the pieces copied.
-    std::string body;
-    if (pieces.size() == 1 && pieces.front().bytes == &laid_out) {
-      body = std::move(laid_out);
-      laying_out = false;
-    } else {
-      body = LaidOutBodies().Take(body_size);
-      for (const Piece& piece : pieces) {
-        body.append(*piece.bytes, piece.begin, piece.end - piece.begin);
-      }
-    }
-    give_back();
-    auto response = client.BulkKeepingBody(body, /*gzipped=*/false, sent.size());
-    LaidOutBodies().Give(std::move(body));
-    return response;
   }
   std::vector<std::string_view> views;
   views.reserve(pieces.size());
@@ -153,7 +156,7 @@ absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& 
   }
   std::string gzipped = GzippedBodies().Take(0);
   const absl::Status compressed = net::GzipCompressInto(views, gzipped);
-  give_back();
+  if (others > 0) LaidOutBodies().Give(std::move(laid_out));
   if (!compressed.ok()) return compressed;
   auto response = client.BulkKeepingBody(gzipped, /*gzipped=*/true, sent.size());
   GzippedBodies().Give(std::move(gzipped));

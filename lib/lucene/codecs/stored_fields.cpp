@@ -279,6 +279,7 @@ absl::StatusOr<size_t> ChunkDecoder::DecodeWaiting(DecodedChunk& chunk, size_t i
 
 bool ChunkDecoder::Undecoded(const DecodedChunk& chunk, size_t begin, size_t end) const {
   if (end > chunk.ready) return true;
+  if (begin == end) return false;  // an empty document needs no bytes
   return hole_first_ < hole_end_ &&
          begin < pending_[hole_end_ - 1].start + pending_[hole_end_ - 1].len &&
          end > pending_[hole_first_].start;
@@ -1019,9 +1020,13 @@ absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
 
 absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
                                        const StoredFieldsFormat& format, int32_t max_doc) {
-  // Twice: each chunk decoded whole, then as the cursor decodes it (lazily, the blocks of an LZ4
-  // preset-dictionary chunk in pairs as EnsureDecoded decodes them).
-  for (const bool lazy : {false, true}) {
+  // Three times: each chunk decoded whole; as the cursor decodes it (lazily, the blocks of an LZ4
+  // preset-dictionary chunk in pairs as EnsureDecoded decodes them); and as a cursor sent to a
+  // document in its middle does (the blocks before it passed over), that document and the ones
+  // after it read first, then the ones before it.
+  enum class Pass { kWhole, kInOrder, kFromMiddle };
+  for (const Pass pass : {Pass::kWhole, Pass::kInOrder, Pass::kFromMiddle}) {
+    const bool lazy = pass != Pass::kWhole;
     ChunkDecoder decoder(format);
     decoder.set_lazy(lazy);
     // A worker admits a large chunk through its memory budget (AdmitLargeChunks); here the
@@ -1039,9 +1044,17 @@ absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
     ByteReader in(body, "fuzz.fdt");
     int32_t next = 0;
     while (next < max_doc) {
+      const size_t chunk_start = in.position();
       RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, -1, chunk));
       if (chunk.doc_base != next) return in.Error("docBase mismatch");
-      for (int32_t i = 0; i < chunk.chunk_docs; ++i) {
+      int32_t middle = 0;
+      if (pass == Pass::kFromMiddle && chunk.chunk_docs > 1) {
+        middle = chunk.chunk_docs / 2;
+        RFS_RETURN_IF_ERROR(in.Seek(chunk_start));
+        RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, next + middle, chunk));
+      }
+      for (int32_t k = 0; k < chunk.chunk_docs; ++k) {
+        const int32_t i = (middle + k) % chunk.chunk_docs;
         if (lazy && chunk.decompressed) {
           RFS_RETURN_IF_ERROR(decoder.EnsureDecoded(chunk, chunk.offsets[i], chunk.offsets[i + 1]));
         }

@@ -863,16 +863,24 @@ TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not
   // longer carry, so the target holds that routing only when the lines went as laid out. Between
   // the runs: documents as read, a run laid out with a type in its actions (which an OpenSearch
   // target does not take: laid out again from the documents, whose routing changed), and an _id
-  // too long for OpenSearch inside a run, which fails alone.
+  // too long for OpenSearch inside a run, which fails alone. A strict mapping refuses one
+  // document inside a run and one read as is: the failures name their own positions, so the
+  // body kept the documents' order.
   for (const bool gzip : {true, false}) {
     INFO("gzip " << gzip);
     auto server = testing::OpenSearchDouble::Start();
     REQUIRE(server.ok());
+    REQUIRE((*server)
+                ->CreateIndex("lines", R"({"mappings":{"dynamic":"strict","properties":)"
+                                       R"({"n":{"type":"long"},"text":{"type":"text"}}}})")
+                .ok());
     auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
     REQUIRE(transport.ok());
     OpenSearchClient client(**transport, {.compression = gzip});
     OpenSearchBulkSink sink(client);
     auto docs = MakeDocs(300, "lines", 200);
+    docs[42].source = R"({"n":42,"surprise":true})";
+    docs[260].source = R"({"n":260,"surprise":true})";
     std::vector<std::string> sources;
     std::vector<std::string> routings;
     for (SourceDocument& doc : docs) {
@@ -895,12 +903,17 @@ TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not
     for (const SourceDocument& doc : docs) pointers.push_back(&doc);
     auto failures = sink.Write(pointers);
     REQUIRE(failures.ok());
-    REQUIRE(failures->size() == 1);
-    CHECK((*failures)[0].position == 150);
-    CHECK((*failures)[0].status == 400);
-    CHECK((*server)->DocumentCount("lines") == 299);
+    REQUIRE(failures->size() == 3);
+    CHECK((*failures)[0].position == 42);
+    CHECK((*failures)[0].type == "strict_dynamic_mapping_exception");
+    CHECK((*failures)[1].position == 150);
+    CHECK((*failures)[1].status == 400);
+    CHECK((*failures)[1].type == "action_request_validation_exception");
+    CHECK((*failures)[2].position == 260);
+    CHECK((*failures)[2].type == "strict_dynamic_mapping_exception");
+    CHECK((*server)->DocumentCount("lines") == 297);
     for (size_t i = 0; i < docs.size(); ++i) {
-      if (i == 150) continue;
+      if (i == 42 || i == 150 || i == 260) continue;
       INFO("document " << i);
       auto stored = (*server)->GetDocument("lines", docs[i].id);
       REQUIRE(stored.has_value());
