@@ -549,15 +549,22 @@ TEST_CASE("with 20% injected faults every document arrives exactly once",
   CHECK(stats.write_operations > kDocs);
 }
 
-TEST_CASE("reindexer sends unfixable documents to the failed-document sink over HTTP",
-          "[reindex][reindexer]") {
+// A double holding `index` with a strict mapping of MakeDocs' fields (n, text): a document with
+// any other field is refused.
+std::unique_ptr<testing::OpenSearchDouble> StartWithStrictIndex(const std::string& index) {
   auto server = testing::OpenSearchDouble::Start();
   REQUIRE(server.ok());
   REQUIRE((*server)
-              ->CreateIndex("strict", R"({"mappings":{"dynamic":"strict","properties":)"
-                                      R"({"n":{"type":"long"},"text":{"type":"text"}}}})")
+              ->CreateIndex(index, R"({"mappings":{"dynamic":"strict","properties":)"
+                                   R"({"n":{"type":"long"},"text":{"type":"text"}}}})")
               .ok());
-  auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+  return *std::move(server);
+}
+
+TEST_CASE("reindexer sends unfixable documents to the failed-document sink over HTTP",
+          "[reindex][reindexer]") {
+  auto server = StartWithStrictIndex("strict");
+  auto transport = BeastHttpTransport::Open({.endpoint = server->endpoint()});
   REQUIRE(transport.ok());
   OpenSearchClient client(**transport);
   OpenSearchBulkSink sink(client);
@@ -572,7 +579,7 @@ TEST_CASE("reindexer sends unfixable documents to the failed-document sink over 
   REQUIRE(summary.ok());
   CHECK(summary->docs_written == 18);
   CHECK(summary->docs_failed == 2);
-  CHECK((*server)->DocumentCount("strict") == 18);
+  CHECK(server->DocumentCount("strict") == 18);
   REQUIRE(failed.records.size() == 2);
   std::set<std::string> types;
   for (const auto& r : failed.records) types.insert(r.error_type);
@@ -868,13 +875,8 @@ TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not
   // body kept the documents' order.
   for (const bool gzip : {true, false}) {
     INFO("gzip " << gzip);
-    auto server = testing::OpenSearchDouble::Start();
-    REQUIRE(server.ok());
-    REQUIRE((*server)
-                ->CreateIndex("lines", R"({"mappings":{"dynamic":"strict","properties":)"
-                                       R"({"n":{"type":"long"},"text":{"type":"text"}}}})")
-                .ok());
-    auto transport = BeastHttpTransport::Open({.endpoint = (*server)->endpoint()});
+    auto server = StartWithStrictIndex("lines");
+    auto transport = BeastHttpTransport::Open({.endpoint = server->endpoint()});
     REQUIRE(transport.ok());
     OpenSearchClient client(**transport, {.compression = gzip});
     OpenSearchBulkSink sink(client);
@@ -911,16 +913,16 @@ TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not
     CHECK((*failures)[1].type == "action_request_validation_exception");
     CHECK((*failures)[2].position == 260);
     CHECK((*failures)[2].type == "strict_dynamic_mapping_exception");
-    CHECK((*server)->DocumentCount("lines") == 297);
+    CHECK(server->DocumentCount("lines") == 297);
     for (size_t i = 0; i < docs.size(); ++i) {
       if (i == 42 || i == 150 || i == 260) continue;
       INFO("document " << i);
-      auto stored = (*server)->GetDocument("lines", docs[i].id);
+      auto stored = server->GetDocument("lines", docs[i].id);
       REQUIRE(stored.has_value());
       CHECK(stored->source == sources[i]);
       CHECK(stored->routing == routings[i]);
     }
-    const testing::DoubleStats stats = (*server)->stats();
+    const testing::DoubleStats stats = server->stats();
     CHECK(stats.bulk_requests == 1);
     CHECK(stats.gzip_requests == (gzip ? 1u : 0u));
   }
