@@ -427,7 +427,8 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
     return absl::OkStatus();
   };
   RFS_RETURN_IF_ERROR(decode_exact(dict_clen, buf, pos, pos, dict_len));
-  // In a lazily decoded chunk of several blocks, blocks wait for their documents (EnsureDecoded).
+  // In a lazily decoded chunk of several blocks, every block waits for its documents and is
+  // decoded by EnsureDecoded, two at a time, passed over when the documents read start after it.
   const bool blocks_wait = lazy_ && whole_chunk && num_blocks > 1;
   if (num_blocks > 1) {
     // Blocks after the first cannot be decoded in place (their history must
@@ -440,48 +441,15 @@ absl::Status ChunkDecoder::DecompressBlock(ByteReader& in, uint8_t* base, size_t
       std::memcpy(pair_scratch_.data(), dict, dict_len);
     }
   }
-  auto wait = [&](std::span<const uint8_t> compressed, uint64_t offset, size_t start, size_t n) {
-    // Decoded by EnsureDecoded when a document reaches it.
-    pending_.push_back({compressed, offset, start, n});
-    pending_source_ = in.source();
-    pending_dict_len_ = dict_len;
-  };
-  size_t first = 0;
-  if (blocks_wait && first_wanted_byte_ < dict_len + 2 * size_t{block_len}) {
-    // The first two blocks at once (as EnsureDecoded pairs the rest), the first in place after
-    // the dictionary, the second through scratch, unless the document wanted starts after them
-    // (then every block waits). A malformed pair is decoded again one block at a time: the
-    // first's error comes now, as it would alone, and the second waits for its documents.
-    const size_t second_start = dict_len + block_len;
-    const size_t first_len = block_len;
-    const size_t second_len = std::min<size_t>(block_len, len - second_start);
-    const uint64_t first_offset = in.source_offset();
-    RFS_ASSIGN_OR_RETURN(auto first_compressed, in.ReadBytes(lengths_[0]));
-    const uint64_t second_offset = in.source_offset();
-    RFS_ASSIGN_OR_RETURN(auto second_compressed, in.ReadBytes(lengths_[1]));
-    ByteReader in_first(first_compressed, in.source(), first_offset);
-    ByteReader in_second(second_compressed, in.source(), second_offset);
-    if (Lz4DecompressPair(in_first, buf.subspan(pos), dict_len, first_len, in_second, scratch_,
-                          dict_len, second_len)) {
-      std::memcpy(dict + second_start, scratch_.data() + dict_len, second_len);
-    } else {
-      ByteReader alone(first_compressed, in.source(), first_offset);
-      RFS_RETURN_IF_ERROR(Lz4Decompress(alone, buf, pos, pos + dict_len, first_len));
-      if (!alone.at_end()) {
-        return alone.Error(
-            StrCat("LZ4 block ends ", alone.remaining(), " bytes before its stored length"));
-      }
-      wait(second_compressed, second_offset, second_start, second_len);
-    }
-    first = 2;
-  }
-  for (size_t i = first; i < num_blocks; ++i) {
+  for (size_t i = 0; i < num_blocks; ++i) {
     const size_t start = dict_len + i * block_len;
     const size_t n = std::min<size_t>(block_len, len - start);
     if (blocks_wait) {
       const uint64_t offset = in.source_offset();
       RFS_ASSIGN_OR_RETURN(auto compressed, in.ReadBytes(lengths_[i]));
-      wait(compressed, offset, start, n);
+      pending_.push_back({compressed, offset, start, n});
+      pending_source_ = in.source();
+      pending_dict_len_ = dict_len;
     } else if (i == 0) {
       RFS_RETURN_IF_ERROR(decode_exact(lengths_[i], buf, pos, pos + start, n));
     } else {
@@ -562,7 +530,6 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   pending_.clear();
   next_pending_ = 0;
   hole_first_ = hole_end_ = 0;
-  first_wanted_byte_ = 0;
   RFS_ASSIGN_OR_RETURN(uint32_t doc_base, in.ReadVInt());
   RFS_ASSIGN_OR_RETURN(uint32_t token, in.ReadVInt());
   const uint32_t chunk_docs = format_.lucene4 ? token : token >> (format_.token_dirty_bit ? 2 : 1);
@@ -601,9 +568,6 @@ absl::Status ChunkDecoder::Decode(ByteReader& in, int32_t max_docs, int32_t want
   }
   const bool decompress =
       want_doc < 0 || (want_doc >= out.doc_base && want_doc - out.doc_base < out.chunk_docs);
-  if (want_doc > out.doc_base && decompress) {
-    first_wanted_byte_ = out.offsets[static_cast<size_t>(want_doc - out.doc_base)];
-  }
   const size_t chunk_size = static_cast<size_t>(format_.chunk_size);
   if (out.sliced && chunk_size == 0) {
     return in.ErrorAt(start, "sliced chunk without a chunk size");
@@ -1021,9 +985,9 @@ absl::StatusOr<const DecodedChunk*> ChunkCursor::ChunkFor(int32_t doc) {
 absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
                                        const StoredFieldsFormat& format, int32_t max_doc) {
   // Three times: each chunk decoded whole; as the cursor decodes it (lazily, the blocks of an LZ4
-  // preset-dictionary chunk in pairs as EnsureDecoded decodes them); and as a cursor sent to a
-  // document in its middle does (the blocks before it passed over), that document and the ones
-  // after it read first, then the ones before it.
+  // preset-dictionary chunk in pairs as EnsureDecoded decodes them); and lazily from its middle
+  // document to its end, then the documents before (the blocks before the middle passed over,
+  // then decoded).
   enum class Pass { kWhole, kInOrder, kFromMiddle };
   for (const Pass pass : {Pass::kWhole, Pass::kInOrder, Pass::kFromMiddle}) {
     const bool lazy = pass != Pass::kWhole;
@@ -1044,15 +1008,9 @@ absl::Status DecodeAllChunksForFuzzing(std::span<const uint8_t> body,
     ByteReader in(body, "fuzz.fdt");
     int32_t next = 0;
     while (next < max_doc) {
-      const size_t chunk_start = in.position();
       RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, -1, chunk));
       if (chunk.doc_base != next) return in.Error("docBase mismatch");
-      int32_t middle = 0;
-      if (pass == Pass::kFromMiddle && chunk.chunk_docs > 1) {
-        middle = chunk.chunk_docs / 2;
-        RFS_RETURN_IF_ERROR(in.Seek(chunk_start));
-        RFS_RETURN_IF_ERROR(decoder.Decode(in, max_doc - next, next + middle, chunk));
-      }
+      const int32_t middle = pass == Pass::kFromMiddle ? chunk.chunk_docs / 2 : 0;
       for (int32_t k = 0; k < chunk.chunk_docs; ++k) {
         const int32_t i = (middle + k) % chunk.chunk_docs;
         if (lazy && chunk.decompressed) {

@@ -204,9 +204,6 @@ class ChunkDecoder {
   // Waiting blocks [hole_first_, hole_end_) were passed over, not decoded (EnsureDecoded).
   size_t hole_first_ = 0;
   size_t hole_end_ = 0;
-  // Where the document the chunk was decoded for starts in its data: blocks wholly before it are
-  // not decoded at once.
-  size_t first_wanted_byte_ = 0;
   std::string_view pending_source_;  // the file the pending blocks come from
   uint32_t pending_dict_len_ = 0;
 };

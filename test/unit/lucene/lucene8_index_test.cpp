@@ -543,12 +543,12 @@ void DamageBlock(std::vector<uint8_t>& fdt, const ChunkBlocks::Block& block,
 
 TEST_CASE("A damaged LZ4 block decoded beside another fails where a document reaches it",
           "[lucene][lucene8]") {
-  // A chunk's blocks are decoded two at a time: the first two as the chunk is opened, the rest
-  // in pairs as documents reach them. When either of a pair is malformed, each is decoded alone,
-  // so the documents of the sound first block are still read and the error names the damaged
-  // block's bytes. Here the second half of the second or the fourth block of a chunk of Java
-  // Lucene's own BEST_SPEED index is overwritten (checksums off, as a reader that skips them
-  // would see it): every document before that block is read as Lucene read it, then the error.
+  // A chunk's blocks are decoded two at a time as documents reach them. When either of a pair is
+  // malformed, each is decoded alone, so the documents of the sound first block are still read and
+  // the error names the damaged block's bytes. Here the second half of the second or the fourth
+  // block of a chunk of Java Lucene's own BEST_SPEED index is overwritten (checksums off, as a
+  // reader that skips them would see it): every document before that block is read as Lucene read
+  // it, then the error.
   const size_t damaged_index = GENERATE(size_t{1}, size_t{3});
   INFO("damaged block " << damaged_index);
   auto root = rfs::lucene::testing::Lucene8Indexes();
