@@ -320,6 +320,12 @@ class ParallelConvertedSource final : public IConvertedSource {
     return true;
   }
   absl::StatusOr<const ConvertedDocument*> NextInPlace() override { return Advance(); }
+  absl::StatusOr<ConvertedDocument*> NextHeld(reindex::DocumentHolder& holder) override {
+    RFS_ASSIGN_OR_RETURN(ConvertedDocument * next, Advance());
+    // The range holds its documents: one copy of it per range, not per document.
+    if (next != nullptr && holder.get() != current_.get()) holder = current_;
+    return next;
+  }
   uint64_t position() const override { return position_; }
 
  private:
@@ -337,7 +343,7 @@ class ParallelConvertedSource final : public IConvertedSource {
       auto next = scan_->Next();
       if (!next.ok()) return next.status();
       if (*next == nullptr) return nullptr;
-      current_.reset(static_cast<Range*>(next->release()));
+      current_ = std::shared_ptr<Range>(static_cast<Range*>(next->release()));
       next_ = 0;
     }
     ConvertedDocument* out = &current_->docs[next_++];
@@ -377,7 +383,7 @@ class ParallelConvertedSource final : public IConvertedSource {
       std::make_shared<core::StringPool>(size_t{4} << 20, SIZE_MAX, 6);
   std::atomic<size_t> docs_hint_{0};
   std::unique_ptr<lucene::ParallelShardScan> scan_;
-  std::unique_ptr<Range> current_;
+  std::shared_ptr<Range> current_;  // shared with the documents handed on in place
   size_t next_ = 0;
   uint64_t position_ = 0;
 };
@@ -418,51 +424,70 @@ ShardDocumentStream::ShardDocumentStream(
       failed_sink_(failed_sink),
       report_without_source_(std::move(report_without_source)) {}
 
-absl::StatusOr<std::optional<SourceDocument>> ShardDocumentStream::Next() {
+template <typename Read>
+absl::StatusOr<ConvertedDocument*> ShardDocumentStream::NextToHandOn(Read read) {
   while (true) {
     // Checked once per document (a coarse clock read and two atomics): cheap next to decoding
     // one.
     if (stop_reading_()) {
       stopped_early_ = true;
-      return std::optional<SourceDocument>();
+      return nullptr;
     }
-    auto more = source_.Next(converted_);
-    if (!more.ok()) {
+    absl::StatusOr<ConvertedDocument*> next = read();
+    if (!next.ok()) {
       read_failed_ = true;
-      return MarkSnapshotReadFailure(more.status());
+      return MarkSnapshotReadFailure(next.status());
     }
-    if (!*more) return std::optional<SourceDocument>();
-    SourceDocument& out = converted_.doc;
-    if (out.cursor >= end_) return std::optional<SourceDocument>();
-    if (docs_read_ >= max_docs_) return std::optional<SourceDocument>();  // a trial's limit
-    if (converted_.kind == ConvertedDocument::Kind::kWithoutSource) {
+    ConvertedDocument* converted = *next;
+    if (converted == nullptr) return nullptr;
+    SourceDocument& out = converted->doc;
+    if (out.cursor >= end_) return nullptr;
+    if (docs_read_ >= max_docs_) return nullptr;  // a trial's limit
+    if (converted->kind == ConvertedDocument::Kind::kWithoutSource) {
       RFS_RETURN_IF_ERROR(RecordUnmigratable(out, "document_without_source",
                                              "the document has no stored _source", ""));
       ++without_source_;
       if (report_without_source_) report_without_source_(out);
       continue;
     }
-    if (converted_.kind == ConvertedDocument::Kind::kDeferred) {
+    if (converted->kind == ConvertedDocument::Kind::kDeferred) {
       return absl::InternalError("a deferred document reached the worker's stream");
     }
-    if (converted_.kind == ConvertedDocument::Kind::kUnconvertible) {
-      RFS_RETURN_IF_ERROR(RecordUnmigratable(out, converted_.error_type, converted_.reason,
-                                             std::move(converted_.recorded_source)));
+    if (converted->kind == ConvertedDocument::Kind::kUnconvertible) {
+      RFS_RETURN_IF_ERROR(RecordUnmigratable(out, converted->error_type, converted->reason,
+                                             std::move(converted->recorded_source)));
       ++conversion_failures_;
       continue;
     }
     const size_t source_bytes = reindex::SourceSize(out);
     ++docs_read_;
-    if (converted_.rebuilt) ++rebuilt_;
-    if (converted_.rebuilt_inexact) ++rebuilt_inexact_;
+    if (converted->rebuilt) ++rebuilt_;
+    if (converted->rebuilt_inexact) ++rebuilt_inexact_;
     if (out.op == reindex::BulkOp::kDelete) ++deletes_;
     bytes_read_ += source_bytes;
     if (counters_ != nullptr) {
       counters_->documents_read.Add();
       counters_->source_bytes_read.Add(source_bytes);
     }
-    return std::optional<SourceDocument>(std::move(out));
+    return converted;
   }
+}
+
+absl::StatusOr<std::optional<SourceDocument>> ShardDocumentStream::Next() {
+  RFS_ASSIGN_OR_RETURN(ConvertedDocument * next,
+                       NextToHandOn([this]() -> absl::StatusOr<ConvertedDocument*> {
+                         RFS_ASSIGN_OR_RETURN(const bool more, source_.Next(converted_));
+                         return more ? &converted_ : nullptr;
+                       }));
+  if (next == nullptr) return std::optional<SourceDocument>();
+  return std::optional<SourceDocument>(std::move(next->doc));
+}
+
+absl::StatusOr<const SourceDocument*> ShardDocumentStream::NextInPlace(
+    reindex::DocumentHolder& holder) {
+  RFS_ASSIGN_OR_RETURN(ConvertedDocument * next,
+                       NextToHandOn([&] { return source_.NextHeld(holder); }));
+  return next == nullptr ? nullptr : &next->doc;
 }
 
 absl::Status ShardDocumentStream::RecordUnmigratable(const SourceDocument& doc,

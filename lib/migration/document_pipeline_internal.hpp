@@ -145,6 +145,18 @@ class IConvertedSource {
     RFS_ASSIGN_OR_RETURN(const bool more, Next(in_place_));
     return more ? &in_place_ : nullptr;
   }
+  /// The next document where it stays, unchanged, while a copy of `holder` as this call leaves
+  /// it is kept (reindex::IDocumentStream::NextInPlace), or nullptr at the end. The caller may
+  /// move out of the fields it does not hand on. The default converts each document into a
+  /// holder of its own.
+  virtual absl::StatusOr<ConvertedDocument*> NextHeld(reindex::DocumentHolder& holder) {
+    auto held = std::make_shared<ConvertedDocument>();
+    RFS_ASSIGN_OR_RETURN(const bool more, Next(*held));
+    if (!more) return nullptr;
+    ConvertedDocument* doc = held.get();
+    holder = std::move(held);
+    return doc;
+  }
   virtual uint64_t position() const = 0;
   /// The document last read, as decoded, when this source reads on the calling thread (valid
   /// until the next call): a kDeferred document is written from it without a second read.
@@ -184,6 +196,9 @@ class ShardDocumentStream final : public reindex::IDocumentStream {
                       std::function<void(const reindex::SourceDocument&)> report_without_source);
 
   absl::StatusOr<std::optional<reindex::SourceDocument>> Next() override;
+  /// Documents read by the decoding threads are handed on where they lie in their range.
+  absl::StatusOr<const reindex::SourceDocument*> NextInPlace(
+      reindex::DocumentHolder& holder) override;
   /// One document per shard cursor: a full batch may go at once.
   bool unique_cursors() const override { return true; }
 
@@ -203,6 +218,11 @@ class ShardDocumentStream final : public reindex::IDocumentStream {
   uint64_t not_convertible() const { return without_source_ + conversion_failures_; }
 
  private:
+  // The next document to hand on, counted, or nullptr at the end (the stream's end, `end`, the
+  // trial's limit, or a stop); `read` gives the next converted document or nullptr. Documents
+  // that cannot be sent are recorded on the way.
+  template <typename Read>
+  absl::StatusOr<ConvertedDocument*> NextToHandOn(Read read);
   absl::Status RecordUnmigratable(const reindex::SourceDocument& doc, std::string_view type,
                                   std::string_view reason, std::string source);
 

@@ -32,9 +32,12 @@ namespace {
 
 using core::StrCat;
 
+// The documents stay where the stream read them (IDocumentStream::NextInPlace): a batch holds
+// what keeps them, once per range of a shard.
 struct Batch {
   uint64_t sequence = 0;
-  std::vector<SourceDocument> docs;
+  std::vector<const SourceDocument*> docs;
+  std::vector<DocumentHolder> holders;
   size_t bytes = 0;
 };
 
@@ -150,16 +153,16 @@ class ReindexRun {
       const size_t previous_docs = batch.docs.size();
       Submit(std::move(batch));
       batch = Batch();
-      // Batches are alike: sized like the last one, the vector is not regrown (and its
-      // documents moved) a dozen times per batch.
+      // Batches are alike: sized like the last one, the vector is not regrown a dozen times.
       batch.docs.reserve(previous_docs + previous_docs / 8);
     };
+    DocumentHolder holder;
     while (true) {
       if (stopped()) return absl::OkStatus();
-      auto next = docs.Next();
+      auto next = docs.NextInPlace(holder);
       if (!next.ok()) return next.status();
-      if (!next->has_value()) break;
-      SourceDocument doc = std::move(**next);
+      if (*next == nullptr) break;
+      const SourceDocument& doc = **next;
       if (previous_cursor && doc.cursor < *previous_cursor) {
         return absl::InvalidArgumentError(StrCat("document cursors must not decrease: ", doc.cursor,
                                                  " follows ", *previous_cursor));
@@ -178,7 +181,8 @@ class ReindexRun {
         submit_batch();
       }
       batch.bytes += bytes;
-      batch.docs.push_back(std::move(doc));
+      batch.docs.push_back(&doc);
+      if (batch.holders.empty() || batch.holders.back() != holder) batch.holders.push_back(holder);
       if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) submit_batch();
     }
     if (!batch.docs.empty()) {
@@ -266,9 +270,7 @@ class ReindexRun {
   // request the target refuses as too large (413, OutOfRange from the sink) is split in halves
   // until it fits; a single document that still does not fit is a failed document.
   absl::Status WriteBatch(const Batch& batch, std::mt19937_64& rng, BatchCounts& counts) {
-    std::vector<std::vector<const SourceDocument*>> groups(1);
-    groups.front().reserve(batch.docs.size());
-    for (const auto& doc : batch.docs) groups.front().push_back(&doc);
+    std::vector<std::vector<const SourceDocument*>> groups(1, batch.docs);
     std::vector<FailedDocument> permanent;
     while (!groups.empty()) {
       std::vector<const SourceDocument*> pending = std::move(groups.back());
@@ -463,10 +465,10 @@ class ReindexRun {
       summary_.batches += 1;
       in_flight_bytes_ -= std::min(in_flight_bytes_, batch.bytes);
       uint64_t batch_bytes = 0;
-      for (const auto& doc : batch.docs) batch_bytes += SourceSize(doc);
+      for (const SourceDocument* doc : batch.docs) batch_bytes += SourceSize(*doc);
       summary_.source_bytes += batch_bytes;
       completed_[batch.sequence] =
-          AcknowledgedProgress{batch.docs.back().cursor, batch.docs.size(), batch_bytes, 0};
+          AcknowledgedProgress{batch.docs.back()->cursor, batch.docs.size(), batch_bytes, 0};
       while (!completed_.empty() && completed_.begin()->first == next_to_acknowledge_) {
         const AcknowledgedProgress& done = completed_.begin()->second;
         acknowledged_.cursor = done.cursor;

@@ -75,12 +75,23 @@ inline size_t SourceSize(const SourceDocument& doc) {
   return doc.rendered ? doc.rendered_end - 1 - doc.rendered_source : doc.source.size();
 }
 
+/// Keeps documents handed out in place alive (IDocumentStream::NextInPlace): whatever holds
+/// them (a range of a shard's documents, or one document).
+using DocumentHolder = std::shared_ptr<const void>;
+
 class IDocumentStream {
  public:
   virtual ~IDocumentStream() = default;
   /// The next document, std::nullopt at the end. An error ends the stream (the reindexer stops
   /// and returns it).
   virtual absl::StatusOr<std::optional<SourceDocument>> Next() = 0;
+  /// The next document where the stream holds it, nullptr at the end (errors as Next()). It
+  /// stays valid and unchanged, whatever is read after it, while a copy of `holder` as this call
+  /// leaves it is kept. A stream that reads documents a range at a time (a shard's decoding
+  /// threads) leaves `holder` as it is while the range lasts, so its documents are handed on
+  /// without being moved, each. The default moves the document Next() returns into a holder of
+  /// its own.
+  virtual absl::StatusOr<const SourceDocument*> NextInPlace(DocumentHolder& holder);
   /// Whether no two documents share a cursor (no transform splits one in several). The reindexer
   /// then sends a batch as soon as it is full, instead of holding it (a huge document, say) until
   /// the next document shows whether it belongs with them.

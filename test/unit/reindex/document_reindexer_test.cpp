@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -861,6 +862,120 @@ TEST_CASE("the memory budget's limit bounds the bytes in flight, and failures gi
     REQUIRE_FALSE(summary.ok());
     CHECK(budget.used() == 0);
   }
+}
+
+namespace {
+
+// Hands documents on in place from ranges of `range_size`, as a shard's decoding threads do: it
+// lets go of a range as soon as it moves past it, so only the holders the reindexer keeps hold
+// it. Keeps a weak reference to each range, to see which are still alive.
+class RangeStream final : public IDocumentStream {
+ public:
+  RangeStream(std::vector<SourceDocument> docs, size_t range_size) {
+    for (size_t i = 0; i < docs.size(); i += range_size) {
+      auto range = std::make_shared<std::vector<SourceDocument>>();
+      for (size_t j = i; j < std::min(docs.size(), i + range_size); ++j) {
+        range->push_back(std::move(docs[j]));
+      }
+      pending_.push_back(std::move(range));
+    }
+    for (const auto& range : pending_) {
+      for (const SourceDocument& doc : *range) range_of_[doc.cursor] = range;
+    }
+  }
+  absl::StatusOr<std::optional<SourceDocument>> Next() override {
+    return absl::InternalError("documents are handed on in place only");
+  }
+  absl::StatusOr<const SourceDocument*> NextInPlace(DocumentHolder& holder) override {
+    if (current_ != nullptr && next_ == current_->size()) current_.reset();
+    if (current_ == nullptr) {
+      if (pending_.empty()) return nullptr;
+      current_ = std::move(pending_.front());
+      pending_.pop_front();
+      next_ = 0;
+    }
+    if (holder != current_) holder = current_;
+    return &(*current_)[next_++];
+  }
+  bool unique_cursors() const override { return true; }
+  // Whether the range of the document at `cursor` is still alive.
+  bool alive(uint64_t cursor) const { return !range_of_.at(cursor).expired(); }
+  size_t ranges_alive() const {
+    size_t alive = 0;
+    for (const auto& [cursor, range] : range_of_) alive += range.expired() ? 0 : 1;
+    return alive;
+  }
+
+ private:
+  std::deque<std::shared_ptr<std::vector<SourceDocument>>> pending_;
+  std::shared_ptr<std::vector<SourceDocument>> current_;
+  size_t next_ = 0;
+  std::map<uint64_t, std::weak_ptr<std::vector<SourceDocument>>> range_of_;
+};
+
+}  // namespace
+
+TEST_CASE("documents handed on in place stay alive until their batch is written, then go",
+          "[reindex][reindexer][tsan]") {
+  core::FakeClock clock;
+  const auto expected = MakeDocs(100, "target", 200);
+  RangeStream* stream = nullptr;
+  std::atomic<int> dead_ranges{0};
+  std::mutex mu;
+  std::map<std::string, std::string> sources;  // by id, as the sink read them
+  ScriptedSink sink(
+      [&](int call,
+          std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
+        std::lock_guard lock(mu);
+        for (const SourceDocument* doc : docs) {
+          if (!stream->alive(doc->cursor)) ++dead_ranges;
+          sources[doc->id] = doc->source;
+        }
+        // Every third request has its second document retried: a batch outlives the ranges
+        // read after it.
+        if (call % 3 == 0 && docs.size() > 1) {
+          return std::vector<ItemFailure>{{1, 429, "rejected_execution_exception", "busy"}};
+        }
+        return std::vector<ItemFailure>();
+      });
+  // Ranges of 7 documents, batches of 5: most batches take documents from two ranges, and most
+  // ranges go out in two batches.
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_docs_per_batch = 5, .max_concurrent_batches = 3});
+  RangeStream docs(expected, 7);
+  stream = &docs;
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 100);
+  CHECK(summary->retries > 0);
+  CHECK(dead_ranges == 0);
+  CHECK(docs.ranges_alive() == 0);
+  REQUIRE(sources.size() == expected.size());
+  for (const SourceDocument& doc : expected) CHECK(sources[doc.id] == doc.source);
+}
+
+TEST_CASE("the default in-place hand-off keeps each document of a plain stream",
+          "[reindex][reindexer]") {
+  VectorDocumentStream docs(MakeDocs(3));
+  DocumentHolder first_holder;
+  auto first = docs.NextInPlace(first_holder);
+  REQUIRE(first.ok());
+  REQUIRE(*first != nullptr);
+  DocumentHolder second_holder = first_holder;
+  auto second = docs.NextInPlace(second_holder);
+  REQUIRE(second.ok());
+  REQUIRE(*second != nullptr);
+  CHECK(second_holder != first_holder);
+  // The first document is unchanged by reading the second, and lives as long as its holder.
+  CHECK((*first)->id == "d0");
+  CHECK((*second)->id == "d1");
+  std::weak_ptr<const void> watch = first_holder;
+  first_holder.reset();
+  CHECK(watch.expired());
+  REQUIRE(docs.NextInPlace(second_holder).ok());
+  auto end = docs.NextInPlace(second_holder);
+  REQUIRE(end.ok());
+  CHECK(*end == nullptr);
 }
 
 TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not",
