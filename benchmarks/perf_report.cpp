@@ -42,6 +42,7 @@
 // sanitizers. Goals: read >= 3.5x Java, export >= 2x Java (medians, section 1), <= 256 MiB
 // peak RSS on every memory run.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -50,11 +51,13 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "rfs/core/file_util.hpp"
 #include "rfs/net/gzip.hpp"
 
 #include "bench_read.hpp"
@@ -606,6 +609,49 @@ void S3Cost(const std::string& name, const path& dir, const std::string& out_dir
       static_cast<unsigned long long>(requests_before_first), first_document / 0.030);
 }
 
+// The disk's share of the export: the bulk files one export wrote under `out_dir`, held in
+// memory, written again as the worker writes them (core::AtomicFileWriter: direct I/O, synced,
+// renamed, the folder synced) by as many threads as the worker sends bulks at once by default.
+// No export of the shard to this disk takes less time.
+double WriteExportFilesAlone(const path& out_dir, const path& scratch) {
+  std::vector<std::string> files;
+  for (const auto& entry : bench::fs::recursive_directory_iterator(out_dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string bytes(bench::fs::file_size(entry.path()), '\0');
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+      Fail("could not read " + entry.path().string());
+    }
+    files.push_back(std::move(bytes));
+  }
+  if (files.empty()) Fail("the export wrote no bulk files under " + out_dir.string());
+  bench::fs::remove_all(scratch);
+  bench::fs::create_directories(scratch);
+  constexpr int kWriters = 10;  // the worker's default --max-connections
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> writers;
+  for (int i = 0; i < kWriters; ++i) {
+    writers.emplace_back([&] {
+      for (size_t f = next++; f < files.size(); f = next++) {
+        auto writer = rfs::core::AtomicFileWriter::Create(
+            (scratch / (std::to_string(f) + ".ndjson")).string(), true,
+            rfs::core::FileCaching::kDirect);
+        if (!writer.ok() || !writer->Append(files[f]).ok() || !writer->Commit().ok()) {
+          failed = true;
+        }
+      }
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed) Fail("writing the export's files again failed under " + scratch.string());
+  bench::fs::remove_all(scratch);
+  return seconds;
+}
+
 // The read goals as the issue states them: each round runs Java's sequential read (a fresh JVM,
 // the best of 4 passes so the JIT has warmed), then `SnapshotInspector docs` and the export to
 // bulk files once each, with default options; a round's ratio is Java's seconds over the tool's.
@@ -613,7 +659,7 @@ void S3Cost(const std::string& name, const path& dir, const std::string& out_dir
 // figure, its spread printed beside it.
 void ReadRatios(const Options& options, const std::string& repo, const path& lucene_dir,
                 const std::string& out_dir, double source_mb) {
-  std::vector<double> read_ratios, export_ratios, ceiling_ratios;
+  std::vector<double> read_ratios, export_ratios, ceiling_ratios, disk_ratios;
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   std::printf("read, %d rounds interleaved with Java (ratio = Java seconds / rfs seconds):\n",
               options.read_rounds);
@@ -627,6 +673,7 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
     const Run exported =
         RunAll({{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", out_dir}});
     if (exported.exit_codes[0] != 3) Fail("DocumentsFromSnapshotMigration failed");
+    const double disk_seconds = WriteExportFilesAlone(out_dir, out_dir + "-written-alone");
     // The ceiling: the same documents decoded in-process on one thread, no line laid out, its
     // CPU as if split evenly over every core with nothing else to do.
     auto local = rfs::core::LocalDirectory::Open(lucene_dir.string());
@@ -637,12 +684,14 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
     read_ratios.push_back(java.seconds / read.seconds);
     export_ratios.push_back(java.seconds / exported.seconds);
     ceiling_ratios.push_back(java.seconds / (decoded.cpu_seconds / static_cast<double>(cores)));
+    disk_ratios.push_back(java.seconds / disk_seconds);
     std::printf(
         "  round %d: Java %.2f s, SnapshotInspector docs %.2f s (%.2fx, %.1f CPU-s), "
-        "export %.2f s (%.2fx, %.1f CPU-s), no line laid out %.2f CPU-s (%.2fx)\n",
+        "export %.2f s (%.2fx, %.1f CPU-s), no line laid out %.2f CPU-s (%.2fx), "
+        "the export's files written alone %.2f s (%.2fx)\n",
         round + 1, java.seconds, read.seconds, read_ratios.back(), read.cpu_seconds,
         exported.seconds, export_ratios.back(), exported.cpu_seconds, decoded.cpu_seconds,
-        ceiling_ratios.back());
+        ceiling_ratios.back(), disk_seconds, disk_ratios.back());
   }
   auto report = [](const char* what, const std::vector<double>& ratios, double goal) {
     std::printf("  %-52s median %.2fx Java (%.2f-%.2fx)  goal >= %.1fx %s\n", what, Median(ratios),
@@ -658,6 +707,12 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
       "the read alone", Median(ceiling_ratios),
       *std::min_element(ceiling_ratios.begin(), ceiling_ratios.end()),
       *std::max_element(ceiling_ratios.begin(), ceiling_ratios.end()), cores);
+  std::printf(
+      "  %-52s median %.2fx Java (%.2f-%.2fx): the export's ceiling from this disk, its files "
+      "written again as the worker writes them, nothing read\n",
+      "the export's files written alone", Median(disk_ratios),
+      *std::min_element(disk_ratios.begin(), disk_ratios.end()),
+      *std::max_element(disk_ratios.begin(), disk_ratios.end()));
 }
 
 // igzip's own CPU on the bodies an export to bulk files wrote (one `.ndjson` file per bulk),
