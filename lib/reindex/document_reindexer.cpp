@@ -118,6 +118,7 @@ class ReindexRun {
           std::min<size_t>(adaptive.min_batch_bytes, options_.max_bytes_per_batch);
       concurrency_.emplace(adaptive);
     }
+    bytes_held_per_document_ = docs.bytes_held_per_document();
     const uint64_t seed = options_.random_seed != 0 ? options_.random_seed : std::random_device{}();
     std::vector<std::thread> workers;
     for (size_t i = 0; i < options_.max_concurrent_batches; ++i) {
@@ -217,9 +218,11 @@ class ReindexRun {
     work_cv_.notify_one();
   }
 
-  // What a batch holds while in flight: its documents, and the sink's copy of them if it makes one.
+  // What a batch holds while in flight: its documents' lines, the sink's copy of them if it makes
+  // one, and the documents themselves (for small documents, as much as their lines).
   size_t BudgetBytes(const Batch& batch) const {
-    return sink_.copies_batches() ? 2 * batch.bytes : batch.bytes;
+    return (sink_.copies_batches() ? 2 * batch.bytes : batch.bytes) +
+           batch.docs.size() * bytes_held_per_document_;
   }
 
   // Checked once per document, so it reads an atomic rather than taking mu_.
@@ -519,6 +522,7 @@ class ReindexRun {
   std::mutex progress_mu_;
   std::optional<uint64_t> reported_;                // guarded by progress_mu_
   std::optional<AdaptiveConcurrency> concurrency_;  // set before the workers start
+  size_t bytes_held_per_document_ = 0;              // the stream's, set before the workers start
 };
 
 }  // namespace

@@ -83,8 +83,9 @@ struct DocumentReindexerOptions {
   /// 0: no bound but the window of 2 x max_concurrent_batches batches.
   size_t max_in_flight_bytes = size_t{96} << 20;
   /// The pipeline's shared budget (core::MemoryBudget): when set, in-flight bulks are charged to
-  /// it, and its limit replaces max_in_flight_bytes, so the readers that wait on it for a huge
-  /// document see the bulks' bytes.
+  /// it (their bytes, and what each document holds besides: IDocumentStream::
+  /// bytes_held_per_document), and its limit replaces max_in_flight_bytes, so the readers that
+  /// wait on it for a huge document see the bulks' bytes.
   core::MemoryBudget* memory_budget = nullptr;
   RetryOptions retry;
   /// Item error types that count as success (`--allowed-doc-exception-types`).

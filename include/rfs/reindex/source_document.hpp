@@ -92,6 +92,10 @@ class IDocumentStream {
   /// without being moved, each. The default moves the document Next() returns into a holder of
   /// its own.
   virtual absl::StatusOr<const SourceDocument*> NextInPlace(DocumentHolder& holder);
+  /// Memory each document handed on holds besides its bulk lines while the reindexer has it
+  /// (the struct itself, and what its holder keeps per document). The reindexer charges it to
+  /// its memory budget with the lines, so a stream of small documents stays within the budget.
+  virtual size_t bytes_held_per_document() const { return sizeof(SourceDocument) + 32; }
   /// Whether no two documents share a cursor (no transform splits one in several). The reindexer
   /// then sends a batch as soon as it is full, instead of holding it (a huge document, say) until
   /// the next document shows whether it belongs with them.

@@ -954,6 +954,37 @@ TEST_CASE("documents handed on in place stay alive until their batch is written,
   for (const SourceDocument& doc : expected) CHECK(sources[doc.id] == doc.source);
 }
 
+TEST_CASE("what each document holds besides its lines is charged to the memory budget",
+          "[reindex][reindexer][tsan]") {
+  // Small documents whose structs outweigh their lines: a budget that counted the lines alone
+  // would let all eight connections fill with them.
+  class HeavyStream final : public IDocumentStream {
+   public:
+    explicit HeavyStream(std::vector<SourceDocument> docs) : docs_(std::move(docs)) {}
+    absl::StatusOr<std::optional<SourceDocument>> Next() override { return docs_.Next(); }
+    size_t bytes_held_per_document() const override { return 10000; }
+
+   private:
+    VectorDocumentStream docs_;
+  };
+  core::FakeClock clock;
+  ScriptedSink sink;
+  const auto list = MakeDocs(40, "target", 100);
+  const size_t doc_bytes = EstimateBulkBytes(list[0]);
+  core::MemoryBudget budget(2 * (10000 + doc_bytes));
+  DocumentReindexer reindexer(
+      sink, nullptr, clock,
+      {.max_docs_per_batch = 1, .max_concurrent_batches = 8, .memory_budget = &budget});
+  HeavyStream docs(list);
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 40);
+  CHECK(budget.peak() >= 10000 + doc_bytes);
+  CHECK(budget.peak() <= 2 * (10000 + doc_bytes));
+  CHECK(sink.max_in_flight() <= 2);
+  CHECK(budget.used() == 0);
+}
+
 TEST_CASE("the default in-place hand-off keeps each document of a plain stream",
           "[reindex][reindexer]") {
   VectorDocumentStream docs(MakeDocs(3));
