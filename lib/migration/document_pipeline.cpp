@@ -293,9 +293,11 @@ class ParallelConvertedSource final : public IConvertedSource {
           if (range.lines && range.lines->bytes.size() >= kLinesLimit) self->StartLines(range);
           ConvertedDocument& converted = range.docs.emplace_back();
           ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
-          range.bytes += converted.doc.rendered_end - converted.doc.rendered_begin +
-                         converted.line_end - converted.line_begin + converted.doc.source.size() +
-                         converted.recorded_source.size() + 128;
+          const size_t bytes = converted.doc.rendered_end - converted.doc.rendered_begin +
+                               converted.line_end - converted.line_begin +
+                               converted.doc.source.size() + converted.recorded_source.size() + 128;
+          range.bytes += bytes;
+          if (bytes >= kLargeDocumentBytes) range.has_large_document = true;
           return absl::OkStatus();
         },
         [self](lucene::ScannedRange& scanned) {
@@ -305,6 +307,8 @@ class ParallelConvertedSource final : public IConvertedSource {
             const size_t used = range.lines->bytes.size();
             self->lines_hint_.store(std::min(used + used / 8, kLinesLimit),
                                     std::memory_order_relaxed);
+            // Its documents hold the lines they are in; a large one's go with it (NextHeld).
+            if (range.has_large_document) range.lines.reset();
           }
           return false;
         });
@@ -322,8 +326,18 @@ class ParallelConvertedSource final : public IConvertedSource {
   absl::StatusOr<const ConvertedDocument*> NextInPlace() override { return Advance(); }
   absl::StatusOr<ConvertedDocument*> NextHeld(reindex::DocumentHolder& holder) override {
     RFS_ASSIGN_OR_RETURN(ConvertedDocument * next, Advance());
+    if (next == nullptr) return nullptr;
+    if (current_->has_large_document) {
+      // Each document of such a range goes alone, moved out: a huge document, and the lines the
+      // documents before it share with it, are freed once their own bulks are written, not
+      // when the range's last bulk is (the memory budget has their bytes back by then).
+      auto held = std::make_shared<ConvertedDocument>(std::move(*next));
+      next = held.get();
+      holder = std::move(held);
+      return next;
+    }
     // The range holds its documents: one copy of it per range, not per document.
-    if (next != nullptr && holder.get() != current_.get()) holder = current_;
+    if (holder.get() != current_.get()) holder = current_;
     return next;
   }
   uint64_t position() const override { return position_; }
@@ -332,6 +346,7 @@ class ParallelConvertedSource final : public IConvertedSource {
   struct Range final : lucene::ScannedRange {
     std::vector<ConvertedDocument> docs;
     std::shared_ptr<reindex::RenderedLines> lines;  // with `render`
+    bool has_large_document = false;                // one of kLargeDocumentBytes or more
   };
   explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
 
@@ -371,6 +386,8 @@ class ParallelConvertedSource final : public IConvertedSource {
   // The most one RenderedLines holds before the next document starts another (and the most a
   // new one reserves): a range with a huge document does not double that document's copy.
   static constexpr size_t kLinesLimit = size_t{16} << 20;
+  // A document this large is handed on alone, with the others of its range (NextHeld).
+  static constexpr size_t kLargeDocumentBytes = size_t{1} << 20;
 
   const ConversionTarget target_;
   std::optional<reindex::BulkActionOptions> render_;

@@ -149,6 +149,7 @@ class ReindexRun {
     Batch batch;
     uint64_t sequence = 0;
     std::optional<uint64_t> previous_cursor;
+    DocumentHolder holder;  // what keeps the last document read
     auto submit_batch = [&] {
       batch.sequence = sequence++;
       const size_t previous_docs = batch.docs.size();
@@ -157,7 +158,6 @@ class ReindexRun {
       // Batches are alike: sized like the last one, the vector is not regrown a dozen times.
       batch.docs.reserve(previous_docs + previous_docs / 8);
     };
-    DocumentHolder holder;
     while (true) {
       if (stopped()) return absl::OkStatus();
       auto next = docs.NextInPlace(holder);
@@ -184,7 +184,13 @@ class ReindexRun {
       batch.bytes += bytes;
       batch.docs.push_back(&doc);
       if (batch.holders.empty() || batch.holders.back() != holder) batch.holders.push_back(holder);
-      if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) submit_batch();
+      if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) {
+        submit_batch();
+        // The batch holds its documents now. Kept here too, a huge document's holder would keep
+        // it after its batch is written and its bytes are back in the budget, while the next
+        // one is decoded.
+        holder.reset();
+      }
     }
     if (!batch.docs.empty()) {
       batch.sequence = sequence++;

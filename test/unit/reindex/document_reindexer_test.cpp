@@ -939,10 +939,20 @@ TEST_CASE("documents handed on in place stay alive until their batch is written,
         return std::vector<ItemFailure>();
       });
   // Ranges of 7 documents, batches of 5: most batches take documents from two ranges, and most
-  // ranges go out in two batches.
-  DocumentReindexer reindexer(sink, nullptr, clock,
-                              {.max_docs_per_batch = 5, .max_concurrent_batches = 3});
-  RangeStream docs(expected, 7);
+  // ranges go out in two batches. Ranges of one document: each document has a holder of its own
+  // (a huge one, or a plain stream's), which goes with its batch alone; batches cut by size
+  // are cut after the document that fills them.
+  const size_t range_size = GENERATE(size_t{7}, size_t{1});
+  const bool by_size = GENERATE(false, true);
+  CAPTURE(range_size, by_size);
+  DocumentReindexerOptions options{.max_concurrent_batches = 3};
+  if (by_size) {
+    options.max_bytes_per_batch = 5 * EstimateBulkBytes(expected[0]);
+  } else {
+    options.max_docs_per_batch = 5;
+  }
+  DocumentReindexer reindexer(sink, nullptr, clock, options);
+  RangeStream docs(expected, range_size);
   stream = &docs;
   auto summary = reindexer.Reindex(docs);
   REQUIRE(summary.ok());
@@ -952,6 +962,54 @@ TEST_CASE("documents handed on in place stay alive until their batch is written,
   CHECK(docs.ranges_alive() == 0);
   REQUIRE(sources.size() == expected.size());
   for (const SourceDocument& doc : expected) CHECK(sources[doc.id] == doc.source);
+}
+
+TEST_CASE("the reader lets go of a full batch's documents once it is handed over",
+          "[reindex][reindexer][tsan]") {
+  // Each document in a holder of its own, as a huge one is. Before handing out the fourth, the
+  // stream waits (up to 5 s) for the third to be freed: its batch, full by size, written.
+  class WatchingStream final : public IDocumentStream {
+   public:
+    explicit WatchingStream(std::vector<SourceDocument> docs) : docs_(std::move(docs)) {}
+    absl::StatusOr<std::optional<SourceDocument>> Next() override {
+      return absl::InternalError("documents are handed on in place only");
+    }
+    absl::StatusOr<const SourceDocument*> NextInPlace(DocumentHolder& holder) override {
+      if (next_ == 3) {
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!last_.expired() && std::chrono::steady_clock::now() < give_up) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        freed_before_next_ = last_.expired();
+      }
+      if (next_ == docs_.size()) return nullptr;
+      auto held = std::make_shared<const SourceDocument>(std::move(docs_[next_++]));
+      last_ = held;
+      const SourceDocument* doc = held.get();
+      holder = std::move(held);
+      return doc;
+    }
+    bool unique_cursors() const override { return true; }
+    bool freed_before_next() const { return freed_before_next_; }
+
+   private:
+    std::vector<SourceDocument> docs_;
+    size_t next_ = 0;
+    std::weak_ptr<const void> last_;
+    bool freed_before_next_ = false;
+  };
+  core::FakeClock clock;
+  ScriptedSink sink;
+  auto list = MakeDocs(6, "target", 100);
+  const size_t limit =
+      EstimateBulkBytes(list[0]) + EstimateBulkBytes(list[1]) + EstimateBulkBytes(list[2]);
+  DocumentReindexer reindexer(sink, nullptr, clock,
+                              {.max_bytes_per_batch = limit, .max_concurrent_batches = 1});
+  WatchingStream docs(std::move(list));
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 6);
+  CHECK(docs.freed_before_next());
 }
 
 TEST_CASE("what each document holds besides its lines is charged to the memory budget",
