@@ -297,7 +297,11 @@ class ParallelConvertedSource final : public IConvertedSource {
                                converted.line_end - converted.line_begin +
                                converted.doc.source.size() + converted.recorded_source.size() + 128;
           range.bytes += bytes;
-          if (bytes >= kLargeDocumentBytes) range.has_large_document = true;
+          // Sources not laid out in the range's lines (a data stream's, a sink's that makes its
+          // own) and large documents go with their own bulks (NextHeld).
+          if (bytes >= kLargeDocumentBytes || !converted.doc.source.empty()) {
+            range.hand_on_alone = true;
+          }
           return absl::OkStatus();
         },
         [self](lucene::ScannedRange& scanned) {
@@ -308,7 +312,7 @@ class ParallelConvertedSource final : public IConvertedSource {
             self->lines_hint_.store(std::min(used + used / 8, kLinesLimit),
                                     std::memory_order_relaxed);
             // Its documents hold the lines they are in; a large one's go with it (NextHeld).
-            if (range.has_large_document) range.lines.reset();
+            if (range.hand_on_alone) range.lines.reset();
           }
           return false;
         });
@@ -327,10 +331,10 @@ class ParallelConvertedSource final : public IConvertedSource {
   absl::StatusOr<ConvertedDocument*> NextHeld(reindex::DocumentHolder& holder) override {
     RFS_ASSIGN_OR_RETURN(ConvertedDocument * next, Advance());
     if (next == nullptr) return nullptr;
-    if (current_->has_large_document) {
-      // Each document of such a range goes alone, moved out: a huge document, and the lines the
-      // documents before it share with it, are freed once their own bulks are written, not
-      // when the range's last bulk is (the memory budget has their bytes back by then).
+    if (current_->hand_on_alone) {
+      // Each document of such a range goes alone, moved out: a huge document (and the lines the
+      // documents before it share with it) or a source of its own is freed once its own bulk is
+      // written, not when the range's last bulk is (the memory budget has its bytes back then).
       auto held = std::make_shared<ConvertedDocument>(std::move(*next));
       next = held.get();
       holder = std::move(held);
@@ -346,7 +350,8 @@ class ParallelConvertedSource final : public IConvertedSource {
   struct Range final : lucene::ScannedRange {
     std::vector<ConvertedDocument> docs;
     std::shared_ptr<reindex::RenderedLines> lines;  // with `render`
-    bool has_large_document = false;                // one of kLargeDocumentBytes or more
+    // A document of kLargeDocumentBytes or more, or one whose source is not in `lines`.
+    bool hand_on_alone = false;
   };
   explicit ParallelConvertedSource(ConversionTarget target) : target_(target) {}
 

@@ -199,7 +199,8 @@ class ShardDocumentStream final : public reindex::IDocumentStream {
   /// Documents read by the decoding threads are handed on where they lie in their range.
   absl::StatusOr<const reindex::SourceDocument*> NextInPlace(
       reindex::DocumentHolder& holder) override;
-  /// A document handed on in place holds its place in its range.
+  /// A document handed on in place holds its place in its range (until the range's last bulk
+  /// is written).
   size_t bytes_held_per_document() const override { return sizeof(ConvertedDocument); }
   /// One document per shard cursor: a full batch may go at once.
   bool unique_cursors() const override { return true; }

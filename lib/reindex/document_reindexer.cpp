@@ -162,7 +162,10 @@ class ReindexRun {
       if (stopped()) return absl::OkStatus();
       auto next = docs.NextInPlace(holder);
       if (!next.ok()) return next.status();
-      if (*next == nullptr) break;
+      if (*next == nullptr) {
+        holder.reset();  // not kept while the last batch waits for room
+        break;
+      }
       const SourceDocument& doc = **next;
       if (previous_cursor && doc.cursor < *previous_cursor) {
         return absl::InvalidArgumentError(StrCat("document cursors must not decrease: ", doc.cursor,

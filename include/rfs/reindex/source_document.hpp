@@ -88,9 +88,9 @@ class IDocumentStream {
   /// The next document where the stream holds it, nullptr at the end (errors as Next()). It
   /// stays valid and unchanged, whatever is read after it, while a copy of `holder` as this call
   /// leaves it is kept. A stream that reads documents a range at a time (a shard's decoding
-  /// threads) leaves `holder` as it is while the range lasts, so its documents are handed on
-  /// without being moved, each. The default moves the document Next() returns into a holder of
-  /// its own.
+  /// threads) may leave `holder` as it is for the documents of one range, so they are handed on
+  /// without being moved, each (the range then lives until the last bulk holding one of them is
+  /// written). The default moves the document Next() returns into a holder of its own.
   virtual absl::StatusOr<const SourceDocument*> NextInPlace(DocumentHolder& holder);
   /// Memory each document handed on holds besides its bulk lines while the reindexer has it
   /// (the struct itself, and what its holder keeps per document). The reindexer charges it to

@@ -880,7 +880,7 @@ class RangeStream final : public IDocumentStream {
       pending_.push_back(std::move(range));
     }
     for (const auto& range : pending_) {
-      for (const SourceDocument& doc : *range) range_of_[doc.cursor] = range;
+      for (const SourceDocument& doc : *range) range_of_[&doc] = range;
     }
   }
   absl::StatusOr<std::optional<SourceDocument>> Next() override {
@@ -898,11 +898,11 @@ class RangeStream final : public IDocumentStream {
     return &(*current_)[next_++];
   }
   bool unique_cursors() const override { return true; }
-  // Whether the range of the document at `cursor` is still alive.
-  bool alive(uint64_t cursor) const { return !range_of_.at(cursor).expired(); }
+  // Whether the range of `doc` is still alive (found by address: a freed one is not read).
+  bool alive(const SourceDocument* doc) const { return !range_of_.at(doc).expired(); }
   size_t ranges_alive() const {
     size_t alive = 0;
-    for (const auto& [cursor, range] : range_of_) alive += range.expired() ? 0 : 1;
+    for (const auto& [doc, range] : range_of_) alive += range.expired() ? 0 : 1;
     return alive;
   }
 
@@ -910,7 +910,7 @@ class RangeStream final : public IDocumentStream {
   std::deque<std::shared_ptr<std::vector<SourceDocument>>> pending_;
   std::shared_ptr<std::vector<SourceDocument>> current_;
   size_t next_ = 0;
-  std::map<uint64_t, std::weak_ptr<std::vector<SourceDocument>>> range_of_;
+  std::map<const SourceDocument*, std::weak_ptr<std::vector<SourceDocument>>> range_of_;
 };
 
 }  // namespace
@@ -928,7 +928,10 @@ TEST_CASE("documents handed on in place stay alive until their batch is written,
           std::span<const SourceDocument* const> docs) -> absl::StatusOr<std::vector<ItemFailure>> {
         std::lock_guard lock(mu);
         for (const SourceDocument* doc : docs) {
-          if (!stream->alive(doc->cursor)) ++dead_ranges;
+          if (!stream->alive(doc)) {
+            ++dead_ranges;
+            continue;
+          }
           sources[doc->id] = doc->source;
         }
         // Every third request has its second document retried: a batch outlives the ranges
