@@ -139,11 +139,25 @@ void AppendExportLineHead(const SourceDocument& doc, std::string& out) {
   out += ",\"_source\":";
 }
 
+namespace {
+
+ConvertedDocument::Unconvertible& MarkUnconvertible(ConvertedDocument& out, std::string error_type,
+                                                    std::string reason) {
+  out.kind = ConvertedDocument::Kind::kUnconvertible;
+  out.unconvertible = std::make_unique<ConvertedDocument::Unconvertible>();
+  out.unconvertible->error_type = std::move(error_type);
+  out.unconvertible->reason = std::move(reason);
+  return *out.unconvertible;
+}
+
+}  // namespace
+
 void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
                      const std::shared_ptr<reindex::RenderedLines>* lines, ConvertedDocument& out) {
   SourceDocument& doc = out.doc;
   out.stored_source_bytes = in.source.size();
   out.conversion_error = absl::StatusCode::kOk;
+  out.unconvertible.reset();
   out.line_owner.reset();
   out.line_begin = out.line_end = 0;
   doc.id = in.id;
@@ -173,13 +187,10 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   if (in.deleted && data_stream) {
     // A data stream takes only `create`: a delete (or the delete half of an update) made
     // through a backing index cannot be sent to it.
-    out.kind = ConvertedDocument::Kind::kUnconvertible;
-    out.error_type = "data_stream_delete_not_applied";
-    out.reason = core::StrCat("deleted from backing index ", target.index,
-                              " since the previous "
-                              "snapshot; data stream ",
-                              *data_stream, " accepts only create");
-    out.recorded_source.clear();
+    MarkUnconvertible(out, "data_stream_delete_not_applied",
+                      core::StrCat("deleted from backing index ", target.index,
+                                   " since the previous snapshot; data stream ", *data_stream,
+                                   " accepts only create"));
     return;
   }
   if (in.deleted) {
@@ -214,22 +225,20 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   }
   if (!converted.ok()) {
     // One undecodable source must not stop the shard; it is kept (base64) for an operator.
-    out.kind = ConvertedDocument::Kind::kUnconvertible;
-    out.error_type = kSourceConversionError;
+    ConvertedDocument::Unconvertible& why = MarkUnconvertible(
+        out, std::string(kSourceConversionError), std::string(converted.message()));
     out.conversion_error = converted.code();
-    out.reason = std::string(converted.message());
     // For the failed-document record; the export names the document and goes on without it.
-    if (!target.export_lines) out.recorded_source = core::Base64Encode(in.source);
+    if (!target.export_lines) why.recorded_source = core::Base64Encode(in.source);
     doc.source.clear();
     return;
   }
   if (data_stream &&
       !internal::HasTimestampField(SourceBytes(doc), target.placement.timestamp_field)) {
-    out.kind = ConvertedDocument::Kind::kUnconvertible;
-    out.error_type = "data_stream_timestamp_missing";
-    out.reason = core::StrCat("no single value in ", target.placement.timestamp_field,
-                              ", which data stream ", *data_stream, " requires of a document");
-    out.recorded_source = std::string(SourceBytes(doc));
+    MarkUnconvertible(out, "data_stream_timestamp_missing",
+                      core::StrCat("no single value in ", target.placement.timestamp_field,
+                                   ", which data stream ", *data_stream, " requires of a document"))
+        .recorded_source = std::string(SourceBytes(doc));
     doc.source.clear();
   }
 }
@@ -293,9 +302,10 @@ class ParallelConvertedSource final : public IConvertedSource {
           if (range.lines && range.lines->bytes.size() >= kLinesLimit) self->StartLines(range);
           ConvertedDocument& converted = range.docs.emplace_back();
           ConvertDocument(doc, self->target_, range.lines ? &range.lines : nullptr, converted);
-          const size_t bytes = converted.doc.rendered_end - converted.doc.rendered_begin +
-                               converted.line_end - converted.line_begin +
-                               converted.doc.source.size() + converted.recorded_source.size() + 128;
+          const size_t bytes =
+              converted.doc.rendered_end - converted.doc.rendered_begin + converted.line_end -
+              converted.line_begin + converted.doc.source.size() +
+              (converted.unconvertible ? converted.unconvertible->recorded_source.size() : 0) + 128;
           range.bytes += bytes;
           // Sources not laid out in the range's lines (a data stream's, a sink's that makes its
           // own) and large documents go with their own bulks (NextHeld).
@@ -476,8 +486,9 @@ absl::StatusOr<ConvertedDocument*> ShardDocumentStream::NextToHandOn(Read read) 
       return absl::InternalError("a deferred document reached the worker's stream");
     }
     if (converted->kind == ConvertedDocument::Kind::kUnconvertible) {
-      RFS_RETURN_IF_ERROR(RecordUnmigratable(out, converted->error_type, converted->reason,
-                                             std::move(converted->recorded_source)));
+      ConvertedDocument::Unconvertible& why = *converted->unconvertible;
+      RFS_RETURN_IF_ERROR(
+          RecordUnmigratable(out, why.error_type, why.reason, std::move(why.recorded_source)));
       ++conversion_failures_;
       continue;
     }

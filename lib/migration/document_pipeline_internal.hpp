@@ -100,15 +100,20 @@ struct ConversionTarget {
 /// without side effects, so the parallel source makes them on its decoding threads.
 struct ConvertedDocument {
   enum class Kind : uint8_t { kDocument, kWithoutSource, kUnconvertible, kDeferred };
+  /// Why a kUnconvertible document cannot be sent. Apart, since it is rare: every document of a
+  /// range in flight holds its ConvertedDocument, and the memory budget charges them.
+  struct Unconvertible {
+    std::string reason;
+    std::string error_type;  // the failed-document record's error_type
+    /// The source as the failed-document record keeps it, for an operator: base64 of the
+    /// stored bytes when they could not be decoded, else the JSON.
+    std::string recorded_source;
+  };
   Kind kind = Kind::kDocument;
   // Index, id and cursor in every kind; the source for kDocument, unless it is laid out (in
   // doc.rendered, or for the export in line_owner).
   reindex::SourceDocument doc;
-  std::string reason;      // kUnconvertible
-  std::string error_type;  // kUnconvertible: the failed-document record's error_type
-  /// kUnconvertible: the source as the failed-document record keeps it, for an operator: base64
-  /// of the stored bytes when they could not be decoded, else the JSON.
-  std::string recorded_source;
+  std::unique_ptr<Unconvertible> unconvertible;  // set for kUnconvertible
   bool rebuilt = false;          // the source was rebuilt from doc values and stored fields
   bool rebuilt_inexact = false;  // with a value that may differ from the one indexed
   /// kUnconvertible for a source that could not be made JSON: why, as a status code

@@ -102,14 +102,16 @@ class ShardExporter {
       case internal::ConvertedDocument::Kind::kUnconvertible:
         // A format without a JSON form is skipped and said; damaged bytes stop the export.
         if (converted.conversion_error == absl::StatusCode::kOk) {
-          return absl::InternalError(StrCat("document ", index, "/", doc.id,
-                                            " could not be exported: ", converted.reason));
+          return absl::InternalError(
+              StrCat("document ", index, "/", doc.id,
+                     " could not be exported: ", converted.unconvertible->reason));
         }
         if (converted.conversion_error != absl::StatusCode::kUnimplemented) {
-          return absl::Status(converted.conversion_error, converted.reason);
+          return absl::Status(converted.conversion_error, converted.unconvertible->reason);
         }
         ++totals_.unconvertible;
-        Skipped(StrCat("document ", index, "/", doc.id, ": ", converted.reason, "; not written"));
+        Skipped(StrCat("document ", index, "/", doc.id, ": ", converted.unconvertible->reason,
+                       "; not written"));
         return absl::OkStatus();
       case internal::ConvertedDocument::Kind::kDeferred:
         return absl::InternalError("a deferred document reached the line writer");
