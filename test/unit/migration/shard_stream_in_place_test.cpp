@@ -1,0 +1,116 @@
+// ShardDocumentStream::NextInPlace over the parallel source on real Lucene shards: documents are
+// handed on where the decoding threads converted them, with their range as the holder, except in
+// a range with a large document, where each goes alone (so a huge document's memory goes with its
+// own bulk); either way the same documents as Next() reads, in order.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "rfs/lucene/snapshot_shard.hpp"
+#include "rfs/reindex/bulk_format.hpp"
+#include "rfs/snapshot/repository.hpp"
+#include "rfs/snapshot/source_repo.hpp"
+
+#include "migration/document_pipeline_internal.hpp"
+#include "support/generated_repo.hpp"
+
+namespace rfs::migration::internal {
+namespace {
+
+struct HandedOn {
+  uint64_t cursor = 0;
+  std::string id;
+  std::string source;
+  const void* holder = nullptr;
+};
+
+// Every document of shard 0 of a repository generated with `args`, read through the parallel
+// source with bulk lines laid out, in place (with every holder kept, so no address is reused) or
+// moved out with Next().
+std::vector<HandedOn> ReadShard(const std::string& args, bool in_place) {
+  auto generated = test::Generate(args);
+  auto source_repo = snapshot::FileSystemRepo::Open(generated->repo().string());
+  REQUIRE(source_repo.ok());
+  auto repository = snapshot::SnapshotRepository::Open(*source_repo);
+  REQUIRE(repository.ok());
+  auto latest = (*repository)->LatestSnapshot();
+  REQUIRE(latest.ok());
+  auto reader = lucene::OpenSnapshotShard(**repository, **latest, "index-0", 0);
+  REQUIRE(reader.ok());
+  const std::string index = "index-0";
+  const IndexPlacement placement;
+  const ConversionTarget target{index, placement, transform::MultiTypePolicy{}};
+  const uint64_t end = (*reader)->max_cursor();
+  auto source = OpenParallelSource(**reader, 0, end, 2, target, reindex::BulkActionOptions{});
+  REQUIRE(source.ok());
+  ShardDocumentStream stream(**source, end, [] { return false; }, nullptr, {});
+  std::vector<HandedOn> out;
+  std::vector<reindex::DocumentHolder> kept;
+  while (true) {
+    if (in_place) {
+      reindex::DocumentHolder holder;
+      auto next = stream.NextInPlace(holder);
+      REQUIRE(next.ok());
+      if (*next == nullptr) break;
+      REQUIRE(holder != nullptr);
+      const reindex::SourceDocument& doc = **next;
+      out.push_back({doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
+      kept.push_back(std::move(holder));
+    } else {
+      auto next = stream.Next();
+      REQUIRE(next.ok());
+      if (!next->has_value()) break;
+      out.push_back({(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
+    }
+  }
+  CHECK(stream.docs_read() == out.size());
+  return out;
+}
+
+// How many documents share each holder.
+std::map<const void*, size_t> DocumentsPerHolder(const std::vector<HandedOn>& docs) {
+  std::map<const void*, size_t> per_holder;
+  for (const HandedOn& doc : docs) ++per_holder[doc.holder];
+  return per_holder;
+}
+
+void CheckSameDocuments(const std::vector<HandedOn>& in_place, const std::vector<HandedOn>& moved) {
+  REQUIRE(in_place.size() == moved.size());
+  for (size_t i = 0; i < moved.size(); ++i) {
+    CHECK(in_place[i].cursor == moved[i].cursor);
+    CHECK(in_place[i].id == moved[i].id);
+    CHECK(in_place[i].source == moved[i].source);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a shard's documents are handed on in place, a range per holder",
+          "[migration][pipeline][generated][tsan]") {
+  const std::string args = "--indices 1 --shards 1 --docs 5000 --seed 41";
+  const auto in_place = ReadShard(args, true);
+  CheckSameDocuments(in_place, ReadShard(args, false));
+  // Ranges of 2,048 documents: three holders, each for many documents.
+  const auto per_holder = DocumentsPerHolder(in_place);
+  CHECK(per_holder.size() <= 3);
+  for (const auto& [holder, count] : per_holder) CHECK(count > 1);
+}
+
+TEST_CASE("a range with a large document hands each of its documents on alone",
+          "[migration][pipeline][generated][tsan]") {
+  // One 3 MB document among 300: the whole shard is one range, with a large document.
+  const std::string args = "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 3000000 --seed 43";
+  const auto in_place = ReadShard(args, true);
+  CheckSameDocuments(in_place, ReadShard(args, false));
+  bool saw_large = false;
+  for (const HandedOn& doc : in_place) saw_large |= doc.source.size() >= 3'000'000;
+  CHECK(saw_large);
+  const auto per_holder = DocumentsPerHolder(in_place);
+  CHECK(per_holder.size() == in_place.size());
+}
+
+}  // namespace rfs::migration::internal
