@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -77,25 +78,30 @@ std::map<const void*, size_t> DocumentsPerHolder(const std::vector<HandedOn>& do
   return per_holder;
 }
 
-void CheckSameDocuments(const std::vector<HandedOn>& in_place, const std::vector<HandedOn>& moved) {
-  REQUIRE(in_place.size() == moved.size());
+// The documents handed on in place, checked against those Next() moves out (`count` of them),
+// with how many documents share each holder.
+std::pair<std::vector<HandedOn>, std::map<const void*, size_t>> ReadInPlaceAndCheck(
+    const std::string& args, size_t count) {
+  std::vector<HandedOn> in_place = ReadShard(args, true);
+  const std::vector<HandedOn> moved = ReadShard(args, false);
+  REQUIRE(in_place.size() == count);
+  REQUIRE(moved.size() == count);
   for (size_t i = 0; i < moved.size(); ++i) {
     CHECK(in_place[i].cursor == moved[i].cursor);
     CHECK(in_place[i].id == moved[i].id);
     CHECK(in_place[i].source == moved[i].source);
   }
+  std::map<const void*, size_t> per_holder = DocumentsPerHolder(in_place);
+  return {std::move(in_place), std::move(per_holder)};
 }
 
 }  // namespace
 
 TEST_CASE("a shard's documents are handed on in place, a range per holder",
           "[migration][pipeline][generated][tsan]") {
-  const std::string args = "--indices 1 --shards 1 --docs 5000 --seed 41";
-  const auto in_place = ReadShard(args, true);
-  REQUIRE(in_place.size() == 5000);
-  CheckSameDocuments(in_place, ReadShard(args, false));
+  const auto [in_place, per_holder] =
+      ReadInPlaceAndCheck("--indices 1 --shards 1 --docs 5000 --seed 41", 5000);
   // Ranges of 2,048 documents: three holders, each for many documents.
-  const auto per_holder = DocumentsPerHolder(in_place);
   CHECK(per_holder.size() == 3);
   for (const auto& [holder, count] : per_holder) CHECK(count > 1);
 }
@@ -103,14 +109,11 @@ TEST_CASE("a shard's documents are handed on in place, a range per holder",
 TEST_CASE("a range with a large document hands each of its documents on alone",
           "[migration][pipeline][generated][tsan]") {
   // One 3 MB document among 300: the whole shard is one range, with a large document.
-  const std::string args = "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 3000000 --seed 43";
-  const auto in_place = ReadShard(args, true);
-  REQUIRE(in_place.size() == 300);
-  CheckSameDocuments(in_place, ReadShard(args, false));
+  const auto [in_place, per_holder] = ReadInPlaceAndCheck(
+      "--indices 1 --shards 1 --docs 300 --huge-doc-bytes 3000000 --seed 43", 300);
   bool saw_large = false;
   for (const HandedOn& doc : in_place) saw_large |= doc.source.size() >= size_t{1} << 20;
   CHECK(saw_large);
-  const auto per_holder = DocumentsPerHolder(in_place);
   CHECK(per_holder.size() == in_place.size());
 }
 
