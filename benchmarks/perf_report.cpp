@@ -609,21 +609,29 @@ void S3Cost(const std::string& name, const path& dir, const std::string& out_dir
       static_cast<unsigned long long>(requests_before_first), first_document / 0.030);
 }
 
+// Calls `fn(bytes)` with each bulk file (`.ndjson`, one per bulk) an export wrote under `out_dir`,
+// read whole into one reused buffer.
+template <typename Fn>
+void ForEachBulkFile(const path& out_dir, Fn fn) {
+  std::string bytes;
+  for (const auto& entry : bench::fs::recursive_directory_iterator(out_dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    bytes.resize(bench::fs::file_size(entry.path()));
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+      Fail("could not read " + entry.path().string());
+    }
+    fn(bytes);
+  }
+}
+
 // The disk's share of the export: the bulk files one export wrote under `out_dir`, held in
 // memory, written again as the worker writes them (core::AtomicFileWriter: direct I/O, synced,
 // renamed, the folder synced) by as many threads as the worker sends bulks at once by default.
 // No export of the shard to this disk takes less time.
 double WriteExportFilesAlone(const path& out_dir, const path& scratch) {
   std::vector<std::string> files;
-  for (const auto& entry : bench::fs::recursive_directory_iterator(out_dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::string bytes(bench::fs::file_size(entry.path()), '\0');
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-      Fail("could not read " + entry.path().string());
-    }
-    files.push_back(std::move(bytes));
-  }
+  ForEachBulkFile(out_dir, [&](const std::string& bytes) { files.push_back(bytes); });
   if (files.empty()) Fail("the export wrote no bulk files under " + out_dir.string());
   bench::fs::remove_all(scratch);
   bench::fs::create_directories(scratch);
@@ -719,16 +727,13 @@ void ReadRatios(const Options& options, const std::string& repo, const path& luc
 // each compressed as the worker compresses a body, into one reused buffer: what gzip alone adds
 // to the export's work over HTTP. Each file is read before its compression is timed.
 double GzipAloneCpuSeconds(const std::string& out_dir) {
-  std::string body, compressed;
+  std::string compressed;
   double cpu = 0;
-  for (const auto& entry : bench::fs::recursive_directory_iterator(out_dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".ndjson") continue;
-    std::ifstream file(entry.path(), std::ios::binary);
-    body.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  ForEachBulkFile(out_dir, [&](const std::string& body) {
     const double start = bench::CpuSecondsOf(RUSAGE_THREAD);
     if (!rfs::net::GzipCompressInto(body, compressed).ok()) Fail("gzip failed");
     cpu += bench::CpuSecondsOf(RUSAGE_THREAD) - start;
-  }
+  });
   return cpu;
 }
 
