@@ -2,6 +2,7 @@
 // handed on where the decoding threads converted them, with their range as the holder, except in
 // a range with a large document, where each goes alone (so a huge document's memory goes with its
 // own bulk); either way the same documents as Next() reads, in order.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,10 +29,10 @@ struct HandedOn {
   const void* holder = nullptr;
 };
 
-// Every document of shard 0 of a repository generated with `args`, read through the parallel
-// source with bulk lines laid out, in place (with every holder kept, so no address is reused) or
-// moved out with Next().
-std::vector<HandedOn> ReadShard(const std::string& args, bool in_place) {
+// Runs `read` over shard 0 of a repository generated with `args`, read through the parallel
+// source (two threads) with bulk lines laid out.
+void ReadThroughParallelSource(const std::string& args,
+                               const std::function<void(ShardDocumentStream&)>& read) {
   auto generated = test::Generate(args);
   auto source_repo = snapshot::FileSystemRepo::Open(generated->repo().string());
   REQUIRE(source_repo.ok());
@@ -48,26 +49,35 @@ std::vector<HandedOn> ReadShard(const std::string& args, bool in_place) {
   auto source = OpenParallelSource(**reader, 0, end, 2, target, reindex::BulkActionOptions{});
   REQUIRE(source.ok());
   ShardDocumentStream stream(**source, end, [] { return false; }, nullptr, {});
+  read(stream);
+}
+
+// Every document of shard 0 of a repository generated with `args`, read through the parallel
+// source with bulk lines laid out, in place (with every holder kept, so no address is reused) or
+// moved out with Next().
+std::vector<HandedOn> ReadShard(const std::string& args, bool in_place) {
   std::vector<HandedOn> out;
-  std::vector<reindex::DocumentHolder> kept;
-  while (true) {
-    if (in_place) {
-      reindex::DocumentHolder holder;
-      auto next = stream.NextInPlace(holder);
-      REQUIRE(next.ok());
-      if (*next == nullptr) break;
-      REQUIRE(holder != nullptr);
-      const reindex::SourceDocument& doc = **next;
-      out.push_back({doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
-      kept.push_back(std::move(holder));
-    } else {
-      auto next = stream.Next();
-      REQUIRE(next.ok());
-      if (!next->has_value()) break;
-      out.push_back({(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
+  ReadThroughParallelSource(args, [&](ShardDocumentStream& stream) {
+    std::vector<reindex::DocumentHolder> kept;
+    while (true) {
+      if (in_place) {
+        reindex::DocumentHolder holder;
+        auto next = stream.NextInPlace(holder);
+        REQUIRE(next.ok());
+        if (*next == nullptr) break;
+        REQUIRE(holder != nullptr);
+        const reindex::SourceDocument& doc = **next;
+        out.push_back({doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
+        kept.push_back(std::move(holder));
+      } else {
+        auto next = stream.Next();
+        REQUIRE(next.ok());
+        if (!next->has_value()) break;
+        out.push_back({(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
+      }
     }
-  }
-  CHECK(stream.docs_read() == out.size());
+    CHECK(stream.docs_read() == out.size());
+  });
   return out;
 }
 
@@ -95,7 +105,62 @@ std::pair<std::vector<HandedOn>, std::map<const void*, size_t>> ReadInPlaceAndCh
   return {std::move(in_place), std::move(per_holder)};
 }
 
+// Reads shard 0 of a repository generated with `args` in place, letting each range go once the
+// next one begins, as the reindexer does once a range's bulks are written, except every third
+// range, kept to the end: its documents must not change while the ranges let go are used again
+// for later documents. Returns the documents as they were handed on.
+std::vector<HandedOn> ReadLettingRangesGo(const std::string& args) {
+  std::vector<HandedOn> out;
+  ReadThroughParallelSource(args, [&](ShardDocumentStream& stream) {
+    struct Kept {
+      const reindex::SourceDocument* doc;
+      size_t at;  // in `out`
+    };
+    std::vector<Kept> kept_docs;
+    std::vector<reindex::DocumentHolder> kept_holders;
+    reindex::DocumentHolder current;
+    size_t ranges = 0;
+    while (true) {
+      reindex::DocumentHolder holder = current;
+      auto next = stream.NextInPlace(holder);
+      REQUIRE(next.ok());
+      if (*next == nullptr) break;
+      if (holder != current) {
+        ++ranges;
+        if (ranges % 3 == 1) kept_holders.push_back(holder);
+        current = holder;  // the range before is let go here, unless kept
+      }
+      const reindex::SourceDocument& doc = **next;
+      out.push_back({doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
+      if (ranges % 3 == 1) kept_docs.push_back({&doc, out.size() - 1});
+    }
+    CHECK(ranges >= 9);
+    REQUIRE(!kept_docs.empty());
+    for (const Kept& kept : kept_docs) {
+      INFO("document at cursor " << out[kept.at].cursor);
+      CHECK(kept.doc->cursor == out[kept.at].cursor);
+      CHECK(kept.doc->id == out[kept.at].id);
+      CHECK(reindex::SourceBytes(*kept.doc) == out[kept.at].source);
+    }
+  });
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("a range still held never changes while the ranges let go are used again",
+          "[migration][pipeline][generated][tsan]") {
+  const std::string args = "--indices 1 --shards 1 --docs 20000 --seed 47";
+  const std::vector<HandedOn> released = ReadLettingRangesGo(args);
+  const std::vector<HandedOn> moved = ReadShard(args, false);
+  REQUIRE(released.size() == 20000);
+  REQUIRE(moved.size() == 20000);
+  for (size_t i = 0; i < moved.size(); ++i) {
+    CHECK(released[i].cursor == moved[i].cursor);
+    CHECK(released[i].id == moved[i].id);
+    CHECK(released[i].source == moved[i].source);
+  }
+}
 
 TEST_CASE("a shard's documents are handed on in place, a range per holder",
           "[migration][pipeline][generated][tsan]") {
