@@ -174,6 +174,8 @@ void ConvertDocument(lucene::Document& in, const ConversionTarget& target,
   doc.source.clear();
   doc.one_line = false;
   doc.rendered.reset();
+  // A range's documents are used again (RangePool): nothing of an earlier document may stay.
+  doc.rendered_begin = doc.rendered_source = doc.rendered_end = 0;
   doc.op = in.deleted    ? reindex::BulkOp::kDelete
            : data_stream ? reindex::BulkOp::kCreate
                          : reindex::BulkOp::kIndex;
@@ -396,6 +398,8 @@ class ParallelConvertedSource final : public IConvertedSource {
   // path). A few are kept, none with more documents than a range usually holds.
   class RangePool {
    public:
+    // Room for every range kept: Give runs in a holder's deleter, where nothing may throw.
+    RangePool() { free_.reserve(kMaxKeptRanges); }
     std::unique_ptr<Range> Take() {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -410,13 +414,21 @@ class ParallelConvertedSource final : public IConvertedSource {
     void Give(Range* range) {
       std::unique_ptr<Range> owned(range);
       if (owned->docs.size() > kMaxKeptDocuments) return;
-      // What the documents share or hold alone goes now; their strings stay for the next use.
+      // What the documents share or hold alone goes now; their strings stay for the next use,
+      // unless one is large (a source not laid out, a long routing value).
+      auto keep_small = [](std::string& s) {
+        if (s.capacity() > kMaxKeptStringBytes) std::string().swap(s);
+      };
       for (size_t i = 0; i < owned->count; ++i) {
         ConvertedDocument& doc = owned->docs[i];
         doc.doc.rendered.reset();
         doc.line_owner.reset();
         doc.unconvertible.reset();
-        if (doc.doc.source.capacity() > kMaxKeptSourceBytes) std::string().swap(doc.doc.source);
+        keep_small(doc.doc.source);
+        keep_small(doc.doc.id);
+        keep_small(doc.doc.index);
+        if (doc.doc.routing) keep_small(*doc.doc.routing);
+        if (doc.doc.type) keep_small(*doc.doc.type);
       }
       owned->count = 0;
       owned->lines.reset();
@@ -431,7 +443,7 @@ class ParallelConvertedSource final : public IConvertedSource {
    private:
     static constexpr size_t kMaxKeptRanges = 4;
     static constexpr size_t kMaxKeptDocuments = 4096;
-    static constexpr size_t kMaxKeptSourceBytes = 4096;
+    static constexpr size_t kMaxKeptStringBytes = 4096;
     std::mutex mu_;
     std::vector<std::unique_ptr<Range>> free_;  // guarded by mu_
   };

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,9 +31,9 @@ struct HandedOn {
 };
 
 // Runs `read` over shard 0 of a repository generated with `args`, read through the parallel
-// source (two threads) with bulk lines laid out.
-void ReadThroughParallelSource(const std::string& args,
-                               const std::function<void(ShardDocumentStream&)>& read) {
+// source (two threads) with bulk lines laid out, or with `serial`, on this thread with none.
+void ReadThroughSource(const std::string& args,
+                       const std::function<void(ShardDocumentStream&)>& read, bool serial = false) {
   auto generated = test::Generate(args);
   auto source_repo = snapshot::FileSystemRepo::Open(generated->repo().string());
   REQUIRE(source_repo.ok());
@@ -46,9 +47,17 @@ void ReadThroughParallelSource(const std::string& args,
   const IndexPlacement placement;
   const ConversionTarget target{index, placement, transform::MultiTypePolicy{}};
   const uint64_t end = (*reader)->max_cursor();
-  auto source = OpenParallelSource(**reader, 0, end, 2, target, reindex::BulkActionOptions{});
-  REQUIRE(source.ok());
-  ShardDocumentStream stream(**source, end, [] { return false; }, nullptr, {});
+  std::unique_ptr<IConvertedSource> source;
+  if (serial) {
+    auto cursor = (*reader)->OpenAt(0);
+    REQUIRE(cursor.ok());
+    source = OpenSerialSource(*std::move(cursor), target);
+  } else {
+    auto parallel = OpenParallelSource(**reader, 0, end, 2, target, reindex::BulkActionOptions{});
+    REQUIRE(parallel.ok());
+    source = *std::move(parallel);
+  }
+  ShardDocumentStream stream(*source, end, [] { return false; }, nullptr, {});
   read(stream);
 }
 
@@ -57,7 +66,7 @@ void ReadThroughParallelSource(const std::string& args,
 // moved out with Next().
 std::vector<HandedOn> ReadShard(const std::string& args, bool in_place) {
   std::vector<HandedOn> out;
-  ReadThroughParallelSource(args, [&](ShardDocumentStream& stream) {
+  ReadThroughSource(args, [&](ShardDocumentStream& stream) {
     std::vector<reindex::DocumentHolder> kept;
     while (true) {
       if (in_place) {
@@ -108,10 +117,11 @@ std::pair<std::vector<HandedOn>, std::map<const void*, size_t>> ReadInPlaceAndCh
 // Reads shard 0 of a repository generated with `args` in place, letting each range go once the
 // next one begins, as the reindexer does once a range's bulks are written, except every third
 // range, kept to the end: its documents must not change while the ranges let go are used again
-// for later documents. Returns the documents as they were handed on.
+// for later documents (which the read checks happened). Returns the documents as they were
+// handed on.
 std::vector<HandedOn> ReadLettingRangesGo(const std::string& args) {
   std::vector<HandedOn> out;
-  ReadThroughParallelSource(args, [&](ShardDocumentStream& stream) {
+  ReadThroughSource(args, [&](ShardDocumentStream& stream) {
     struct Kept {
       const reindex::SourceDocument* doc;
       size_t at;  // in `out`
@@ -120,6 +130,8 @@ std::vector<HandedOn> ReadLettingRangesGo(const std::string& args) {
     std::vector<reindex::DocumentHolder> kept_holders;
     reindex::DocumentHolder current;
     size_t ranges = 0;
+    std::set<const void*> let_go;  // ranges let go, by address
+    size_t used_again = 0;
     while (true) {
       reindex::DocumentHolder holder = current;
       auto next = stream.NextInPlace(holder);
@@ -127,14 +139,18 @@ std::vector<HandedOn> ReadLettingRangesGo(const std::string& args) {
       if (*next == nullptr) break;
       if (holder != current) {
         ++ranges;
+        if (let_go.count(holder.get()) != 0) ++used_again;
         if (ranges % 3 == 1) kept_holders.push_back(holder);
-        current = holder;  // the range before is let go here, unless kept
+        // The range before is let go here, unless kept.
+        if (current != nullptr && (ranges - 1) % 3 != 1) let_go.insert(current.get());
+        current = holder;
       }
       const reindex::SourceDocument& doc = **next;
       out.push_back({doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
       if (ranges % 3 == 1) kept_docs.push_back({&doc, out.size() - 1});
     }
-    CHECK(ranges >= 9);
+    CHECK(ranges >= 20);
+    CHECK(used_again > 0);
     REQUIRE(!kept_docs.empty());
     for (const Kept& kept : kept_docs) {
       INFO("document at cursor " << out[kept.at].cursor);
@@ -150,15 +166,29 @@ std::vector<HandedOn> ReadLettingRangesGo(const std::string& args) {
 
 TEST_CASE("a range still held never changes while the ranges let go are used again",
           "[migration][pipeline][generated][tsan]") {
-  const std::string args = "--indices 1 --shards 1 --docs 20000 --seed 47";
+  // About 30 ranges, three times what the decoding threads may hold ahead.
+  const std::string args = "--indices 1 --shards 1 --docs 60000 --seed 47";
   const std::vector<HandedOn> released = ReadLettingRangesGo(args);
-  const std::vector<HandedOn> moved = ReadShard(args, false);
-  REQUIRE(released.size() == 20000);
-  REQUIRE(moved.size() == 20000);
-  for (size_t i = 0; i < moved.size(); ++i) {
-    CHECK(released[i].cursor == moved[i].cursor);
-    CHECK(released[i].id == moved[i].id);
-    CHECK(released[i].source == moved[i].source);
+  // The reference: the same shard decoded on one thread, with no range at all.
+  std::vector<HandedOn> serial;
+  ReadThroughSource(
+      args,
+      [&](ShardDocumentStream& stream) {
+        while (true) {
+          auto next = stream.Next();
+          REQUIRE(next.ok());
+          if (!next->has_value()) break;
+          serial.push_back(
+              {(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
+        }
+      },
+      true);
+  REQUIRE(released.size() == 60000);
+  REQUIRE(serial.size() == 60000);
+  for (size_t i = 0; i < serial.size(); ++i) {
+    CHECK(released[i].cursor == serial[i].cursor);
+    CHECK(released[i].id == serial[i].id);
+    CHECK(released[i].source == serial[i].source);
   }
 }
 
