@@ -392,10 +392,10 @@ class ParallelConvertedSource final : public IConvertedSource {
   }
 
   // Ranges kept for reuse. A range freed and allocated anew cost its vector's fresh pages and
-  // each document's strings (an `_id` is longer than a string holds in place) once more: about 2%
-  // of an export's user CPU and 4% of `SnapshotInspector docs`', on the threads that free them
-  // (the senders') and those that allocate them (the decoding threads, the export's critical
-  // path). A few are kept, none with more documents than a range usually holds.
+  // each document's strings (an `_id` is longer than a string holds in place) once more: 1-5% of
+  // the user CPU of an export or of `SnapshotInspector docs`, on the threads that free them (the
+  // senders') and those that allocate them (the decoding threads, the export's critical path).
+  // A few are kept, none with more documents than a range usually holds.
   class RangePool {
    public:
     // Room for every range kept: Give runs in a holder's deleter, where nothing may throw.
