@@ -61,33 +61,55 @@ void ReadThroughSource(const std::string& args,
   read(stream);
 }
 
-// Every document of shard 0 of a repository generated with `args`, read through the parallel
-// source with bulk lines laid out, in place (with every holder kept, so no address is reused) or
-// moved out with Next().
-std::vector<HandedOn> ReadShard(const std::string& args, bool in_place) {
+enum class HandOff {
+  kInPlace,   // the parallel source, every holder kept (so no address is reused)
+  kMovedOut,  // the parallel source, each document moved out with Next()
+  kSerial,    // one thread, no ranges: each document moved out with Next()
+};
+
+// Every document of shard 0 of a repository generated with `args`, read as `hand_off` says.
+std::vector<HandedOn> ReadShard(const std::string& args, HandOff hand_off) {
+  const bool in_place = hand_off == HandOff::kInPlace;
   std::vector<HandedOn> out;
-  ReadThroughSource(args, [&](ShardDocumentStream& stream) {
-    std::vector<reindex::DocumentHolder> kept;
-    while (true) {
-      if (in_place) {
-        reindex::DocumentHolder holder;
-        auto next = stream.NextInPlace(holder);
-        REQUIRE(next.ok());
-        if (*next == nullptr) break;
-        REQUIRE(holder != nullptr);
-        const reindex::SourceDocument& doc = **next;
-        out.push_back({doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
-        kept.push_back(std::move(holder));
-      } else {
-        auto next = stream.Next();
-        REQUIRE(next.ok());
-        if (!next->has_value()) break;
-        out.push_back({(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
-      }
-    }
-    CHECK(stream.docs_read() == out.size());
-  });
+  ReadThroughSource(
+      args,
+      [&](ShardDocumentStream& stream) {
+        std::vector<reindex::DocumentHolder> kept;
+        while (true) {
+          if (in_place) {
+            reindex::DocumentHolder holder;
+            auto next = stream.NextInPlace(holder);
+            REQUIRE(next.ok());
+            if (*next == nullptr) break;
+            REQUIRE(holder != nullptr);
+            const reindex::SourceDocument& doc = **next;
+            out.push_back(
+                {doc.cursor, doc.id, std::string(reindex::SourceBytes(doc)), holder.get()});
+            kept.push_back(std::move(holder));
+          } else {
+            auto next = stream.Next();
+            REQUIRE(next.ok());
+            if (!next->has_value()) break;
+            out.push_back(
+                {(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
+          }
+        }
+        CHECK(stream.docs_read() == out.size());
+      },
+      hand_off == HandOff::kSerial);
   return out;
+}
+
+// `got` holds the same `count` documents as `expected`, in the same order.
+void CheckSameDocuments(const std::vector<HandedOn>& got, const std::vector<HandedOn>& expected,
+                        size_t count) {
+  REQUIRE(got.size() == count);
+  REQUIRE(expected.size() == count);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    CHECK(got[i].cursor == expected[i].cursor);
+    CHECK(got[i].id == expected[i].id);
+    CHECK(got[i].source == expected[i].source);
+  }
 }
 
 // How many documents share each holder.
@@ -101,15 +123,8 @@ std::map<const void*, size_t> DocumentsPerHolder(const std::vector<HandedOn>& do
 // with how many documents share each holder.
 std::pair<std::vector<HandedOn>, std::map<const void*, size_t>> ReadInPlaceAndCheck(
     const std::string& args, size_t count) {
-  std::vector<HandedOn> in_place = ReadShard(args, true);
-  const std::vector<HandedOn> moved = ReadShard(args, false);
-  REQUIRE(in_place.size() == count);
-  REQUIRE(moved.size() == count);
-  for (size_t i = 0; i < moved.size(); ++i) {
-    CHECK(in_place[i].cursor == moved[i].cursor);
-    CHECK(in_place[i].id == moved[i].id);
-    CHECK(in_place[i].source == moved[i].source);
-  }
+  std::vector<HandedOn> in_place = ReadShard(args, HandOff::kInPlace);
+  CheckSameDocuments(in_place, ReadShard(args, HandOff::kMovedOut), count);
   std::map<const void*, size_t> per_holder = DocumentsPerHolder(in_place);
   return {std::move(in_place), std::move(per_holder)};
 }
@@ -170,26 +185,7 @@ TEST_CASE("a range still held never changes while the ranges let go are used aga
   const std::string args = "--indices 1 --shards 1 --docs 60000 --seed 47";
   const std::vector<HandedOn> released = ReadLettingRangesGo(args);
   // The reference: the same shard decoded on one thread, with no range at all.
-  std::vector<HandedOn> serial;
-  ReadThroughSource(
-      args,
-      [&](ShardDocumentStream& stream) {
-        while (true) {
-          auto next = stream.Next();
-          REQUIRE(next.ok());
-          if (!next->has_value()) break;
-          serial.push_back(
-              {(*next)->cursor, (*next)->id, std::string(reindex::SourceBytes(**next))});
-        }
-      },
-      true);
-  REQUIRE(released.size() == 60000);
-  REQUIRE(serial.size() == 60000);
-  for (size_t i = 0; i < serial.size(); ++i) {
-    CHECK(released[i].cursor == serial[i].cursor);
-    CHECK(released[i].id == serial[i].id);
-    CHECK(released[i].source == serial[i].source);
-  }
+  CheckSameDocuments(released, ReadShard(args, HandOff::kSerial), 60000);
 }
 
 TEST_CASE("a shard's documents are handed on in place, a range per holder",
