@@ -15,8 +15,10 @@ pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
 # zstd stored fields (ES 8.14+, OpenSearch custom codecs) and OpenSearch ZSTD\0 metadata blobs:
 # libzstd is the library those writers call through zstd-jni (Debian libzstd-dev).
 pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
-# The PostgreSQL work-coordination store (libpqxx 6.4, Debian libpqxx-dev).
-pkg_check_modules(LIBPQXX REQUIRED IMPORTED_TARGET libpqxx)
+# The PostgreSQL stores: libpq's header only (Debian libpq-dev). The library itself is loaded when
+# the first connection is opened (lib/coordination/postgres_connection.cpp), so that no tool pays
+# for loading it, and the twenty libraries it brings, unless it uses PostgreSQL.
+pkg_check_modules(LIBPQ REQUIRED libpq)
 # User transforms: libjq (jq 1.6; Debian ships no pkg-config file for it) and duktape.
 find_library(RFS_JQ_LIBRARY jq REQUIRED)
 find_path(RFS_JQ_INCLUDE_DIR jq.h REQUIRED)

@@ -16,6 +16,7 @@
 #include "rfs/content/source_json.hpp"
 #include "rfs/coordination/console_work_coordinator.hpp"
 #include "rfs/coordination/opensearch_work_coordinator.hpp"
+#include "rfs/coordination/postgres_connection.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/retrying_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"

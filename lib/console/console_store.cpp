@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "rfs/coordination/postgres_connection.hpp"
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 #include "rfs/coordination/verify_records.hpp"
@@ -18,8 +19,6 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/url_redaction.hpp"
 #include "rfs/net/aws_sigv4.hpp"
-
-#include <pqxx/pqxx>
 
 namespace rfs::console {
 namespace {
@@ -172,64 +171,65 @@ class PostgresDatabase final : public SqlDatabase {
 
   absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql,
                                             const std::vector<SqlParam>& params) override {
-    return Run(sql, [&](pqxx::work& txn) {
-      std::vector<SqlRow> rows;
-      const pqxx::result result =
-          txn.exec_params(ToPostgresPlaceholders(sql), pqxx::prepare::make_dynamic_params(params));
-      for (const pqxx::row& r : result) {
+    std::vector<SqlRow> rows;
+    RFS_RETURN_IF_ERROR(Run(sql, [&]() -> absl::Status {
+      RFS_ASSIGN_OR_RETURN(coordination::PostgresResult result,
+                           connection_->Exec(ToPostgresPlaceholders(sql), params));
+      for (int r = 0; r < result.rows(); ++r) {
         SqlRow& row = rows.emplace_back();
-        for (const pqxx::field& f : r) {
-          row.push_back(f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str()));
+        for (int c = 0; c < result.columns(); ++c) {
+          row.push_back(result.IsNull(r, c) ? std::nullopt
+                                            : std::optional<std::string>(result.Text(r, c)));
         }
       }
-      return rows;
-    });
+      return absl::OkStatus();
+    }));
+    return rows;
   }
 
   absl::Status CreateSchema() override {
     // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: serialise on a lock.
-    return Run("create schema",
-               [&](pqxx::work& txn) {
-                 txn.exec("SELECT pg_advisory_xact_lock(7240017)");
-                 for (const char* statement : kSchema) txn.exec(statement);
-                 for (const AddedColumn& added : kAddedColumns) {
-                   txn.exec(StrCat("ALTER TABLE ", added.table, " ADD COLUMN IF NOT EXISTS ",
-                                   added.column, " ", added.definition));
-                 }
-                 return std::vector<SqlRow>{};
-               })
-        .status();
+    return Run("create schema", [&]() -> absl::Status {
+      RFS_RETURN_IF_ERROR(connection_->Exec("SELECT pg_advisory_xact_lock(7240017)").status());
+      for (const char* statement : kSchema) {
+        RFS_RETURN_IF_ERROR(connection_->Exec(statement).status());
+      }
+      for (const AddedColumn& added : kAddedColumns) {
+        RFS_RETURN_IF_ERROR(
+            connection_
+                ->Exec(StrCat("ALTER TABLE ", added.table, " ADD COLUMN IF NOT EXISTS ",
+                              added.column, " ", added.definition))
+                .status());
+      }
+      return absl::OkStatus();
+    });
   }
 
  private:
-  template <typename Body>
-  absl::StatusOr<std::vector<SqlRow>> Run(std::string_view what, Body&& body) {
+  // One transaction on the connection, opened again first when it was lost. Errors keep the
+  // connection's status (Unavailable for a lost connection or a serialization failure: retry).
+  absl::Status Run(std::string_view what, absl::FunctionRef<absl::Status()> body) {
     std::lock_guard lock(mu_);
-    try {
-      if (!connection_ || !connection_->is_open()) {
-        connection_ = std::make_unique<pqxx::connection>(uri_);
-      }
-      pqxx::work txn(*connection_);
-      std::vector<SqlRow> rows = body(txn);
-      txn.commit();
-      return rows;
-    } catch (const pqxx::broken_connection& e) {
+    if (!connection_ || !connection_->is_open()) {
       connection_.reset();
-      return absl::UnavailableError(StrCat("console store postgresql: ", what, ": ", e.what()));
-    } catch (const std::exception& e) {
-      const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
-      const std::string message = StrCat("console store postgresql: ", what, ": ", e.what());
-      if (sql != nullptr && (sql->sqlstate().starts_with("40") ||
-                             sql->sqlstate().starts_with("08") || sql->sqlstate() == "57P01")) {
-        return absl::UnavailableError(message);
-      }
-      return absl::InternalError(message);
+      auto opened = coordination::PostgresConnection::Open(uri_);
+      if (!opened.ok()) return InContext(opened.status(), what);
+      connection_ = *std::move(opened);
     }
+    absl::Status status = connection_->InTransaction(body);
+    if (!status.ok() && !connection_->is_open()) connection_.reset();
+    return InContext(status, what);
+  }
+
+  static absl::Status InContext(const absl::Status& status, std::string_view what) {
+    if (status.ok()) return status;
+    return absl::Status(status.code(),
+                        StrCat("console store postgresql: ", what, ": ", status.message()));
   }
 
   std::mutex mu_;
   std::string uri_;
-  std::unique_ptr<pqxx::connection> connection_;
+  std::unique_ptr<coordination::PostgresConnection> connection_;
 };
 
 int64_t Millis(TimePoint t) {

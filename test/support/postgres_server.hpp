@@ -13,9 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "rfs/coordination/postgres_connection.hpp"
+
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
-#include <pqxx/pqxx>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -50,11 +51,7 @@ class PostgresServer {
         dir_.File("postgres.out"), dir_.File("postgres.err"));
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (true) {
-      try {
-        pqxx::connection probe(uri());
-        break;
-      } catch (const std::exception&) {
-      }
+      if (rfs::coordination::PostgresConnection::Open(uri()).ok()) break;
       if (server_->Exited() || std::chrono::steady_clock::now() > give_up) {
         throw std::runtime_error("postgres did not start: " +
                                  ReadTextFile(dir_.File("postgres.err")));

@@ -341,10 +341,10 @@ TEST_CASE(
   static int run = 0;
   (void)run;
   // A database per run keeps the suite's other sessions out of this one.
-  pqxx::connection admin(Postgres().uri());
-  pqxx::nontransaction txn(admin);
-  txn.exec("DROP DATABASE IF EXISTS seed_api");
-  txn.exec("CREATE DATABASE seed_api");
+  auto admin = rfs::coordination::PostgresConnection::Open(Postgres().uri());
+  REQUIRE(admin.ok());
+  REQUIRE((*admin)->Exec("DROP DATABASE IF EXISTS seed_api").ok());
+  REQUIRE((*admin)->Exec("CREATE DATABASE seed_api").ok());
   std::string uri = Postgres().uri();
   uri = uri.substr(0, uri.rfind('/')) + "/seed_api";
   SeedApi(uri);
@@ -577,17 +577,25 @@ TEST_CASE("a console store of the previous version gains the already_newer colum
 
 TEST_CASE("a console store of the previous version gains the already_newer column (PostgreSQL)",
           "[console][postgres]") {
-  pqxx::connection admin(Postgres().uri());
-  pqxx::nontransaction txn(admin);
-  txn.exec("DROP DATABASE IF EXISTS previous_store");
-  txn.exec("CREATE DATABASE previous_store");
+  auto admin = rfs::coordination::PostgresConnection::Open(Postgres().uri());
+  REQUIRE(admin.ok());
+  REQUIRE((*admin)->Exec("DROP DATABASE IF EXISTS previous_store").ok());
+  REQUIRE((*admin)->Exec("CREATE DATABASE previous_store").ok());
   std::string uri = Postgres().uri();
   uri = uri.substr(0, uri.rfind('/')) + "/previous_store";
   {
-    pqxx::connection connection(uri);
-    pqxx::work work(connection);
-    for (const char* statement : kPreviousSchema) work.exec(statement);
-    work.commit();
+    auto connection = rfs::coordination::PostgresConnection::Open(uri);
+    REQUIRE(connection.ok());
+    REQUIRE((*connection)
+                ->InTransaction([&]() -> absl::Status {
+                  for (const char* statement : kPreviousSchema) {
+                    if (auto done = (*connection)->Exec(statement); !done.ok()) {
+                      return done.status();
+                    }
+                  }
+                  return absl::OkStatus();
+                })
+                .ok());
   }
   OpensTheStoreOfThePreviousVersion(uri);
 }

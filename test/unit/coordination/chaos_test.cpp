@@ -202,16 +202,19 @@ struct ChaosStore {
 
 std::map<std::string, StoredItem> ReadPostgres(const std::string& uri) {
   std::map<std::string, StoredItem> out;
-  pqxx::connection connection(uri);
-  pqxx::work txn(connection);
-  for (const auto& row : txn.exec("SELECT id, completed_at_ms IS NOT NULL, successors, generation "
-                                  "FROM work_items")) {
+  auto connection = rfs::coordination::PostgresConnection::Open(uri);
+  REQUIRE(connection.ok());
+  auto rows =
+      (*connection)
+          ->Exec("SELECT id, completed_at_ms IS NOT NULL, successors, generation FROM work_items");
+  REQUIRE(rows.ok());
+  for (int row = 0; row < rows->rows(); ++row) {
     StoredItem item;
-    item.completed = row[1].as<bool>();
-    std::stringstream successors(row[2].as<std::string>());
+    item.completed = rows->Text(row, 1) == "t";
+    std::stringstream successors{std::string(rows->Text(row, 2))};
     for (std::string s; std::getline(successors, s, ',');) item.successors.push_back(s);
-    item.generation = row[3].as<int64_t>();
-    out[row[0].as<std::string>()] = item;
+    item.generation = rows->Int(row, 3).value();
+    out[std::string(rows->Text(row, 0))] = item;
   }
   return out;
 }

@@ -1,0 +1,90 @@
+// PostgresConnection: one connection to a PostgreSQL server through libpq, the client library
+// the PostgreSQL stores share (the work-item store here, the console's own tables).
+//
+// libpq is loaded when the first connection is opened, not when a program starts: it brings about
+// twenty libraries with it (Kerberos, LDAP, GnuTLS), and every tool paid for loading them on each
+// start, whatever store it used (about 4 ms here, half of a tool's start). A host without libpq
+// can run every tool but the PostgreSQL stores, which then fail with the library's name.
+//
+// Errors: the server's SQLSTATE chooses the status. Lost connections, serialization failures,
+// deadlocks, lock timeouts and the server shutting down (classes 08 and 40, 57P, 55P03) are
+// Unavailable, to retry on a new connection once is_open() is false; authorization (28, 42501)
+// is PermissionDenied; insufficient resources (53) ResourceExhausted; anything else Internal.
+//
+// Thread safety: none; a connection is used by one thread at a time (the stores hold a mutex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace rfs::coordination {
+
+/// A statement's parameter in text form ($1, $2, ... in the statement); nullopt is SQL NULL.
+using PostgresParam = std::optional<std::string>;
+
+/// A parameter from an integer, or NULL.
+PostgresParam PostgresInt(std::optional<int64_t> value);
+
+/// The rows of one statement, every value in text form.
+class PostgresResult {
+ public:
+  int rows() const;
+  int columns() const;
+  bool IsNull(int row, int column) const;
+  /// The value as the server sent it ("" for NULL).
+  std::string_view Text(int row, int column) const;
+  /// The value as a 64-bit integer; Internal when it is NULL or not one.
+  absl::StatusOr<int64_t> Int(int row, int column) const;
+  /// Rows an INSERT, UPDATE or DELETE touched (0 for other statements).
+  int64_t affected_rows() const;
+
+ private:
+  friend class PostgresConnection;
+  struct Clear {
+    void operator()(pg_result* result) const;
+  };
+  explicit PostgresResult(pg_result* result) : result_(result) {}
+  std::unique_ptr<pg_result, Clear> result_;
+};
+
+class PostgresConnection {
+ public:
+  /// Loads libpq if no connection has yet, and connects with a libpq connection string or URI.
+  /// FailedPrecondition when libpq cannot be loaded; Unavailable when the server cannot be
+  /// reached or refuses the connection (the message is libpq's, never the connection string).
+  static absl::StatusOr<std::unique_ptr<PostgresConnection>> Open(const std::string& connection);
+  ~PostgresConnection();
+  PostgresConnection(const PostgresConnection&) = delete;
+  PostgresConnection& operator=(const PostgresConnection&) = delete;
+
+  /// Runs one statement with its parameters, or, without parameters, one or more statements
+  /// separated by ';' (the last one's rows are returned).
+  absl::StatusOr<PostgresResult> Exec(std::string_view sql,
+                                      const std::vector<PostgresParam>& params = {});
+
+  /// BEGIN, `body`, COMMIT. When `body` or the COMMIT fails, the transaction is rolled back and
+  /// that status returned. `body` runs its statements through Exec on this connection.
+  absl::Status InTransaction(absl::FunctionRef<absl::Status()> body);
+
+  /// False once the connection to the server is lost: open a new one.
+  bool is_open() const;
+
+ private:
+  explicit PostgresConnection(pg_conn* connection) : connection_(connection) {}
+  absl::Status ConnectionError(std::string_view what) const;
+
+  pg_conn* connection_;
+};
+
+}  // namespace rfs::coordination

@@ -1,0 +1,237 @@
+#include "rfs/coordination/postgres_connection.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <type_traits>
+
+#include <dlfcn.h>
+
+// Only the declarations: libpq's functions are called through the table Libpq() loads.
+#include "rfs/core/str_cat.hpp"
+
+#include <libpq-fe.h>
+
+namespace rfs::coordination {
+namespace {
+
+using core::StrCat;
+
+// The soname of libpq since PostgreSQL 8.2 (Debian's libpq5).
+constexpr const char* kLibpq = "libpq.so.5";
+
+struct LibpqApi {
+  std::string error;  // why loading failed; empty once every function was found
+  decltype(&::PQconnectdb) connectdb = nullptr;
+  decltype(&::PQstatus) status = nullptr;
+  decltype(&::PQerrorMessage) error_message = nullptr;
+  decltype(&::PQfinish) finish = nullptr;
+  decltype(&::PQsetNoticeProcessor) set_notice_processor = nullptr;
+  decltype(&::PQexec) exec = nullptr;
+  decltype(&::PQexecParams) exec_params = nullptr;
+  decltype(&::PQtransactionStatus) transaction_status = nullptr;
+  decltype(&::PQresultStatus) result_status = nullptr;
+  decltype(&::PQresultErrorField) result_error_field = nullptr;
+  decltype(&::PQresultErrorMessage) result_error_message = nullptr;
+  decltype(&::PQntuples) ntuples = nullptr;
+  decltype(&::PQnfields) nfields = nullptr;
+  decltype(&::PQgetisnull) getisnull = nullptr;
+  decltype(&::PQgetvalue) getvalue = nullptr;
+  decltype(&::PQgetlength) getlength = nullptr;
+  decltype(&::PQcmdTuples) cmd_tuples = nullptr;
+  decltype(&::PQclear) clear = nullptr;
+};
+
+LibpqApi LoadLibpq() {
+  LibpqApi api;
+  // Never closed: connections may be opened again at any time, and libpq keeps global state.
+  void* handle = ::dlopen(kLibpq, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    api.error = why != nullptr ? why : "not found";
+    return api;
+  }
+  auto bind = [&](auto& function, const char* name) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(handle, name));
+    if (function == nullptr && api.error.empty()) api.error = StrCat("it has no ", name);
+  };
+  bind(api.connectdb, "PQconnectdb");
+  bind(api.status, "PQstatus");
+  bind(api.error_message, "PQerrorMessage");
+  bind(api.finish, "PQfinish");
+  bind(api.set_notice_processor, "PQsetNoticeProcessor");
+  bind(api.exec, "PQexec");
+  bind(api.exec_params, "PQexecParams");
+  bind(api.transaction_status, "PQtransactionStatus");
+  bind(api.result_status, "PQresultStatus");
+  bind(api.result_error_field, "PQresultErrorField");
+  bind(api.result_error_message, "PQresultErrorMessage");
+  bind(api.ntuples, "PQntuples");
+  bind(api.nfields, "PQnfields");
+  bind(api.getisnull, "PQgetisnull");
+  bind(api.getvalue, "PQgetvalue");
+  bind(api.getlength, "PQgetlength");
+  bind(api.cmd_tuples, "PQcmdTuples");
+  bind(api.clear, "PQclear");
+  return api;
+}
+
+const LibpqApi& Libpq() {
+  static const LibpqApi api = LoadLibpq();
+  return api;
+}
+
+// libpq writes the server's notices ("relation ... already exists, skipping") to stderr by
+// default; the stores' statements expect them.
+void IgnoreNotice(void*, const char*) {}
+
+// libpq's messages end with a newline, some span several lines (the statement's position).
+std::string OneLine(std::string_view message) {
+  std::string out(message);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  for (char& c : out) {
+    if (c == '\n') c = ' ';
+  }
+  return out;
+}
+
+absl::Status StatusForSqlState(std::string_view state, std::string message) {
+  if (state.starts_with("40") || state.starts_with("08") || state.starts_with("57P") ||
+      state == "55P03") {
+    return absl::UnavailableError(std::move(message));
+  }
+  if (state.starts_with("28") || state == "42501") {
+    return absl::PermissionDeniedError(std::move(message));
+  }
+  if (state.starts_with("53")) return absl::ResourceExhaustedError(std::move(message));
+  return absl::InternalError(std::move(message));
+}
+
+}  // namespace
+
+PostgresParam PostgresInt(std::optional<int64_t> value) {
+  if (!value) return std::nullopt;
+  return std::to_string(*value);
+}
+
+void PostgresResult::Clear::operator()(pg_result* result) const { Libpq().clear(result); }
+
+int PostgresResult::rows() const { return Libpq().ntuples(result_.get()); }
+
+int PostgresResult::columns() const { return Libpq().nfields(result_.get()); }
+
+bool PostgresResult::IsNull(int row, int column) const {
+  return Libpq().getisnull(result_.get(), row, column) != 0;
+}
+
+std::string_view PostgresResult::Text(int row, int column) const {
+  const LibpqApi& api = Libpq();
+  return std::string_view(api.getvalue(result_.get(), row, column),
+                          static_cast<size_t>(api.getlength(result_.get(), row, column)));
+}
+
+absl::StatusOr<int64_t> PostgresResult::Int(int row, int column) const {
+  if (row < 0 || row >= rows() || column < 0 || column >= columns()) {
+    return absl::InternalError(
+        StrCat("postgresql: no value at row ", row, ", column ", column, " of the result"));
+  }
+  if (IsNull(row, column)) {
+    return absl::InternalError(StrCat("postgresql: column ", column, " is NULL, not an integer"));
+  }
+  const std::string_view text = Text(row, column);
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return absl::InternalError(
+        StrCat("postgresql: column ", column, " holds '", text.substr(0, 64), "', not an integer"));
+  }
+  return value;
+}
+
+int64_t PostgresResult::affected_rows() const {
+  const std::string_view text = Libpq().cmd_tuples(result_.get());
+  int64_t value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
+    const std::string& connection) {
+  const LibpqApi& api = Libpq();
+  if (!api.error.empty()) {
+    return absl::FailedPreconditionError(
+        StrCat("the PostgreSQL client library ", kLibpq,
+               " (Debian and Ubuntu package libpq5) cannot be loaded: ", api.error));
+  }
+  pg_conn* conn = api.connectdb(connection.c_str());
+  if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: no memory to connect");
+  if (api.status(conn) != CONNECTION_OK) {
+    std::string message =
+        StrCat("cannot connect to the server: ", OneLine(api.error_message(conn)));
+    api.finish(conn);
+    return absl::UnavailableError(std::move(message));
+  }
+  api.set_notice_processor(conn, IgnoreNotice, nullptr);
+  return std::unique_ptr<PostgresConnection>(new PostgresConnection(conn));
+}
+
+PostgresConnection::~PostgresConnection() { Libpq().finish(connection_); }
+
+bool PostgresConnection::is_open() const { return Libpq().status(connection_) == CONNECTION_OK; }
+
+absl::Status PostgresConnection::ConnectionError(std::string_view what) const {
+  return absl::UnavailableError(
+      StrCat(what, ": the connection was lost: ", OneLine(Libpq().error_message(connection_))));
+}
+
+absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
+                                                        const std::vector<PostgresParam>& params) {
+  const LibpqApi& api = Libpq();
+  const std::string statement(sql);
+  pg_result* raw = nullptr;
+  if (params.empty()) {
+    raw = api.exec(connection_, statement.c_str());
+  } else {
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const PostgresParam& param : params) values.push_back(param ? param->c_str() : nullptr);
+    // Types left to the server (it infers each from its use, as for a literal); text results.
+    raw = api.exec_params(connection_, statement.c_str(), static_cast<int>(values.size()), nullptr,
+                          values.data(), nullptr, nullptr, 0);
+  }
+  if (raw == nullptr) {
+    if (!is_open()) return ConnectionError("postgresql");
+    return absl::ResourceExhaustedError(
+        StrCat("postgresql: no result: ", OneLine(api.error_message(connection_))));
+  }
+  PostgresResult result(raw);
+  const ExecStatusType status = api.result_status(raw);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  const char* state = api.result_error_field(raw, PG_DIAG_SQLSTATE);
+  const char* primary = api.result_error_field(raw, PG_DIAG_MESSAGE_PRIMARY);
+  std::string message = OneLine(primary != nullptr ? primary : api.result_error_message(raw));
+  if (state == nullptr) {
+    // Errors libpq makes itself (a lost connection, a protocol error) have no SQLSTATE.
+    if (!is_open()) return ConnectionError("postgresql");
+    return absl::InternalError(StrCat("postgresql: ", message));
+  }
+  return StatusForSqlState(state, StrCat(message, " (SQLSTATE ", state, ")"));
+}
+
+absl::Status PostgresConnection::InTransaction(absl::FunctionRef<absl::Status()> body) {
+  absl::Status status = Exec("BEGIN").status();
+  if (!status.ok()) return status;
+  status = body();
+  if (status.ok() && Libpq().transaction_status(connection_) == PQTRANS_INERROR) {
+    // A failed statement whose status `body` did not return: COMMIT would roll back silently.
+    status = absl::InternalError("postgresql: a statement of the transaction failed");
+  }
+  if (status.ok()) {
+    // COMMIT answers "ROLLBACK" for an aborted transaction; the check above has ruled that out.
+    status = Exec("COMMIT").status();
+    if (status.ok() || !is_open()) return status;
+  }
+  if (is_open()) (void)Exec("ROLLBACK");
+  return status;
+}
+
+}  // namespace rfs::coordination

@@ -1,0 +1,160 @@
+// PostgresConnection against a real PostgreSQL server started for the test
+// (support/postgres_server.hpp): values and NULLs both ways, the SQLSTATE classes each status
+// stands for, transactions rolled back on failure, a lost connection, and a refused one.
+#include "rfs/coordination/postgres_connection.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "support/postgres_server.hpp"
+
+using rfs::coordination::PostgresConnection;
+using rfs::coordination::PostgresInt;
+using rfs::coordination::PostgresResult;
+
+namespace {
+
+rfs::test::PostgresServer& ConnectionServer() {
+  static rfs::test::PostgresServer server;
+  return server;
+}
+
+std::unique_ptr<PostgresConnection> ConnectToServer() {
+  auto connection = PostgresConnection::Open(ConnectionServer().uri());
+  REQUIRE(connection.ok());
+  return *std::move(connection);
+}
+
+// Raises an error with the given SQLSTATE on the server.
+absl::Status Raise(PostgresConnection& connection, const std::string& state) {
+  return connection
+      .Exec("DO $$ BEGIN RAISE EXCEPTION 'raised for the test' USING ERRCODE = '" + state +
+            "'; END $$")
+      .status();
+}
+
+int64_t CountRows(PostgresConnection& connection, const std::string& table) {
+  auto count = connection.Exec("SELECT COUNT(*) FROM " + table);
+  REQUIRE(count.ok());
+  return count->Int(0, 0).value();
+}
+
+}  // namespace
+
+TEST_CASE("PostgresConnection sends parameters as text and NULL, and reads values back",
+          "[coordination][postgres]") {
+  auto connection = ConnectToServer();
+  auto result = connection->Exec("SELECT $1::text, $2::bigint, $3::text, 'it''s', NULL::bigint",
+                                 {"héllo\tworld", PostgresInt(-9007199254740993), std::nullopt});
+  REQUIRE(result.ok());
+  REQUIRE(result->rows() == 1);
+  REQUIRE(result->columns() == 5);
+  CHECK(result->Text(0, 0) == "héllo\tworld");
+  CHECK(result->Int(0, 1).value() == -9007199254740993);
+  CHECK(result->IsNull(0, 2));
+  CHECK_FALSE(result->IsNull(0, 3));
+  CHECK(result->Text(0, 3) == "it's");
+  // NULL, text and a missing column are not integers: errors, never a made-up value.
+  CHECK(absl::IsInternal(result->Int(0, 4).status()));
+  CHECK(absl::IsInternal(result->Int(0, 0).status()));
+  CHECK(absl::IsInternal(result->Int(0, 5).status()));
+  CHECK(absl::IsInternal(result->Int(1, 0).status()));
+
+  // Without parameters, several statements run and the last one's rows come back.
+  auto last = connection->Exec("SELECT 1; SELECT 2, 3");
+  REQUIRE(last.ok());
+  CHECK(last->Int(0, 1).value() == 3);
+
+  REQUIRE(connection->Exec("CREATE TEMPORARY TABLE counted (n BIGINT PRIMARY KEY)").ok());
+  auto inserted = connection->Exec("INSERT INTO counted SELECT generate_series(1, $1::bigint)",
+                                   {PostgresInt(7)});
+  REQUIRE(inserted.ok());
+  CHECK(inserted->affected_rows() == 7);
+  CHECK(connection->Exec("SELECT n FROM counted")->affected_rows() == 7);
+  CHECK(connection->Exec("DELETE FROM counted WHERE n > $1", {PostgresInt(5)})->affected_rows() ==
+        2);
+}
+
+TEST_CASE("PostgresConnection maps each SQLSTATE class to the status a caller acts on",
+          "[coordination][postgres]") {
+  auto connection = ConnectToServer();
+  const absl::Status syntax = connection->Exec("SELEKT 1").status();
+  CHECK(absl::IsInternal(syntax));
+  CHECK(syntax.message().find("SQLSTATE 42601") != std::string_view::npos);
+  CHECK(syntax.message().find('\n') == std::string_view::npos);
+  // To retry: serialization failure, deadlock, lock not available, the server shutting down.
+  for (const char* state : {"40001", "40P01", "55P03", "57P01"}) {
+    INFO(state);
+    const absl::Status status = Raise(*connection, state);
+    CHECK(absl::IsUnavailable(status));
+    CHECK(status.message().find(state) != std::string_view::npos);
+  }
+  CHECK(absl::IsPermissionDenied(Raise(*connection, "42501")));
+  CHECK(absl::IsPermissionDenied(Raise(*connection, "28P01")));
+  CHECK(absl::IsResourceExhausted(Raise(*connection, "53200")));
+  CHECK(absl::IsInternal(Raise(*connection, "23505")));
+  // None of them lost the connection.
+  CHECK(connection->is_open());
+  CHECK(connection->Exec("SELECT 1").ok());
+}
+
+TEST_CASE("PostgresConnection commits a transaction only when all of it succeeded",
+          "[coordination][postgres]") {
+  auto connection = ConnectToServer();
+  REQUIRE(connection->Exec("CREATE TEMPORARY TABLE kept (n BIGINT PRIMARY KEY)").ok());
+  auto insert = [&](int64_t n) {
+    return connection->Exec("INSERT INTO kept VALUES ($1)", {PostgresInt(n)}).status();
+  };
+
+  CHECK(connection->InTransaction([&] { return insert(1); }).ok());
+  CHECK(CountRows(*connection, "kept") == 1);
+
+  // The body's own error rolls back what it did.
+  const absl::Status refused = connection->InTransaction([&]() -> absl::Status {
+    if (absl::Status done = insert(2); !done.ok()) return done;
+    return absl::NotFoundError("the body's own error");
+  });
+  CHECK(absl::IsNotFound(refused));
+  CHECK(CountRows(*connection, "kept") == 1);
+
+  // A failed statement the body let pass is not committed as if the rest had been.
+  const absl::Status ignored = connection->InTransaction([&] {
+    (void)insert(3);
+    (void)insert(1);  // a duplicate key: the transaction is aborted from here on
+    return absl::OkStatus();
+  });
+  CHECK(absl::IsInternal(ignored));
+  CHECK(CountRows(*connection, "kept") == 1);
+
+  // A statement's failure passed on keeps its status.
+  CHECK(
+      absl::IsUnavailable(connection->InTransaction([&] { return Raise(*connection, "40001"); })));
+  CHECK(connection->InTransaction([&] { return insert(4); }).ok());
+  CHECK(CountRows(*connection, "kept") == 2);
+}
+
+TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a refused one the same",
+          "[coordination][postgres]") {
+  auto connection = ConnectToServer();
+  auto pid = connection->Exec("SELECT pg_backend_pid()");
+  REQUIRE(pid.ok());
+  auto other = ConnectToServer();
+  REQUIRE(other->Exec("SELECT pg_terminate_backend($1::int)", {std::string(pid->Text(0, 0))}).ok());
+  // The server may take a moment to close the terminated backend's socket.
+  absl::Status lost;
+  for (int attempt = 0; attempt < 100 && lost.ok(); ++attempt) {
+    lost = connection->Exec("SELECT 1").status();
+  }
+  CHECK(absl::IsUnavailable(lost));
+  CHECK_FALSE(connection->is_open());
+  CHECK(absl::IsUnavailable(connection->InTransaction([] { return absl::OkStatus(); })));
+
+  // A port nothing listens on; the password in the connection string never reaches the message.
+  const int port = rfs::test::FreeLoopbackPort();
+  auto refused =
+      PostgresConnection::Open("postgresql://postgres:s3cr3t-pw@127.0.0.1:" + std::to_string(port) +
+                               "/postgres?connect_timeout=5");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(absl::IsUnavailable(refused.status()));
+  CHECK(refused.status().message().find("s3cr3t-pw") == std::string_view::npos);
+  CHECK(refused.status().message().find("cannot connect") != std::string_view::npos);
+}
