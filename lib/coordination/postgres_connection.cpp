@@ -76,8 +76,9 @@ LibpqApi LoadLibpq() {
 }
 
 const LibpqApi& Libpq() {
-  static const LibpqApi api = LoadLibpq();
-  return api;
+  // Never destroyed: a connection may be closed by a static's destructor at exit.
+  static const LibpqApi* const api = new LibpqApi(LoadLibpq());
+  return *api;
 }
 
 // libpq writes the server's notices ("relation ... already exists, skipping") to stderr by
@@ -209,6 +210,10 @@ absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
   const char* state = api.result_error_field(raw, PG_DIAG_SQLSTATE);
   const char* primary = api.result_error_field(raw, PG_DIAG_MESSAGE_PRIMARY);
   std::string message = OneLine(primary != nullptr ? primary : api.result_error_message(raw));
+  // The detail says which key was duplicated, which row failed a constraint.
+  if (const char* detail = api.result_error_field(raw, PG_DIAG_MESSAGE_DETAIL); detail != nullptr) {
+    message = StrCat(message, ": ", OneLine(detail));
+  }
   if (state == nullptr) {
     // Errors libpq makes itself (a lost connection, a protocol error) have no SQLSTATE.
     if (!is_open()) return ConnectionError("postgresql");
@@ -218,9 +223,20 @@ absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
 }
 
 absl::Status PostgresConnection::InTransaction(absl::FunctionRef<absl::Status()> body) {
+  if (Libpq().transaction_status(connection_) != PQTRANS_IDLE) {
+    // Left open by a body that threw: its statements must not be committed with the next.
+    if (absl::Status rolled_back = Exec("ROLLBACK").status(); !rolled_back.ok()) {
+      return rolled_back;
+    }
+  }
   absl::Status status = Exec("BEGIN").status();
   if (!status.ok()) return status;
-  status = body();
+  try {
+    status = body();
+  } catch (...) {
+    if (is_open()) (void)Exec("ROLLBACK");
+    throw;
+  }
   if (status.ok() && Libpq().transaction_status(connection_) == PQTRANS_INERROR) {
     // A failed statement whose status `body` did not return: COMMIT would roll back silently.
     status = absl::InternalError("postgresql: a statement of the transaction failed");

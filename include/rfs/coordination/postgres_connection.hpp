@@ -9,7 +9,8 @@
 // Errors: the server's SQLSTATE chooses the status. Lost connections, serialization failures,
 // deadlocks, lock timeouts and the server shutting down (classes 08 and 40, 57P, 55P03) are
 // Unavailable, to retry on a new connection once is_open() is false; authorization (28, 42501)
-// is PermissionDenied; insufficient resources (53) ResourceExhausted; anything else Internal.
+// on an open connection is PermissionDenied; insufficient resources (53) ResourceExhausted;
+// anything else Internal.
 //
 // Thread safety: none; a connection is used by one thread at a time (the stores hold a mutex).
 #pragma once
@@ -46,7 +47,7 @@ class PostgresResult {
   std::string_view Text(int row, int column) const;
   /// The value as a 64-bit integer; Internal when it is NULL or not one.
   absl::StatusOr<int64_t> Int(int row, int column) const;
-  /// Rows an INSERT, UPDATE or DELETE touched (0 for other statements).
+  /// Rows an INSERT, UPDATE or DELETE touched, or a SELECT returned (0 for other statements).
   int64_t affected_rows() const;
 
  private:
@@ -62,7 +63,8 @@ class PostgresConnection {
  public:
   /// Loads libpq if no connection has yet, and connects with a libpq connection string or URI.
   /// FailedPrecondition when libpq cannot be loaded; Unavailable when the server cannot be
-  /// reached or refuses the connection (the message is libpq's, never the connection string).
+  /// reached or refuses the connection, a failed login included (libpq does not say which; the
+  /// message is libpq's, which never quotes the password).
   static absl::StatusOr<std::unique_ptr<PostgresConnection>> Open(const std::string& connection);
   ~PostgresConnection();
   PostgresConnection(const PostgresConnection&) = delete;
@@ -74,7 +76,9 @@ class PostgresConnection {
                                       const std::vector<PostgresParam>& params = {});
 
   /// BEGIN, `body`, COMMIT. When `body` or the COMMIT fails, the transaction is rolled back and
-  /// that status returned. `body` runs its statements through Exec on this connection.
+  /// that status returned (a statement that failed while `body` went on counts as failed); when
+  /// `body` throws, it is rolled back and the exception goes on. `body` runs its statements
+  /// through Exec on this connection.
   absl::Status InTransaction(absl::FunctionRef<absl::Status()> body);
 
   /// False once the connection to the server is lost: open a new one.

@@ -92,6 +92,13 @@ TEST_CASE("PostgresConnection maps each SQLSTATE class to the status a caller ac
   CHECK(absl::IsPermissionDenied(Raise(*connection, "28P01")));
   CHECK(absl::IsResourceExhausted(Raise(*connection, "53200")));
   CHECK(absl::IsInternal(Raise(*connection, "23505")));
+  // A constraint's failure says which row, from the server's detail.
+  REQUIRE(connection->Exec("CREATE TEMPORARY TABLE keyed (n BIGINT PRIMARY KEY)").ok());
+  REQUIRE(connection->Exec("INSERT INTO keyed VALUES (1)").ok());
+  const absl::Status duplicate = connection->Exec("INSERT INTO keyed VALUES (1)").status();
+  CHECK(absl::IsInternal(duplicate));
+  CHECK(duplicate.message().find("SQLSTATE 23505") != std::string_view::npos);
+  CHECK(duplicate.message().find("Key (n)=(1) already exists") != std::string_view::npos);
   // None of them lost the connection.
   CHECK(connection->is_open());
   CHECK(connection->Exec("SELECT 1").ok());
@@ -130,6 +137,18 @@ TEST_CASE("PostgresConnection commits a transaction only when all of it succeede
       absl::IsUnavailable(connection->InTransaction([&] { return Raise(*connection, "40001"); })));
   CHECK(connection->InTransaction([&] { return insert(4); }).ok());
   CHECK(CountRows(*connection, "kept") == 2);
+
+  // A body that throws: its insert is rolled back, not committed with the next transaction.
+  CHECK_THROWS_AS(connection->InTransaction([&]() -> absl::Status {
+    if (absl::Status done = insert(5); !done.ok()) return done;
+    throw std::runtime_error("thrown by the body");
+  }),
+                  std::runtime_error);
+  CHECK(connection->InTransaction([&] { return insert(6); }).ok());
+  auto kept = connection->Exec("SELECT n FROM kept ORDER BY n");
+  REQUIRE(kept.ok());
+  REQUIRE(kept->rows() == 3);
+  CHECK(kept->Text(2, 0) == "6");
 }
 
 TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a refused one the same",
@@ -138,12 +157,12 @@ TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a ref
   auto pid = connection->Exec("SELECT pg_backend_pid()");
   REQUIRE(pid.ok());
   auto other = ConnectToServer();
-  REQUIRE(other->Exec("SELECT pg_terminate_backend($1::int)", {std::string(pid->Text(0, 0))}).ok());
-  // The server may take a moment to close the terminated backend's socket.
-  absl::Status lost;
-  for (int attempt = 0; attempt < 100 && lost.ok(); ++attempt) {
-    lost = connection->Exec("SELECT 1").status();
-  }
+  // Waits (up to 10 s) until the backend has exited.
+  auto terminated =
+      other->Exec("SELECT pg_terminate_backend($1::int, 10000)", {std::string(pid->Text(0, 0))});
+  REQUIRE(terminated.ok());
+  REQUIRE(terminated->Text(0, 0) == "t");
+  const absl::Status lost = connection->Exec("SELECT 1").status();
   CHECK(absl::IsUnavailable(lost));
   CHECK_FALSE(connection->is_open());
   CHECK(absl::IsUnavailable(connection->InTransaction([] { return absl::OkStatus(); })));

@@ -119,3 +119,31 @@ TEST_CASE("PostgresWorkCoordinator validates its options and reports an unreacha
   options.connection = "postgresql://postgres@127.0.0.1:1/postgres";
   CHECK(absl::IsUnavailable(PostgresWorkCoordinator::Open(options).status()));
 }
+
+TEST_CASE("PostgresWorkCoordinator reports a lost connection as Unavailable and then reconnects",
+          "[coordination][postgres]") {
+  rfs::test::PostgresServer& server = Server();
+  auto coordinator = PostgresWorkCoordinator::Open(Options(server, "w", "reconnect"));
+  REQUIRE(coordinator.ok());
+  REQUIRE((*coordinator)->Setup().ok());
+  REQUIRE((*coordinator)->CreateUnassignedWorkItem("item-0", 0).ok());
+
+  // Every other session of the server goes: the coordinator's among them.
+  auto admin = rfs::coordination::PostgresConnection::Open(server.uri());
+  REQUIRE(admin.ok());
+  auto terminated = (*admin)->Exec(
+      "SELECT COUNT(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_stat_activity "
+      "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
+  REQUIRE(terminated.ok());
+  REQUIRE(terminated->Int(0, 0).value() >= 1);
+
+  const absl::StatusOr<int64_t> lost = (*coordinator)->CountIncompleteWorkItems();
+  CHECK(absl::IsUnavailable(lost.status()));
+  CHECK(lost.status().message().find("postgres work coordinator: count") != std::string::npos);
+  // The next call connects again, and the item is still there to be acquired.
+  CHECK((*coordinator)->CountIncompleteWorkItems().value() == 1);
+  auto outcome = (*coordinator)->AcquireNextWorkItem(60s);
+  REQUIRE(outcome.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*outcome));
+  CHECK(std::get<Acquired>(*outcome).lease.work_item_id == "item-0");
+}
