@@ -73,6 +73,9 @@ std::vector<T> ParseList(const std::string& text) {
   for (std::string part; std::getline(in, part, ',');) {
     if constexpr (std::is_same_v<T, int>) {
       out.push_back(std::stoi(part));
+      if (out.back() < 1) {
+        Fail("'" + text + "': counts are at least 1 (an empty list skips its section)");
+      }
     } else {
       out.push_back(part);
     }
