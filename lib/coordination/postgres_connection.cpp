@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <type_traits>
+#include <vector>
 
 #include <dlfcn.h>
 
@@ -19,9 +20,27 @@ using core::StrCat;
 // The soname of libpq since PostgreSQL 8.2 (Debian's libpq5).
 constexpr const char* kLibpq = "libpq.so.5";
 
+// How long connecting may take (libpq's connect_timeout; PGCONNECT_TIMEOUT, when set, wins).
+constexpr const char* kConnectTimeoutSeconds = "10";
+// A server gone silent under an open connection is given up after about a minute: keepalives
+// from 30 s idle, every 10 s, 3 unanswered; data unacknowledged for 60 s ends the connection.
+// tcp_user_timeout came with libpq 12; an older one refuses a keyword it does not know.
+struct ConnectionDefault {
+  const char* keyword;
+  const char* value;
+  int since_version;  // PQlibVersion()
+};
+constexpr ConnectionDefault kConnectionDefaults[] = {
+    {"keepalives_idle", "30", 0},
+    {"keepalives_interval", "10", 0},
+    {"keepalives_count", "3", 0},
+    {"tcp_user_timeout", "60000", 120000},
+};
+
 struct LibpqApi {
   std::string error;  // why loading failed; empty once every function was found
-  decltype(&::PQconnectdb) connectdb = nullptr;
+  decltype(&::PQlibVersion) lib_version = nullptr;
+  decltype(&::PQconnectdbParams) connectdb_params = nullptr;
   decltype(&::PQstatus) status = nullptr;
   decltype(&::PQerrorMessage) error_message = nullptr;
   decltype(&::PQfinish) finish = nullptr;
@@ -54,7 +73,8 @@ LibpqApi LoadLibpq() {
     function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(handle, name));
     if (function == nullptr && api.error.empty()) api.error = StrCat("it has no ", name);
   };
-  bind(api.connectdb, "PQconnectdb");
+  bind(api.lib_version, "PQlibVersion");
+  bind(api.connectdb_params, "PQconnectdbParams");
   bind(api.status, "PQstatus");
   bind(api.error_message, "PQerrorMessage");
   bind(api.finish, "PQfinish");
@@ -163,7 +183,27 @@ absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
         StrCat("the PostgreSQL client library ", kLibpq,
                " (Debian and Ubuntu package libpq5) cannot be loaded: ", api.error));
   }
-  pg_conn* conn = api.connectdb(connection.c_str());
+  // Defaults the connection string may override (an entry before the expanded "dbname" yields to
+  // the string's own). libpq waits for ever by default: for a server that accepts connections
+  // but never answers, and for one that vanished under an open connection (the kernel's
+  // keepalives start after two hours). A worker stuck there would hold its lease until it
+  // expires and never see why.
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  if (std::getenv("PGCONNECT_TIMEOUT") == nullptr) {
+    keywords.push_back("connect_timeout");
+    values.push_back(kConnectTimeoutSeconds);
+  }
+  for (const ConnectionDefault& setting : kConnectionDefaults) {
+    if (api.lib_version() < setting.since_version) continue;
+    keywords.push_back(setting.keyword);
+    values.push_back(setting.value);
+  }
+  keywords.push_back("dbname");
+  values.push_back(connection.c_str());
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  pg_conn* conn = api.connectdb_params(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: no memory to connect");
   if (api.status(conn) != CONNECTION_OK) {
     std::string message =

@@ -62,6 +62,9 @@ class PostgresResult {
 class PostgresConnection {
  public:
   /// Loads libpq if no connection has yet, and connects with a libpq connection string or URI.
+  /// Unless the string sets them: connecting times out after 10 s (or PGCONNECT_TIMEOUT), and a
+  /// server gone silent under the connection is given up after about a minute (TCP keepalives
+  /// and tcp_user_timeout), so that no call waits for ever.
   /// FailedPrecondition when libpq cannot be loaded; Unavailable when the server cannot be
   /// reached or refuses the connection, a failed login included (libpq does not say which; the
   /// message is libpq's, which never quotes the password).

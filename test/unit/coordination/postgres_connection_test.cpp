@@ -3,9 +3,15 @@
 // stands for, transactions rolled back on failure, a lost connection, and a refused one.
 #include "rfs/coordination/postgres_connection.hpp"
 
+#include <chrono>
+
 #include <catch2/catch.hpp>
 
 #include "support/postgres_server.hpp"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using rfs::coordination::PostgresConnection;
 using rfs::coordination::PostgresInt;
@@ -176,4 +182,35 @@ TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a ref
   CHECK(absl::IsUnavailable(refused.status()));
   CHECK(refused.status().message().find("s3cr3t-pw") == std::string_view::npos);
   CHECK(refused.status().message().find("cannot connect") != std::string_view::npos);
+}
+
+TEST_CASE("PostgresConnection gives up on a server that never answers, after its timeout",
+          "[coordination][postgres]") {
+  // A socket that listens and never accepts: the kernel completes the handshake, libpq sends its
+  // startup packet, and nothing ever answers (as a server behind a dead proxy).
+  const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(silent >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(::listen(silent, 8) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::string uri =
+      "postgresql://postgres@127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/postgres";
+  auto seconds_to_fail = [](const std::string& connection) {
+    const auto start = std::chrono::steady_clock::now();
+    auto opened = PostgresConnection::Open(connection);
+    CHECK(absl::IsUnavailable(opened.status()));
+    CHECK(opened.status().message().find("timeout") != std::string_view::npos);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // The connection string's own timeout wins over the default.
+  CHECK(seconds_to_fail(uri + "?connect_timeout=2") < 8);
+  // Without one, the default: 10 s, never for ever.
+  const double waited = seconds_to_fail(uri);
+  CHECK(waited >= 9);
+  CHECK(waited < 30);
+  ::close(silent);
 }
