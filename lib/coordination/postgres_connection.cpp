@@ -20,7 +20,8 @@ using core::StrCat;
 // The soname of libpq since PostgreSQL 8.2 (Debian's libpq5).
 constexpr const char* kLibpq = "libpq.so.5";
 
-// How long connecting may take (libpq's connect_timeout; PGCONNECT_TIMEOUT, when set, wins).
+// How long connecting to each address may take (libpq's connect_timeout; PGCONNECT_TIMEOUT, when
+// set, wins).
 constexpr const char* kConnectTimeoutSeconds = "10";
 // A server gone silent under an open connection is given up after about a minute: keepalives
 // from 30 s idle, every 10 s, 3 unanswered; data unacknowledged for 60 s ends the connection.
@@ -40,6 +41,8 @@ constexpr ConnectionDefault kConnectionDefaults[] = {
 struct LibpqApi {
   std::string error;  // why loading failed; empty once every function was found
   decltype(&::PQlibVersion) lib_version = nullptr;
+  decltype(&::PQconninfoParse) conninfo_parse = nullptr;
+  decltype(&::PQconninfoFree) conninfo_free = nullptr;
   decltype(&::PQconnectdbParams) connectdb_params = nullptr;
   decltype(&::PQstatus) status = nullptr;
   decltype(&::PQerrorMessage) error_message = nullptr;
@@ -74,6 +77,8 @@ LibpqApi LoadLibpq() {
     if (function == nullptr && api.error.empty()) api.error = StrCat("it has no ", name);
   };
   bind(api.lib_version, "PQlibVersion");
+  bind(api.conninfo_parse, "PQconninfoParse");
+  bind(api.conninfo_free, "PQconninfoFree");
   bind(api.connectdb_params, "PQconnectdbParams");
   bind(api.status, "PQstatus");
   bind(api.error_message, "PQerrorMessage");
@@ -99,6 +104,22 @@ const LibpqApi& Libpq() {
   // Never destroyed: a connection may be closed by a static's destructor at exit.
   static const LibpqApi* const api = new LibpqApi(LoadLibpq());
   return *api;
+}
+
+bool IsSet(const char* value) { return value != nullptr && *value != '\0'; }
+
+// Whether `connection` names a service of pg_service.conf, or PGSERVICE does.
+bool UsesService(const LibpqApi& api, const std::string& connection) {
+  if (IsSet(std::getenv("PGSERVICE"))) return true;
+  // A plain database name is no connection string: libpq does not parse it either.
+  PQconninfoOption* options = api.conninfo_parse(connection.c_str(), nullptr);
+  if (options == nullptr) return false;
+  bool service = false;
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (std::string_view(option->keyword) == "service" && IsSet(option->val)) service = true;
+  }
+  api.conninfo_free(options);
+  return service;
 }
 
 // libpq writes the server's notices ("relation ... already exists, skipping") to stderr by
@@ -190,14 +211,18 @@ absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
   // expires and never see why.
   std::vector<const char*> keywords;
   std::vector<const char*> values;
-  if (std::getenv("PGCONNECT_TIMEOUT") == nullptr) {
-    keywords.push_back("connect_timeout");
-    values.push_back(kConnectTimeoutSeconds);
-  }
-  for (const ConnectionDefault& setting : kConnectionDefaults) {
-    if (api.lib_version() < setting.since_version) continue;
-    keywords.push_back(setting.keyword);
-    values.push_back(setting.value);
+  // A service file's settings fill only what is unset, so they would yield to these defaults:
+  // with a service, the file decides (as PGCONNECT_TIMEOUT does for the timeout).
+  if (!UsesService(api, connection)) {
+    if (!IsSet(std::getenv("PGCONNECT_TIMEOUT"))) {
+      keywords.push_back("connect_timeout");
+      values.push_back(kConnectTimeoutSeconds);
+    }
+    for (const ConnectionDefault& setting : kConnectionDefaults) {
+      if (api.lib_version() < setting.since_version) continue;
+      keywords.push_back(setting.keyword);
+      values.push_back(setting.value);
+    }
   }
   keywords.push_back("dbname");
   values.push_back(connection.c_str());

@@ -1143,7 +1143,7 @@ TEST_CASE("RfsWorker ends COMPLETED_WITH_FINDINGS when documents could not be mi
 
 TEST_CASE("the tools load the PostgreSQL client only when a store uses it",
           "[e2e][cli][postgres]") {
-  // libpq and the twenty libraries it brings took half of each tool's start (about 4 ms) when
+  // libpq and the twenty libraries it brings took a third of each tool's start (about 3 ms) when
   // every tool linked it. The dynamic loader's own log says what a process loaded.
   MigrationRun run;
   int runs = 0;

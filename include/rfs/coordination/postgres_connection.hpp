@@ -3,7 +3,7 @@
 //
 // libpq is loaded when the first connection is opened, not when a program starts: it brings about
 // twenty libraries with it (Kerberos, LDAP, GnuTLS), and every tool paid for loading them on each
-// start, whatever store it used (about 4 ms here, half of a tool's start). A host without libpq
+// start, whatever store it used (about 3 ms here, a third of a tool's start). A host without libpq
 // can run every tool but the PostgreSQL stores, which then fail with the library's name.
 //
 // Errors: the server's SQLSTATE chooses the status. Lost connections, serialization failures,
@@ -62,9 +62,10 @@ class PostgresResult {
 class PostgresConnection {
  public:
   /// Loads libpq if no connection has yet, and connects with a libpq connection string or URI.
-  /// Unless the string sets them: connecting times out after 10 s (or PGCONNECT_TIMEOUT), and a
-  /// server gone silent under the connection is given up after about a minute (TCP keepalives
-  /// and tcp_user_timeout), so that no call waits for ever.
+  /// Unless the string sets them or names a service (whose file then decides): connecting to
+  /// each of the host's addresses times out after 10 s (or PGCONNECT_TIMEOUT), and a server gone
+  /// silent under the connection is given up after about a minute (TCP keepalives, and with
+  /// libpq 12 or later tcp_user_timeout), so that no call waits for ever.
   /// FailedPrecondition when libpq cannot be loaded; Unavailable when the server cannot be
   /// reached or refuses the connection, a failed login included (libpq does not say which; the
   /// message is libpq's, which never quotes the password).

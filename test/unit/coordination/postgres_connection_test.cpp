@@ -4,10 +4,14 @@
 #include "rfs/coordination/postgres_connection.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 
 #include <catch2/catch.hpp>
 
 #include "support/postgres_server.hpp"
+#include "support/temp_dir.hpp"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -18,6 +22,52 @@ using rfs::coordination::PostgresInt;
 using rfs::coordination::PostgresResult;
 
 namespace {
+
+// Sets (or with nullptr, unsets) an environment variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A loopback socket that listens and never accepts.
+class SilentServer {
+ public:
+  SilentServer() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    REQUIRE(fd_ >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    socklen_t length = sizeof(address);
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentServer() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
 
 rfs::test::PostgresServer& ConnectionServer() {
   static rfs::test::PostgresServer server;
@@ -155,6 +205,15 @@ TEST_CASE("PostgresConnection commits a transaction only when all of it succeede
   REQUIRE(kept.ok());
   REQUIRE(kept->rows() == 3);
   CHECK(kept->Text(2, 0) == "6");
+
+  // A transaction found open (as a throwing body left it) is rolled back before the next begins.
+  REQUIRE(connection->Exec("BEGIN").ok());
+  REQUIRE(insert(7).ok());
+  CHECK(connection->InTransaction([&] { return insert(8); }).ok());
+  auto after = connection->Exec("SELECT n FROM kept WHERE n >= 7 ORDER BY n");
+  REQUIRE(after.ok());
+  REQUIRE(after->rows() == 1);
+  CHECK(after->Text(0, 0) == "8");
 }
 
 TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a refused one the same",
@@ -186,19 +245,14 @@ TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a ref
 
 TEST_CASE("PostgresConnection gives up on a server that never answers, after its timeout",
           "[coordination][postgres]") {
+  // What the process's environment would say instead of the defaults, put aside for the test.
+  ScopedEnv no_timeout("PGCONNECT_TIMEOUT", nullptr);
+  ScopedEnv no_service("PGSERVICE", nullptr);
   // A socket that listens and never accepts: the kernel completes the handshake, libpq sends its
   // startup packet, and nothing ever answers (as a server behind a dead proxy).
-  const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(silent >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  REQUIRE(::listen(silent, 8) == 0);
-  socklen_t length = sizeof(address);
-  REQUIRE(::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  SilentServer silent;
   const std::string uri =
-      "postgresql://postgres@127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/postgres";
+      "postgresql://postgres@127.0.0.1:" + std::to_string(silent.port()) + "/postgres";
   auto seconds_to_fail = [](const std::string& connection) {
     const auto start = std::chrono::steady_clock::now();
     auto opened = PostgresConnection::Open(connection);
@@ -208,9 +262,19 @@ TEST_CASE("PostgresConnection gives up on a server that never answers, after its
   };
   // The connection string's own timeout wins over the default.
   CHECK(seconds_to_fail(uri + "?connect_timeout=2") < 8);
-  // Without one, the default: 10 s, never for ever.
+  // So does a service's, from its file (whose settings libpq uses only where none is given).
+  rfs::test::TempDir dir("rfs-pg-service");
+  {
+    std::ofstream file(dir.File("pg_service.conf"));
+    file << "[silent]\nhost=127.0.0.1\nport=" << silent.port()
+         << "\nuser=postgres\ndbname=postgres\nconnect_timeout=2\n";
+  }
+  {
+    ScopedEnv service_file("PGSERVICEFILE", dir.File("pg_service.conf").c_str());
+    CHECK(seconds_to_fail("service=silent") < 8);
+  }
+  // Without either, the default: 10 s, never for ever.
   const double waited = seconds_to_fail(uri);
   CHECK(waited >= 9);
   CHECK(waited < 30);
-  ::close(silent);
 }
