@@ -1170,6 +1170,9 @@ TEST_CASE("the tools load the PostgreSQL client only when a store uses it",
 #ifdef RFS_CONSOLE_TOOL
   tools.push_back(RFS_CONSOLE_TOOL);
 #endif
+#ifdef RFS_CREATE_SNAPSHOT_TOOL
+  tools.push_back(RFS_CREATE_SNAPSHOT_TOOL);
+#endif
   for (const std::string& tool : tools) {
     INFO(tool);
     REQUIRE_FALSE(tool.empty());
