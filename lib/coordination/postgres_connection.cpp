@@ -287,15 +287,22 @@ absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
   return StatusForSqlState(state, StrCat(message, " (SQLSTATE ", state, ")"));
 }
 
-absl::Status PostgresConnection::InTransaction(absl::FunctionRef<absl::Status()> body) {
+absl::Status PostgresConnection::InTransaction(absl::FunctionRef<absl::Status()> body,
+                                               std::string_view begin_with) {
   if (Libpq().transaction_status(connection_) != PQTRANS_IDLE) {
     // Left open by a body that threw: its statements must not be committed with the next.
     if (absl::Status rolled_back = Exec("ROLLBACK").status(); !rolled_back.ok()) {
       return rolled_back;
     }
   }
-  absl::Status status = Exec("BEGIN").status();
-  if (!status.ok()) return status;
+  // One round trip: the statements after BEGIN go in the same message.
+  absl::Status status = Exec(begin_with.empty() ? "BEGIN" : StrCat("BEGIN; ", begin_with)).status();
+  if (!status.ok()) {
+    if (is_open() && Libpq().transaction_status(connection_) != PQTRANS_IDLE) {
+      (void)Exec("ROLLBACK");
+    }
+    return status;
+  }
   try {
     status = body();
   } catch (...) {

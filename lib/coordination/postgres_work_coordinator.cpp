@@ -26,6 +26,17 @@ constexpr const char* kColumns =
     "id, next_exponent, holder, expiration_ms, generation, completed_at_ms, successors, "
     "successor_exponent, creator, progress_cursor, progress_docs, progress_bytes, progress_at_ms";
 
+// The pick of an acquisition must walk the partial index in expiration order whatever the table's
+// statistics say. A table filled by workers one item at a time is analyzed late, if at all before
+// the run: estimating 15 rows of 20,000, the planner read every available item through a bitmap
+// scan and sorted them (10-20 ms an acquisition, growing with the table). Every statement of the
+// coordinator is served by an index. Set in each transaction, not once per session: a pooler that
+// hands each transaction another server connection (PgBouncer in transaction mode, RDS Proxy)
+// keeps no session's settings, and would leak these to its other clients.
+constexpr const char* kPlannerSettings =
+    "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; "
+    "SET LOCAL enable_seqscan = off";
+
 // How many of the longest-expired available items an acquisition picks from at random.
 constexpr int64_t kPickWindow = 16;
 
@@ -216,19 +227,6 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
     connection_.reset();
     auto opened = PostgresConnection::Open(connection_string_);
     if (!opened.ok()) return InContext(opened.status(), "connect");
-    // The pick of an acquisition must walk the partial index in expiration order whatever the
-    // table's statistics say. A table filled by workers one item at a time is analyzed late, if
-    // at all before the run: estimating 15 rows of 20,000, the planner read every available
-    // item through a bitmap scan and sorted them (10-20 ms an acquisition, growing with the
-    // table). This connection runs only the coordinator's statements, each served by an index.
-    // (A pooler that hands each transaction another server connection, such as PgBouncer in
-    // transaction mode, would drop these settings: the picks would still be right, only slower.)
-    absl::Status set = (*opened)
-                           ->Exec(
-                               "SET enable_bitmapscan = off; SET enable_sort = off; "
-                               "SET enable_seqscan = off")
-                           .status();
-    if (!set.ok()) return InContext(set, "connect");
     connection_ = *std::move(opened);
     return absl::OkStatus();
   }
@@ -241,11 +239,13 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
     RFS_RETURN_IF_ERROR(EnsureConnected());
     what_ = what;
     bool body_failed = false;
-    absl::Status status = connection_->InTransaction([&] {
-      absl::Status outcome = body();
-      body_failed = !outcome.ok();
-      return outcome;
-    });
+    absl::Status status = connection_->InTransaction(
+        [&] {
+          absl::Status outcome = body();
+          body_failed = !outcome.ok();
+          return outcome;
+        },
+        kPlannerSettings);
     what_ = {};
     if (!status.ok() && !connection_->is_open()) connection_.reset();
     // The body's errors are its statements' (named already) or its own (NotFound, a mutation's).

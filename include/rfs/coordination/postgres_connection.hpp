@@ -82,8 +82,10 @@ class PostgresConnection {
   /// BEGIN, `body`, COMMIT. When `body` or the COMMIT fails, the transaction is rolled back and
   /// that status returned (a statement that failed while `body` went on counts as failed); when
   /// `body` throws, it is rolled back and the exception goes on. `body` runs its statements
-  /// through Exec on this connection.
-  absl::Status InTransaction(absl::FunctionRef<absl::Status()> body);
+  /// through Exec on this connection. `begin_with`, if any, runs right after BEGIN in the same
+  /// round trip (settings for this transaction only: SET LOCAL ...).
+  absl::Status InTransaction(absl::FunctionRef<absl::Status()> body,
+                             std::string_view begin_with = {});
 
   /// False once the connection to the server is lost: open a new one.
   bool is_open() const;

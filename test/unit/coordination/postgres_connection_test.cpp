@@ -216,6 +216,41 @@ TEST_CASE("PostgresConnection commits a transaction only when all of it succeede
   CHECK(after->Text(0, 0) == "8");
 }
 
+TEST_CASE("PostgresConnection applies settings to one transaction only, in its BEGIN",
+          "[coordination][postgres]") {
+  auto connection = ConnectToServer();
+  auto setting = [&] {
+    auto shown = connection->Exec("SHOW enable_seqscan");
+    REQUIRE(shown.ok());
+    return std::string(shown->Text(0, 0));
+  };
+  REQUIRE(setting() == "on");
+  std::string inside;
+  CHECK(connection
+            ->InTransaction(
+                [&] {
+                  inside = setting();
+                  return absl::OkStatus();
+                },
+                "SET LOCAL enable_seqscan = off")
+            .ok());
+  CHECK(inside == "off");
+  CHECK(setting() == "on");  // as a pooler's next client would find the server connection
+
+  // A setting the server refuses fails the transaction before the body runs, and leaves none open.
+  bool ran = false;
+  const absl::Status refused = connection->InTransaction(
+      [&] {
+        ran = true;
+        return absl::OkStatus();
+      },
+      "SET LOCAL no_such_setting_at_all = 1");
+  CHECK_FALSE(refused.ok());
+  CHECK_FALSE(ran);
+  CHECK(connection->InTransaction([] { return absl::OkStatus(); }).ok());
+  CHECK(setting() == "on");
+}
+
 TEST_CASE("PostgresConnection reports a lost connection as Unavailable and a refused one the same",
           "[coordination][postgres]") {
   auto connection = ConnectToServer();
