@@ -31,8 +31,8 @@ constexpr const char* kColumns =
 // the run: estimating 15 rows of 20,000, the planner read every available item through a bitmap
 // scan and sorted them (10-20 ms an acquisition, growing with the table). Every statement of the
 // coordinator is served by an index. Set in each transaction, not once per session: a pooler that
-// hands each transaction another server connection (PgBouncer in transaction mode, RDS Proxy)
-// keeps no session's settings, and would leak these to its other clients.
+// hands each transaction another server connection (PgBouncer in transaction mode) keeps no
+// session's settings, and would pass these on to its other clients.
 constexpr const char* kPlannerSettings =
     "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; "
     "SET LOCAL enable_seqscan = off";

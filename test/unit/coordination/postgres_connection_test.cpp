@@ -247,6 +247,8 @@ TEST_CASE("PostgresConnection applies settings to one transaction only, in its B
       "SET LOCAL no_such_setting_at_all = 1");
   CHECK_FALSE(refused.ok());
   CHECK_FALSE(ran);
+  // Rolled back at once: a statement now runs outside any transaction (an aborted one refuses it).
+  CHECK(setting() == "on");
   CHECK(connection->InTransaction([] { return absl::OkStatus(); }).ok());
   CHECK(setting() == "on");
 }
