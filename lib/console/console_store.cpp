@@ -167,14 +167,14 @@ std::string ToPostgresPlaceholders(std::string_view sql) {
 
 class PostgresDatabase final : public SqlDatabase {
  public:
-  explicit PostgresDatabase(std::string uri) : uri_(std::move(uri)) {}
+  explicit PostgresDatabase(std::string uri) : session_(std::move(uri)) {}
 
   absl::StatusOr<std::vector<SqlRow>> Query(std::string_view sql,
                                             const std::vector<SqlParam>& params) override {
     std::vector<SqlRow> rows;
     RFS_RETURN_IF_ERROR(Run(sql, [&]() -> absl::Status {
       RFS_ASSIGN_OR_RETURN(coordination::PostgresResult result,
-                           connection_->Exec(ToPostgresPlaceholders(sql), params));
+                           session_.connection().Exec(ToPostgresPlaceholders(sql), params));
       for (int r = 0; r < result.rows(); ++r) {
         SqlRow& row = rows.emplace_back();
         for (int c = 0; c < result.columns(); ++c) {
@@ -190,15 +190,16 @@ class PostgresDatabase final : public SqlDatabase {
   absl::Status CreateSchema() override {
     // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: serialise on a lock.
     return Run("create schema", [&]() -> absl::Status {
-      RFS_RETURN_IF_ERROR(connection_->Exec("SELECT pg_advisory_xact_lock(7240017)").status());
+      RFS_RETURN_IF_ERROR(
+          session_.connection().Exec("SELECT pg_advisory_xact_lock(7240017)").status());
       for (const char* statement : kSchema) {
-        RFS_RETURN_IF_ERROR(connection_->Exec(statement).status());
+        RFS_RETURN_IF_ERROR(session_.connection().Exec(statement).status());
       }
       for (const AddedColumn& added : kAddedColumns) {
         RFS_RETURN_IF_ERROR(
-            connection_
-                ->Exec(StrCat("ALTER TABLE ", added.table, " ADD COLUMN IF NOT EXISTS ",
-                              added.column, " ", added.definition))
+            session_.connection()
+                .Exec(StrCat("ALTER TABLE ", added.table, " ADD COLUMN IF NOT EXISTS ",
+                             added.column, " ", added.definition))
                 .status());
       }
       return absl::OkStatus();
@@ -206,19 +207,11 @@ class PostgresDatabase final : public SqlDatabase {
   }
 
  private:
-  // One transaction on the connection, opened again first when it was lost. Errors keep the
-  // connection's status (Unavailable for a lost connection or a serialization failure: retry).
+  // One transaction on the session's connection. Errors keep the connection's status
+  // (Unavailable for a lost connection or a serialization failure: retry).
   absl::Status Run(std::string_view what, absl::FunctionRef<absl::Status()> body) {
     std::lock_guard lock(mu_);
-    if (!connection_ || !connection_->is_open()) {
-      connection_.reset();
-      auto opened = coordination::PostgresConnection::Open(uri_);
-      if (!opened.ok()) return InContext(opened.status(), what);
-      connection_ = *std::move(opened);
-    }
-    absl::Status status = connection_->InTransaction(body);
-    if (!status.ok() && !connection_->is_open()) connection_.reset();
-    return InContext(status, what);
+    return InContext(session_.InTransaction(body), what);
   }
 
   static absl::Status InContext(const absl::Status& status, std::string_view what) {
@@ -228,8 +221,7 @@ class PostgresDatabase final : public SqlDatabase {
   }
 
   std::mutex mu_;
-  std::string uri_;
-  std::unique_ptr<coordination::PostgresConnection> connection_;
+  coordination::PostgresSession session_;  // guarded by mu_
 };
 
 int64_t Millis(TimePoint t) {

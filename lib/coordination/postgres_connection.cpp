@@ -5,12 +5,10 @@
 #include <type_traits>
 #include <vector>
 
-#include <dlfcn.h>
-
-// Only the declarations: libpq's functions are called through the table Libpq() loads.
 #include "rfs/core/str_cat.hpp"
 
-#include <libpq-fe.h>
+#include <dlfcn.h>
+#include <libpq-fe.h>  // declarations only: the functions are called through Libpq()'s table
 
 namespace rfs::coordination {
 namespace {
@@ -244,9 +242,9 @@ PostgresConnection::~PostgresConnection() { Libpq().finish(connection_); }
 
 bool PostgresConnection::is_open() const { return Libpq().status(connection_) == CONNECTION_OK; }
 
-absl::Status PostgresConnection::ConnectionError(std::string_view what) const {
+absl::Status PostgresConnection::ConnectionError() const {
   return absl::UnavailableError(
-      StrCat(what, ": the connection was lost: ", OneLine(Libpq().error_message(connection_))));
+      StrCat("postgresql: the connection was lost: ", OneLine(Libpq().error_message(connection_))));
 }
 
 absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
@@ -265,7 +263,7 @@ absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
                           values.data(), nullptr, nullptr, 0);
   }
   if (raw == nullptr) {
-    if (!is_open()) return ConnectionError("postgresql");
+    if (!is_open()) return ConnectionError();
     return absl::ResourceExhaustedError(
         StrCat("postgresql: no result: ", OneLine(api.error_message(connection_))));
   }
@@ -281,7 +279,7 @@ absl::StatusOr<PostgresResult> PostgresConnection::Exec(std::string_view sql,
   }
   if (state == nullptr) {
     // Errors libpq makes itself (a lost connection, a protocol error) have no SQLSTATE.
-    if (!is_open()) return ConnectionError("postgresql");
+    if (!is_open()) return ConnectionError();
     return absl::InternalError(StrCat("postgresql: ", message));
   }
   return StatusForSqlState(state, StrCat(message, " (SQLSTATE ", state, ")"));
@@ -319,6 +317,24 @@ absl::Status PostgresConnection::InTransaction(absl::FunctionRef<absl::Status()>
     if (status.ok() || !is_open()) return status;
   }
   if (is_open()) (void)Exec("ROLLBACK");
+  return status;
+}
+
+absl::Status PostgresSession::Connect() {
+  if (connection_ && connection_->is_open()) return absl::OkStatus();
+  connection_.reset();
+  absl::StatusOr<std::unique_ptr<PostgresConnection>> opened =
+      PostgresConnection::Open(connection_string_);
+  if (!opened.ok()) return opened.status();
+  connection_ = *std::move(opened);
+  return absl::OkStatus();
+}
+
+absl::Status PostgresSession::InTransaction(absl::FunctionRef<absl::Status()> body,
+                                            std::string_view begin_with) {
+  if (absl::Status connected = Connect(); !connected.ok()) return connected;
+  absl::Status status = connection_->InTransaction(body, begin_with);
+  if (!status.ok() && !connection_->is_open()) connection_.reset();
   return status;
 }
 

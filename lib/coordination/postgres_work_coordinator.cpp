@@ -82,14 +82,14 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
  public:
   explicit PostgresCoordinator(PostgresWorkCoordinatorOptions options)
       : CoordinatorBase(options),
-        connection_string_(options.connection),
+        session_(options.connection),
         table_(options.table),
         store_clock_(options.store_clock),
         rng_(std::random_device{}() ^ std::hash<std::string>{}(options.worker_id)) {}
 
   absl::Status Connect() {
     std::lock_guard lock(mu_);
-    return EnsureConnected();
+    return InContext(session_.Connect(), "connect");
   }
 
   absl::Status Setup() override {
@@ -222,24 +222,15 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
   }
 
  private:
-  absl::Status EnsureConnected() {
-    if (connection_ && connection_->is_open()) return absl::OkStatus();
-    connection_.reset();
-    auto opened = PostgresConnection::Open(connection_string_);
-    if (!opened.ok()) return InContext(opened.status(), "connect");
-    connection_ = *std::move(opened);
-    return absl::OkStatus();
-  }
-
   // Runs `body` in one transaction on the connection (reconnecting first if needed) and commits;
   // a failed `body` rolls it back. The body's statements go through Exec, which names `what`.
   template <typename Body>
   absl::Status Run(std::string_view what, Body&& body) {
     std::lock_guard lock(mu_);
-    RFS_RETURN_IF_ERROR(EnsureConnected());
+    RFS_RETURN_IF_ERROR(InContext(session_.Connect(), "connect"));
     what_ = what;
     bool body_failed = false;
-    absl::Status status = connection_->InTransaction(
+    absl::Status status = session_.InTransaction(
         [&] {
           absl::Status outcome = body();
           body_failed = !outcome.ok();
@@ -247,14 +238,13 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
         },
         kPlannerSettings);
     what_ = {};
-    if (!status.ok() && !connection_->is_open()) connection_.reset();
     // The body's errors are its statements' (named already) or its own (NotFound, a mutation's).
     return body_failed ? status : InContext(status, what);
   }
 
   absl::StatusOr<PostgresResult> Exec(std::string_view sql,
                                       const std::vector<PostgresParam>& params = {}) {
-    absl::StatusOr<PostgresResult> result = connection_->Exec(sql, params);
+    absl::StatusOr<PostgresResult> result = session_.connection().Exec(sql, params);
     if (!result.ok()) return InContext(result.status(), what_);
     return result;
   }
@@ -313,11 +303,10 @@ class PostgresCoordinator final : public internal::CoordinatorBase {
     return std::uniform_int_distribution<int64_t>(0, kPickWindow - 1)(rng_);
   }
 
-  std::mutex mu_;  // Guards the connection: one transaction at a time.
-  const std::string connection_string_;
+  std::mutex mu_;  // Guards the session: one transaction at a time.
+  PostgresSession session_;
   const std::string table_;
   core::IClock* const store_clock_;
-  std::unique_ptr<PostgresConnection> connection_;
   std::string_view what_;  // the step Run is in, for Exec's errors
   std::mt19937_64 rng_;
 };

@@ -92,9 +92,28 @@ class PostgresConnection {
 
  private:
   explicit PostgresConnection(pg_conn* connection) : connection_(connection) {}
-  absl::Status ConnectionError(std::string_view what) const;
+  absl::Status ConnectionError() const;
 
   pg_conn* connection_;
+};
+
+/// A store's connection: opened when first needed, and again after it was lost (a lost one is
+/// let go, so that the next call opens a new one). Not thread-safe, as PostgresConnection.
+class PostgresSession {
+ public:
+  explicit PostgresSession(std::string connection) : connection_string_(std::move(connection)) {}
+
+  /// Opens the connection unless an open one is held; PostgresConnection::Open's errors.
+  absl::Status Connect();
+  /// Connect, then PostgresConnection::InTransaction.
+  absl::Status InTransaction(absl::FunctionRef<absl::Status()> body,
+                             std::string_view begin_with = {});
+  /// The connection, for the statements of a body; valid while InTransaction runs.
+  PostgresConnection& connection() { return *connection_; }
+
+ private:
+  const std::string connection_string_;
+  std::unique_ptr<PostgresConnection> connection_;
 };
 
 }  // namespace rfs::coordination
