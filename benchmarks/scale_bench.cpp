@@ -1,7 +1,8 @@
 // scale_bench: what rfs costs as clusters grow to many small indices, as logging clusters have.
 //
 //   1. Coordination, through each store: a SQLite file, PostgreSQL (Debian's server in a
-//      temporary folder), the target's own working-state index on a real OpenSearch 2 node
+//      temporary folder), the same behind PgBouncer in transaction mode with its default pool of
+//      20 server connections, the target's own working-state index on a real OpenSearch 2 node
 //      (scripts/local-cluster), and the migration console (in process, over SQLite). For each
 //      number of work items (--items, ids as the worker makes them for one-shard indices): the
 //      time one worker takes to create them (as the first worker's setup does), then the
@@ -19,7 +20,7 @@
 //      tool's (index creation on a node costs more as the cluster grows; see MetadataAtScale).
 //
 //   scale_bench [--items 1000,5000,20000] [--sample 1000] [--workers 1,8,32]
-//               [--stores sqlite,postgres,opensearch,console] [--shards 2000,20000]
+//               [--stores sqlite,postgres,pgbouncer,opensearch,console] [--shards 2000,20000]
 //               [--metadata-indices 1000,5000] [--data-dir DIR]
 //
 // Snapshots come from the real-Lucene fixture generator and are cached in the data dir. Build in
@@ -44,6 +45,7 @@
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "bench_support.hpp"
+#include "support/pgbouncer.hpp"
 #include "support/postgres_server.hpp"
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -60,7 +62,7 @@ struct Options {
   std::vector<int> items = {1000, 5000, 20000};
   int sample = 1000;
   std::vector<int> workers = {1, 8, 32};
-  std::vector<std::string> stores = {"sqlite", "postgres", "opensearch", "console"};
+  std::vector<std::string> stores = {"sqlite", "postgres", "pgbouncer", "opensearch", "console"};
   std::vector<int> shards = {2000, 20000};
   std::vector<int> metadata_indices = {1000, 5000};
   path data_dir = RFS_BENCH_DATA_DIR;
@@ -208,6 +210,16 @@ void Coordination(const Options& options, const path& work) {
         rfs::coordination::PostgresWorkCoordinatorOptions o;
         o.worker_id = id;
         o.connection = server.uri();
+        o.table = run;
+        return Ready(rfs::coordination::PostgresWorkCoordinator::Open(o));
+      });
+    } else if (store == "pgbouncer") {
+      rfs::test::PostgresServer server;
+      rfs::test::PgBouncer pooler(server, 20);
+      CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
+        rfs::coordination::PostgresWorkCoordinatorOptions o;
+        o.worker_id = id;
+        o.connection = pooler.uri();
         o.table = run;
         return Ready(rfs::coordination::PostgresWorkCoordinator::Open(o));
       });
@@ -393,7 +405,7 @@ int main(int argc, char** argv) {
             [&](const std::string& v) { options.metadata_indices = ParseList<int>(v); }},
            {"--data-dir", [&](const std::string& v) { options.data_dir = v; }}},
           "[--items 1000,5000,20000] [--sample 1000] [--workers 1,8,32] "
-          "[--stores sqlite,postgres,opensearch,console] [--shards 2000,20000] "
+          "[--stores sqlite,postgres,pgbouncer,opensearch,console] [--shards 2000,20000] "
           "[--metadata-indices 1000,5000] [--data-dir DIR] (an empty list skips its section)")) {
     return *exit_code;
   }

@@ -69,6 +69,7 @@ class PostgresServer {
   std::string uri() const {
     return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/postgres";
   }
+  int port() const { return port_; }
 
  private:
   static std::string FindBinDir() {

@@ -20,6 +20,7 @@
 #include "rfs/net/beast_http_transport.hpp"
 
 #include "conformance/work_coordinator_conformance.hpp"
+#include "support/pgbouncer.hpp"
 #include "support/postgres_server.hpp"
 #include "support/temp_dir.hpp"
 
@@ -162,6 +163,15 @@ TEST_CASE(
     "suite",
     "[console][conformance][postgres]") {
   RunConformance(Postgres().uri());
+}
+
+TEST_CASE(
+    "ConsoleWorkCoordinator on a PostgreSQL console behind PgBouncer in transaction mode passes "
+    "the IWorkCoordinator conformance suite",
+    "[console][conformance][postgres][pgbouncer]") {
+  // Two server connections for the console's store: its transactions take turns on them.
+  static rfs::test::PgBouncer pooler(Postgres(), 2);
+  RunConformance(pooler.uri());
 }
 
 TEST_CASE("a fixed lease lasts what was asked on a console from before lease_growth too",

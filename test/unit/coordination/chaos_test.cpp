@@ -34,6 +34,7 @@
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 #include "rfs/coordination/sqlite_work_coordinator.hpp"
 
+#include "support/pgbouncer.hpp"
 #include "support/postgres_server.hpp"
 #include "support/temp_dir.hpp"
 #include <signal.h>
@@ -504,6 +505,24 @@ TEST_CASE("workers SIGKILLed at random on a PostgreSQL store migrate every shard
   auto opened = rfs::coordination::PostgresWorkCoordinator::Open(options);
   REQUIRE(opened.ok());
   ChaosStore store{server.uri(), *std::move(opened), [&] { return ReadPostgres(server.uri()); }};
+  RunChaos(store, dir.File("audit"));
+}
+
+TEST_CASE(
+    "workers SIGKILLed at random on a PostgreSQL store behind PgBouncer in transaction mode "
+    "migrate every shard exactly",
+    "[coordination][chaos][postgres][pgbouncer][slow]") {
+  // A worker killed inside a transaction leaves the pooler to give up its server connection; the
+  // others' transactions share the pool's four.
+  rfs::test::TempDir dir("rfs-chaos");
+  rfs::test::PostgresServer server;
+  rfs::test::PgBouncer pooler(server, 4);
+  rfs::coordination::PostgresWorkCoordinatorOptions options;
+  options.worker_id = "chaos-test";
+  options.connection = pooler.uri();
+  auto opened = rfs::coordination::PostgresWorkCoordinator::Open(options);
+  REQUIRE(opened.ok());
+  ChaosStore store{pooler.uri(), *std::move(opened), [&] { return ReadPostgres(server.uri()); }};
   RunChaos(store, dir.File("audit"));
 }
 

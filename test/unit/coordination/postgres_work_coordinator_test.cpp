@@ -1,6 +1,8 @@
 // PostgresWorkCoordinator against a real PostgreSQL server started for the test
 // (support/postgres_server.hpp): the IWorkCoordinator conformance suite (with the store's clock
-// injected, as for SQLite), the server's own clock, many workers racing for items, and errors.
+// injected, as for SQLite), the server's own clock, many workers racing for items, and errors;
+// the suite and the race again through PgBouncer in transaction pooling mode
+// (support/pgbouncer.hpp), where each transaction may run on another server connection.
 #include "rfs/coordination/postgres_work_coordinator.hpp"
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "conformance/work_coordinator_conformance.hpp"
+#include "support/pgbouncer.hpp"
 #include "support/postgres_server.hpp"
 
 using namespace std::chrono_literals;
@@ -21,11 +24,11 @@ using rfs::coordination::PostgresWorkCoordinatorOptions;
 
 namespace {
 
-PostgresWorkCoordinatorOptions Options(const rfs::test::PostgresServer& server,
-                                       const std::string& worker, const std::string& table) {
+PostgresWorkCoordinatorOptions Options(const std::string& uri, const std::string& worker,
+                                       const std::string& table) {
   PostgresWorkCoordinatorOptions options;
   options.worker_id = worker;
-  options.connection = server.uri();
+  options.connection = uri;
   options.table = table;
   return options;
 }
@@ -36,19 +39,22 @@ rfs::test::PostgresServer& Server() {
   return server;
 }
 
-}  // namespace
+// PgBouncer in transaction mode in front of Server(), with two server connections for all its
+// clients (destroyed before the server, having been made after it).
+rfs::test::PgBouncer& Pooler() {
+  static rfs::test::PgBouncer pooler(Server(), 2);
+  return pooler;
+}
 
-TEST_CASE("PostgresWorkCoordinator passes the IWorkCoordinator conformance suite",
-          "[coordination][postgres]") {
-  rfs::test::PostgresServer& server = Server();
+void RunConformance(const std::string& uri, const std::string& table_prefix) {
   rfs::core::FakeClock clock;
   // A table per run of the body (one per section) keeps the sections apart.
   static int run = 0;
-  const std::string table = "conformance_" + std::to_string(run++);
+  const std::string table = table_prefix + std::to_string(run++);
   rfs::coordination::conformance::ConformanceEnv env;
   env.clock = &clock;
   env.make_worker = [&](const rfs::coordination::conformance::WorkerSpec& spec) {
-    PostgresWorkCoordinatorOptions options = Options(server, "", table);
+    PostgresWorkCoordinatorOptions options = Options(uri, "", table);
     rfs::coordination::conformance::ApplySpec(spec, &clock, options);
     options.store_clock = &clock;
     return rfs::coordination::conformance::RequireOpened(
@@ -57,10 +63,9 @@ TEST_CASE("PostgresWorkCoordinator passes the IWorkCoordinator conformance suite
   rfs::coordination::conformance::RunWorkCoordinatorConformance(env);
 }
 
-TEST_CASE("PostgresWorkCoordinator leases on the server's clock and 16 workers share 200 items",
-          "[coordination][postgres][tsan]") {
-  rfs::test::PostgresServer& server = Server();
-  auto first = PostgresWorkCoordinator::Open(Options(server, "setup", "race"));
+// 16 workers, each with its own connection to `uri`, complete 200 items between them, each once.
+void RunRace(const std::string& uri, const std::string& table) {
+  auto first = PostgresWorkCoordinator::Open(Options(uri, "setup", table));
   REQUIRE(first.ok());
   REQUIRE((*first)->Setup().ok());
   for (int i = 0; i < 200; ++i) {
@@ -78,7 +83,7 @@ TEST_CASE("PostgresWorkCoordinator leases on the server's clock and 16 workers s
   for (int w = 0; w < 16; ++w) {
     workers.emplace_back([&, w] {
       auto coordinator =
-          PostgresWorkCoordinator::Open(Options(server, "worker-" + std::to_string(w), "race"));
+          PostgresWorkCoordinator::Open(Options(uri, "worker-" + std::to_string(w), table));
       if (!coordinator.ok()) {
         ++failures;
         return;
@@ -105,6 +110,80 @@ TEST_CASE("PostgresWorkCoordinator leases on the server's clock and 16 workers s
   CHECK(std::holds_alternative<NoAvailableWork>((*first)->AcquireNextWorkItem(60s).value()));
 }
 
+std::string Show(rfs::coordination::PostgresConnection& connection, const std::string& setting) {
+  auto shown = connection.Exec("SHOW " + setting);
+  REQUIRE(shown.ok());
+  return std::string(shown->Text(0, 0));
+}
+
+}  // namespace
+
+TEST_CASE("PostgresWorkCoordinator passes the IWorkCoordinator conformance suite",
+          "[coordination][postgres]") {
+  RunConformance(Server().uri(), "conformance_");
+}
+
+TEST_CASE(
+    "PostgresWorkCoordinator passes the IWorkCoordinator conformance suite through PgBouncer "
+    "in transaction mode",
+    "[coordination][postgres][pgbouncer]") {
+  RunConformance(Pooler().uri(), "pooled_conformance_");
+}
+
+TEST_CASE("PostgresWorkCoordinator leases on the server's clock and 16 workers share 200 items",
+          "[coordination][postgres][tsan]") {
+  RunRace(Server().uri(), "race");
+}
+
+TEST_CASE(
+    "16 workers share 200 items through PgBouncer in transaction mode on two server "
+    "connections",
+    "[coordination][postgres][pgbouncer][tsan]") {
+  RunRace(Pooler().uri(), "pooled_race");
+}
+
+TEST_CASE(
+    "behind PgBouncer in transaction mode, the store's planner settings stay in its own "
+    "transactions",
+    "[coordination][postgres][pgbouncer]") {
+  // One server connection for every client: whatever a transaction leaves set on it, the next
+  // client's transaction finds.
+  rfs::test::PgBouncer pooler(Server(), 1);
+  auto other = rfs::coordination::PostgresConnection::Open(pooler.uri());
+  REQUIRE(other.ok());
+  auto another = rfs::coordination::PostgresConnection::Open(pooler.uri());
+  REQUIRE(another.ok());
+  // The two clients are served by one backend, in turn.
+  auto pid = (*other)->Exec("SELECT pg_backend_pid()");
+  auto same_pid = (*another)->Exec("SELECT pg_backend_pid()");
+  REQUIRE(pid.ok());
+  REQUIRE(same_pid.ok());
+  CHECK(pid->Int(0, 0).value() == same_pid->Int(0, 0).value());
+
+  auto coordinator = PostgresWorkCoordinator::Open(Options(pooler.uri(), "w", "pooled_settings"));
+  REQUIRE(coordinator.ok());
+  REQUIRE((*coordinator)->Setup().ok());
+  REQUIRE((*coordinator)->CreateUnassignedWorkItem("item-0", 0).ok());
+  REQUIRE((*coordinator)->CreateUnassignedWorkItem("item-1", 0).ok());
+  auto outcome = (*coordinator)->AcquireNextWorkItem(60s);
+  REQUIRE(outcome.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*outcome));
+  // The acquisition turned the planner's scans off for its transaction only.
+  for (const char* setting : {"enable_seqscan", "enable_sort", "enable_bitmapscan"}) {
+    INFO(setting);
+    CHECK(Show(**other, setting) == "on");
+  }
+  // And it holds its lease through the pool: the other item is next, then none.
+  auto second = (*coordinator)->AcquireNextWorkItem(60s);
+  REQUIRE(second.ok());
+  REQUIRE(std::holds_alternative<Acquired>(*second));
+  CHECK(std::get<Acquired>(*second).lease.work_item_id !=
+        std::get<Acquired>(*outcome).lease.work_item_id);
+  auto none = (*coordinator)->AcquireNextWorkItem(60s);
+  REQUIRE(none.ok());
+  CHECK_FALSE(std::holds_alternative<Acquired>(*none));
+}
+
 TEST_CASE("PostgresWorkCoordinator validates its options and reports an unreachable server",
           "[coordination][postgres]") {
   PostgresWorkCoordinatorOptions options;
@@ -123,7 +202,7 @@ TEST_CASE("PostgresWorkCoordinator validates its options and reports an unreacha
 TEST_CASE("PostgresWorkCoordinator reports a lost connection as Unavailable and then reconnects",
           "[coordination][postgres]") {
   rfs::test::PostgresServer& server = Server();
-  auto coordinator = PostgresWorkCoordinator::Open(Options(server, "w", "reconnect"));
+  auto coordinator = PostgresWorkCoordinator::Open(Options(server.uri(), "w", "reconnect"));
   REQUIRE(coordinator.ok());
   REQUIRE((*coordinator)->Setup().ok());
   REQUIRE((*coordinator)->CreateUnassignedWorkItem("item-0", 0).ok());
