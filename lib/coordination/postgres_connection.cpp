@@ -229,8 +229,15 @@ absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
   pg_conn* conn = api.connectdb_params(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("postgresql: no memory to connect");
   if (api.status(conn) != CONNECTION_OK) {
-    std::string message =
-        StrCat("cannot connect to the server: ", OneLine(api.error_message(conn)));
+    const std::string detail = OneLine(api.error_message(conn));
+    std::string message = StrCat("cannot connect to the server: ", detail);
+    // PgBouncer's answer to a startup parameter it does not pass on, `options` most often.
+    if (detail.find("unsupported startup parameter") != std::string::npos) {
+      message +=
+          " (a pooler such as PgBouncer refuses startup parameters it does not know: set such "
+          "settings on the database role, ALTER ROLE ... SET, rather than in the connection "
+          "string)";
+    }
     api.finish(conn);
     return absl::UnavailableError(std::move(message));
   }

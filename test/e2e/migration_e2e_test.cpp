@@ -27,6 +27,7 @@
 #include "support/corpus.hpp"
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
+#include "support/pgbouncer.hpp"
 #include "support/postgres_server.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -646,10 +647,13 @@ TEST_CASE("the embedded default target: two concurrent workers share one output 
   CHECK(late == kExitNoWorkLeft);
 }
 
-TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][generated][postgres]") {
+namespace {
+
+// Three workers migrate a generated snapshot to bulk files, coordinating through the PostgreSQL
+// database at `uri` (the server itself or a pooler in front of it, `server_uri`).
+void ThreeWorkersThroughPostgres(const std::string& uri, const std::string& server_uri) {
   auto generated =
       rfs::test::Generate("--indices 2 --shards 3 --docs 2000 --updates 50 --deletes 40 --seed 63");
-  rfs::test::PostgresServer postgres;
   MigrationRun run;
   const std::string out = run.dir.File("out");
   std::vector<std::unique_ptr<rfs::test::ChildProcess>> workers;
@@ -657,7 +661,7 @@ TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][gener
     workers.push_back(std::make_unique<rfs::test::ChildProcess>(
         std::vector<std::string>{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
                                  generated->repo().string(), "--output-dir", out, "--worker-id",
-                                 name, "--coordinator-db", postgres.uri(), "--session-name", "pg"},
+                                 name, "--coordinator-db", uri, "--session-name", "pg"},
         run.Out(name), run.Err(name)));
   }
   std::set<int> codes;
@@ -666,7 +670,7 @@ TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][gener
   CHECK(codes.count(kExitNoWorkLeft) == 1);
   CHECK_FALSE(fs::exists(out + "/.rfs/coordination.sqlite"));  // the database held the items
   CheckBulkFiles(run, generated->dir, out);
-  auto connection = rfs::coordination::PostgresConnection::Open(postgres.uri());
+  auto connection = rfs::coordination::PostgresConnection::Open(server_uri);
   REQUIRE(connection.ok());
   auto counts = (*connection)
                     ->Exec(
@@ -675,6 +679,37 @@ TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][gener
   REQUIRE(counts.ok());
   CHECK(counts->Int(0, 0).value() >= 7);  // shard setup and six shards, at least
   CHECK(counts->Int(0, 1).value() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("three workers coordinate through a PostgreSQL database", "[e2e][generated][postgres]") {
+  rfs::test::PostgresServer postgres;
+  ThreeWorkersThroughPostgres(postgres.uri(), postgres.uri());
+}
+
+TEST_CASE("three workers coordinate through PgBouncer in transaction mode",
+          "[e2e][generated][postgres][pgbouncer]") {
+  rfs::test::PostgresServer postgres;
+  // Fewer server connections than workers: their transactions take turns on them.
+  rfs::test::PgBouncer pooler(postgres, 2);
+  ThreeWorkersThroughPostgres(pooler.uri(), postgres.uri());
+
+  // A connection string the pooler refuses (PgBouncer takes no `options` startup parameter) is
+  // an error that says so, not a worker that waits or retries for ever.
+  MigrationRun run;
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 10 --seed 64");
+  const int code =
+      rfs::test::RunProcess({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(),
+                             "--output-dir", run.dir.File("out"), "--coordinator-db",
+                             pooler.uri() + "?options=-c%20statement_timeout%3D5000"},
+                            run.Out("refused"), run.Err("refused"));
+  INFO(run.Logs("refused"));
+  CHECK(code != 0);
+  CHECK(code != kExitNoWorkLeft);
+  const std::string said = rfs::test::ReadTextFile(run.Err("refused"));
+  CHECK(said.find("unsupported startup parameter") != std::string::npos);
+  CHECK(said.find("ALTER ROLE") != std::string::npos);
 }
 
 TEST_CASE("DocumentsFromSnapshotMigration reports bad input with its exit codes", "[e2e][cli]") {
