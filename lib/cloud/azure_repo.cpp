@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/beast_http_transport.hpp"
@@ -166,8 +167,7 @@ absl::StatusOr<std::shared_ptr<AzureRepo>> AzureRepo::Open(std::string_view uri,
     chain.endpoint_given = !options.endpoint.empty();
     auto resolved = ResolveAzureCredentials(chain);
     if (!resolved.ok()) {
-      return absl::Status(resolved.status().code(),
-                          StrCat("credentials for ", uri, ": ", resolved.status().message()));
+      return core::WithContext(resolved.status(), StrCat("credentials for ", uri));
     }
     credentials = *std::move(resolved);
   }

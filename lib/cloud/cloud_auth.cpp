@@ -14,6 +14,7 @@
 #include <openssl/pem.h>
 
 #include "rfs/core/base64.hpp"
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/beast_http_transport.hpp"
@@ -199,8 +200,7 @@ absl::StatusOr<std::string> AccessTokenSource::Current() {
   if (!fetched.ok()) {
     // A token that has not expired yet still serves while the endpoint is failing.
     if (current_ && now < current_->expires) return current_->token;
-    return absl::Status(fetched.status().code(),
-                        StrCat("credentials (", description_, "): ", fetched.status().message()));
+    return core::WithContext(fetched.status(), StrCat("credentials (", description_, ")"));
   }
   ++fetches_;
   current_ = *std::move(fetched);

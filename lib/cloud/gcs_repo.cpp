@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/net/beast_http_transport.hpp"
@@ -190,8 +191,7 @@ absl::StatusOr<std::shared_ptr<GcsRepo>> GcsRepo::Open(std::string_view uri, Gcs
     chain.endpoint_given = endpoint_given;
     auto resolved = ResolveGcsCredentials(chain);
     if (!resolved.ok()) {
-      return absl::Status(resolved.status().code(),
-                          StrCat("credentials for ", uri, ": ", resolved.status().message()));
+      return core::WithContext(resolved.status(), StrCat("credentials for ", uri));
     }
     credentials = *std::move(resolved);
   }

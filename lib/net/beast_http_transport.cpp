@@ -158,7 +158,31 @@ struct Connection {
 // Warning line naming every one of them (22 KB with 334 legacy templates), the request applied.
 constexpr uint32_t kMaxResponseHeaderBytes = uint32_t{1} << 20;
 
+// A TLS alert the server sends about certificates (a client certificate required, refused or
+// from an unknown CA): the same on every attempt. TLS 1.3 lets the client's handshake end before
+// the server checks the client's certificate, so the alert can come with the first response.
+bool IsCertificateAlert(const ErrorCode& ec) {
+  if (ec.category() != asio::error::get_ssl_category()) return false;
+  const std::string reason = ec.message();
+  return reason.find("alert") != std::string::npos &&
+         (reason.find("certificate") != std::string::npos ||
+          reason.find("unknown ca") != std::string::npos ||
+          reason.find("handshake failure") != std::string::npos ||
+          reason.find("access denied") != std::string::npos);
+}
+
+absl::Status CertificateRefused(std::string message) {
+  return core::NotRetryable(absl::UnavailableError(
+      StrCat(message,
+             " (a server that asks for a client certificate needs one that it trusts: "
+             "--target-client-cert and --target-client-cert-key, or the --source- and "
+             "--coordinator- options alike)")));
+}
+
 absl::Status TransportError(std::string_view what, const Endpoint& ep, const ErrorCode& ec) {
+  if (IsCertificateAlert(ec)) {
+    return CertificateRefused(StrCat(what, " ", ep.display, ": ", ec.message()));
+  }
   if (ec == beast::error::timeout) {
     return absl::DeadlineExceededError(StrCat(what, " ", ep.display, ": timed out"));
   }
@@ -262,7 +286,12 @@ struct BeastHttpTransport::Impl {
               StrCat("certificate verification failed: ", X509_verify_cert_error_string(verify));
         }
         if (ec == beast::error::timeout) return TransportError("TLS handshake with", ep, ec);
-        return absl::UnavailableError(StrCat("TLS handshake with ", ep.display, ": ", reason));
+        const std::string message = StrCat("TLS handshake with ", ep.display, ": ", reason);
+        // A certificate refused on either side fails the same way on every attempt; a cut
+        // connection (stream_truncated, a reset) may not.
+        if (verify != X509_V_OK) return core::NotRetryable(absl::UnavailableError(message));
+        if (IsCertificateAlert(ec)) return CertificateRefused(message);
+        return absl::UnavailableError(message);
       }
     }
     return conn;

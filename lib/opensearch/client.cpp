@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -215,9 +216,9 @@ absl::StatusOr<net::HttpResponse> OpenSearchClient::SendKeeping(net::HttpRequest
   if (request.timeout.count() == 0) request.timeout = options_.request_timeout;
   auto response = transport_.Send(request);
   if (!response.ok()) {
-    return absl::Status(response.status().code(),
-                        StrCat(request.method, " ", request.target, " on ", transport_.endpoint(),
-                               ": ", response.status().message()));
+    // The transport's payloads (a failure no retry can fix) stay with the status.
+    return core::WithContext(response.status(), StrCat(request.method, " ", request.target, " on ",
+                                                       transport_.endpoint()));
   }
   return response;
 }
@@ -276,8 +277,7 @@ absl::Status OpenSearchClient::Detect() {
   if (!status.ok()) return status;
   auto version = ParseClusterVersion(response->body);
   if (!version.ok()) {
-    return absl::Status(version.status().code(),
-                        StrCat(transport_.endpoint(), ": ", version.status().message()));
+    return core::WithContext(version.status(), transport_.endpoint());
   }
   // Gzip request bodies: OpenSearch and Elasticsearch >= 6 decompress them (AWS documents the
   // same floor). Honour an explicit http.compression=false when the settings are readable.

@@ -440,6 +440,10 @@ absl::StatusOr<std::unique_ptr<OpenSearchDouble>> OpenSearchDouble::Start(
     ErrorCode ec;
     impl->tls->use_certificate_chain_file(options.tls_cert_file, ec);
     if (!ec) impl->tls->use_private_key_file(options.tls_key_file, ssl::context::pem, ec);
+    if (!ec && !options.tls_client_ca_file.empty()) {
+      impl->tls->load_verify_file(options.tls_client_ca_file, ec);
+      impl->tls->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+    }
     if (ec) return absl::InvalidArgumentError(StrCat("double TLS set-up: ", ec.message()));
   }
   ErrorCode ec;

@@ -81,6 +81,9 @@ struct OpenSearchDoubleOptions {
   /// Serve HTTPS with this PEM certificate chain and key when both are set.
   std::string tls_cert_file;
   std::string tls_key_file;
+  /// With TLS: ask every client for a certificate signed by this PEM CA, and end the handshake
+  /// of one that has none (mutual TLS, as the security plugin's clientauth_mode REQUIRE).
+  std::string tls_client_ca_file;
   /// Answers `_bulk` with one success item per action line without parsing or storing anything
   /// (benchmarks).
   bool discard_bulk = false;

@@ -39,7 +39,8 @@ bool AddExtension(X509* cert, X509* issuer, int nid, const std::string& value) {
 }
 
 Cert NewCert(EVP_PKEY* key, const std::string& common_name, long serial, X509* issuer,
-             EVP_PKEY* issuer_key, bool is_ca, const std::vector<std::string>& sans) {
+             EVP_PKEY* issuer_key, bool is_ca, const std::vector<std::string>& sans,
+             const char* extended_key_usage = "serverAuth") {
   Cert cert(X509_new());
   X509_set_version(cert.get(), 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), serial);
@@ -58,7 +59,7 @@ Cert NewCert(EVP_PKEY* key, const std::string& common_name, long serial, X509* i
     ok = ok && AddExtension(cert.get(), signer, NID_key_usage, "critical,keyCertSign,cRLSign");
   } else {
     ok = ok && AddExtension(cert.get(), signer, NID_basic_constraints, "CA:FALSE");
-    ok = ok && AddExtension(cert.get(), signer, NID_ext_key_usage, "serverAuth");
+    ok = ok && AddExtension(cert.get(), signer, NID_ext_key_usage, extended_key_usage);
     std::string alt;
     for (const auto& san : sans) alt += (alt.empty() ? "" : ",") + san;
     if (!alt.empty()) ok = ok && AddExtension(cert.get(), signer, NID_subject_alt_name, alt);
@@ -84,17 +85,26 @@ absl::StatusOr<TestCertificates> MakeTestCertificates(
     const std::string& directory, const std::vector<std::string>& subject_alt_names) {
   Key ca_key = NewKey();
   Key server_key = NewKey();
-  if (!ca_key || !server_key) return absl::InternalError("RSA key generation failed");
+  Key client_key = NewKey();
+  if (!ca_key || !server_key || !client_key) {
+    return absl::InternalError("RSA key generation failed");
+  }
   Cert ca = NewCert(ca_key.get(), "rfs test CA", 1, nullptr, nullptr, true, {});
   if (!ca) return absl::InternalError("CA certificate generation failed");
   Cert server =
       NewCert(server_key.get(), "localhost", 2, ca.get(), ca_key.get(), false, subject_alt_names);
   if (!server) return absl::InternalError("server certificate generation failed");
+  Cert client = NewCert(client_key.get(), "rfs test client", 3, ca.get(), ca_key.get(), false, {},
+                        "clientAuth");
+  if (!client) return absl::InternalError("client certificate generation failed");
   TestCertificates out{StrCat(directory, "/ca.pem"), StrCat(directory, "/server.pem"),
-                       StrCat(directory, "/server-key.pem")};
+                       StrCat(directory, "/server-key.pem"), StrCat(directory, "/client.pem"),
+                       StrCat(directory, "/client-key.pem")};
   if (!WritePem(out.ca_cert_file, ca.get(), nullptr) ||
       !WritePem(out.server_cert_file, server.get(), nullptr) ||
-      !WritePem(out.server_key_file, nullptr, server_key.get())) {
+      !WritePem(out.server_key_file, nullptr, server_key.get()) ||
+      !WritePem(out.client_cert_file, client.get(), nullptr) ||
+      !WritePem(out.client_key_file, nullptr, client_key.get())) {
     return absl::InternalError(StrCat("cannot write certificates to ", directory));
   }
   return out;

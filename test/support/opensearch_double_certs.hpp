@@ -15,6 +15,8 @@ struct TestCertificates {
   std::string ca_cert_file;      // PEM
   std::string server_cert_file;  // PEM, signed by the CA
   std::string server_key_file;   // PEM
+  std::string client_cert_file;  // PEM, signed by the CA, for clientAuth (mutual TLS)
+  std::string client_key_file;   // PEM
 };
 
 /// Writes ca.pem, server.pem and server-key.pem into `directory` (which must exist). The server

@@ -18,7 +18,8 @@ void Usage() {
   std::fprintf(stderr,
                "usage: opensearch-double [--port N] [--version 2.11.0] [--distribution "
                "opensearch|elasticsearch]\n"
-               "  [--user U --password P] [--tls-cert FILE --tls-key FILE] [--discard-bulk]\n"
+               "  [--user U --password P] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+               "  [--discard-bulk]\n"
                "  [--fault-429 P] [--fault-503 P] [--fault-reset P] [--fault-reset-after P]\n"
                "  [--fault-slow P --slow-ms MS] [--fault-item P] [--fault-path SUBSTRING]\n"
                "  [--snapshot-polls N] [--snapshot-final-state SUCCESS|PARTIAL|FAILED]\n"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
       options.tls_cert_file = value;
     } else if (arg == "--tls-key") {
       options.tls_key_file = value;
+    } else if (arg == "--tls-client-ca") {
+      options.tls_client_ca_file = value;
     } else if (arg == "--fault-429") {
       options.faults.reject_429 = std::atof(value.c_str());
     } else if (arg == "--fault-503") {

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
@@ -372,6 +373,27 @@ TEST_CASE("double in discard mode acknowledges bulk actions unread", "[reindex][
   REQUIRE(response.ok());
   auto parsed = json::parse(response->body).as_object();
   CHECK(parsed.at("items").as_array().size() == 3);
+}
+
+// A transport failure no retry can fix (a TLS certificate refused) keeps that mark through the
+// client's context, so that the reindexer fails the batch at once instead of retrying it for as
+// long as the lease lasts.
+class RefusingTransport final : public net::IHttpTransport {
+ public:
+  absl::StatusOr<net::HttpResponse> Send(const net::HttpRequest&) override {
+    return rfs::core::NotRetryable(absl::UnavailableError("tlsv13 alert certificate required"));
+  }
+  std::string endpoint() const override { return "https://refusing:9200"; }
+};
+
+TEST_CASE("the client keeps a transport failure's no-retry mark", "[reindex][opensearch]") {
+  RefusingTransport transport;
+  OpenSearchClient client(transport);
+  auto response = client.Send({.method = "GET", .target = "/"});
+  REQUIRE_FALSE(response.ok());
+  CHECK(absl::IsUnavailable(response.status()));
+  CHECK_FALSE(rfs::core::IsRetryable(response.status()));
+  CHECK(response.status().message().find("GET / on https://refusing:9200") != std::string::npos);
 }
 
 }  // namespace
