@@ -47,6 +47,10 @@ void AddConnectionOptions(po::options_description& options, const std::string& s
       name("aws-service-signing-name").c_str(), po::value<std::string>()->default_value("es"),
       "SigV4 service name: es (Amazon OpenSearch Service) or aoss (Serverless)")(
       name("cacert").c_str(), po::value<std::string>(), "PEM file of CA certificates to trust")(
+      name("client-cert").c_str(), po::value<std::string>(),
+      "PEM client certificate (chain) for a cluster that asks for one (mutual TLS)")(
+      name("client-cert-key").c_str(), po::value<std::string>(),
+      ("PEM private key of --" + side + "-client-cert").c_str())(
       name("insecure").c_str(), po::bool_switch(),
       "skip TLS certificate and host-name verification");
 }
@@ -68,6 +72,12 @@ absl::StatusOr<std::optional<net::HttpTransportOptions>> ConnectionOptions(
   }
   if (!username.empty()) options.basic_auth = net::BasicAuth{username, password};
   options.tls.ca_cert_file = get("cacert");
+  options.tls.client_cert_file = get("client-cert");
+  options.tls.client_key_file = get("client-cert-key");
+  if (options.tls.client_cert_file.empty() != options.tls.client_key_file.empty()) {
+    return absl::InvalidArgumentError(core::StrCat("--", side, "-client-cert and --", side,
+                                                   "-client-cert-key must be given together"));
+  }
   options.tls.insecure = vm.count(side + "-insecure") && vm[side + "-insecure"].as<bool>();
   if (const std::string region = get("aws-region"); !region.empty()) {
     if (options.basic_auth) {

@@ -1,6 +1,7 @@
 // Cluster connection options shared by the tools, with the Java tools' names:
 //   --<side>-host, --<side>-username, --<side>-password, --<side>-aws-region,
-//   --<side>-aws-service-signing-name, --<side>-cacert, --<side>-insecure
+//   --<side>-aws-service-signing-name, --<side>-cacert, --<side>-client-cert,
+//   --<side>-client-cert-key, --<side>-insecure
 // where <side> is "target" (MetadataMigration, DocumentsFromSnapshotMigration) or "source"
 // (CreateSnapshot). AWS credentials for SigV4 come from the environment or the shared files
 // (net::AwsCredentialsProvider, which refreshes temporary ones).

@@ -1,7 +1,9 @@
 #include "document_options.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "rfs/core/duration.hpp"
@@ -164,6 +166,35 @@ po::options_description DocumentOptions() {
       "(transform_budget_exceeded; redrive it with a larger value). Within the default, a worker "
       "with transforms stays under 256 MiB");
   AddMetricsOptions(options);
+  AddTraceOption(options);
+  options.add_options()(
+      "coordinator-retry-max-retries", po::value<Bounded<int, 0, 1000>>()->default_value({7}),
+      "retries of a coordination request that fails for a transient reason (429, 5xx, a lost "
+      "connection) before the worker gives up on it")(
+      "coordinator-retry-initial-delay-ms",
+      po::value<Bounded<int64_t, 1, 3'600'000>>()->default_value({250}),
+      "the first of those retries waits about this long (with jitter); each wait doubles")(
+      "coordinator-retry-max-delay-ms",
+      po::value<Bounded<int64_t, 1, 3'600'000>>()->default_value({8000}),
+      "the longest wait between two of those retries")(
+      "server-generated-ids", po::value<std::string>()->default_value("AUTO"),
+      "AUTO or NEVER: every document is written under its source _id, so that work redone "
+      "after a worker's death overwrites rather than duplicates (the Java tool's AUTO lets "
+      "Amazon OpenSearch Serverless time-series and vector collections make ids; rfs does not, "
+      "and refuses ALWAYS)")(
+      "emit-doc-type", po::value<std::string>()->default_value("AUTO"),
+      "AUTO or OFF: bulk action lines carry no _type, which OpenSearch does not take (the Java "
+      "tool's ON is refused); a typed source's type is handled by --multi-type-behavior");
+  AddIgnoredJavaOption(options, "allow-loose-version-matching", false,
+                       "rfs reads every Elasticsearch 1-9 and OpenSearch 1-3 version it detects");
+  AddIgnoredJavaOption(options, "clean-local-dirs", false,
+                       "shards are read in place, nothing is downloaded");
+  AddIgnoredJavaOption(options, "use-recovery-source", false,
+                       "a document without _source is always sent from its _recovery_source "
+                       "when the shard keeps one");
+  AddIgnoredJavaOption(options, "position-gap-stopword", true,
+                       "rfs rebuilds no text field from its positions (such a field stops the "
+                       "rebuild, named)");
   options.add_options()("disable-compression", po::bool_switch(),
                         "send bulk bodies uncompressed even when the target accepts gzip "
                         "(default: gzip them, which costs CPU here and saves network)");
@@ -376,6 +407,33 @@ absl::StatusOr<migration::DocumentsToolOptions> DocumentsToolOptionsFrom(
   if (!metrics.ok()) return metrics.status();
   run.metrics = *std::move(metrics);
   docs.single_work_item = vm["single-work-item"].as<bool>();
+  docs.coordinator_retries.max_attempts =
+      Get<Bounded<int, 0, 1000>>(vm, "coordinator-retry-max-retries") + 1;
+  docs.coordinator_retries.initial_backoff = std::chrono::milliseconds(
+      Get<Bounded<int64_t, 1, 3'600'000>>(vm, "coordinator-retry-initial-delay-ms"));
+  docs.coordinator_retries.max_backoff = std::chrono::milliseconds(
+      Get<Bounded<int64_t, 1, 3'600'000>>(vm, "coordinator-retry-max-delay-ms"));
+  if (docs.coordinator_retries.max_backoff < docs.coordinator_retries.initial_backoff) {
+    return absl::InvalidArgumentError(
+        "--coordinator-retry-max-delay-ms must not be less than "
+        "--coordinator-retry-initial-delay-ms");
+  }
+  for (auto [name, refused, why] :
+       {std::tuple{"server-generated-ids", "ALWAYS",
+                   "rfs writes every document under its source _id, so that work redone after a "
+                   "worker's death overwrites and never duplicates"},
+        {"emit-doc-type", "ON", "OpenSearch takes no _type in bulk action lines"}}) {
+    std::string value = Text(vm, name);
+    for (char& c : value) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (value == refused) {
+      return absl::InvalidArgumentError(core::StrCat("--", name, " ", refused, ": ", why));
+    }
+    const std::string_view other = std::string_view(name) == "emit-doc-type" ? "OFF" : "NEVER";
+    if (value != "AUTO" && value != other) {
+      return absl::InvalidArgumentError(
+          core::StrCat("--", name, " takes AUTO or ", other, ", not '", Text(vm, name), "'"));
+    }
+  }
   if (run.worker_id.empty()) run.worker_id = rfs::migration::DefaultWorkerId();
   return run;
 }

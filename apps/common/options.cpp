@@ -27,14 +27,74 @@ bool IsEnvironmentOnlyVariable(std::string_view variable) {
          variable.starts_with("RFS_E2E_");
 }
 
-std::string EnvironmentToOption(const po::options_description& options,
-                                const std::string& variable) {
-  if (variable.rfind("RFS_", 0) != 0) return "";
-  std::string name = variable.substr(4);
+namespace {
+
+// The Java tools read their options from environment variables with a prefix of their own
+// (EnvVarParameterPuller: CREATE_SNAPSHOT_MAX_SNAPSHOT_RATE_MB_PER_NODE); the document tool's is
+// RFS_, as every rfs tool's.
+const char* JavaEnvironmentPrefix(std::string_view program) {
+  if (program == "MetadataMigration") return "METADATA_MIGRATE_";
+  if (program == "CreateSnapshot") return "CREATE_SNAPSHOT_";
+  return nullptr;
+}
+
+// The Java tools also read credentials from unprefixed variables (TARGET_PASSWORD), which
+// container task definitions set.
+constexpr std::string_view kUnprefixedCredentials[] = {
+    "TARGET_USERNAME", "TARGET_PASSWORD",      "SOURCE_USERNAME",
+    "SOURCE_PASSWORD", "COORDINATOR_USERNAME", "COORDINATOR_PASSWORD"};
+
+// "PREFIX_SNAPSHOT_LOCAL_DIR" -> "snapshot-local-dir" when that option exists, else "".
+std::string EnvironmentToOption(const po::options_description& options, const std::string& variable,
+                                std::string_view prefix) {
+  if (!variable.starts_with(prefix)) return "";
+  std::string name = variable.substr(prefix.size());
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
     return c == '_' ? '-' : static_cast<char>(std::tolower(c));
   });
   return options.find_nothrow(name, false) != nullptr ? name : "";
+}
+
+// The Java tools' camelCase names (--targetHost, --s3RepoUri) as the option they name
+// (--target-host, --s3-repo-uri); anything else as it is.
+std::string KebabCaseOption(const po::options_description& options, const std::string& arg) {
+  if (!arg.starts_with("--")) return arg;
+  const size_t end = std::min(arg.find('='), arg.size());
+  std::string name;
+  bool camel = false;
+  for (size_t i = 2; i < end; ++i) {
+    const unsigned char c = static_cast<unsigned char>(arg[i]);
+    if (std::isupper(c)) {
+      camel = true;
+      name += '-';
+      name += static_cast<char>(std::tolower(c));
+    } else {
+      name += static_cast<char>(c);
+    }
+  }
+  if (!camel || options.find_nothrow(name, false) == nullptr) return arg;
+  return "--" + name + arg.substr(end);
+}
+
+// Options of a Java tool for what rfs does not do: refused with the reason, not as unknown.
+std::optional<std::string> RefusedJavaOption(std::string_view program, std::string_view name) {
+  if (program == "MetadataMigration" && name.starts_with("source-") && name != "source-version") {
+    return "the Java tool can read metadata from a live source cluster; rfs reads it from a "
+           "snapshot only: take one with CreateSnapshot and give its repository "
+           "(--snapshot-local-dir, --repo-uri)";
+  }
+  if (program == "CreateSnapshot" && name == "solr-collections") {
+    return "rfs takes snapshots of Elasticsearch and OpenSearch clusters; back a Solr "
+           "collection up with Solr's BACKUP action and migrate the backup (docs/solr.md)";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string EnvironmentToOption(const po::options_description& options,
+                                const std::string& variable) {
+  return EnvironmentToOption(options, variable, "RFS_");
 }
 
 bool ParseOptions(int argc, char** argv, int first, const po::options_description& options,
@@ -53,6 +113,18 @@ bool ParseOptions(int argc, char** argv, int first, const po::options_descriptio
     return false;
   }
   try {
+    // argv[first] is the program or the command, not an option.
+    std::vector<std::string> args;
+    for (int i = first + 1; i < argc; ++i) args.push_back(KebabCaseOption(options, argv[i]));
+    for (const std::string& arg : args) {
+      if (!arg.starts_with("--")) continue;
+      const std::string name = arg.substr(2, arg.find('=') - 2);
+      if (auto reason = RefusedJavaOption(program, name)) {
+        std::cerr << program << ": --" << name << " is not supported: " << *reason << "\nTry '"
+                  << program << " --help'.\n";
+        return false;
+      }
+    }
     // No positional arguments: a stray word (a value after a switch, a missing "--") is an
     // error naming it. They are collected under a hidden name to be reported.
     po::options_description with_stray;
@@ -60,11 +132,14 @@ bool ParseOptions(int argc, char** argv, int first, const po::options_descriptio
     with_stray.add_options()("rfs-stray-argument", po::value<std::vector<std::string>>());
     po::positional_options_description stray;
     stray.add("rfs-stray-argument", -1);
-    po::store(po::command_line_parser(argc - first, argv + first)
-                  .options(with_stray)
-                  .positional(stray)
-                  .run(),
-              vm);
+    // No abbreviations: Boost would take `--output json` for `--output-dir json`.
+    po::store(
+        po::command_line_parser(args)
+            .options(with_stray)
+            .positional(stray)
+            .style(po::command_line_style::unix_style ^ po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     if (vm.count("rfs-stray-argument")) {
       std::cerr << program << ": unexpected argument '"
                 << vm["rfs-stray-argument"].as<std::vector<std::string>>().front()
@@ -72,17 +147,68 @@ bool ParseOptions(int argc, char** argv, int first, const po::options_descriptio
                 << " --help'.\n";
       return false;
     }
+    // The command line wins, then RFS_ variables, then the Java tool's own prefix, then the
+    // unprefixed credentials (Boost keeps the first value stored).
     po::store(po::parse_environment(options,
                                     [&](const std::string& variable) {
-                                      return EnvironmentToOption(options, variable);
+                                      return EnvironmentToOption(options, variable, "RFS_");
+                                    }),
+              vm);
+    if (const char* prefix = JavaEnvironmentPrefix(program)) {
+      po::store(po::parse_environment(options,
+                                      [&](const std::string& variable) {
+                                        return EnvironmentToOption(options, variable, prefix);
+                                      }),
+                vm);
+    }
+    po::store(po::parse_environment(options,
+                                    [&](const std::string& variable) -> std::string {
+                                      for (std::string_view name : kUnprefixedCredentials) {
+                                        if (variable == name) {
+                                          return EnvironmentToOption(options, variable, "");
+                                        }
+                                      }
+                                      return "";
                                     }),
               vm);
     po::notify(vm);
+    if (vm.count("otel-trace-collector-endpoint")) {
+      std::cerr << program
+                << ": warning: --otel-trace-collector-endpoint is ignored: rfs exports no traces "
+                   "(metrics: --otel-metrics-collector-endpoint where the tool has it)\n";
+    }
   } catch (const po::error& e) {
     std::cerr << program << ": " << e.what() << "\nTry '" << program << " --help'.\n";
     return false;
   }
   return true;
+}
+
+void AddIgnoredJavaOption(po::options_description& options, const char* name, bool takes_value,
+                          const std::string& why) {
+  const std::string text = "accepted for compatibility with the Java tool and ignored: " + why;
+  if (takes_value) {
+    options.add_options()(name, po::value<std::string>(), text.c_str());
+  } else {
+    options.add_options()(name, po::bool_switch(), text.c_str());
+  }
+}
+
+void AddTraceOption(po::options_description& options) {
+  options.add_options()("otel-trace-collector-endpoint", po::value<std::string>(),
+                        "accepted for compatibility with the Java tool: rfs exports no traces, "
+                        "and says so once at start");
+}
+
+absl::StatusOr<bool> JavaBoolean(const po::variables_map& vm, const char* name, bool otherwise) {
+  if (!vm.count(name)) return otherwise;
+  std::string value = vm[name].as<std::string>();
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (value == "true") return true;
+  if (value == "false") return false;
+  return absl::InvalidArgumentError(
+      core::StrCat("--", name, " takes true or false, not '", vm[name].as<std::string>(), "'"));
 }
 
 int UsageError(const char* program, absl::string_view message) {

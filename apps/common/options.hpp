@@ -82,6 +82,19 @@ std::string EnvironmentToOption(const po::options_description& options,
 bool ParseOptions(int argc, char** argv, int first, const po::options_description& options,
                   po::variables_map& vm, const char* program);
 
+/// A Java tool's option that rfs takes so that a command line or environment made for the Java
+/// tool works unchanged, and has no use for; --help lists it with `why` (what rfs does instead).
+/// `takes_value`: the option is given a value (the Java tool's arity 1), else it is a switch.
+void AddIgnoredJavaOption(po::options_description& options, const char* name, bool takes_value,
+                          const std::string& why);
+
+/// --otel-trace-collector-endpoint (the Java tools'): taken, and a warning says that rfs exports
+/// no traces.
+void AddTraceOption(po::options_description& options);
+
+/// A true/false value as the Java tools take it ("true", "false", any case).
+absl::StatusOr<bool> JavaBoolean(const po::variables_map& vm, const char* name, bool otherwise);
+
 /// Prints "<program>: message" and the --help hint; returns core::kExitUsage (64, sysexits'
 /// EX_USAGE, as the Java tools).
 int UsageError(const char* program, absl::string_view message);

@@ -43,7 +43,8 @@ void AddRepositoryOptions(po::options_description& options) {
       "a sovereign cloud's (default: https://ACCOUNT.blob.core.windows.net)")(
       "s3-local-dir", po::value<std::string>(),
       "accepted for compatibility and ignored: S3 repositories are read in place, nothing is "
-      "downloaded")("local-dir", po::value<std::string>(), "alias of --s3-local-dir (ignored)");
+      "downloaded")("local-dir", po::value<std::string>(), "alias of --s3-local-dir (ignored)")(
+      "gcs-local-dir", po::value<std::string>(), "alias of --s3-local-dir (ignored)");
 }
 
 absl::StatusOr<migration::RepositoryLocation> LocationOf(const std::string& uri,

@@ -49,9 +49,13 @@ po::options_description Options() {
       "fs repository: a shared folder every source node mounts at this path (listed in their "
       "path.repo)")("s3-repo-uri", po::value<std::string>(),
                     "s3 repository: s3://BUCKET or s3://BUCKET/BASE/PATH")(
+      "repo-uri", po::value<std::string>(),
+      "the repository as the Java tool's --repo-uri: file:///PATH or /PATH (as "
+      "--file-system-repo-path), s3://BUCKET/PATH (as --s3-repo-uri)")(
       "s3-region", po::value<std::string>(), "AWS region of the bucket (required with S3)")(
       "s3-endpoint", po::value<std::string>(),
-      "custom S3 endpoint, e.g. http://minio:9000 (optional)")(
+      "custom S3 endpoint, e.g. http://minio:9000 (optional)")("endpoint", po::value<std::string>(),
+                                                               "alias of --s3-endpoint")(
       "s3-role-arn", po::value<std::string>(),
       "IAM role the source cluster assumes to write to the bucket (optional)")(
       "s3-disable-chunked-encoding", po::bool_switch(),
@@ -67,11 +71,22 @@ po::options_description Options() {
       po::value<Bounded<int64_t, 0, 1000000000>>()->default_value({0}),
       "throttle each node's snapshot writes to this many MB/s (0: the cluster's default)")(
       "compression-enabled", po::bool_switch(), "compress the repository's metadata files")(
+      "include-global-state", po::value<std::string>()->implicit_value("true"),
+      "true (default) or false (as --include-global-state=false): whether the snapshot holds "
+      "the cluster's templates and persistent settings; MetadataMigration needs them to "
+      "migrate templates")("source-type", po::value<std::string>()->default_value("elasticsearch"),
+                           "elasticsearch (Elasticsearch or OpenSearch; Solr sources are refused)")(
+      "mode", po::value<std::string>()->default_value("create"),
+      "create (the Java tool's import mode is for Solr sources, which are refused)")(
       "no-wait", po::bool_switch(), "start the snapshot and exit without waiting for it")(
       "poll-interval", po::value<std::string>()->default_value("PT1S"),
       "ISO-8601 interval between progress polls")(
       "timeout", po::value<std::string>(),
       "ISO-8601 limit on the wait, e.g. PT2H (default: wait as long as it takes)");
+  AddTraceOption(options);
+  options.add_options()("otel-metrics-collector-endpoint", po::value<std::string>(),
+                        "accepted for compatibility with the Java tool: CreateSnapshot exports "
+                        "no metrics, and says so at start");
 
   return options;
 }
@@ -87,26 +102,47 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
   migration::CreateSnapshotToolOptions run;
   run.snapshot.name = text("snapshot-name");
   run.repository_name = text("snapshot-repo-name");
-  const bool fs = !text("file-system-repo-path").empty();
-  const bool s3 = !text("s3-repo-uri").empty();
+  std::string fs_path = text("file-system-repo-path");
+  std::string s3_uri = text("s3-repo-uri");
+  if (const std::string uri = text("repo-uri"); !uri.empty()) {
+    if (!fs_path.empty() || !s3_uri.empty()) {
+      return Invalid("give one of --repo-uri, --file-system-repo-path, --s3-repo-uri");
+    }
+    if (uri.starts_with("s3://")) {
+      s3_uri = uri;
+    } else if (uri.starts_with("file://")) {
+      fs_path = uri.substr(7);
+    } else if (uri.starts_with("/")) {
+      fs_path = uri;
+    } else {
+      return Invalid(StrCat("--repo-uri '", uri,
+                            "': CreateSnapshot registers file:///PATH, /PATH and s3://BUCKET/PATH "
+                            "repositories (a gs:// or az:// one can be registered on the source "
+                            "by hand, then read by the other tools with --repo-uri)"));
+    }
+  }
+  const std::string endpoint =
+      !text("s3-endpoint").empty() ? text("s3-endpoint") : text("endpoint");
+  const bool fs = !fs_path.empty();
+  const bool s3 = !s3_uri.empty();
   if (fs == s3) {
     return Invalid(
         "give exactly one repository: --file-system-repo-path PATH or --s3-repo-uri s3://BUCKET/"
         "PATH");
   }
   if (fs) {
-    for (const char* s3_only : {"s3-region", "s3-endpoint", "s3-role-arn"}) {
+    for (const char* s3_only : {"s3-region", "s3-endpoint", "endpoint", "s3-role-arn"}) {
       if (vm.count(s3_only)) {
         return Invalid(StrCat("--", s3_only, " applies to --s3-repo-uri only"));
       }
     }
-    run.repository.storage = opensearch::FileSystemRepositoryConfig{text("file-system-repo-path")};
+    run.repository.storage = opensearch::FileSystemRepositoryConfig{fs_path};
   } else {
     if (text("s3-region").empty()) return Invalid("--s3-repo-uri needs --s3-region");
     run.repository.storage = opensearch::S3RepositoryConfig{
-        .uri = text("s3-repo-uri"),
+        .uri = s3_uri,
         .region = text("s3-region"),
-        .endpoint = text("s3-endpoint"),
+        .endpoint = endpoint,
         .role_arn = text("s3-role-arn"),
         .disable_chunked_encoding = vm["s3-disable-chunked-encoding"].as<bool>()};
   }
@@ -135,6 +171,20 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
   if (!*source) return Invalid("--source-host is required");
   run.source = **source;
   run.no_wait = vm["no-wait"].as<bool>();
+  auto global_state = JavaBoolean(vm, "include-global-state", true);
+  if (!global_state.ok()) return global_state.status();
+  run.snapshot.include_global_state = *global_state;
+  if (text("source-type") != "elasticsearch") {
+    return Invalid(StrCat("--source-type '", text("source-type"),
+                          "': CreateSnapshot snapshots Elasticsearch and OpenSearch clusters; back "
+                          "a Solr collection up with Solr's BACKUP action and migrate the backup "
+                          "(docs/solr.md)"));
+  }
+  if (text("mode") != "create") {
+    return Invalid(StrCat("--mode '", text("mode"),
+                          "': CreateSnapshot only creates snapshots (the Java tool's import mode "
+                          "is for Solr sources)"));
+  }
 
   return run;
 }

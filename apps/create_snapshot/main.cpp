@@ -25,6 +25,11 @@ int main(int argc, char** argv) {
   boost::program_options::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, cli::kUsage, kProgram, vm))
     return *done;
+  if (vm.count("otel-metrics-collector-endpoint")) {
+    std::cerr << kProgram
+              << ": warning: --otel-metrics-collector-endpoint is ignored: CreateSnapshot exports "
+                 "no metrics\n";
+  }
   rfs::apps::ApplyPlainHttpOption(vm, [](const std::string& warning) {
     std::cerr << kProgram << ": warning: " << warning << "\n";
   });

@@ -1,6 +1,7 @@
 // The command line of MetadataMigration.
 #include "cli.hpp"
 
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,11 +83,36 @@ po::options_description Options() {
       "knn-engine", po::value<std::string>()->default_value("lucene"),
       "engine of the knn_vector fields translated from Elasticsearch dense_vector: lucene (the "
       "HNSW Elasticsearch uses) or faiss (docs/es-mapping-compatibility.md)")(
+      "cluster-awareness-attributes", po::value<Bounded<int, 1, 1000>>()->default_value({1}),
+      "raise index.number_of_replicas, where an index or template sets it, so that the copies of "
+      "each shard (replicas + 1) are a multiple of this: the zones of a target with forced "
+      "awareness (1: unchanged)")(
+      "allow-existing-indexes", po::value<std::string>(),
+      "true: an index already on the target is left untouched and reported (rfs's default); "
+      "false (the Java tool's default): it fails, and the run exits 1")(
+      "succeed-on-empty", po::value<std::string>()->default_value("true"),
+      "false: a snapshot with nothing to migrate (no template, data stream or index but those "
+      "left out by the allowlists or as system items) fails the run, exit 1")(
       "output", po::value<std::string>()->default_value("human-readable"),
-      "human-readable or json")(
+      "human-readable or json")("output-file", po::value<std::string>(),
+                                "also write the output (as --output) to this file")(
       "target-index-prefix", po::value<std::string>(),
       "a trial (DocumentsFromSnapshotMigration --max-docs-per-shard): create the indices, and "
       "their aliases, under names with this prefix; templates and data streams are left out");
+  AddTraceOption(options);
+  options.add_options()("otel-metrics-collector-endpoint", po::value<std::string>(),
+                        "accepted for compatibility with the Java tool: MetadataMigration "
+                        "exports no metrics, and says so at start");
+  AddIgnoredJavaOption(options, "enable-sourceless-migrations", false,
+                       "indices that keep no _source are created as any other; "
+                       "DocumentsFromSnapshotMigration takes the option to rebuild their "
+                       "documents, and evaluate lists what can be rebuilt");
+  AddIgnoredJavaOption(options, "use-recovery-source", false,
+                       "it concerns documents (as for the Java tool)");
+  AddIgnoredJavaOption(options, "allow-loose-version-matching", false,
+                       "rfs reads every Elasticsearch 1-9 and OpenSearch 1-3 version it detects");
+  AddIgnoredJavaOption(options, "disable-compression", false,
+                       "metadata requests are small and sent uncompressed");
   AddTransformerOptions(options, "transformer-config",
                         "user transforms of each template and index: a JSON list of "
                         "{\"<Provider>\": <config>} applied in order, before the transforms for "
@@ -115,11 +141,16 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
         core::StrCat("unknown command '", command, "': the commands are evaluate and migrate"));
   }
   CommandLine line;
-  const std::string output = vm["output"].as<std::string>();
+  // The Java tool takes its enum's names in any case (JSON, HUMAN_READABLE).
+  std::string output = vm["output"].as<std::string>();
+  for (char& c : output) {
+    c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
   if (output != "human-readable" && output != "json") {
     return Invalid(core::StrCat("--output '", output, "' is not one of: human-readable, json"));
   }
   line.json_output = output == "json";
+  line.output_file = Text(vm, "output-file");
   migration::MetadataToolOptions run;
   migration::MetadataMigrationOptions& metadata = run.migration;
   metadata.mode = command == "migrate" ? MetadataMode::kMigrate : MetadataMode::kEvaluate;
@@ -143,6 +174,14 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
       return prefix;
     }
   }
+  metadata.replica_copies_multiple =
+      vm["cluster-awareness-attributes"].as<Bounded<int, 1, 1000>>().value;
+  auto allow_existing = JavaBoolean(vm, "allow-existing-indexes", true);
+  if (!allow_existing.ok()) return allow_existing.status();
+  metadata.existing_index_fails = !*allow_existing;
+  auto succeed_on_empty = JavaBoolean(vm, "succeed-on-empty", true);
+  if (!succeed_on_empty.ok()) return succeed_on_empty.status();
+  metadata.empty_fails = !*succeed_on_empty;
   if (vm.count("min-replicas")) {
     const int replicas = vm["min-replicas"].as<Bounded<int, 0, 1000>>().value;
     if (replicas < 0) return Invalid("--min-replicas must not be negative");

@@ -22,6 +22,8 @@ struct CommandLine {
   migration::MetadataToolOptions run;
   /// --output json: one JSON document on stdout instead of text.
   bool json_output = false;
+  /// --output-file: the output also goes there.
+  std::string output_file;
   /// --source-version "SOLR 9": the location holds Solr backups, --snapshot-name names one.
   std::optional<migration::SolrSourceOptions> solr;
 };

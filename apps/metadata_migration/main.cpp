@@ -3,8 +3,12 @@
 //
 //   MetadataMigration evaluate|migrate --snapshot-local-dir DIR [--snapshot-name NAME]
 //                     (--target-host URL | --output-dir DIR | --target-version V) [options]
+#include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -29,10 +33,30 @@ int Error(bool json_output, const std::string& message, int code) {
   return code;
 }
 
+// The Java tool takes its global options (--otel-*, each with a value) before the command:
+// `MetadataMigration --otel-metrics-collector-endpoint URL migrate ...`. The command goes first
+// here, the rest keeps its order.
+std::vector<char*> CommandFirst(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.starts_with("-")) {
+      std::rotate(args.begin() + 1, args.begin() + i, args.begin() + i + 1);
+      break;
+    }
+    if (arg == "--help" || arg == "-h") break;
+    if (arg.find('=') == std::string_view::npos) ++i;  // its value
+  }
+  return args;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int raw_argc, char** raw_argv) {
   namespace cli = rfs::apps::metadata;
+  std::vector<char*> args = CommandFirst(raw_argc, raw_argv);
+  const int argc = raw_argc;
+  char** argv = args.data();
   const auto options = cli::Options();
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "help" || command == "--help" || command == "-h") {
@@ -51,6 +75,24 @@ int main(int argc, char** argv) {
   });
   auto line = cli::ParseCommand(command, vm);
   if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
+  if (vm.count("otel-metrics-collector-endpoint")) {
+    std::cerr << kProgram
+              << ": warning: --otel-metrics-collector-endpoint is ignored: MetadataMigration "
+                 "exports no metrics\n";
+  }
+  // Opened before any work, so that a path that cannot be written stops the run at once.
+  std::ofstream output_file;
+  if (!line->output_file.empty()) {
+    output_file.open(line->output_file, std::ios::binary | std::ios::trunc);
+    if (!output_file) {
+      return rfs::apps::UsageError(kProgram, "--output-file: cannot write " + line->output_file);
+    }
+  }
+  // The output on stdout, and in the --output-file when there is one.
+  auto emit = [&](const std::string& text) {
+    std::cout << text;
+    if (output_file.is_open()) output_file << text;
+  };
 
   const bool json_output = line->json_output;
   const rfs::migration::MetadataToolResult result =
@@ -59,12 +101,23 @@ int main(int argc, char** argv) {
   if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }
-  if (!result.status.ok())
+  if (!result.status.ok()) {
+    if (json_output && output_file.is_open()) {
+      output_file << rfs::core::JsonText(json::object{
+                         {"ok", false}, {"error", std::string(result.status.message())}})
+                  << "\n";
+    }
     return Error(json_output, std::string(result.status.message()), result.exit_code);
+  }
   if (json_output) {
-    std::cout << rfs::core::JsonText(result.report->ToJson(/*with_bodies=*/true)) << "\n";
+    emit(rfs::core::JsonText(result.report->ToJson(/*with_bodies=*/true)) + "\n");
   } else {
-    std::cout << result.report->ToText();
+    emit(result.report->ToText());
+  }
+  if (output_file.is_open()) output_file.close();
+  if (!line->output_file.empty() && output_file.fail()) {
+    std::cerr << kProgram << ": --output-file: writing " << line->output_file << " failed\n";
+    return rfs::core::kExitFailure;
   }
   return result.exit_code;
 }

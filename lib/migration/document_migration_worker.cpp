@@ -193,7 +193,7 @@ DocumentMigrationWorker::DocumentMigrationWorker(const snapshot::SnapshotReposit
                                                  DocumentMigrationOptions options)
     : repository_(repository),
       raw_coordinator_(coordinator),
-      retrying_(coordinator, clock, {.max_attempts = std::max(1, options.coordinator_attempts)}),
+      retrying_(coordinator, clock, options.coordinator_retries),
       coordinator_(retrying_),
       sinks_(std::move(sinks)),
       failed_sink_(failed_sink),

@@ -160,6 +160,7 @@ absl::Status MigrationRun::Prepare() {
   }
   transform_.multi_type_policy = options_.multi_type_policy;
   transform_.min_replicas = options_.min_replicas;
+  transform_.replica_copies_multiple = options_.replica_copies_multiple;
   transform_.knn_engine = options_.knn_engine;
   if (options_.source_version) {
     transform_.source = *options_.source_version;

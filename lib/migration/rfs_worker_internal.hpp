@@ -147,7 +147,7 @@ class AllPhaseWorker {
   int AttemptLimit() const { return options_.max_attempts * (epoch_ + 1); }
 
   coordination::CoordinatorRetryPolicy CoordinatorRetries() const {
-    return {.max_attempts = std::max(1, options_.documents.migration.coordinator_attempts)};
+    return options_.documents.migration.coordinator_retries;
   }
 
   absl::Status ResetFailed();

@@ -364,9 +364,7 @@ absl::Status WireTargetTuning(const DocumentsToolOptions& options, DocumentsWiri
     RFS_ASSIGN_OR_RETURN(out.raw_records, OpenCoordinator(options, wiring, worker_id,
                                                           ItemSpace::kWorkerRecords, &exit_code));
     out.records = std::make_unique<coordination::RetryingWorkCoordinator>(
-        *out.raw_records, clock,
-        coordination::CoordinatorRetryPolicy{
-            .max_attempts = std::max(1, options.migration.coordinator_attempts)});
+        *out.raw_records, clock, options.migration.coordinator_retries);
     RFS_RETURN_IF_ERROR(out.records->Setup());
     records = out.records.get();
     raw = out.raw_records.get();

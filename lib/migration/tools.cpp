@@ -306,6 +306,8 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
                       : (*repository)->FindSnapshot(options.snapshot_name);
   if (!snapshot.ok()) return fail(snapshot.status(), core::kExitSnapshotUnreadable);
 
+  const bool existing_index_fails = options.migration.existing_index_fails;
+  const bool empty_fails = options.migration.empty_fails;
   MetadataMigrator migrator(**repository, **snapshot, client, std::move(options.migration));
   auto report = migrator.Run();
   if (!report.ok()) {
@@ -318,7 +320,25 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
         return fail(report.status(), core::kExitFailure);
     }
   }
+  size_t found = 0;
+  for (MetadataItemReport& item : report->items) {
+    if (item.outcome != MetadataOutcome::kSkippedByAllowlist &&
+        item.outcome != MetadataOutcome::kSkippedSystem) {
+      ++found;
+    }
+    if (existing_index_fails && item.kind == MetadataItemKind::kIndex &&
+        item.outcome == MetadataOutcome::kAlreadyExists) {
+      item.outcome = MetadataOutcome::kFailed;
+      item.error = "the index is on the target already (--allow-existing-indexes false)";
+    }
+  }
   result.exit_code = report->ok() ? 0 : core::kExitFailure;
+  if (empty_fails && found == 0) {
+    report->warnings.push_back(
+        "nothing to migrate: no template, data stream or index (--succeed-on-empty false); check "
+        "the snapshot and the allowlists");
+    result.exit_code = core::kExitFailure;
+  }
   result.report = *std::move(report);
   return result;
 }

@@ -518,6 +518,18 @@ json::object TransformSettings(const json::object& settings,
         value = std::to_string(*options.min_replicas);
       }
     }
+    if (name == "index.number_of_replicas" && options.replica_copies_multiple > 1) {
+      if (auto replicas = IntValue(value); replicas && *replicas >= 0) {
+        const int64_t multiple = options.replica_copies_multiple;
+        const int64_t copies = (*replicas + 1 + multiple - 1) / multiple * multiple;
+        if (copies - 1 != *replicas) {
+          notes.notes.push_back(StrCat("index.number_of_replicas raised from ", *replicas, " to ",
+                                       copies - 1, " (--cluster-awareness-attributes ", multiple,
+                                       ")"));
+          value = std::to_string(copies - 1);
+        }
+      }
+    }
     kept.emplace_back(std::move(name), std::move(value));
   }
   return Nest(kept);

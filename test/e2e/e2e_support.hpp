@@ -50,6 +50,17 @@ struct MigrationRun {
   }
 };
 
+// rfs-check-output: the bulk files in `out` hold exactly the generator's expected documents.
+inline void CheckBulkFiles(const MigrationRun& run, const fs::path& generated_dir,
+                           const std::string& out) {
+  const int check = rfs::test::RunProcess(
+      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated_dir / "expected-docs.ndjson").string(),
+       "--output-dir", out},
+      run.Out("check"), run.Err("check"));
+  INFO(run.Logs("check"));
+  CHECK(check == 0);
+}
+
 // Every expected document is on the double with the same source and routing, and no index holds
 // anything else.
 inline void CheckTarget(const rfs::testing::OpenSearchDouble& target,

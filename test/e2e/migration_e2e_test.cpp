@@ -99,17 +99,6 @@ void MigrateMetadata(MigrationRun& run, const std::string& repo, const std::stri
   REQUIRE(code == 0);
 }
 
-// rfs-check-output: the bulk files in `out` hold exactly the generator's expected documents.
-void CheckBulkFiles(const MigrationRun& run, const fs::path& generated_dir,
-                    const std::string& out) {
-  const int check = rfs::test::RunProcess(
-      {RFS_CHECK_OUTPUT_TOOL, "--expected-docs", (generated_dir / "expected-docs.ndjson").string(),
-       "--output-dir", out},
-      run.Out("check"), run.Err("check"));
-  INFO(run.Logs("check"));
-  CHECK(check == 0);
-}
-
 }  // namespace
 
 TEST_CASE("every corpus repository migrates into the target: metadata, then documents",

@@ -202,6 +202,48 @@ TEST_CASE("a target over TLS: --target-cacert trusts its CA, an unknown CA is re
 }
 
 TEST_CASE(
+    "a target that asks for a client certificate: --target-client-cert and "
+    "--target-client-cert-key present one, and without them the handshake fails",
+    "[e2e][generated]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 100 --seed 4405");
+  REQUIRE(generated);
+  MigrationRun run;
+  auto certs = rfs::testing::MakeTestCertificates(run.dir.path().string());
+  REQUIRE(certs.ok());
+  rfs::testing::OpenSearchDoubleOptions options;
+  options.tls_cert_file = certs->server_cert_file;
+  options.tls_key_file = certs->server_key_file;
+  options.tls_client_ca_file = certs->ca_cert_file;
+  auto target = rfs::testing::OpenSearchDouble::Start(options);
+  REQUIRE(target.ok());
+  auto args = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--target-cacert", certs->ca_cert_file});
+    return PromisesWorkerArgs(generated->repo().string(), (*target)->endpoint(), "mtls",
+                              run.dir.File("failed"), std::move(extra));
+  };
+
+  const int without = rfs::test::RunProcess(args({"--coordinator-db", run.dir.File("a.db")}),
+                                            run.Out("without"), run.Err("without"));
+  INFO(run.Logs("without"));
+  CHECK(without == 1);
+  CHECK((*target)->stats().bulk_requests == 0);
+
+  // A key without its certificate is a usage error before any connection.
+  CHECK(rfs::test::RunProcess(args({"--target-client-cert-key", certs->client_key_file}),
+                              run.Out("half"), run.Err("half")) == 64);
+  CHECK(rfs::test::ReadTextFile(run.Err("half")).find("must be given together") !=
+        std::string::npos);
+
+  // The Java tool's camelCase names, as a command line written for it would give them.
+  const int with = rfs::test::RunProcess(args({"--targetClientCert", certs->client_cert_file,
+                                               "--targetClientCertKey", certs->client_key_file}),
+                                         run.Out("with"), run.Err("with"));
+  INFO(run.Logs("with"));
+  CHECK(with == kExitNoWorkLeft);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+}
+
+TEST_CASE(
     "a password for another host over plain http is refused before any connection with "
     "--refuse-plain-http-credentials",
     "[e2e][generated][cli]") {

@@ -189,8 +189,9 @@ struct DocumentMigrationOptions {
   std::chrono::milliseconds progress_interval{1000};
   /// Receives every event (may be empty).
   std::function<void(const WorkerEvent&)> on_event;
-  /// Attempts per coordinator call that fails with a retryable code (429, 503, resets).
-  int coordinator_attempts = 8;
+  /// Attempts per coordinator call that fails with a retryable code (429, 503, resets), and the
+  /// backoff between them (`--coordinator-retry-*`).
+  coordination::CoordinatorRetryPolicy coordinator_retries;
   /// The heartbeat: while an item moves, its lease is renewed and its acknowledged cursor and
   /// counts recorded at least this often (never less often than a quarter of the lease). A worker
   /// killed at any moment costs at most about one interval of re-sent documents. 0 turns the

@@ -116,6 +116,15 @@ struct MetadataMigrationOptions {
   transform::Allowlist component_template_allowlist;
   transform::MultiTypePolicy multi_type_policy = transform::MultiTypePolicy::kUnion;
   std::optional<int> min_replicas;
+  /// See transform::MetadataTransformOptions::replica_copies_multiple.
+  int replica_copies_multiple = 1;
+  /// An index already on the target fails (`--allow-existing-indexes false`, the Java tool's
+  /// default) rather than being left untouched and reported (rfs's default, so that a run can be
+  /// repeated). Every other item still goes.
+  bool existing_index_fails = false;
+  /// Nothing to migrate (no template, data stream or index but those an allowlist or the system
+  /// rule left out) fails the run (`--succeed-on-empty false`): a wrong snapshot or allowlist.
+  bool empty_fails = false;
   /// The engine of knn_vector fields translated from Elasticsearch's dense_vector.
   transform::KnnEngine knn_engine = transform::KnnEngine::kLucene;
   /// Overrides the version detected from the snapshot (e.g. "ES 6.8" parsed).

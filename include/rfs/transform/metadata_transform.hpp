@@ -71,6 +71,10 @@ struct MetadataTransformOptions {
   MultiTypePolicy multi_type_policy = MultiTypePolicy::kUnion;
   /// Raise index.number_of_replicas to at least this (indices and templates that set it).
   std::optional<int> min_replicas;
+  /// Raise index.number_of_replicas (where it is set, after min_replicas) so that the copies of
+  /// each shard, replicas + 1, are a multiple of this: the number of zones a target with forced
+  /// awareness spreads them over (`--cluster-awareness-attributes`, as the Java tool's).
+  int replica_copies_multiple = 1;
   /// The engine of knn_vector fields translated from dense_vector (`--knn-engine`).
   KnnEngine knn_engine = KnnEngine::kLucene;
 };

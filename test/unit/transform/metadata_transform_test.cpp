@@ -1,6 +1,7 @@
 #include "rfs/transform/metadata_transform.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <boost/json.hpp>
@@ -122,6 +123,25 @@ TEST_CASE("min replicas raises the replica count", "[transform][metadata]") {
   result = rfs::transform::TransformIndex(Es6Index(), options);
   REQUIRE(result.ok());
   CHECK((*result)[0].body.at("settings").at("index").at("number_of_replicas") == "1");
+}
+
+TEST_CASE("awareness attributes raise replicas to a multiple of the zones in copies",
+          "[transform][metadata]") {
+  // Es6Index() sets one replica: two copies.
+  auto replicas = [](int zones, std::optional<int> min_replicas = std::nullopt) {
+    auto options = From(6, 8);
+    options.replica_copies_multiple = zones;
+    options.min_replicas = min_replicas;
+    auto result = rfs::transform::TransformIndex(Es6Index(), options);
+    REQUIRE(result.ok());
+    return std::string(
+        (*result)[0].body.at("settings").at("index").at("number_of_replicas").as_string());
+  };
+  CHECK(replicas(1) == "1");  // unchanged
+  CHECK(replicas(2) == "1");  // two copies already
+  CHECK(replicas(3) == "2");
+  CHECK(replicas(4) == "3");
+  CHECK(replicas(3, 3) == "5");  // after --min-replicas: four copies, raised to six
 }
 
 SourceIndex MultiType(std::string_view second_title_type) {

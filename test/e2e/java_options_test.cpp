@@ -1,0 +1,260 @@
+// Command lines and environments written for the Java tools of opensearch-migrations work
+// unchanged: their camelCase option names, their environment prefixes (METADATA_MIGRATE_,
+// CREATE_SNAPSHOT_, unprefixed credentials), options rfs has no use for (taken and said so),
+// and options for what rfs does not do (refused with the reason, exit 64). No option is taken
+// by an abbreviation.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/core/exit_codes.hpp"
+#include "rfs/net/beast_http_transport.hpp"
+
+#include "e2e_support.hpp"
+#include "support/generated_repo.hpp"
+#include "support/opensearch_double.hpp"
+#include "support/process.hpp"
+
+namespace rfs::e2e::java_options {
+
+using rfs::core::kExitNoWorkLeft;
+using rfs::core::kExitUsage;
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+int Run(MigrationRun& run, const std::string& name, std::vector<std::string> argv) {
+  return rfs::test::RunProcess(argv, run.Out(name), run.Err(name));
+}
+
+TEST_CASE(
+    "DocumentsFromSnapshotMigration takes a Java command line: camelCase names and the "
+    "options it has no use for",
+    "[e2e][generated][cli][java-options]") {
+  auto generated = rfs::test::Generate("--indices 2 --shards 1 --docs 300 --seed 7101");
+  REQUIRE(generated);
+  MigrationRun run;
+  const std::string out = run.dir.File("out");
+  const int code = Run(run, "java",
+                       {RFS_DOCUMENTS_TOOL,
+                        "--snapshotLocalDir",
+                        generated->repo().string(),
+                        "--outputDir",
+                        out,
+                        "--maxConnections",
+                        "4",
+                        "--documentsSizePerBulkRequest",
+                        "1000000",
+                        "--initialLeaseDuration",
+                        "PT5M",
+                        "--luceneDir",
+                        run.dir.File("lucene"),
+                        "--cleanLocalDirs",
+                        "--allow-loose-version-matching",
+                        "--use-recovery-source",
+                        "--positionGapStopword",
+                        "a",
+                        "--server-generated-ids",
+                        "AUTO",
+                        "--emit-doc-type",
+                        "OFF",
+                        "--gcs-local-dir",
+                        run.dir.File("gcs"),
+                        "--coordinator-retry-max-retries",
+                        "3",
+                        "--coordinator-retry-initial-delay-ms",
+                        "100",
+                        "--coordinator-retry-max-delay-ms",
+                        "2000",
+                        "--otelTraceCollectorEndpoint",
+                        "http://127.0.0.1:4317"});
+  INFO(run.Logs("java"));
+  CHECK(code == kExitNoWorkLeft);
+  CheckBulkFiles(run, generated->dir, out);
+  // An option rfs takes and cannot honour says so.
+  CHECK(rfs::test::ReadTextFile(run.Err("java")).find("rfs exports no traces") !=
+        std::string::npos);
+}
+
+TEST_CASE("the tools take no abbreviated option", "[e2e][cli][java-options]") {
+  MigrationRun run;
+  // Boost would have taken --output for --output-dir and created a folder named "json".
+  CHECK(Run(run, "abbrev",
+            {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", run.dir.str(), "--output",
+             run.dir.File("json")}) == kExitUsage);
+  CHECK(rfs::test::ReadTextFile(run.Err("abbrev")).find("unrecognised option '--output'") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(run.dir.File("json")));
+  CHECK(Run(run, "worker", {RFS_WORKER_TOOL, "--output", "json"}) == kExitUsage);
+}
+
+TEST_CASE("options for what rfs does not do are refused with the reason",
+          "[e2e][cli][java-options]") {
+  MigrationRun run;
+  const std::string repo = run.dir.str();
+  struct Refusal {
+    std::vector<std::string> argv;
+    std::string reason;
+  };
+  const std::vector<Refusal> refusals = {
+      {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", repo,
+        "--server-generated-ids", "ALWAYS"},
+       "under its source _id"},
+      {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", repo, "--emit-doc-type",
+        "on"},
+       "no _type"},
+      {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", repo,
+        "--server-generated-ids", "SOMETIMES"},
+       "takes AUTO or NEVER"},
+      {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", repo,
+        "--coordinator-retry-initial-delay-ms", "5000", "--coordinator-retry-max-delay-ms", "1000"},
+       "must not be less than"},
+      {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--source-host",
+        "http://127.0.0.1:9200"},
+       "reads it from a snapshot only"},
+      {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--allow-existing-indexes",
+        "maybe"},
+       "takes true or false"},
+      {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
+        "--repo-uri", "/r", "--solr-collections", "c"},
+       "Solr's BACKUP action"},
+      {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
+        "--repo-uri", "gs://bucket/path"},
+       "registers file:///PATH, /PATH and s3://BUCKET/PATH"},
+      {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
+        "--repo-uri", "/r", "--source-type", "solr"},
+       "Solr's BACKUP action"},
+  };
+  int i = 0;
+  for (const Refusal& refusal : refusals) {
+    const std::string name = "refused-" + std::to_string(i++);
+    INFO(refusal.argv[0] << " " << refusal.argv.back() << ": " << run.Logs(name));
+    CHECK(Run(run, name, refusal.argv) == kExitUsage);
+    CHECK(rfs::test::ReadTextFile(run.Err(name)).find(refusal.reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("MetadataMigration takes the Java tool's command line and environment",
+          "[e2e][generated][cli][java-options]") {
+  auto generated = rfs::test::Generate("--indices 2 --shards 1 --docs 20 --seed 7102");
+  REQUIRE(generated);
+  MigrationRun run;
+  const std::string repo = generated->repo().string();
+  const std::string out = run.dir.File("out");
+
+  // The Java tool's own prefix, its global options before the command, an enum in upper case,
+  // the output also in a file, and replicas raised for three zones.
+  {
+    ScopedEnv snapshot("METADATA_MIGRATE_SNAPSHOT_LOCAL_DIR", repo);
+    const int code =
+        Run(run, "json",
+            {RFS_METADATA_TOOL, "--otel-trace-collector-endpoint", "http://127.0.0.1:4317",
+             "migrate", "--outputDir", out, "--output", "JSON", "--outputFile",
+             run.dir.File("report.json"), "--clusterAwarenessAttributes", "3",
+             "--enable-sourceless-migrations", "--use-recovery-source"});
+    INFO(run.Logs("json"));
+    REQUIRE(code == 0);
+  }
+  const std::string printed = rfs::test::ReadTextFile(run.Out("json"));
+  CHECK(printed == rfs::test::ReadTextFile(run.dir.File("report.json")));
+  const json::object report = json::parse(printed).as_object();
+  int indices = 0;
+  for (const json::value& item : report.at("items").as_array()) {
+    const json::object& o = item.as_object();
+    if (o.at("kind") != "index" || o.at("outcome") != "created") continue;
+    ++indices;
+    // The generator's indices have one replica: two copies, raised to three.
+    const std::string body = rfs::test::ReadTextFile(
+        out + "/.rfs/metadata/index/" + std::string(o.at("name").as_string()) + ".json");
+    INFO(body);
+    CHECK(body.find("\"number_of_replicas\":\"2\"") != std::string::npos);
+  }
+  CHECK(indices == 2);
+
+  // Run again: the indices are there. rfs leaves them and succeeds; the Java tool's default,
+  // given explicitly, fails them.
+  CHECK(Run(run, "again",
+            {RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", repo, "--output-dir", out}) ==
+        0);
+  CHECK(Run(run, "strict",
+            {RFS_METADATA_TOOL, "migrate", "--snapshot-local-dir", repo, "--output-dir", out,
+             "--allow-existing-indexes", "false"}) == 1);
+  CHECK(rfs::test::ReadTextFile(run.Out("strict")).find("--allow-existing-indexes false") !=
+        std::string::npos);
+
+  // Nothing selected: fine by default, a failure with --succeed-on-empty false.
+  const std::vector<std::string> none = {RFS_METADATA_TOOL,
+                                         "evaluate",
+                                         "--snapshot-local-dir",
+                                         repo,
+                                         "--index-allowlist",
+                                         "no-such-index",
+                                         "--index-template-allowlist",
+                                         "no-such-template",
+                                         "--component-template-allowlist",
+                                         "no-such-template"};
+  CHECK(Run(run, "empty", none) == 0);
+  std::vector<std::string> strict_empty = none;
+  strict_empty.insert(strict_empty.end(), {"--succeed-on-empty", "false"});
+  CHECK(Run(run, "strict-empty", strict_empty) == 1);
+  CHECK(rfs::test::ReadTextFile(run.Out("strict-empty")).find("nothing to migrate") !=
+        std::string::npos);
+}
+
+TEST_CASE("credentials from the unprefixed variables the Java tools read",
+          "[e2e][cli][java-options]") {
+  MigrationRun run;
+  // A user name alone is refused, which shows it was read; the command line and RFS_ win.
+  ScopedEnv user("TARGET_USERNAME", "admin");
+  CHECK(Run(run, "user",
+            {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", run.dir.str(), "--target-host",
+             "http://127.0.0.1:1"}) == kExitUsage);
+  CHECK(rfs::test::ReadTextFile(run.Err("user")).find("must be given together") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "CreateSnapshot takes the Java tool's --repo-uri, --include-global-state and "
+    "CREATE_SNAPSHOT_ variables",
+    "[e2e][cli][java-options]") {
+  MigrationRun run;
+  auto source = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(source.ok());
+  ScopedEnv name("CREATE_SNAPSHOT_SNAPSHOT_NAME", "java-style");
+  const int code =
+      Run(run, "create",
+          {RFS_CREATE_SNAPSHOT_TOOL, "--sourceHost", (*source)->endpoint(), "--repo-uri",
+           "file://" + run.dir.File("repo"), "--include-global-state=false", "--snapshot-repo-name",
+           "java_repo", "--otel-metrics-collector-endpoint", "http://127.0.0.1:4317"});
+  INFO(run.Logs("create"));
+  REQUIRE(code == 0);
+  CHECK(rfs::test::ReadTextFile(run.Err("create")).find("exports no metrics") != std::string::npos);
+  auto transport = rfs::net::BeastHttpTransport::Open({.endpoint = (*source)->endpoint()});
+  REQUIRE(transport.ok());
+  auto repository = (*transport)->Send({.method = "GET", .target = "/_snapshot/java_repo"});
+  REQUIRE(repository.ok());
+  INFO(repository->body);
+  CHECK(repository->body.find(run.dir.File("repo")) != std::string::npos);
+  auto snapshot =
+      (*transport)->Send({.method = "GET", .target = "/_snapshot/java_repo/java-style"});
+  REQUIRE(snapshot.ok());
+  INFO(snapshot->body);
+  REQUIRE(snapshot->status == 200);
+  CHECK(snapshot->body.find("\"include_global_state\":false") != std::string::npos);
+}
+
+}  // namespace rfs::e2e::java_options
