@@ -185,8 +185,7 @@ po::options_description DocumentOptions() {
       "emit-doc-type", po::value<std::string>()->default_value("AUTO"),
       "AUTO or OFF: bulk action lines carry no _type, which OpenSearch does not take (the Java "
       "tool's ON is refused); a typed source's type is handled by --multi-type-behavior");
-  AddIgnoredJavaOption(options, "allow-loose-version-matching", false,
-                       "rfs reads every Elasticsearch 1-9 and OpenSearch 1-3 version it detects");
+  AddLooseVersionMatchingOption(options);
   AddIgnoredJavaOption(options, "clean-local-dirs", false,
                        "shards are read in place, nothing is downloaded");
   AddIgnoredJavaOption(options, "use-recovery-source", false,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -44,6 +45,19 @@ constexpr std::string_view kUnprefixedCredentials[] = {
     "TARGET_USERNAME", "TARGET_PASSWORD",      "SOURCE_USERNAME",
     "SOURCE_PASSWORD", "COORDINATOR_USERNAME", "COORDINATOR_PASSWORD"};
 
+// The rfs option a kebab-case name stands for: itself, or rfs's spelling of a Java name
+// (--targetCaCert and TARGET_CA_CERT read as target-ca-cert, which rfs calls target-cacert).
+// "" when there is none.
+std::string KnownOption(const po::options_description& options, std::string name) {
+  if (name.empty()) return "";  // Boost takes an empty name for a prefix of every option
+  if (options.find_nothrow(name, false) != nullptr) return name;
+  if (const size_t at = name.find("ca-cert"); at != std::string::npos) {
+    name.replace(at, 7, "cacert");
+    if (options.find_nothrow(name, false) != nullptr) return name;
+  }
+  return "";
+}
+
 // "PREFIX_SNAPSHOT_LOCAL_DIR" -> "snapshot-local-dir" when that option exists, else "".
 std::string EnvironmentToOption(const po::options_description& options, const std::string& variable,
                                 std::string_view prefix) {
@@ -52,28 +66,33 @@ std::string EnvironmentToOption(const po::options_description& options, const st
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
     return c == '_' ? '-' : static_cast<char>(std::tolower(c));
   });
-  return options.find_nothrow(name, false) != nullptr ? name : "";
+  return KnownOption(options, name);
 }
 
-// The Java tools' camelCase names (--targetHost, --s3RepoUri) as the option they name
-// (--target-host, --s3-repo-uri); anything else as it is.
-std::string KebabCaseOption(const po::options_description& options, const std::string& arg) {
-  if (!arg.starts_with("--")) return arg;
+// The option an argument names, in kebab case: "--targetHost=x" -> "target-host"; "" for an
+// argument that is no option.
+std::string OptionName(std::string_view arg) {
+  if (!arg.starts_with("--")) return "";
   const size_t end = std::min(arg.find('='), arg.size());
   std::string name;
-  bool camel = false;
   for (size_t i = 2; i < end; ++i) {
     const unsigned char c = static_cast<unsigned char>(arg[i]);
     if (std::isupper(c)) {
-      camel = true;
       name += '-';
       name += static_cast<char>(std::tolower(c));
     } else {
       name += static_cast<char>(c);
     }
   }
-  if (!camel || options.find_nothrow(name, false) == nullptr) return arg;
-  return "--" + name + arg.substr(end);
+  return name;
+}
+
+// The Java tools' camelCase names (--targetHost, --s3RepoUri) as the option they name
+// (--target-host, --s3-repo-uri); anything else as it is.
+std::string KebabCaseOption(const po::options_description& options, const std::string& arg) {
+  const std::string known = KnownOption(options, OptionName(arg));
+  if (known.empty()) return arg;
+  return "--" + known + arg.substr(std::min(arg.find('='), arg.size()));
 }
 
 // Options of a Java tool for what rfs does not do: refused with the reason, not as unknown.
@@ -97,6 +116,12 @@ std::string EnvironmentToOption(const po::options_description& options,
   return EnvironmentToOption(options, variable, "RFS_");
 }
 
+bool OptionTakesValue(const po::options_description& options, std::string_view arg) {
+  const std::string known = KnownOption(options, OptionName(arg));
+  if (known.empty()) return false;
+  return options.find(known, false).semantic()->max_tokens() > 0;
+}
+
 bool ParseOptions(int argc, char** argv, int first, const po::options_description& options,
                   po::variables_map& vm, const char* program) {
   // A misspelt RFS_ variable would otherwise be ignored without a word.
@@ -113,16 +138,40 @@ bool ParseOptions(int argc, char** argv, int first, const po::options_descriptio
     return false;
   }
   try {
-    // argv[first] is the program or the command, not an option.
+    // argv[first] is the program or the command, not an option. A value (the word after an
+    // option that takes one) is left as it is, whatever it looks like.
     std::vector<std::string> args;
-    for (int i = first + 1; i < argc; ++i) args.push_back(KebabCaseOption(options, argv[i]));
-    for (const std::string& arg : args) {
-      if (!arg.starts_with("--")) continue;
-      const std::string name = arg.substr(2, arg.find('=') - 2);
+    bool is_value = false;
+    for (int i = first + 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (is_value) {
+        args.push_back(arg);
+        is_value = false;
+        continue;
+      }
+      const std::string name = OptionName(arg);
       if (auto reason = RefusedJavaOption(program, name)) {
         std::cerr << program << ": --" << name << " is not supported: " << *reason << "\nTry '"
                   << program << " --help'.\n";
         return false;
+      }
+      args.push_back(KebabCaseOption(options, arg));
+      is_value = arg.find('=') == std::string::npos && OptionTakesValue(options, arg);
+    }
+    if (const char* prefix = JavaEnvironmentPrefix(program)) {
+      for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+        const std::string_view assignment(*entry);
+        if (!assignment.starts_with(prefix)) continue;
+        std::string name(
+            assignment.substr(std::strlen(prefix), assignment.find('=') - std::strlen(prefix)));
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
+          return c == '_' ? '-' : static_cast<char>(std::tolower(c));
+        });
+        if (auto reason = RefusedJavaOption(program, name)) {
+          std::cerr << program << ": " << assignment.substr(0, assignment.find('=')) << " (--"
+                    << name << ") is not supported: " << *reason << "\n";
+          return false;
+        }
       }
     }
     // No positional arguments: a stray word (a value after a switch, a missing "--") is an
@@ -192,6 +241,11 @@ void AddIgnoredJavaOption(po::options_description& options, const char* name, bo
   } else {
     options.add_options()(name, po::bool_switch(), text.c_str());
   }
+}
+
+void AddLooseVersionMatchingOption(po::options_description& options) {
+  AddIgnoredJavaOption(options, "allow-loose-version-matching", false,
+                       "rfs reads every Elasticsearch 1-9 and OpenSearch 1-3 version it detects");
 }
 
 void AddTraceOption(po::options_description& options) {

@@ -77,6 +77,10 @@ auto Get(const po::variables_map& vm, const char* name) {
 std::string EnvironmentToOption(const po::options_description& options,
                                 const std::string& variable);
 
+/// True when `arg` ("--name", or a Java tool's "--camelName") is an option of `options` that
+/// takes a value (the next argument, unless given as --name=value).
+bool OptionTakesValue(const po::options_description& options, std::string_view arg);
+
 /// Parses argv (from `first`) then the environment into `vm`. Returns false after printing the
 /// error and a hint when the options are invalid.
 bool ParseOptions(int argc, char** argv, int first, const po::options_description& options,
@@ -87,6 +91,9 @@ bool ParseOptions(int argc, char** argv, int first, const po::options_descriptio
 /// `takes_value`: the option is given a value (the Java tool's arity 1), else it is a switch.
 void AddIgnoredJavaOption(po::options_description& options, const char* name, bool takes_value,
                           const std::string& why);
+
+/// --allow-loose-version-matching (the Java tools'), taken and ignored.
+void AddLooseVersionMatchingOption(po::options_description& options);
 
 /// --otel-trace-collector-endpoint (the Java tools'): taken, and a warning says that rfs exports
 /// no traces.

@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,11 +72,11 @@ po::options_description Options() {
       po::value<Bounded<int64_t, 0, 1000000000>>()->default_value({0}),
       "throttle each node's snapshot writes to this many MB/s (0: the cluster's default)")(
       "compression-enabled", po::bool_switch(), "compress the repository's metadata files")(
-      "include-global-state", po::value<std::string>()->implicit_value("true"),
-      "true (default) or false (as --include-global-state=false): whether the snapshot holds "
-      "the cluster's templates and persistent settings; MetadataMigration needs them to "
-      "migrate templates")("source-type", po::value<std::string>()->default_value("elasticsearch"),
-                           "elasticsearch (Elasticsearch or OpenSearch; Solr sources are refused)")(
+      "include-global-state", po::value<std::string>(),
+      "true (default) or false: whether the snapshot holds the cluster's templates and "
+      "persistent settings, which MetadataMigration needs to migrate templates")(
+      "source-type", po::value<std::string>()->default_value("elasticsearch"),
+      "elasticsearch (Elasticsearch or OpenSearch; Solr sources are refused)")(
       "mode", po::value<std::string>()->default_value("create"),
       "create (the Java tool's import mode is for Solr sources, which are refused)")(
       "no-wait", po::bool_switch(), "start the snapshot and exit without waiting for it")(
@@ -110,7 +111,7 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
     }
     if (uri.starts_with("s3://")) {
       s3_uri = uri;
-    } else if (uri.starts_with("file://")) {
+    } else if (uri.starts_with("file:///")) {
       fs_path = uri.substr(7);
     } else if (uri.starts_with("/")) {
       fs_path = uri;
@@ -120,6 +121,9 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
                             "repositories (a gs:// or az:// one can be registered on the source "
                             "by hand, then read by the other tools with --repo-uri)"));
     }
+  }
+  if (vm.count("s3-endpoint") && vm.count("endpoint")) {
+    return Invalid("give one of --s3-endpoint and --endpoint (its alias)");
   }
   const std::string endpoint =
       !text("s3-endpoint").empty() ? text("s3-endpoint") : text("endpoint");
@@ -174,13 +178,18 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
   auto global_state = JavaBoolean(vm, "include-global-state", true);
   if (!global_state.ok()) return global_state.status();
   run.snapshot.include_global_state = *global_state;
-  if (text("source-type") != "elasticsearch") {
+  auto lower = [&](const char* name) {
+    std::string value = text(name);
+    for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return value;
+  };
+  if (lower("source-type") != "elasticsearch") {
     return Invalid(StrCat("--source-type '", text("source-type"),
                           "': CreateSnapshot snapshots Elasticsearch and OpenSearch clusters; back "
                           "a Solr collection up with Solr's BACKUP action and migrate the backup "
                           "(docs/solr.md)"));
   }
-  if (text("mode") != "create") {
+  if (lower("mode") != "create") {
     return Invalid(StrCat("--mode '", text("mode"),
                           "': CreateSnapshot only creates snapshots (the Java tool's import mode "
                           "is for Solr sources)"));

@@ -109,8 +109,7 @@ po::options_description Options() {
                        "documents, and evaluate lists what can be rebuilt");
   AddIgnoredJavaOption(options, "use-recovery-source", false,
                        "it concerns documents (as for the Java tool)");
-  AddIgnoredJavaOption(options, "allow-loose-version-matching", false,
-                       "rfs reads every Elasticsearch 1-9 and OpenSearch 1-3 version it detects");
+  AddLooseVersionMatchingOption(options);
   AddIgnoredJavaOption(options, "disable-compression", false,
                        "metadata requests are small and sent uncompressed");
   AddTransformerOptions(options, "transformer-config",
@@ -205,6 +204,12 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
     return Invalid(
         "--solr-collection, --solr-backup-id and --solr-schema need --source-version "
         "\"SOLR <major>\"");
+  }
+  if (line.solr && (vm.count("allow-existing-indexes") || metadata.empty_fails ||
+                    metadata.replica_copies_multiple > 1)) {
+    return Invalid(
+        "--allow-existing-indexes, --succeed-on-empty and --cluster-awareness-attributes apply "
+        "to Elasticsearch and OpenSearch snapshots, not to Solr backups");
   }
   if (vm.count("source-version") && !line.solr) {
     auto source = core::ClusterVersion::ParseKnown(vm["source-version"].as<std::string>());

@@ -33,10 +33,12 @@ int Error(bool json_output, const std::string& message, int code) {
   return code;
 }
 
-// The Java tool takes its global options (--otel-*, each with a value) before the command:
-// `MetadataMigration --otel-metrics-collector-endpoint URL migrate ...`. The command goes first
-// here, the rest keeps its order.
-std::vector<char*> CommandFirst(int argc, char** argv) {
+// The Java tool takes its global options (--otel-*) before the command:
+// `MetadataMigration --otel-metrics-collector-endpoint URL migrate ...`. The command (the first
+// word that is neither an option nor an option's value) goes first here, the rest keeps its
+// order.
+std::vector<char*> CommandFirst(int argc, char** argv,
+                                const boost::program_options::options_description& options) {
   std::vector<char*> args(argv, argv + argc);
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -45,7 +47,9 @@ std::vector<char*> CommandFirst(int argc, char** argv) {
       break;
     }
     if (arg == "--help" || arg == "-h") break;
-    if (arg.find('=') == std::string_view::npos) ++i;  // its value
+    if (arg.find('=') == std::string_view::npos && rfs::apps::OptionTakesValue(options, arg)) {
+      ++i;  // its value
+    }
   }
   return args;
 }
@@ -54,10 +58,10 @@ std::vector<char*> CommandFirst(int argc, char** argv) {
 
 int main(int raw_argc, char** raw_argv) {
   namespace cli = rfs::apps::metadata;
-  std::vector<char*> args = CommandFirst(raw_argc, raw_argv);
+  const auto options = cli::Options();
+  std::vector<char*> args = CommandFirst(raw_argc, raw_argv, options);
   const int argc = raw_argc;
   char** argv = args.data();
-  const auto options = cli::Options();
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << cli::kUsage << "\n" << options << "\n";
@@ -98,15 +102,18 @@ int main(int raw_argc, char** raw_argv) {
   const rfs::migration::MetadataToolResult result =
       line->solr ? rfs::migration::RunSolrMetadataMigration(std::move(line->run), *line->solr)
                  : rfs::migration::RunMetadataMigration(std::move(line->run));
+  if (!result.status.ok() && output_file.is_open()) {
+    // The file says why the run failed, in the form asked for, rather than staying empty.
+    const std::string message(result.status.message());
+    output_file << (json_output
+                        ? rfs::core::JsonText(json::object{{"ok", false}, {"error", message}})
+                        : std::string(kProgram) + ": " + message)
+                << "\n";
+  }
   if (result.exit_code == rfs::core::kExitUsage) {
     return rfs::apps::UsageError(kProgram, result.status.message());
   }
   if (!result.status.ok()) {
-    if (json_output && output_file.is_open()) {
-      output_file << rfs::core::JsonText(json::object{
-                         {"ok", false}, {"error", std::string(result.status.message())}})
-                  << "\n";
-    }
     return Error(json_output, std::string(result.status.message()), result.exit_code);
   }
   if (json_output) {

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "rfs/core/errors.hpp"
 #include "rfs/core/str_cat.hpp"
 
 #include <dlfcn.h>
@@ -232,13 +233,15 @@ absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
     const std::string detail = OneLine(api.error_message(conn));
     std::string message = StrCat("cannot connect to the server: ", detail);
     // PgBouncer's answer to a startup parameter it does not pass on, `options` most often.
+    api.finish(conn);
     if (detail.find("unsupported startup parameter") != std::string::npos) {
-      message +=
+      // The same answer on every attempt.
+      return core::NotRetryable(absl::UnavailableError(StrCat(
+          message,
           " (a pooler such as PgBouncer refuses startup parameters it does not know: set such "
           "settings on the database role, ALTER ROLE ... SET, rather than in the connection "
-          "string)";
+          "string, or list them in PgBouncer's ignore_startup_parameters)")));
     }
-    api.finish(conn);
     return absl::UnavailableError(std::move(message));
   }
   api.set_notice_processor(conn, IgnoreNotice, nullptr);

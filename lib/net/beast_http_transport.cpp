@@ -172,11 +172,17 @@ bool IsCertificateAlert(const ErrorCode& ec) {
 }
 
 absl::Status CertificateRefused(std::string message) {
-  return core::NotRetryable(absl::UnavailableError(
-      StrCat(message,
-             " (a server that asks for a client certificate needs one that it trusts: "
-             "--target-client-cert and --target-client-cert-key, or the --source- and "
-             "--coordinator- options alike)")));
+  // "handshake failure" is also a TLS 1.2 server's answer to a protocol or cipher it does not
+  // take; the other alerts name a certificate.
+  const bool about_certificate = message.find("certificate") != std::string::npos ||
+                                 message.find("unknown ca") != std::string::npos;
+  return core::NotRetryable(absl::UnavailableError(StrCat(
+      message,
+      about_certificate ? " (the server requires a client certificate it trusts: "
+                        : " (the server refused the handshake: a protocol or cipher it "
+                          "does not take, or a client certificate it requires: ",
+      "--target-client-cert and --target-client-cert-key, or the --source- and --coordinator- "
+      "options alike)")));
 }
 
 absl::Status TransportError(std::string_view what, const Endpoint& ep, const ErrorCode& ec) {
@@ -279,7 +285,10 @@ struct BeastHttpTransport::Impl {
         tls->async_handshake(ssl::stream_base::client, handler);
       });
       if (ec) {
-        const long verify = SSL_get_verify_result(ssl_handle);
+        // With --insecure OpenSSL still records what it found wrong with the certificate, which
+        // then has nothing to do with the failure.
+        const long verify =
+            options.tls.insecure ? long{X509_V_OK} : SSL_get_verify_result(ssl_handle);
         std::string reason = ec.message();
         if (verify != X509_V_OK) {
           reason =

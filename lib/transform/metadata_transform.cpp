@@ -519,7 +519,8 @@ json::object TransformSettings(const json::object& settings,
       }
     }
     if (name == "index.number_of_replicas" && options.replica_copies_multiple > 1) {
-      if (auto replicas = IntValue(value); replicas && *replicas >= 0) {
+      // Past a million replicas the value is nonsense the target refuses as it stands.
+      if (auto replicas = IntValue(value); replicas && *replicas >= 0 && *replicas < 1'000'000) {
         const int64_t multiple = options.replica_copies_multiple;
         const int64_t copies = (*replicas + 1 + multiple - 1) / multiple * multiple;
         if (copies - 1 != *replicas) {

@@ -126,9 +126,15 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
       {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--source-host",
         "http://127.0.0.1:9200"},
        "reads it from a snapshot only"},
+      {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--sourceHost",
+        "http://127.0.0.1:9200"},
+       "reads it from a snapshot only"},
       {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--allow-existing-indexes",
         "maybe"},
        "takes true or false"},
+      {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
+        "--repo-uri", "/r", "--include-global-state"},
+       "include-global-state"},
       {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
         "--repo-uri", "/r", "--solr-collections", "c"},
        "Solr's BACKUP action"},
@@ -146,6 +152,12 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
     CHECK(Run(run, name, refusal.argv) == kExitUsage);
     CHECK(rfs::test::ReadTextFile(run.Err(name)).find(refusal.reason) != std::string::npos);
   }
+  // From the Java tool's environment as well.
+  ScopedEnv source("METADATA_MIGRATE_SOURCE_HOST", "http://127.0.0.1:9200");
+  CHECK(Run(run, "env", {RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo}) ==
+        kExitUsage);
+  CHECK(rfs::test::ReadTextFile(run.Err("env")).find("METADATA_MIGRATE_SOURCE_HOST") !=
+        std::string::npos);
 }
 
 TEST_CASE("MetadataMigration takes the Java tool's command line and environment",
@@ -196,6 +208,11 @@ TEST_CASE("MetadataMigration takes the Java tool's command line and environment"
   CHECK(rfs::test::ReadTextFile(run.Out("strict")).find("--allow-existing-indexes false") !=
         std::string::npos);
 
+  // A switch before the command takes no value: the command is still found.
+  CHECK(Run(run, "switch-first",
+            {RFS_METADATA_TOOL, "--allow-loose-version-matching", "evaluate",
+             "--snapshot-local-dir", repo}) == 0);
+
   // Nothing selected: fine by default, a failure with --succeed-on-empty false.
   const std::vector<std::string> none = {RFS_METADATA_TOOL,
                                          "evaluate",
@@ -215,16 +232,36 @@ TEST_CASE("MetadataMigration takes the Java tool's command line and environment"
         std::string::npos);
 }
 
-TEST_CASE("credentials from the unprefixed variables the Java tools read",
-          "[e2e][cli][java-options]") {
+TEST_CASE("credentials from the unprefixed variables the Java tools read, after RFS_ ones",
+          "[e2e][generated][cli][java-options]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 50 --seed 7103");
+  REQUIRE(generated);
   MigrationRun run;
-  // A user name alone is refused, which shows it was read; the command line and RFS_ win.
+  rfs::testing::OpenSearchDoubleOptions options;
+  options.username = "admin";
+  options.password = "unprefixed-secret-41";
+  auto target = rfs::testing::OpenSearchDouble::Start(options);
+  REQUIRE(target.ok());
+  auto worker = [&](const std::string& name) {
+    return Run(run, name,
+               {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(),
+                "--target-host", (*target)->endpoint(), "--coordinator-db",
+                run.dir.File(name + ".db"), "--max-retries", "1"});
+  };
   ScopedEnv user("TARGET_USERNAME", "admin");
-  CHECK(Run(run, "user",
-            {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", run.dir.str(), "--target-host",
-             "http://127.0.0.1:1"}) == kExitUsage);
-  CHECK(rfs::test::ReadTextFile(run.Err("user")).find("must be given together") !=
-        std::string::npos);
+  {
+    // An RFS_ variable wins over the unprefixed one: a wrong password is refused (401).
+    ScopedEnv wrong("RFS_TARGET_PASSWORD", "wrong");
+    ScopedEnv right("TARGET_PASSWORD", "unprefixed-secret-41");
+    CHECK(worker("rfs-wins") != kExitNoWorkLeft);
+    CHECK((*target)->stats().bulk_requests == 0);
+  }
+  ScopedEnv right("TARGET_PASSWORD", "unprefixed-secret-41");
+  const int code = worker("unprefixed");
+  INFO(run.Logs("unprefixed"));
+  CHECK(code == kExitNoWorkLeft);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  CHECK(run.Logs("unprefixed").find("unprefixed-secret-41") == std::string::npos);
 }
 
 TEST_CASE(
@@ -235,11 +272,11 @@ TEST_CASE(
   auto source = rfs::testing::OpenSearchDouble::Start();
   REQUIRE(source.ok());
   ScopedEnv name("CREATE_SNAPSHOT_SNAPSHOT_NAME", "java-style");
-  const int code =
-      Run(run, "create",
-          {RFS_CREATE_SNAPSHOT_TOOL, "--sourceHost", (*source)->endpoint(), "--repo-uri",
-           "file://" + run.dir.File("repo"), "--include-global-state=false", "--snapshot-repo-name",
-           "java_repo", "--otel-metrics-collector-endpoint", "http://127.0.0.1:4317"});
+  const int code = Run(
+      run, "create",
+      {RFS_CREATE_SNAPSHOT_TOOL, "--sourceHost", (*source)->endpoint(), "--repo-uri",
+       "file://" + run.dir.File("repo"), "--include-global-state", "false", "--snapshot-repo-name",
+       "java_repo", "--otel-metrics-collector-endpoint", "http://127.0.0.1:4317"});
   INFO(run.Logs("create"));
   REQUIRE(code == 0);
   CHECK(rfs::test::ReadTextFile(run.Err("create")).find("exports no metrics") != std::string::npos);

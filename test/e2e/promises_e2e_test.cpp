@@ -217,27 +217,34 @@ TEST_CASE(
   auto target = rfs::testing::OpenSearchDouble::Start(options);
   REQUIRE(target.ok());
   auto args = [&](std::vector<std::string> extra) {
-    extra.insert(extra.end(), {"--target-cacert", certs->ca_cert_file});
     return PromisesWorkerArgs(generated->repo().string(), (*target)->endpoint(), "mtls",
                               run.dir.File("failed"), std::move(extra));
   };
 
-  const int without = rfs::test::RunProcess(args({"--coordinator-db", run.dir.File("a.db")}),
-                                            run.Out("without"), run.Err("without"));
+  // Refused for its certificate: the worker stops at once, with the reason, rather than retrying
+  // for the whole lease (10 minutes by default).
+  const auto started = std::chrono::steady_clock::now();
+  const int without = rfs::test::RunProcess(
+      args({"--target-cacert", certs->ca_cert_file, "--coordinator-db", run.dir.File("a.db")}),
+      run.Out("without"), run.Err("without"));
   INFO(run.Logs("without"));
   CHECK(without == 1);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));
+  CHECK(run.Logs("without").find("requires a client certificate") != std::string::npos);
   CHECK((*target)->stats().bulk_requests == 0);
 
   // A key without its certificate is a usage error before any connection.
-  CHECK(rfs::test::RunProcess(args({"--target-client-cert-key", certs->client_key_file}),
+  CHECK(rfs::test::RunProcess(args({"--target-cacert", certs->ca_cert_file,
+                                    "--target-client-cert-key", certs->client_key_file}),
                               run.Out("half"), run.Err("half")) == 64);
   CHECK(rfs::test::ReadTextFile(run.Err("half")).find("must be given together") !=
         std::string::npos);
 
   // The Java tool's camelCase names, as a command line written for it would give them.
-  const int with = rfs::test::RunProcess(args({"--targetClientCert", certs->client_cert_file,
-                                               "--targetClientCertKey", certs->client_key_file}),
-                                         run.Out("with"), run.Err("with"));
+  const int with = rfs::test::RunProcess(
+      args({"--targetCaCert", certs->ca_cert_file, "--targetClientCert", certs->client_cert_file,
+            "--targetClientCertKey", certs->client_key_file}),
+      run.Out("with"), run.Err("with"));
   INFO(run.Logs("with"));
   CHECK(with == kExitNoWorkLeft);
   CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
