@@ -513,13 +513,15 @@ TEST_CASE(
     "migrate every shard exactly",
     "[coordination][chaos][postgres][pgbouncer][slow]") {
   // A worker killed inside a transaction leaves the pooler to give up its server connection; the
-  // others' transactions share the pool's four.
+  // others' transactions share the pool's four. A frozen worker keeps its server connection until
+  // it is woken, so the test's own observer, which wakes them, connects to the server directly:
+  // through the pool it could wait for a connection that only a worker it must wake would free.
   rfs::test::TempDir dir("rfs-chaos");
   rfs::test::PostgresServer server;
   rfs::test::PgBouncer pooler(server, 4);
   rfs::coordination::PostgresWorkCoordinatorOptions options;
   options.worker_id = "chaos-test";
-  options.connection = pooler.uri();
+  options.connection = server.uri();
   auto opened = rfs::coordination::PostgresWorkCoordinator::Open(options);
   REQUIRE(opened.ok());
   ChaosStore store{pooler.uri(), *std::move(opened), [&] { return ReadPostgres(server.uri()); }};
