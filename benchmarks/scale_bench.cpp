@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -204,22 +205,15 @@ void Coordination(const Options& options, const path& work) {
         o.path = (dir / (run + ".db")).string();
         return Ready(rfs::coordination::SqliteWorkCoordinator::Open(o));
       });
-    } else if (store == "postgres") {
+    } else if (store == "postgres" || store == "pgbouncer") {
       rfs::test::PostgresServer server;
+      std::optional<rfs::test::PgBouncer> pooler;
+      if (store == "pgbouncer") pooler.emplace(server, 20);
+      const std::string uri = pooler ? pooler->uri() : server.uri();
       CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
         rfs::coordination::PostgresWorkCoordinatorOptions o;
         o.worker_id = id;
-        o.connection = server.uri();
-        o.table = run;
-        return Ready(rfs::coordination::PostgresWorkCoordinator::Open(o));
-      });
-    } else if (store == "pgbouncer") {
-      rfs::test::PostgresServer server;
-      rfs::test::PgBouncer pooler(server, 20);
-      CoordinationAtScale(store, options, [&](const std::string& id, const std::string& run) {
-        rfs::coordination::PostgresWorkCoordinatorOptions o;
-        o.worker_id = id;
-        o.connection = pooler.uri();
+        o.connection = uri;
         o.table = run;
         return Ready(rfs::coordination::PostgresWorkCoordinator::Open(o));
       });

@@ -1,6 +1,5 @@
 #include "document_options.hpp"
 
-#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <tuple>
@@ -12,6 +11,7 @@
 #include "rfs/core/version.hpp"
 #include "rfs/net/aws_credentials.hpp"
 
+#include "absl/strings/ascii.h"
 #include "connection.hpp"
 #include "options.hpp"
 #include "repository.hpp"
@@ -422,8 +422,7 @@ absl::StatusOr<migration::DocumentsToolOptions> DocumentsToolOptionsFrom(
                    "rfs writes every document under its source _id, so that work redone after a "
                    "worker's death overwrites and never duplicates"},
         {"emit-doc-type", "ON", "OpenSearch takes no _type in bulk action lines"}}) {
-    std::string value = Text(vm, name);
-    for (char& c : value) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string value = absl::AsciiStrToUpper(Text(vm, name));
     if (value == refused) {
       return absl::InvalidArgumentError(core::StrCat("--", name, " ", refused, ": ", why));
     }

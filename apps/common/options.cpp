@@ -14,6 +14,7 @@
 #include "rfs/migration/tools.hpp"
 #include "rfs/transform/json_transformer.hpp"
 
+#include "absl/strings/ascii.h"
 #include <unistd.h>
 
 namespace rfs::apps {
@@ -58,15 +59,18 @@ std::string KnownOption(const po::options_description& options, std::string name
   return "";
 }
 
+// "SNAPSHOT_LOCAL_DIR" -> "snapshot-local-dir".
+std::string EnvironmentName(std::string_view variable) {
+  std::string name = absl::AsciiStrToLower(std::string(variable));
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
 // "PREFIX_SNAPSHOT_LOCAL_DIR" -> "snapshot-local-dir" when that option exists, else "".
 std::string EnvironmentToOption(const po::options_description& options, const std::string& variable,
                                 std::string_view prefix) {
   if (!variable.starts_with(prefix)) return "";
-  std::string name = variable.substr(prefix.size());
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
-    return c == '_' ? '-' : static_cast<char>(std::tolower(c));
-  });
-  return KnownOption(options, name);
+  return KnownOption(options, EnvironmentName(std::string_view(variable).substr(prefix.size())));
 }
 
 // The option an argument names, in kebab case: "--targetHost=x" -> "target-host"; "" for an
@@ -162,11 +166,8 @@ bool ParseOptions(int argc, char** argv, int first, const po::options_descriptio
       for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
         const std::string_view assignment(*entry);
         if (!assignment.starts_with(prefix)) continue;
-        std::string name(
+        const std::string name = EnvironmentName(
             assignment.substr(std::strlen(prefix), assignment.find('=') - std::strlen(prefix)));
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
-          return c == '_' ? '-' : static_cast<char>(std::tolower(c));
-        });
         if (auto reason = RefusedJavaOption(program, name)) {
           std::cerr << program << ": " << assignment.substr(0, assignment.find('=')) << " (--"
                     << name << ") is not supported: " << *reason << "\n";
@@ -256,9 +257,7 @@ void AddTraceOption(po::options_description& options) {
 
 absl::StatusOr<bool> JavaBoolean(const po::variables_map& vm, const char* name, bool otherwise) {
   if (!vm.count(name)) return otherwise;
-  std::string value = vm[name].as<std::string>();
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string value = absl::AsciiStrToLower(vm[name].as<std::string>());
   if (value == "true") return true;
   if (value == "false") return false;
   return absl::InvalidArgumentError(

@@ -2,7 +2,6 @@
 #include "cli.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "rfs/core/duration.hpp"
 #include "rfs/core/str_cat.hpp"
 
+#include "absl/strings/ascii.h"
 #include "common/connection.hpp"
 #include "common/options.hpp"
 #include "common/text.hpp"
@@ -178,11 +178,7 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
   auto global_state = JavaBoolean(vm, "include-global-state", true);
   if (!global_state.ok()) return global_state.status();
   run.snapshot.include_global_state = *global_state;
-  auto lower = [&](const char* name) {
-    std::string value = text(name);
-    for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return value;
-  };
+  auto lower = [&](const char* name) { return absl::AsciiStrToLower(text(name)); };
   if (lower("source-type") != "elasticsearch") {
     return Invalid(StrCat("--source-type '", text("source-type"),
                           "': CreateSnapshot snapshots Elasticsearch and OpenSearch clusters; back "

@@ -1,7 +1,7 @@
 // The command line of MetadataMigration.
 #include "cli.hpp"
 
-#include <cctype>
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +11,7 @@
 #include "rfs/transform/metadata_transform.hpp"
 #include "rfs/transform/type_policy.hpp"
 
+#include "absl/strings/ascii.h"
 #include "common/connection.hpp"
 #include "common/options.hpp"
 #include "common/repository.hpp"
@@ -141,10 +142,8 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
   }
   CommandLine line;
   // The Java tool takes its enum's names in any case (JSON, HUMAN_READABLE).
-  std::string output = vm["output"].as<std::string>();
-  for (char& c : output) {
-    c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  std::string output = absl::AsciiStrToLower(vm["output"].as<std::string>());
+  std::replace(output.begin(), output.end(), '_', '-');
   if (output != "human-readable" && output != "json") {
     return Invalid(core::StrCat("--output '", output, "' is not one of: human-readable, json"));
   }
