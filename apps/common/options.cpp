@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
+#include <boost/json.hpp>
+
+#include "rfs/core/base64.hpp"
 #include "rfs/core/duration.hpp"
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/status_macros.hpp"
@@ -445,6 +449,235 @@ absl::StatusOr<migration::MetricsOptions> MetricsOptionsFrom(const po::variables
         "--otel-metrics-collector-endpoint takes an http:// or https:// URL (OTLP/HTTP)");
   }
   return out;
+}
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kInlineJsonFlag = "---INLINE-JSON";
+constexpr std::string_view kJsonFileFlag = "---JSON-FILE";
+constexpr std::string_view kCommandKey = "jcommanderCommand";
+// An options file is a few kilobytes; a bigger one is not one.
+constexpr std::streamsize kMaxJsonFileBytes = 16 << 20;
+
+std::string_view TrimWhitespace(std::string_view text) {
+  const size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
+std::string Joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) out += (out.empty() ? "" : ", ") + word;
+  return out;
+}
+
+std::string JsonText(const json::string& text) { return std::string(text.data(), text.size()); }
+
+absl::StatusOr<std::string> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return absl::InvalidArgumentError(core::StrCat(kJsonFileFlag, " ", path, ": cannot read it"));
+  std::string text(static_cast<size_t>(kMaxJsonFileBytes) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad())
+    return absl::InvalidArgumentError(core::StrCat(kJsonFileFlag, " ", path, ": cannot read it"));
+  if (in.gcount() > kMaxJsonFileBytes) {
+    return absl::InvalidArgumentError(core::StrCat(
+        kJsonFileFlag, " ", path, ": over ", kMaxJsonFileBytes >> 20, " MiB, not an options file"));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+// The options object the flag's text holds: JSON, or (as the Java tools take it) its base64.
+absl::StatusOr<json::object> ParseJsonOptions(std::string_view flag, const std::string& text) {
+  const std::string_view trimmed = TrimWhitespace(text);
+  std::string decoded;
+  std::string_view json_text = trimmed;
+  if (!trimmed.starts_with('{') && !trimmed.starts_with('[')) {
+    auto bytes = core::Base64Decode(trimmed);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(
+          core::StrCat(flag, ": neither a JSON object of options nor its base64"));
+    }
+    decoded.assign(bytes->begin(), bytes->end());
+    json_text = decoded;
+  }
+  boost::system::error_code error;
+  json::value value = json::parse(json_text, error);
+  if (error) {
+    // The text is not quoted: it may hold passwords.
+    return absl::InvalidArgumentError(
+        core::StrCat(flag, ": the options are not valid JSON (", error.message(), ")"));
+  }
+  if (!value.is_object()) {
+    return absl::InvalidArgumentError(
+        core::StrCat(flag, ": the options must be one JSON object, {\"name\": value, ...}"));
+  }
+  return std::move(value.as_object());
+}
+
+// A scalar as the command line would spell it. Doubles in their shortest form (Boost.JSON would
+// write 1.5 as 1.5E0).
+std::optional<std::string> ScalarText(const json::value& value) {
+  switch (value.kind()) {
+    case json::kind::string:
+      return JsonText(value.get_string());
+    case json::kind::bool_:
+      return value.get_bool() ? "true" : "false";
+    case json::kind::int64:
+      return std::to_string(value.get_int64());
+    case json::kind::uint64:
+      return std::to_string(value.get_uint64());
+    case json::kind::double_: {
+      char buffer[32];
+      const auto end = std::to_chars(buffer, buffer + sizeof buffer, value.get_double()).ptr;
+      return std::string(buffer, end);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Appends the words that set option `name` to `value`, as the Java parser reads it (Jackson's
+// asBoolean for a switch: true, "true" or a non-zero number sets it).
+absl::Status AppendJsonOption(std::string_view flag, const po::options_description& options,
+                              const std::string& key, const std::string& name,
+                              const json::value& value, std::vector<std::string>& words) {
+  if (value.is_null()) return absl::OkStatus();
+  const bool is_switch = options.find(name, false).semantic()->max_tokens() == 0;
+  if (is_switch) {
+    bool on = false;
+    if (value.is_bool()) {
+      on = value.get_bool();
+    } else if (value.is_string()) {
+      on = absl::AsciiStrToLower(std::string(TrimWhitespace(JsonText(value.get_string())))) ==
+           "true";
+    } else if (value.is_number()) {
+      on = value.to_number<double>() != 0;
+    } else {
+      return absl::InvalidArgumentError(
+          core::StrCat(flag, ": \"", key, "\" is a switch: give it true or false"));
+    }
+    if (on) words.push_back("--" + name);
+    return absl::OkStatus();
+  }
+  // --name=value, so that no value (a password starting with '-') is read as an option.
+  if (const json::array* items = value.if_array()) {
+    for (const json::value& item : *items) {
+      const std::optional<std::string> text = ScalarText(item);
+      if (!text) {
+        return absl::InvalidArgumentError(
+            core::StrCat(flag, ": \"", key, "\" takes a list of strings or numbers"));
+      }
+      words.push_back("--" + name + "=" + *text);
+    }
+    return absl::OkStatus();
+  }
+  const std::optional<std::string> text = ScalarText(value);
+  if (!text) {
+    return absl::InvalidArgumentError(core::StrCat(
+        flag, ": \"", key, "\" takes a string, a number or true/false, not an object"));
+  }
+  words.push_back("--" + name + "=" + *text);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CommandLine> CommandLine::Expand(int argc, char** argv,
+                                                const po::options_description& options,
+                                                const char* program,
+                                                std::vector<std::string_view> commands) {
+  CommandLine line;
+  int flag_at = 0;
+  for (int i = 1; i < argc && flag_at == 0; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == kInlineJsonFlag || arg == kJsonFileFlag) flag_at = i;
+  }
+  if (flag_at == 0) {
+    line.words_.assign(argv, argv + argc);
+    return line;
+  }
+  const std::string_view flag = argv[flag_at];
+  if (flag_at + 1 >= argc) {
+    return absl::InvalidArgumentError(
+        core::StrCat(flag, " takes the options as its value: ", kInlineJsonFlag,
+                     " '{\"name\": value}' or ", kJsonFileFlag, " PATH"));
+  }
+  // Besides the flag and its value, at most the command, just before or just after them.
+  std::string command;
+  for (int i = 1; i < argc; ++i) {
+    if (i == flag_at || i == flag_at + 1) continue;
+    const std::string_view arg = argv[i];
+    const bool is_command = std::find(commands.begin(), commands.end(), arg) != commands.end() &&
+                            command.empty() && (i == flag_at - 1 || i == flag_at + 2);
+    if (!is_command) {
+      return absl::InvalidArgumentError(
+          core::StrCat("with ", flag, " every option is in the JSON",
+                       commands.empty() ? "" : "; give only the command beside it",
+                       " (unexpected argument '", arg, "')"));
+    }
+    command = std::string(arg);
+  }
+  std::string text;
+  if (flag == kJsonFileFlag) {
+    RFS_ASSIGN_OR_RETURN(text, ReadJsonFile(argv[flag_at + 1]));
+  } else {
+    text = argv[flag_at + 1];
+  }
+  RFS_ASSIGN_OR_RETURN(json::object object, ParseJsonOptions(flag, text));
+
+  std::vector<std::string> option_words;
+  std::vector<std::string> unknown;
+  for (const auto& [key_view, value] : object) {
+    const std::string key(key_view.data(), key_view.size());
+    if (key == kCommandKey) {
+      if (commands.empty()) continue;  // as the Java parser, for a tool without commands
+      const json::string* named = value.if_string();
+      const std::string wanted = named != nullptr ? JsonText(*named) : "";
+      if (std::find(commands.begin(), commands.end(), wanted) == commands.end()) {
+        return absl::InvalidArgumentError(
+            core::StrCat(flag, ": \"", kCommandKey, "\" must be one of ",
+                         Joined(std::vector<std::string>(commands.begin(), commands.end()))));
+      }
+      if (command.empty()) command = wanted;
+      continue;
+    }
+    std::string_view bare = key;
+    while (bare.starts_with('-')) bare.remove_prefix(1);
+    const std::string spelled = OptionName("--" + std::string(bare));
+    if (auto reason = RefusedJavaOption(program, spelled)) {
+      return absl::InvalidArgumentError(
+          core::StrCat(flag, ": \"", key, "\" (--", spelled, ") is not supported: ", *reason));
+    }
+    const std::string name =
+        bare.find('=') == std::string_view::npos ? KnownOption(options, spelled) : "";
+    if (name.empty()) {
+      unknown.push_back(key);
+      continue;
+    }
+    RFS_RETURN_IF_ERROR(AppendJsonOption(flag, options, key, name, value, option_words));
+  }
+  if (!unknown.empty()) {
+    return absl::InvalidArgumentError(
+        core::StrCat(flag, ": no option named ", Joined(unknown),
+                     " (keys are option names: \"target-host\" or \"targetHost\")"));
+  }
+  line.words_.push_back(argv[0]);
+  if (!command.empty()) line.words_.push_back(command);
+  line.words_.insert(line.words_.end(), std::make_move_iterator(option_words.begin()),
+                     std::make_move_iterator(option_words.end()));
+  return line;
+}
+
+char** CommandLine::argv() {
+  pointers_.clear();
+  for (std::string& word : words_) pointers_.push_back(word.data());
+  pointers_.push_back(nullptr);
+  return pointers_.data();
 }
 
 std::optional<int> ParseCommandLine(int argc, char** argv, int first,

@@ -154,6 +154,30 @@ void AddMetricsOptions(po::options_description& options);
 
 absl::StatusOr<migration::MetricsOptions> MetricsOptionsFrom(const po::variables_map& vm);
 
+/// A tool's command line with the Java tools' JSON form expanded (JsonCommandLineParser in
+/// opensearch-migrations, which their workflows use): `---INLINE-JSON TEXT`, TEXT a JSON object
+/// of options or its base64, or `---JSON-FILE PATH`, with nothing else beside it but one of
+/// `commands` (before or after it, or named by the object's "jcommanderCommand"). The object's
+/// keys are option names, kebab or camel case, with or without leading dashes; null leaves an
+/// option unset, true sets a switch, an array gives a list option each of its items. Without
+/// either flag the command line is kept as it is. Errors never quote a value: they may be
+/// passwords.
+class CommandLine {
+ public:
+  static absl::StatusOr<CommandLine> Expand(int argc, char** argv,
+                                            const po::options_description& options,
+                                            const char* program,
+                                            std::vector<std::string_view> commands = {});
+
+  int argc() const { return static_cast<int>(words_.size()); }
+  /// argv-style pointers into this object's words, valid while it lives and is not moved.
+  char** argv();
+
+ private:
+  std::vector<std::string> words_;
+  std::vector<char*> pointers_;
+};
+
 /// The command line of a tool: --help or -h anywhere prints `usage` and the options and returns
 /// 0; bad options print the error and return core::kExitUsage; nullopt means go on with `vm`.
 /// Arguments before `first` (the program, a command) are not options.

@@ -36,7 +36,8 @@ const char* const kUsage =
     "Progress: on a terminal, one live line (state, shards done/total, bytes, elapsed time);\n"
     "otherwise one JSON line per poll. Both go to stderr; a summary ends the run on stdout.\n"
     "Every option can also be set through an RFS_ environment variable, e.g. RFS_SNAPSHOT_NAME\n"
-    "for --snapshot-name.\n";
+    "for --snapshot-name. The Java tool's JSON form is taken too: ---INLINE-JSON\n"
+    "'{\"sourceHost\": URL, ...}' (or its base64), or ---JSON-FILE PATH.\n";
 
 po::options_description Options() {
   po::options_description options("Options", 100, 50);

@@ -32,6 +32,7 @@ const char* const kUsage =
     "\n"
     "Progress: on a terminal, a live line; otherwise one JSON line per event, on stderr. A\n"
     "summary ends the run on stdout. Every option can also be set through an RFS_ environment\n"
-    "variable, e.g. RFS_TARGET_HOST for --target-host.\n";
+    "variable, e.g. RFS_TARGET_HOST for --target-host. The Java tool's JSON form is taken too:\n"
+    "---INLINE-JSON '{\"targetHost\": URL, ...}' (or its base64), or ---JSON-FILE PATH.\n";
 
 }  // namespace rfs::apps::documents

@@ -20,11 +20,15 @@ namespace {
 constexpr const char* kProgram = "DocumentsFromSnapshotMigration";
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int raw_argc, char** raw_argv) {
   // First: a pod may be told to stop while it is still starting.
   const std::atomic<bool>& stop_requested = rfs::apps::InstallStopHandlers();
   namespace cli = rfs::apps::documents;
   const auto options = rfs::apps::DocumentOptions();
+  auto line = rfs::apps::CommandLine::Expand(raw_argc, raw_argv, options, kProgram);
+  if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
+  const int argc = line->argc();
+  char** argv = line->argv();
   boost::program_options::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, cli::kUsage, kProgram, vm))
     return *done;

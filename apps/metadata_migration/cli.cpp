@@ -52,7 +52,9 @@ const char* const kUsage =
     "Exit codes: 0 every item fine (created, would create, already exists or skipped), 1 an item\n"
     "failed or the target could not be reached, 5 the snapshot cannot be read, 64 usage.\n"
     "Every option can also be set with an RFS_ environment variable, e.g. RFS_TARGET_HOST for\n"
-    "--target-host, RFS_INDEX_ALLOWLIST=a,b for --index-allowlist.\n";
+    "--target-host, RFS_INDEX_ALLOWLIST=a,b for --index-allowlist. The Java tool's JSON form is\n"
+    "taken too: migrate ---INLINE-JSON '{\"targetHost\": URL, ...}' (or its base64), or\n"
+    "---JSON-FILE PATH, the command beside it or as \"jcommanderCommand\" in it.\n";
 
 po::options_description Options() {
   po::options_description options("Options");

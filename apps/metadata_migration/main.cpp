@@ -59,15 +59,19 @@ std::vector<char*> CommandFirst(int argc, char** argv,
 int main(int raw_argc, char** raw_argv) {
   namespace cli = rfs::apps::metadata;
   const auto options = cli::Options();
-  std::vector<char*> args = CommandFirst(raw_argc, raw_argv, options);
-  const int argc = raw_argc;
+  auto words = rfs::apps::CommandLine::Expand(raw_argc, raw_argv, options, kProgram,
+                                              {"evaluate", "migrate"});
+  if (!words.ok()) return rfs::apps::UsageError(kProgram, words.status().message());
+  const int argc = words->argc();
+  std::vector<char*> args = CommandFirst(argc, words->argv(), options);
   char** argv = args.data();
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << cli::kUsage << "\n" << options << "\n";
     return 0;
   }
-  if (command.empty()) {
+  // No word but options: the first is no command (and not echoed: it may hold a password).
+  if (command.empty() || command.starts_with("-")) {
     return rfs::apps::UsageError(kProgram, "a command is required: evaluate or migrate");
   }
   boost::program_options::variables_map vm;

@@ -78,7 +78,8 @@ const char* const kUsage =
     "\n"
     "Options of DocumentsFromSnapshotMigration apply (targets, coordination: --coordinator-db,\n"
     "--console-url, the target's index by default); every option can also be set through an RFS_\n"
-    "environment variable.\n";
+    "environment variable, or in the Java tools' JSON form (---INLINE-JSON '{...}', or its\n"
+    "base64, or ---JSON-FILE PATH).\n";
 
 po::options_description Options() {
   po::options_description options = DocumentOptions();

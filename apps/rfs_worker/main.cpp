@@ -18,9 +18,13 @@ namespace {
 constexpr const char* kProgram = "RfsWorker";
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int raw_argc, char** raw_argv) {
   const std::atomic<bool>& stop_requested = rfs::apps::InstallStopHandlers();
   const auto options = rfs::apps::worker::Options();
+  auto line = rfs::apps::CommandLine::Expand(raw_argc, raw_argv, options, kProgram);
+  if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
+  const int argc = line->argc();
+  char** argv = line->argv();
   boost::program_options::variables_map vm;
   if (auto done = rfs::apps::ParseCommandLine(argc, argv, 0, options, rfs::apps::worker::kUsage,
                                               kProgram, vm)) {

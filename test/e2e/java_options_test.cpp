@@ -1,15 +1,18 @@
 // Command lines and environments written for the Java tools of opensearch-migrations work
 // unchanged: their camelCase option names, their environment prefixes (METADATA_MIGRATE_,
 // CREATE_SNAPSHOT_, unprefixed credentials), options rfs has no use for (taken and said so),
-// and options for what rfs does not do (refused with the reason, exit 64). No option is taken
-// by an abbreviation.
+// and options for what rfs does not do (refused with the reason, exit 64), and their JSON form
+// (---INLINE-JSON, ---JSON-FILE), which their workflows use. No option is taken by an
+// abbreviation.
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "rfs/core/base64.hpp"
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/net/beast_http_transport.hpp"
 
@@ -264,6 +267,119 @@ TEST_CASE("credentials from the unprefixed variables the Java tools read, after 
   CHECK(run.Logs("unprefixed").find("unprefixed-secret-41") == std::string::npos);
 }
 
+std::string Base64(const std::string& text) {
+  return rfs::core::Base64Encode(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JSON-FILE",
+          "[e2e][generated][cli][java-options]") {
+  auto generated = rfs::test::Generate("--indices 2 --shards 1 --docs 200 --seed 7104");
+  REQUIRE(generated);
+  MigrationRun run;
+  const std::string repo = generated->repo().string();
+
+  // The documents tool as the Java workflows start it: base64 of the options object, keys in
+  // either case with or without dashes, a switch, a null, an option rfs ignores.
+  const std::string out = run.dir.File("out");
+  json::object documents{{"snapshotLocalDir", repo},
+                         {"output-dir", out},
+                         {"--maxConnections", 2},
+                         {"documentsSizePerBulkRequest", 1000000},
+                         {"initialLeaseDuration", "PT5M"},
+                         {"cleanLocalDirs", true},
+                         {"allow-loose-version-matching", "true"},
+                         {"otelTraceCollectorEndpoint", nullptr}};
+  int code = Run(run, "documents",
+                 {RFS_DOCUMENTS_TOOL, "---INLINE-JSON", Base64(json::serialize(documents))});
+  INFO(run.Logs("documents"));
+  CHECK(code == kExitNoWorkLeft);
+  CheckBulkFiles(run, generated->dir, out);
+
+  // MetadataMigration from a file, its command in the object; then inline, the command after it,
+  // which wins over the object's, and a list option as an array.
+  const std::string options_file = run.dir.File("metadata.json");
+  std::ofstream(options_file) << json::serialize(json::object{
+      {"jcommanderCommand", "evaluate"}, {"snapshotLocalDir", repo}, {"output", "JSON"}});
+  code = Run(run, "evaluate", {RFS_METADATA_TOOL, "---JSON-FILE", options_file});
+  INFO(run.Logs("evaluate"));
+  REQUIRE(code == 0);
+  const json::object evaluated =
+      json::parse(rfs::test::ReadTextFile(run.Out("evaluate"))).as_object();
+  CHECK(evaluated.at("mode") == "evaluate");
+  std::vector<std::string> indices;
+  for (const json::value& item : evaluated.at("items").as_array()) {
+    if (item.at("kind") == "index" && item.at("outcome") == "would_create") {
+      indices.emplace_back(item.at("name").as_string());
+    }
+  }
+  REQUIRE(indices.size() == 2);
+  const std::string metadata_out = run.dir.File("metadata-out");
+  json::object migrate{{"jcommanderCommand", "evaluate"},
+                       {"snapshotLocalDir", repo},
+                       {"outputDir", metadata_out},
+                       {"output", "JSON"},
+                       {"indexAllowlist", json::array{json::value(indices[0])}}};
+  code = Run(run, "migrate",
+             {RFS_METADATA_TOOL, "---INLINE-JSON", json::serialize(migrate), "migrate"});
+  INFO(run.Logs("migrate"));
+  REQUIRE(code == 0);
+  const json::object migrated =
+      json::parse(rfs::test::ReadTextFile(run.Out("migrate"))).as_object();
+  CHECK(migrated.at("mode") == "migrate");
+  std::vector<std::string> created;
+  for (const json::value& item : migrated.at("items").as_array()) {
+    if (item.at("kind") == "index" && item.at("outcome") == "created") {
+      created.emplace_back(item.at("name").as_string());
+    }
+  }
+  CHECK(created == std::vector<std::string>{indices[0]});
+
+  // Mistakes are usage errors that name the key, never quote a value (it may be a password),
+  // and start nothing.
+  const std::string secret = "json-secret-93";
+  struct Mistake {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  const std::vector<Mistake> mistakes = {
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON",
+        json::serialize(json::object{{"targetPassword", secret}, {"noSuchOption", 1}})},
+       "no option named noSuchOption"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "{\"targetPassword\": \"" + secret + "\","},
+       "not valid JSON"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", secret + "!"}, "nor its base64"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "[\"" + secret + "\"]"}, "one JSON object"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "{}", "--target-password", secret},
+       "every option is in the JSON"},
+      {{RFS_DOCUMENTS_TOOL, "---JSON-FILE", run.dir.File("missing.json")}, "cannot read it"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON"}, "takes the options as its value"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON",
+        json::serialize(json::object{{"snapshotLocalDir", json::object{{"a", secret}}}})},
+       "not an object"},
+      {{RFS_WORKER_TOOL, "---INLINE-JSON", "{\"snapshotLocalDir\": \"x\", \"bogus\": 2}"},
+       "no option named bogus"},
+      {{RFS_METADATA_TOOL, "---INLINE-JSON",
+        json::serialize(json::object{{"sourceHost", "http://127.0.0.1:9"}}), "evaluate"},
+       "rfs reads it from a snapshot only"},
+      {{RFS_METADATA_TOOL, "---INLINE-JSON", "{\"jcommanderCommand\": \"delete\"}"},
+       "must be one of evaluate, migrate"},
+      {{RFS_METADATA_TOOL, "---INLINE-JSON",
+        json::serialize(json::object{{"targetPassword", secret}})},
+       "a command is required"},
+      {{RFS_CREATE_SNAPSHOT_TOOL, "migrate", "---INLINE-JSON", "{}"}, "unexpected argument"},
+  };
+  int n = 0;
+  for (const Mistake& mistake : mistakes) {
+    const std::string name = "mistake-" + std::to_string(++n);
+    CHECK(Run(run, name, mistake.argv) == kExitUsage);
+    const std::string logs = run.Logs(name);
+    INFO(name << ": " << logs);
+    CHECK(logs.find(mistake.says) != std::string::npos);
+    CHECK(logs.find(secret) == std::string::npos);
+  }
+}
+
 TEST_CASE(
     "CreateSnapshot takes the Java tool's --repo-uri, --include-global-state and "
     "CREATE_SNAPSHOT_ variables",
@@ -292,6 +408,22 @@ TEST_CASE(
   INFO(snapshot->body);
   REQUIRE(snapshot->status == 200);
   CHECK(snapshot->body.find("\"include_global_state\":false") != std::string::npos);
+
+  // The same from the Java tool's JSON form, in a file.
+  const std::string options_file = run.dir.File("create.json");
+  std::ofstream(options_file) << json::serialize(
+      json::object{{"sourceHost", (*source)->endpoint()},
+                   {"snapshotName", "from-json"},
+                   {"snapshotRepoName", "java_repo"},
+                   {"fileSystemRepoPath", run.dir.File("repo")},
+                   {"noWait", false}});
+  const int from_json =
+      Run(run, "create-json", {RFS_CREATE_SNAPSHOT_TOOL, "---JSON-FILE", options_file});
+  INFO(run.Logs("create-json"));
+  REQUIRE(from_json == 0);
+  auto second = (*transport)->Send({.method = "GET", .target = "/_snapshot/java_repo/from-json"});
+  REQUIRE(second.ok());
+  CHECK(second->status == 200);
 }
 
 }  // namespace rfs::e2e::java_options
