@@ -99,6 +99,8 @@ std::string_view ToString(WorkerEvent::Kind kind) {
       return "target_refused";
     case WorkerEvent::Kind::kPreserveVersionNotApplied:
       return "preserve_version_not_applied";
+    case WorkerEvent::Kind::kRetrying:
+      return "retrying";
   }
   return "unknown";
 }

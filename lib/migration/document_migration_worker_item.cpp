@@ -4,6 +4,7 @@
 // the rest on to a successor (a checkpoint), release it on a stop, or lose it.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,14 @@ struct DocumentMigrationWorker::ItemSent {
   uint64_t transform_failures = 0;
   uint64_t transform_dropped = 0;
   bool acknowledged_any = false;
+};
+
+// The retries of an item's bulk requests since the last request that went through whole.
+struct DocumentMigrationWorker::RetryStreak {
+  std::mutex mu;
+  std::optional<core::IClock::TimePoint> since;
+  std::optional<core::IClock::TimePoint> last_report;
+  uint64_t retries = 0;
 };
 
 void DocumentMigrationWorker::EmitItemEvent(const ItemRun& run, WorkerEvent::Kind kind,
@@ -367,23 +376,23 @@ DocumentMigrationWorker::ItemSent DocumentMigrationWorker::SendItem(
   if (reindexer_options.retry.max_attempts > 0) {
     reindexer_options.keep_alive = [&keeper] { return keeper.KeepAlive(); };
   }
-  if (options_.counters != nullptr || options_.back_pressure != nullptr) {
-    reindexer_options.on_bulk_attempt = [c = options_.counters, tally = options_.back_pressure](
-                                            const reindex::BulkAttempt& attempt) {
-      const uint64_t rejected =
-          attempt.items_rejected + (attempt.error == absl::StatusCode::kResourceExhausted ? 1 : 0);
-      if (tally != nullptr) {
-        tally->rejected_429.fetch_add(rejected, std::memory_order_relaxed);
-        if (!attempt.retry_cause.empty()) tally->retries.fetch_add(1, std::memory_order_relaxed);
-      }
-      if (c == nullptr) return;
-      c->documents_sent.Add(attempt.docs);
-      c->source_bytes_sent.Add(attempt.source_bytes);
-      c->bulk_latency.Observe(std::chrono::duration<double>(attempt.latency).count());
-      c->rejections.Add(rejected);
-      if (!attempt.retry_cause.empty()) c->retries.With({attempt.retry_cause}).Add();
-    };
-  }
+  RetryStreak streak;
+  reindexer_options.on_bulk_attempt = [&, c = options_.counters, tally = options_.back_pressure](
+                                          const reindex::BulkAttempt& attempt) {
+    ReportRetry(run, attempt, streak);
+    const uint64_t rejected =
+        attempt.items_rejected + (attempt.error == absl::StatusCode::kResourceExhausted ? 1 : 0);
+    if (tally != nullptr) {
+      tally->rejected_429.fetch_add(rejected, std::memory_order_relaxed);
+      if (!attempt.retry_cause.empty()) tally->retries.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (c == nullptr) return;
+    c->documents_sent.Add(attempt.docs);
+    c->source_bytes_sent.Add(attempt.source_bytes);
+    c->bulk_latency.Observe(std::chrono::duration<double>(attempt.latency).count());
+    c->rejections.Add(rejected);
+    if (!attempt.retry_cause.empty()) c->retries.With({attempt.retry_cause}).Add();
+  };
   DocumentReindexer reindexer(*run.sink, failed_sink_, clock_, reindexer_options);
   if (!transformer_) {
     sent.reindexed = reindexer.Reindex(stream, on_progress);
@@ -398,6 +407,36 @@ DocumentMigrationWorker::ItemSent DocumentMigrationWorker::SendItem(
     sent.transform_dropped = transformed.docs_dropped();
   }
   return sent;
+}
+
+void DocumentMigrationWorker::ReportRetry(const ItemRun& run, const reindex::BulkAttempt& attempt,
+                                          RetryStreak& streak) const {
+  const auto now = clock_.Now();
+  std::lock_guard lock(streak.mu);
+  if (attempt.retry_cause.empty()) {
+    // A bulk went through whole: the target answers again.
+    if (attempt.error == absl::StatusCode::kOk) {
+      streak.since.reset();
+      streak.retries = 0;
+    }
+    return;
+  }
+  if (!streak.since) streak.since = now;
+  ++streak.retries;
+  if (streak.last_report && now - *streak.last_report < options_.retry_report_interval) return;
+  streak.last_report = now;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f",
+                std::chrono::duration<double>(now - *streak.since).count());
+  const int max_attempts = options_.reindexer.retry.max_attempts;
+  EmitItemEvent(run, WorkerEvent::Kind::kRetrying, [&](WorkerEvent& e) {
+    e.message = core::StrCat(
+        run.sink->description(), ": bulk requests sent again (", attempt.retry_cause,
+        "): ", attempt.retry_reason.empty() ? "no reason given" : attempt.retry_reason, "; ",
+        streak.retries, streak.retries == 1 ? " retry" : " retries", " in ", seconds, " s so far, ",
+        max_attempts > 0 ? core::StrCat("up to ", max_attempts, " attempts per request")
+                         : std::string("until the lease runs out"));
+  });
 }
 
 void DocumentMigrationWorker::AccountItem(const ItemRun& run,

@@ -406,6 +406,7 @@ class ReindexRun {
       } else if (core::IsRetryable(s)) {
         attempt.retry_cause = "unavailable";
       }
+      if (!attempt.retry_cause.empty()) attempt.retry_reason = std::string(s.message());
     } else {
       size_t items_blocked = 0;
       for (const ItemFailure& f : *failures) {
@@ -417,6 +418,9 @@ class ReindexRun {
                       f.type) == options_.allowed_exception_types.end()) {
           ++attempt.items_retried;
           if (f.type == kClusterBlock) ++items_blocked;
+          if (attempt.retry_reason.empty()) {
+            attempt.retry_reason = StrCat("HTTP ", f.status, " ", f.type, ": ", f.reason);
+          }
         }
       }
       if (attempt.items_retried > 0) {
@@ -424,6 +428,15 @@ class ReindexRun {
                               : attempt.items_rejected > 0 ? "too_many_requests"
                                                            : "server_error";
       }
+    }
+    constexpr size_t kMaxReason = 300;
+    if (attempt.retry_reason.size() > kMaxReason) {
+      size_t cut = kMaxReason;  // not inside a UTF-8 sequence
+      while (cut > 0 && (static_cast<unsigned char>(attempt.retry_reason[cut]) & 0xC0) == 0x80) {
+        --cut;
+      }
+      attempt.retry_reason.resize(cut);
+      attempt.retry_reason += "...";
     }
     options_.on_bulk_attempt(attempt);
   }

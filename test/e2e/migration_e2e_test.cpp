@@ -172,6 +172,42 @@ TEST_CASE("a generated repository migrates completely under faults, many bulks p
   CHECK((*target)->stats().faults_injected > 0);
 }
 
+TEST_CASE("a worker that retries bulks says what fails while it waits",
+          "[e2e][generated][faults]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 200 --seed 62");
+  REQUIRE(generated);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  rfs::testing::FaultOptions faults;
+  faults.schedule = {{1, rfs::testing::Fault::kUnavailable503},
+                     {2, rfs::testing::Fault::kUnavailable503},
+                     {3, rfs::testing::Fault::kReject429}};
+  (*target)->SetFaults(faults);
+  MigrationRun run;
+  const int code = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+       (*target)->endpoint(), "--coordinator-db", run.dir.File("c.db"), "--max-connections", "1"},
+      run.Out("worker"), run.Err("worker"));
+  INFO(run.Logs("worker"));
+  REQUIRE(code == kExitNoWorkLeft);
+  CheckTarget(**target, ReadExpectedDocs(generated->dir / "expected-docs.ndjson"));
+  // One event (the next ones come within the 30 s interval), on the worker's JSON lines.
+  std::vector<json::object> retrying;
+  std::istringstream lines(rfs::test::ReadTextFile(run.Err("worker")));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("{")) continue;
+    json::object event = json::parse(line).as_object();
+    if (event.at("event") == "retrying") retrying.push_back(std::move(event));
+  }
+  REQUIRE(retrying.size() == 1);
+  const std::string message(retrying[0].at("message").as_string());
+  CHECK(message.starts_with("OpenSearch bulk to " + (*target)->endpoint() +
+                            ": bulk requests sent again (unavailable): "));
+  CHECK(message.find("503") != std::string::npos);
+  CHECK(message.find("1 retry in") != std::string::npos);
+  CHECK(retrying[0].at("index").as_string().size() > 0);
+}
+
 TEST_CASE("the default mode: workers coordinate in the target's .migrations_working_state index",
           "[e2e][generated][coordination]") {
   // Only --target-host, as users of the Java tool run it: work items live on the target, and the

@@ -108,6 +108,8 @@ struct WorkerEvent {
     kTargetRefused,              // `message`: documents failed for a target index or data stream
     kMetricsEndpoint,            // `message`: the URL the Prometheus metrics are served at
     kPreserveVersionNotApplied,  // `index`, `message`: a data stream's documents go unversioned
+    kRetrying,  // `message`: bulk requests are being sent again, why and for how long so far
+                // (at the first retry, then at most every retry_report_interval)
   };
   Kind kind = Kind::kProgress;
   std::string work_item;
@@ -187,6 +189,9 @@ struct DocumentMigrationOptions {
   bool single_work_item = false;
   /// At most one kProgress event per interval per item.
   std::chrono::milliseconds progress_interval{1000};
+  /// Least time between two kRetrying events of an item: a worker that retries says so at once,
+  /// then at this pace while retries go on.
+  std::chrono::milliseconds retry_report_interval{30'000};
   /// Receives every event (may be empty).
   std::function<void(const WorkerEvent&)> on_event;
   /// Attempts per coordinator call that fails with a retryable code (429, 503, resets), and the
@@ -432,6 +437,11 @@ class DocumentMigrationWorker {
       const coordination::WorkItemId& item, const lucene::ShardReaderOptions& reader_options) const;
   ItemSent SendItem(ItemRun& run, internal::LeaseKeeper& keeper, internal::GracefulStop& stop,
                     internal::ShardDocumentStream& stream);
+  /// Says that an item's bulk requests are being sent again (kRetrying): at the first retry,
+  /// then at most once per retry_report_interval. Called from the reindexer's threads.
+  struct RetryStreak;
+  void ReportRetry(const ItemRun& run, const reindex::BulkAttempt& attempt,
+                   RetryStreak& streak) const;
   void AccountItem(const ItemRun& run, const internal::ShardDocumentStream& stream,
                    const ItemSent& sent, internal::LeaseKeeper& keeper,
                    WorkerSummary::IndexAccount& account);

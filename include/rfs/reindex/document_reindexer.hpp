@@ -68,6 +68,9 @@ struct BulkAttempt {
   /// "server_error" (5xx items), "blocked" (items refused by a block: cluster_block_exception),
   /// "unavailable", "timeout" or "too_large" (split and resent).
   std::string retry_cause;
+  /// With a retry cause, what the target said: the request's error, or the first retried item's
+  /// "HTTP <status> <type>: <reason>" (at most 300 bytes).
+  std::string retry_reason;
 };
 
 struct DocumentReindexerOptions {

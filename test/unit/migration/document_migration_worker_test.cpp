@@ -365,6 +365,71 @@ TEST_CASE("a worker counts the 429s and retries it meets, metrics or not",
   CHECK(tally.retries.load() == 2);
 }
 
+TEST_CASE("a worker that sends bulks again says so: at once, then at most once per interval",
+          "[reindex][worker][generated]") {
+  auto generated = rfs::test::Generate("--shards 1 --docs 100 --segments 1 --seed 74");
+  REQUIRE(generated);
+  // Three requests fail whole (503), one goes through, then two are refused item by item (429).
+  auto failing_sink = [](rfs::core::FakeClock& clock) {
+    auto sink = std::make_shared<RecordingSink>(clock, std::chrono::seconds(1));
+    sink->before_write = [](int call) {
+      return call <= 3 ? absl::UnavailableError("HTTP 503: no master") : absl::OkStatus();
+    };
+    sink->refuse_items = [](int call) -> std::optional<rfs::reindex::ItemFailure> {
+      if (call != 5 && call != 6) return std::nullopt;
+      return rfs::reindex::ItemFailure{0, 429, "es_rejected_execution_exception",
+                                       "rejected execution of bulk"};
+    };
+    return sink;
+  };
+  auto retrying = [](const std::vector<rfs::migration::WorkerEvent>& events) {
+    std::vector<std::string> messages;
+    for (const auto& e : events) {
+      if (e.kind == rfs::migration::WorkerEvent::Kind::kRetrying) messages.push_back(e.message);
+    }
+    return messages;
+  };
+
+  SECTION("every retry, with no interval: the count starts again after a request goes through") {
+    Fixture fixture(generated->repo());
+    auto sink = failing_sink(fixture.clock);
+    rfs::migration::DocumentMigrationOptions options = Fixture::SmallBatches();
+    options.retry_report_interval = std::chrono::milliseconds(0);
+    std::vector<rfs::migration::WorkerEvent> events;
+    auto summary = fixture.RunWorker("w1", sink, options, &events);
+    REQUIRE(summary.ok());
+    CHECK(sink->writes().size() == 100);
+    const std::vector<std::string> messages = retrying(events);
+    std::string all;
+    for (const std::string& message : messages) all += message + "\n";
+    INFO(all);
+    REQUIRE(messages.size() == 5);
+    const std::vector<std::string> expected = {
+        "(unavailable): HTTP 503: no master; 1 retry in",
+        "(unavailable): HTTP 503: no master; 2 retries in",
+        "(unavailable): HTTP 503: no master; 3 retries in",
+        "(too_many_requests): HTTP 429 es_rejected_execution_exception: rejected execution of "
+        "bulk; 1 retry in",
+        "(too_many_requests): HTTP 429 es_rejected_execution_exception: rejected execution of "
+        "bulk; 2 retries in"};
+    for (size_t i = 0; i < expected.size(); ++i) {
+      CHECK(messages[i].starts_with("recording sink: bulk requests sent again "));
+      CHECK(messages[i].find(expected[i]) != std::string::npos);
+      CHECK(messages[i].ends_with("up to 10 attempts per request"));
+    }
+  }
+  SECTION("the default interval: once, at the first retry") {
+    Fixture fixture(generated->repo());
+    auto sink = failing_sink(fixture.clock);
+    std::vector<rfs::migration::WorkerEvent> events;
+    auto summary = fixture.RunWorker("w1", sink, Fixture::SmallBatches(), &events);
+    REQUIRE(summary.ok());
+    const std::vector<std::string> messages = retrying(events);
+    REQUIRE(messages.size() == 1);
+    CHECK(messages[0].find("HTTP 503: no master; 1 retry in 0.0 s so far") != std::string::npos);
+  }
+}
+
 TEST_CASE("a lease running short hands a successor on from the first unread document",
           "[reindex][worker][generated]") {
   auto generated = rfs::test::Generate("--shards 1 --docs 1000 --segments 3 --seed 72");
