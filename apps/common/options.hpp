@@ -58,8 +58,9 @@ using ShardNumber = Bounded<int, 0, 1u << 30>;
 using Connections = Bounded<uint64_t, 1, 1024>;
 /// Bytes of one request body (HTTP bodies over 2 GiB are refused by every server).
 using RequestBytes = Bounded<uint64_t, 0, uint64_t{2} << 30>;
-/// Documents in one request.
-using RequestDocs = Bounded<uint64_t, 0, 100'000'000>;
+/// Documents in one request; up to the Java tools' default, Integer.MAX_VALUE (no limit but the
+/// bytes), which their workflows pass.
+using RequestDocs = Bounded<uint64_t, 0, 2'147'483'647>;
 /// A TCP port.
 using Port = Bounded<uint16_t>;
 
@@ -162,12 +163,12 @@ absl::StatusOr<migration::MetricsOptions> MetricsOptionsFrom(const po::variables
 /// option unset, true sets a switch, an array gives a list option each of its items. Without
 /// either flag the command line is kept as it is. Errors never quote a value: they may be
 /// passwords.
-class CommandLine {
+class ArgumentList {
  public:
-  static absl::StatusOr<CommandLine> Expand(int argc, char** argv,
-                                            const po::options_description& options,
-                                            const char* program,
-                                            std::vector<std::string_view> commands = {});
+  static absl::StatusOr<ArgumentList> Expand(int argc, char** argv,
+                                             const po::options_description& options,
+                                             const char* program,
+                                             std::vector<std::string_view> commands = {});
 
   int argc() const { return static_cast<int>(words_.size()); }
   /// argv-style pointers into this object's words, valid while it lives and is not moved.

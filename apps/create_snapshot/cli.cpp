@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/core/duration.hpp"
 #include "rfs/core/str_cat.hpp"
 
@@ -53,8 +54,10 @@ po::options_description Options() {
                     "s3 repository: s3://BUCKET or s3://BUCKET/BASE/PATH")(
       "repo-uri", po::value<std::string>(),
       "the repository as the Java tool's --repo-uri: file:///PATH or /PATH (as "
-      "--file-system-repo-path), s3://BUCKET/PATH (as --s3-repo-uri)")(
-      "s3-region", po::value<std::string>(), "AWS region of the bucket (required with S3)")(
+      "--file-system-repo-path), s3://BUCKET/PATH (as --s3-repo-uri), or gs://BUCKET/PATH (a "
+      "gcs repository: the source needs the repository-gcs plugin, its credentials and endpoint "
+      "set on the source as gcs.client.default.*)")("s3-region", po::value<std::string>(),
+                                                    "AWS region of the bucket (required with S3)")(
       "s3-endpoint", po::value<std::string>(),
       "custom S3 endpoint, e.g. http://minio:9000 (optional)")("endpoint", po::value<std::string>(),
                                                                "alias of --s3-endpoint")(
@@ -97,7 +100,30 @@ namespace {
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
 
+constexpr const char* kS3Only[] = {"s3-region", "s3-endpoint", "endpoint", "s3-role-arn"};
+
+bool IsGcsUri(const po::variables_map& vm) { return Text(vm, "repo-uri").starts_with("gs://"); }
+
 }  // namespace
+
+std::vector<std::string> IgnoredOptions(const po::variables_map& vm) {
+  std::vector<std::string> ignored;
+  if (!IsGcsUri(vm)) return ignored;
+  // The Java tool takes them with gs:// too (its --endpoint serves the readers' fake-gcs-server)
+  // and does not forward them.
+  for (const char* s3_only : kS3Only) {
+    if (vm.count(s3_only)) {
+      ignored.push_back(StrCat("--", s3_only,
+                               " is ignored for a gs:// repository: repository-gcs takes its "
+                               "endpoint and credentials from the source's gcs.client.default.* "
+                               "settings"));
+    }
+  }
+  if (vm["s3-disable-chunked-encoding"].as<bool>()) {
+    ignored.push_back("--s3-disable-chunked-encoding is ignored for a gs:// repository");
+  }
+  return ignored;
+}
 
 absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::variables_map& vm) {
   auto text = [&](const char* name) { return Text(vm, name); };
@@ -110,7 +136,13 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
     if (!fs_path.empty() || !s3_uri.empty()) {
       return Invalid("give one of --repo-uri, --file-system-repo-path, --s3-repo-uri");
     }
-    if (uri.starts_with("s3://")) {
+    if (IsGcsUri(vm)) {
+      auto parsed = cloud::ParseGcsUri(uri);
+      if (!parsed.ok()) return Invalid(StrCat("--repo-uri: ", parsed.status().message()));
+      std::string base_path = parsed->prefix;
+      if (base_path.ends_with('/')) base_path.pop_back();
+      run.repository.storage = opensearch::GcsRepositoryConfig{parsed->bucket, base_path};
+    } else if (uri.starts_with("s3://")) {
       s3_uri = uri;
     } else if (uri.starts_with("file:///")) {
       fs_path = uri.substr(7);
@@ -118,9 +150,9 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
       fs_path = uri;
     } else {
       return Invalid(StrCat("--repo-uri '", uri,
-                            "': CreateSnapshot registers file:///PATH, /PATH and s3://BUCKET/PATH "
-                            "repositories (a gs:// or az:// one can be registered on the source "
-                            "by hand, then read by the other tools with --repo-uri)"));
+                            "': CreateSnapshot registers file:///PATH, /PATH, s3://BUCKET/PATH and "
+                            "gs://BUCKET/PATH repositories (an az:// one can be registered on the "
+                            "source by hand, then read by the other tools with --repo-uri)"));
     }
   }
   if (vm.count("s3-endpoint") && vm.count("endpoint")) {
@@ -130,19 +162,21 @@ absl::StatusOr<migration::CreateSnapshotToolOptions> ToolOptions(const po::varia
       !text("s3-endpoint").empty() ? text("s3-endpoint") : text("endpoint");
   const bool fs = !fs_path.empty();
   const bool s3 = !s3_uri.empty();
-  if (fs == s3) {
+  // A gs:// repository is set already; its S3 options are only reported (IgnoredOptions).
+  const bool gcs = std::holds_alternative<opensearch::GcsRepositoryConfig>(run.repository.storage);
+  if (!gcs && fs == s3) {
     return Invalid(
         "give exactly one repository: --file-system-repo-path PATH or --s3-repo-uri s3://BUCKET/"
         "PATH");
   }
   if (fs) {
-    for (const char* s3_only : {"s3-region", "s3-endpoint", "endpoint", "s3-role-arn"}) {
+    for (const char* s3_only : kS3Only) {
       if (vm.count(s3_only)) {
         return Invalid(StrCat("--", s3_only, " applies to --s3-repo-uri only"));
       }
     }
     run.repository.storage = opensearch::FileSystemRepositoryConfig{fs_path};
-  } else {
+  } else if (s3) {
     if (text("s3-region").empty()) return Invalid("--s3-repo-uri needs --s3-region");
     run.repository.storage = opensearch::S3RepositoryConfig{
         .uri = s3_uri,

@@ -22,7 +22,7 @@ constexpr const char* kProgram = "CreateSnapshot";
 int main(int raw_argc, char** raw_argv) {
   namespace cli = rfs::apps::create_snapshot;
   const auto options = cli::Options();
-  auto line = rfs::apps::CommandLine::Expand(raw_argc, raw_argv, options, kProgram);
+  auto line = rfs::apps::ArgumentList::Expand(raw_argc, raw_argv, options, kProgram);
   if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
   const int argc = line->argc();
   char** argv = line->argv();
@@ -39,6 +39,9 @@ int main(int raw_argc, char** raw_argv) {
   });
   auto run = cli::ToolOptions(vm);
   if (!run.ok()) return rfs::apps::UsageError(kProgram, run.status().message());
+  for (const std::string& ignored : cli::IgnoredOptions(vm)) {
+    std::cerr << kProgram << ": warning: " << ignored << "\n";
+  }
 
   const std::string repository_name = run->repository_name;
   const std::string snapshot_name = run->snapshot.name;

@@ -25,7 +25,7 @@ int main(int raw_argc, char** raw_argv) {
   const std::atomic<bool>& stop_requested = rfs::apps::InstallStopHandlers();
   namespace cli = rfs::apps::documents;
   const auto options = rfs::apps::DocumentOptions();
-  auto line = rfs::apps::CommandLine::Expand(raw_argc, raw_argv, options, kProgram);
+  auto line = rfs::apps::ArgumentList::Expand(raw_argc, raw_argv, options, kProgram);
   if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
   const int argc = line->argc();
   char** argv = line->argv();

@@ -59,8 +59,8 @@ std::vector<char*> CommandFirst(int argc, char** argv,
 int main(int raw_argc, char** raw_argv) {
   namespace cli = rfs::apps::metadata;
   const auto options = cli::Options();
-  auto words = rfs::apps::CommandLine::Expand(raw_argc, raw_argv, options, kProgram,
-                                              {"evaluate", "migrate"});
+  auto words = rfs::apps::ArgumentList::Expand(raw_argc, raw_argv, options, kProgram,
+                                               {"evaluate", "migrate"});
   if (!words.ok()) return rfs::apps::UsageError(kProgram, words.status().message());
   const int argc = words->argc();
   std::vector<char*> args = CommandFirst(argc, words->argv(), options);

@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "rfs/cloud/gcs_repo.hpp"
 #include "rfs/core/duration.hpp"
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/json_text.hpp"
@@ -168,13 +169,21 @@ absl::StatusOr<migration::RfsWorkerOptions> WorkerOptions(const po::variables_ma
   if (run.source) {
     const std::string uri = run.documents.repository.uri;
     rfs::opensearch::RepositoryConfig repository;
-    if (uri.starts_with("gs://") || uri.starts_with("az://")) {
+    if (uri.starts_with("az://")) {
       return absl::InvalidArgumentError(
-          "--source-host registers an fs or S3 repository on the source; a GCS or Azure "
+          "--source-host registers an fs, S3 or GCS repository on the source; an Azure "
           "repository is read without it (create the snapshot with the source's own "
-          "repository-gcs / repository-azure, then run without --source-host)");
+          "repository-azure, then run without --source-host)");
     }
-    if (uri.starts_with("s3://")) {
+    if (uri.starts_with("gs://")) {
+      // The source writes through its repository-gcs plugin, with its own gcs.client.default.*
+      // credentials and endpoint; --gcs-endpoint is the reader's.
+      auto parsed = rfs::cloud::ParseGcsUri(uri);
+      if (!parsed.ok()) return parsed.status();
+      std::string base_path = parsed->prefix;
+      if (base_path.ends_with('/')) base_path.pop_back();
+      repository.storage = rfs::opensearch::GcsRepositoryConfig{parsed->bucket, base_path};
+    } else if (uri.starts_with("s3://")) {
       repository.storage =
           rfs::opensearch::S3RepositoryConfig{.uri = uri,
                                               .region = run.documents.repository.s3.region,

@@ -158,6 +158,11 @@ absl::StatusOr<json::object> RepositoryBody(const RepositoryConfig& config) {
     }
     type = "fs";
     settings["location"] = fs->location;
+  } else if (const auto* gcs = std::get_if<GcsRepositoryConfig>(&config.storage)) {
+    if (gcs->bucket.empty()) return absl::InvalidArgumentError("GCS repository names no bucket");
+    type = "gcs";
+    settings["bucket"] = gcs->bucket;
+    if (!gcs->base_path.empty()) settings["base_path"] = gcs->base_path;
   } else {
     const auto& s3 = std::get<S3RepositoryConfig>(config.storage);
     auto location = ParseS3Uri(s3.uri);
@@ -206,7 +211,20 @@ absl::Status SnapshotCreator::RegisterRepository(const RepositoryConfig& config)
   auto response = Send("PUT", target, core::JsonText(*body));
   if (!response.ok()) return response.status();
   if (response->status >= 200 && response->status < 300) return absl::OkStatus();
-  return SnapshotApiError(*response, StrCat("register repository: PUT ", target));
+  absl::Status error = SnapshotApiError(*response, StrCat("register repository: PUT ", target));
+  // RepositoriesService: "[<repo>] repository type [<type>] does not exist" when no plugin of a
+  // node provides the type.
+  const std::string type(body->at("type").as_string().c_str());
+  if (const std::string_view message(error.message().data(), error.message().size());
+      type != "fs" && message.find(StrCat("repository type [", type, "] does not exist")) !=
+                          std::string_view::npos) {
+    return absl::Status(error.code(),
+                        StrCat(message, " (every node of the source needs the repository-", type,
+                               " plugin: bin/opensearch-plugin or bin/elasticsearch-plugin install "
+                               "repository-",
+                               type, ", then a restart)"));
+  }
+  return error;
 }
 
 absl::Status SnapshotCreator::StartSnapshot(const SnapshotRequest& request) {

@@ -142,8 +142,8 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
         "--repo-uri", "/r", "--solr-collections", "c"},
        "Solr's BACKUP action"},
       {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
-        "--repo-uri", "gs://bucket/path"},
-       "registers file:///PATH, /PATH and s3://BUCKET/PATH"},
+        "--repo-uri", "az://account/container"},
+       "registers file:///PATH, /PATH, s3://BUCKET/PATH and gs://BUCKET/PATH"},
       {{RFS_CREATE_SNAPSHOT_TOOL, "--source-host", "http://127.0.0.1:1", "--snapshot-name", "s",
         "--repo-uri", "/r", "--source-type", "solr"},
        "Solr's BACKUP action"},
@@ -279,16 +279,25 @@ TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JS
   MigrationRun run;
   const std::string repo = generated->repo().string();
 
-  // The documents tool as the Java workflows start it: base64 of the options object, keys in
-  // either case with or without dashes, a switch, a null, an option rfs ignores.
+  // The documents tool as the Java workflows start it: base64 of the options object, with the
+  // defaults they send (Integer.MAX_VALUE documents per bulk, switches false, empty lists);
+  // keys in either case with or without dashes, a switch, a null, options rfs ignores.
   const std::string out = run.dir.File("out");
   json::object documents{{"snapshotLocalDir", repo},
                          {"output-dir", out},
                          {"--maxConnections", 2},
+                         {"documentsPerBulkRequest", 2147483647},
                          {"documentsSizePerBulkRequest", 1000000},
+                         {"maxShardSizeBytes", 85899345920},
                          {"initialLeaseDuration", "PT5M"},
+                         {"luceneDir", run.dir.File("lucene")},
                          {"cleanLocalDirs", true},
+                         {"enableSourcelessMigrations", false},
+                         {"allowedDocExceptionTypes", json::array{}},
+                         {"serverGeneratedIds", "AUTO"},
+                         {"coordinatorRetryMaxRetries", 7},
                          {"allow-loose-version-matching", "true"},
+                         {"targetAwsServiceSigningName", nullptr},
                          {"otelTraceCollectorEndpoint", nullptr}};
   int code = Run(run, "documents",
                  {RFS_DOCUMENTS_TOOL, "---INLINE-JSON", Base64(json::serialize(documents))});
@@ -368,6 +377,9 @@ TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JS
         json::serialize(json::object{{"targetPassword", secret}})},
        "a command is required"},
       {{RFS_CREATE_SNAPSHOT_TOOL, "migrate", "---INLINE-JSON", "{}"}, "unexpected argument"},
+      {{RFS_CREATE_SNAPSHOT_TOOL, "---INLINE-JSON",
+        json::serialize(json::object{{"solrCollections", json::array{"c1"}}})},
+       "back a Solr collection up"},
   };
   int n = 0;
   for (const Mistake& mistake : mistakes) {
@@ -411,11 +423,19 @@ TEST_CASE(
 
   // The same from the Java tool's JSON form, in a file.
   const std::string options_file = run.dir.File("create.json");
+  // As the workflows send it: every option with its default, Solr's empty list included.
   std::ofstream(options_file) << json::serialize(
       json::object{{"sourceHost", (*source)->endpoint()},
+                   {"sourceInsecure", false},
                    {"snapshotName", "from-json"},
                    {"snapshotRepoName", "java_repo"},
-                   {"fileSystemRepoPath", run.dir.File("repo")},
+                   {"repoUri", "file://" + run.dir.File("repo")},
+                   {"indexAllowlist", json::array{}},
+                   {"maxSnapshotRateMbPerNode", 0},
+                   {"compressionEnabled", false},
+                   {"includeGlobalState", true},
+                   {"mode", "create"},
+                   {"solrCollections", json::array{}},
                    {"noWait", false}});
   const int from_json =
       Run(run, "create-json", {RFS_CREATE_SNAPSHOT_TOOL, "---JSON-FILE", options_file});
@@ -424,6 +444,30 @@ TEST_CASE(
   auto second = (*transport)->Send({.method = "GET", .target = "/_snapshot/java_repo/from-json"});
   REQUIRE(second.ok());
   CHECK(second->status == 200);
+
+  // A gs:// repository, as the Java tool registers it; its --endpoint (for the readers' GCS
+  // emulator) is not the source's business and is said to be ignored.
+  const int gcs =
+      Run(run, "create-gcs",
+          {RFS_CREATE_SNAPSHOT_TOOL, "--source-host", (*source)->endpoint(), "--snapshot-name",
+           "to-gcs", "--repo-uri", "gs://rfs-bucket/base/path/", "--snapshot-repo-name", "gcs_repo",
+           "--endpoint", "http://127.0.0.1:4443", "--max-snapshot-rate-mb-per-node", "30"});
+  INFO(run.Logs("create-gcs"));
+  REQUIRE(gcs == 0);
+  CHECK(rfs::test::ReadTextFile(run.Err("create-gcs"))
+            .find("--endpoint is ignored for a gs:// repository") != std::string::npos);
+  auto registered = (*transport)->Send({.method = "GET", .target = "/_snapshot/gcs_repo"});
+  REQUIRE(registered.ok());
+  INFO(registered->body);
+  const json::value repositories = json::parse(registered->body);
+  const json::object& gcs_repo = repositories.at("gcs_repo").as_object();
+  CHECK(gcs_repo.at("type") == "gcs");
+  CHECK(gcs_repo.at("settings").at("bucket") == "rfs-bucket");
+  CHECK(gcs_repo.at("settings").at("base_path") == "base/path");
+  CHECK(gcs_repo.at("settings").at("max_snapshot_bytes_per_sec") == "30mb");
+  CHECK(Run(run, "bad-gcs",
+            {RFS_CREATE_SNAPSHOT_TOOL, "--source-host", (*source)->endpoint(), "--snapshot-name",
+             "x", "--repo-uri", "gs://No_Such/bucket"}) == kExitUsage);
 }
 
 }  // namespace rfs::e2e::java_options

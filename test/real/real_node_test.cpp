@@ -408,6 +408,16 @@ TEST_CASE("CreateSnapshot and RfsWorker with a real source and a real target", "
     const SnapshotDocuments read = rfs::test::ReadSnapshotDocuments(location, "cs1");
     CHECK(read.at(index).size() == 500);
     rfs::test::CheckNodeHolds(source, read);
+
+    // A gs:// repository on a node without the repository-gcs plugin: the node's refusal, and
+    // what to install.
+    const int gcs =
+        runner.Run({RFS_CREATE_SNAPSHOT_TOOL, "--source-host", source.url(), "--snapshot-name",
+                    "cs-gcs", "--repo-uri", "gs://rfs-bucket/x", "--snapshot-repo-name", "rn_gcs"});
+    INFO(runner.out << runner.err);
+    CHECK(gcs != 0);
+    CHECK(runner.err.find("repository type [gcs] does not exist") != std::string::npos);
+    CHECK(runner.err.find("needs the repository-gcs plugin") != std::string::npos);
   }
   SECTION("RfsWorker: snapshot on the source, metadata, documents and verify on the target") {
     const fs::path location = source.repo_path() / "rn-rfs-worker";

@@ -6,7 +6,8 @@
 // errors OpenSearch raises: RepositoriesService wraps a repository's construction errors in a 500
 // repository_exception
 // "[<repo>] failed to create repository" whose caused_by says what is wrong (an `fs` repository
-// without `location`, an `s3` one without `bucket`); an unknown type is a 500
+// without `location`, an `s3` or `gcs` one (as with their plugins installed) without `bucket`);
+// an unknown type is a 500
 // repository_exception; a missing repository is a 404 repository_missing_exception "[<repo>]
 // missing"; SnapshotsService.validate names bad snapshot names in a 400
 // invalid_snapshot_name_exception "[<repo>:<snap>] Invalid snapshot name [<snap>], <why>".
@@ -314,10 +315,10 @@ class SnapshotApi {
         return CreationFailed(name, "repository_exception",
                               StrCat("[", name, "] missing location"));
       }
-    } else if (*type == "s3") {
+    } else if (*type == "s3" || *type == "gcs") {
       if (setting("bucket").empty()) {
         return CreationFailed(name, "repository_exception",
-                              StrCat("[", name, "] No bucket defined for s3 repository"));
+                              StrCat("[", name, "] No bucket defined for ", *type, " repository"));
       }
     } else {
       return c_.Error(500, "repository_exception",

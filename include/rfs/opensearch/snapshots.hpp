@@ -62,8 +62,17 @@ struct S3RepositoryConfig {
   bool disable_chunked_encoding = false;
 };
 
+/// A `gcs` repository (the source needs the repository-gcs plugin). The plugin takes its
+/// credentials and any custom endpoint from the source's gcs.client.<client>.* settings, not
+/// from the repository.
+struct GcsRepositoryConfig {
+  std::string bucket;
+  /// Without leading or trailing '/'; empty for the bucket's root.
+  std::string base_path;
+};
+
 struct RepositoryConfig {
-  std::variant<FileSystemRepositoryConfig, S3RepositoryConfig> storage;
+  std::variant<FileSystemRepositoryConfig, S3RepositoryConfig, GcsRepositoryConfig> storage;
   /// Per-node snapshot throttle (`max_snapshot_bytes_per_sec` = "<n>mb"); unset = the
   /// cluster's default. Must be positive when set.
   std::optional<int64_t> max_snapshot_rate_mb_per_node;

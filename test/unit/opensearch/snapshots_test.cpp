@@ -160,7 +160,7 @@ TEST_CASE("ParseS3Uri splits bucket and base path", "[reindex][snapshot_creator]
   }
 }
 
-TEST_CASE("RepositoryBody builds fs and s3 settings", "[reindex][snapshot_creator]") {
+TEST_CASE("RepositoryBody builds fs, s3 and gcs settings", "[reindex][snapshot_creator]") {
   RepositoryConfig fs{.storage = FileSystemRepositoryConfig{"/mnt/snap"},
                       .max_snapshot_rate_mb_per_node = 40,
                       .compress = true};
@@ -185,8 +185,21 @@ TEST_CASE("RepositoryBody builds fs and s3 settings", "[reindex][snapshot_creato
   CHECK(settings.at("role_arn") == "arn:aws:iam::1:role/snap");
   CHECK_FALSE(settings.contains("max_snapshot_bytes_per_sec"));
 
+  // As the Java tool: bucket, base_path, the throttle and compress; the plugin's client
+  // settings on the cluster hold the endpoint and credentials.
+  body = RepositoryBody({.storage = GcsRepositoryConfig{"bucket-g", "base/path"},
+                         .max_snapshot_rate_mb_per_node = 25});
+  REQUIRE(body.ok());
+  CHECK(
+      json::serialize(*body) ==
+      R"({"type":"gcs","settings":{"bucket":"bucket-g","base_path":"base/path","max_snapshot_bytes_per_sec":"25mb","compress":false}})");
+  body = RepositoryBody({.storage = GcsRepositoryConfig{"bucket-g", ""}});
+  REQUIRE(body.ok());
+  CHECK_FALSE(body->at("settings").as_object().contains("base_path"));
+
   CHECK(absl::IsInvalidArgument(
       RepositoryBody({.storage = FileSystemRepositoryConfig{""}}).status()));
+  CHECK(absl::IsInvalidArgument(RepositoryBody({.storage = GcsRepositoryConfig{}}).status()));
   CHECK(absl::IsInvalidArgument(
       RepositoryBody({.storage = S3RepositoryConfig{.uri = "s3://bucket-a"}}).status()));
   CHECK(absl::IsInvalidArgument(RepositoryBody({.storage = FileSystemRepositoryConfig{"/x"},
