@@ -324,11 +324,20 @@ TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JS
   }
   REQUIRE(indices.size() == 2);
   const std::string metadata_out = run.dir.File("metadata-out");
+  // With the defaults the workflows send.
   json::object migrate{{"jcommanderCommand", "evaluate"},
                        {"snapshotLocalDir", repo},
                        {"outputDir", metadata_out},
                        {"output", "JSON"},
-                       {"indexAllowlist", json::array{json::value(indices[0])}}};
+                       {"indexAllowlist", json::array{json::value(indices[0])}},
+                       {"componentTemplateAllowlist", json::array{}},
+                       {"allowExistingIndexes", true},
+                       {"clusterAwarenessAttributes", 1},
+                       {"allowLooseVersionMatching", false},
+                       {"enableSourcelessMigrations", false},
+                       {"useRecoverySource", false},
+                       {"localDir", run.dir.File("local")},
+                       {"transformerConfigBase64", nullptr}};
   code = Run(run, "migrate",
              {RFS_METADATA_TOOL, "---INLINE-JSON", json::serialize(migrate), "migrate"});
   INFO(run.Logs("migrate"));
