@@ -15,6 +15,10 @@ pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
 # zstd stored fields (ES 8.14+, OpenSearch custom codecs) and OpenSearch ZSTD\0 metadata blobs:
 # libzstd is the library those writers call through zstd-jni (Debian libzstd-dev).
 pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
+# Debian python3-dev: the headers of CPython 3.11, for JsonPythonTransformerProvider, which
+# loads libpython3.11 with dlopen when a transform asks for it (the Java tool runs the same
+# Python scripts on GraalPy) rather than linking it into every tool.
+pkg_check_modules(PYTHON3_EMBED REQUIRED python3-embed)
 # The PostgreSQL stores: libpq's header only (Debian libpq-dev). The library itself is loaded when
 # the first connection is opened (lib/coordination/postgres_connection.cpp), so that no tool pays
 # for loading it, and the twenty libraries it brings, unless it uses PostgreSQL.

@@ -217,6 +217,9 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeProvider(const std::string
   if (name == "JqTransformerProvider") return internal::MakeJqTransformer(config, context.limits);
   if (name == "JsonJSTransformerProvider")
     return internal::MakeJsTransformer(config, context.limits);
+  if (name == "JsonPythonTransformerProvider") {
+    return internal::MakePythonTransformer(config, context.limits);
+  }
   std::string known;
   for (const auto& n : TransformerProviderNames()) known += (known.empty() ? "" : ", ") + n;
   return absl::NotFoundError(StrCat("unknown provider (known: ", known, ")"));
@@ -255,7 +258,8 @@ std::vector<std::string> TransformerProviderNames() {
           "TypeMappingSanitizationTransformerProvider",
           "JsonConditionalTransformerProvider",
           "JqTransformerProvider",
-          "JsonJSTransformerProvider"};
+          "JsonJSTransformerProvider",
+          "JsonPythonTransformerProvider"};
 }
 
 absl::StatusOr<std::optional<std::string>> ResolveTransformerConfig(std::string_view option_prefix,

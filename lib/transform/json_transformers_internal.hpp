@@ -22,6 +22,8 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJsTransformer(
     const boost::json::value& config, const TransformLimits& limits);
 absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJsPredicate(const boost::json::value& config,
                                                                 const TransformLimits& limits);
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakePythonTransformer(
+    const boost::json::value& config, const TransformLimits& limits);
 
 /// A string-valued key of a provider's config object, or nullopt when absent. InvalidArgument when
 /// present with another type.

@@ -264,6 +264,78 @@ TEST_CASE("a jq document transform renames, adds, drops and fails documents, met
   CHECK(event_account["read"] >= static_cast<int64_t>(total));
 }
 
+TEST_CASE(
+    "a Python document transform written for the Java tool renames, drops and fails documents",
+    "[e2e][generated][transform][python]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 300 --seed 95");
+  REQUIRE(generated);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  MigrationRun run;
+  // As the Java tool's README writes them: main(context) returns the transform function.
+  const std::string script = run.dir.File("transform.py");
+  std::ofstream(script) << R"PY(
+def main(context):
+    suffix = context["suffix"]
+
+    def transform(documents):
+        out = []
+        for document in documents:
+            doc_id = document["operation"]["_id"]
+            if doc_id.endswith("3"):
+                continue
+            if doc_id.endswith("7"):
+                raise ValueError("refused by the test")
+            document["operation"]["_index"] += suffix
+            document["document"]["py"] = True
+            print("transformed", doc_id)
+            out.append(document)
+        return out
+
+    return transform
+
+main
+)PY";
+  const json::array config{json::object{
+      {"JsonPythonTransformerProvider", json::object{{"initializationScriptFile", script},
+                                                     {"bindingsObject", R"({"suffix":"-py"})"}}}}};
+  const std::string failed_dir = run.dir.File("failed");
+  const int code = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+       (*target)->endpoint(), "--coordinator-db", run.dir.File("c.sqlite"),
+       "--failed-documents-dir", failed_dir, "--doc-transformer-config", json::serialize(config)},
+      run.Out("python"), run.Err("python"));
+  INFO(run.Logs("python"));
+  REQUIRE(code == 6);
+
+  ExpectedDocs transformed;
+  std::set<std::string> should_fail;
+  for (const auto& [index, docs] : ReadExpectedDocs(generated->dir / "expected-docs.ndjson")) {
+    for (const auto& [id, doc] : docs) {
+      if (EndsWith(id, '3')) continue;
+      if (EndsWith(id, '7')) {
+        should_fail.insert(id);
+        continue;
+      }
+      ExpectedDoc out = doc;
+      out.source.as_object()["py"] = true;
+      transformed[index + "-py"][id] = out;
+    }
+  }
+  REQUIRE_FALSE(should_fail.empty());
+  CheckTarget(**target, transformed);
+  std::set<std::string> failed_ids;
+  for (const auto& record : ReadFailedDocuments(failed_dir)) {
+    failed_ids.insert(std::string(record.at("id").as_string()));
+    CHECK(std::string(record.at("reason").as_string()).find("ValueError: refused by the test") !=
+          std::string::npos);
+  }
+  CHECK(failed_ids == should_fail);
+  // The script's print() went to stderr, not into the tool's output.
+  CHECK(rfs::test::ReadTextFile(run.Err("python")).find("transformed ") != std::string::npos);
+  CHECK(rfs::test::ReadTextFile(run.Out("python")).find("transformed ") == std::string::npos);
+}
+
 TEST_CASE("a broken transformer configuration stops the tools at start-up with exit 64",
           "[e2e][transform][cli]") {
   MigrationRun run;
