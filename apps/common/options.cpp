@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -532,8 +533,13 @@ std::optional<std::string> ScalarText(const json::value& value) {
     case json::kind::uint64:
       return std::to_string(value.get_uint64());
     case json::kind::double_: {
+      // A whole number as one (1e7 -> "10000000"), as Jackson's asInt and asLong take it.
+      const double number = value.get_double();
+      if (std::trunc(number) == number && std::abs(number) < 9.2e18) {
+        return std::to_string(static_cast<int64_t>(number));
+      }
       char buffer[32];
-      const auto end = std::to_chars(buffer, buffer + sizeof buffer, value.get_double()).ptr;
+      const auto end = std::to_chars(buffer, buffer + sizeof buffer, number).ptr;
       return std::string(buffer, end);
     }
     default:
@@ -542,7 +548,7 @@ std::optional<std::string> ScalarText(const json::value& value) {
 }
 
 // Appends the words that set option `name` to `value`, as the Java parser reads it (Jackson's
-// asBoolean for a switch: true, "true" or a non-zero number sets it).
+// asBoolean for a switch: true, "true" or a non-zero integer sets it).
 absl::Status AppendJsonOption(std::string_view flag, const po::options_description& options,
                               const std::string& key, const std::string& name,
                               const json::value& value, std::vector<std::string>& words) {
@@ -553,10 +559,11 @@ absl::Status AppendJsonOption(std::string_view flag, const po::options_descripti
     if (value.is_bool()) {
       on = value.get_bool();
     } else if (value.is_string()) {
-      on = absl::AsciiStrToLower(std::string(TrimWhitespace(JsonText(value.get_string())))) ==
-           "true";
-    } else if (value.is_number()) {
-      on = value.to_number<double>() != 0;
+      on = TrimWhitespace(JsonText(value.get_string())) == "true";
+    } else if (value.is_int64() || value.is_uint64()) {
+      on = !(value.is_int64() && value.get_int64() == 0);
+    } else if (value.is_double()) {
+      on = false;  // Jackson's asBoolean of a floating-point number
     } else {
       return absl::InvalidArgumentError(
           core::StrCat(flag, ": \"", key, "\" is a switch: give it true or false"));
@@ -615,10 +622,16 @@ absl::StatusOr<ArgumentList> ArgumentList::Expand(int argc, char** argv,
     const bool is_command = std::find(commands.begin(), commands.end(), arg) != commands.end() &&
                             command.empty() && (i == flag_at - 1 || i == flag_at + 2);
     if (!is_command) {
-      return absl::InvalidArgumentError(
-          core::StrCat("with ", flag, " every option is in the JSON",
-                       commands.empty() ? "" : "; give only the command beside it",
-                       " (unexpected argument '", arg, "')"));
+      // Named by its option, or its position: a stray word may be a password (an unquoted
+      // object splits into words, "--target-password=..." given beside it).
+      const std::string what =
+          arg.starts_with("--") && arg.size() > 2
+              ? core::StrCat("option --", OptionName(arg))
+              : core::StrCat("argument ", i,
+                             arg.starts_with("{") ? " (quote the JSON object)" : "");
+      return absl::InvalidArgumentError(core::StrCat(
+          "with ", flag, " every option is in the JSON",
+          commands.empty() ? "" : "; give only the command beside it", " (unexpected ", what, ")"));
     }
     command = std::string(arg);
   }

@@ -409,6 +409,9 @@ class ReindexRun {
       if (!attempt.retry_cause.empty()) attempt.retry_reason = std::string(s.message());
     } else {
       size_t items_blocked = 0;
+      const ItemFailure* first_blocked = nullptr;
+      const ItemFailure* first_rejected = nullptr;
+      const ItemFailure* first_other = nullptr;
       for (const ItemFailure& f : *failures) {
         if (f.position < pending.size() && IsAlreadyNewer(*pending[f.position], f)) continue;
         if (IsRejectedItem(f)) ++attempt.items_rejected;
@@ -418,15 +421,23 @@ class ReindexRun {
                       f.type) == options_.allowed_exception_types.end()) {
           ++attempt.items_retried;
           if (f.type == kClusterBlock) ++items_blocked;
-          if (attempt.retry_reason.empty()) {
-            attempt.retry_reason = StrCat("HTTP ", f.status, " ", f.type, ": ", f.reason);
-          }
+          // The first item of each kind, so that the reason matches the cause chosen below.
+          const ItemFailure*& first = f.type == kClusterBlock ? first_blocked
+                                      : IsRejectedItem(f)     ? first_rejected
+                                                              : first_other;
+          if (first == nullptr) first = &f;
         }
       }
       if (attempt.items_retried > 0) {
         attempt.retry_cause = items_blocked > 0            ? "blocked"
                               : attempt.items_rejected > 0 ? "too_many_requests"
                                                            : "server_error";
+        const ItemFailure* f = first_blocked != nullptr    ? first_blocked
+                               : first_rejected != nullptr ? first_rejected
+                                                           : first_other;
+        if (f != nullptr) {
+          attempt.retry_reason = StrCat("HTTP ", f->status, " ", f->type, ": ", f->reason);
+        }
       }
     }
     constexpr size_t kMaxReason = 300;

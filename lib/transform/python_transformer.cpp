@@ -16,10 +16,14 @@
 // back is exactly what JSON can hold. Calls hold the GIL: Python transforms run one at a time.
 // A call past its time, or one that grows the process by more than its memory bound, is stopped
 // by an exception raised in its thread (PyThreadState_SetAsyncExc), which the interpreter
-// delivers between bytecodes; a long call into C (one regular expression) ends first. The
-// exception derives from BaseException, so a script's `except Exception` does not swallow it. A
+// delivers between bytecodes, again and again until the call ends; a long call into C (one
+// regular expression) ends first. The exception derives from BaseException, so a script's
+// `except Exception` does not swallow it. A
 // script's print() goes to stderr, never into a tool's output.
+#include <chrono>
+#include <memory>
 #include <mutex>
+#include <thread>
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -41,27 +45,41 @@ using core::StrCat;
 
 namespace {
 
+#define RFS_PY_TEXT(x) RFS_PY_TEXT2(x)
+#define RFS_PY_TEXT2(x) #x
+// The interpreter of the headers rfs was built with (PyConfig's layout is that version's).
+constexpr const char* kLibPython =
+    "libpython" RFS_PY_TEXT(PY_MAJOR_VERSION) "." RFS_PY_TEXT(PY_MINOR_VERSION) ".so.1.0";
+
 // The helpers every transformer calls, run once in a namespace of their own.
 constexpr const char* kHelpers = R"PY(
-import ast, glob, json, os, sys, traceback
+import ast, glob, json, os, site, sys, traceback
 
 class TransformInterrupted(BaseException):
     """Raised in a transform past its time or memory budget; `except Exception` lets it by."""
 
+_scripts = set()
+
 def _where(error):
-    frames = traceback.extract_tb(error.__traceback__)
+    """The error on one line, at the script's own line where it has one."""
+    if isinstance(error, SyntaxError):
+        return "SyntaxError: %s (%s, line %s)" % (error.msg, error.filename, error.lineno)
     text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename in _scripts]
     if frames:
         text += " (%s, line %d)" % (frames[-1].filename, frames[-1].lineno)
-    return text
+    return " ".join(text.split("\n"))
 
 def load(source, filename, bindings, module_path):
     try:
+        _scripts.add(filename)
         if module_path:
-            for folder in [module_path] + sorted(glob.glob(
+            # Process-wide, as sys.path is: one interpreter serves every transformer.
+            if module_path not in sys.path:
+                sys.path.append(module_path)
+            for folder in sorted(glob.glob(
                     os.path.join(module_path, "lib", "python3*", "site-packages"))):
-                if folder not in sys.path:
-                    sys.path.insert(0, folder)
+                site.addsitedir(folder)
         tree = ast.parse(source, filename)
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -87,7 +105,9 @@ def call(transform, text):
         out = transform(json.loads(text))
         if out is None:
             return "Ethe transform function returned None"
-        return "R" + json.dumps(out, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(out, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text.encode("utf-8")  # a lone surrogate fails here, with its position
+        return "R" + text
     except BaseException as error:
         return "E" + _where(error)
 )PY";
@@ -95,9 +115,11 @@ def call(transform, text):
 // The C API, from the running interpreter or from libpython.
 struct PythonApi {
   int (*IsInitialized)();
-  void (*InitializeEx)(int);
-  void (*PreConfigInitPythonConfig)(PyPreConfig*);
+  void (*PreConfigInitIsolatedConfig)(PyPreConfig*);
   PyStatus (*PreInitialize)(const PyPreConfig*);
+  void (*ConfigInitIsolatedConfig)(PyConfig*);
+  PyStatus (*InitializeFromConfig)(const PyConfig*);
+  void (*ConfigClear)(PyConfig*);
   int (*StatusException)(PyStatus);
   PyThreadState* (*EvalSaveThread)();
   PyGILState_STATE (*GILStateEnsure)();
@@ -121,6 +143,12 @@ struct PythonApi {
   PyObject* helpers = nullptr;      // the helpers' namespace
   PyObject* interrupted = nullptr;  // its TransformInterrupted class (borrowed)
 };
+
+// dlerror()'s text, or "" (it may have none to give).
+std::string DlError() {
+  const char* error = dlerror();
+  return error != nullptr ? error : "";
+}
 
 template <typename F>
 bool Resolve(void* library, const char* name, F& out) {
@@ -174,19 +202,21 @@ absl::StatusOr<PythonApi*> LoadPython() {
     auto* running = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
     const bool hosted = running != nullptr && running() != 0;
     if (!hosted) {
-      library = dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_GLOBAL);
+      library = dlopen(kLibPython, RTLD_NOW | RTLD_GLOBAL);
       if (library == nullptr) {
-        return absl::FailedPreconditionError(StrCat(
-            "JsonPythonTransformerProvider needs CPython 3.11's libpython3.11.so.1.0 (Debian: "
-            "apt-get install libpython3.11): ",
-            dlerror()));
+        return absl::FailedPreconditionError(
+            StrCat("JsonPythonTransformerProvider needs CPython's ", kLibPython,
+                   ", the version rfs was built with (Debian: apt-get install libpython",
+                   PY_MAJOR_VERSION, ".", PY_MINOR_VERSION, "): ", DlError()));
       }
     }
     const bool resolved =
         Resolve(library, "Py_IsInitialized", api.IsInitialized) &&
-        Resolve(library, "Py_InitializeEx", api.InitializeEx) &&
-        Resolve(library, "PyPreConfig_InitPythonConfig", api.PreConfigInitPythonConfig) &&
+        Resolve(library, "PyPreConfig_InitIsolatedConfig", api.PreConfigInitIsolatedConfig) &&
         Resolve(library, "Py_PreInitialize", api.PreInitialize) &&
+        Resolve(library, "PyConfig_InitIsolatedConfig", api.ConfigInitIsolatedConfig) &&
+        Resolve(library, "Py_InitializeFromConfig", api.InitializeFromConfig) &&
+        Resolve(library, "PyConfig_Clear", api.ConfigClear) &&
         Resolve(library, "PyStatus_Exception", api.StatusException) &&
         Resolve(library, "PyEval_SaveThread", api.EvalSaveThread) &&
         Resolve(library, "PyGILState_Ensure", api.GILStateEnsure) &&
@@ -208,18 +238,31 @@ absl::StatusOr<PythonApi*> LoadPython() {
         Resolve(library, "Py_IncRef", api.IncRef) && Resolve(library, "Py_DecRef", api.DecRef);
     if (!resolved) {
       return absl::FailedPreconditionError(
-          StrCat("the Python interpreter lacks a function rfs calls: ", dlerror()));
+          StrCat("the Python interpreter lacks a function rfs calls: ", DlError()));
     }
     if (!hosted) {
-      // Objects through malloc rather than Python's own arenas: the process's allocator (and a
-      // leak checker) sees them. No signal handlers: the tools keep theirs.
+      // Isolated: no PYTHON* variable, user site or locale change reaches the interpreter (it
+      // starts while the tool's other threads run), no signal handlers (the tools keep theirs),
+      // UTF-8 whatever the locale. Objects through malloc rather than Python's own arenas: the
+      // process's allocator (and a leak checker) sees them.
       PyPreConfig preconfig;
-      api.PreConfigInitPythonConfig(&preconfig);
+      api.PreConfigInitIsolatedConfig(&preconfig);
       preconfig.allocator = PYMEM_ALLOCATOR_MALLOC;
-      if (api.StatusException(api.PreInitialize(&preconfig))) {
-        return absl::InternalError("the Python interpreter did not start (pre-initialization)");
+      preconfig.utf8_mode = 1;
+      auto failed = [&](const PyStatus& status) {
+        return absl::FailedPreconditionError(
+            StrCat("the Python interpreter did not start: ",
+                   status.err_msg != nullptr ? status.err_msg : "no reason given"));
+      };
+      if (PyStatus status = api.PreInitialize(&preconfig); api.StatusException(status)) {
+        return failed(status);
       }
-      api.InitializeEx(0);
+      PyConfig config;
+      api.ConfigInitIsolatedConfig(&config);
+      config.install_signal_handlers = 0;
+      const PyStatus status = api.InitializeFromConfig(&config);
+      api.ConfigClear(&config);
+      if (api.StatusException(status)) return failed(status);
     }
     const PyGILState_STATE gil = api.GILStateEnsure();
     absl::Status status;
@@ -296,45 +339,39 @@ class PythonFunction {
       // Python holds the text, the objects and the result at once: far more than this.
       return BudgetExceeded(limits_, "memory");
     }
-    {
-      // The last call's watchdog is gone (its BudgetedCall destroyed): nothing sets this now.
-      std::lock_guard lock(running_mu_);
-      interrupted_ = false;
-    }
     std::string result;
+    const PyGILState_STATE gil = py_.GILStateEnsure();
+    const uint64_t number = ++calls_;
     {
-      // Constructed before the GIL is taken and destroyed after it is let go: the watchdog
-      // takes the GIL (to raise the exception) while it holds its own lock.
-      BudgetedCall call(limits_, [this] { Interrupt(); });
-      const PyGILState_STATE gil = py_.GILStateEnsure();
-      bool start = false;
-      {
-        std::lock_guard lock(running_mu_);
-        start = !interrupted_;
-        if (start) running_thread_ = py_.ThreadGetIdent();
-      }
-      PyObject* out =
-          start ? CallHelper(py_, "call", {NewReference(transform_), Text(py_, text)}) : nullptr;
+      std::lock_guard lock(state_->mu);
+      state_->call = number;
+      state_->thread = py_.ThreadGetIdent();
+    }
+    std::optional<std::string> answer;
+    absl::Status verdict;
+    {
+      // Timed from here: waiting for the GIL (another Python transform) does not count.
+      BudgetedCall call(limits_,
+                        [&py = py_, state = state_, number] { InterruptLater(py, state, number); });
+      PyObject* out = CallHelper(py_, "call", {NewReference(transform_), Text(py_, text)});
       std::string().swap(text);
       {
-        std::lock_guard lock(running_mu_);
-        running_thread_ = 0;
+        std::lock_guard lock(state_->mu);
+        state_->call = 0;
       }
-      // An exception the watchdog raised as the call ended must not hit the next one.
+      // An exception raised as the call ended must not hit the next one.
       py_.SetAsyncExc(py_.ThreadGetIdent(), nullptr);
-      std::optional<std::string> answer;
       if (out != nullptr) {
         answer = TextOf(py_, out);
         py_.DecRef(out);
       }
-      py_.GILStateRelease(gil);
-      // After the GIL is let go: the watchdog may hold the call's lock while it waits for it.
-      if (absl::Status verdict = call.verdict(); !verdict.ok()) return verdict;
-      if (!answer || answer->empty()) {
-        return absl::InternalError("the Python transform gave no answer");
-      }
-      result = *std::move(answer);
+      verdict = call.verdict();
     }
+    py_.GILStateRelease(gil);
+    if (!verdict.ok()) return verdict;
+    if (!answer || answer->empty())
+      return absl::InternalError("the Python transform gave no answer");
+    result = *std::move(answer);
     if (result.front() == 'E') {
       return absl::InvalidArgumentError(
           StrCat("Python error: ", std::string_view(result).substr(1)));
@@ -359,24 +396,38 @@ class PythonFunction {
     return object;
   }
 
-  // On the watchdog's thread, at most once per call. Before the call has started, it is not
-  // started at all.
-  void Interrupt() {
-    const PyGILState_STATE gil = py_.GILStateEnsure();
-    {
-      std::lock_guard lock(running_mu_);
-      interrupted_ = true;
-      if (running_thread_ != 0) py_.SetAsyncExc(running_thread_, py_.interrupted);
-    }
-    py_.GILStateRelease(gil);
+  // What a call shares with the thread that interrupts it: the call in progress and its thread.
+  struct CallState {
+    std::mutex mu;
+    uint64_t call = 0;  // 0: none
+    unsigned long thread = 0;
+  };
+
+  // Called on the watchdog's thread, which holds its lock: the GIL is taken on a thread of its
+  // own, as it may be held for as long as one call into C lasts. The exception is raised again
+  // every 50 ms until call `number` ends, since a script may catch one (a bare except:).
+  static void InterruptLater(PythonApi& py, std::shared_ptr<CallState> state, uint64_t number) {
+    std::thread([&py, state = std::move(state), number] {
+      for (;;) {
+        const PyGILState_STATE gil = py.GILStateEnsure();
+        bool running = false;
+        {
+          std::lock_guard lock(state->mu);
+          running = state->call == number;
+          if (running) py.SetAsyncExc(state->thread, py.interrupted);
+        }
+        py.GILStateRelease(gil);
+        if (!running) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }).detach();
   }
 
   PythonApi& py_;
   const TransformLimits limits_;
   PyObject* transform_ = nullptr;
-  std::mutex running_mu_;  // the GIL guards these too; the lock states it
-  unsigned long running_thread_ = 0;
-  bool interrupted_ = false;
+  uint64_t calls_ = 0;  // under the GIL
+  std::shared_ptr<CallState> state_ = std::make_shared<CallState>();
 };
 
 class PythonTransformer final : public IJsonTransformer {

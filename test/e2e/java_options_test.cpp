@@ -370,6 +370,11 @@ TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JS
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "[\"" + secret + "\"]"}, "one JSON object"},
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "{}", "--target-password", secret},
        "every option is in the JSON"},
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "{}", "--target-password=" + secret},
+       "unexpected option --target-password"},
+      // An object left unquoted splits into words.
+      {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "{\"targetPassword\":", "\"" + secret + "\"}"},
+       "unexpected argument 3"},
       {{RFS_DOCUMENTS_TOOL, "---JSON-FILE", run.dir.File("missing.json")}, "cannot read it"},
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON"}, "takes the options as its value"},
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON",

@@ -59,9 +59,9 @@ class IJsonPredicate {
   virtual bool ReadsDocumentSource() const { return true; }
 };
 
-/// Bounds on one call of a jq or JavaScript program (a batch of documents, or one metadata item).
-/// A program past its time, or one that grows the process by more than `memory_bytes` (or, for
-/// jq, produces more output than that), is interrupted: Transform returns ResourceExhausted
+/// Bounds on one call of a jq, JavaScript or Python program (a batch of documents, or one metadata
+/// item). A program past its time, or one that grows the process by more than `memory_bytes` (or,
+/// for jq, produces more output than that), is interrupted: Transform returns ResourceExhausted
 /// naming the bound, and the caller fails the batch's documents with that reason. Once
 /// `*stop_requested` is set, a program still running `shutdown_grace` later is interrupted with
 /// Aborted, so a stop is never held up by a transform.
