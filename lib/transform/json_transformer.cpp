@@ -174,13 +174,12 @@ absl::StatusOr<std::unique_ptr<IJsonPredicate>> LoadPredicate(const json::value&
   } else if (name == "JqPredicateProvider") {
     made = internal::MakeJqPredicate(config, context.limits);
   } else if (name == "JsonJMESPathPredicateProvider") {
-    return absl::InvalidArgumentError(
-        "JsonJMESPathPredicateProvider is not available: write the condition as a "
-        "JqPredicateProvider ({\"script\": \"<jq expression>\"}) or a JsonJSPredicateProvider");
+    made = internal::MakeJmesPathPredicate(config, context.limits);
   } else {
-    return absl::InvalidArgumentError(StrCat("unknown predicate provider \"", name,
-                                             "\" (known: JsonJSPredicateProvider, "
-                                             "JqPredicateProvider)"));
+    return absl::InvalidArgumentError(
+        StrCat("unknown predicate provider \"", name,
+               "\" (known: JsonJSPredicateProvider, "
+               "JqPredicateProvider, JsonJMESPathPredicateProvider)"));
   }
   if (!made.ok()) {
     return absl::InvalidArgumentError(StrCat(name, ": ", made.status().message()));
@@ -219,6 +218,9 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeProvider(const std::string
     return internal::MakeJsTransformer(config, context.limits);
   if (name == "JsonPythonTransformerProvider") {
     return internal::MakePythonTransformer(config, context.limits);
+  }
+  if (name == "JsonJMESPathTransformerProvider") {
+    return internal::MakeJmesPathTransformer(config, context.limits);
   }
   std::string known;
   for (const auto& n : TransformerProviderNames()) known += (known.empty() ? "" : ", ") + n;
@@ -259,7 +261,8 @@ std::vector<std::string> TransformerProviderNames() {
           "JsonConditionalTransformerProvider",
           "JqTransformerProvider",
           "JsonJSTransformerProvider",
-          "JsonPythonTransformerProvider"};
+          "JsonPythonTransformerProvider",
+          "JsonJMESPathTransformerProvider"};
 }
 
 absl::StatusOr<std::optional<std::string>> ResolveTransformerConfig(std::string_view option_prefix,

@@ -24,6 +24,12 @@ absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJsPredicate(const boost::jso
                                                                 const TransformLimits& limits);
 absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakePythonTransformer(
     const boost::json::value& config, const TransformLimits& limits);
+/// JMESPath (Java's JsonJMESPath*Provider) on the jmespath Python package, in the interpreter
+/// Python transforms use.
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJmesPathTransformer(
+    const boost::json::value& config, const TransformLimits& limits);
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJmesPathPredicate(
+    const boost::json::value& config, const TransformLimits& limits);
 
 /// A string-valued key of a provider's config object, or nullopt when absent. InvalidArgument when
 /// present with another type.

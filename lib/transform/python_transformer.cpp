@@ -432,11 +432,90 @@ class PythonFunction {
 
 class PythonTransformer final : public IJsonTransformer {
  public:
-  explicit PythonTransformer(std::unique_ptr<PythonFunction> fn) : fn_(std::move(fn)) {}
+  PythonTransformer(std::unique_ptr<PythonFunction> fn, std::string name)
+      : fn_(std::move(fn)), name_(std::move(name)) {}
   absl::StatusOr<json::value> Transform(json::value input) override {
     return fn_->Call(std::move(input));
   }
-  std::string Describe() const override { return "JsonPythonTransformerProvider"; }
+  std::string Describe() const override { return name_; }
+
+ private:
+  std::unique_ptr<PythonFunction> fn_;
+  std::string name_;
+};
+
+// JMESPath on the jmespath package (Debian python3-jmespath), run as a Python transform: each
+// expression's result is the next one's input, as the Java tool chains them.
+constexpr const char* kJmesPathScript = R"PY(
+try:
+    import jmespath
+except ImportError:
+    raise ImportError("JMESPath needs the Python package jmespath (Debian: apt-get install "
+                      "python3-jmespath)") from None
+
+def main(context):
+    expressions = [jmespath.compile(script) for script in context["scripts"]]
+
+    def transform(value):
+        for expression in expressions:
+            value = expression.search(value)
+        if value is None:
+            raise ValueError("the JMESPath expression gave null (nothing matched)")
+        return value
+
+    return transform
+
+main
+)PY";
+
+// The "script" of each config object (one object, or a list of them for a transformer).
+absl::StatusOr<std::vector<std::string>> JmesPathScripts(const json::value& config,
+                                                         bool list_allowed) {
+  const std::string usage =
+      list_allowed ? "expects {\"script\": \"<JMESPath expression>\"} or a list of them"
+                   : "expects {\"script\": \"<JMESPath expression>\"}";
+  std::vector<const json::value*> objects;
+  if (config.is_object()) {
+    objects.push_back(&config);
+  } else if (list_allowed && config.is_array() && !config.as_array().empty()) {
+    for (const json::value& item : config.as_array()) objects.push_back(&item);
+  } else {
+    return absl::InvalidArgumentError(usage);
+  }
+  std::vector<std::string> scripts;
+  for (const json::value* object : objects) {
+    const json::value* script = object->is_object() && object->as_object().size() == 1
+                                    ? object->as_object().if_contains("script")
+                                    : nullptr;
+    if (script == nullptr || !script->is_string()) return absl::InvalidArgumentError(usage);
+    scripts.emplace_back(script->as_string().c_str(), script->as_string().size());
+  }
+  return scripts;
+}
+
+absl::StatusOr<std::unique_ptr<PythonFunction>> JmesPathFunction(const json::value& config,
+                                                                 bool list_allowed,
+                                                                 const TransformLimits& limits) {
+  RFS_ASSIGN_OR_RETURN(std::vector<std::string> scripts, JmesPathScripts(config, list_allowed));
+  json::array list;
+  for (std::string& script : scripts) list.emplace_back(std::move(script));
+  return PythonFunction::Create(kJmesPathScript, "<JMESPath>",
+                                json::serialize(json::object{{"scripts", std::move(list)}}), "",
+                                limits);
+}
+
+class JmesPathPredicate final : public IJsonPredicate {
+ public:
+  explicit JmesPathPredicate(std::unique_ptr<PythonFunction> fn) : fn_(std::move(fn)) {}
+  absl::StatusOr<bool> Test(const json::value& input) override {
+    RFS_ASSIGN_OR_RETURN(json::value out, fn_->Call(input));
+    if (!out.is_bool()) {
+      return absl::InvalidArgumentError(StrCat("the JMESPath predicate gave ",
+                                               json::serialize(out).substr(0, 100),
+                                               ", not true or false"));
+    }
+    return out.get_bool();
+  }
 
  private:
   std::unique_ptr<PythonFunction> fn_;
@@ -495,7 +574,21 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakePythonTransformer(
   RFS_ASSIGN_OR_RETURN(
       auto fn, PythonFunction::Create(script, file ? *file : "<initializationScript>", bindings,
                                       module_path.value_or(""), limits));
-  return std::unique_ptr<IJsonTransformer>(new PythonTransformer(std::move(fn)));
+  return std::unique_ptr<IJsonTransformer>(
+      new PythonTransformer(std::move(fn), std::string(kProvider)));
+}
+
+absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJmesPathTransformer(
+    const json::value& config, const TransformLimits& limits) {
+  RFS_ASSIGN_OR_RETURN(auto fn, JmesPathFunction(config, /*list_allowed=*/true, limits));
+  return std::unique_ptr<IJsonTransformer>(
+      new PythonTransformer(std::move(fn), "JsonJMESPathTransformerProvider"));
+}
+
+absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJmesPathPredicate(
+    const json::value& config, const TransformLimits& limits) {
+  RFS_ASSIGN_OR_RETURN(auto fn, JmesPathFunction(config, /*list_allowed=*/false, limits));
+  return std::unique_ptr<IJsonPredicate>(new JmesPathPredicate(std::move(fn)));
 }
 
 }  // namespace rfs::transform::internal

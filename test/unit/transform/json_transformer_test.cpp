@@ -143,8 +143,8 @@ TEST_CASE("broken configurations fail at load naming the problem", "[transform][
                  "typo"));
   CHECK(Contains(
       LoadError(
-          R"([{"JsonConditionalTransformerProvider":[{"JsonJMESPathPredicateProvider":{"script":"a"}},[]]}])"),
-      "JqPredicateProvider"));
+          R"([{"JsonConditionalTransformerProvider":[{"JsonJMESPathPredicateProvider":{"script":"a[?"}},[]]}])"),
+      "JsonJMESPathPredicateProvider"));
   CHECK(Contains(LoadError(R"([{"JsonConditionalTransformerProvider":{}}])"), "predicate"));
 }
 

@@ -202,4 +202,60 @@ TEST_CASE("a Python transform imports from its pythonModulePath, a virtual envir
   CHECK(Contains(missing.status().message(), "ModuleNotFoundError"));
 }
 
+TEST_CASE("JMESPath transforms and predicates, as the Java tool's JsonJMESPath providers",
+          "[transform][python][jmespath]") {
+  // A list of expressions is one chain: each result is the next one's input.
+  auto chain = LoadTransformers(
+      R"([{"JsonJMESPathTransformerProvider": [{"script": "body"},
+                                                {"script": "{name: name, tags: length(tags)}"}]}])");
+  REQUIRE(chain.ok());
+  CHECK((*chain)->Describe() == "JsonJMESPathTransformerProvider");
+  auto item = (*chain)->Transform(
+      json::parse(R"({"type":"index","body":{"name":"i1","tags":["a","b"],"x":1}})"));
+  REQUIRE(item.ok());
+  CHECK(*item == json::parse(R"({"name":"i1","tags":2})"));
+  // Nothing matched: null is no output, and the error says so.
+  auto nothing = (*chain)->Transform(json::parse(R"({"other":1})"));
+  REQUIRE_FALSE(nothing.ok());
+  CHECK(Contains(nothing.status().message(), "gave null"));
+
+  // A predicate picks documents for a conditional transform (a Python one: jq and JavaScript
+  // refuse these documents' 20-digit integer).
+  const json::value mark = json::parse(
+      Python("def main(c):\n    def t(v):\n        for d in (v if isinstance(v, list) else [v]):\n"
+             "            d['document']['hit'] = True\n        return v\n    return t\nmain\n"));
+  const json::array conditional_config{
+      json::object{{"JsonConditionalTransformerProvider",
+                    json::array{json::object{{"JsonJMESPathPredicateProvider",
+                                              json::object{{"script",
+                                                            "operation._index == 'logs' && "
+                                                            "!(document.skip)"}}}},
+                                mark}}}};
+  auto conditional = LoadTransformers(json::serialize(conditional_config));
+  REQUIRE(conditional.ok());
+  auto out = (*conditional)->Transform(Documents());
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  REQUIRE(out->as_array().size() == 2);
+  CHECK(out->at(0).at("document").as_object().contains("hit"));
+  CHECK_FALSE(out->at(1).at("document").as_object().contains("hit"));
+  // A predicate that gives no boolean fails, naming what it gave.
+  auto not_boolean = LoadTransformers(R"([{"JsonConditionalTransformerProvider": [
+      {"JsonJMESPathPredicateProvider": {"script": "operation._index"}}, []]}])");
+  REQUIRE(not_boolean.ok());
+  auto refused = (*not_boolean)->Transform(Documents());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(Contains(refused.status().message(), "not true or false"));
+
+  for (const char* broken :
+       {R"([{"JsonJMESPathTransformerProvider": {"script": "a[?"}}])",
+        R"([{"JsonJMESPathTransformerProvider": {"script": "a", "other": 1}}])",
+        R"([{"JsonJMESPathTransformerProvider": "a"}])"}) {
+    INFO(broken);
+    auto loaded = LoadTransformers(broken);
+    REQUIRE_FALSE(loaded.ok());
+    CHECK(Contains(loaded.status().message(), "JsonJMESPathTransformerProvider"));
+  }
+}
+
 }  // namespace rfs::transform::python_test
