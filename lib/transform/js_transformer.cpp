@@ -271,17 +271,7 @@ absl::StatusOr<std::unique_ptr<JsFunction>> FromConfig(const json::value& config
   RFS_ASSIGN_OR_RETURN(
       std::string script,
       ScriptFromConfig(config, provider, "initializationScript", "initializationScriptFile"));
-  std::string bindings = "{}";
-  if (const json::value* b = config.as_object().if_contains("bindingsObject"); b && !b->is_null()) {
-    if (b->is_string()) {
-      bindings = std::string(b->as_string());
-    } else if (b->is_object()) {
-      bindings = json::serialize(*b);
-    } else {
-      return absl::InvalidArgumentError(
-          "bindingsObject must be a JSON object (or a string of one)");
-    }
-  }
+  RFS_ASSIGN_OR_RETURN(std::string bindings, BindingsFromConfig(config.as_object()));
   for (const auto& [key, value] : config.as_object()) {
     if (key != "initializationScript" && key != "initializationScriptFile" &&
         key != "bindingsObject") {

@@ -407,6 +407,14 @@ absl::StatusOr<std::string> ScriptFromConfig(const json::value& config, std::str
   return contents.str();
 }
 
+absl::StatusOr<std::string> BindingsFromConfig(const json::object& config) {
+  const json::value* b = config.if_contains("bindingsObject");
+  if (b == nullptr || b->is_null()) return std::string("{}");
+  if (b->is_string()) return std::string(b->as_string());
+  if (b->is_object()) return json::serialize(*b);
+  return absl::InvalidArgumentError("bindingsObject must be a JSON object (or a string of one)");
+}
+
 namespace {
 void FindInexact(const json::value& v, std::string& path, std::optional<std::string>& found) {
   constexpr uint64_t kExact = uint64_t{1} << 53;

@@ -42,6 +42,10 @@ absl::StatusOr<std::string> ScriptFromConfig(const boost::json::value& config,
                                              std::string_view provider, std::string_view inline_key,
                                              std::string_view file_key);
 
+/// The `bindingsObject` of a script provider's config as JSON text: an object, or a string of
+/// one; "{}" when absent or null.
+absl::StatusOr<std::string> BindingsFromConfig(const boost::json::object& config);
+
 /// Integers a double cannot hold exactly (|v| > 2^53) would change in jq 1.6 and JavaScript,
 /// whose numbers are doubles: the path of the first one, or nullopt.
 std::optional<std::string> FindInexactInteger(const boost::json::value& value);

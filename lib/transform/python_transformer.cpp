@@ -553,17 +553,7 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakePythonTransformer(
   RFS_ASSIGN_OR_RETURN(
       std::string script,
       ScriptFromConfig(config, kProvider, "initializationScript", "initializationScriptFile"));
-  std::string bindings = "{}";
-  if (const json::value* b = object.if_contains("bindingsObject"); b && !b->is_null()) {
-    if (b->is_string()) {
-      bindings = std::string(b->as_string());
-    } else if (b->is_object()) {
-      bindings = json::serialize(*b);
-    } else {
-      return absl::InvalidArgumentError(
-          "bindingsObject must be a JSON object (or a string of one)");
-    }
-  }
+  RFS_ASSIGN_OR_RETURN(std::string bindings, BindingsFromConfig(object));
   RFS_ASSIGN_OR_RETURN(auto module_path, OptionalString(object, kProvider, "pythonModulePath"));
   if (module_path && (module_path->starts_with("s3://") || module_path->ends_with(".tar.gz") ||
                       module_path->ends_with(".tgz"))) {
