@@ -19,6 +19,7 @@ pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
 # loads libpython3.11 with dlopen when a transform asks for it (the Java tool runs the same
 # Python scripts on GraalPy) rather than linking it into every tool.
 pkg_check_modules(PYTHON3_EMBED REQUIRED python3-embed)
+pkg_get_variable(PYTHON3_EMBED_PREFIX python3-embed prefix)
 # The PostgreSQL stores: libpq's header only (Debian libpq-dev). The library itself is loaded when
 # the first connection is opened (lib/coordination/postgres_connection.cpp), so that no tool pays
 # for loading it, and the twenty libraries it brings, unless it uses PostgreSQL.

@@ -624,11 +624,14 @@ absl::StatusOr<ArgumentList> ArgumentList::Expand(int argc, char** argv,
     if (!is_command) {
       // Named by its option, or its position: a stray word may be a password (an unquoted
       // object splits into words, "--target-password=..." given beside it).
+      const bool unquoted_object =
+          i > flag_at + 1 && std::string_view(argv[flag_at + 1]).starts_with("{");
       const std::string what =
           arg.starts_with("--") && arg.size() > 2
               ? core::StrCat("option --", OptionName(arg))
-              : core::StrCat("argument ", i,
-                             arg.starts_with("{") ? " (quote the JSON object)" : "");
+              : core::StrCat(
+                    "argument ", i,
+                    unquoted_object ? "; quote the JSON object: ---INLINE-JSON '{...}'" : "");
       return absl::InvalidArgumentError(core::StrCat(
           "with ", flag, " every option is in the JSON",
           commands.empty() ? "" : "; give only the command beside it", " (unexpected ", what, ")"));

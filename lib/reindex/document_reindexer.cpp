@@ -408,7 +408,6 @@ class ReindexRun {
       }
       if (!attempt.retry_cause.empty()) attempt.retry_reason = std::string(s.message());
     } else {
-      size_t items_blocked = 0;
       const ItemFailure* first_blocked = nullptr;
       const ItemFailure* first_rejected = nullptr;
       const ItemFailure* first_other = nullptr;
@@ -420,7 +419,6 @@ class ReindexRun {
                       options_.allowed_exception_types.end(),
                       f.type) == options_.allowed_exception_types.end()) {
           ++attempt.items_retried;
-          if (f.type == kClusterBlock) ++items_blocked;
           // The first item of each kind, so that the reason matches the cause chosen below.
           const ItemFailure*& first = f.type == kClusterBlock ? first_blocked
                                       : IsRejectedItem(f)     ? first_rejected
@@ -429,9 +427,10 @@ class ReindexRun {
         }
       }
       if (attempt.items_retried > 0) {
-        attempt.retry_cause = items_blocked > 0            ? "blocked"
-                              : attempt.items_rejected > 0 ? "too_many_requests"
-                                                           : "server_error";
+        // Of the items sent again (an allowed exception type is not).
+        attempt.retry_cause = first_blocked != nullptr    ? "blocked"
+                              : first_rejected != nullptr ? "too_many_requests"
+                                                          : "server_error";
         const ItemFailure* f = first_blocked != nullptr    ? first_blocked
                                : first_rejected != nullptr ? first_rejected
                                                            : first_other;

@@ -1,5 +1,6 @@
-// JsonPythonTransformerProvider on CPython (Debian libpython3.11), with the Java tool's contract
-// (its jsonPythonTransformerProvider runs the same scripts on GraalPy): the script
+// JsonPythonTransformerProvider on CPython (the libpython of the headers rfs is built with), with
+// the Java tool's contract (its jsonPythonTransformerProvider runs the same scripts on GraalPy):
+// the script
 // (`initializationScript`, or `initializationScriptFile`) evaluates to `main` (its last
 // expression, or else the function it defines under that name); `main` is called once with the
 // bindings (`bindingsObject`, a JSON object or a string holding one; default {}) and returns the
@@ -50,6 +51,9 @@ namespace {
 // The interpreter of the headers rfs was built with (PyConfig's layout is that version's).
 constexpr const char* kLibPython =
     "libpython" RFS_PY_TEXT(PY_MAJOR_VERSION) "." RFS_PY_TEXT(PY_MINOR_VERSION) ".so.1.0";
+// Its interpreter, under the prefix the build found it at (RFS_PYTHON_PREFIX, from pkg-config).
+constexpr const char* kPythonExecutable =
+    RFS_PYTHON_PREFIX "/bin/python" RFS_PY_TEXT(PY_MAJOR_VERSION) "." RFS_PY_TEXT(PY_MINOR_VERSION);
 
 // The helpers every transformer calls, run once in a namespace of their own.
 constexpr const char* kHelpers = R"PY(
@@ -74,12 +78,17 @@ def load(source, filename, bindings, module_path):
     try:
         _scripts.add(filename)
         if module_path:
-            # Process-wide, as sys.path is: one interpreter serves every transformer.
-            if module_path not in sys.path:
-                sys.path.append(module_path)
+            # Ahead of the system's packages (the environment's own versions win, as they do
+            # under GraalPy, which sees the environment alone), and process-wide, as sys.path
+            # is: one interpreter serves every transformer.
+            before = list(sys.path)
             for folder in sorted(glob.glob(
                     os.path.join(module_path, "lib", "python3*", "site-packages"))):
-                site.addsitedir(folder)
+                site.addsitedir(folder)  # with its .pth files
+            added = [p for p in sys.path if p not in before]
+            if module_path not in before:
+                added.insert(0, module_path)
+            sys.path[:] = added + before
         tree = ast.parse(source, filename)
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -120,6 +129,7 @@ struct PythonApi {
   void (*ConfigInitIsolatedConfig)(PyConfig*);
   PyStatus (*InitializeFromConfig)(const PyConfig*);
   void (*ConfigClear)(PyConfig*);
+  PyStatus (*ConfigSetBytesString)(PyConfig*, wchar_t**, const char*);
   int (*StatusException)(PyStatus);
   PyThreadState* (*EvalSaveThread)();
   PyGILState_STATE (*GILStateEnsure)();
@@ -140,6 +150,7 @@ struct PythonApi {
   void (*ErrClear)();
   void (*IncRef)(PyObject*);
   void (*DecRef)(PyObject*);
+  int (*IsFinalizing)() = nullptr;  // optional: Py_IsFinalizing (3.13) or _Py_IsFinalizing
   PyObject* helpers = nullptr;      // the helpers' namespace
   PyObject* interrupted = nullptr;  // its TransformInterrupted class (borrowed)
 };
@@ -217,6 +228,7 @@ absl::StatusOr<PythonApi*> LoadPython() {
         Resolve(library, "PyConfig_InitIsolatedConfig", api.ConfigInitIsolatedConfig) &&
         Resolve(library, "Py_InitializeFromConfig", api.InitializeFromConfig) &&
         Resolve(library, "PyConfig_Clear", api.ConfigClear) &&
+        Resolve(library, "PyConfig_SetBytesString", api.ConfigSetBytesString) &&
         Resolve(library, "PyStatus_Exception", api.StatusException) &&
         Resolve(library, "PyEval_SaveThread", api.EvalSaveThread) &&
         Resolve(library, "PyGILState_Ensure", api.GILStateEnsure) &&
@@ -240,6 +252,9 @@ absl::StatusOr<PythonApi*> LoadPython() {
       return absl::FailedPreconditionError(
           StrCat("the Python interpreter lacks a function rfs calls: ", DlError()));
     }
+    if (!Resolve(library, "Py_IsFinalizing", api.IsFinalizing)) {
+      Resolve(library, "_Py_IsFinalizing", api.IsFinalizing);
+    }
     if (!hosted) {
       // Isolated: no PYTHON* variable, user site or locale change reaches the interpreter (it
       // starts while the tool's other threads run), no signal handlers (the tools keep theirs),
@@ -260,6 +275,14 @@ absl::StatusOr<PythonApi*> LoadPython() {
       PyConfig config;
       api.ConfigInitIsolatedConfig(&config);
       config.install_signal_handlers = 0;
+      // Found by its absolute name: a bare "python3" is looked up on PATH, where an activated
+      // virtual environment would become the interpreter's prefix and hide the system's packages.
+      if (PyStatus status =
+              api.ConfigSetBytesString(&config, &config.program_name, kPythonExecutable);
+          api.StatusException(status)) {
+        api.ConfigClear(&config);
+        return failed(status);
+      }
       const PyStatus status = api.InitializeFromConfig(&config);
       api.ConfigClear(&config);
       if (api.StatusException(status)) return failed(status);
@@ -407,20 +430,26 @@ class PythonFunction {
   // own, as it may be held for as long as one call into C lasts. The exception is raised again
   // every 50 ms until call `number` ends, since a script may catch one (a bare except:).
   static void InterruptLater(PythonApi& py, std::shared_ptr<CallState> state, uint64_t number) {
-    std::thread([&py, state = std::move(state), number] {
-      for (;;) {
-        const PyGILState_STATE gil = py.GILStateEnsure();
-        bool running = false;
-        {
-          std::lock_guard lock(state->mu);
-          running = state->call == number;
-          if (running) py.SetAsyncExc(state->thread, py.interrupted);
+    try {
+      std::thread([&py, state = std::move(state), number] {
+        for (;;) {
+          // A hosting Python that is shutting down takes no more threads.
+          if (py.IsFinalizing != nullptr && py.IsFinalizing() != 0) return;
+          const PyGILState_STATE gil = py.GILStateEnsure();
+          bool running = false;
+          {
+            std::lock_guard lock(state->mu);
+            running = state->call == number;
+            if (running) py.SetAsyncExc(state->thread, py.interrupted);
+          }
+          py.GILStateRelease(gil);
+          if (!running) return;
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-        py.GILStateRelease(gil);
-        if (!running) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    }).detach();
+      }).detach();
+    } catch (const std::system_error&) {
+      // No thread to be had: the verdict stands, and the call ends when it ends.
+    }
   }
 
   PythonApi& py_;
@@ -477,7 +506,7 @@ absl::StatusOr<std::vector<std::string>> JmesPathScripts(const json::value& conf
   std::vector<const json::value*> objects;
   if (config.is_object()) {
     objects.push_back(&config);
-  } else if (list_allowed && config.is_array() && !config.as_array().empty()) {
+  } else if (list_allowed && config.is_array()) {  // empty: the input as it is, as in Java
     for (const json::value& item : config.as_array()) objects.push_back(&item);
   } else {
     return absl::InvalidArgumentError(usage);

@@ -374,7 +374,7 @@ TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JS
        "unexpected option --target-password"},
       // An object left unquoted splits into words.
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON", "{\"targetPassword\":", "\"" + secret + "\"}"},
-       "unexpected argument 3"},
+       "unexpected argument 3; quote the JSON object"},
       {{RFS_DOCUMENTS_TOOL, "---JSON-FILE", run.dir.File("missing.json")}, "cannot read it"},
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON"}, "takes the options as its value"},
       {{RFS_DOCUMENTS_TOOL, "---INLINE-JSON",

@@ -3,6 +3,7 @@
 // metrics pushed to an OTLP collector double; and MetadataMigration plus workers splitting a real
 // Elasticsearch 5/6 typed index with TypeMappingSanitizationTransformerProvider.
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -334,6 +335,40 @@ main
   // The script's print() went to stderr, not into the tool's output.
   CHECK(rfs::test::ReadTextFile(run.Err("python")).find("transformed ") != std::string::npos);
   CHECK(rfs::test::ReadTextFile(run.Out("python")).find("transformed ") == std::string::npos);
+}
+
+TEST_CASE("a JMESPath document transform runs whatever virtual environment is on PATH",
+          "[e2e][generated][transform][python][jmespath]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 120 --seed 96");
+  REQUIRE(generated);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  MigrationRun run;
+  // An activated virtual environment without the system's packages: its python3 first on PATH.
+  // Found there, it would become the interpreter's prefix and hide Debian's jmespath.
+  const fs::path venv = run.dir.path() / "venv";
+  fs::create_directories(venv / "bin");
+  fs::create_symlink("/usr/bin/python3", venv / "bin" / "python3");
+  std::ofstream(venv / "pyvenv.cfg") << "home = /usr/bin\ninclude-system-site-packages = false\n";
+  const std::string old_path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((venv / "bin").string() + ":" + old_path).c_str(), 1);
+  // Every document but those of ids ending in 3.
+  const int code = rfs::test::RunProcess(
+      {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(), "--target-host",
+       (*target)->endpoint(), "--coordinator-db", run.dir.File("c.sqlite"),
+       "--doc-transformer-config",
+       R"([{"JsonJMESPathTransformerProvider": {"script": "[?!ends_with(operation._id, '3')]"}}])"},
+      run.Out("jmespath"), run.Err("jmespath"));
+  ::setenv("PATH", old_path.c_str(), 1);
+  INFO(run.Logs("jmespath"));
+  REQUIRE(code == kExitNoWorkLeft);
+  ExpectedDocs kept;
+  for (const auto& [index, docs] : ReadExpectedDocs(generated->dir / "expected-docs.ndjson")) {
+    for (const auto& [id, doc] : docs) {
+      if (!EndsWith(id, '3')) kept[index][id] = doc;
+    }
+  }
+  CheckTarget(**target, kept);
 }
 
 TEST_CASE("a broken transformer configuration stops the tools at start-up with exit 64",

@@ -189,8 +189,11 @@ TEST_CASE("a Python transform imports from its pythonModulePath, a virtual envir
   std::filesystem::create_directories(site);
   std::ofstream(site / "rfs_test_helper_mod.py") << "def tag(d):\n    d['tagged'] = True\n"
                                                     "    return d\n";
+  // The environment's own copy of a module wins over the system's (here the standard library's).
+  std::ofstream(site / "colorsys.py") << "RFS_VENV_COPY = True\n";
   auto transformer = LoadTransformers(
-      Python("import rfs_test_helper_mod as m\nmain = lambda c: (lambda item: m.tag(item))\nmain\n",
+      Python("import colorsys\nassert colorsys.RFS_VENV_COPY\n"
+             "import rfs_test_helper_mod as m\nmain = lambda c: (lambda item: m.tag(item))\nmain\n",
              "{}", dir.str()));
   REQUIRE(transformer.ok());
   auto out = (*transformer)->Transform(json::parse(R"({"name":"x"})"));
