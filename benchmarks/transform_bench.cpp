@@ -143,6 +143,14 @@ int main(int argc, char** argv) {
        R"J([{"JsonJSTransformerProvider":{"initializationScript":"(function () { return )J"
        R"J(function (docs) { for (var i = 0; i < docs.length; i++) { var d = docs[i].document; )J"
        R"J(d.heading = d.title; delete d.title; } return docs; }; })"}}])J"},
+      {"JsonPythonTransformerProvider, rename a field",
+       R"J([{"JsonPythonTransformerProvider":{"initializationScript":)J"
+       R"J("def main(context):\n    def transform(docs):\n        for d in docs:\n)J"
+       R"J(            source = d['document']\n            source['heading'] = source.pop('title')\n)J"
+       R"J(        return docs\n    return transform\nmain\n"}}])J"},
+      {"JsonJMESPathTransformerProvider, keep one field",
+       R"J([{"JsonJMESPathTransformerProvider":{"script":)J"
+       R"J("[*].{operation: operation, document: {heading: document.title}}"}}])J"},
       {"JsonConditionalTransformerProvider, jq predicate",
        R"J([{"JsonConditionalTransformerProvider":[{"JqPredicateProvider":{"script":)J"
        R"J(".operation._type == \"book\""}},)J"
