@@ -20,6 +20,7 @@
 #include "rfs/transform/json_transformer.hpp"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
 #include <unistd.h>
 
 namespace rfs::apps {
@@ -468,12 +469,6 @@ std::string_view TrimWhitespace(std::string_view text) {
   return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
 }
 
-std::string Joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& word : words) out += (out.empty() ? "" : ", ") + word;
-  return out;
-}
-
 std::string JsonText(const json::string& text) { return std::string(text.data(), text.size()); }
 
 absl::StatusOr<std::string> ReadJsonFile(const std::string& path) {
@@ -655,9 +650,9 @@ absl::StatusOr<ArgumentList> ArgumentList::Expand(int argc, char** argv,
       const json::string* named = value.if_string();
       const std::string wanted = named != nullptr ? JsonText(*named) : "";
       if (std::find(commands.begin(), commands.end(), wanted) == commands.end()) {
-        return absl::InvalidArgumentError(
-            core::StrCat(flag, ": \"", kCommandKey, "\" must be one of ",
-                         Joined(std::vector<std::string>(commands.begin(), commands.end()))));
+        return absl::InvalidArgumentError(core::StrCat(
+            flag, ": \"", kCommandKey, "\" must be one of ",
+            absl::StrJoin(std::vector<std::string>(commands.begin(), commands.end()), ", ")));
       }
       if (command.empty()) command = wanted;
       continue;
@@ -685,7 +680,7 @@ absl::StatusOr<ArgumentList> ArgumentList::Expand(int argc, char** argv,
   }
   if (!unknown.empty()) {
     return absl::InvalidArgumentError(
-        core::StrCat(flag, ": no option named ", Joined(unknown),
+        core::StrCat(flag, ": no option named ", absl::StrJoin(unknown, ", "),
                      " (keys are option names: \"target-host\" or \"targetHost\")"));
   }
   line.words_.push_back(argv[0]);

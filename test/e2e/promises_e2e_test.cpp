@@ -50,6 +50,15 @@ bool WaitForText(const std::string& file, const std::string& text,
   return false;
 }
 
+// A double serving HTTPS with the test certificates' server certificate.
+rfs::testing::OpenSearchDoubleOptions TlsDoubleOptions(
+    const rfs::testing::TestCertificates& certs) {
+  rfs::testing::OpenSearchDoubleOptions options;
+  options.tls_cert_file = certs.server_cert_file;
+  options.tls_key_file = certs.server_key_file;
+  return options;
+}
+
 // DocumentsFromSnapshotMigration from `repo` into `target` as worker `name`, with `extra`.
 std::vector<std::string> PromisesWorkerArgs(const std::string& repo, const std::string& target,
                                             const std::string& name, const std::string& failed_dir,
@@ -168,9 +177,7 @@ TEST_CASE("a target over TLS: --target-cacert trusts its CA, an unknown CA is re
   MigrationRun run;
   auto certs = rfs::testing::MakeTestCertificates(run.dir.path().string());
   REQUIRE(certs.ok());
-  rfs::testing::OpenSearchDoubleOptions options;
-  options.tls_cert_file = certs->server_cert_file;
-  options.tls_key_file = certs->server_key_file;
+  rfs::testing::OpenSearchDoubleOptions options = TlsDoubleOptions(*certs);
   options.username = "admin";
   options.password = "tls-target-secret-7c1f";
   auto target = rfs::testing::OpenSearchDouble::Start(options);
@@ -210,9 +217,7 @@ TEST_CASE(
   MigrationRun run;
   auto certs = rfs::testing::MakeTestCertificates(run.dir.path().string());
   REQUIRE(certs.ok());
-  rfs::testing::OpenSearchDoubleOptions options;
-  options.tls_cert_file = certs->server_cert_file;
-  options.tls_key_file = certs->server_key_file;
+  rfs::testing::OpenSearchDoubleOptions options = TlsDoubleOptions(*certs);
   options.tls_client_ca_file = certs->ca_cert_file;
   auto target = rfs::testing::OpenSearchDouble::Start(options);
   REQUIRE(target.ok());
