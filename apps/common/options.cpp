@@ -107,11 +107,6 @@ std::string KebabCaseOption(const po::options_description& options, const std::s
 
 // Options of a Java tool for what rfs does not do: refused with the reason, not as unknown.
 std::optional<std::string> RefusedJavaOption(std::string_view program, std::string_view name) {
-  if (program == "MetadataMigration" && name.starts_with("source-") && name != "source-version") {
-    return "the Java tool can read metadata from a live source cluster; rfs reads it from a "
-           "snapshot only: take one with CreateSnapshot and give its repository "
-           "(--snapshot-local-dir, --repo-uri)";
-  }
   if (program == "CreateSnapshot" && name == "solr-collections") {
     return "rfs takes snapshots of Elasticsearch and OpenSearch clusters; back a Solr "
            "collection up with Solr's BACKUP action and migrate the backup (docs/solr.md)";

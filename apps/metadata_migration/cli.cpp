@@ -24,15 +24,19 @@ using migration::MetadataMode;
 const char* const kUsage =
     "Usage: MetadataMigration evaluate|migrate --snapshot-local-dir DIR [--snapshot-name NAME]\n"
     "         [--target-host URL | --output-dir OUT] [options]\n"
+    "       MetadataMigration evaluate|migrate --source-host URL [--target-host URL | ...]\n"
     "\n"
     "Moves the templates and index definitions of a snapshot to a target, before the documents\n"
-    "(DocumentsFromSnapshotMigration) follow. In order: legacy templates, component templates,\n"
-    "index templates, then indices with their settings, mappings and aliases. Each is rewritten\n"
-    "for the target: mapping types of Elasticsearch <= 6 removed (--multi-type-behavior),\n"
-    "settings no target accepts (uuid, creation date, versions, ILM, removed settings) dropped\n"
-    "and reported. Templates and indices that already exist on the target are left untouched.\n"
-    "System indices and templates (names starting with '.', templates Elasticsearch manages)\n"
-    "are skipped unless an allowlist names them.\n"
+    "(DocumentsFromSnapshotMigration) follow. With --source-host they are read from a live\n"
+    "Elasticsearch or OpenSearch cluster instead (its template, settings, mapping and alias\n"
+    "APIs; nothing else is asked of it), and no snapshot is read.\n"
+    "In order: legacy templates, component templates, index templates, then indices with their\n"
+    "settings, mappings and aliases. Each is rewritten for the target: mapping types of\n"
+    "Elasticsearch <= 6 removed (--multi-type-behavior), settings no target accepts (uuid,\n"
+    "creation date, versions, ILM, removed settings) dropped and reported. Templates and\n"
+    "indices that already exist on the target are left untouched. System indices and templates\n"
+    "(names starting with '.', templates Elasticsearch manages) are skipped unless an allowlist\n"
+    "names them.\n"
     "\n"
     "Commands:\n"
     "  evaluate  report what migrate would do; only reads the target (GET/HEAD)\n"
@@ -50,7 +54,7 @@ const char* const kUsage =
     "settings dropped and notes, and a summary line; --output json prints one JSON document.\n"
     "\n"
     "Exit codes: 0 every item fine (created, would create, already exists or skipped), 1 an item\n"
-    "failed or the target could not be reached, 5 the snapshot cannot be read, 64 usage.\n"
+    "failed or the source or target could not be read, 5 the snapshot cannot be read, 64 usage.\n"
     "Every option can also be set with an RFS_ environment variable, e.g. RFS_TARGET_HOST for\n"
     "--target-host, RFS_INDEX_ALLOWLIST=a,b for --index-allowlist. The Java tool's JSON form is\n"
     "taken too: migrate ---INLINE-JSON '{\"targetHost\": URL, ...}' (or its base64), or\n"
@@ -67,6 +71,7 @@ po::options_description Options() {
       "7, 8): the location holds Solr backups and --snapshot-name names one (docs/solr.md)");
   AddSolrBackupOptions(options);
   AddConnectionOptions(options, "target", "target");
+  AddConnectionOptions(options, "source", "source (read for its metadata instead of a snapshot)");
   AddPlainHttpOption(options);
   options.add_options()("output-dir", po::value<std::string>(),
                         "directory target (embedded default) when there is no --target-host")(
@@ -232,11 +237,29 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
       return Invalid(core::StrCat("--transformer-config: ", loaded.status().message()));
     }
   }
-  // The repository first: it is what every command reads.
-  auto repository = RepositoryOption(vm);
-  if (!repository.ok()) return repository.status();
-  run.repository = *std::move(repository);
-  if (vm.count("snapshot-name")) run.snapshot_name = Text(vm, "snapshot-name");
+  auto source = ConnectionOptions(vm, "source");
+  if (!source.ok()) return source.status();
+  run.source = *std::move(source);
+  if (run.source) {
+    // As the Java tool, a live source wins over a repository given beside it (a Solr backup
+    // aside, which rfs reads from its location only).
+    if (line.solr) {
+      return Invalid(
+          "--source-host reads an Elasticsearch or OpenSearch cluster; a Solr backup is read "
+          "from its location (--snapshot-local-dir, --repo-uri) without --source-host");
+    }
+    if (HasRepositoryOption(vm) || vm.count("snapshot-name")) {
+      line.warnings.push_back(
+          "the snapshot repository and --snapshot-name are not read: the metadata comes from "
+          "--source-host");
+    }
+  } else {
+    // The repository first: it is what every command reads.
+    auto repository = RepositoryOption(vm);
+    if (!repository.ok()) return repository.status();
+    run.repository = *std::move(repository);
+    if (vm.count("snapshot-name")) run.snapshot_name = Text(vm, "snapshot-name");
+  }
   auto target = ConnectionOptions(vm, "target");
   if (!target.ok()) return target.status();
   run.target = *std::move(target);

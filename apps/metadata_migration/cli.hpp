@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -26,6 +27,8 @@ struct CommandLine {
   std::string output_file;
   /// --source-version "SOLR 9": the location holds Solr backups, --snapshot-name names one.
   std::optional<migration::SolrSourceOptions> solr;
+  /// Said on stderr before the run (options given that the run will not use).
+  std::vector<std::string> warnings;
 };
 
 /// The run of `command` (evaluate or migrate) described by parsed options; InvalidArgument names

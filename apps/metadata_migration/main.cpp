@@ -1,7 +1,8 @@
 // MetadataMigration: moves the templates and index definitions of a snapshot to a target, with
 // the option names of the Java tool of opensearch-migrations.
 //
-//   MetadataMigration evaluate|migrate --snapshot-local-dir DIR [--snapshot-name NAME]
+//   MetadataMigration evaluate|migrate (--snapshot-local-dir DIR [--snapshot-name NAME] |
+//                     --source-host URL)
 //                     (--target-host URL | --output-dir DIR | --target-version V) [options]
 #include <algorithm>
 #include <fstream>
@@ -83,6 +84,9 @@ int main(int raw_argc, char** raw_argv) {
   });
   auto line = cli::ParseCommand(command, vm);
   if (!line.ok()) return rfs::apps::UsageError(kProgram, line.status().message());
+  for (const std::string& warning : line->warnings) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  }
   if (vm.count("otel-metrics-collector-endpoint")) {
     std::cerr << kProgram
               << ": warning: --otel-metrics-collector-endpoint is ignored: MetadataMigration "

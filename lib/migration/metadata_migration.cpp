@@ -279,7 +279,8 @@ absl::Status MigrationRun::Index(const std::string& name) {
   // the run will do with its documents, so evaluate reads them to say so.
   std::optional<RecoverySources> recovery;
   if (const auto storage = lucene::DescribeIndexSource(*metadata).storage;
-      storage.incomplete() && storage.mode != lucene::SourceStorage::Mode::kStored) {
+      storage.incomplete() && storage.mode != lucene::SourceStorage::Mode::kStored &&
+      repository_.holds_shard_files()) {
     auto counted = CountRecoverySources(repository_, snapshot_, *metadata);
     if (!counted.ok()) return Fail(MetadataFailureSource::kSnapshot, counted.status());
     recovery = *counted;

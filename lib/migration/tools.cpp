@@ -15,6 +15,7 @@
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/version.hpp"
 #include "rfs/lucene/segment_infos.hpp"
+#include "rfs/migration/cluster_metadata.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_sink.hpp"
 #include "rfs/reindex/failed_document_sink.hpp"
@@ -299,8 +300,20 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
   auto cluster = internal::OpenMetadataTarget(options.target);
   if (!cluster.ok()) return fail(cluster.status(), core::kExitUsage);
   opensearch::OpenSearchClient* const client = cluster->client.get();
-  auto repository = OpenSnapshotRepository(options.repository);
-  if (!repository.ok()) return fail(repository.status(), core::kExitSnapshotUnreadable);
+  absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> repository;
+  if (options.source) {
+    // Read once, before anything is migrated: an unreachable source changes nothing.
+    auto transport = internal::OpenPatientTransport(*options.source, /*max_connections=*/2);
+    if (!transport.ok()) return fail(transport.status(), core::kExitUsage);
+    // Nothing is sent to the source but small GETs: no compression to detect.
+    opensearch::OpenSearchClient source(**transport, {.compression = false});
+    repository = ReadClusterMetadata(source, options.migration.source_version);
+    if (!repository.ok()) return fail(repository.status(), core::kExitFailure);
+    options.snapshot_name = kLiveClusterSnapshotName;
+  } else {
+    repository = OpenSnapshotRepository(options.repository);
+    if (!repository.ok()) return fail(repository.status(), core::kExitSnapshotUnreadable);
+  }
   auto snapshot = options.snapshot_name.empty()
                       ? (*repository)->LatestSnapshot()
                       : (*repository)->FindSnapshot(options.snapshot_name);

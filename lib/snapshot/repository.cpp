@@ -648,7 +648,7 @@ absl::StatusOr<SnapshotInfo> SnapshotRepository::ReadSnapshotInfo(
 
 absl::StatusOr<GlobalMetadata> SnapshotRepository::ReadGlobalMetadata(
     const SnapshotEntry& snapshot) const {
-  if (catalog_) return GlobalMetadata();  // neither templates nor data streams
+  if (catalog_) return catalog_->global.value_or(GlobalMetadata());
   const std::string blob = GlobalMetadataBlobName(snapshot);
   auto value_or = ReadJsonBlob(*repo_, blob, kGlobalMetadataCodec);
   if (absl::IsNotFound(value_or.status())) {
@@ -921,6 +921,10 @@ absl::StatusOr<std::shared_ptr<const core::IDirectory>> SnapshotRepository::Open
   RFS_ASSIGN_OR_RETURN(const IndexEntry* entry, FindIndex(index));
   if (catalog_) {
     RFS_RETURN_IF_ERROR(ReadShardSnapshot(snapshot, index, shard).status());
+    if (!catalog_->open_shard) {
+      return absl::FailedPreconditionError(
+          StrCat(repo_->description(), " describes index ", index, " but holds none of its files"));
+    }
     return catalog_->open_shard(entry->name, shard, options);
   }
   RFS_ASSIGN_OR_RETURN(auto shard_snapshot, ReadShardSnapshot(snapshot, index, shard));

@@ -6,6 +6,7 @@
 // abbreviation.
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "support/generated_repo.hpp"
 #include "support/opensearch_double.hpp"
 #include "support/process.hpp"
+#include "support/scripted_http_server.hpp"
 
 namespace rfs::e2e::java_options {
 
@@ -127,11 +129,11 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
         "--coordinator-retry-initial-delay-ms", "5000", "--coordinator-retry-max-delay-ms", "1000"},
        "must not be less than"},
       {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--source-host",
-        "http://127.0.0.1:9200"},
-       "reads it from a snapshot only"},
-      {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--sourceHost",
-        "http://127.0.0.1:9200"},
-       "reads it from a snapshot only"},
+        "http://127.0.0.1:9200", "--source-version", "SOLR 9"},
+       "a Solr backup is read from its location"},
+      {{RFS_METADATA_TOOL, "evaluate", "--sourceHost", "http://127.0.0.1:9200", "--source-username",
+        "u"},
+       "--source-username and --source-password must be given together"},
       {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--allow-existing-indexes",
         "maybe"},
        "takes true or false"},
@@ -155,12 +157,70 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
     CHECK(Run(run, name, refusal.argv) == kExitUsage);
     CHECK(rfs::test::ReadTextFile(run.Err(name)).find(refusal.reason) != std::string::npos);
   }
-  // From the Java tool's environment as well.
+  // From the Java tool's environment as well: the source's variables are read (a user without
+  // a password is refused as on the command line).
   ScopedEnv source("METADATA_MIGRATE_SOURCE_HOST", "http://127.0.0.1:9200");
+  ScopedEnv user("METADATA_MIGRATE_SOURCE_USERNAME", "u");
   CHECK(Run(run, "env", {RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo}) ==
         kExitUsage);
-  CHECK(rfs::test::ReadTextFile(run.Err("env")).find("METADATA_MIGRATE_SOURCE_HOST") !=
+  CHECK(rfs::test::ReadTextFile(run.Err("env")).find("--source-username and --source-password") !=
         std::string::npos);
+}
+
+TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the run at once",
+          "[e2e][cli][java-options][live-source]") {
+  // A source that refuses the credentials, then one whose template API answers no JSON. Only
+  // GETs may reach a source; the run stops before anything is written to the target folder,
+  // with exit 1, naming the source and the request but never the password.
+  const std::string secret = "live-source-secret-51";
+  std::string phase = "unauthorized";
+  std::mutex mu;
+  rfs::test::ScriptedHttpServer source([&](const rfs::net::HttpRequest& request) {
+    std::lock_guard lock(mu);
+    rfs::net::HttpResponse response;
+    response.status = 200;
+    response.headers.emplace_back("Content-Type", "application/json");
+    if (phase == "unauthorized") {
+      response.status = 401;
+      response.body = R"({"error": {"type": "security_exception", "reason": "bad credentials"}})";
+    } else if (request.target == "/") {
+      response.body =
+          R"({"name": "n", "cluster_name": "c", "version": {"number": "7.10.2"}, "tagline": "x"})";
+    } else {
+      response.body = "<html>a proxy's page</html>";
+    }
+    return response;
+  });
+  MigrationRun run;
+  const std::string out = run.dir.File("out");
+  const std::vector<std::string> argv = {
+      RFS_METADATA_TOOL,   "migrate", "--source-host",     source.endpoint(),
+      "--source-username", "u",       "--source-password", secret,
+      "--output-dir",      out};
+  CHECK(Run(run, "unauthorized", argv) == rfs::core::kExitFailure);
+  std::string err = rfs::test::ReadTextFile(run.Err("unauthorized"));
+  INFO(err);
+  CHECK(err.find(source.endpoint()) != std::string::npos);
+  CHECK(err.find("bad credentials") != std::string::npos);
+  {
+    std::lock_guard lock(mu);
+    phase = "not json";
+  }
+  CHECK(Run(run, "not-json", argv) == rfs::core::kExitFailure);
+  err = rfs::test::ReadTextFile(run.Err("not-json"));
+  INFO(err);
+  CHECK(err.find("GET /_template?include_type_name=true on the source") != std::string::npos);
+  CHECK(err.find("not JSON") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(out) / ".rfs" / "metadata"));
+  for (const char* name : {"unauthorized", "not-json"}) {
+    CHECK(run.Logs(name).find(secret) == std::string::npos);
+  }
+  const auto requests = source.requests();
+  REQUIRE(!requests.empty());
+  for (const auto& request : requests) {
+    INFO(request.method << " " << request.target);
+    CHECK(request.method == "GET");
+  }
 }
 
 TEST_CASE("MetadataMigration takes the Java tool's command line and environment",
@@ -383,8 +443,12 @@ TEST_CASE("the Java tools' JSON form of a command line: ---INLINE-JSON and ---JS
       {{RFS_WORKER_TOOL, "---INLINE-JSON", "{\"snapshotLocalDir\": \"x\", \"bogus\": 2}"},
        "no option named bogus"},
       {{RFS_METADATA_TOOL, "---INLINE-JSON",
-        json::serialize(json::object{{"sourceHost", "http://127.0.0.1:9"}}), "evaluate"},
-       "rfs reads it from a snapshot only"},
+        json::serialize(json::object{{"sourceHost", "http://127.0.0.1:9"},
+                                     {"sourceUsername", "u"},
+                                     {"sourcePassword", secret},
+                                     {"sourceVersion", "SOLR 9"}}),
+        "evaluate"},
+       "a Solr backup is read from its location"},
       {{RFS_METADATA_TOOL, "---INLINE-JSON", "{\"jcommanderCommand\": \"delete\"}"},
        "must be one of evaluate, migrate"},
       {{RFS_METADATA_TOOL, "---INLINE-JSON",

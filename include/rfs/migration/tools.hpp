@@ -170,6 +170,9 @@ struct MetadataToolOptions {
   RepositoryLocation repository;
   /// Empty: the newest snapshot.
   std::string snapshot_name;
+  /// A live cluster to read the metadata from instead of a snapshot (`--source-host`, as the
+  /// Java tool reads one: migration/cluster_metadata.hpp); `repository` is then not read.
+  std::optional<net::HttpTransportOptions> source;
   /// A cluster to migrate to (or to read the version of, for evaluate).
   std::optional<net::HttpTransportOptions> target;
   MetadataMigrationOptions migration;

@@ -44,10 +44,13 @@ struct SnapshotCatalog {
   std::vector<IndexMetadata> indices;
   /// The file lists of each index's shards, by index name, then by shard number.
   std::map<std::string, std::vector<ShardSnapshot>> shards;
-  /// Opens shard `shard` of `index`: its Lucene files in place.
+  /// Opens shard `shard` of `index`: its Lucene files in place. Empty for a source that
+  /// describes its indices but holds no files (a live cluster read for its metadata).
   std::function<absl::StatusOr<std::shared_ptr<const core::IDirectory>>(
       std::string_view index, int shard, const ShardFilesOptions& options)>
       open_shard;
+  /// Templates and data streams; none when absent.
+  std::optional<GlobalMetadata> global;
 };
 
 class SnapshotRepository {
@@ -63,6 +66,9 @@ class SnapshotRepository {
       std::shared_ptr<const ISourceRepo> repo, SnapshotCatalog catalog);
 
   RepositoryLayout layout() const { return layout_; }
+  /// False for a catalog without shard files (SnapshotCatalog::open_shard): its indices are
+  /// described, their documents cannot be read.
+  bool holds_shard_files() const { return !catalog_ || catalog_->open_shard != nullptr; }
   /// The generation N of the `index-N` read (-1 for ES 1.x/2.x layouts).
   int64_t generation() const { return generation_; }
   const ISourceRepo& repo() const { return *repo_; }

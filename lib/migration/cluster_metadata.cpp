@@ -1,0 +1,346 @@
+// A live cluster's metadata as a snapshot catalog (see cluster_metadata.hpp). Which API answers
+// what, by version (Elasticsearch's and OpenSearch's REST specifications):
+//   GET /                          the version
+//   GET /_template                 legacy templates (every version)
+//   GET /_component_template       component templates (OpenSearch, Elasticsearch 7.8+)
+//   GET /_index_template           composable index templates (the same)
+//   GET /_data_stream              data streams (OpenSearch, Elasticsearch 7.9+)
+//   GET /_all/_settings            index settings (flat_settings=true)
+//   GET /_all/_mapping             mappings (include_type_name=true where a typeless answer
+//                                  would hide the type: Elasticsearch 7, OpenSearch 1)
+//   GET /_all/_alias               aliases with their filters and routing
+//   GET /_cluster/state/metadata   which indices are closed (filter_path to the states)
+// Index requests take expand_wildcards=all: closed indices, and the hidden backing indices of
+// data streams, are described as a snapshot describes them.
+#include "rfs/migration/cluster_metadata.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "rfs/core/status_macros.hpp"
+#include "rfs/core/str_cat.hpp"
+
+namespace rfs::migration {
+namespace {
+
+namespace json = boost::json;
+using core::StrCat;
+
+// The repository beside the catalog: it names the cluster in messages and holds no file.
+class MetadataOnlyRepo final : public snapshot::ISourceRepo {
+ public:
+  explicit MetadataOnlyRepo(std::string description) : description_(std::move(description)) {}
+  const std::string& description() const override { return description_; }
+  absl::StatusOr<std::vector<std::string>> ListBlobs(std::string_view) const override {
+    return NoFiles();
+  }
+  absl::StatusOr<std::vector<std::string>> ListFolders(std::string_view) const override {
+    return NoFiles();
+  }
+  absl::StatusOr<std::shared_ptr<const core::IRandomAccessFile>> OpenBlob(
+      std::string_view) const override {
+    return NoFiles();
+  }
+  absl::StatusOr<uint64_t> BlobSize(std::string_view) const override { return NoFiles(); }
+
+ private:
+  absl::Status NoFiles() const {
+    return absl::FailedPreconditionError(
+        StrCat(description_, " is read for its metadata only: it holds no snapshot files"));
+  }
+  std::string description_;
+};
+
+class ClusterReader {
+ public:
+  explicit ClusterReader(opensearch::OpenSearchClient& client) : client_(client) {}
+
+  // The answer to GET `target` as JSON; NotFound (the API's own 404) is returned as it is for
+  // the caller to read as "none".
+  absl::StatusOr<json::value> Get(const std::string& target) {
+    auto response = client_.Send(opensearch::JsonRequest("GET", target));
+    if (!response.ok()) return response.status();
+    RFS_RETURN_IF_ERROR(opensearch::StatusFromResponse(
+        *response, StrCat("GET ", target, " on the source ", client_.endpoint())));
+    boost::system::error_code ec;
+    json::value parsed = json::parse(response->body, ec);
+    if (ec) {
+      return absl::DataLossError(StrCat("GET ", target, " on the source ", client_.endpoint(),
+                                        ": the answer is not JSON (", ec.message(), ")"));
+    }
+    return parsed;
+  }
+
+  // An object answer, or an empty one for a 404 (no such item: ES answers GET
+  // /_component_template with 404 when there is none, in some versions).
+  absl::StatusOr<json::object> GetObject(const std::string& target) {
+    auto value = Get(target);
+    if (absl::IsNotFound(value.status())) return json::object();
+    if (!value.ok()) return value.status();
+    if (!value->is_object()) return Malformed(target, "an object");
+    return std::move(value->as_object());
+  }
+
+  absl::Status Malformed(std::string_view target, std::string_view expected) const {
+    return absl::DataLossError(
+        StrCat("GET ", target, " on the source ", client_.endpoint(), ": expected ", expected));
+  }
+
+ private:
+  opensearch::OpenSearchClient& client_;
+};
+
+// Mappings as a snapshot keeps them, by type: a typeless answer's mapping under `_doc` (the one
+// type of every index and template of Elasticsearch 8 and OpenSearch 2+), nothing for none.
+json::object ByType(const json::value* mappings, bool typeless_answer) {
+  if (mappings == nullptr || !mappings->is_object() || mappings->as_object().empty()) return {};
+  if (!typeless_answer) return mappings->as_object();
+  return json::object{{"_doc", *mappings}};
+}
+
+// The APIs of composable templates answer a list of {"name", "<kind>"}; the snapshot keeps an
+// object by name.
+absl::StatusOr<json::object> NamedList(ClusterReader& reader, const std::string& target,
+                                       std::string_view list_key, std::string_view item_key) {
+  RFS_ASSIGN_OR_RETURN(json::object answer, reader.GetObject(target));
+  json::object out;
+  const json::value* list = answer.if_contains(list_key);
+  if (list == nullptr) return out;
+  if (!list->is_array()) return reader.Malformed(target, StrCat("\"", list_key, "\": [...]"));
+  for (const json::value& entry : list->as_array()) {
+    const json::object* item = entry.if_object();
+    const json::value* name = item ? item->if_contains("name") : nullptr;
+    const json::value* body = item ? item->if_contains(item_key) : nullptr;
+    if (name == nullptr || !name->is_string() || body == nullptr || !body->is_object()) {
+      return reader.Malformed(target, StrCat("items with \"name\" and \"", item_key, "\""));
+    }
+    out[name->as_string()] = *body;
+  }
+  return out;
+}
+
+// Data streams as the snapshot's metadata lists them. The API adds what the cluster derives
+// (health, the matching template, the lifecycle manager in charge): left out, so that what the
+// migration notes as dropped is what the stream itself holds.
+absl::StatusOr<std::vector<snapshot::DataStream>> DataStreams(ClusterReader& reader,
+                                                              bool elasticsearch) {
+  constexpr std::array<std::string_view, 8> kDerived = {
+      "status",     "template",         "ilm_policy",        "next_generation_managed_by",
+      "prefer_ilm", "store_size_bytes", "maximum_timestamp", "store_size"};
+  const std::string target = "/_data_stream";
+  auto answered = reader.GetObject(target);
+  // Elasticsearch's data streams are X-Pack's: its OSS distribution (7.x) has no such API and
+  // reads the path as an index name (400), so has no data streams either.
+  if (!answered.ok() && elasticsearch && absl::IsInvalidArgument(answered.status())) {
+    return std::vector<snapshot::DataStream>();
+  }
+  RFS_ASSIGN_OR_RETURN(json::object answer, std::move(answered));
+  std::vector<snapshot::DataStream> out;
+  const json::value* list = answer.if_contains("data_streams");
+  if (list == nullptr) return out;
+  if (!list->is_array()) return reader.Malformed(target, "\"data_streams\": [...]");
+  for (const json::value& entry : list->as_array()) {
+    const json::object* stream = entry.if_object();
+    const json::value* name = stream ? stream->if_contains("name") : nullptr;
+    const json::value* indices = stream ? stream->if_contains("indices") : nullptr;
+    if (name == nullptr || !name->is_string() || indices == nullptr || !indices->is_array()) {
+      return reader.Malformed(target, "data streams with \"name\" and \"indices\"");
+    }
+    snapshot::DataStream& ds = out.emplace_back();
+    ds.name = std::string(name->as_string());
+    for (const auto& [key, value] : *stream) {
+      if (std::find(kDerived.begin(), kDerived.end(), std::string_view(key)) == kDerived.end()) {
+        ds.raw[key] = value;
+      }
+    }
+    if (const json::value* ts = stream->if_contains("timestamp_field"); ts && ts->is_object()) {
+      if (const json::value* field = ts->as_object().if_contains("name");
+          field && field->is_string())
+        ds.timestamp_field = std::string(field->as_string());
+    }
+    // Each backing index as the snapshot lists it (the API adds its lifecycle manager).
+    json::array backing;
+    for (const json::value& index : indices->as_array()) {
+      const json::value* index_name =
+          index.is_object() ? index.as_object().if_contains("index_name") : nullptr;
+      if (index_name == nullptr || !index_name->is_string()) {
+        return reader.Malformed(target, "backing indices with \"index_name\"");
+      }
+      ds.backing_indices.emplace_back(index_name->as_string());
+      json::object& kept = backing.emplace_back(json::object()).as_object();
+      kept["index_name"] = *index_name;
+      if (const json::value* uuid = index.as_object().if_contains("index_uuid")) {
+        kept["index_uuid"] = *uuid;
+      }
+    }
+    ds.raw["indices"] = std::move(backing);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+// Each index's part of a per-index answer ({"<index>": {"<part>": {...}}}).
+absl::StatusOr<std::map<std::string, json::object>> PerIndex(ClusterReader& reader,
+                                                             const std::string& target,
+                                                             std::string_view part) {
+  RFS_ASSIGN_OR_RETURN(json::object answer, reader.GetObject(target));
+  std::map<std::string, json::object> out;
+  for (const auto& [index, body] : answer) {
+    const json::value* value = body.is_object() ? body.as_object().if_contains(part) : nullptr;
+    if (value == nullptr) continue;
+    if (!value->is_object()) {
+      return reader.Malformed(
+          target, StrCat("\"", part, "\" of index ", std::string_view(index), " to be an object"));
+    }
+    out[std::string(index)] = value->as_object();
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> SettingNumber(const json::object& settings, std::string_view key) {
+  const json::value* value = settings.if_contains(key);
+  if (value == nullptr) return absl::NotFoundError(std::string(key));
+  if (value->is_int64()) return value->as_int64();
+  if (value->is_string()) {
+    const json::string& text = value->as_string();
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec == std::errc() && end == text.data() + text.size()) return n;
+  }
+  return absl::InvalidArgumentError(std::string(key));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadata(
+    opensearch::OpenSearchClient& source, std::optional<core::ClusterVersion> given_version) {
+  core::ClusterVersion version;
+  if (given_version) {
+    version = *given_version;
+  } else {
+    RFS_ASSIGN_OR_RETURN(version, source.GetVersion());
+  }
+  if (!version.IsKnownMajor()) {
+    return absl::UnimplementedError(StrCat("the source ", source.endpoint(), " runs ",
+                                           version.LongName(),
+                                           ": rfs reads Elasticsearch 1-9 and OpenSearch 1-3"));
+  }
+  ClusterReader reader(source);
+  // Elasticsearch 7 and OpenSearch 1 answer typeless unless asked: the type an index was
+  // created with (an index of Elasticsearch 6 carried over, `doc` rather than `_doc`) would be
+  // lost. Earlier versions answer by type; later ones have no parameter and one type.
+  const bool ask_types = (version.elasticsearch() && version.major == 7) ||
+                         (version.opensearch() && version.major == 1);
+  const bool typeless_answer = version.typeless() && !ask_types;
+  const std::string types = ask_types ? "include_type_name=true" : "";
+  auto with = [](std::string path, std::initializer_list<std::string_view> params) {
+    char sep = '?';
+    for (std::string_view p : params) {
+      if (p.empty()) continue;
+      path += sep;
+      path += p;
+      sep = '&';
+    }
+    return path;
+  };
+
+  snapshot::GlobalMetadata global;
+  {
+    const std::string target = with("/_template", {types});
+    RFS_ASSIGN_OR_RETURN(json::object templates, reader.GetObject(target));
+    for (auto& [name, body] : templates) {
+      if (!body.is_object()) return reader.Malformed(target, "templates as objects");
+      json::object& t = body.as_object();
+      if (json::value* mappings = t.if_contains("mappings")) {
+        *mappings = ByType(mappings, typeless_answer);
+      }
+    }
+    global.legacy_templates = std::move(templates);
+  }
+  if (version.SupportsComposableTemplates()) {
+    RFS_ASSIGN_OR_RETURN(
+        global.component_templates,
+        NamedList(reader, "/_component_template", "component_templates", "component_template"));
+    RFS_ASSIGN_OR_RETURN(global.index_templates, NamedList(reader, "/_index_template",
+                                                           "index_templates", "index_template"));
+  }
+  if (version.SupportsDataStreams()) {
+    RFS_ASSIGN_OR_RETURN(global.data_streams, DataStreams(reader, version.elasticsearch()));
+  }
+
+  RFS_ASSIGN_OR_RETURN(
+      auto settings,
+      PerIndex(reader, "/_all/_settings?flat_settings=true&expand_wildcards=all", "settings"));
+  RFS_ASSIGN_OR_RETURN(
+      auto mappings,
+      PerIndex(reader, with("/_all/_mapping", {"expand_wildcards=all", types}), "mappings"));
+  RFS_ASSIGN_OR_RETURN(auto aliases,
+                       PerIndex(reader, "/_all/_alias?expand_wildcards=all", "aliases"));
+  // Which indices are closed (the settings answer has no state).
+  const std::string state_target =
+      "/_cluster/state/metadata?filter_path=metadata.indices.*.state&expand_wildcards=all";
+  RFS_ASSIGN_OR_RETURN(json::object state_answer, reader.GetObject(state_target));
+  std::map<std::string, std::string> states;
+  if (const json::value* m = state_answer.if_contains("metadata"); m && m->is_object()) {
+    if (const json::value* indices = m->as_object().if_contains("indices");
+        indices && indices->is_object()) {
+      for (const auto& [index, body] : indices->as_object()) {
+        const json::value* state =
+            body.is_object() ? body.as_object().if_contains("state") : nullptr;
+        if (state && state->is_string()) states[std::string(index)] = state->as_string();
+      }
+    }
+  }
+
+  snapshot::SnapshotCatalog catalog;
+  catalog.info.name = kLiveClusterSnapshotName;
+  catalog.info.uuid = StrCat("live:", source.endpoint());
+  catalog.info.state = "SUCCESS";
+  catalog.info.source_version = version;
+  catalog.info.include_global_state = true;
+  for (auto& [name, index_settings] : settings) {
+    snapshot::IndexMetadata& index = catalog.indices.emplace_back();
+    index.name = name;
+    auto shards = SettingNumber(index_settings, "index.number_of_shards");
+    if (!shards.ok() || *shards <= 0 || *shards > 100000) {
+      return absl::DataLossError(StrCat("the source ", source.endpoint(), " gives index ", name,
+                                        " no valid index.number_of_shards"));
+    }
+    index.number_of_shards = static_cast<int>(*shards);
+    index.number_of_replicas =
+        static_cast<int>(SettingNumber(index_settings, "index.number_of_replicas").value_or(0));
+    index.version_created = SettingNumber(index_settings, "index.version.created").value_or(0);
+    const auto state = states.find(name);
+    index.state = state == states.end() ? "open" : state->second;
+    const auto mapping = mappings.find(name);
+    if (mapping != mappings.end()) {
+      const json::value whole(mapping->second);
+      index.mappings = ByType(&whole, typeless_answer);
+    }
+    if (const auto alias = aliases.find(name); alias != aliases.end()) {
+      index.aliases = alias->second;
+    }
+    index.settings = std::move(index_settings);
+    index.raw = json::object{{"state", index.state},
+                             {"settings", index.settings},
+                             {"mappings", index.mappings},
+                             {"aliases", index.aliases}};
+    catalog.info.indices.push_back(name);
+    catalog.shards[name];  // no shard files
+  }
+  catalog.info.total_shards = 0;
+  catalog.global = std::move(global);
+  return snapshot::SnapshotRepository::FromCatalog(
+      std::make_shared<MetadataOnlyRepo>(StrCat("the source cluster ", source.endpoint())),
+      std::move(catalog));
+}
+
+}  // namespace rfs::migration
