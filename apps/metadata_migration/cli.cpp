@@ -240,14 +240,19 @@ absl::StatusOr<CommandLine> ParseCommand(const std::string& command, const po::v
   auto source = ConnectionOptions(vm, "source");
   if (!source.ok()) return source.status();
   run.source = *std::move(source);
-  if (run.source) {
-    // As the Java tool, a live source wins over a repository given beside it (a Solr backup
-    // aside, which rfs reads from its location only).
-    if (line.solr) {
+  if (run.source && line.solr) {
+    // As the Java tool, a Solr backup's location wins over a live source: rfs reads no live
+    // Solr, so without a location there is nothing to read.
+    if (!HasRepositoryOption(vm)) {
       return Invalid(
           "--source-host reads an Elasticsearch or OpenSearch cluster; a Solr backup is read "
-          "from its location (--snapshot-local-dir, --repo-uri) without --source-host");
+          "from its location (--snapshot-local-dir, --repo-uri)");
     }
+    line.warnings.push_back("--source-host is not read: the metadata comes from the Solr backup");
+    run.source.reset();
+  }
+  if (run.source) {
+    // As the Java tool, a live source wins over a repository given beside it.
     if (HasRepositoryOption(vm) || vm.count("snapshot-name")) {
       line.warnings.push_back(
           "the snapshot repository and --snapshot-name are not read: the metadata comes from "

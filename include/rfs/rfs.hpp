@@ -55,6 +55,7 @@
 #include "rfs/lucene/source_rebuild.hpp"
 #include "rfs/metrics/exporters.hpp"
 #include "rfs/metrics/registry.hpp"
+#include "rfs/migration/cluster_metadata.hpp"
 #include "rfs/migration/document_migration_worker.hpp"
 #include "rfs/migration/export.hpp"
 #include "rfs/migration/failed_document_stream.hpp"

@@ -28,6 +28,8 @@
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 
+#include "absl/strings/match.h"
+
 namespace rfs::migration {
 namespace {
 
@@ -63,15 +65,16 @@ class ClusterReader {
  public:
   explicit ClusterReader(opensearch::OpenSearchClient& client) : client_(client) {}
 
-  // The answer to GET `target` as JSON; NotFound (the API's own 404) is returned as it is for
-  // the caller to read as "none".
+  // The answer to GET `target` as JSON; an error answer as the client maps it.
   absl::StatusOr<json::value> Get(const std::string& target) {
     auto response = client_.Send(opensearch::JsonRequest("GET", target));
     if (!response.ok()) return response.status();
     RFS_RETURN_IF_ERROR(opensearch::StatusFromResponse(
         *response, StrCat("GET ", target, " on the source ", client_.endpoint())));
     boost::system::error_code ec;
-    json::value parsed = json::parse(response->body, ec);
+    json::parse_options options;
+    options.max_depth = 1000;  // as deep as the engines' own parser allows (mappings nest)
+    json::value parsed = json::parse(response->body, ec, {}, options);
     if (ec) {
       return absl::DataLossError(StrCat("GET ", target, " on the source ", client_.endpoint(),
                                         ": the answer is not JSON (", ec.message(), ")"));
@@ -79,11 +82,13 @@ class ClusterReader {
     return parsed;
   }
 
-  // An object answer, or an empty one for a 404 (no such item: ES answers GET
-  // /_component_template with 404 when there is none, in some versions).
-  absl::StatusOr<json::object> GetObject(const std::string& target) {
+  // An object answer. With `none_when_missing`, a 404 is an empty one: the composable template
+  // APIs answer 404 for "none" in some versions. Anywhere else a 404 is an error (a proxy that
+  // forwards only some paths must not make a cluster look empty).
+  absl::StatusOr<json::object> GetObject(const std::string& target,
+                                         bool none_when_missing = false) {
     auto value = Get(target);
-    if (absl::IsNotFound(value.status())) return json::object();
+    if (none_when_missing && absl::IsNotFound(value.status())) return json::object();
     if (!value.ok()) return value.status();
     if (!value->is_object()) return Malformed(target, "an object");
     return std::move(value->as_object());
@@ -110,7 +115,7 @@ json::object ByType(const json::value* mappings, bool typeless_answer) {
 // object by name.
 absl::StatusOr<json::object> NamedList(ClusterReader& reader, const std::string& target,
                                        std::string_view list_key, std::string_view item_key) {
-  RFS_ASSIGN_OR_RETURN(json::object answer, reader.GetObject(target));
+  RFS_ASSIGN_OR_RETURN(json::object answer, reader.GetObject(target, /*none_when_missing=*/true));
   json::object out;
   const json::value* list = answer.if_contains(list_key);
   if (list == nullptr) return out;
@@ -131,15 +136,19 @@ absl::StatusOr<json::object> NamedList(ClusterReader& reader, const std::string&
 // (health, the matching template, the lifecycle manager in charge): left out, so that what the
 // migration notes as dropped is what the stream itself holds.
 absl::StatusOr<std::vector<snapshot::DataStream>> DataStreams(ClusterReader& reader,
-                                                              bool elasticsearch) {
+                                                              const core::ClusterVersion& version) {
   constexpr std::array<std::string_view, 8> kDerived = {
       "status",     "template",         "ilm_policy",        "next_generation_managed_by",
       "prefer_ilm", "store_size_bytes", "maximum_timestamp", "store_size"};
-  const std::string target = "/_data_stream";
-  auto answered = reader.GetObject(target);
-  // Elasticsearch's data streams are X-Pack's: its OSS distribution (7.x) has no such API and
-  // reads the path as an index name (400), so has no data streams either.
-  if (!answered.ok() && elasticsearch && absl::IsInvalidArgument(answered.status())) {
+  // Hidden streams too where the API can be asked for them (Elasticsearch 7.11+; OpenSearch's
+  // takes no parameter and lists every stream).
+  const bool expand = version.elasticsearch() && (version.major > 7 || version.minor >= 11);
+  const std::string target = expand ? "/_data_stream?expand_wildcards=all" : "/_data_stream";
+  auto answered = reader.GetObject(target, /*none_when_missing=*/true);
+  // Elasticsearch's data streams are X-Pack's: a build without it (the OSS distribution of 7.x)
+  // has no such API and reads the path as an index name, so has no data streams either.
+  if (!answered.ok() && version.elasticsearch() && absl::IsInvalidArgument(answered.status()) &&
+      absl::StrContains(answered.status().message(), "invalid_index_name_exception")) {
     return std::vector<snapshot::DataStream>();
   }
   RFS_ASSIGN_OR_RETURN(json::object answer, std::move(answered));
@@ -187,20 +196,21 @@ absl::StatusOr<std::vector<snapshot::DataStream>> DataStreams(ClusterReader& rea
   return out;
 }
 
-// Each index's part of a per-index answer ({"<index>": {"<part>": {...}}}).
+// Each index's part of a per-index answer ({"<index>": {"<part>": {...}}}). `required`: every
+// index must have it (settings); else an index without it has none (no mapping, no alias).
 absl::StatusOr<std::map<std::string, json::object>> PerIndex(ClusterReader& reader,
                                                              const std::string& target,
-                                                             std::string_view part) {
+                                                             std::string_view part, bool required) {
   RFS_ASSIGN_OR_RETURN(json::object answer, reader.GetObject(target));
   std::map<std::string, json::object> out;
-  for (const auto& [index, body] : answer) {
-    const json::value* value = body.is_object() ? body.as_object().if_contains(part) : nullptr;
-    if (value == nullptr) continue;
-    if (!value->is_object()) {
+  for (auto& [index, body] : answer) {
+    json::value* value = body.is_object() ? body.as_object().if_contains(part) : nullptr;
+    if (value == nullptr && !required) continue;
+    if (value == nullptr || !value->is_object()) {
       return reader.Malformed(
           target, StrCat("\"", part, "\" of index ", std::string_view(index), " to be an object"));
     }
-    out[std::string(index)] = value->as_object();
+    out[std::string(index)] = std::move(value->as_object());
   }
   return out;
 }
@@ -222,11 +232,16 @@ absl::StatusOr<int64_t> SettingNumber(const json::object& settings, std::string_
 
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadata(
     opensearch::OpenSearchClient& source, std::optional<core::ClusterVersion> given_version) {
+  // The cluster's own word decides which APIs are asked and how their answers read; the version
+  // given stands in only where GET / is refused.
   core::ClusterVersion version;
-  if (given_version) {
+  auto answered = source.GetVersion();
+  if (answered.ok()) {
+    version = *answered;
+  } else if (given_version) {
     version = *given_version;
   } else {
-    RFS_ASSIGN_OR_RETURN(version, source.GetVersion());
+    return answered.status();
   }
   if (!version.IsKnownMajor()) {
     return absl::UnimplementedError(StrCat("the source ", source.endpoint(), " runs ",
@@ -273,17 +288,17 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
                                                            "index_templates", "index_template"));
   }
   if (version.SupportsDataStreams()) {
-    RFS_ASSIGN_OR_RETURN(global.data_streams, DataStreams(reader, version.elasticsearch()));
+    RFS_ASSIGN_OR_RETURN(global.data_streams, DataStreams(reader, version));
   }
 
-  RFS_ASSIGN_OR_RETURN(
-      auto settings,
-      PerIndex(reader, "/_all/_settings?flat_settings=true&expand_wildcards=all", "settings"));
-  RFS_ASSIGN_OR_RETURN(
-      auto mappings,
-      PerIndex(reader, with("/_all/_mapping", {"expand_wildcards=all", types}), "mappings"));
-  RFS_ASSIGN_OR_RETURN(auto aliases,
-                       PerIndex(reader, "/_all/_alias?expand_wildcards=all", "aliases"));
+  RFS_ASSIGN_OR_RETURN(auto settings,
+                       PerIndex(reader, "/_all/_settings?flat_settings=true&expand_wildcards=all",
+                                "settings", /*required=*/true));
+  RFS_ASSIGN_OR_RETURN(auto mappings,
+                       PerIndex(reader, with("/_all/_mapping", {"expand_wildcards=all", types}),
+                                "mappings", /*required=*/false));
+  RFS_ASSIGN_OR_RETURN(auto aliases, PerIndex(reader, "/_all/_alias?expand_wildcards=all",
+                                              "aliases", /*required=*/false));
   // Which indices are closed (the settings answer has no state).
   const std::string state_target =
       "/_cluster/state/metadata?filter_path=metadata.indices.*.state&expand_wildcards=all";
@@ -318,21 +333,21 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
     index.number_of_replicas =
         static_cast<int>(SettingNumber(index_settings, "index.number_of_replicas").value_or(0));
     index.version_created = SettingNumber(index_settings, "index.version.created").value_or(0);
+    // Every index has a state; one the answer does not name would be taken as open, which a
+    // closed one is not.
     const auto state = states.find(name);
-    index.state = state == states.end() ? "open" : state->second;
-    const auto mapping = mappings.find(name);
-    if (mapping != mappings.end()) {
-      const json::value whole(mapping->second);
+    if (state == states.end())
+      return reader.Malformed(state_target, StrCat("the state of index ", name));
+    index.state = state->second;
+    if (auto mapping = mappings.find(name); mapping != mappings.end()) {
+      const json::value whole(std::move(mapping->second));
       index.mappings = ByType(&whole, typeless_answer);
     }
-    if (const auto alias = aliases.find(name); alias != aliases.end()) {
-      index.aliases = alias->second;
+    if (auto alias = aliases.find(name); alias != aliases.end()) {
+      index.aliases = std::move(alias->second);
     }
     index.settings = std::move(index_settings);
-    index.raw = json::object{{"state", index.state},
-                             {"settings", index.settings},
-                             {"mappings", index.mappings},
-                             {"aliases", index.aliases}};
+    index.raw = json::object{{"state", index.state}};
     catalog.info.indices.push_back(name);
     catalog.shards[name];  // no shard files
   }

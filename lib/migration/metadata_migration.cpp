@@ -310,7 +310,7 @@ absl::Status MigrationRun::Index(const std::string& name) {
     target_item.dropped_settings = std::move(t.notes.dropped_settings);
     target_item.notes = std::move(t.notes.notes);
     if (metadata->state == "close") {
-      target_item.notes.push_back("the index was closed in the snapshot; created open");
+      target_item.notes.push_back("the index was closed at the source; created open");
     }
     for (std::string& note : SourcelessNotes(*metadata, recovery)) {
       target_item.notes.push_back(std::move(note));

@@ -6,7 +6,9 @@
 // abbreviation.
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -128,8 +130,8 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
       {{RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", repo, "--output-dir", repo,
         "--coordinator-retry-initial-delay-ms", "5000", "--coordinator-retry-max-delay-ms", "1000"},
        "must not be less than"},
-      {{RFS_METADATA_TOOL, "evaluate", "--snapshot-local-dir", repo, "--source-host",
-        "http://127.0.0.1:9200", "--source-version", "SOLR 9"},
+      {{RFS_METADATA_TOOL, "evaluate", "--source-host", "http://127.0.0.1:9200", "--source-version",
+        "SOLR 9"},
        "a Solr backup is read from its location"},
       {{RFS_METADATA_TOOL, "evaluate", "--sourceHost", "http://127.0.0.1:9200", "--source-username",
         "u"},
@@ -169,25 +171,51 @@ TEST_CASE("options for what rfs does not do are refused with the reason",
 
 TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the run at once",
           "[e2e][cli][java-options][live-source]") {
-  // A source that refuses the credentials, then one whose template API answers no JSON. Only
-  // GETs may reach a source; the run stops before anything is written to the target folder,
-  // with exit 1, naming the source and the request but never the password.
+  // A source that refuses the credentials, one whose template API answers no JSON, one behind a
+  // proxy that answers 404 for the settings: each stops the run before anything is written to
+  // the target folder, with exit 1, naming the source and the request but never the password.
+  // Then the same answers as an Elasticsearch 7.10 OSS node gives them (the real-node tests
+  // compare those with snapshots): the index is migrated. Only GETs reach the source, each
+  // with the credentials.
   const std::string secret = "live-source-secret-51";
   std::string phase = "unauthorized";
   std::mutex mu;
+  const std::map<std::string, std::string> answers = {
+      {"/", R"({"name": "n", "cluster_name": "c", "version": {"number": "7.10.2"}})"},
+      {"/_template?include_type_name=true", "{}"},
+      {"/_component_template", R"({"component_templates": []})"},
+      {"/_index_template", R"({"index_templates": []})"},
+      {"/_all/_settings?flat_settings=true&expand_wildcards=all",
+       R"({"logs-1": {"settings": {"index.number_of_shards": "2",
+           "index.number_of_replicas": "1", "index.uuid": "u1",
+           "index.version.created": "7100299", "index.provided_name": "logs-1"}}})"},
+      {"/_all/_mapping?expand_wildcards=all&include_type_name=true",
+       R"({"logs-1": {"mappings": {"_doc": {"properties": {"msg": {"type": "text"}}}}}})"},
+      {"/_all/_alias?expand_wildcards=all", R"({"logs-1": {"aliases": {"logs": {}}}})"},
+      {"/_cluster/state/metadata?filter_path=metadata.indices.*.state&expand_wildcards=all",
+       R"({"metadata": {"indices": {"logs-1": {"state": "open"}}}})"}};
   rfs::test::ScriptedHttpServer source([&](const rfs::net::HttpRequest& request) {
     std::lock_guard lock(mu);
     rfs::net::HttpResponse response;
     response.status = 200;
     response.headers.emplace_back("Content-Type", "application/json");
+    const auto answer = answers.find(request.target);
     if (phase == "unauthorized") {
       response.status = 401;
       response.body = R"({"error": {"type": "security_exception", "reason": "bad credentials"}})";
-    } else if (request.target == "/") {
-      response.body =
-          R"({"name": "n", "cluster_name": "c", "version": {"number": "7.10.2"}, "tagline": "x"})";
-    } else {
+    } else if (request.target == "/_data_stream") {
+      // The OSS build has no data stream API: the path reads as an index name.
+      response.status = 400;
+      response.body = R"({"error": {"type": "invalid_index_name_exception",
+          "reason": "Invalid index name [_data_stream], must not start with '_'."}})";
+    } else if (phase == "not json" && request.target != "/") {
       response.body = "<html>a proxy's page</html>";
+    } else if (answer == answers.end() ||
+               (phase == "settings 404" && request.target.starts_with("/_all/_settings"))) {
+      response.status = 404;
+      response.body = "<html>not found</html>";
+    } else {
+      response.body = answer->second;
     }
     return response;
   });
@@ -211,15 +239,41 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
   INFO(err);
   CHECK(err.find("GET /_template?include_type_name=true on the source") != std::string::npos);
   CHECK(err.find("not JSON") != std::string::npos);
+  {
+    std::lock_guard lock(mu);
+    phase = "settings 404";
+  }
+  CHECK(Run(run, "settings-404", argv) == rfs::core::kExitFailure);
+  err = rfs::test::ReadTextFile(run.Err("settings-404"));
+  INFO(err);
+  CHECK(err.find("GET /_all/_settings") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(out) / ".rfs" / "metadata"));
-  for (const char* name : {"unauthorized", "not-json"}) {
+  for (const char* name : {"unauthorized", "not-json", "settings-404"}) {
     CHECK(run.Logs(name).find(secret) == std::string::npos);
   }
+
+  {
+    std::lock_guard lock(mu);
+    phase = "answers";
+  }
+  const size_t before = source.requests().size();
+  CHECK(Run(run, "answers", argv) == 0);
+  INFO(run.Logs("answers"));
+  const json::value index =
+      json::parse(rfs::test::ReadTextFile(out + "/.rfs/metadata/index/logs-1.json"));
+  CHECK(index.at("mappings").at("properties").at("msg").at("type") == "text");
+  CHECK(index.at("aliases").as_object().contains("logs"));
+  CHECK(index.at("settings").at("index").at("number_of_shards") == "2");
   const auto requests = source.requests();
-  REQUIRE(!requests.empty());
+  CHECK(requests.size() - before == answers.size() + 1);  // and /_data_stream
+  const std::string user_password = "u:" + secret;
+  const std::string credentials =
+      "Basic " + rfs::core::Base64Encode(std::span<const uint8_t>(
+                     reinterpret_cast<const uint8_t*>(user_password.data()), user_password.size()));
   for (const auto& request : requests) {
     INFO(request.method << " " << request.target);
     CHECK(request.method == "GET");
+    CHECK(rfs::net::FindHeader(request.headers, "Authorization") == credentials);
   }
 }
 

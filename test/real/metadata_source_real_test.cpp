@@ -1,12 +1,13 @@
-// MetadataMigration --source-host against real Elasticsearch 6.8, 7.10 and 8.19 and OpenSearch 2
-// nodes: the metadata a live cluster's APIs give must migrate exactly as the same cluster's
-// snapshot of it does. Each node gets templates of the kinds it has (legacy; component and index
-// templates from Elasticsearch 7.8 on; a data stream on OpenSearch), indices made by hand and by
-// templates (analysis settings, a mapping type of its own on 6.8, multi-fields, nested fields, a
-// filtered and routed alias) and a closed index; a snapshot with the global state is taken, and
-// `evaluate --output json` of the snapshot and of the live cluster must give the same items,
-// outcomes, bodies, notes and dropped settings. Then the live cluster is migrated into real
-// OpenSearch and read back there.
+// MetadataMigration --source-host against real Elasticsearch 5.6, 6.8, 7.10 and 8.19 and
+// OpenSearch 2 nodes: the metadata a live cluster's APIs give must migrate exactly as the same
+// cluster's snapshot of it does. Each node gets templates of the kinds it has (legacy; component
+// and index templates from Elasticsearch 7.8 on; a data stream on OpenSearch), indices made by
+// hand and by templates (analysis settings, a mapping type of its own on 5.6 and 6.8,
+// multi-fields, nested fields, a filtered and routed alias) and a closed index; a snapshot with
+// the global state is taken, and `evaluate --output json` of the snapshot and of the live cluster
+// must give the same items, outcomes, bodies, notes and dropped settings, and a user transform
+// must see each index alike. Then the live cluster is migrated into real OpenSearch and read
+// back there.
 #include <chrono>
 #include <map>
 #include <string>
@@ -59,8 +60,12 @@ void SetUpSource(RealNode& node, const Source& source) {
         "/_component_template/rfs-live-component", "/_template/rfs-live-legacy"}) {
     node.Send("DELETE", path);
   }
+  // Elasticsearch 5 names a legacy template's pattern `template`; 6.0 made it `index_patterns`.
+  const std::string patterns = std::string(source.version).starts_with("ES 5")
+                                   ? R"("template": "live-legacy-*")"
+                                   : R"("index_patterns": ["live-legacy-*"])";
   node.Ok("PUT", "/_template/rfs-live-legacy",
-          R"({"index_patterns": ["live-legacy-*"], "order": 3, "version": 7,
+          "{" + patterns + R"(, "order": 3, "version": 7,
               "settings": {"number_of_shards": 2, "number_of_replicas": 0},
               "mappings": )" +
               Typed(typed, R"({"properties": {"msg": {"type": "text"}}})") + R"(,
@@ -126,10 +131,11 @@ struct Runner : rfs::test::ToolRunner {
 TEST_CASE("MetadataMigration --source-host reads a live cluster as its snapshot describes it",
           "[real][metadata][live-source]") {
   // Templates of each kind, the data stream and its backing index, and the three open indices.
-  const Source sources[] = {{"es6", "os2", "ES 6.8", false, false, 4},
+  const Source sources[] = {{"es5", "os2", "ES 5.6", false, false, 4},
+                            {"es6", "os2", "ES 6.8", false, false, 4},
                             {"es7", "os2", "ES 7.10", true, false, 6},
                             {"es8", "os2", "ES 8.19", true, false, 6, "ES 8.19"},
-                            {"os2", "os3", "OS 2.", true, true, 9}};
+                            {"os2", "os3", "OS 2.19", true, true, 9}};
   for (const Source& described : sources) {
     SECTION(described.name) {
       RealNode source(described.name);

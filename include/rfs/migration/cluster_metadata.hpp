@@ -24,8 +24,8 @@ namespace rfs::migration {
 inline constexpr const char* kLiveClusterSnapshotName = "live-cluster";
 
 /// Reads the metadata of the cluster behind `source` (GET /, then the template, data stream,
-/// settings, mapping and alias APIs its version has). With `version` (`--source-version`), the
-/// cluster is taken to run it and GET / is not sent (a proxy in front of a cluster may refuse it).
+/// settings, mapping and alias APIs its version has). `version` (`--source-version`) stands in
+/// for the cluster's own only when GET / fails (a proxy in front of a cluster may refuse it).
 /// The client's errors as they are (with the request and endpoint); DataLoss naming the request
 /// when an answer is not shaped as the API documents. Every request is made before this returns:
 /// the repository does not keep the client.
