@@ -10,8 +10,8 @@
 //                                  would hide the type: Elasticsearch 7, OpenSearch 1)
 //   GET /_all/_alias               aliases with their filters and routing
 //   GET /_cluster/state/metadata   which indices are closed (filter_path to the states)
-// Index requests take expand_wildcards=all: closed indices, and the hidden backing indices of
-// data streams, are described as a snapshot describes them.
+// Index requests take expand_wildcards=all (open,closed before Elasticsearch 7): closed indices,
+// and the hidden backing indices of data streams, are described too.
 #include "rfs/migration/cluster_metadata.hpp"
 
 #include <algorithm>
@@ -105,10 +105,12 @@ class ClusterReader {
 
 // Mappings as a snapshot keeps them, by type: a typeless answer's mapping under `_doc` (the one
 // type of every index and template of Elasticsearch 8 and OpenSearch 2+), nothing for none.
-json::object ByType(const json::value* mappings, bool typeless_answer) {
-  if (mappings == nullptr || !mappings->is_object() || mappings->as_object().empty()) return {};
-  if (!typeless_answer) return mappings->as_object();
-  return json::object{{"_doc", *mappings}};
+json::object ByType(json::value mappings, bool typeless_answer) {
+  if (!mappings.is_object() || mappings.as_object().empty()) return {};
+  if (!typeless_answer) return std::move(mappings.as_object());
+  json::object out;
+  out["_doc"] = std::move(mappings);
+  return out;
 }
 
 // The APIs of composable templates answer a list of {"name", "<kind>"}; the snapshot keeps an
@@ -231,15 +233,37 @@ absl::StatusOr<int64_t> SettingNumber(const json::object& settings, std::string_
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadata(
-    opensearch::OpenSearchClient& source, std::optional<core::ClusterVersion> given_version) {
-  // The cluster's own word decides which APIs are asked and how their answers read; the version
-  // given stands in only where GET / is refused.
+    opensearch::OpenSearchClient& source, std::optional<core::ClusterVersion> given_version,
+    std::vector<std::string>* notes) {
+  auto note = [&](std::string text) {
+    if (notes != nullptr) notes->push_back(std::move(text));
+  };
+  // The cluster's own word decides which APIs are asked and how their answers read. The version
+  // given stands in where GET / is refused (a proxy, a user without the permission, a node
+  // without the handler), never for a source that cannot be reached or refuses the
+  // credentials; and where an OpenSearch in its compatibility mode
+  // (compatibility.override_main_response_version) answers as Elasticsearch 7.10.2.
   core::ClusterVersion version;
   auto answered = source.GetVersion();
   if (answered.ok()) {
     version = *answered;
-  } else if (given_version) {
+    if (given_version && *given_version != version) {
+      const bool compatibility_mode = given_version->opensearch() && version.elasticsearch() &&
+                                      version.major == 7 && version.minor == 10;
+      if (compatibility_mode) {
+        version = *given_version;
+      } else {
+        note(StrCat("the source answers GET / as ", version.ToString(), ", not ",
+                    given_version->ToString(), " as --source-version says: read and migrated as ",
+                    version.ToString()));
+      }
+    }
+  } else if (given_version &&
+             (absl::IsNotFound(answered.status()) || absl::IsPermissionDenied(answered.status()) ||
+              absl::IsInvalidArgument(answered.status()))) {
     version = *given_version;
+    note(StrCat("GET / failed (", answered.status().message(), "): the source is read as ",
+                version.ToString(), " (--source-version)"));
   } else {
     return answered.status();
   }
@@ -275,7 +299,7 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
       if (!body.is_object()) return reader.Malformed(target, "templates as objects");
       json::object& t = body.as_object();
       if (json::value* mappings = t.if_contains("mappings")) {
-        *mappings = ByType(mappings, typeless_answer);
+        *mappings = ByType(std::move(*mappings), typeless_answer);
       }
     }
     global.legacy_templates = std::move(templates);
@@ -291,17 +315,23 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
     RFS_ASSIGN_OR_RETURN(global.data_streams, DataStreams(reader, version));
   }
 
-  RFS_ASSIGN_OR_RETURN(auto settings,
-                       PerIndex(reader, "/_all/_settings?flat_settings=true&expand_wildcards=all",
-                                "settings", /*required=*/true));
+  // Closed indices too, and hidden ones (7.7+, where `all` takes them in; before 2.0 `all` is
+  // refused, and before 7.7 it means open and closed).
+  const std::string every_index = version.elasticsearch() && version.major < 7
+                                      ? "expand_wildcards=open,closed"
+                                      : "expand_wildcards=all";
+  RFS_ASSIGN_OR_RETURN(
+      auto settings,
+      PerIndex(reader, with("/_all/_settings", {"flat_settings=true", every_index}), "settings",
+               /*required=*/true));
   RFS_ASSIGN_OR_RETURN(auto mappings,
-                       PerIndex(reader, with("/_all/_mapping", {"expand_wildcards=all", types}),
-                                "mappings", /*required=*/false));
-  RFS_ASSIGN_OR_RETURN(auto aliases, PerIndex(reader, "/_all/_alias?expand_wildcards=all",
+                       PerIndex(reader, with("/_all/_mapping", {every_index, types}), "mappings",
+                                /*required=*/false));
+  RFS_ASSIGN_OR_RETURN(auto aliases, PerIndex(reader, with("/_all/_alias", {every_index}),
                                               "aliases", /*required=*/false));
   // Which indices are closed (the settings answer has no state).
   const std::string state_target =
-      "/_cluster/state/metadata?filter_path=metadata.indices.*.state&expand_wildcards=all";
+      with("/_cluster/state/metadata", {"filter_path=metadata.indices.*.state", every_index});
   RFS_ASSIGN_OR_RETURN(json::object state_answer, reader.GetObject(state_target));
   std::map<std::string, std::string> states;
   if (const json::value* m = state_answer.if_contains("metadata"); m && m->is_object()) {
@@ -333,15 +363,19 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
     index.number_of_replicas =
         static_cast<int>(SettingNumber(index_settings, "index.number_of_replicas").value_or(0));
     index.version_created = SettingNumber(index_settings, "index.version.created").value_or(0);
-    // Every index has a state; one the answer does not name would be taken as open, which a
-    // closed one is not.
+    // Every index has a state. One the answer does not name was deleted between the two
+    // requests (by ILM, say): it is left out rather than guessed open.
     const auto state = states.find(name);
-    if (state == states.end())
-      return reader.Malformed(state_target, StrCat("the state of index ", name));
+    if (state == states.end()) {
+      catalog.indices.pop_back();
+      note(StrCat("index ", name,
+                  " is in the settings the source gave but not in its cluster state "
+                  "(deleted while it was read?): left out"));
+      continue;
+    }
     index.state = state->second;
     if (auto mapping = mappings.find(name); mapping != mappings.end()) {
-      const json::value whole(std::move(mapping->second));
-      index.mappings = ByType(&whole, typeless_answer);
+      index.mappings = ByType(json::value(std::move(mapping->second)), typeless_answer);
     }
     if (auto alias = aliases.find(name); alias != aliases.end()) {
       index.aliases = std::move(alias->second);

@@ -301,15 +301,19 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
   if (!cluster.ok()) return fail(cluster.status(), core::kExitUsage);
   opensearch::OpenSearchClient* const client = cluster->client.get();
   absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> repository;
+  std::vector<std::string> source_notes;
   if (options.source) {
     // Read once, before anything is migrated: an unreachable source changes nothing.
     auto transport = internal::OpenPatientTransport(*options.source, /*max_connections=*/2);
     if (!transport.ok()) return fail(transport.status(), core::kExitUsage);
     // Nothing is sent to the source but small GETs: no compression to detect.
     opensearch::OpenSearchClient source(**transport, {.compression = false});
-    repository = ReadClusterMetadata(source, options.migration.source_version);
+    repository = ReadClusterMetadata(source, options.migration.source_version, &source_notes);
     if (!repository.ok()) return fail(repository.status(), core::kExitFailure);
     options.snapshot_name = kLiveClusterSnapshotName;
+    // The version the source was read as (its own, or --source-version where it stood in) is
+    // the one it is migrated from.
+    options.migration.source_version.reset();
   } else {
     repository = OpenSnapshotRepository(options.repository);
     if (!repository.ok()) return fail(repository.status(), core::kExitSnapshotUnreadable);
@@ -346,6 +350,7 @@ MetadataToolResult RunMetadataMigration(MetadataToolOptions options) {
     }
   }
   result.exit_code = report->ok() ? 0 : core::kExitFailure;
+  report->warnings.insert(report->warnings.begin(), source_notes.begin(), source_notes.end());
   if (empty_fails && found == 0) {
     report->warnings.push_back(
         "nothing to migrate: no template, data stream or index (--succeed-on-empty false); check "

@@ -210,6 +210,10 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
           "reason": "Invalid index name [_data_stream], must not start with '_'."}})";
     } else if (phase == "not json" && request.target != "/") {
       response.body = "<html>a proxy's page</html>";
+    } else if (phase == "root refused" && request.target == "/") {
+      response.status = 403;
+      response.body = R"({"error": {"type": "security_exception",
+          "reason": "no permissions for [cluster:monitor/main]"}})";
     } else if (answer == answers.end() ||
                (phase == "settings 404" && request.target.starts_with("/_all/_settings"))) {
       response.status = 404;
@@ -264,8 +268,31 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
   CHECK(index.at("mappings").at("properties").at("msg").at("type") == "text");
   CHECK(index.at("aliases").as_object().contains("logs"));
   CHECK(index.at("settings").at("index").at("number_of_shards") == "2");
-  const auto requests = source.requests();
+  auto requests = source.requests();
   CHECK(requests.size() - before == answers.size() + 1);  // and /_data_stream
+  for (size_t i = before; i < requests.size(); ++i) {
+    INFO(requests[i].target);
+    CHECK((answers.contains(requests[i].target) || requests[i].target == "/_data_stream"));
+  }
+
+  // A user without the permission for GET /: --source-version stands in, and the report says so.
+  {
+    std::lock_guard lock(mu);
+    phase = "root refused";
+  }
+  std::vector<std::string> with_version = argv;
+  with_version.insert(with_version.end(), {"--source-version", "ES 7.10", "--output", "json"});
+  CHECK(Run(run, "root-refused", with_version) == 0);
+  INFO(run.Logs("root-refused"));
+  const json::value report = json::parse(rfs::test::ReadTextFile(run.Out("root-refused")));
+  CHECK(report.at("source_version") == "ES 7.10");
+  CHECK(json::serialize(report.at("warnings")).find("GET / failed") != std::string::npos);
+  // Without it, the refusal stops the run.
+  CHECK(Run(run, "root-refused-alone", argv) == rfs::core::kExitFailure);
+  CHECK(rfs::test::ReadTextFile(run.Err("root-refused-alone")).find("cluster:monitor/main") !=
+        std::string::npos);
+
+  requests = source.requests();
   const std::string user_password = "u:" + secret;
   const std::string credentials =
       "Basic " + rfs::core::Base64Encode(std::span<const uint8_t>(

@@ -12,6 +12,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "rfs/opensearch/client.hpp"
 #include "rfs/snapshot/repository.hpp"
@@ -25,11 +27,14 @@ inline constexpr const char* kLiveClusterSnapshotName = "live-cluster";
 
 /// Reads the metadata of the cluster behind `source` (GET /, then the template, data stream,
 /// settings, mapping and alias APIs its version has). `version` (`--source-version`) stands in
-/// for the cluster's own only when GET / fails (a proxy in front of a cluster may refuse it).
+/// for the cluster's own where GET / is refused (404, 403, 405: a proxy, a user without the
+/// permission) and where an OpenSearch in compatibility mode answers as Elasticsearch 7.10; what
+/// was taken instead, and an index deleted while it was read, are said in `notes`.
 /// The client's errors as they are (with the request and endpoint); DataLoss naming the request
 /// when an answer is not shaped as the API documents. Every request is made before this returns:
 /// the repository does not keep the client.
 absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadata(
-    opensearch::OpenSearchClient& source, std::optional<core::ClusterVersion> version = {});
+    opensearch::OpenSearchClient& source, std::optional<core::ClusterVersion> version = {},
+    std::vector<std::string>* notes = nullptr);
 
 }  // namespace rfs::migration
