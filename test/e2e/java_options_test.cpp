@@ -223,6 +223,10 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
     }
     return response;
   });
+  auto set_phase = [&](const char* next) {
+    std::lock_guard lock(mu);
+    phase = next;
+  };
   MigrationRun run;
   const std::string out = run.dir.File("out");
   const std::vector<std::string> argv = {
@@ -234,19 +238,13 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
   INFO(err);
   CHECK(err.find(source.endpoint()) != std::string::npos);
   CHECK(err.find("bad credentials") != std::string::npos);
-  {
-    std::lock_guard lock(mu);
-    phase = "not json";
-  }
+  set_phase("not json");
   CHECK(Run(run, "not-json", argv) == rfs::core::kExitFailure);
   err = rfs::test::ReadTextFile(run.Err("not-json"));
   INFO(err);
   CHECK(err.find("GET /_template?include_type_name=true on the source") != std::string::npos);
   CHECK(err.find("not JSON") != std::string::npos);
-  {
-    std::lock_guard lock(mu);
-    phase = "settings 404";
-  }
+  set_phase("settings 404");
   CHECK(Run(run, "settings-404", argv) == rfs::core::kExitFailure);
   err = rfs::test::ReadTextFile(run.Err("settings-404"));
   INFO(err);
@@ -256,10 +254,7 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
     CHECK(run.Logs(name).find(secret) == std::string::npos);
   }
 
-  {
-    std::lock_guard lock(mu);
-    phase = "answers";
-  }
+  set_phase("answers");
   const size_t before = source.requests().size();
   CHECK(Run(run, "answers", argv) == 0);
   INFO(run.Logs("answers"));
@@ -276,10 +271,7 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
   }
 
   // A user without the permission for GET /: --source-version stands in, and the report says so.
-  {
-    std::lock_guard lock(mu);
-    phase = "root refused";
-  }
+  set_phase("root refused");
   std::vector<std::string> with_version = argv;
   with_version.insert(with_version.end(), {"--source-version", "ES 7.10", "--output", "json"});
   CHECK(Run(run, "root-refused", with_version) == 0);
