@@ -168,9 +168,9 @@ absl::StatusOr<std::vector<snapshot::DataStream>> DataStreams(ClusterReader& rea
     snapshot::DataStream& ds = out.emplace_back();
     ds.name = std::string(name->as_string());
     for (const auto& [key, value] : *stream) {
-      if (std::find(kDerived.begin(), kDerived.end(), std::string_view(key)) == kDerived.end()) {
-        ds.raw[key] = value;
-      }
+      const bool derived =
+          std::find(kDerived.begin(), kDerived.end(), std::string_view(key)) != kDerived.end();
+      if (!derived && key != "indices") ds.raw[key] = value;  // the indices follow, trimmed
     }
     if (const json::value* ts = stream->if_contains("timestamp_field"); ts && ts->is_object()) {
       if (const json::value* field = ts->as_object().if_contains("name");
@@ -352,8 +352,18 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
   catalog.info.source_version = version;
   catalog.info.include_global_state = true;
   for (auto& [name, index_settings] : settings) {
+    // Every index has a state. One the answer does not name was deleted between the two
+    // requests (by ILM, say): it is left out rather than guessed open.
+    const auto state = states.find(name);
+    if (state == states.end()) {
+      note(StrCat("index ", name,
+                  " is in the settings the source gave but not in its cluster state "
+                  "(deleted while it was read?): left out"));
+      continue;
+    }
     snapshot::IndexMetadata& index = catalog.indices.emplace_back();
     index.name = name;
+    index.state = state->second;
     auto shards = SettingNumber(index_settings, "index.number_of_shards");
     if (!shards.ok() || *shards <= 0 || *shards > 100000) {
       return absl::DataLossError(StrCat("the source ", source.endpoint(), " gives index ", name,
@@ -363,17 +373,6 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
     index.number_of_replicas =
         static_cast<int>(SettingNumber(index_settings, "index.number_of_replicas").value_or(0));
     index.version_created = SettingNumber(index_settings, "index.version.created").value_or(0);
-    // Every index has a state. One the answer does not name was deleted between the two
-    // requests (by ILM, say): it is left out rather than guessed open.
-    const auto state = states.find(name);
-    if (state == states.end()) {
-      catalog.indices.pop_back();
-      note(StrCat("index ", name,
-                  " is in the settings the source gave but not in its cluster state "
-                  "(deleted while it was read?): left out"));
-      continue;
-    }
-    index.state = state->second;
     if (auto mapping = mappings.find(name); mapping != mappings.end()) {
       index.mappings = ByType(json::value(std::move(mapping->second)), typeless_answer);
     }
@@ -385,7 +384,6 @@ absl::StatusOr<std::unique_ptr<snapshot::SnapshotRepository>> ReadClusterMetadat
     catalog.info.indices.push_back(name);
     catalog.shards[name];  // no shard files
   }
-  catalog.info.total_shards = 0;
   catalog.global = std::move(global);
   return snapshot::SnapshotRepository::FromCatalog(
       std::make_shared<MetadataOnlyRepo>(StrCat("the source cluster ", source.endpoint())),

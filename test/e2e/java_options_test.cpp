@@ -233,26 +233,25 @@ TEST_CASE("MetadataMigration --source-host: a source it cannot read stops the ru
       RFS_METADATA_TOOL,   "migrate", "--source-host",     source.endpoint(),
       "--source-username", "u",       "--source-password", secret,
       "--output-dir",      out};
-  CHECK(Run(run, "unauthorized", argv) == rfs::core::kExitFailure);
-  std::string err = rfs::test::ReadTextFile(run.Err("unauthorized"));
-  INFO(err);
-  CHECK(err.find(source.endpoint()) != std::string::npos);
-  CHECK(err.find("bad credentials") != std::string::npos);
-  set_phase("not json");
-  CHECK(Run(run, "not-json", argv) == rfs::core::kExitFailure);
-  err = rfs::test::ReadTextFile(run.Err("not-json"));
-  INFO(err);
-  CHECK(err.find("GET /_template?include_type_name=true on the source") != std::string::npos);
-  CHECK(err.find("not JSON") != std::string::npos);
-  set_phase("settings 404");
-  CHECK(Run(run, "settings-404", argv) == rfs::core::kExitFailure);
-  err = rfs::test::ReadTextFile(run.Err("settings-404"));
-  INFO(err);
-  CHECK(err.find("GET /_all/_settings") != std::string::npos);
-  CHECK_FALSE(fs::exists(fs::path(out) / ".rfs" / "metadata"));
-  for (const char* name : {"unauthorized", "not-json", "settings-404"}) {
-    CHECK(run.Logs(name).find(secret) == std::string::npos);
+  // Each failure: its phase of the source, the run's name, what the error must name.
+  struct Failure {
+    const char* phase;
+    const char* name;
+    std::vector<std::string> said;
+  };
+  const Failure failures[] = {
+      {"unauthorized", "unauthorized", {source.endpoint(), "bad credentials"}},
+      {"not json", "not-json", {"GET /_template?include_type_name=true on the source", "not JSON"}},
+      {"settings 404", "settings-404", {"GET /_all/_settings"}}};
+  for (const Failure& failure : failures) {
+    set_phase(failure.phase);
+    CHECK(Run(run, failure.name, argv) == rfs::core::kExitFailure);
+    const std::string err = rfs::test::ReadTextFile(run.Err(failure.name));
+    INFO(failure.name << ": " << err);
+    for (const std::string& said : failure.said) CHECK(err.find(said) != std::string::npos);
+    CHECK(run.Logs(failure.name).find(secret) == std::string::npos);
   }
+  CHECK_FALSE(fs::exists(fs::path(out) / ".rfs" / "metadata"));
 
   set_phase("answers");
   const size_t before = source.requests().size();

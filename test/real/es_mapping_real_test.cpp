@@ -126,9 +126,7 @@ SourceSnapshot WriteSource(const std::string& source, const std::vector<Feature>
   }
   const std::string repo = "rn-esmap-" + source + "-repo";
   SourceSnapshot out{source, es.repo_path() / repo, {}};
-  es.Ok("PUT", "/_snapshot/" + repo,
-        json::serialize(json::object{
-            {"type", "fs"}, {"settings", json::object{{"location", out.location.string()}}}}));
+  es.RegisterFsRepository(repo, out.location);
   es.Send("DELETE", "/_snapshot/" + repo + "/s1");
   es.Ok("PUT", "/_snapshot/" + repo + "/s1?wait_for_completion=true",
         R"({"indices":"rn-esmap-)" + source + R"(-*","include_global_state":false})");
@@ -307,9 +305,7 @@ TEST_CASE("hex-string byte vectors of Elasticsearch 8.19 reach a k-NN node as by
   INFO(json::serialize(answer));
   REQUIRE(!answer.at("errors").as_bool());
   const fs::path location = es.repo_path() / "rn-esmap-hex-repo";
-  es.Ok("PUT", "/_snapshot/rn-esmap-hex-repo",
-        json::serialize(json::object{{"type", "fs"},
-                                     {"settings", json::object{{"location", location.string()}}}}));
+  es.RegisterFsRepository("rn-esmap-hex-repo", location);
   es.Send("DELETE", "/_snapshot/rn-esmap-hex-repo/s1");
   es.Ok("PUT", "/_snapshot/rn-esmap-hex-repo/s1?wait_for_completion=true",
         R"({"indices":"rn-esmap-hex","include_global_state":false})");

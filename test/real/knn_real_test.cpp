@@ -171,9 +171,7 @@ Source WriteSource(const std::vector<VectorIndex>& indices) {
   }
   const std::string repo = "rn-knn-repo";
   Source out{es.repo_path() / repo, {}};
-  es.Ok("PUT", "/_snapshot/" + repo,
-        json::serialize(json::object{
-            {"type", "fs"}, {"settings", json::object{{"location", out.location.string()}}}}));
+  es.RegisterFsRepository(repo, out.location);
   es.Send("DELETE", "/_snapshot/" + repo + "/s1");
   es.Ok("PUT", "/_snapshot/" + repo + "/s1?wait_for_completion=true",
         R"({"indices":"rn-knn-*","include_global_state":false})");

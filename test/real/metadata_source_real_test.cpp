@@ -142,9 +142,7 @@ TEST_CASE("MetadataMigration --source-host reads a live cluster as its snapshot 
       SetUpSource(source, described);
       // The snapshot of the same metadata, with the global state (templates, data streams).
       const fs::path location = source.repo_path() / "live-source";
-      source.Ok("PUT", "/_snapshot/live-source",
-                json::serialize(json::object{
-                    {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+      source.RegisterFsRepository("live-source", location);
       source.Send("DELETE", "/_snapshot/live-source/snap");
       source.Ok("PUT", "/_snapshot/live-source/snap?wait_for_completion=true",
                 json::serialize(json::object{

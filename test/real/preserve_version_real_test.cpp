@@ -61,9 +61,7 @@ fs::path MakeVersionedSource(RealNode& node, const std::string& name, const std:
   write_all(0, 225, 2);
   write_all(0, 150, 3);
   const fs::path location = node.repo_path() / "rn-pv-repo";
-  node.Ok("PUT", "/_snapshot/rn-pv-repo",
-          json::serialize(json::object{
-              {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  node.RegisterFsRepository("rn-pv-repo", location);
   node.Send("DELETE", "/_snapshot/rn-pv-repo/" + snapshot);
   node.Ok("PUT", "/_snapshot/rn-pv-repo/" + snapshot + "?wait_for_completion=true",
           R"({"indices":")" + name + R"(","include_global_state":false})");
@@ -403,9 +401,7 @@ TEST_CASE("preserve-version warns that a data stream's documents go without vers
   }
   source.Ok("POST", "/_bulk?refresh=true", body);
   const fs::path location = source.repo_path() / "rn-pv-ds-repo";
-  source.Ok("PUT", "/_snapshot/rn-pv-ds-repo",
-            json::serialize(json::object{
-                {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  source.RegisterFsRepository("rn-pv-ds-repo", location);
   source.Send("DELETE", "/_snapshot/rn-pv-ds-repo/a");
   source.Ok("PUT", "/_snapshot/rn-pv-ds-repo/a?wait_for_completion=true",
             R"({"indices":")" + stream + R"(","include_global_state":true})");

@@ -125,9 +125,7 @@ std::vector<fs::path> CorpusRepositories() {
 fs::path SnapshotOnNode(RealNode& node, const std::string& repository, const std::string& snapshot,
                         const std::string& indices) {
   const fs::path location = node.repo_path() / repository;
-  node.Ok("PUT", "/_snapshot/" + repository,
-          json::serialize(json::object{
-              {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  node.RegisterFsRepository(repository, location);
   // A snapshot of that name left by an earlier run of the suite on this node goes first.
   node.Send("DELETE", "/_snapshot/" + repository + "/" + snapshot);
   node.Ok("PUT", "/_snapshot/" + repository + "/" + snapshot + "?wait_for_completion=true",
@@ -2176,9 +2174,7 @@ TEST_CASE("a data stream of several backing indices lands in a fresh real node t
   target.Send("DELETE", "/_data_stream/" + stream);
   target.Send("DELETE", "/_index_template/" + stream + "-tpl");
   const fs::path location = source.repo_path() / "rn-ds-repo";
-  source.Ok("PUT", "/_snapshot/rn-ds-repo",
-            json::serialize(json::object{
-                {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  source.RegisterFsRepository("rn-ds-repo", location);
   source.Send("DELETE", "/_snapshot/rn-ds-repo/a");
   source.Ok("PUT", "/_snapshot/rn-ds-repo/a?wait_for_completion=true",
             R"({"indices":")" + stream + R"(","include_global_state":true})");
@@ -2763,9 +2759,7 @@ TEST_CASE("a data stream that is not on the target gets no plain index of its na
   target.Send("DELETE", "/_index_template/" + stream + "-tpl");
   target.DeleteIndices({stream});
   const fs::path location = source.repo_path() / "rn-ds-absent-repo";
-  source.Ok("PUT", "/_snapshot/rn-ds-absent-repo",
-            json::serialize(json::object{
-                {"type", "fs"}, {"settings", json::object{{"location", location.string()}}}}));
+  source.RegisterFsRepository("rn-ds-absent-repo", location);
   source.Send("DELETE", "/_snapshot/rn-ds-absent-repo/a");
   source.Ok("PUT", "/_snapshot/rn-ds-absent-repo/a?wait_for_completion=true",
             R"({"indices":")" + stream + R"(","include_global_state":true})");

@@ -78,6 +78,13 @@ class RealNode {
     return response.body.empty() ? json::value() : json::parse(response.body);
   }
 
+  /// Registers the `fs` snapshot repository `repository` at `location` (below path.repo).
+  void RegisterFsRepository(const std::string& repository, const std::filesystem::path& location) {
+    Ok("PUT", "/_snapshot/" + repository,
+       json::serialize(json::object{{"type", "fs"},
+                                    {"settings", json::object{{"location", location.string()}}}}));
+  }
+
   /// Deletes the indices (missing ones ignored) and waits for the deletion.
   void DeleteIndices(const std::vector<std::string>& names) {
     for (const auto& name : names) {
