@@ -222,6 +222,9 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeProvider(const std::string
   if (name == "JsonJMESPathTransformerProvider") {
     return internal::MakeJmesPathTransformer(config, context.limits);
   }
+  if (name == "JsonJoltTransformerProvider") {
+    return internal::MakeJoltTransformer(config, context.limits);
+  }
   std::string known;
   for (const auto& n : TransformerProviderNames()) known += (known.empty() ? "" : ", ") + n;
   return absl::NotFoundError(StrCat("unknown provider (known: ", known, ")"));
@@ -262,7 +265,8 @@ std::vector<std::string> TransformerProviderNames() {
           "JqTransformerProvider",
           "JsonJSTransformerProvider",
           "JsonPythonTransformerProvider",
-          "JsonJMESPathTransformerProvider"};
+          "JsonJMESPathTransformerProvider",
+          "JsonJoltTransformerProvider"};
 }
 
 absl::StatusOr<std::optional<std::string>> ResolveTransformerConfig(std::string_view option_prefix,

@@ -371,6 +371,43 @@ TEST_CASE("a JMESPath document transform runs whatever virtual environment is on
   CheckTarget(**target, kept);
 }
 
+TEST_CASE("a Jolt document transform shifts, defaults and removes as the Java tool's does",
+          "[e2e][generated][transform][jolt]") {
+  auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 90 --seed 97");
+  REQUIRE(generated);
+  auto target = rfs::testing::OpenSearchDouble::Start();
+  REQUIRE(target.ok());
+  MigrationRun run;
+  // The batch is a list: the shift keeps each document's operation and source, the default adds
+  // a field to every source, the remove takes one out of each (where it is).
+  const std::string config = R"([{"JsonJoltTransformerProvider": [
+      {"script": {"operation": "shift", "spec": {"*": {"operation": "[&1].operation",
+                                                       "document": "[&1].document"}}}},
+      {"script": {"operation": "default", "spec": {"*": {"document": {"migrated_by": "jolt"}}}}},
+      {"script": {"operation": "remove", "spec": {"*": {"document": {"title": ""}}}}}]}])";
+  const int code =
+      rfs::test::RunProcess({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(),
+                             "--target-host", (*target)->endpoint(), "--coordinator-db",
+                             run.dir.File("c.sqlite"), "--doc-transformer-config", config},
+                            run.Out("jolt"), run.Err("jolt"));
+  INFO(run.Logs("jolt"));
+  REQUIRE(code == kExitNoWorkLeft);
+  ExpectedDocs expected = ReadExpectedDocs(generated->dir / "expected-docs.ndjson");
+  size_t documents = 0;
+  size_t titled = 0;
+  for (auto& [index, docs] : expected) {
+    for (auto& [id, doc] : docs) {
+      REQUIRE(doc.source.is_object());
+      doc.source.as_object()["migrated_by"] = "jolt";
+      titled += doc.source.as_object().erase("title");
+      ++documents;
+    }
+  }
+  CHECK(documents == 90);
+  CHECK(titled > 0);
+  CheckTarget(**target, expected);
+}
+
 TEST_CASE("a broken transformer configuration stops the tools at start-up with exit 64",
           "[e2e][transform][cli]") {
   MigrationRun run;

@@ -1,0 +1,181 @@
+// JsonJoltTransformerProvider: rfs's shift, default, remove and sort give what Java's Jolt 0.1.8
+// (the library the Java tool runs) gives on the same specs and inputs, and what rfs refuses.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "rfs/transform/json_transformer.hpp"
+
+#include "absl/strings/string_view.h"
+#include "support/java_fixture.hpp"
+#include <unistd.h>
+
+namespace rfs::transform::jolt_test {
+
+namespace json = boost::json;
+
+json::value ReadJson(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+// Java Jolt's answer for every case of the case file, computed once per machine and kept
+// (CachedFixtureDir) until the runner, the cases or the jars change. A missing Java or jar is an
+// install bug: it throws, never skips.
+json::array JavaResults() {
+  const std::string java = RFS_JAVA_DEFAULT;
+  const std::string classpath = RFS_JOLT_CLASSPATH;
+  std::stringstream jars(classpath);
+  for (std::string jar; std::getline(jars, jar, ':');) {
+    if (!std::filesystem::exists(jar)) {
+      throw std::runtime_error("no jar " + jar + " (run scripts/install-deps, then reconfigure)");
+    }
+  }
+  const std::filesystem::path dir = test::CachedFixtureDir(
+      "jolt-results", {RFS_JOLT_RUNNER_SOURCE, RFS_JOLT_CASES}, {java, classpath});
+  if (!std::filesystem::exists(dir / "results.json")) {
+    const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
+    const std::string command = "'" + java + "' -cp '" + classpath + "' '" +
+                                RFS_JOLT_RUNNER_SOURCE + "' '" + tmp.string() + "' '" +
+                                RFS_JOLT_CASES + "' 2>'" + tmp.string() + ".log'";
+    if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "results.json")) {
+      throw std::runtime_error("the Java Jolt runner failed: " + command);
+    }
+    std::filesystem::remove(tmp.string() + ".log");
+    std::error_code ec;
+    std::filesystem::rename(tmp, dir, ec);
+    if (ec) std::filesystem::remove_all(tmp);  // another process won the race
+  }
+  return ReadJson(dir / "results.json").as_array();
+}
+
+std::string JoltConfig(const json::array& chain) {
+  json::array scripts;
+  for (const auto& op : chain) scripts.push_back(json::object{{"script", op}});
+  return json::serialize(json::array{json::object{{"JsonJoltTransformerProvider", scripts}}});
+}
+
+// Runs a chain through rfs: the output, or the error (from loading or from the run).
+absl::StatusOr<json::value> RunRfs(const json::array& chain, const json::value& input,
+                                   TransformerContext context = {}) {
+  auto loaded = LoadTransformers(JoltConfig(chain), context);
+  if (!loaded.ok()) return loaded.status();
+  return (*loaded)->Transform(input);
+}
+
+bool Contains(absl::string_view text, absl::string_view part) {
+  return text.find(part) != absl::string_view::npos;
+}
+
+TEST_CASE("Jolt: each case gives what Java's Jolt 0.1.8 gives", "[transform][jolt]") {
+  const json::array cases = ReadJson(RFS_JOLT_CASES).as_array();
+  const json::array java = JavaResults();
+  REQUIRE(cases.size() >= 40);
+  REQUIRE(java.size() == cases.size());
+  int outputs = 0;
+  int errors = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i].as_object();
+    const auto& expected = java[i].as_object();
+    INFO("case: " << json::serialize(c.at("name")));
+    REQUIRE(expected.at("name") == c.at("name"));
+    const auto got = RunRfs(c.at("chain").as_array(), c.at("input"));
+    if (expected.contains("error")) {
+      ++errors;
+      INFO("Java: " << json::serialize(expected.at("error")));
+      CHECK_FALSE(got.ok());
+      continue;
+    }
+    const json::value& want = expected.at("output");
+    if (want.is_null()) {
+      // Java hands back null; rfs fails the batch, saying why.
+      REQUIRE_FALSE(got.ok());
+      CHECK(Contains(got.status().message(), "gave null"));
+      continue;
+    }
+    ++outputs;
+    INFO("rfs: " << (got.ok() ? json::serialize(*got) : std::string(got.status().message())));
+    INFO("Java: " << json::serialize(want));
+    REQUIRE(got.ok());
+    CHECK(*got == want);  // objects compare by their members, whatever the order
+    // Where Java's order is defined (a sort, a shift's writes), the keys come in the same order.
+    const auto& chain = c.at("chain").as_array();
+    const auto& last = chain.back().as_object().at("operation");
+    if (last == "sort" || last == "shift") CHECK(json::serialize(*got) == json::serialize(want));
+  }
+  CHECK(outputs >= 35);
+  CHECK(errors >= 6);
+}
+
+TEST_CASE("Jolt: operations rfs does not run are refused with the reason", "[transform][jolt]") {
+  const json::value input = json::parse(R"({"a": 1})");
+  struct Refused {
+    std::string config;
+    std::string says;
+  };
+  for (const Refused& r : std::vector<Refused>{
+           {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "cardinality",
+                "spec": {"a": "MANY"}}}}])",
+            "not run by rfs"},
+           {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "modify-overwrite-beta",
+                "spec": {"a": "=toUpper"}}}}])",
+            "JqTransformerProvider"},
+           {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "com.example.Custom"}}}])",
+            "unknown Jolt operation"},
+           {R"([{"JsonJoltTransformerProvider": {"canned": "ADD_GZIP"}}])", "HTTP messages"},
+           {R"([{"JsonJoltTransformerProvider": [{"script": {"operation": "shift",
+                "spec": {"a": "b"}}, "canned": "PASS_THRU"}]}])",
+            "one key"},
+           {R"([{"JsonJoltTransformerProvider": "shift"}])", "expects"},
+           {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "shift"}}}])",
+            "requires a spec"},
+           {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "shift",
+                "spec": {"[0]": "b"}}}}])",
+            "array index"},
+       }) {
+    INFO(r.config);
+    auto loaded = LoadTransformers(r.config, {});
+    REQUIRE_FALSE(loaded.ok());
+    CHECK(loaded.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Contains(loaded.status().message(), "JsonJoltTransformerProvider"));
+    CHECK(Contains(loaded.status().message(), r.says));
+  }
+}
+
+TEST_CASE("Jolt: what a spec makes of a value is bounded", "[transform][jolt]") {
+  // One value copied to many places stops at the transform's memory bound.
+  json::array targets;
+  for (int i = 0; i < 64; ++i) targets.push_back(json::string("copy" + std::to_string(i)));
+  const json::array chain{
+      json::object{{"operation", "shift"}, {"spec", json::object{{"@", targets}}}}};
+  TransformerContext small;
+  small.limits.memory_bytes = 1 << 20;
+  const json::value big = json::object{{"text", std::string(100'000, 'x')}};
+  const auto bounded = RunRfs(chain, big, small);
+  REQUIRE_FALSE(bounded.ok());
+  CHECK(bounded.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(Contains(bounded.status().message(), "bound"));
+  const auto fits = RunRfs(chain, json::object{{"text", "short"}}, small);
+  REQUIRE(fits.ok());
+  CHECK(fits->as_object().size() == 64);
+
+  // An index taken from the input cannot make a list of millions.
+  const json::array by_index{
+      json::object{{"operation", "shift"}, {"spec", json::parse(R"({"*": "list[&0]"})")}}};
+  const auto huge = RunRfs(by_index, json::parse(R"({"2000000": 1})"));
+  REQUIRE_FALSE(huge.ok());
+  CHECK(Contains(huge.status().message(), "2000000"));
+  const auto small_index = RunRfs(by_index, json::parse(R"({"2": 1})"));
+  REQUIRE(small_index.ok());
+  CHECK(*small_index == json::parse(R"({"list": [null, null, 1]})"));
+}
+
+}  // namespace rfs::transform::jolt_test
