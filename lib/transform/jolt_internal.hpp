@@ -3,7 +3,9 @@
 // docs/transforms.md, "Jolt".
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,14 +50,56 @@ struct BoundError : RunError {
 absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const boost::json::value& entry,
                                                          const Bounds& bounds);
 
+/// `spec` when it is a map, the shape every spec-driven operation takes; SpecError otherwise.
+const boost::json::value& MapSpec(std::string_view operation, const boost::json::value& spec);
+
 /// The alternatives of an "a|b" key, as Java's String.split("\\|") gives them (trailing empty
 /// strings dropped).
 std::vector<std::string> SplitOr(std::string_view key);
+
+/// A key with '*'s, matched as Jolt's StarAll/Single/Double/RegexPathElement match it: a lone '*'
+/// takes any key; otherwise each '*' takes one character or more, as few as the rest allows
+/// (StarRegexPathElement's reluctant "(.+?)", whose '.' takes no line terminator). Shift and
+/// remove read a key with exactly two '*'s as StarDoublePathElement, which with nothing between
+/// them takes exactly one character for the first and three or more in all; cardinality reads
+/// every key with two or more as a regex.
+class StarPattern {
+ public:
+  /// Throws SpecError for keys Java's Jolt cannot build ("**", "a**" under StarDouble's rules).
+  StarPattern(std::string_view key, bool star_double_rules);
+  bool lone() const { return lone_; }
+  /// What each '*' captured (nothing for a lone '*'), or nullopt when `text` does not match.
+  std::optional<std::vector<std::string>> Match(std::string_view text) const;
+  bool Matches(std::string_view text) const { return Match(text).has_value(); }
+
+ private:
+  bool MatchFrom(std::string_view text, size_t at, size_t piece, std::vector<std::string>& captures,
+                 std::vector<bool>& failed) const;
+
+  std::vector<std::string> pieces_;  // the text around the '*'s: "a*b*" -> "a", "b", ""
+  bool lone_ = false;
+  bool regex_ = false;         // captures take no line terminator
+  bool empty_middle_ = false;  // StarDouble with nothing between its '*'s
+};
+
+/// Java's Integer.parseInt: an optional sign and decimal digits in int's range, else nullopt.
+std::optional<int32_t> JavaParseInt(std::string_view text);
+
+/// The largest array index a spec may make Jolt write or pad a list to: a bigger one (from the
+/// input, or a default spec) would allocate the list whole.
+inline constexpr int64_t kMaxArrayIndex = 1 << 20;
+
+/// Java's Double.toString: how Jolt sees a double when it matches a value by its text.
+std::string JavaDoubleText(double d);
+/// A scalar's text as Jolt matches it against keys (Java's toString); nullopt for null and
+/// containers.
+std::optional<std::string> ScalarKeyText(const boost::json::value& v);
 
 // The operations, for MakeOperation. Each throws SpecError for a spec Jolt refuses.
 std::unique_ptr<Operation> MakeShift(const boost::json::value& spec, const Bounds& bounds);
 std::unique_ptr<Operation> MakeDefault(const boost::json::value& spec);
 std::unique_ptr<Operation> MakeRemove(const boost::json::value& spec);
 std::unique_ptr<Operation> MakeSort();
+std::unique_ptr<Operation> MakeCardinality(const boost::json::value& spec);
 
 }  // namespace rfs::transform::internal::jolt

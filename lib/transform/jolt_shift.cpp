@@ -10,7 +10,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <optional>
 #include <string>
@@ -31,9 +30,6 @@ using core::StrCat;
 namespace {
 
 const json::value kNull;
-
-// A write path's array index above this fails the call rather than allocating the list.
-constexpr int64_t kMaxArrayIndex = 1 << 20;
 
 // --- References: &(path, group), $(path, group), #path (common/reference) ---
 
@@ -67,13 +63,19 @@ Reference ParseReference(std::string_view text, char token, bool with_group) {
   };
   if (!meat.empty()) {
     if (with_group && meat.size() >= 3 && meat.front() == '(' && meat.back() == ')') {
-      const std::string_view inner = meat.substr(1, meat.size() - 2);
-      const size_t comma = inner.find(',');
-      if (comma != std::string_view::npos && inner.find(',', comma + 1) != std::string_view::npos) {
-        throw SpecError(StrCat("invalid reference ", text));
+      // Java splits "(1,2)" on ',' and drops trailing empty parts: "(1,)" is "(1,0)".
+      std::vector<std::string_view> parts;
+      std::string_view inner = meat.substr(1, meat.size() - 2);
+      for (size_t comma = inner.find(','); comma != std::string_view::npos;
+           comma = inner.find(',')) {
+        parts.push_back(inner.substr(0, comma));
+        inner.remove_prefix(comma + 1);
       }
-      ref.path = number(inner.substr(0, comma));
-      if (comma != std::string_view::npos) ref.group = number(inner.substr(comma + 1));
+      parts.push_back(inner);
+      while (!parts.empty() && parts.back().empty()) parts.pop_back();
+      if (parts.empty() || parts.size() > 2) throw SpecError(StrCat("invalid reference ", text));
+      ref.path = number(parts[0]);
+      if (parts.size() == 2) ref.group = number(parts[1]);
     } else {
       ref.path = number(meat);
     }
@@ -102,12 +104,7 @@ struct PathStep {
 
 struct Walk {
   std::vector<PathStep> steps;
-  std::deque<Matched> arena;  // stable addresses for the steps' matches
 
-  Matched* New(std::vector<std::string> keys) {
-    arena.push_back(Matched{std::move(keys), 0});
-    return &arena.back();
-  }
   const PathStep& FromEnd(int index) const {
     if (index < 0 || static_cast<size_t>(index) >= steps.size()) {
       throw RunError(StrCat("a reference goes ", index, " levels up, above the input's root"));
@@ -138,7 +135,11 @@ std::optional<int64_t> NonNegativeInt(std::string_view text) {
 
 // --- Values as Java prints them (ExecutionStrategy.processScalar's toString) ---
 
-std::string JavaDouble(double d) {
+}  // namespace
+
+std::string JavaDoubleText(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
   if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
   char digits[32];
   auto [end, ec] = std::to_chars(digits, digits + sizeof digits, d, std::chars_format::scientific);
@@ -171,7 +172,7 @@ std::string JavaDouble(double d) {
   return StrCat(sign, out, "E", exponent);
 }
 
-std::optional<std::string> ScalarText(const json::value& v) {
+std::optional<std::string> ScalarKeyText(const json::value& v) {
   switch (v.kind()) {
     case json::kind::string:
       return std::string(v.get_string());
@@ -182,11 +183,13 @@ std::optional<std::string> ScalarText(const json::value& v) {
     case json::kind::uint64:
       return std::to_string(v.get_uint64());
     case json::kind::double_:
-      return JavaDouble(v.get_double());
+      return JavaDoubleText(v.get_double());
     default:
       return std::nullopt;
   }
 }
+
+namespace {
 
 // Java's Number.intValue(): doubles truncate toward zero and saturate, longs keep their low bits.
 int32_t JavaIntValue(const json::value& v) {
@@ -621,6 +624,21 @@ size_t ApproxBytes(const json::value& v) {
   }
 }
 
+// The shift's output, and what it has cost against Bounds::output_bytes.
+struct Output {
+  json::value root = json::object();
+  size_t bytes = 0;
+  size_t max_bytes = 0;
+
+  void Charge(size_t more) {
+    bytes += more;
+    if (bytes > max_bytes) {
+      throw BoundError(StrCat("the shift's output is over its bound of ", max_bytes,
+                              " bytes (a spec that copies values to many places?)"));
+    }
+  }
+};
+
 struct Writer {
   std::vector<PathKey> keys;  // "root" first
 
@@ -642,7 +660,7 @@ struct Writer {
     }
   }
 
-  void Write(const json::value& data, json::value& output, const Walk& walk) const {
+  void Write(const json::value& data, Output& out, const Walk& walk) const {
     std::vector<std::string> evaluated;
     evaluated.reserve(keys.size());
     for (const auto& k : keys) {
@@ -650,7 +668,7 @@ struct Writer {
       if (!key) return;
       evaluated.push_back(*std::move(key));
     }
-    json::value* tree = &output;
+    json::value* tree = &out.root;
     for (size_t i = 0; i < keys.size(); ++i) {
       const bool last = i + 1 == keys.size();
       const StepKind kind = keys[i].Step();
@@ -676,6 +694,8 @@ struct Writer {
                 StrCat("the write path's array index ", *index, " is over ", kMaxArrayIndex));
           }
           if (array.size() <= static_cast<size_t>(*index)) {
+            // Padding costs as much as values do.
+            out.Charge((static_cast<size_t>(*index) + 1 - array.size()) * sizeof(json::value));
             array.resize(static_cast<size_t>(*index) + 1);
             absent = true;
           }
@@ -715,50 +735,13 @@ struct SpecKey {
   KeyKind kind = KeyKind::kLiteral;
   std::string raw;        // the literal (escapes removed), or the '#' value
   std::string canonical;  // for duplicates and ordering
-  // A star key: the literal pieces around its '*'s ("a*b*" -> "a", "b", "").
-  std::vector<std::string> star_pieces;
+  std::optional<StarPattern> star;
   int order = 0;  // ComputedKeysComparator's class order: & 1, regex 2, ** 3, * 4, lone * 5
   std::vector<AmpToken> amp;
   Reference ref;
   std::shared_ptr<const Transpose> transpose;
 
   bool IsStar() const { return kind == KeyKind::kStar; }
-
-  // The star key's captures, or nullopt when the text does not match. Each '*' takes one
-  // character or more, as few as the rest allows (the reluctant "(.+?)" of StarRegexPathElement;
-  // StarSingle and StarDouble match the same keys).
-  std::optional<std::vector<std::string>> StarMatch(std::string_view text) const {
-    if (star_pieces.size() == 2 && star_pieces[0].empty() && star_pieces[1].empty()) {
-      return std::vector<std::string>{std::string(text)};  // a lone '*' matches anything
-    }
-    std::vector<std::string> captures;
-    if (text.substr(0, star_pieces[0].size()) != star_pieces[0]) return std::nullopt;
-    if (!MatchFrom(text, star_pieces[0].size(), 1, captures)) return std::nullopt;
-    return captures;
-  }
-  bool StringMatch(std::string_view text) const { return StarMatch(text).has_value(); }
-
- private:
-  bool MatchFrom(std::string_view text, size_t at, size_t piece,
-                 std::vector<std::string>& captures) const {
-    const std::string& next = star_pieces[piece];
-    const bool final_piece = piece + 1 == star_pieces.size();
-    for (size_t len = 1; at + len <= text.size(); ++len) {
-      const size_t after = at + len;
-      if (final_piece) {
-        if (text.size() - after == next.size() && text.substr(after) == next) {
-          captures.emplace_back(text.substr(at, len));
-          return true;
-        }
-        continue;
-      }
-      if (text.substr(after, next.size()) != next) continue;
-      captures.emplace_back(text.substr(at, len));
-      if (MatchFrom(text, after + next.size(), piece + 1, captures)) return true;
-      captures.pop_back();
-    }
-    return false;
-  }
 };
 
 SpecKey ParseSpecKey(const std::string& key) {
@@ -773,7 +756,7 @@ SpecKey ParseSpecKey(const std::string& key) {
   }
   if (inspect == "*") {
     k.kind = KeyKind::kStar;
-    k.star_pieces = {"", ""};
+    k.star.emplace("*", /*star_double_rules=*/true);
     k.order = 5;
     k.canonical = "*";
     return k;
@@ -811,12 +794,7 @@ SpecKey ParseSpecKey(const std::string& key) {
     k.kind = KeyKind::kStar;
     const size_t stars = Count(inspect, '*');
     k.order = stars == 1 ? 4 : stars == 2 ? 3 : 2;
-    size_t start = 0;
-    for (size_t at = element.find('*'); at != std::string::npos; at = element.find('*', start)) {
-      k.star_pieces.push_back(element.substr(start, at - start));
-      start = at + 1;
-    }
-    k.star_pieces.push_back(element.substr(start));
+    k.star.emplace(element, /*star_double_rules=*/true);
     k.canonical = element;
     return k;
   }
@@ -839,31 +817,35 @@ SpecKey ParseSpecKey(const std::string& key) {
   return k;
 }
 
-// What a key matched: nullptr when it does not.
-Matched* MatchKey(const SpecKey& key, const std::string& input_key, Walk& walk) {
+// What a key matched: nullptr when it does not. A new match is made in `slot`, which the caller
+// keeps while its step is on the walk.
+Matched* MatchKey(const SpecKey& key, const std::string& input_key, Walk& walk, Matched& slot) {
+  auto made = [&slot](std::vector<std::string> keys) {
+    slot = Matched{std::move(keys), 0};
+    return &slot;
+  };
   switch (key.kind) {
     case KeyKind::kLiteral:
-      return key.raw == input_key ? walk.New({key.raw}) : nullptr;
+      return key.raw == input_key ? made({key.raw}) : nullptr;
     case KeyKind::kAt:
     case KeyKind::kTranspose:
       return walk.steps.back().match;  // the parent's, so that &0 and &1 both work
     case KeyKind::kStar: {
-      auto captures = key.StarMatch(input_key);
+      auto captures = key.star->Match(input_key);
       if (!captures) return nullptr;
       std::vector<std::string> keys{input_key};
-      // A lone '*' captures nothing apart from the whole key.
-      if (key.order != 5) keys.insert(keys.end(), captures->begin(), captures->end());
-      return walk.New(std::move(keys));
+      keys.insert(keys.end(), captures->begin(), captures->end());
+      return made(std::move(keys));
     }
     case KeyKind::kAmp: {
       std::string evaluated = EvaluateAmp(key.amp, walk);
       if (evaluated != input_key) return nullptr;
-      return walk.New({std::move(evaluated)});
+      return made({std::move(evaluated)});
     }
     case KeyKind::kDollar:
-      return walk.New({SubKey(*walk.FromEnd(key.ref.path).match, key.ref.group)});
+      return made({SubKey(*walk.FromEnd(key.ref.path).match, key.ref.group)});
     case KeyKind::kHash:
-      return walk.New({key.raw});
+      return made({key.raw});
   }
   return nullptr;
 }
@@ -871,12 +853,6 @@ Matched* MatchKey(const SpecKey& key, const std::string& input_key, Walk& walk) 
 // --- The spec tree (ShiftrCompositeSpec, ShiftrLeafSpec) ---
 
 enum class Strategy { kAvailableLiterals, kComputed, kConflict, kLiteralsWithComputed };
-
-struct Output {
-  json::value root = json::object();
-  size_t bytes = 0;
-  size_t max_bytes = 0;
-};
 
 class Spec {
  public:
@@ -974,7 +950,7 @@ Spec::Spec(const std::string& key, const json::value& rhs) : key_(ParseSpecKey(k
         break;
       }
       for (const auto& [literal, unused] : literals_) {
-        if (c->key_.StringMatch(literal)) strategy_ = Strategy::kConflict;
+        if (c->key_.star->Matches(literal)) strategy_ = Strategy::kConflict;
       }
     }
   }
@@ -982,7 +958,8 @@ Spec::Spec(const std::string& key, const json::value& rhs) : key_(ParseSpecKey(k
 
 bool Spec::Apply(const std::string& input_key, const json::value* input, Walk& walk,
                  Output& out) const {
-  Matched* match = MatchKey(key_, input_key, walk);
+  Matched slot;
+  Matched* match = MatchKey(key_, input_key, walk, slot);
   if (match == nullptr) return false;
   if (leaf_) {
     const json::value* data = input;
@@ -1007,12 +984,8 @@ bool Spec::Apply(const std::string& input_key, const json::value* input, Walk& w
     }
     walk.steps.push_back({input, match});
     for (const auto& writer : writers_) {
-      out.bytes += ApproxBytes(*data);
-      if (out.bytes > out.max_bytes) {
-        throw BoundError(StrCat("the shift's output is over its bound of ", out.max_bytes,
-                                " bytes (a spec that copies values to many places?)"));
-      }
-      writer.Write(*data, out.root, walk);
+      out.Charge(ApproxBytes(*data));
+      writer.Write(*data, out, walk);
     }
     walk.steps.pop_back();
     if (real_child) ++walk.steps.back().match->hash_count;
@@ -1060,11 +1033,13 @@ void Spec::Process(const json::value* input, Walk& walk, Output& out) const {
     const auto& array = input->get_array();
     if (literals_first) {
       for (const auto& [key, child] : literals_) {
-        int32_t index = 0;
-        auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
-        if (ec != std::errc() || end != key.data() + key.size() || index < 0) continue;
-        if (static_cast<size_t>(index) < array.size()) {
-          child->Apply(key, &array[static_cast<size_t>(index)], walk, out);
+        const auto index = JavaParseInt(key);
+        if (!index) continue;
+        if (*index < 0) {
+          throw RunError(StrCat("the shift key ", key, " is a negative index into a list"));
+        }
+        if (static_cast<size_t>(*index) < array.size()) {
+          child->Apply(key, &array[static_cast<size_t>(*index)], walk, out);
         }
       }
     }
@@ -1080,7 +1055,7 @@ void Spec::Process(const json::value* input, Walk& walk, Output& out) const {
         ApplyComputed(key, &array[i], walk, out);
       }
     }
-  } else if (auto text = ScalarText(*input)) {
+  } else if (auto text = ScalarKeyText(*input)) {
     // A scalar is matched by its text; the child sees no input (null).
     if (strategy_ == Strategy::kConflict) {
       if (const Spec* literal = Literal(*text)) {
@@ -1099,19 +1074,15 @@ void Spec::Process(const json::value* input, Walk& walk, Output& out) const {
 
 class Shift final : public Operation {
  public:
-  Shift(const json::value& spec, const Bounds& bounds) : bounds_(bounds) {
-    if (!spec.is_object()) {
-      throw SpecError(
-          StrCat("shift expects a spec that is a map; got ", json::serialize(spec).substr(0, 100)));
-    }
-    root_ = std::make_unique<Spec>("root", spec);
-  }
+  Shift(const json::value& spec, const Bounds& bounds)
+      : bounds_(bounds), root_(std::make_unique<Spec>("root", MapSpec("shift", spec))) {}
 
   absl::StatusOr<json::value> Apply(json::value input) override {
     Walk walk;
     Output out;
     out.max_bytes = bounds_.output_bytes;
-    walk.steps.push_back({&input, walk.New({"root"})});
+    Matched root{{"root"}, 0};
+    walk.steps.push_back({&input, &root});
     try {
       root_->Apply("root", &input, walk, out);
     } catch (const BoundError& e) {

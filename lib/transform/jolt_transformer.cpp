@@ -26,20 +26,17 @@ using core::StrCat;
 namespace jolt {
 namespace {
 
-// Java's Integer.parseInt, or SpecError.
+// A default key under "[]": Java's Integer.parseInt, or SpecError.
 int ParseIndex(std::string_view text) {
-  std::string_view body = text;
-  bool negative = false;
-  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
-    negative = body[0] == '-';
-    body.remove_prefix(1);
-  }
-  int value = 0;
-  auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
-  if (body.empty() || ec != std::errc() || end != body.data() + body.size()) {
+  const auto value = JavaParseInt(text);
+  if (!value) {
     throw SpecError(StrCat("the default key \"", text, "\" under an array ([]) is not a number"));
   }
-  return negative ? -value : value;
+  if (*value > kMaxArrayIndex) {
+    throw SpecError(StrCat("the default key \"", text, "\" pads a list to more than ",
+                           kMaxArrayIndex, " elements"));
+  }
+  return *value;
 }
 
 // --- default (Defaultr, defaultr/Key, MapKey, ArrayKey, OPS) ---
@@ -189,7 +186,7 @@ class DefaultKey {
 
 class Default final : public Operation {
  public:
-  explicit Default(const json::value& spec) : map_root_("root", Checked(spec), false) {
+  explicit Default(const json::value& spec) : map_root_("root", MapSpec("default", spec), false) {
     // A spec whose keys are all indices (or '*') also takes a top-level array.
     try {
       array_root_.emplace("root[]", spec, false);
@@ -217,14 +214,6 @@ class Default final : public Operation {
   }
 
  private:
-  static const json::value& Checked(const json::value& spec) {
-    if (!spec.is_object()) {
-      throw SpecError(StrCat("default expects a spec that is a map; got ",
-                             json::serialize(spec).substr(0, 100)));
-    }
-    return spec;
-  }
-
   DefaultKey map_root_;
   std::optional<DefaultKey> array_root_;
 };
@@ -234,17 +223,7 @@ class Default final : public Operation {
 class RemoveSpec {
  public:
   RemoveSpec(std::string key, const json::value& rhs) : key_(std::move(key)) {
-    const size_t stars = std::count(key_.begin(), key_.end(), '*');
-    star_all_ = key_ == "*";
-    star_ = stars > 0 && !star_all_;
-    if (star_) {
-      size_t start = 0;
-      for (size_t at = key_.find('*'); at != std::string::npos; at = key_.find('*', start)) {
-        pieces_.push_back(key_.substr(start, at - start));
-        start = at + 1;
-      }
-      pieces_.push_back(key_.substr(start));
-    }
+    if (key_.find('*') != std::string::npos) star_.emplace(key_, /*star_double_rules=*/true);
     if (rhs.is_object()) {
       composite_ = true;
       for (const auto& [raw, child_rhs] : rhs.get_object()) {
@@ -267,25 +246,11 @@ class RemoveSpec {
   void ApplyToRoot(json::value& input) const { ProcessChildren(input); }
 
  private:
-  bool Matches(std::string_view text) const {
-    if (star_all_) return true;
-    if (!star_) return text == key_;
-    return MatchFrom(text, 0, 0);
-  }
-  // Each '*' takes one character or more (StarSingle/Double/RegexPathElement's stringMatch).
-  bool MatchFrom(std::string_view text, size_t at, size_t piece) const {
-    const std::string& p = pieces_[piece];
-    if (text.substr(at, p.size()) != p) return false;
-    at += p.size();
-    if (piece + 1 == pieces_.size()) return at == text.size();
-    for (size_t len = 1; at + len <= text.size(); ++len) {
-      if (MatchFrom(text, at + len, piece + 1)) return true;
-    }
-    return false;
-  }
+  bool Matches(std::string_view text) const { return star_ ? star_->Matches(text) : text == key_; }
+  bool StarAll() const { return star_ && star_->lone(); }
   // A non-negative literal index, as getNonNegativeIntegerFromLiteralPathElement.
   std::optional<size_t> LiteralIndex() const {
-    if (star_ || star_all_) return std::nullopt;
+    if (star_) return std::nullopt;
     int value = 0;
     std::string_view body = key_;
     if (!body.empty() && body[0] == '+') body.remove_prefix(1);
@@ -308,13 +273,13 @@ class RemoveSpec {
       auto& object = input.get_object();
       std::vector<std::string> remove;
       for (const auto& child : children_) child.ApplyToMap(object, remove);
-      for (const auto& key : remove) object.erase(key);
+      for (const auto& key : remove) object.stable_erase(key);  // keeps the others in order
     }
   }
 
   void ApplyToMap(json::object& object, std::vector<std::string>& remove) const {
     if (composite_) {
-      if (!star_ && !star_all_) {
+      if (!star_) {
         if (json::value* sub = object.if_contains(key_)) ProcessChildren(*sub);
         return;
       }
@@ -332,42 +297,33 @@ class RemoveSpec {
     if (composite_) {
       if (auto index = LiteralIndex()) {
         if (*index < list.size()) ProcessChildren(list[*index]);
-      } else if (star_all_) {
+      } else if (StarAll()) {
         for (auto& v : list) ProcessChildren(v);
       }
       return;
     }
     if (auto index = LiteralIndex()) {
       if (*index < list.size()) remove.push_back(*index);
-    } else if (star_all_) {
+    } else if (StarAll()) {
       for (size_t i = 0; i < list.size(); ++i) remove.push_back(i);
     }
   }
 
   std::string key_;
-  bool star_all_ = false;
-  bool star_ = false;
-  std::vector<std::string> pieces_;
+  std::optional<StarPattern> star_;
   bool composite_ = false;
   std::vector<RemoveSpec> children_;
 };
 
 class Remove final : public Operation {
  public:
-  explicit Remove(const json::value& spec) : root_("root", Checked(spec)) {}
+  explicit Remove(const json::value& spec) : root_("root", MapSpec("remove", spec)) {}
   absl::StatusOr<json::value> Apply(json::value input) override {
     root_.ApplyToRoot(input);
     return input;
   }
 
  private:
-  static const json::value& Checked(const json::value& spec) {
-    if (!spec.is_object()) {
-      throw SpecError(StrCat("remove expects a spec that is a map; got ",
-                             json::serialize(spec).substr(0, 100)));
-    }
-    return spec;
-  }
   RemoveSpec root_;
 };
 
@@ -443,7 +399,16 @@ class Sort final : public Operation {
 
 }  // namespace
 
+const json::value& MapSpec(std::string_view operation, const json::value& spec) {
+  if (!spec.is_object()) {
+    throw SpecError(StrCat(operation, " expects a spec that is a map; got ",
+                           json::serialize(spec).substr(0, 100)));
+  }
+  return spec;
+}
+
 std::vector<std::string> SplitOr(std::string_view key) {
+  if (key.find('|') == std::string_view::npos) return {std::string(key)};
   std::vector<std::string> parts;
   size_t start = 0;
   for (size_t bar = key.find('|'); bar != std::string_view::npos; bar = key.find('|', start)) {
@@ -451,8 +416,122 @@ std::vector<std::string> SplitOr(std::string_view key) {
     start = bar + 1;
   }
   parts.emplace_back(key.substr(start));
-  while (parts.size() > 1 && parts.back().empty()) parts.pop_back();
+  // Java's split drops every trailing empty part: "|" gives none.
+  while (!parts.empty() && parts.back().empty()) parts.pop_back();
   return parts;
+}
+
+namespace {
+
+// The end of the UTF-8 character starting at `at` (keys are valid UTF-8: Boost.JSON checks).
+size_t NextCharEnd(std::string_view text, size_t at) {
+  ++at;
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
+// What Java's regex '.' does not take: \n, \r, U+0085, U+2028, U+2029.
+bool IsLineTerminator(std::string_view c) {
+  return c == "\n" || c == "\r" || c == "\xC2\x85" || c == "\xE2\x80\xA8" || c == "\xE2\x80\xA9";
+}
+
+size_t CharCount(std::string_view text) {
+  size_t n = 0;
+  for (size_t at = 0; at < text.size(); at = NextCharEnd(text, at)) ++n;
+  return n;
+}
+
+}  // namespace
+
+StarPattern::StarPattern(std::string_view key, bool star_double_rules) {
+  lone_ = key == "*";
+  size_t start = 0;
+  for (size_t at = key.find('*'); at != std::string_view::npos; at = key.find('*', start)) {
+    pieces_.emplace_back(key.substr(start, at - start));
+    start = at + 1;
+  }
+  pieces_.emplace_back(key.substr(start));
+  const size_t stars = pieces_.size() - 1;
+  if (star_double_rules && stars == 2 && pieces_[1].empty()) {
+    // StarDoublePathElement splits the key on '*': with nothing between the stars and nothing
+    // after them, the split has no middle and Java fails to build the spec.
+    if (pieces_[2].empty()) {
+      throw SpecError(StrCat("the key ", key,
+                             " (two '*'s with nothing between or after them) "
+                             "is one Java's Jolt cannot build"));
+    }
+    empty_middle_ = true;
+  }
+  regex_ = stars >= (star_double_rules ? 3 : 2);
+}
+
+std::optional<std::vector<std::string>> StarPattern::Match(std::string_view text) const {
+  std::vector<std::string> captures;
+  if (lone_) return captures;
+  const std::string& prefix = pieces_.front();
+  const std::string& suffix = pieces_.back();
+  if (text.substr(0, prefix.size()) != prefix) return std::nullopt;
+  if (empty_middle_) {
+    if (text.size() < prefix.size() + suffix.size() ||
+        text.substr(text.size() - suffix.size()) != suffix) {
+      return std::nullopt;
+    }
+    const std::string_view middle =
+        text.substr(prefix.size(), text.size() - prefix.size() - suffix.size());
+    if (CharCount(middle) < 3) return std::nullopt;
+    const size_t first = NextCharEnd(middle, 0);
+    captures.emplace_back(middle.substr(0, first));
+    captures.emplace_back(middle.substr(first));
+    return captures;
+  }
+  // Failed (piece, position) pairs are remembered: keys like "*a*a*a*b" against a long run of
+  // 'a's would otherwise take exponential time.
+  std::vector<bool> failed(pieces_.size() * (text.size() + 1));
+  if (!MatchFrom(text, prefix.size(), 1, captures, failed)) return std::nullopt;
+  return captures;
+}
+
+// Captures one more part starting at `at`, followed by pieces_[piece] and the rest.
+bool StarPattern::MatchFrom(std::string_view text, size_t at, size_t piece,
+                            std::vector<std::string>& captures, std::vector<bool>& failed) const {
+  const size_t memo = piece * (text.size() + 1) + at;
+  if (failed[memo]) return false;
+  const std::string& next = pieces_[piece];
+  const bool final_piece = piece + 1 == pieces_.size();
+  for (size_t end = at; end < text.size();) {
+    const size_t char_start = end;
+    end = NextCharEnd(text, end);
+    if (regex_ && IsLineTerminator(text.substr(char_start, end - char_start))) break;
+    if (text.compare(end, next.size(), next) != 0) continue;
+    if (final_piece) {
+      if (end + next.size() != text.size()) continue;
+      captures.emplace_back(text.substr(at, end - at));
+      return true;
+    }
+    captures.emplace_back(text.substr(at, end - at));
+    if (MatchFrom(text, end + next.size(), piece + 1, captures, failed)) return true;
+    captures.pop_back();
+  }
+  failed[memo] = true;
+  return false;
+}
+
+std::optional<int32_t> JavaParseInt(std::string_view text) {
+  std::string_view body = text;
+  bool negative = false;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    negative = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (body.empty() || ec != std::errc() || end != body.data() + body.size() || body[0] == '-' ||
+      body[0] == '+') {
+    return std::nullopt;
+  }
+  if (negative) value = -value;
+  if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(value);
 }
 
 std::unique_ptr<Operation> MakeDefault(const json::value& spec) {
@@ -497,18 +576,23 @@ absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const json::value& entr
       return MakeRemove(*spec);
     }
     if (name == "sort" || name == "com.bazaarvoice.jolt.Sortr") return MakeSort();
+    if (name == "cardinality" || name == "com.bazaarvoice.jolt.CardinalityTransform") {
+      if (auto s = needs_spec(); !s.ok()) return s;
+      return MakeCardinality(*spec);
+    }
   } catch (const SpecError& e) {
     return absl::InvalidArgumentError(StrCat("the Jolt ", name, " spec: ", e.what()));
   }
-  if (name == "cardinality" || name.rfind("modify-", 0) == 0) {
+  if (name.rfind("modify-", 0) == 0) {
     return absl::InvalidArgumentError(
         StrCat("the Jolt operation \"", name,
-               "\" is not run by rfs (it runs shift, default, remove and sort); "
+               "\" is not run by rfs (it runs shift, default, remove, sort and cardinality); "
                "JqTransformerProvider or JsonJSTransformerProvider can do what it does"));
   }
-  return absl::InvalidArgumentError(
-      StrCat("unknown Jolt operation \"", name,
-             "\" (rfs runs shift, default, remove and sort; Java transform classes do not load)"));
+  return absl::InvalidArgumentError(StrCat(
+      "unknown Jolt operation \"", name,
+      "\" (rfs runs shift, default, remove, sort and cardinality; Java transform classes do not "
+      "load)"));
 }
 
 }  // namespace jolt
@@ -522,13 +606,20 @@ class JoltTransformer final : public IJsonTransformer {
 
   absl::StatusOr<json::value> Transform(json::value input) override {
     for (auto& op : chain_) {
-      auto out = op->Apply(std::move(input));
+      absl::StatusOr<json::value> out;
+      try {
+        out = op->Apply(std::move(input));
+      } catch (const std::exception& e) {
+        // What the operations do not expect: fails the batch rather than the worker.
+        return absl::InternalError(StrCat("Jolt: ", e.what()));
+      }
       if (!out.ok()) return out.status();
       input = *std::move(out);
     }
     if (input.is_null()) {
       return absl::InvalidArgumentError(
-          "the Jolt chain gave null (a shift that matched nothing writes no output)");
+          "the Jolt chain gave null (as a shift that matches nothing does); Java hands null on, "
+          "rfs fails the batch");
     }
     return input;
   }

@@ -4,7 +4,8 @@
 //   java -cp <jolt-core and Jackson jars> RunJolt.java <out-dir> <cases.json>
 //
 // cases.json: [{"name": ..., "chain": [<operation>...], "input": ...}]. Writes
-// <out-dir>/results.json: [{"name": ..., "output": ...} or {"name": ..., "error": "<class>"}].
+// <out-dir>/results.json: [{"name": ..., "output": ...} or {"name": ..., "error": "<class>",
+// "phase": "spec" | "run"}].
 import com.bazaarvoice.jolt.Chainr;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
@@ -23,13 +24,21 @@ public class RunJolt {
     for (Map<String, Object> c : cases) {
       Map<String, Object> result = new LinkedHashMap<>();
       result.put("name", c.get("name"));
+      results.add(result);
+      Chainr chainr;
       try {
-        Chainr chainr = Chainr.fromSpec(c.get("chain"));
+        chainr = Chainr.fromSpec(c.get("chain"));
+      } catch (RuntimeException e) {
+        result.put("error", e.getClass().getSimpleName());
+        result.put("phase", "spec");
+        continue;
+      }
+      try {
         result.put("output", chainr.transform(c.get("input")));
       } catch (RuntimeException e) {
         result.put("error", e.getClass().getSimpleName());
+        result.put("phase", "run");
       }
-      results.add(result);
     }
     mapper.writeValue(new File(out, "results.json"), results);
   }
