@@ -82,12 +82,17 @@ class StarPattern {
   bool empty_middle_ = false;  // StarDouble with nothing between its '*'s
 };
 
-/// Java's Integer.parseInt: an optional sign and decimal digits in int's range, else nullopt.
+/// Java's Integer.parseInt and Long.parseLong: an optional sign and decimal digits in the type's
+/// range, else nullopt.
 std::optional<int32_t> JavaParseInt(std::string_view text);
+std::optional<int64_t> JavaParseLong(std::string_view text);
 
 /// The largest array index a spec may make Jolt write or pad a list to: a bigger one (from the
 /// input, or a default spec) would allocate the list whole.
 inline constexpr int64_t kMaxArrayIndex = 1 << 20;
+
+/// A string as Java holds it (UTF-16 code units): Java orders and counts strings by these.
+std::u16string ToUtf16(std::string_view s);
 
 /// Java's Double.toString: how Jolt sees a double when it matches a value by its text.
 std::string JavaDoubleText(double d);
@@ -101,5 +106,7 @@ std::unique_ptr<Operation> MakeDefault(const boost::json::value& spec);
 std::unique_ptr<Operation> MakeRemove(const boost::json::value& spec);
 std::unique_ptr<Operation> MakeSort();
 std::unique_ptr<Operation> MakeCardinality(const boost::json::value& spec);
+/// `operation`: modify-overwrite-beta, modify-default-beta or modify-define-beta.
+std::unique_ptr<Operation> MakeModify(const boost::json::value& spec, std::string_view operation);
 
 }  // namespace rfs::transform::internal::jolt

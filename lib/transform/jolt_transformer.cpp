@@ -329,39 +329,6 @@ class Remove final : public Operation {
 
 // --- sort (Sortr) ---
 
-// Java's String.compareTo: UTF-16 code units, so characters beyond U+FFFF (surrogates, 0xD800..)
-// sort before U+E000..U+FFFF, unlike UTF-8's byte order.
-std::u16string Utf16(std::string_view s) {
-  std::u16string out;
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    uint32_t cp = c;
-    size_t len = 1;
-    if (c >= 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else if (c >= 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    }
-    for (size_t k = 1; k < len && i + k < s.size(); ++k) {
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    }
-    i += len;
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
-      out.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
-    } else {
-      out.push_back(static_cast<char16_t>(cp));
-    }
-  }
-  return out;
-}
-
 void SortValue(json::value& v) {
   if (v.is_array()) {
     for (auto& e : v.get_array()) SortValue(e);
@@ -371,7 +338,7 @@ void SortValue(json::value& v) {
   auto& object = v.get_object();
   std::vector<std::pair<std::u16string, std::string>> keys;
   keys.reserve(object.size());
-  for (const auto& [k, unused] : object) keys.emplace_back(Utf16(k), std::string(k));
+  for (const auto& [k, unused] : object) keys.emplace_back(ToUtf16(k), std::string(k));
   // Keys starting with '~' first, then String.compareTo's order.
   std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
     const bool at = !a.second.empty() && a.second[0] == '~';
@@ -516,22 +483,33 @@ bool StarPattern::MatchFrom(std::string_view text, size_t at, size_t piece,
   return false;
 }
 
-std::optional<int32_t> JavaParseInt(std::string_view text) {
+std::optional<int64_t> JavaParseLong(std::string_view text) {
   std::string_view body = text;
   bool negative = false;
   if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
     negative = body[0] == '-';
     body.remove_prefix(1);
   }
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
-  if (body.empty() || ec != std::errc() || end != body.data() + body.size() || body[0] == '-' ||
-      body[0] == '+') {
+  if (body.empty() || !std::all_of(body.begin(), body.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
     return std::nullopt;
   }
-  if (negative) value = -value;
-  if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
-  return static_cast<int32_t>(value);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (ec != std::errc()) return std::nullopt;
+  if (negative) {
+    if (value > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
+    return static_cast<int64_t>(0 - value);
+  }
+  if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
+std::optional<int32_t> JavaParseInt(std::string_view text) {
+  const auto value = JavaParseLong(text);
+  if (!value || *value < INT32_MIN || *value > INT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(*value);
 }
 
 std::unique_ptr<Operation> MakeDefault(const json::value& spec) {
@@ -576,6 +554,23 @@ absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const json::value& entr
       return MakeRemove(*spec);
     }
     if (name == "sort" || name == "com.bazaarvoice.jolt.Sortr") return MakeSort();
+    if (name == "modify-overwrite-beta" || name == "modify-default-beta" ||
+        name == "modify-define-beta") {
+      if (auto s = needs_spec(); !s.ok()) return s;
+      return MakeModify(*spec, name);
+    }
+    if (name == "com.bazaarvoice.jolt.Modifier$Overwritr") {
+      if (auto s = needs_spec(); !s.ok()) return s;
+      return MakeModify(*spec, "modify-overwrite-beta");
+    }
+    if (name == "com.bazaarvoice.jolt.Modifier$Defaultr") {
+      if (auto s = needs_spec(); !s.ok()) return s;
+      return MakeModify(*spec, "modify-default-beta");
+    }
+    if (name == "com.bazaarvoice.jolt.Modifier$Definr") {
+      if (auto s = needs_spec(); !s.ok()) return s;
+      return MakeModify(*spec, "modify-define-beta");
+    }
     if (name == "cardinality" || name == "com.bazaarvoice.jolt.CardinalityTransform") {
       if (auto s = needs_spec(); !s.ok()) return s;
       return MakeCardinality(*spec);
@@ -583,16 +578,10 @@ absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const json::value& entr
   } catch (const SpecError& e) {
     return absl::InvalidArgumentError(StrCat("the Jolt ", name, " spec: ", e.what()));
   }
-  if (name.rfind("modify-", 0) == 0) {
-    return absl::InvalidArgumentError(
-        StrCat("the Jolt operation \"", name,
-               "\" is not run by rfs (it runs shift, default, remove, sort and cardinality); "
-               "JqTransformerProvider or JsonJSTransformerProvider can do what it does"));
-  }
   return absl::InvalidArgumentError(StrCat(
       "unknown Jolt operation \"", name,
-      "\" (rfs runs shift, default, remove, sort and cardinality; Java transform classes do not "
-      "load)"));
+      "\" (rfs runs shift, default, remove, sort, cardinality and modify-*-beta; Java transform "
+      "classes do not load)"));
 }
 
 }  // namespace jolt

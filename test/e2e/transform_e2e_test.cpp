@@ -371,20 +371,24 @@ TEST_CASE("a JMESPath document transform runs whatever virtual environment is on
   CheckTarget(**target, kept);
 }
 
-TEST_CASE("a Jolt document transform shifts, defaults and removes as the Java tool's does",
-          "[e2e][generated][transform][jolt]") {
+TEST_CASE(
+    "a Jolt document transform shifts, defaults, removes and modifies as the Java tool's does",
+    "[e2e][generated][transform][jolt]") {
   auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 90 --seed 97");
   REQUIRE(generated);
   auto target = rfs::testing::OpenSearchDouble::Start();
   REQUIRE(target.ok());
   MigrationRun run;
   // The batch is a list: the shift keeps each document's operation and source, the default adds
-  // a field to every source, the remove takes one out of each (where it is).
+  // a field to every source, the remove takes one out of each (where it is), the modify
+  // upper-cases the added field.
   const std::string config = R"([{"JsonJoltTransformerProvider": [
       {"script": {"operation": "shift", "spec": {"*": {"operation": "[&1].operation",
                                                        "document": "[&1].document"}}}},
       {"script": {"operation": "default", "spec": {"*": {"document": {"migrated_by": "jolt"}}}}},
-      {"script": {"operation": "remove", "spec": {"*": {"document": {"title": ""}}}}}]}])";
+      {"script": {"operation": "remove", "spec": {"*": {"document": {"title": ""}}}}},
+      {"script": {"operation": "modify-overwrite-beta",
+                  "spec": {"*": {"document": {"migrated_by": "=toUpper"}}}}}]}])";
   const int code =
       rfs::test::RunProcess({RFS_DOCUMENTS_TOOL, "--snapshot-local-dir", generated->repo().string(),
                              "--target-host", (*target)->endpoint(), "--coordinator-db",
@@ -398,7 +402,7 @@ TEST_CASE("a Jolt document transform shifts, defaults and removes as the Java to
   for (auto& [index, docs] : expected) {
     for (auto& [id, doc] : docs) {
       REQUIRE(doc.source.is_object());
-      doc.source.as_object()["migrated_by"] = "jolt";
+      doc.source.as_object()["migrated_by"] = "JOLT";
       titled += doc.source.as_object().erase("title");
       ++documents;
     }

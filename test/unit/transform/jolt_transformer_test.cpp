@@ -127,7 +127,7 @@ TEST_CASE("Jolt: each case gives what Java's Jolt 0.1.8 gives", "[transform][jol
   CHECK(errors >= 12);
 }
 
-TEST_CASE("Jolt: operations rfs does not run are refused with the reason", "[transform][jolt]") {
+TEST_CASE("Jolt: what rfs does not run is refused with the reason", "[transform][jolt]") {
   const json::value input = json::parse(R"({"a": 1})");
   struct Refused {
     std::string config;
@@ -135,11 +135,11 @@ TEST_CASE("Jolt: operations rfs does not run are refused with the reason", "[tra
   };
   for (const Refused& r : std::vector<Refused>{
            {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "modify-default-beta",
-                "spec": {"a": 1}}}}])",
-            "not run by rfs"},
+                "spec": {"a": "=toUpperCase"}}}}])",
+            "unknown modify function =toUpperCase"},
            {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "modify-overwrite-beta",
-                "spec": {"a": "=toUpper"}}}}])",
-            "JqTransformerProvider"},
+                "spec": {"$": "x"}}}}])",
+            "modify takes literal, * and [n] keys"},
            {R"([{"JsonJoltTransformerProvider": {"script": {"operation": "com.example.Custom"}}}])",
             "unknown Jolt operation"},
            {R"([{"JsonJoltTransformerProvider": {"canned": "ADD_GZIP"}}])", "HTTP messages"},
