@@ -94,6 +94,14 @@ inline constexpr int64_t kMaxArrayIndex = 1 << 20;
 /// A string as Java holds it (UTF-16 code units): Java orders and counts strings by these.
 std::u16string ToUtf16(std::string_view s);
 
+/// About what a value takes in memory, for the bounds on what an operation makes.
+size_t ApproxBytes(const boost::json::value& v);
+
+/// ComputedKeysComparator: wildcard keys by kind (`order`), then the longest canonical form (in
+/// UTF-16 units), then String.compareTo.
+bool ComputedKeyBefore(int a_order, std::string_view a_canonical, int b_order,
+                       std::string_view b_canonical);
+
 /// Java's Double.toString: how Jolt sees a double when it matches a value by its text.
 std::string JavaDoubleText(double d);
 /// A scalar's text as Jolt matches it against keys (Java's toString); nullopt for null and
@@ -107,6 +115,7 @@ std::unique_ptr<Operation> MakeRemove(const boost::json::value& spec);
 std::unique_ptr<Operation> MakeSort();
 std::unique_ptr<Operation> MakeCardinality(const boost::json::value& spec);
 /// `operation`: modify-overwrite-beta, modify-default-beta or modify-define-beta.
-std::unique_ptr<Operation> MakeModify(const boost::json::value& spec, std::string_view operation);
+std::unique_ptr<Operation> MakeModify(const boost::json::value& spec, std::string_view operation,
+                                      const Bounds& bounds);
 
 }  // namespace rfs::transform::internal::jolt

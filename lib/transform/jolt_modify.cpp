@@ -101,6 +101,12 @@ std::string JavaText(const json::value& v) {
   }
 }
 
+size_t NextUtf8(std::string_view text, size_t at) {
+  ++at;
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
 // Java's String.trim: every char <= ' ' off both ends.
 std::string_view JavaTrim(std::string_view s) {
   size_t b = 0;
@@ -215,6 +221,8 @@ std::string FromUtf16(std::u16string_view s) {
         s[i + 1] < 0xE000) {
       cp = 0x10000 + ((cp - 0xD800) << 10) + (s[i + 1] - 0xDC00);
       ++i;
+    } else if (cp >= 0xD800 && cp < 0xE000) {
+      cp = 0xFFFD;  // half a pair (a cut through it) is not UTF-8: the replacement character
     }
     if (cp < 0x80) {
       out += static_cast<char>(cp);
@@ -235,20 +243,61 @@ std::string FromUtf16(std::u16string_view s) {
   return out;
 }
 
-// Case mapping one code point at a time (Unicode's simple mapping, through the C.UTF-8 locale);
-// Java's toLowerCase/toUpperCase also apply the few full mappings (ß -> SS).
+// Case mapping a code point at a time (Unicode's simple mapping, through the C.UTF-8 locale), with
+// the full mappings Java applies most often: ß -> SS, İ -> i̇, and a final Σ -> ς.
 std::string MapCase(std::string_view s, bool upper) {
   static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
-  std::u16string units = ToUtf16(s);
-  for (auto& u : units) {
-    if (u >= 0xD800 && u < 0xE000) continue;
+  std::vector<uint32_t> points;
+  for (size_t i = 0; i < s.size();) {
+    const size_t next = NextUtf8(s, i);
+    const std::u16string units = ToUtf16(s.substr(i, next - i));
+    uint32_t cp = units[0];
+    if (units.size() == 2) cp = 0x10000 + ((units[0] - 0xD800) << 10) + (units[1] - 0xDC00);
+    points.push_back(cp);
+    i = next;
+  }
+  auto is_letter = [](uint32_t cp) {
+    return utf8 != static_cast<locale_t>(0) ? iswalpha_l(static_cast<wint_t>(cp), utf8) != 0
+                                            : std::isalpha(static_cast<int>(cp & 0x7F)) != 0;
+  };
+  std::u32string out;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const uint32_t cp = points[i];
+    if (upper && cp == 0xDF) {
+      out += U"SS";
+      continue;
+    }
+    if (!upper && cp == 0x130) {
+      out += U"i\u0307";
+      continue;
+    }
+    if (!upper && cp == 0x3A3) {
+      const bool after_letter = i > 0 && is_letter(points[i - 1]);
+      const bool before_letter = i + 1 < points.size() && is_letter(points[i + 1]);
+      out += after_letter && !before_letter ? U'\u03C2' : U'\u03C3';
+      continue;
+    }
     if (utf8 != static_cast<locale_t>(0)) {
-      u = static_cast<char16_t>(upper ? towupper_l(u, utf8) : towlower_l(u, utf8));
-    } else if (u < 0x80) {
-      u = static_cast<char16_t>(upper ? std::toupper(u) : std::tolower(u));
+      out += static_cast<char32_t>(upper ? towupper_l(static_cast<wint_t>(cp), utf8)
+                                         : towlower_l(static_cast<wint_t>(cp), utf8));
+    } else {
+      out += static_cast<char32_t>(cp < 0x80 ? (upper ? std::toupper(static_cast<int>(cp))
+                                                      : std::tolower(static_cast<int>(cp)))
+                                             : cp);
     }
   }
-  return FromUtf16(units);
+  std::string text;
+  for (char32_t cp : out) {
+    std::u16string units;
+    if (cp >= 0x10000) {
+      units.push_back(static_cast<char16_t>(0xD800 + ((cp - 0x10000) >> 10)));
+      units.push_back(static_cast<char16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF)));
+    } else {
+      units.push_back(static_cast<char16_t>(cp));
+    }
+    text += FromUtf16(units);
+  }
+  return text;
 }
 
 // --- The functions (modifier/function), on Java's varargs ---
@@ -423,6 +472,12 @@ Result Extreme(const json::array& args, bool max) {
         // java.lang.Math.max/min: NaN wins.
         if (std::isnan(d) || std::isnan(best_double)) {
           best_double = std::numeric_limits<double>::quiet_NaN();
+        } else if (d == 0 && best_double == 0) {
+          // Math.max(-0.0, 0.0) is 0.0, Math.min is -0.0.
+          best_double = (max ? !std::signbit(d) || !std::signbit(best_double)
+                             : !std::signbit(d) && !std::signbit(best_double))
+                            ? 0.0
+                            : -0.0;
         } else {
           best_double = max ? std::max(best_double, d) : std::min(best_double, d);
         }
@@ -462,15 +517,21 @@ Result Divide(const json::array& args) {
 }
 
 // new BigDecimal(x).setScale(digits, HALF_UP).doubleValue(): rounded on x's exact decimal value.
-double RoundHalfUp(double x, int digits) {
-  if (!std::isfinite(x)) return x;
-  char buffer[1200];
-  std::snprintf(buffer, sizeof buffer, "%.1100f", std::fabs(x));  // exact: a double has <= 1074
-  std::string text(buffer);
+std::optional<double> RoundHalfUp(double x, int digits) {
+  // new BigDecimal(Infinity or NaN) throws: nothing.
+  if (!std::isfinite(x)) return std::nullopt;
+  // A double's exact decimal value has at most 1074 digits after the point and 309 before it.
+  if (digits >= 1075) return x;
+  if (digits <= -400) return 0.0;
+  char buffer[1500];
+  auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, std::fabs(x), std::chars_format::fixed, 1100);
+  if (ec != std::errc()) return std::nullopt;
+  const std::string text(buffer, end);
   const size_t point = text.find('.');
-  std::string all = text.substr(0, point) + text.substr(point + 1);
+  const std::string all = text.substr(0, point) + text.substr(point + 1);
   const long keep = static_cast<long>(point) + digits;  // digits kept from the left
-  if (keep < 0) return std::signbit(x) ? -0.0 : 0.0;
+  if (keep < 0) return 0.0;
   std::string kept = all.substr(0, static_cast<size_t>(std::min<long>(keep, all.size())));
   const bool round_up =
       static_cast<size_t>(keep) < all.size() && all[static_cast<size_t>(keep)] >= '5';
@@ -483,16 +544,18 @@ double RoundHalfUp(double x, int digits) {
       kept.insert(kept.begin(), '1');
     }
   }
-  const long int_digits = static_cast<long>(kept.size()) - digits;
-  std::string number;
-  if (digits >= 0) {
-    number = (int_digits > 0 ? kept.substr(0, static_cast<size_t>(int_digits)) : "0") + "." +
-             (int_digits >= 0 ? kept.substr(static_cast<size_t>(int_digits))
-                              : std::string(static_cast<size_t>(-int_digits), '0') + kept);
-  } else {
-    number = kept + std::string(static_cast<size_t>(-digits), '0');
-  }
-  const double value = std::strtod(number.c_str(), nullptr);
+  // kept holds the integer digits (point of them, one more after a carry) then `digits` more.
+  const size_t int_digits = kept.size() >= static_cast<size_t>(std::max(digits, 0))
+                                ? kept.size() - static_cast<size_t>(std::max(digits, 0))
+                                : 0;
+  std::string number = kept.substr(0, int_digits);
+  if (digits < 0) number += std::string(static_cast<size_t>(-digits), '0');
+  if (number.empty()) number = "0";
+  if (digits > 0) number += "." + kept.substr(int_digits);
+  double value = 0;
+  std::from_chars(number.data(), number.data() + number.size(), value);
+  // BigDecimal has no negative zero.
+  if (value == 0) return 0.0;
   return std::signbit(x) ? -value : value;
 }
 
@@ -542,16 +605,10 @@ Result SortList(const json::array& input) {
   return json::value(std::move(out));
 }
 
-size_t NextUtf8(std::string_view text, size_t at) {
-  ++at;
-  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
-  return at;
-}
-
 // Java's String.split(regex) (limit 0), on RE2.
 Result Split(const std::string& separator, const std::string& source) {
   auto regex = CompileUserRegex(separator, "the split separator");
-  if (!regex.ok()) return std::nullopt;
+  if (!regex.ok()) throw RunError(std::string(regex.status().message()));
   const re2::RE2& re = **regex;
   json::array parts;
   re2::StringPiece input(source);
@@ -747,7 +804,9 @@ const std::map<std::string, Fn, std::less<>>& Functions() {
        ArgDrivenList(JType::kInteger, [](const json::value& digits, const json::array& a) -> Result {
          auto divided = Divide(a);
          if (!divided) return std::nullopt;
-         return json::value(RoundHalfUp(divided->get_double(), JavaIntValue(digits)));
+         auto rounded = RoundHalfUp(divided->get_double(), JavaIntValue(digits));
+         if (!rounded) return std::nullopt;
+         return json::value(*rounded);
        })},
       {"toInteger", Single(ToInteger)},
       {"toDouble", Single(ToDouble)},
@@ -809,10 +868,16 @@ const std::map<std::string, Fn, std::less<>>& Functions() {
 
 // --- Arguments and evaluators (FunctionArg, FunctionEvaluator) ---
 
+// Fails the whole operation (not only the function, as Java's own errors there do).
+struct AncestorSquash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct Arg {
   enum class Kind { kLiteral, kSelf, kContext } kind = Kind::kLiteral;
   json::value literal;
   std::shared_ptr<const Transpose> self;
+  bool context_root = false;
 
   // The argument's value; nullopt when a lookup finds nothing (a context is never given here).
   std::optional<json::value> Evaluate(const Walk& walk) const {
@@ -825,6 +890,8 @@ struct Arg {
         return **found;
       }
       case Kind::kContext:
+        // Chainr runs without a context: "^" alone reads its null root, "^path" finds nothing.
+        if (context_root) return json::value();
         return std::nullopt;
     }
     return std::nullopt;
@@ -834,6 +901,7 @@ struct Arg {
 // FunctionArg.forLiteral(arg, true): '' quoted text, true/false, a number, or the text itself.
 json::value ParseLiteralArg(const std::string& arg) {
   if (arg.empty()) return json::value();
+  if (arg == "'") throw SpecError("a function argument that is a lone '");
   if (arg.size() >= 2 && arg.front() == '\'' && arg.back() == '\'') {
     return json::value(arg.substr(1, arg.size() - 2));
   }
@@ -848,7 +916,8 @@ json::value ParseLiteralArg(const std::string& arg) {
 Arg MakeArg(const std::string& text, bool for_function) {
   Arg arg;
   if (!text.empty() && text[0] == '^') {
-    arg.kind = Arg::Kind::kContext;  // Chainr runs without a context: never found
+    arg.kind = Arg::Kind::kContext;
+    arg.context_root = text.size() == 1;
   } else if (!text.empty() && text[0] == '@') {
     // TraversalBuilder prefixes "root."; the path's last key must be the @ lookup.
     auto keys = ParseDotPath("root." + text);
@@ -927,6 +996,15 @@ struct Evaluator {
       if (auto found = args[0].self->Read(walk)) source = *found;
     }
     if (source == nullptr) return;
+    // Squashing a map or list the walk stands inside (above the leaf's own) would move the
+    // entries the walk points at: refused rather than followed.
+    const auto& steps = walk.steps;
+    for (size_t i = 0; i + 2 < steps.size(); ++i) {
+      if (steps[i].tree == source && steps[i + 1].tree != source) {
+        throw AncestorSquash(
+            "squashNulls on a map or list that holds the one being modified is not run");
+      }
+    }
     // The tree modify walks is its own copy of the input, writable.
     auto* target = const_cast<json::value*>(source);
     if (in_place == InPlace::kDeep) {
@@ -1000,6 +1078,16 @@ bool Applies(Mode mode, const json::array& list, int64_t index, int orig_size) {
 struct ModifyWalk {
   Walk walk;
   std::vector<json::value*> trees;
+  // What the operation has added (values set, lists padded) against Bounds::output_bytes.
+  size_t bytes = 0;
+  size_t max_bytes = 0;
+
+  void Charge(size_t more) {
+    bytes += more;
+    if (bytes > max_bytes) {
+      throw BoundError(StrCat("what modify adds is over its bound of ", max_bytes, " bytes"));
+    }
+  }
 
   void Push(json::value* tree, Matched* match) {
     walk.steps.push_back({tree, match});
@@ -1015,7 +1103,8 @@ struct ModifyWalk {
 
 class ModifySpec {
  public:
-  ModifySpec(const std::string& raw_key, const json::value& rhs, Mode mode);
+  // `root`: the spec's top, a map of keys even when empty (an empty map deeper is a value).
+  ModifySpec(const std::string& raw_key, const json::value& rhs, Mode mode, bool root = false);
 
   // ModifierSpec.apply: `input` nullptr when the key is absent.
   bool Apply(const std::string& input_key, json::value* input, ModifyWalk& mw) const;
@@ -1042,7 +1131,8 @@ class ModifySpec {
   Mode mode_;
   bool check_value_ = false;  // "key?": only where the input has the key
   KeyKind kind_ = KeyKind::kLiteral;
-  std::string raw_;  // the literal, or the index's digits
+  std::string raw_;  // the literal, or the index as written
+  int index_ = -1;   // an index's value
   std::string canonical_;
   int order_ = 0;
   std::optional<StarPattern> star_;
@@ -1055,8 +1145,9 @@ class ModifySpec {
   Strategy strategy_ = Strategy::kAllLiterals;
 };
 
-ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode mode)
+ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode mode, bool root)
     : mode_(mode) {
+  if (raw_key.empty()) throw SpecError("a modify key that is empty");  // Java fails on it
   std::string key = raw_key;
   const bool has_suffix = key.size() > 1;
   const char suffix = has_suffix ? key.back() : '\0';
@@ -1088,7 +1179,9 @@ ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode 
     const std::string meat = element.substr(1, element.size() - 2);
     if (!NonNegativeInt(meat)) refuse("not an explicit index");
     kind_ = KeyKind::kIndex;
-    raw_ = std::to_string(*NonNegativeInt(meat));
+    // Matched as written ("[01]" never matches the key "1"), padded by its value.
+    raw_ = meat;
+    index_ = static_cast<int>(*NonNegativeInt(meat));
     canonical_ = "[" + raw_ + "]";
   } else if (IsTransposeKey(inspect, key)) {
     refuse("a transpose");
@@ -1111,7 +1204,7 @@ ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode 
     for (char c : element) canonical_ += c == '.' ? std::string("\\.") : std::string(1, c);
   }
 
-  if (!rhs.is_object() || rhs.get_object().empty()) {
+  if (!rhs.is_object() || (rhs.get_object().empty() && !root)) {
     leaf_ = true;
     if (rhs.is_string()) {
       evaluators_.push_back(MakeEvaluator(std::string(rhs.get_string())));
@@ -1121,13 +1214,13 @@ ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode 
           evaluators_.push_back(MakeEvaluator(std::string(item.get_string())));
         } else {
           Evaluator literal;
-          literal.args.push_back(Arg{Arg::Kind::kLiteral, item, nullptr});
+          literal.args.push_back(Arg{Arg::Kind::kLiteral, item, nullptr, false});
           evaluators_.push_back(std::move(literal));
         }
       }
     } else {
       Evaluator literal;
-      literal.args.push_back(Arg{Arg::Kind::kLiteral, rhs, nullptr});
+      literal.args.push_back(Arg{Arg::Kind::kLiteral, rhs, nullptr, false});
       evaluators_.push_back(std::move(literal));
     }
     return;
@@ -1148,8 +1241,9 @@ ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode 
         literals_.emplace_back(child->raw_, std::move(child));
       } else if (child->kind_ == KeyKind::kIndex) {
         has_index = true;
-        if (!child->check_value_) max_index_ = std::max(max_index_, std::stoi(child->raw_));
-        literals_.emplace_back(child->raw_, std::move(child));
+        if (!child->check_value_) max_index_ = std::max(max_index_, child->index_);
+        std::string index = std::to_string(child->index_);
+        literals_.emplace_back(std::move(index), std::move(child));
       } else {
         if (!child->star_->lone()) has_map_key = true;
         computed_.push_back(std::move(child));
@@ -1165,11 +1259,7 @@ ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode 
   }
   data_ = has_index ? Data::kList : has_map_key ? Data::kMap : Data::kRuntime;
   std::stable_sort(computed_.begin(), computed_.end(), [](const auto& a, const auto& b) {
-    if (a->order_ != b->order_) return a->order_ < b->order_;
-    if (a->canonical_.size() != b->canonical_.size()) {
-      return a->canonical_.size() > b->canonical_.size();
-    }
-    return a->canonical_ < b->canonical_;
+    return ComputedKeyBefore(a->order_, a->canonical_, b->order_, b->canonical_);
   });
   if (computed_.empty()) {
     strategy_ = Strategy::kAllLiterals;
@@ -1240,19 +1330,23 @@ void ModifySpec::SetData(json::value* parent, const Matched& match, json::value 
 
 void ModifySpec::ApplyLeaf(json::value* input, Matched& match, ModifyWalk& mw) const {
   json::value* parent = mw.LastTree();
-  static const json::value null_value;
-  mw.Push(input != nullptr ? input : const_cast<json::value*>(&null_value), &match);
+  json::value absent;  // the tree of a key the input does not have
+  mw.Push(input != nullptr ? input : &absent, &match);
   std::optional<json::value> value;
   for (const auto& evaluator : evaluators_) {
     try {
       value = evaluator.Evaluate(input, mw.walk);
-    } catch (const RunError&) {
+    } catch (const AncestorSquash&) {
+      throw;
+    } catch (const std::exception&) {
       value.reset();  // getFirstAvailable ignores what a function throws
     }
     if (value) break;
   }
   mw.Pop();
-  if (value) SetData(parent, match, *std::move(value));
+  if (!value) return;
+  mw.Charge(ApproxBytes(*value));
+  SetData(parent, match, *std::move(value));
 }
 
 void ModifySpec::ApplyComposite(const std::string& input_key, json::value* input, Matched match,
@@ -1290,6 +1384,7 @@ void ModifySpec::ApplyComposite(const std::string& input_key, json::value* input
     auto& list = input->get_array();
     int orig_size = static_cast<int>(list.size());
     if (data_ == Data::kList && max_index_ >= static_cast<int>(list.size())) {
+      mw.Charge((static_cast<size_t>(max_index_) + 1 - list.size()) * sizeof(json::value));
       list.resize(static_cast<size_t>(max_index_) + 1);  // DataType.LIST.expand
     }
     match.orig_size = orig_size;
@@ -1372,16 +1467,20 @@ void ModifySpec::Process(json::value* input, ModifyWalk& mw) const {
 
 class Modify final : public Operation {
  public:
-  Modify(const json::value& spec, Mode mode)
-      : root_(std::make_unique<ModifySpec>("root", MapSpec("modify", spec), mode)) {}
+  Modify(const json::value& spec, Mode mode, const Bounds& bounds)
+      : root_(std::make_unique<ModifySpec>("root", MapSpec("modify", spec), mode, /*root=*/true)),
+        bounds_(bounds) {}
 
   absl::StatusOr<json::value> Apply(json::value input) override {
     ModifyWalk mw;
+    mw.max_bytes = bounds_.output_bytes;
     Matched root{{"root"}, 0, std::nullopt};
     mw.Push(&input, &root);
     try {
       root_->Apply("root", &input, mw);
-    } catch (const RunError& e) {
+    } catch (const BoundError& e) {
+      return absl::ResourceExhaustedError(StrCat("modify: ", e.what()));
+    } catch (const std::runtime_error& e) {  // RunError, AncestorSquash
       return absl::InvalidArgumentError(StrCat("modify: ", e.what()));
     }
     return input;
@@ -1389,15 +1488,17 @@ class Modify final : public Operation {
 
  private:
   std::unique_ptr<ModifySpec> root_;
+  Bounds bounds_;
 };
 
 }  // namespace
 
-std::unique_ptr<Operation> MakeModify(const json::value& spec, std::string_view operation) {
+std::unique_ptr<Operation> MakeModify(const json::value& spec, std::string_view operation,
+                                      const Bounds& bounds) {
   const Mode mode = operation == "modify-overwrite-beta" ? Mode::kOverwrite
                     : operation == "modify-default-beta" ? Mode::kDefault
                                                          : Mode::kDefine;
-  return std::make_unique<Modify>(spec, mode);
+  return std::make_unique<Modify>(spec, mode, bounds);
 }
 
 }  // namespace rfs::transform::internal::jolt

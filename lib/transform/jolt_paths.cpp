@@ -521,4 +521,32 @@ std::u16string ToUtf16(std::string_view s) {
   return out;
 }
 
+size_t ApproxBytes(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string:
+      return v.get_string().size() + 8;
+    case json::kind::array: {
+      size_t n = 16;
+      for (const auto& e : v.get_array()) n += ApproxBytes(e);
+      return n;
+    }
+    case json::kind::object: {
+      size_t n = 16;
+      for (const auto& [k, e] : v.get_object()) n += k.size() + 8 + ApproxBytes(e);
+      return n;
+    }
+    default:
+      return 8;
+  }
+}
+
+bool ComputedKeyBefore(int a_order, std::string_view a_canonical, int b_order,
+                       std::string_view b_canonical) {
+  if (a_order != b_order) return a_order < b_order;
+  const std::u16string a = ToUtf16(a_canonical);
+  const std::u16string b = ToUtf16(b_canonical);
+  if (a.size() != b.size()) return a.size() > b.size();  // the most specific first
+  return a < b;
+}
+
 }  // namespace rfs::transform::internal::jolt

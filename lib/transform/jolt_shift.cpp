@@ -34,25 +34,6 @@ const json::value kNull;
 
 // --- Writing (ShiftrWriter, ShiftrTraversr) ---
 
-size_t ApproxBytes(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::string:
-      return v.get_string().size() + 8;
-    case json::kind::array: {
-      size_t n = 16;
-      for (const auto& e : v.get_array()) n += ApproxBytes(e);
-      return n;
-    }
-    case json::kind::object: {
-      size_t n = 16;
-      for (const auto& [k, e] : v.get_object()) n += k.size() + 8 + ApproxBytes(e);
-      return n;
-    }
-    default:
-      return 8;
-  }
-}
-
 // The shift's output, and what it has cost against Bounds::output_bytes.
 struct Output {
   json::value root = json::object();
@@ -361,11 +342,7 @@ Spec::Spec(const std::string& key, const json::value& rhs) : key_(ParseSpecKey(k
     }
   }
   std::stable_sort(computed_.begin(), computed_.end(), [](const auto& a, const auto& b) {
-    if (a->key_.order != b->key_.order) return a->key_.order < b->key_.order;
-    const std::string& ac = a->key_.canonical;
-    const std::string& bc = b->key_.canonical;
-    if (ac.size() != bc.size()) return ac.size() > bc.size();  // the most specific first
-    return ac < bc;
+    return ComputedKeyBefore(a->key_.order, a->key_.canonical, b->key_.order, b->key_.canonical);
   });
   if (computed_.empty()) {
     strategy_ = Strategy::kAvailableLiterals;

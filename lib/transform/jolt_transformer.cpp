@@ -557,19 +557,19 @@ absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const json::value& entr
     if (name == "modify-overwrite-beta" || name == "modify-default-beta" ||
         name == "modify-define-beta") {
       if (auto s = needs_spec(); !s.ok()) return s;
-      return MakeModify(*spec, name);
+      return MakeModify(*spec, name, bounds);
     }
     if (name == "com.bazaarvoice.jolt.Modifier$Overwritr") {
       if (auto s = needs_spec(); !s.ok()) return s;
-      return MakeModify(*spec, "modify-overwrite-beta");
+      return MakeModify(*spec, "modify-overwrite-beta", bounds);
     }
     if (name == "com.bazaarvoice.jolt.Modifier$Defaultr") {
       if (auto s = needs_spec(); !s.ok()) return s;
-      return MakeModify(*spec, "modify-default-beta");
+      return MakeModify(*spec, "modify-default-beta", bounds);
     }
     if (name == "com.bazaarvoice.jolt.Modifier$Definr") {
       if (auto s = needs_spec(); !s.ok()) return s;
-      return MakeModify(*spec, "modify-define-beta");
+      return MakeModify(*spec, "modify-define-beta", bounds);
     }
     if (name == "cardinality" || name == "com.bazaarvoice.jolt.CardinalityTransform") {
       if (auto s = needs_spec(); !s.ok()) return s;
@@ -577,6 +577,9 @@ absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const json::value& entr
     }
   } catch (const SpecError& e) {
     return absl::InvalidArgumentError(StrCat("the Jolt ", name, " spec: ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        StrCat("the Jolt ", name, " spec cannot be built: ", e.what()));
   }
   return absl::InvalidArgumentError(StrCat(
       "unknown Jolt operation \"", name,

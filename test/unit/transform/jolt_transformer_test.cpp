@@ -199,6 +199,27 @@ TEST_CASE("Jolt: what a spec makes of a value is bounded", "[transform][jolt]") 
       {});
   REQUIRE_FALSE(padding_default.ok());
   CHECK(Contains(padding_default.status().message(), "1048576"));
+  // A modify padding many lists stops at the memory bound, as shift's writes do.
+  const json::array padding_modify{
+      json::object{{"operation", "modify-overwrite-beta"},
+                   {"spec", json::parse(R"({"*": {"[1048576]": "y"}})")}}};
+  const auto padded_lists = RunRfs(padding_modify, json::parse("[null, null]"), small);
+  REQUIRE_FALSE(padded_lists.ok());
+  CHECK(padded_lists.status().code() == absl::StatusCode::kResourceExhausted);
+  // Squashing a map the walk stands inside would move what it points at: refused, not run.
+  const json::array squash_ancestor{
+      json::object{{"operation", "modify-define-beta"},
+                   {"spec", json::parse(R"J({"b": {"y": "=squashNulls(@(2,))", "z": "new"}})J")}}};
+  const auto squashed = RunRfs(squash_ancestor, json::parse(R"({"a": null, "b": {"y": 1}})"));
+  REQUIRE_FALSE(squashed.ok());
+  CHECK(Contains(squashed.status().message(), "squashNulls"));
+  // A cut through a surrogate pair gives the replacement character, never invalid UTF-8.
+  const json::array cut{
+      json::object{{"operation", "modify-overwrite-beta"},
+                   {"spec", json::parse(R"J({"s": "=substring(@(1,t), 0, 1)"})J")}}};
+  const auto half = RunRfs(cut, json::parse(R"({"t": "\ud83d\ude00x"})"));
+  REQUIRE(half.ok());
+  CHECK(half->at("s") == "\xEF\xBF\xBD");
   // A value Boost.JSON reads as infinite is matched by Java's text for it, not thrown on.
   const json::array by_value{json::object{
       {"operation", "shift"}, {"spec", json::parse(R"({"v": {"Infinity": {"#inf": "x"}}})")}}};
