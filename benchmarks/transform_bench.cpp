@@ -151,6 +151,13 @@ int main(int argc, char** argv) {
       {"JsonJMESPathTransformerProvider, keep one field",
        R"J([{"JsonJMESPathTransformerProvider":{"script":)J"
        R"J("[*].{operation: operation, document: {heading: document.title}}"}}])J"},
+      {"JsonJoltTransformerProvider, rename a field (shift)",
+       R"J([{"JsonJoltTransformerProvider":{"script":{"operation":"shift","spec":{"*":{)J"
+       R"J("operation":"[&1].operation","document":{"title":"[&2].document.heading",)J"
+       R"J("*":"[&2].document.&"}}}}}}])J"},
+      {"JsonJoltTransformerProvider, upper-case a field (modify)",
+       R"J([{"JsonJoltTransformerProvider":{"script":{"operation":"modify-overwrite-beta",)J"
+       R"J("spec":{"*":{"document":{"title":"=toUpper"}}}}}}])J"},
       {"JsonConditionalTransformerProvider, jq predicate",
        R"J([{"JsonConditionalTransformerProvider":[{"JqPredicateProvider":{"script":)J"
        R"J(".operation._type == \"book\""}},)J"
