@@ -5,6 +5,7 @@
 // Java's quirks that a spec can meet are kept, as errors where Java throws: a leaf that matches
 // under a list or a value (ClassCastException), an "@" at the root (NullPointerException), two
 // wildcard keys in one map (NullPointerException while the spec is built).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ class CardinalitySpec {
       return;
     }
     composite_ = true;
-    if (at_) throw SpecError("the cardinality key @ can not have children");
+    if (at_) throw SpecError("the cardinality key @ cannot have children");
     if (rhs.get_object().empty()) {
       throw SpecError(StrCat("the cardinality spec for \"", key_, "\" is an empty {}"));
     }
@@ -167,7 +168,7 @@ class Cardinality final : public Operation {
     try {
       root_.ApplyToRoot(input);
     } catch (const RunError& e) {
-      return absl::InvalidArgumentError(StrCat("cardinality: ", e.what()));
+      return absl::InvalidArgumentError(e.what());
     }
     return input;
   }

@@ -1,5 +1,5 @@
 // Jolt's operations (bazaarvoice/jolt 0.1.8, the version the Java tool's
-// JsonJoltTransformerProvider runs): shift, default, remove and sort on Boost.JSON values. See
+// JsonJoltTransformerProvider runs) on Boost.JSON values, and the helpers they share. See
 // docs/transforms.md, "Jolt".
 #pragma once
 
@@ -27,7 +27,8 @@ class Operation {
 
 /// Bounds on one application.
 struct Bounds {
-  /// What shift may copy into its output: a spec can copy one input value to many places.
+  /// What shift may copy into its output and modify may add (values, list padding): a spec can
+  /// copy one input value to many places.
   size_t output_bytes = size_t{128} << 20;
 };
 
@@ -45,7 +46,7 @@ struct BoundError : RunError {
 };
 
 /// Builds one chain entry, a `{"operation": ..., "spec": ...}` object. InvalidArgument names what
-/// is wrong with it; operations rfs does not run (cardinality, modify-*, Java class names) are
+/// is wrong with it; an operation rfs does not know (a Java class other than Jolt's own) is
 /// refused with the reason.
 absl::StatusOr<std::unique_ptr<Operation>> MakeOperation(const boost::json::value& entry,
                                                          const Bounds& bounds);
@@ -81,6 +82,9 @@ class StarPattern {
   bool regex_ = false;         // captures take no line terminator
   bool empty_middle_ = false;  // StarDouble with nothing between its '*'s
 };
+
+/// The end of the UTF-8 character that starts at `at` (keys and strings are valid UTF-8).
+size_t NextUtf8(std::string_view text, size_t at);
 
 /// Java's Integer.parseInt and Long.parseLong: an optional sign and decimal digits in the type's
 /// range, else nullopt.

@@ -7,11 +7,10 @@
 // integer is an Integer when it fits in 32 bits and a Long otherwise, as Jackson reads JSON; a Long
 // a function makes (toLong(5)) reads back as an Integer in a later function of the same operation.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <clocale>
 #include <cmath>
 #include <cstdio>
-#include <cwctype>
 #include <functional>
 #include <limits>
 #include <map>
@@ -99,12 +98,6 @@ std::string JavaText(const json::value& v) {
     default:
       return *ScalarKeyText(v);
   }
-}
-
-size_t NextUtf8(std::string_view text, size_t at) {
-  ++at;
-  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
-  return at;
 }
 
 // Java's String.trim: every char <= ' ' off both ends.
@@ -658,14 +651,23 @@ Result Pad(const json::value& source, const json::array& args, bool left) {
       PadTo(std::string(source.get_string()), static_cast<int>(width), filler[0], left));
 }
 
-const std::map<std::string, Fn, std::less<>>& Functions() {
-  static const auto* functions = new std::map<std::string, Fn, std::less<>>{
+using FunctionMap = std::map<std::string, Fn, std::less<>>;
+
+// Presence: noop, isPresent, notNull, isNull.
+void AddPresenceFunctions(FunctionMap& m) {
+  m.insert({
       {"noop", [](const Args&) -> Result { return std::nullopt; }},
       {"isPresent", [](const Args& a) -> Result { return a.empty() ? Result() : a[0]; }},
       {"notNull",
        [](const Args& a) -> Result { return a.empty() || a[0].is_null() ? Result() : a[0]; }},
       {"isNull",
        [](const Args& a) -> Result { return a.empty() || !a[0].is_null() ? Result() : a[0]; }},
+  });
+}
+
+// Strings.java.
+void AddStringFunctions(FunctionMap& m) {
+  m.insert({
       {"toLower", Single([](const json::value& v) -> Result {
          if (!v.is_string()) return std::nullopt;
          return json::value(MapCase(v.get_string(), false));
@@ -717,18 +719,24 @@ const std::map<std::string, Fn, std::less<>>& Functions() {
          return json::value(FromUtf16(std::u16string_view(s).substr(
              static_cast<size_t>(start), static_cast<size_t>(end - start))));
        })},
-      {"leftPad", ArgDrivenList(JType::kString,
-                                [](const json::value& s, const json::array& a) {
-                                  return Pad(s, a, true);
-                                })},
-      {"rightPad", ArgDrivenList(JType::kString,
-                                 [](const json::value& s, const json::array& a) {
-                                   return Pad(s, a, false);
-                                 })},
-      {"min", Base([](const json::array& a) { return Extreme(a, false); },
-                   [](const json::value& v) -> Result { return IsNumber(v) ? Result(v) : Result(); })},
-      {"max", Base([](const json::array& a) { return Extreme(a, true); },
-                   [](const json::value& v) -> Result { return IsNumber(v) ? Result(v) : Result(); })},
+      {"leftPad",
+       ArgDrivenList(JType::kString,
+                     [](const json::value& s, const json::array& a) { return Pad(s, a, true); })},
+      {"rightPad",
+       ArgDrivenList(JType::kString,
+                     [](const json::value& s, const json::array& a) { return Pad(s, a, false); })},
+  });
+}
+
+// Math.java.
+void AddMathFunctions(FunctionMap& m) {
+  m.insert({
+      {"min",
+       Base([](const json::array& a) { return Extreme(a, false); },
+            [](const json::value& v) -> Result { return IsNumber(v) ? Result(v) : Result(); })},
+      {"max",
+       Base([](const json::array& a) { return Extreme(a, true); },
+            [](const json::value& v) -> Result { return IsNumber(v) ? Result(v) : Result(); })},
       {"abs", Single([](const json::value& given) -> Result {
          std::optional<json::value> v(given);
          if (given.is_string()) v = ToNumber(given);
@@ -801,13 +809,20 @@ const std::map<std::string, Fn, std::less<>>& Functions() {
        })},
       {"divide", List(Divide)},
       {"divideAndRound",
-       ArgDrivenList(JType::kInteger, [](const json::value& digits, const json::array& a) -> Result {
-         auto divided = Divide(a);
-         if (!divided) return std::nullopt;
-         auto rounded = RoundHalfUp(divided->get_double(), JavaIntValue(digits));
-         if (!rounded) return std::nullopt;
-         return json::value(*rounded);
-       })},
+       ArgDrivenList(JType::kInteger,
+                     [](const json::value& digits, const json::array& a) -> Result {
+                       auto divided = Divide(a);
+                       if (!divided) return std::nullopt;
+                       auto rounded = RoundHalfUp(divided->get_double(), JavaIntValue(digits));
+                       if (!rounded) return std::nullopt;
+                       return json::value(*rounded);
+                     })},
+  });
+}
+
+// Objects.java.
+void AddObjectFunctions(FunctionMap& m) {
+  m.insert({
       {"toInteger", Single(ToInteger)},
       {"toDouble", Single(ToDouble)},
       {"toLong", Single(ToLong)},
@@ -850,6 +865,12 @@ const std::map<std::string, Fn, std::less<>>& Functions() {
          }
          return json::value(std::move(distinct));
        })},
+  });
+}
+
+// Lists.java.
+void AddListFunctions(FunctionMap& m) {
+  m.insert({
       {"firstElement", List([](const json::array& a) -> Result { return a.front(); })},
       {"lastElement", List([](const json::array& a) -> Result { return a.back(); })},
       {"elementAt", ArgDrivenList(JType::kInteger,
@@ -862,7 +883,19 @@ const std::map<std::string, Fn, std::less<>>& Functions() {
       {"toList", Base([](const json::array& a) -> Result { return json::value(a); },
                       [](const json::value& v) -> Result { return json::value(json::array{v}); })},
       {"sort", Base(SortList, [](const json::value& v) -> Result { return v; })},
-  };
+  });
+}
+
+const FunctionMap& Functions() {
+  static const FunctionMap* functions = [] {
+    auto* m = new FunctionMap;
+    AddPresenceFunctions(*m);
+    AddStringFunctions(*m);
+    AddMathFunctions(*m);
+    AddObjectFunctions(*m);
+    AddListFunctions(*m);
+    return m;
+  }();
   return *functions;
 }
 
@@ -1002,7 +1035,8 @@ struct Evaluator {
     for (size_t i = 0; i + 2 < steps.size(); ++i) {
       if (steps[i].tree == source && steps[i + 1].tree != source) {
         throw AncestorSquash(
-            "squashNulls on a map or list that holds the one being modified is not run");
+            "squashNulls or recursivelySquashNulls on a map or list that holds the value being "
+            "modified is not run");
       }
     }
     // The tree modify walks is its own copy of the input, writable.
@@ -1255,7 +1289,7 @@ ModifySpec::ModifySpec(const std::string& raw_key, const json::value& rhs, Mode 
     }
   }
   if (max_index_ > kMaxArrayIndex) {
-    throw SpecError(StrCat("the modify key [", max_index_, "] pads a list past ", kMaxArrayIndex));
+    throw SpecError(StrCat("the modify key [", max_index_, "] is an index over ", kMaxArrayIndex));
   }
   data_ = has_index ? Data::kList : has_map_key ? Data::kMap : Data::kRuntime;
   std::stable_sort(computed_.begin(), computed_.end(), [](const auto& a, const auto& b) {
@@ -1314,18 +1348,18 @@ void ModifySpec::SetData(json::value* parent, const Matched& match, json::value 
   if (parent != nullptr && parent->is_array() && match.orig_size) {
     auto& list = parent->get_array();
     const auto index = JavaParseInt(match.keys[0]);
-    if (!index) throw RunError(StrCat("modify: the key ", match.keys[0], " is not an index"));
+    if (!index) throw RunError(StrCat("the key ", match.keys[0], " is not an index"));
     if (Applies(mode_, list, *index, *match.orig_size)) {
       if (static_cast<size_t>(*index) >= list.size()) {
-        throw RunError("modify: an index past the list's end");
+        throw RunError("an index past the list's end");
       }
       list[static_cast<size_t>(*index)] = std::move(value);
     }
     return;
   }
   // Java's "Should not come here!": a value set where there is no map or list to hold it.
-  throw RunError(StrCat("modify: the key \"", match.keys[0],
-                        "\" matched a value that is inside no map or list"));
+  throw RunError(
+      StrCat("the key \"", match.keys[0], "\" matched a value that is inside no map or list"));
 }
 
 void ModifySpec::ApplyLeaf(json::value* input, Matched& match, ModifyWalk& mw) const {
@@ -1372,7 +1406,7 @@ void ModifySpec::ApplyComposite(const std::string& input_key, json::value* input
       const int orig = mw.LastMatch().orig_size.value_or(-1);
       if (index && Applies(mode_, list, *index, orig)) {
         if (static_cast<size_t>(*index) >= list.size()) {
-          throw RunError("modify: an index past the list's end");
+          throw RunError("an index past the list's end");
         }
         list[static_cast<size_t>(*index)] = std::move(fresh);
         input = &list[static_cast<size_t>(*index)];
@@ -1479,9 +1513,9 @@ class Modify final : public Operation {
     try {
       root_->Apply("root", &input, mw);
     } catch (const BoundError& e) {
-      return absl::ResourceExhaustedError(StrCat("modify: ", e.what()));
+      return absl::ResourceExhaustedError(e.what());
     } catch (const std::runtime_error& e) {  // RunError, AncestorSquash
-      return absl::InvalidArgumentError(StrCat("modify: ", e.what()));
+      return absl::InvalidArgumentError(e.what());
     }
     return input;
   }

@@ -56,7 +56,7 @@ Reference ParseReference(std::string_view text, char token, bool with_group) {
     }
   }
   if (ref.path < 0 || ref.group < 0) {
-    throw SpecError(StrCat("reference ", text, " can not have a negative value"));
+    throw SpecError(StrCat("reference ", text, " cannot have a negative value"));
   }
   return ref;
 }
@@ -205,10 +205,10 @@ std::shared_ptr<const Transpose> ParseTranspose(std::string_view key) {
   }
   std::string_view meat = key.substr(1);
   if (meat.find('@') != std::string_view::npos) {
-    throw SpecError(StrCat("@ path element can not contain a nested @: ", key));
+    throw SpecError(StrCat("@ path element cannot contain a nested @: ", key));
   }
   if (meat.find('*') != std::string_view::npos || meat.find("[]") != std::string_view::npos) {
-    throw SpecError(StrCat("'Transpose Input' can not contain * or []: ", key));
+    throw SpecError(StrCat("'Transpose Input' cannot contain * or []: ", key));
   }
   if (meat.front() == '(') {
     if (meat.back() != ')') throw SpecError(StrCat("@( without a matching ): ", key));
@@ -320,7 +320,7 @@ PathKey ParseWriteKey(const std::string& key, std::string_view whole) {
   const std::string element = has_escape ? RemoveEscapeChars(key) : key;
   PathKey k;
   if (inspect == "@") throw SpecError(StrCat("'.@.' is not valid on the right: ", whole));
-  if (inspect == "*") throw SpecError(StrCat("a write path can not contain '*': ", whole));
+  if (inspect == "*") throw SpecError(StrCat("a write path cannot contain '*': ", whole));
   if (!inspect.empty() && inspect[0] == '[') {
     if (Count(inspect, '[') != 1 || Count(inspect, ']') != 1) {
       throw SpecError(StrCat("invalid key ", key, ": too many [] references"));
@@ -334,7 +334,7 @@ PathKey ParseWriteKey(const std::string& key, std::string_view whole) {
     return k;
   }
   if (inspect.find('$') != std::string::npos) {
-    throw SpecError(StrCat("a write path can not contain '$': ", whole));
+    throw SpecError(StrCat("a write path cannot contain '$': ", whole));
   }
   if (inspect.find('[') != std::string::npos) {
     throw SpecError(StrCat("invalid key ", key, ": [] only as a key of its own"));
@@ -348,7 +348,7 @@ PathKey ParseWriteKey(const std::string& key, std::string_view whole) {
     return k;
   }
   if (inspect.find('*') != std::string::npos) {
-    throw SpecError(StrCat("a write path can not contain '*': ", whole));
+    throw SpecError(StrCat("a write path cannot contain '*': ", whole));
   }
   if (inspect.find('#') != std::string::npos) {
     throw SpecError(StrCat("write key ", key, " is not a valid write key (#)"));

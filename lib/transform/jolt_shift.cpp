@@ -231,7 +231,7 @@ SpecKey ParseSpecKey(const std::string& key) {
 // keeps while its step is on the walk.
 Matched* MatchKey(const SpecKey& key, const std::string& input_key, Walk& walk, Matched& slot) {
   auto made = [&slot](std::vector<std::string> keys) {
-    slot = Matched{std::move(keys), 0};
+    slot = Matched{std::move(keys), 0, std::nullopt};
     return &slot;
   };
   switch (key.kind) {
@@ -308,8 +308,8 @@ Spec::Spec(const std::string& key, const json::value& rhs) : key_(ParseSpecKey(k
     }
     return;
   }
-  if (key_.kind == KeyKind::kAt) throw SpecError("the shift key @ can not have children");
-  if (key_.kind == KeyKind::kDollar) throw SpecError("a shift $ key can not have children");
+  if (key_.kind == KeyKind::kAt) throw SpecError("the shift key @ cannot have children");
+  if (key_.kind == KeyKind::kDollar) throw SpecError("a shift $ key cannot have children");
   const auto& object = rhs.get_object();
   if (object.empty()) {
     throw SpecError(StrCat("the shift spec for \"", key, "\" is an empty {}, which is not valid"));
@@ -487,14 +487,14 @@ class Shift final : public Operation {
     Walk walk;
     Output out;
     out.max_bytes = bounds_.output_bytes;
-    Matched root{{"root"}, 0};
+    Matched root{{"root"}, 0, std::nullopt};
     walk.steps.push_back({&input, &root});
     try {
       root_->Apply("root", &input, walk, out);
     } catch (const BoundError& e) {
-      return absl::ResourceExhaustedError(StrCat("shift: ", e.what()));
+      return absl::ResourceExhaustedError(e.what());
     } catch (const RunError& e) {
-      return absl::InvalidArgumentError(StrCat("shift: ", e.what()));
+      return absl::InvalidArgumentError(e.what());
     }
     if (json::value* result = out.root.get_object().if_contains("root")) {
       return std::move(*result);

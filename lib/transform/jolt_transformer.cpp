@@ -7,7 +7,12 @@
 // an operation is {"operation": "shift" | "default" | "remove" | "sort", "spec": ...}. The Java
 // provider's "canned" operations rewrite HTTP messages for the traffic replayer and are refused.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,8 +38,7 @@ int ParseIndex(std::string_view text) {
     throw SpecError(StrCat("the default key \"", text, "\" under an array ([]) is not a number"));
   }
   if (*value > kMaxArrayIndex) {
-    throw SpecError(StrCat("the default key \"", text, "\" pads a list to more than ",
-                           kMaxArrayIndex, " elements"));
+    throw SpecError(StrCat("the default key \"", text, "\" is an index over ", kMaxArrayIndex));
   }
   return *value;
 }
@@ -200,7 +204,7 @@ class Default final : public Operation {
       if (input.is_array()) {
         if (!array_root_) {
           return absl::InvalidArgumentError(
-              "default: the spec can not take input that is a top-level JSON array (its keys "
+              "the spec cannot take input that is a top-level JSON array (its keys "
               "are not all indices or *)");
         }
         array_root_->ApplyChildren(input);
@@ -208,7 +212,7 @@ class Default final : public Operation {
         map_root_.ApplyChildren(input);
       }
     } catch (const RunError& e) {
-      return absl::InvalidArgumentError(StrCat("default: ", e.what()));
+      return absl::InvalidArgumentError(e.what());
     }
     return input;
   }
@@ -390,13 +394,6 @@ std::vector<std::string> SplitOr(std::string_view key) {
 
 namespace {
 
-// The end of the UTF-8 character starting at `at` (keys are valid UTF-8: Boost.JSON checks).
-size_t NextCharEnd(std::string_view text, size_t at) {
-  ++at;
-  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
-  return at;
-}
-
 // What Java's regex '.' does not take: \n, \r, U+0085, U+2028, U+2029.
 bool IsLineTerminator(std::string_view c) {
   return c == "\n" || c == "\r" || c == "\xC2\x85" || c == "\xE2\x80\xA8" || c == "\xE2\x80\xA9";
@@ -404,11 +401,17 @@ bool IsLineTerminator(std::string_view c) {
 
 size_t CharCount(std::string_view text) {
   size_t n = 0;
-  for (size_t at = 0; at < text.size(); at = NextCharEnd(text, at)) ++n;
+  for (size_t at = 0; at < text.size(); at = NextUtf8(text, at)) ++n;
   return n;
 }
 
 }  // namespace
+
+size_t NextUtf8(std::string_view text, size_t at) {
+  ++at;
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
 
 StarPattern::StarPattern(std::string_view key, bool star_double_rules) {
   lone_ = key == "*";
@@ -446,7 +449,7 @@ std::optional<std::vector<std::string>> StarPattern::Match(std::string_view text
     const std::string_view middle =
         text.substr(prefix.size(), text.size() - prefix.size() - suffix.size());
     if (CharCount(middle) < 3) return std::nullopt;
-    const size_t first = NextCharEnd(middle, 0);
+    const size_t first = NextUtf8(middle, 0);
     captures.emplace_back(middle.substr(0, first));
     captures.emplace_back(middle.substr(first));
     return captures;
@@ -467,7 +470,7 @@ bool StarPattern::MatchFrom(std::string_view text, size_t at, size_t piece,
   const bool final_piece = piece + 1 == pieces_.size();
   for (size_t end = at; end < text.size();) {
     const size_t char_start = end;
-    end = NextCharEnd(text, end);
+    end = NextUtf8(text, end);
     if (regex_ && IsLineTerminator(text.substr(char_start, end - char_start))) break;
     if (text.compare(end, next.size(), next) != 0) continue;
     if (final_piece) {
@@ -593,19 +596,23 @@ namespace {
 
 class JoltTransformer final : public IJsonTransformer {
  public:
-  explicit JoltTransformer(std::vector<std::unique_ptr<jolt::Operation>> chain)
-      : chain_(std::move(chain)) {}
+  JoltTransformer(std::vector<std::unique_ptr<jolt::Operation>> chain,
+                  std::vector<std::string> names)
+      : chain_(std::move(chain)), names_(std::move(names)) {}
 
   absl::StatusOr<json::value> Transform(json::value input) override {
-    for (auto& op : chain_) {
+    for (size_t i = 0; i < chain_.size(); ++i) {
+      // Errors say which operation of the chain failed.
+      const std::string where = StrCat("Jolt operation ", i + 1, " (", names_[i], ")");
       absl::StatusOr<json::value> out;
       try {
-        out = op->Apply(std::move(input));
+        out = chain_[i]->Apply(std::move(input));
       } catch (const std::exception& e) {
         // What the operations do not expect: fails the batch rather than the worker.
-        return absl::InternalError(StrCat("Jolt: ", e.what()));
+        return absl::InternalError(StrCat(where, ": ", e.what()));
       }
-      if (!out.ok()) return out.status();
+      if (!out.ok())
+        return absl::Status(out.status().code(), StrCat(where, ": ", out.status().message()));
       input = *std::move(out);
     }
     if (input.is_null()) {
@@ -619,6 +626,7 @@ class JoltTransformer final : public IJsonTransformer {
 
  private:
   std::vector<std::unique_ptr<jolt::Operation>> chain_;
+  std::vector<std::string> names_;  // each operation's name, for errors
 };
 
 constexpr std::string_view kJoltUsage =
@@ -640,6 +648,7 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJoltTransformer(
   jolt::Bounds bounds;
   bounds.output_bytes = limits.memory_bytes;
   std::vector<std::unique_ptr<jolt::Operation>> chain;
+  std::vector<std::string> names;
   for (size_t i = 0; i < entries.size(); ++i) {
     const json::value& e = *entries[i];
     if (!e.is_object() || e.get_object().size() != 1) {
@@ -661,8 +670,11 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJoltTransformer(
       return absl::InvalidArgumentError(StrCat("entry ", i + 1, ": ", op.status().message()));
     }
     chain.push_back(*std::move(op));
+    const json::value* name =
+        value.is_object() ? value.get_object().if_contains("operation") : nullptr;
+    names.push_back(name != nullptr && name->is_string() ? std::string(name->get_string()) : "?");
   }
-  return std::unique_ptr<IJsonTransformer>(new JoltTransformer(std::move(chain)));
+  return std::make_unique<JoltTransformer>(std::move(chain), std::move(names));
 }
 
 }  // namespace rfs::transform::internal

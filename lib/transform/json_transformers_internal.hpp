@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJmesPathTransformer(
     const boost::json::value& config, const TransformLimits& limits);
 absl::StatusOr<std::unique_ptr<IJsonPredicate>> MakeJmesPathPredicate(
     const boost::json::value& config, const TransformLimits& limits);
-/// Jolt's shift, default, remove and sort (Java's JsonJoltTransformerProvider), run natively.
+/// Jolt's operations (Java's JsonJoltTransformerProvider), run natively.
 absl::StatusOr<std::unique_ptr<IJsonTransformer>> MakeJoltTransformer(
     const boost::json::value& config, const TransformLimits& limits);
 

@@ -371,9 +371,8 @@ TEST_CASE("a JMESPath document transform runs whatever virtual environment is on
   CheckTarget(**target, kept);
 }
 
-TEST_CASE(
-    "a Jolt document transform shifts, defaults, removes and modifies as the Java tool's does",
-    "[e2e][generated][transform][jolt]") {
+TEST_CASE("a Jolt chain (shift, default, remove, modify) reshapes every document it migrates",
+          "[e2e][generated][transform][jolt]") {
   auto generated = rfs::test::Generate("--indices 1 --shards 1 --docs 90 --seed 97");
   REQUIRE(generated);
   auto target = rfs::testing::OpenSearchDouble::Start();

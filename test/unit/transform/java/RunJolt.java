@@ -1,7 +1,7 @@
 // Runs each case of a Jolt case file through the Java Jolt library (com.bazaarvoice.jolt 0.1.8, the
 // version the Java migration tool runs), so that the tests can compare rfs's Jolt with it.
 //
-//   java -cp <jolt-core and Jackson jars> RunJolt.java <out-dir> <cases.json>
+//   java -cp <jolt-core, Jackson and javax.inject jars> RunJolt.java <out-dir> <cases.json>
 //
 // cases.json: [{"name": ..., "chain": [<operation>...], "input": ...}]. Writes
 // <out-dir>/results.json: [{"name": ..., "output": ...} or {"name": ..., "error": "<class>",
