@@ -35,6 +35,7 @@
 #include "rfs/core/exit_codes.hpp"
 #include "rfs/core/file_util.hpp"
 #include "rfs/core/index_settings.hpp"
+#include "rfs/core/java_number.hpp"
 #include "rfs/core/json_string.hpp"
 #include "rfs/core/json_text.hpp"
 #include "rfs/core/memory_budget.hpp"

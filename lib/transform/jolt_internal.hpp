@@ -106,8 +106,6 @@ size_t ApproxBytes(const boost::json::value& v);
 bool ComputedKeyBefore(int a_order, std::string_view a_canonical, int b_order,
                        std::string_view b_canonical);
 
-/// Java's Double.toString: how Jolt sees a double when it matches a value by its text.
-std::string JavaDoubleText(double d);
 /// A scalar's text as Jolt matches it against keys (Java's toString); nullopt for null and
 /// containers.
 std::optional<std::string> ScalarKeyText(const boost::json::value& v);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "rfs/core/java_number.hpp"
+
 namespace rfs::transform::internal::jolt {
 
 namespace json = boost::json;
@@ -89,41 +91,6 @@ std::optional<int64_t> NonNegativeInt(std::string_view text) {
 
 // --- Values as Java prints them (ExecutionStrategy.processScalar's toString) ---
 
-std::string JavaDoubleText(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
-  char digits[32];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, d, std::chars_format::scientific);
-  std::string sci(digits, end);  // "-1.2345e+07"
-  std::string sign;
-  if (sci[0] == '-') {
-    sign = "-";
-    sci.erase(0, 1);
-  }
-  const size_t e = sci.find('e');
-  int exponent = std::stoi(sci.substr(e + 1));
-  std::string mantissa = sci.substr(0, e);
-  mantissa.erase(std::remove(mantissa.begin(), mantissa.end(), '.'), mantissa.end());
-  const double magnitude = std::fabs(d);
-  if (magnitude >= 1e-3 && magnitude < 1e7) {
-    std::string out;
-    if (exponent >= 0) {
-      const size_t int_digits = static_cast<size_t>(exponent) + 1;
-      if (mantissa.size() <= int_digits) {
-        out = mantissa + std::string(int_digits - mantissa.size(), '0') + ".0";
-      } else {
-        out = mantissa.substr(0, int_digits) + "." + mantissa.substr(int_digits);
-      }
-    } else {
-      out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + mantissa;
-    }
-    return sign + out;
-  }
-  std::string out = mantissa.substr(0, 1) + "." + (mantissa.size() > 1 ? mantissa.substr(1) : "0");
-  return StrCat(sign, out, "E", exponent);
-}
-
 std::optional<std::string> ScalarKeyText(const json::value& v) {
   switch (v.kind()) {
     case json::kind::string:
@@ -135,7 +102,7 @@ std::optional<std::string> ScalarKeyText(const json::value& v) {
     case json::kind::uint64:
       return std::to_string(v.get_uint64());
     case json::kind::double_:
-      return JavaDoubleText(v.get_double());
+      return core::JavaDoubleString(v.get_double());
     default:
       return std::nullopt;
   }

@@ -2,6 +2,7 @@
 // clone so that every clone of the machine reuses them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -41,22 +42,32 @@ inline std::filesystem::path CachedFixtureDir(const std::filesystem::path& dir,
   return cached;
 }
 
-/// The folder that the single-file Java program `source` fills when run by `java` with `jar` on
-/// its class path and `args` after the folder, generated once per machine (CachedFixtureDir) and
-/// complete once it holds `produced`. Java and the jars are installed by scripts/install-deps:
-/// their absence, or a writer that fails, throws (a broken fixture, never a skip).
+/// The folder that the single-file Java program `source` fills when run by `java` with `jar` (a
+/// class path: jars joined by ':') and `args` after the folder, generated once per machine
+/// (CachedFixtureDir, keyed also by the contents of the files in `inputs`) and complete once it
+/// holds `produced`. Java and the jars are installed by scripts/install-deps: their absence, or a
+/// program that fails, throws (a broken fixture, never a skip).
 inline std::filesystem::path JavaWrittenFixture(const std::filesystem::path& build_dir,
                                                 const std::string& java, const std::string& jar,
                                                 const std::string& source,
                                                 const std::vector<std::string>& args,
-                                                const std::string& produced) {
-  if (jar.empty() || !std::filesystem::exists(jar)) {
-    throw std::runtime_error("no Lucene jar '" + jar +
-                             "' (run scripts/install-deps, then reconfigure)");
+                                                const std::string& produced,
+                                                const std::vector<std::string>& inputs = {}) {
+  if (jar.empty())
+    throw std::runtime_error("no jar given (run scripts/install-deps, then reconfigure)");
+  for (size_t start = 0; start <= jar.size();) {
+    const size_t colon = std::min(jar.find(':', start), jar.size());
+    const std::string one = jar.substr(start, colon - start);
+    if (!std::filesystem::exists(one)) {
+      throw std::runtime_error("no jar '" + one + "' (run scripts/install-deps, then reconfigure)");
+    }
+    start = colon + 1;
   }
   std::vector<std::string> words = {java, jar};
   words.insert(words.end(), args.begin(), args.end());
-  const std::filesystem::path dir = CachedFixtureDir(build_dir, {source}, words);
+  std::vector<std::string> files = {source};
+  files.insert(files.end(), inputs.begin(), inputs.end());
+  const std::filesystem::path dir = CachedFixtureDir(build_dir, files, words);
   if (std::filesystem::exists(dir / "DONE")) return dir;
   // Written into a private folder, then renamed: test processes may race.
   const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
@@ -66,7 +77,7 @@ inline std::filesystem::path JavaWrittenFixture(const std::filesystem::path& bui
   for (const std::string& arg : args) command += " '" + arg + "'";
   command += " 2>'" + log + "'";
   if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / produced)) {
-    throw std::runtime_error("the Lucene index writer failed (see " + log + "): " + command);
+    throw std::runtime_error("the Java program failed (see " + log + "): " + command);
   }
   std::filesystem::remove(log);
   std::ofstream(tmp / "DONE") << "ok\n";

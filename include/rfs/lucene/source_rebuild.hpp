@@ -33,6 +33,8 @@
 
 #include <boost/json/object.hpp>
 
+#include "rfs/core/java_number.hpp"
+
 #include "absl/status/statusor.h"
 
 namespace rfs::lucene {
@@ -189,10 +191,10 @@ void RestrictToLeftOutFields(const SourceStorage& storage, SourceRebuildPlan& pl
 /// does not hold. InvalidArgument when either is not a JSON object.
 absl::Status MergeRebuiltFields(std::string_view rebuilt, std::string& source);
 
-/// Java's Double.toString / Float.toString (shortest round-trip digits, JDK 19+), as the engines
-/// print numbers in a rebuilt source.
-std::string JavaDoubleString(double value);
-std::string JavaFloatString(float value);
+/// Java's Double.toString / Float.toString (rfs/core/java_number.hpp), as the engines print numbers
+/// in a rebuilt source.
+using core::JavaDoubleString;
+using core::JavaFloatString;
 
 /// Prints epoch milliseconds (or nanoseconds) in a date format of the mapping: the built-in ISO
 /// formats, epoch_millis / epoch_second, and `yyyy MM dd HH mm ss SSS` patterns. The

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,6 @@
 
 #include "absl/strings/string_view.h"
 #include "support/java_fixture.hpp"
-#include <unistd.h>
-
 namespace rfs::transform::jolt_test {
 
 namespace json = boost::json;
@@ -27,40 +26,17 @@ json::value ReadJson(const std::filesystem::path& path) {
   return json::parse(text.str());
 }
 
-// Java Jolt's answer for every case of the case file, computed once per machine and kept
-// (CachedFixtureDir) until the runner, the cases or the jars change. A missing Java or jar is an
-// install bug: it throws, never skips.
+// Java Jolt's answer for every case of the case file, computed once per machine and kept until the
+// runner, the cases, the jars or the JDK change (keyed by the JDK the link resolves to: another
+// prints some doubles otherwise). A missing Java or jar is an install bug: it throws, never skips.
 json::array JavaResults() {
   const std::string java = RFS_JAVA_DEFAULT;
-  const std::string classpath = RFS_JOLT_CLASSPATH;
   if (!std::filesystem::exists(java)) {
     throw std::runtime_error("no Java at '" + java + "' (scripts/install-deps installs it)");
   }
-  std::stringstream jars(classpath);
-  for (std::string jar; std::getline(jars, jar, ':');) {
-    if (!std::filesystem::exists(jar)) {
-      throw std::runtime_error("no jar " + jar + " (run scripts/install-deps)");
-    }
-  }
-  // Keyed by the Java the link resolves to: another JDK prints some doubles otherwise.
-  const std::filesystem::path dir =
-      test::CachedFixtureDir("jolt-results", {RFS_JOLT_RUNNER_SOURCE, RFS_JOLT_CASES},
-                             {std::filesystem::canonical(java).string(), classpath});
-  if (!std::filesystem::exists(dir / "results.json")) {
-    const std::filesystem::path tmp = dir.string() + ".tmp." + std::to_string(::getpid());
-    std::filesystem::remove_all(tmp);
-    const std::string log = tmp.string() + ".log";
-    const std::string command = "'" + java + "' -cp '" + classpath + "' '" +
-                                RFS_JOLT_RUNNER_SOURCE + "' '" + tmp.string() + "' '" +
-                                RFS_JOLT_CASES + "' 2>'" + log + "'";
-    if (std::system(command.c_str()) != 0 || !std::filesystem::exists(tmp / "results.json")) {
-      throw std::runtime_error("the Java Jolt runner failed (see " + log + "): " + command);
-    }
-    std::filesystem::remove(tmp.string() + ".log");
-    std::error_code ec;
-    std::filesystem::rename(tmp, dir, ec);
-    if (ec) std::filesystem::remove_all(tmp);  // another process won the race
-  }
+  const std::filesystem::path dir = test::JavaWrittenFixture(
+      "jolt-results", std::filesystem::canonical(java).string(), RFS_JOLT_CLASSPATH,
+      RFS_JOLT_RUNNER_SOURCE, {RFS_JOLT_CASES}, "results.json", {RFS_JOLT_CASES});
   return ReadJson(dir / "results.json").as_array();
 }
 
