@@ -30,12 +30,16 @@
 //   4f. the delta path: snapshots A and B of a real OpenSearch node, B with 20, 50 and 100 MB
 //      documents of base64 added and 30 updated; the delta A -> B to bulk files;
 //      perf_report exits 1 when any memory run passes 256 MiB or its output is not exact;
+//   4g. small documents into a slow target: 3,000,000 documents of about 200 bytes over HTTP
+//      into the double in discard mode answering every bulk after 300 ms, default options, gzip
+//      on and off: wall time, documents/s and peak RSS (what a bulk in flight holds per
+//      document decides how many go at once within the memory budget);
 //   5. throughput into the OpenSearch double answering 20% of bulks with 429, and into a target
 //      with capacity for 3 bulks, with and without backpressure (reindex_bench).
 //
 //   perf_report [--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..]
 //               [--rounds R] [--read-rounds R] [--data-dir DIR] [--only-memory] [--only-read]
-//               [--only-s3] [--only-delta] [--only-http]
+//               [--only-s3] [--only-delta] [--only-http] [--only-slow-target]
 //
 // The tools run as child processes (wall time, peak RSS from wait4). Repositories come from the
 // real-Lucene fixture generator and are cached in the data dir. Build in Release without
@@ -82,12 +86,13 @@ struct Options {
   std::string mix_doc_mb = "20,50,100";
   int rounds = 2;
   path data_dir = RFS_BENCH_DATA_DIR;
-  bool only_memory = false;  // only the sections on peak RSS (4b, 4d, 4e, 4f)
-  bool only_read = false;    // only the read ratios (section 1)
-  bool only_s3 = false;      // only S3's cost against the folder's
-  bool only_delta = false;   // only the delta path's peak RSS (4f)
-  bool only_http = false;    // only HTTP's cost against the bulk files' (4c)
-  int read_rounds = 5;       // interleaved rounds behind the read ratios' medians
+  bool only_memory = false;       // only the sections on peak RSS (4b, 4d, 4e, 4f)
+  bool only_read = false;         // only the read ratios (section 1)
+  bool only_s3 = false;           // only S3's cost against the folder's
+  bool only_delta = false;        // only the delta path's peak RSS (4f)
+  bool only_http = false;         // only HTTP's cost against the bulk files' (4c)
+  bool only_slow_target = false;  // only small documents into a slow target (4g)
+  int read_rounds = 5;            // interleaved rounds behind the read ratios' medians
 };
 
 struct Run {
@@ -795,6 +800,39 @@ void HttpCost(const Options& options, const std::string& repo, const std::string
   }
 }
 
+// Small documents into a target that answers each bulk after 300 ms (4g): the bulks in flight,
+// not the reader or the CPU, set the pace, so what each holds per document decides how many fit
+// in the memory budget at once.
+void SlowTargetSmallDocuments(const Options& options) {
+  constexpr long kDocs = 3'000'000;
+  const path shard = bench::Generate(options.data_dir, "perf-small-3000000x200",
+                                     "--docs 3000000 --doc-size 200 --segments 4 --seed 7");
+  std::printf(
+      "3,000,000 documents of ~200 bytes into the double answering every bulk after 300 ms, "
+      "default options (goal: peak RSS <= 256 MiB):\n");
+  for (const bool gzip : {true, false}) {
+    rfs::testing::OpenSearchDoubleOptions double_options{.discard_bulk = true};
+    double_options.faults.slow = 1.0;
+    double_options.faults.slow_delay = std::chrono::milliseconds(300);
+    auto server = rfs::testing::OpenSearchDouble::Start(double_options);
+    if (!server.ok()) Fail("the OpenSearch double did not start");
+    std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
+                                        (shard / "repo").string(), "--target-host",
+                                        (*server)->endpoint()};
+    if (!gzip) command.push_back("--disable-compression");
+    const Run worker = Best(
+        options.rounds, {command}, [] {}, {3}, "DocumentsFromSnapshotMigration");
+    const uint64_t items = (*server)->stats().bulk_items;
+    if (items < static_cast<uint64_t>(options.rounds) * kDocs) {
+      Fail("the double received " + std::to_string(items) + " bulk items, fewer than " +
+           std::to_string(options.rounds) + " x 3,000,000");
+    }
+    std::printf("  %-52s %7.2f s %8.0f docs/s  peak RSS %6.1f MiB %s\n",
+                gzip ? "one worker, gzip" : "one worker, --disable-compression", worker.seconds,
+                kDocs / worker.seconds, worker.peak_mib, Bound(worker.peak_mib));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -814,10 +852,12 @@ int main(int argc, char** argv) {
            {"--only-s3", [&](const std::string& v) { options.only_s3 = v != "false"; }},
            {"--only-memory", [&](const std::string& v) { options.only_memory = v != "false"; }},
            {"--only-delta", [&](const std::string& v) { options.only_delta = v != "false"; }},
-           {"--only-http", [&](const std::string& v) { options.only_http = v != "false"; }}},
+           {"--only-http", [&](const std::string& v) { options.only_http = v != "false"; }},
+           {"--only-slow-target",
+            [&](const std::string& v) { options.only_slow_target = v != "false"; }}},
           "[--docs N] [--doc-size BYTES] [--huge-doc-mb MB] [--mix-doc-mb MB,MB,..] [--rounds R] "
           "[--read-rounds R] [--data-dir DIR] [--only-memory true] [--only-read true] [--only-s3 "
-          "true] [--only-delta true] [--only-http true]")) {
+          "true] [--only-delta true] [--only-http true] [--only-slow-target true]")) {
     return *exit_code;
   }
   if (options.rounds < 1 || options.read_rounds < 1) {
@@ -826,6 +866,10 @@ int main(int argc, char** argv) {
   if (options.only_http &&
       (options.only_memory || options.only_delta || options.only_read || options.only_s3)) {
     Fail("--only-http goes with none of the other --only options");
+  }
+  if (options.only_slow_target) {
+    SlowTargetSmallDocuments(options);
+    return runs_over_bound > 0 ? 1 : 0;
   }
   if (options.only_memory || options.only_delta) {
     const path work = options.data_dir / "perf-report-work";
@@ -947,6 +991,7 @@ int main(int argc, char** argv) {
   DeltaHugeDocuments(options, out_dir, work, clear_out);
 
   HttpCost(options, repo, out_dir, source_mb, clear_out);
+  SlowTargetSmallDocuments(options);
 
   // 1 MiB bulks, 10 in flight: random 429s (a target refusing a fifth of all bulks whatever the
   // load) and a target with capacity for 3 bulks that slows down and refuses above it.

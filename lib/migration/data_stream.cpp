@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <functional>
+#include <span>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -155,14 +157,21 @@ absl::StatusOr<std::vector<ItemFailure>> TargetIndexGuard::Write(
   }
   std::sort(failures.begin(), failures.end(),
             [](const ItemFailure& a, const ItemFailure& b) { return a.position < b.position; });
-  std::lock_guard lock(mu_);
+  std::vector<const std::string*> accepted;
   for (size_t i = 0; i < passed.size(); ++i) {
     // A delete creates no index: OpenSearch's TransportBulkAction (server/.../action/bulk/
     // TransportBulkAction.java) leaves deletes out of the indices it auto-creates.
     if (!failed[i] && passed[i]->op != reindex::BulkOp::kDelete) {
-      ++targets_.at(passed[i]->index).accepted;
+      accepted.push_back(&passed[i]->index);
     }
   }
+  Accepted(accepted);
+  return failures;
+}
+
+void TargetIndexGuard::Accepted(std::span<const std::string* const> names) {
+  std::lock_guard lock(mu_);
+  for (const std::string* name : names) ++targets_.at(*name).accepted;
   for (auto& [name, target] : targets_) {
     if (!target.absent || target.refusal || !target.uuids.empty() || target.accepted == 0) {
       continue;
@@ -172,7 +181,78 @@ absl::StatusOr<std::vector<ItemFailure>> TargetIndexGuard::Write(
     bool exists = false;
     if (auto uuids = Uuids(target, name, &exists); uuids.ok()) target.uuids = *std::move(uuids);
   }
-  return failures;
+}
+
+namespace {
+
+// The inner sink's prepared batch, with what the guard counts once it is written: the name each
+// document went to (one per batch, as a rule), and whether it is a delete.
+class GuardedBatch final : public reindex::IPreparedBatch {
+ public:
+  GuardedBatch(std::unique_ptr<reindex::IPreparedBatch> inner,
+               std::function<void(std::span<const std::string* const>)> accepted)
+      : inner_(std::move(inner)), accepted_(std::move(accepted)) {}
+
+  // Building: the document at the next position.
+  void Add(const SourceDocument& doc) {
+    if (names_.empty() || names_.back() != doc.index) names_.push_back(doc.index);
+    // Counted as accepted when written: not a delete (see TargetIndexGuard::Write).
+    name_of_.push_back(doc.op == reindex::BulkOp::kDelete
+                           ? kNotCounted
+                           : static_cast<uint32_t>(names_.size() - 1));
+  }
+
+  size_t size() const override { return inner_->size(); }
+  size_t held_bytes() const override {
+    return inner_->held_bytes() + name_of_.capacity() * sizeof(uint32_t);
+  }
+  uint64_t cursor(size_t position) const override { return inner_->cursor(position); }
+  size_t source_bytes(size_t position) const override { return inner_->source_bytes(position); }
+  bool has_version(size_t position) const override { return inner_->has_version(position); }
+  absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t> positions) override {
+    RFS_ASSIGN_OR_RETURN(std::vector<ItemFailure> failures, inner_->Write(positions));
+    std::vector<const std::string*> accepted;
+    size_t next_failure = 0;
+    for (size_t k = 0; k < positions.size(); ++k) {
+      while (next_failure < failures.size() && failures[next_failure].position < k) ++next_failure;
+      if (next_failure < failures.size() && failures[next_failure].position == k) continue;
+      const uint32_t name = name_of_[positions[k]];
+      if (name != kNotCounted) accepted.push_back(&names_[name]);
+    }
+    accepted_(accepted);
+    return failures;
+  }
+  absl::StatusOr<std::vector<reindex::FailedDocument>> Describe(
+      std::span<const size_t> positions) const override {
+    return inner_->Describe(positions);
+  }
+
+ private:
+  static constexpr uint32_t kNotCounted = UINT32_MAX;
+  const std::unique_ptr<reindex::IPreparedBatch> inner_;
+  const std::function<void(std::span<const std::string* const>)> accepted_;
+  std::vector<std::string> names_;
+  std::vector<uint32_t> name_of_;  // per position: into names_, or kNotCounted
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<reindex::IPreparedBatch>> TargetIndexGuard::Prepare(
+    std::span<const SourceDocument* const> docs) {
+  {
+    std::lock_guard lock(mu_);
+    for (const SourceDocument* doc : docs) {
+      RFS_ASSIGN_OR_RETURN(Target * target, Look(doc->index));
+      // Documents refused here go through Write, which fails them without the inner sink.
+      if (target->refusal) return nullptr;
+    }
+  }
+  RFS_ASSIGN_OR_RETURN(std::unique_ptr<reindex::IPreparedBatch> inner, inner_->Prepare(docs));
+  if (inner == nullptr) return nullptr;
+  auto guarded = std::make_unique<GuardedBatch>(
+      std::move(inner), [this](std::span<const std::string* const> names) { Accepted(names); });
+  for (const SourceDocument* doc : docs) guarded->Add(*doc);
+  return std::unique_ptr<reindex::IPreparedBatch>(std::move(guarded));
 }
 
 absl::StatusOr<std::vector<TargetIndexGuard::Finding>> TargetIndexGuard::Recheck() {

@@ -48,6 +48,10 @@ class TargetIndexGuard final : public reindex::IDocumentSink {
   bool reports_target_load() const override { return inner_->reports_target_load(); }
   bool writes_rendered_lines() const override { return inner_->writes_rendered_lines(); }
   bool copies_batches() const override { return inner_->copies_batches(); }
+  /// The inner sink's prepared batch, once every name its documents go to has been looked up;
+  /// nullptr (written through Write) when one of them is refused.
+  absl::StatusOr<std::unique_ptr<reindex::IPreparedBatch>> Prepare(
+      std::span<const reindex::SourceDocument* const> docs) override;
 
   struct Finding {
     enum class Kind {
@@ -75,6 +79,8 @@ class TargetIndexGuard final : public reindex::IDocumentSink {
     uint64_t accepted = 0;
   };
   absl::StatusOr<Target*> Look(const std::string& name);  // mu_ held
+  /// Counts documents the target accepted, by the name each went to; takes mu_.
+  void Accepted(std::span<const std::string* const> names);
   absl::StatusOr<std::vector<std::string>> Uuids(const Target& target, const std::string& name,
                                                  bool* exists);
 

@@ -163,6 +163,36 @@ absl::StatusOr<std::string> GzipStream::Finish() {
   return std::move(out_);
 }
 
+absl::Status GzipInflatePieces(std::string_view member, size_t piece_bytes,
+                               const std::function<absl::Status(std::string_view)>& take) {
+  if (member.size() > UINT32_MAX) {
+    return absl::InvalidArgumentError("gzip member over 4 GiB: cannot inflate it in pieces");
+  }
+  auto state = std::make_unique<inflate_state>();  // ~40 KB: not on the stack
+  isal_inflate_init(state.get());
+  state->crc_flag = ISAL_GZIP;
+  state->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(member.data()));
+  state->avail_in = static_cast<uint32_t>(member.size());
+  std::string piece(std::clamp<size_t>(piece_bytes, 4096, UINT32_MAX), '\0');
+  while (true) {
+    state->next_out = reinterpret_cast<uint8_t*>(piece.data());
+    state->avail_out = static_cast<uint32_t>(piece.size());
+    const int result = isal_inflate(state.get());
+    if (result < 0) {  // ISAL_END_INPUT and ISAL_OUT_OVERFLOW only say which buffer ran out
+      return absl::DataLossError(core::StrCat("corrupt gzip data (igzip ", result,
+                                              ") at input offset ",
+                                              member.size() - state->avail_in));
+    }
+    const size_t made = piece.size() - state->avail_out;
+    if (made > 0) RFS_RETURN_IF_ERROR(take(std::string_view(piece.data(), made)));
+    if (state->block_state == ISAL_BLOCK_FINISH) return absl::OkStatus();
+    if (made == 0 && state->avail_in == 0) {
+      return absl::DataLossError(
+          core::StrCat("truncated gzip member: it ends at input offset ", member.size()));
+    }
+  }
+}
+
 absl::StatusOr<std::string> GzipDecompress(std::string_view data) {
   thread_local std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> decompressor(
       libdeflate_alloc_decompressor());

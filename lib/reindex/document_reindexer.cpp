@@ -62,10 +62,54 @@ bool IsRejectedItem(const ItemFailure& f) {
 }
 
 // A document sent with its source version that the target holds in an equal or higher one.
-bool IsAlreadyNewer(const SourceDocument& doc, const ItemFailure& f) {
-  return doc.version.has_value() && f.status == 409 &&
+bool IsAlreadyNewer(const IPreparedBatch& batch, size_t position, const ItemFailure& f) {
+  return batch.has_version(position) && f.status == 409 &&
          f.type == "version_conflict_engine_exception";
 }
+
+// A batch whose sink writes from the documents themselves: they are held (with what keeps
+// them) until it is done.
+class HeldBatch final : public IPreparedBatch {
+ public:
+  HeldBatch(IDocumentSink& sink, std::vector<const SourceDocument*> docs,
+            std::vector<DocumentHolder> holders)
+      : sink_(sink), docs_(std::move(docs)), holders_(std::move(holders)) {}
+
+  size_t size() const override { return docs_.size(); }
+  size_t held_bytes() const override { return 0; }  // charged as the batch it was
+  uint64_t cursor(size_t position) const override { return docs_[position]->cursor; }
+  size_t source_bytes(size_t position) const override { return SourceSize(*docs_[position]); }
+  bool has_version(size_t position) const override { return docs_[position]->version.has_value(); }
+  absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t> positions) override {
+    if (positions.size() == docs_.size()) return sink_.Write(docs_);
+    std::vector<const SourceDocument*> part;
+    part.reserve(positions.size());
+    for (size_t position : positions) part.push_back(docs_[position]);
+    return sink_.Write(part);
+  }
+  absl::StatusOr<std::vector<FailedDocument>> Describe(
+      std::span<const size_t> positions) const override {
+    std::vector<FailedDocument> out;
+    out.reserve(positions.size());
+    for (size_t position : positions) {
+      const SourceDocument& doc = *docs_[position];
+      FailedDocument& record = out.emplace_back();
+      record.index = doc.index;
+      record.id = doc.id;
+      record.cursor = doc.cursor;
+      AppendBulkAction(doc, sink_.action_options(), record.action);
+      if (!record.action.empty() && record.action.back() == '\n') record.action.pop_back();
+      AppendSourceLine(doc, record.source);
+      if (!record.source.empty()) record.source.pop_back();
+    }
+    return out;
+  }
+
+ private:
+  IDocumentSink& sink_;
+  const std::vector<const SourceDocument*> docs_;
+  const std::vector<DocumentHolder> holders_;
+};
 
 }  // namespace
 
@@ -260,16 +304,18 @@ class ReindexRun {
         queue_.pop_front();
       }
       space_cv_.notify_one();
+      size_t charged = BudgetBytes(batch);
+      const size_t batch_bytes = batch.bytes;
+      std::unique_ptr<IPreparedBatch> prepared = Prepare(batch, charged);
       BatchCounts counts;
-      absl::Status status = WriteBatch(batch, rng, counts);
+      absl::Status status = WriteBatch(*prepared, rng, counts);
       if (status.ok()) {
-        Complete(batch, counts);
+        Complete(batch.sequence, batch_bytes, *prepared, counts);
       } else {
         std::lock_guard lock(mu_);
         FailLocked(status);
       }
-      const size_t charged = BudgetBytes(batch);
-      batch = Batch();  // the documents are freed before the budget has their bytes back
+      prepared.reset();  // the documents are freed before the budget has their bytes back
       if (options_.memory_budget != nullptr) {
         options_.memory_budget->Release(charged);
         { std::lock_guard lock(mu_); }  // a Submit waiting on the budget is waiting on mu_
@@ -278,24 +324,47 @@ class ReindexRun {
     }
   }
 
+  // The batch as the sink's request (IDocumentSink::Prepare), its documents freed and the
+  // budget given back what they held beyond it (`charged` follows); otherwise the documents
+  // themselves, held until the batch is done.
+  std::unique_ptr<IPreparedBatch> Prepare(Batch& batch, size_t& charged) {
+    auto prepared = sink_.Prepare(batch.docs);
+    if (!prepared.ok() || *prepared == nullptr) {
+      // Written from the documents: a sink that could not lay them out now says why (and
+      // whether it is worth a retry) when the batch is written.
+      return std::make_unique<HeldBatch>(sink_, std::move(batch.docs), std::move(batch.holders));
+    }
+    batch.docs = {};
+    batch.holders = {};
+    const size_t held = (*prepared)->held_bytes();
+    if (options_.memory_budget != nullptr && held < charged) {
+      options_.memory_budget->Release(charged - held);
+      charged = held;
+      { std::lock_guard lock(mu_); }  // a Submit waiting on the budget is waiting on mu_
+      space_cv_.notify_all();
+    }
+    return *std::move(prepared);
+  }
+
   // Drives one batch to completion: every document written, allowed or recorded as failed. A
   // request the target refuses as too large (413, OutOfRange from the sink) is split in halves
   // until it fits; a single document that still does not fit is a failed document.
-  absl::Status WriteBatch(const Batch& batch, std::mt19937_64& rng, BatchCounts& counts) {
-    std::vector<std::vector<const SourceDocument*>> groups(1, batch.docs);
-    std::vector<FailedDocument> permanent;
+  absl::Status WriteBatch(IPreparedBatch& batch, std::mt19937_64& rng, BatchCounts& counts) {
+    std::vector<size_t> all(batch.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::vector<std::vector<size_t>> groups(1, std::move(all));
+    std::vector<std::pair<size_t, ItemFailure>> permanent;  // position, failure
     while (!groups.empty()) {
-      std::vector<const SourceDocument*> pending = std::move(groups.back());
+      std::vector<size_t> pending = std::move(groups.back());
       groups.pop_back();
-      absl::Status status = WriteGroup(pending, rng, counts, permanent);
+      absl::Status status = WriteGroup(batch, pending, rng, counts, permanent);
       if (!absl::IsOutOfRange(status)) {
         RFS_RETURN_IF_ERROR(status);
         continue;
       }
       if (pending.size() == 1) {
-        permanent.push_back(MakeFailedDocument(
-            *pending.front(),
-            ItemFailure{0, 413, "request_entity_too_large", std::string(status.message())}));
+        permanent.emplace_back(pending.front(), ItemFailure{0, 413, "request_entity_too_large",
+                                                            std::string(status.message())});
         continue;
       }
       const auto middle = pending.begin() + static_cast<std::ptrdiff_t>(pending.size() / 2);
@@ -305,17 +374,34 @@ class ReindexRun {
     if (!permanent.empty()) {
       counts.failed += permanent.size();
       if (failed_sink_ != nullptr) {
-        absl::Status recorded = failed_sink_->Record(permanent);
+        std::sort(permanent.begin(), permanent.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<size_t> positions;
+        positions.reserve(permanent.size());
+        for (const auto& [position, failure] : permanent) positions.push_back(position);
+        auto records = batch.Describe(positions);
+        if (!records.ok()) {
+          return core::WithContext(records.status(), "describing failed documents");
+        }
+        for (size_t k = 0; k < records->size(); ++k) {
+          FailedDocument& record = (*records)[k];
+          ItemFailure& failure = permanent[k].second;
+          record.status = failure.status;
+          record.error_type = std::move(failure.type);
+          record.reason = std::move(failure.reason);
+        }
+        absl::Status recorded = failed_sink_->Record(*records);
         if (!recorded.ok()) return core::WithContext(recorded, "recording failed documents");
       }
     }
     return absl::OkStatus();
   }
 
-  // Writes `pending` with retries. On OutOfRange (the request is too large) `pending` holds the
-  // documents not yet written.
-  absl::Status WriteGroup(std::vector<const SourceDocument*>& pending, std::mt19937_64& rng,
-                          BatchCounts& counts, std::vector<FailedDocument>& permanent) {
+  // Writes the documents of `batch` at `pending` with retries. On OutOfRange (the request is too
+  // large) `pending` holds the documents not yet written.
+  absl::Status WriteGroup(IPreparedBatch& batch, std::vector<size_t>& pending, std::mt19937_64& rng,
+                          BatchCounts& counts,
+                          std::vector<std::pair<size_t, ItemFailure>>& permanent) {
     for (int attempt = 1; !pending.empty(); ++attempt) {
       if (attempt > 1) {
         if (stopped()) return absl::AbortedError("reindex stopped");
@@ -324,12 +410,12 @@ class ReindexRun {
       if (PastDeadline()) {
         return absl::DeadlineExceededError(
             StrCat("stopped sending: ", pending.size(), " documents (cursors ",
-                   pending.front()->cursor, "-", pending.back()->cursor,
+                   batch.cursor(pending.front()), "-", batch.cursor(pending.back()),
                    ") still pending when the send deadline (lease or shutdown) came"));
       }
       const uint64_t epoch = concurrency_ ? concurrency_->Acquire() : 0;
       const auto sent = std::chrono::steady_clock::now();
-      auto failures = sink_.Write(pending);
+      auto failures = batch.Write(pending);
       if (concurrency_) {
         bool pushed_back = !failures.ok() && (absl::IsResourceExhausted(failures.status()) ||
                                               absl::IsUnavailable(failures.status()));
@@ -338,47 +424,48 @@ class ReindexRun {
         }
         concurrency_->Release(epoch, pushed_back, std::chrono::steady_clock::now() - sent);
       }
-      if (options_.on_bulk_attempt) ReportAttempt(pending, failures, sent);
+      if (options_.on_bulk_attempt) ReportAttempt(batch, pending, failures, sent);
       if (!failures.ok()) {
         const absl::Status& s = failures.status();
         if (absl::IsOutOfRange(s)) return s;
         if (!core::IsRetryable(s) || OutOfAttempts(attempt)) {
           return core::WithContext(
               s, StrCat("batch of ", pending.size(), " documents (cursors ",
-                        pending.front()->cursor, "-", pending.back()->cursor, ") to ",
+                        batch.cursor(pending.front()), "-", batch.cursor(pending.back()), ") to ",
                         sink_.description(), " failed after ", attempt, " attempt(s)"));
         }
         RFS_RETURN_IF_ERROR(Backoff(attempt, rng));
         continue;
       }
-      std::vector<const SourceDocument*> retry;
+      std::vector<size_t> retry;
       const ItemFailure* last_retryable = nullptr;
-      for (const ItemFailure& f : *failures) {
+      for (ItemFailure& f : *failures) {
         if (f.position >= pending.size()) {
           return absl::InternalError(StrCat(sink_.description(), " reported a failure at position ",
                                             f.position, " of ", pending.size()));
         }
-        const SourceDocument& doc = *pending[f.position];
-        if (IsAlreadyNewer(doc, f)) {
+        const size_t position = pending[f.position];
+        if (IsAlreadyNewer(batch, position, f)) {
           ++counts.already_newer;
         } else if (std::find(options_.allowed_exception_types.begin(),
                              options_.allowed_exception_types.end(),
                              f.type) != options_.allowed_exception_types.end()) {
           ++counts.allowed;
         } else if (IsRetryableItemFailure(f.status, f.type)) {
-          retry.push_back(&doc);
+          retry.push_back(position);
           last_retryable = &f;
         } else {
-          permanent.push_back(MakeFailedDocument(doc, f));
+          permanent.emplace_back(position, std::move(f));
         }
       }
       counts.written += pending.size() - failures->size();
       if (!retry.empty()) {
         if (OutOfAttempts(attempt)) {
+          auto first = batch.Describe(std::span<const size_t>(retry).first(1));
           return absl::UnavailableError(StrCat(
-              retry.size(), " documents (first id ", retry.front()->id, ") still fail on ",
-              sink_.description(), " after ", attempt, " attempts: HTTP ", last_retryable->status,
-              " ", last_retryable->type, ": ", last_retryable->reason));
+              retry.size(), " documents (first id ", first.ok() ? first->front().id : "?",
+              ") still fail on ", sink_.description(), " after ", attempt, " attempts: HTTP ",
+              last_retryable->status, " ", last_retryable->type, ": ", last_retryable->reason));
         }
         RFS_RETURN_IF_ERROR(Backoff(attempt, rng));
       }
@@ -387,12 +474,12 @@ class ReindexRun {
     return absl::OkStatus();
   }
 
-  void ReportAttempt(const std::vector<const SourceDocument*>& pending,
+  void ReportAttempt(const IPreparedBatch& batch, const std::vector<size_t>& pending,
                      const absl::StatusOr<std::vector<ItemFailure>>& failures,
                      std::chrono::steady_clock::time_point sent) {
     BulkAttempt attempt;
     attempt.docs = pending.size();
-    for (const SourceDocument* doc : pending) attempt.source_bytes += SourceSize(*doc);
+    for (size_t position : pending) attempt.source_bytes += batch.source_bytes(position);
     attempt.latency = std::chrono::steady_clock::now() - sent;
     if (!failures.ok()) {
       const absl::Status& s = failures.status();
@@ -412,7 +499,7 @@ class ReindexRun {
       const ItemFailure* first_rejected = nullptr;
       const ItemFailure* first_other = nullptr;
       for (const ItemFailure& f : *failures) {
-        if (f.position < pending.size() && IsAlreadyNewer(*pending[f.position], f)) continue;
+        if (f.position < pending.size() && IsAlreadyNewer(batch, pending[f.position], f)) continue;
         if (IsRejectedItem(f)) ++attempt.items_rejected;
         if (IsRetryableItemFailure(f.status, f.type) &&
             std::find(options_.allowed_exception_types.begin(),
@@ -451,21 +538,6 @@ class ReindexRun {
     options_.on_bulk_attempt(attempt);
   }
 
-  FailedDocument MakeFailedDocument(const SourceDocument& doc, const ItemFailure& failure) {
-    FailedDocument out;
-    out.index = doc.index;
-    out.id = doc.id;
-    out.cursor = doc.cursor;
-    out.status = failure.status;
-    out.error_type = failure.type;
-    out.reason = failure.reason;
-    AppendBulkAction(doc, sink_.action_options(), out.action);
-    if (!out.action.empty() && out.action.back() == '\n') out.action.pop_back();
-    AppendSourceLine(doc, out.source);
-    if (!out.source.empty()) out.source.pop_back();
-    return out;
-  }
-
   bool OutOfAttempts(int attempt) const {
     return options_.retry.max_attempts != 0 && attempt >= options_.retry.max_attempts;
   }
@@ -488,7 +560,8 @@ class ReindexRun {
     return absl::OkStatus();
   }
 
-  void Complete(const Batch& batch, const BatchCounts& counts) {
+  void Complete(uint64_t sequence, size_t bytes, const IPreparedBatch& batch,
+                const BatchCounts& counts) {
     std::optional<AcknowledgedProgress> advanced;
     {
       std::lock_guard lock(mu_);
@@ -498,12 +571,12 @@ class ReindexRun {
       summary_.docs_failed += counts.failed;
       summary_.retries += counts.retries;
       summary_.batches += 1;
-      in_flight_bytes_ -= std::min(in_flight_bytes_, batch.bytes);
+      in_flight_bytes_ -= std::min(in_flight_bytes_, bytes);
       uint64_t batch_bytes = 0;
-      for (const SourceDocument* doc : batch.docs) batch_bytes += SourceSize(*doc);
+      for (size_t i = 0; i < batch.size(); ++i) batch_bytes += batch.source_bytes(i);
       summary_.source_bytes += batch_bytes;
-      completed_[batch.sequence] =
-          AcknowledgedProgress{batch.docs.back()->cursor, batch.docs.size(), batch_bytes, 0};
+      completed_[sequence] =
+          AcknowledgedProgress{batch.cursor(batch.size() - 1), batch.size(), batch_bytes, 0};
       while (!completed_.empty() && completed_.begin()->first == next_to_acknowledge_) {
         const AcknowledgedProgress& done = completed_.begin()->second;
         acknowledged_.cursor = done.cursor;

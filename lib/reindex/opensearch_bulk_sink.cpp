@@ -1,7 +1,12 @@
 // OpenSearchBulkSink: one `_bulk` request per batch (see document_sink.hpp).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <boost/json.hpp>
 
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
@@ -51,151 +56,163 @@ core::StringPool& GzippedBodies() {
   return *pool;
 }
 
-// A body this large (a huge document's) is compressed as it is laid out, each source read from
-// where it is: the uncompressed body, as large as the documents, is never held.
-absl::StatusOr<std::string> GzipWhileLaidOut(std::span<const SourceDocument* const> docs,
-                                             const std::vector<size_t>& sent,
-                                             const BulkActionOptions& options, size_t bytes) {
-  net::GzipStream gzip(bytes / 4);
-  std::string piece;
-  for (size_t i : sent) {
-    const SourceDocument& doc = *docs[i];
-    if (HasRenderedLines(doc, options)) {
-      // As laid out by the reader, like a smaller body's.
-      RFS_RETURN_IF_ERROR(
-          gzip.Append(std::string_view(doc.rendered->bytes)
-                          .substr(doc.rendered_begin, doc.rendered_end - doc.rendered_begin)));
-      continue;
-    }
-    piece.clear();
-    AppendBulkAction(doc, options, piece);
-    if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
-      RFS_RETURN_IF_ERROR(gzip.Append(piece));
-      RFS_RETURN_IF_ERROR(gzip.Append(SourceBytes(doc)));
-      piece.clear();
-      piece.push_back('\n');
-    } else {
-      AppendSourceLine(doc, piece);
-    }
-    RFS_RETURN_IF_ERROR(gzip.Append(piece));
+// Where one document's lines are in a prepared body (offsets in the body before gzip), and what
+// the answer to it needs.
+struct PreparedLines {
+  uint64_t begin = 0;   // the action line
+  uint64_t source = 0;  // the source line (the end of the action line)
+  uint64_t end = 0;     // past the source line's '\n'
+  uint64_t cursor = 0;
+  BulkOp op = BulkOp::kIndex;
+  bool has_version = false;
+  bool refused = false;  // not in the body (PreparedBulk::Refused)
+};
+
+// Inflated bodies are read back a piece of this size at a time.
+constexpr size_t kInflatePieceBytes = size_t{256} << 10;
+
+// A batch laid out as its `_bulk` body (see IPreparedBatch). A part sent again is copied out of
+// the body (inflated a piece at a time when gzipped), so only the body and a few words per
+// document are held while the batch is in flight.
+class PreparedBulk final : public IPreparedBatch {
+ public:
+  PreparedBulk(opensearch::OpenSearchClient& client, bool gzipped, core::StringPool* pool)
+      : client_(client), gzipped_(gzipped), pool_(pool) {}
+  ~PreparedBulk() override {
+    if (pool_ != nullptr) pool_->Give(std::move(body_));
   }
-  return gzip.Finish();
+
+  size_t size() const override { return lines_.size(); }
+  size_t held_bytes() const override {
+    // A part sent again is a second body at most as large, with a piece inflated at a time.
+    return 2 * body_.capacity() + (gzipped_ ? kInflatePieceBytes : 0) +
+           lines_.capacity() * sizeof(PreparedLines) + refused_bytes_;
+  }
+  uint64_t cursor(size_t position) const override { return lines_[position].cursor; }
+  size_t source_bytes(size_t position) const override {
+    const PreparedLines& l = lines_[position];
+    return l.refused ? refused_.at(position).source_bytes : l.end - 1 - l.source;
+  }
+  bool has_version(size_t position) const override { return lines_[position].has_version; }
+
+  absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t> positions) override;
+  absl::StatusOr<std::vector<FailedDocument>> Describe(
+      std::span<const size_t> positions) const override;
+
+  // Building (OpenSearchBulkSink::Prepare).
+  std::string& body() { return body_; }
+  std::vector<PreparedLines>& lines() { return lines_; }
+  // A document not sent (an `_id` too long): rare, so kept apart, whole.
+  struct Refused {
+    ItemFailure failure;
+    std::string action;  // the lines it would have been sent with
+    std::string source;
+    size_t source_bytes = 0;
+  };
+  void Refuse(size_t position, Refused refused) {
+    refused_bytes_ += sizeof(Refused) + refused.action.size() + refused.source.size() +
+                      refused.failure.reason.size();
+    refused_.emplace(position, std::move(refused));
+  }
+
+ private:
+  // Hands `take(k, piece)` the bytes of ranges[k] (increasing, not overlapping offsets of the
+  // body before gzip), in order, a range in one or more pieces.
+  absl::Status ForEachRange(
+      std::span<const std::pair<uint64_t, uint64_t>> ranges,
+      const std::function<absl::Status(size_t, std::string_view)>& take) const;
+
+  opensearch::OpenSearchClient& client_;
+  const bool gzipped_;
+  core::StringPool* const pool_;  // where the body goes back to, when pooled
+  std::string body_;
+  std::vector<PreparedLines> lines_;
+  std::map<size_t, Refused> refused_;
+  size_t refused_bytes_ = 0;
+};
+
+absl::Status PreparedBulk::ForEachRange(
+    std::span<const std::pair<uint64_t, uint64_t>> ranges,
+    const std::function<absl::Status(size_t, std::string_view)>& take) const {
+  if (ranges.empty()) return absl::OkStatus();
+  if (!gzipped_) {
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      RFS_RETURN_IF_ERROR(take(
+          k, std::string_view(body_).substr(ranges[k].first, ranges[k].second - ranges[k].first)));
+    }
+    return absl::OkStatus();
+  }
+  size_t k = 0;
+  uint64_t offset = 0;  // of the piece's first byte
+  const absl::Status status = net::GzipInflatePieces(
+      body_, kInflatePieceBytes, [&](std::string_view piece) -> absl::Status {
+        const uint64_t piece_end = offset + piece.size();
+        while (k < ranges.size() && ranges[k].first < piece_end) {
+          const uint64_t from = std::max(ranges[k].first, offset);
+          const uint64_t to = std::min(ranges[k].second, piece_end);
+          if (to > from) RFS_RETURN_IF_ERROR(take(k, piece.substr(from - offset, to - from)));
+          if (ranges[k].second > piece_end) break;  // goes on in the next piece
+          ++k;
+        }
+        offset = piece_end;
+        // Nothing more is wanted: the rest is not inflated.
+        if (k == ranges.size()) return absl::CancelledError();
+        return absl::OkStatus();
+      });
+  if (k == ranges.size()) return absl::OkStatus();
+  if (!status.ok()) return status;
+  return absl::InternalError(core::StrCat("a prepared bulk body ends at ", offset,
+                                          " before the lines it holds at ", ranges[k].first));
 }
 
-// One request for the documents of `docs` at positions `sent`, about `bytes` long.
-absl::StatusOr<opensearch::BulkResponse> SendBody(opensearch::OpenSearchClient& client,
-                                                  std::span<const SourceDocument* const> docs,
-                                                  const std::vector<size_t>& sent,
-                                                  const BulkActionOptions& options, size_t bytes) {
-  RFS_ASSIGN_OR_RETURN(const bool compress, client.CompressionActive());
-  if (bytes >= kStreamedBodyBytes) {
-    // Pooled bodies are not kept resident beside a huge document's.
-    LaidOutBodies().Clear();
-    GzippedBodies().Clear();
-    if (compress) {
-      RFS_ASSIGN_OR_RETURN(std::string gzipped, GzipWhileLaidOut(docs, sent, options, bytes));
-      return client.BulkGzipped(std::move(gzipped), sent.size());
-    }
-  }
-  // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
-  constexpr size_t kStep = size_t{4} << 20;
-  auto pooled_size = [](size_t n) { return n < kStreamedBodyBytes ? (n / kStep + 1) * kStep : n; };
-  if (!compress) {
-    // Runs of lines the reader laid out (SourceDocument::rendered) copied as they are, the other
-    // documents laid out here, in order.
-    std::string body = LaidOutBodies().Take(pooled_size(bytes));
-    for (size_t i : sent) {
-      const SourceDocument& doc = *docs[i];
-      if (HasRenderedLines(doc, options)) {
-        body.append(doc.rendered->bytes, doc.rendered_begin, doc.rendered_end - doc.rendered_begin);
-        continue;
-      }
-      AppendBulkAction(doc, options, body);
-      AppendSourceLine(doc, body);
-    }
-    auto response = client.BulkKeepingBody(body, /*gzipped=*/false, sent.size());
-    LaidOutBodies().Give(std::move(body));
-    return response;
-  }
-  // Gzipped from pieces, in order: runs of laid-out lines where they lie, and the lines of the
-  // other documents laid out here, apart.
-  struct Piece {
-    const std::string* bytes;
-    size_t begin;
-    size_t end;
-  };
-  std::vector<Piece> pieces;
-  auto add = [&pieces](const std::string* bytes, size_t begin, size_t end) {
-    if (!pieces.empty() && pieces.back().bytes == bytes && pieces.back().end == begin) {
-      pieces.back().end = end;
-    } else {
-      pieces.push_back({bytes, begin, end});
-    }
-  };
-  size_t others = 0;  // bytes of the documents not laid out
-  for (size_t i : sent) {
-    if (!HasRenderedLines(*docs[i], options)) others += EstimateBulkBytes(*docs[i]);
-  }
-  std::string laid_out;
-  if (others > 0) laid_out = LaidOutBodies().Take(pooled_size(others));
-  for (size_t i : sent) {
-    const SourceDocument& doc = *docs[i];
-    if (HasRenderedLines(doc, options)) {
-      add(&doc.rendered->bytes, doc.rendered_begin, doc.rendered_end);
-      continue;
-    }
-    const size_t begin = laid_out.size();
-    AppendBulkAction(doc, options, laid_out);
-    AppendSourceLine(doc, laid_out);
-    add(&laid_out, begin, laid_out.size());
-  }
-  std::vector<std::string_view> views;
-  views.reserve(pieces.size());
-  for (const Piece& piece : pieces) {
-    views.push_back(std::string_view(*piece.bytes).substr(piece.begin, piece.end - piece.begin));
-  }
-  std::string gzipped = GzippedBodies().Take(0);
-  const absl::Status compressed = net::GzipCompressInto(views, gzipped);
-  if (others > 0) LaidOutBodies().Give(std::move(laid_out));
-  if (!compressed.ok()) return compressed;
-  auto response = client.BulkKeepingBody(gzipped, /*gzipped=*/true, sent.size());
-  GzippedBodies().Give(std::move(gzipped));
-  return response;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
-    std::span<const SourceDocument* const> docs) {
-  auto version = client_.GetVersion();
-  if (!version.ok()) return version.status();
-  const BulkActionOptions options{.include_type = version->RequiresDocumentType()};
-  // An _id over 512 bytes (which sources before Elasticsearch 5 allowed) makes OpenSearch refuse
-  // the whole bulk request (action_request_validation_exception, HTTP 400), so such a document
-  // is not sent: it fails alone, with the node's own words.
+absl::StatusOr<std::vector<ItemFailure>> PreparedBulk::Write(std::span<const size_t> positions) {
   std::vector<ItemFailure> failures;
-  std::vector<size_t> sent;  // positions in `docs` of the documents in the request
-  sent.reserve(docs.size());
-  size_t bytes = 0;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    if (docs[i]->id.size() > kMaxIdBytes) {
-      failures.push_back({i, 400, "action_request_validation_exception",
-                          StrCat("Validation Failed: 1: id [", docs[i]->id,
-                                 "] is too long, must be no longer than 512 bytes but was: ",
-                                 docs[i]->id.size(), ";")});
-      continue;
+  std::vector<size_t> sent;  // indices into `positions` of the documents in the request
+  sent.reserve(positions.size());
+  for (size_t k = 0; k < positions.size(); ++k) {
+    if (lines_[positions[k]].refused) {
+      failures.push_back(refused_.at(positions[k]).failure);
+      failures.back().position = k;
+    } else {
+      sent.push_back(k);
     }
-    sent.push_back(i);
-    bytes += EstimateBulkBytes(*docs[i]);
   }
   if (sent.empty()) return failures;
-  auto response = SendBody(client_, docs, sent, options, bytes);
+  absl::StatusOr<opensearch::BulkResponse> response;
+  if (sent.size() == lines_.size() - refused_.size()) {
+    response = client_.BulkKeepingBody(body_, gzipped_, sent.size());
+  } else {
+    // A part of the batch (sent again, or half of one too large): its lines copied out of the
+    // body into one of its own.
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    ranges.reserve(sent.size());
+    uint64_t bytes = 0;
+    for (size_t k : sent) {
+      const PreparedLines& l = lines_[positions[k]];
+      ranges.emplace_back(l.begin, l.end);
+      bytes += l.end - l.begin;
+    }
+    std::string part;
+    if (gzipped_) {
+      net::GzipStream gzip(bytes / 4);
+      RFS_RETURN_IF_ERROR(ForEachRange(
+          ranges, [&gzip](size_t, std::string_view piece) { return gzip.Append(piece); }));
+      RFS_ASSIGN_OR_RETURN(part, gzip.Finish());
+    } else {
+      part.reserve(bytes);
+      RFS_RETURN_IF_ERROR(ForEachRange(ranges, [&part](size_t, std::string_view piece) {
+        part.append(piece);
+        return absl::OkStatus();
+      }));
+    }
+    response = client_.BulkKeepingBody(part, gzipped_, sent.size());
+  }
   if (!response.ok()) return response.status();
   for (size_t i = 0; i < response->items.size() && i < sent.size(); ++i) {
     opensearch::BulkItemResult& item = response->items[i];
     // Deleting a document the target does not hold leaves it as wanted; a data stream's
     // document the target holds already (409 to `create`) was written by an earlier attempt.
-    const BulkOp op = docs[sent[i]]->op;
+    const BulkOp op = lines_[positions[sent[i]]].op;
     if (item.ok() || (op == BulkOp::kDelete && item.status == 404) ||
         (op == BulkOp::kCreate && item.status == 409)) {
       continue;
@@ -206,6 +223,201 @@ absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
   std::sort(failures.begin(), failures.end(),
             [](const ItemFailure& a, const ItemFailure& b) { return a.position < b.position; });
   return failures;
+}
+
+// The index and `_id` an action line of ours names ({"<op>":{"_index":..,"_id":..,..}}).
+absl::Status ReadActionNames(std::string_view action, FailedDocument& out) {
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(action, ec);
+  const boost::json::object* outer = ec ? nullptr : parsed.if_object();
+  const boost::json::object* meta =
+      outer != nullptr && outer->size() == 1 ? outer->begin()->value().if_object() : nullptr;
+  const boost::json::value* index_value = meta != nullptr ? meta->if_contains("_index") : nullptr;
+  const boost::json::string* index = index_value != nullptr ? index_value->if_string() : nullptr;
+  if (index == nullptr) {
+    return absl::InternalError(core::StrCat(
+        "a prepared bulk body holds an action line that names no index: ", action.substr(0, 200)));
+  }
+  out.index = std::string(*index);
+  if (const auto* id = meta->if_contains("_id"); id != nullptr && id->is_string()) {
+    out.id = std::string(id->get_string());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<FailedDocument>> PreparedBulk::Describe(
+    std::span<const size_t> positions) const {
+  std::vector<FailedDocument> out(positions.size());
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // action and source line of each
+  std::vector<size_t> of_range;                       // the index into `out` of each range
+  for (size_t k = 0; k < positions.size(); ++k) {
+    out[k].cursor = lines_[positions[k]].cursor;
+    if (lines_[positions[k]].refused) {
+      const Refused& refused = refused_.at(positions[k]);
+      out[k].action = refused.action;
+      out[k].source = refused.source;
+      continue;
+    }
+    const PreparedLines& l = lines_[positions[k]];
+    ranges.emplace_back(l.begin, l.source);
+    ranges.emplace_back(l.source, l.end);
+    of_range.push_back(k);
+  }
+  RFS_RETURN_IF_ERROR(ForEachRange(ranges, [&](size_t r, std::string_view piece) {
+    FailedDocument& doc = out[of_range[r / 2]];
+    (r % 2 == 0 ? doc.action : doc.source).append(piece);
+    return absl::OkStatus();
+  }));
+  for (FailedDocument& doc : out) {
+    // Without their newlines, as records keep them.
+    if (!doc.action.empty() && doc.action.back() == '\n') doc.action.pop_back();
+    if (!doc.source.empty() && doc.source.back() == '\n') doc.source.pop_back();
+    RFS_RETURN_IF_ERROR(ReadActionNames(doc.action, doc));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IPreparedBatch>> OpenSearchBulkSink::Prepare(
+    std::span<const SourceDocument* const> docs) {
+  auto version = client_.GetVersion();
+  if (!version.ok()) return version.status();
+  RFS_ASSIGN_OR_RETURN(const bool compress, client_.CompressionActive());
+  const BulkActionOptions options{.include_type = version->RequiresDocumentType()};
+  size_t bytes = 0;
+  for (const SourceDocument* doc : docs) bytes += EstimateBulkBytes(*doc);
+  const bool huge = bytes >= kStreamedBodyBytes;
+  if (huge) {
+    // Pooled bodies are not kept resident beside a huge document's.
+    LaidOutBodies().Clear();
+    GzippedBodies().Clear();
+  }
+  // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
+  constexpr size_t kStep = size_t{4} << 20;
+  auto pooled_size = [](size_t n) { return n < kStreamedBodyBytes ? (n / kStep + 1) * kStep : n; };
+  core::StringPool* pool = huge ? nullptr : compress ? &GzippedBodies() : &LaidOutBodies();
+  auto prepared = std::make_unique<PreparedBulk>(client_, compress, pool);
+  std::vector<PreparedLines>& lines = prepared->lines();
+  lines.resize(docs.size());
+
+  // The body's bytes in order: runs of lines the reader laid out (SourceDocument::rendered)
+  // where they lie, the other documents' lines laid out here. Without gzip they go into the body;
+  // with gzip into igzip, in one call for a body of the usual size, as they come for a huge one
+  // (its uncompressed bytes are never held in one buffer).
+  struct Piece {
+    const std::string* bytes;
+    size_t begin;
+    size_t end;
+  };
+  std::vector<Piece> pieces;
+  std::string laid_out;  // with gzip, the lines of the documents not laid out by the reader
+  std::unique_ptr<net::GzipStream> stream;
+  std::string& body = prepared->body();
+  size_t others = 0;  // bytes of the documents not laid out
+  if (!compress) {
+    body = LaidOutBodies().Take(pooled_size(bytes));
+  } else if (huge) {
+    stream = std::make_unique<net::GzipStream>(bytes / 4);
+  } else {
+    for (const SourceDocument* doc : docs) {
+      if (!HasRenderedLines(*doc, options)) others += EstimateBulkBytes(*doc);
+    }
+    if (others > 0) laid_out = LaidOutBodies().Take(pooled_size(others));
+  }
+  uint64_t offset = 0;  // in the body before gzip
+  // [begin, end) of `bytes`, next in the body.
+  auto add = [&](const std::string& bytes_in, size_t begin, size_t end) -> absl::Status {
+    offset += end - begin;
+    if (!compress) {
+      body.append(bytes_in, begin, end - begin);
+      return absl::OkStatus();
+    }
+    if (stream) return stream->Append(std::string_view(bytes_in).substr(begin, end - begin));
+    if (!pieces.empty() && pieces.back().bytes == &bytes_in && pieces.back().end == begin) {
+      pieces.back().end = end;
+    } else {
+      pieces.push_back({&bytes_in, begin, end});
+    }
+    return absl::OkStatus();
+  };
+  std::string piece;  // one document's lines, laid out here for a huge gzipped body
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const SourceDocument& doc = *docs[i];
+    PreparedLines& l = lines[i];
+    l.cursor = doc.cursor;
+    l.op = doc.op;
+    l.has_version = doc.version.has_value();
+    // An _id over 512 bytes (which sources before Elasticsearch 5 allowed) makes OpenSearch
+    // refuse the whole bulk request (action_request_validation_exception, HTTP 400), so such a
+    // document is not sent: it fails alone, with the node's own words.
+    if (doc.id.size() > kMaxIdBytes) {
+      l.refused = true;
+      PreparedBulk::Refused refused;
+      refused.failure = {
+          i, 400, "action_request_validation_exception",
+          StrCat("Validation Failed: 1: id [", doc.id,
+                 "] is too long, must be no longer than 512 bytes but was: ", doc.id.size(), ";")};
+      AppendBulkAction(doc, options, refused.action);
+      AppendSourceLine(doc, refused.source);
+      refused.source_bytes = SourceSize(doc);
+      prepared->Refuse(i, std::move(refused));
+      continue;
+    }
+    l.begin = offset;
+    if (HasRenderedLines(doc, options)) {
+      l.source = offset + (doc.rendered_source - doc.rendered_begin);
+      RFS_RETURN_IF_ERROR(add(doc.rendered->bytes, doc.rendered_begin, doc.rendered_end));
+    } else if (!compress) {
+      AppendBulkAction(doc, options, body);
+      l.source = body.size();
+      AppendSourceLine(doc, body);
+      offset = body.size();
+    } else if (stream) {
+      piece.clear();
+      AppendBulkAction(doc, options, piece);
+      l.source = offset + piece.size();
+      if (doc.op != BulkOp::kDelete && doc.one_line && !SourceBytes(doc).empty()) {
+        // A huge source goes in from where it is, not copied into `piece` first.
+        RFS_RETURN_IF_ERROR(add(piece, 0, piece.size()));
+        offset += SourceBytes(doc).size() + 1;
+        RFS_RETURN_IF_ERROR(stream->Append(SourceBytes(doc)));
+        RFS_RETURN_IF_ERROR(stream->Append("\n"));
+      } else {
+        AppendSourceLine(doc, piece);
+        RFS_RETURN_IF_ERROR(add(piece, 0, piece.size()));
+      }
+    } else {
+      const size_t at = laid_out.size();
+      AppendBulkAction(doc, options, laid_out);
+      l.source = offset + (laid_out.size() - at);
+      AppendSourceLine(doc, laid_out);
+      RFS_RETURN_IF_ERROR(add(laid_out, at, laid_out.size()));
+    }
+    l.end = offset;
+  }
+  if (stream) {
+    RFS_ASSIGN_OR_RETURN(body, stream->Finish());
+  } else if (compress) {
+    std::vector<std::string_view> views;
+    views.reserve(pieces.size());
+    for (const Piece& p : pieces) {
+      views.push_back(std::string_view(*p.bytes).substr(p.begin, p.end - p.begin));
+    }
+    body = GzippedBodies().Take(0);
+    const absl::Status compressed = net::GzipCompressInto(views, body);
+    if (others > 0) LaidOutBodies().Give(std::move(laid_out));
+    RFS_RETURN_IF_ERROR(compressed);
+  }
+  return std::unique_ptr<IPreparedBatch>(std::move(prepared));
+}
+
+absl::StatusOr<std::vector<ItemFailure>> OpenSearchBulkSink::Write(
+    std::span<const SourceDocument* const> docs) {
+  RFS_ASSIGN_OR_RETURN(std::unique_ptr<IPreparedBatch> prepared, Prepare(docs));
+  std::vector<size_t> all(docs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return prepared->Write(all);
 }
 
 }  // namespace rfs::reindex

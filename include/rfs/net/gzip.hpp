@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -54,6 +55,13 @@ class GzipStream {
   std::string out_;
   bool finished_ = false;
 };
+
+/// Inflates one gzip member a piece at a time (igzip), handing each piece, of at most
+/// `piece_bytes`, to `take` in order; nothing larger than a piece is held, so a caller that needs
+/// a few ranges of a large compressed body never holds all of it inflated. Stops at the first
+/// error `take` returns; DataLoss on corrupt or truncated input.
+absl::Status GzipInflatePieces(std::string_view member, size_t piece_bytes,
+                               const std::function<absl::Status(std::string_view)>& take);
 
 /// Inflates gzip data (one or more concatenated members). DataLoss on corrupt input.
 absl::StatusOr<std::string> GzipDecompress(std::string_view data);

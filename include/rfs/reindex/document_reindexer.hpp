@@ -88,7 +88,9 @@ struct DocumentReindexerOptions {
   /// The pipeline's shared budget (core::MemoryBudget): when set, in-flight bulks are charged to
   /// it (their bytes, and what each document holds besides: IDocumentStream::
   /// bytes_held_per_document), and its limit replaces max_in_flight_bytes, so the readers that
-  /// wait on it for a huge document see the bulks' bytes.
+  /// wait on it for a huge document see the bulks' bytes. A batch the sink prepares
+  /// (IDocumentSink::Prepare) frees its documents once it is laid out, and keeps only what the
+  /// prepared batch holds charged (IPreparedBatch::held_bytes) while its request is in flight.
   core::MemoryBudget* memory_budget = nullptr;
   RetryOptions retry;
   /// Item error types that count as success (`--allowed-doc-exception-types`).

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "rfs/reindex/bulk_format.hpp"
+#include "rfs/reindex/failed_document_sink.hpp"
 #include "rfs/reindex/source_document.hpp"
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,31 @@ struct ItemFailure {
   /// OpenSearch error type, e.g. "mapper_parsing_exception", and its reason.
   std::string type;
   std::string reason;
+};
+
+/// A batch laid out as the request that writes it (IDocumentSink::Prepare). It keeps what it
+/// needs to send any part of the batch again and to describe a document that failed, so the
+/// documents it was made from can be freed while the request is in flight: for small documents
+/// those hold more than their bulk lines do.
+class IPreparedBatch {
+ public:
+  virtual ~IPreparedBatch() = default;
+  /// Documents in the batch.
+  virtual size_t size() const = 0;
+  /// Memory the batch holds, with the most that writing part of it adds while that runs.
+  virtual size_t held_bytes() const = 0;
+  virtual uint64_t cursor(size_t position) const = 0;
+  /// Bytes of the document's `_source` as sent.
+  virtual size_t source_bytes(size_t position) const = 0;
+  /// Whether the document goes with its source version (SourceDocument::version).
+  virtual bool has_version(size_t position) const = 0;
+  /// Writes the documents at `positions` (increasing, each below size()) as IDocumentSink::Write
+  /// writes a batch; the failures' positions are indices into `positions`.
+  virtual absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t> positions) = 0;
+  /// The documents at `positions` (increasing) as failed-document records show them: index, id,
+  /// cursor, and the action and source lines that were sent (failure fields left empty).
+  virtual absl::StatusOr<std::vector<FailedDocument>> Describe(
+      std::span<const size_t> positions) const = 0;
 };
 
 class IDocumentSink {
@@ -64,6 +90,16 @@ class IDocumentSink {
   /// Whether Write lays a batch out again in a buffer of its own (a request body) that lives
   /// while it runs: the reindexer then counts each batch twice against its memory budget.
   virtual bool copies_batches() const { return false; }
+  /// Lays `docs` out as the request that writes them, for a sink whose request holds all it
+  /// needs (a copies_batches sink's body): the caller may then free the documents before it is
+  /// sent. nullptr when this sink writes from the documents themselves (the default); an error
+  /// when it cannot lay them out now (the caller writes them with Write instead, which reports
+  /// the same error where it is worth a retry).
+  virtual absl::StatusOr<std::unique_ptr<IPreparedBatch>> Prepare(
+      std::span<const SourceDocument* const> docs) {
+    (void)docs;
+    return nullptr;
+  }
 };
 
 /// Sends each batch as one `_bulk` request through `client` (which detects the target version
@@ -79,6 +115,10 @@ class OpenSearchBulkSink final : public IDocumentSink {
   bool copies_batches() const override { return true; }
   /// Runs of laid-out lines go into the body (or straight into gzip) as they are.
   bool writes_rendered_lines() const override { return true; }
+  /// The body as it is sent (gzipped when compression is on), each document's lines found again
+  /// in it by their offsets: a part sent again, or a failed document, is read back from there.
+  absl::StatusOr<std::unique_ptr<IPreparedBatch>> Prepare(
+      std::span<const SourceDocument* const> docs) override;
   std::string description() const override;
 
  private:

@@ -1,11 +1,14 @@
 #include "rfs/net/gzip.hpp"
 
+#include <algorithm>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "rfs/core/str_cat.hpp"
 
 namespace rfs::net {
 
@@ -99,6 +102,42 @@ TEST_CASE("GzipCompressInto takes pieces where they lie, as one member of their 
   inflated = GzipDecompress(out);
   REQUIRE(inflated.ok());
   CHECK(inflated->empty());
+}
+
+TEST_CASE("gzip pieces: a member inflated a piece at a time is the member's bytes", "[net][gzip]") {
+  std::string data;
+  for (int i = 0; i < 200'000; ++i) data += core::StrCat("line ", i, " ", i * 7919 % 1000, "\n");
+  auto gzipped = GzipCompress(data);
+  REQUIRE(gzipped.ok());
+  std::string inflated;
+  size_t largest = 0;
+  REQUIRE(GzipInflatePieces(*gzipped, 4096, [&](std::string_view piece) {
+            largest = std::max(largest, piece.size());
+            inflated.append(piece);
+            return absl::OkStatus();
+          }).ok());
+  CHECK(inflated == data);
+  CHECK(largest <= 4096);
+  // Stopped by the caller: its error, and nothing more is inflated.
+  size_t calls = 0;
+  const absl::Status stopped = GzipInflatePieces(*gzipped, 4096, [&](std::string_view) {
+    ++calls;
+    return absl::CancelledError("enough");
+  });
+  CHECK(absl::IsCancelled(stopped));
+  CHECK(calls == 1);
+  // Damaged or cut short: DataLoss naming the offset.
+  std::string damaged = *gzipped;
+  damaged[damaged.size() / 2] ^= 0x55;
+  damaged[damaged.size() / 2 + 1] ^= 0x55;
+  const absl::Status bad =
+      GzipInflatePieces(damaged, 4096, [](std::string_view) { return absl::OkStatus(); });
+  CHECK(absl::IsDataLoss(bad));
+  const absl::Status cut =
+      GzipInflatePieces(std::string_view(*gzipped).substr(0, gzipped->size() / 2), 4096,
+                        [](std::string_view) { return absl::OkStatus(); });
+  CHECK(absl::IsDataLoss(cut));
+  CHECK(std::string(cut.message()).find("offset") != std::string::npos);
 }
 
 }  // namespace rfs::net

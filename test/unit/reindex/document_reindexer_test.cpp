@@ -1135,4 +1135,238 @@ TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not
   }
 }
 
+TEST_CASE("a prepared bulk sends any part of itself and describes its documents from its body",
+          "[reindex][reindexer]") {
+  // Once prepared, the documents and the lines the reader laid out are gone (ASan would see a
+  // read of them): a part sent again and a failed document's record come from the body alone,
+  // gzipped (inflated a piece at a time, across pieces for a long source) or not.
+  for (const bool gzip : {true, false}) {
+    INFO("gzip " << gzip);
+    auto server = StartWithStrictIndex("parts");
+    auto transport = BeastHttpTransport::Open({.endpoint = server->endpoint()});
+    REQUIRE(transport.ok());
+    OpenSearchClient client(**transport, {.compression = gzip});
+    OpenSearchBulkSink sink(client);
+    auto docs = MakeDocs(400, "parts", 200);
+    docs[42].source = R"({"n":42,"surprise":true})";
+    docs[300].source = R"({"n":300,"text":")" + std::string(700'000, 'y') + R"("})";
+    docs[7].id = "q\"uote\\d7\xc3\xa9";
+    docs[9].routing = "r9";
+    docs[11].version = 5;
+    docs[150].id = std::string(600, 'L');
+    REQUIRE(LayOut(std::span(docs).first(200), 64));
+    REQUIRE(LayOut(std::span(docs).subspan(220, 30), 10, {.include_type = true}));
+    // What the records must show, from the documents while they are there.
+    std::vector<FailedDocument> expected(docs.size());
+    std::vector<std::string> sources(docs.size());
+    for (size_t i = 0; i < docs.size(); ++i) {
+      expected[i].index = docs[i].index;
+      expected[i].id = docs[i].id;
+      expected[i].cursor = docs[i].cursor;
+      AppendBulkAction(docs[i], {}, expected[i].action);
+      expected[i].action.pop_back();
+      AppendSourceLine(docs[i], expected[i].source);
+      expected[i].source.pop_back();
+      sources[i] = expected[i].source;
+    }
+    std::vector<const SourceDocument*> pointers;
+    for (const SourceDocument& doc : docs) pointers.push_back(&doc);
+    auto prepared = sink.Prepare(pointers);
+    REQUIRE(prepared.ok());
+    REQUIRE(*prepared != nullptr);
+    IPreparedBatch& batch = **prepared;
+    pointers.clear();
+    docs.clear();
+    docs.shrink_to_fit();
+    REQUIRE(batch.size() == 400);
+    CHECK(batch.cursor(399) == 400);
+    CHECK(batch.has_version(11));
+    CHECK_FALSE(batch.has_version(12));
+    CHECK(batch.source_bytes(300) == sources[300].size());
+    CHECK(batch.source_bytes(42) == sources[42].size());
+
+    // Every third document (the long one among them), then the rest.
+    std::vector<size_t> first_part;
+    std::vector<size_t> rest;
+    for (size_t i = 0; i < 400; ++i) (i % 3 == 0 ? first_part : rest).push_back(i);
+    auto failures = batch.Write(first_part);
+    REQUIRE(failures.ok());
+    REQUIRE(failures->size() == 2);
+    CHECK(first_part[(*failures)[0].position] == 42);
+    CHECK((*failures)[0].type == "strict_dynamic_mapping_exception");
+    CHECK(first_part[(*failures)[1].position] == 150);
+    CHECK((*failures)[1].type == "action_request_validation_exception");
+    CHECK(server->DocumentCount("parts") == first_part.size() - 2);
+    failures = batch.Write(rest);
+    REQUIRE(failures.ok());
+    CHECK(failures->empty());
+    CHECK(server->DocumentCount("parts") == 398);
+    for (size_t i : {size_t{0}, size_t{7}, size_t{9}, size_t{225}, size_t{300}, size_t{399}}) {
+      INFO("document " << i);
+      auto stored = server->GetDocument("parts", expected[i].id);
+      REQUIRE(stored.has_value());
+      CHECK(stored->source == sources[i]);
+    }
+    CHECK(server->GetDocument("parts", "d9")->routing == "r9");
+
+    const std::vector<size_t> described = {7, 9, 11, 42, 150, 225, 299, 300, 301};
+    auto records = batch.Describe(described);
+    REQUIRE(records.ok());
+    REQUIRE(records->size() == described.size());
+    for (size_t k = 0; k < described.size(); ++k) {
+      const FailedDocument& want = expected[described[k]];
+      const FailedDocument& got = (*records)[k];
+      INFO("document " << described[k]);
+      CHECK(got.index == want.index);
+      CHECK(got.id == want.id);
+      CHECK(got.cursor == want.cursor);
+      CHECK(got.action == want.action);
+      CHECK(got.source == want.source);
+    }
+    const testing::DoubleStats stats = server->stats();
+    CHECK(stats.bulk_requests == 2);
+    CHECK(stats.gzip_requests == (gzip ? 2u : 0u));
+  }
+}
+
+TEST_CASE("a sink that prepares its batches has their documents freed before they are sent",
+          "[reindex][reindexer][tsan]") {
+  // Each document has a holder of its own, charged 10,000 bytes: a budget of two of them lets
+  // two batches of one document in flight while they are held. Prepared, a batch holds 100
+  // bytes, so more go at once; when its request is sent, its document is gone. A part of a
+  // batch is sent again (a retryable item), and a failed document is recorded from the batch.
+  class HeldStream final : public IDocumentStream {
+   public:
+    explicit HeldStream(std::vector<SourceDocument> docs) : docs_(std::move(docs)) {}
+    absl::StatusOr<std::optional<SourceDocument>> Next() override {
+      return absl::UnimplementedError("in place only");
+    }
+    absl::StatusOr<const SourceDocument*> NextInPlace(DocumentHolder& holder) override {
+      if (next_ == docs_.size()) return nullptr;
+      auto held = std::make_shared<SourceDocument>(docs_[next_++]);
+      {
+        std::lock_guard lock(mu_);
+        watched_[held->cursor] = held;
+      }
+      const SourceDocument* doc = held.get();
+      holder = std::move(held);
+      return doc;
+    }
+    size_t bytes_held_per_document() const override { return 10000; }
+    bool unique_cursors() const override { return true; }
+    bool alive(uint64_t cursor) const {
+      std::lock_guard lock(mu_);
+      return !watched_.at(cursor).expired();
+    }
+
+   private:
+    std::vector<SourceDocument> docs_;
+    size_t next_ = 0;
+    mutable std::mutex mu_;
+    std::map<uint64_t, std::weak_ptr<SourceDocument>> watched_;
+  };
+  class CopyingSink final : public IDocumentSink {
+   public:
+    explicit CopyingSink(const HeldStream& stream) : stream_(stream) {}
+    class Batch final : public IPreparedBatch {
+     public:
+      Batch(CopyingSink& sink, std::vector<SourceDocument> copies)
+          : sink_(sink), copies_(std::move(copies)) {}
+      size_t size() const override { return copies_.size(); }
+      size_t held_bytes() const override { return 100; }
+      uint64_t cursor(size_t i) const override { return copies_[i].cursor; }
+      size_t source_bytes(size_t i) const override { return copies_[i].source.size(); }
+      bool has_version(size_t) const override { return false; }
+      absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t> positions) override {
+        return sink_.Send(copies_, positions);
+      }
+      absl::StatusOr<std::vector<FailedDocument>> Describe(
+          std::span<const size_t> positions) const override {
+        std::vector<FailedDocument> out;
+        for (size_t i : positions) {
+          FailedDocument& doc = out.emplace_back();
+          doc.index = copies_[i].index;
+          doc.id = copies_[i].id;
+          doc.cursor = copies_[i].cursor;
+          doc.action = "action of " + copies_[i].id;
+        }
+        return out;
+      }
+
+     private:
+      CopyingSink& sink_;
+      std::vector<SourceDocument> copies_;
+    };
+    absl::StatusOr<std::unique_ptr<IPreparedBatch>> Prepare(
+        std::span<const SourceDocument* const> docs) override {
+      std::vector<SourceDocument> copies;
+      for (const SourceDocument* doc : docs) copies.push_back(*doc);
+      return std::unique_ptr<IPreparedBatch>(new Batch(*this, std::move(copies)));
+    }
+    absl::StatusOr<std::vector<ItemFailure>> Write(
+        std::span<const SourceDocument* const>) override {
+      return absl::InternalError("written through Prepare only");
+    }
+    std::string description() const override { return "copying sink"; }
+    bool copies_batches() const override { return true; }
+
+    absl::StatusOr<std::vector<ItemFailure>> Send(const std::vector<SourceDocument>& copies,
+                                                  std::span<const size_t> positions) {
+      const int active = in_flight_.fetch_add(1) + 1;
+      int observed = max_in_flight_.load();
+      while (active > observed && !max_in_flight_.compare_exchange_weak(observed, active)) {
+      }
+      std::vector<ItemFailure> failures;
+      for (size_t k = 0; k < positions.size(); ++k) {
+        const SourceDocument& doc = copies[positions[k]];
+        if (stream_.alive(doc.cursor)) still_held_.fetch_add(1);
+        std::lock_guard lock(mu_);
+        if (doc.id == "d5") {
+          failures.push_back({k, 400, "mapper_parsing_exception", "no"});
+        } else if (doc.id == "d8" && ++attempts_of_d8_ == 1) {
+          failures.push_back({k, 429, "es_rejected_execution_exception", "busy"});
+        } else {
+          ++written_[doc.id];
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      in_flight_.fetch_sub(1);
+      return failures;
+    }
+    const HeldStream& stream_;
+    std::mutex mu_;
+    std::map<std::string, int> written_;
+    int attempts_of_d8_ = 0;
+    std::atomic<int> still_held_{0};
+    std::atomic<int> in_flight_{0};
+    std::atomic<int> max_in_flight_{0};
+  };
+  core::FakeClock clock;
+  const auto list = MakeDocs(40, "target", 100);
+  const size_t doc_bytes = EstimateBulkBytes(list[0]);
+  core::MemoryBudget budget(2 * (10000 + 2 * doc_bytes));
+  HeldStream docs(list);
+  CopyingSink sink(docs);
+  RecordingFailedSink failed;
+  DocumentReindexer reindexer(
+      sink, &failed, clock,
+      {.max_docs_per_batch = 1, .max_concurrent_batches = 8, .memory_budget = &budget});
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 39);
+  CHECK(summary->docs_failed == 1);
+  CHECK(summary->retries == 1);
+  CHECK(sink.written_.size() == 39);
+  CHECK(sink.written_.count("d8") == 1);
+  CHECK(sink.still_held_.load() == 0);
+  CHECK(sink.max_in_flight_.load() > 2);
+  CHECK(budget.used() == 0);
+  REQUIRE(failed.records.size() == 1);
+  CHECK(failed.records[0].id == "d5");
+  CHECK(failed.records[0].cursor == 6);
+  CHECK(failed.records[0].action == "action of d5");
+  CHECK(failed.records[0].error_type == "mapper_parsing_exception");
+  CHECK(failed.records[0].status == 400);
+}
+
 }  // namespace rfs::reindex
