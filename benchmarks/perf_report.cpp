@@ -811,25 +811,32 @@ void SlowTargetSmallDocuments(const Options& options) {
       "3,000,000 documents of ~200 bytes into the double answering every bulk after 300 ms, "
       "default options (goal: peak RSS <= 256 MiB):\n");
   for (const bool gzip : {true, false}) {
-    rfs::testing::OpenSearchDoubleOptions double_options{.discard_bulk = true};
-    double_options.faults.slow = 1.0;
-    double_options.faults.slow_delay = std::chrono::milliseconds(300);
-    auto server = rfs::testing::OpenSearchDouble::Start(double_options);
-    if (!server.ok()) Fail("the OpenSearch double did not start");
-    std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
-                                        (shard / "repo").string(), "--target-host",
-                                        (*server)->endpoint()};
-    if (!gzip) command.push_back("--disable-compression");
-    const Run worker = Best(
-        options.rounds, {command}, [] {}, {3}, "DocumentsFromSnapshotMigration");
-    const uint64_t items = (*server)->stats().bulk_items;
-    if (items < static_cast<uint64_t>(options.rounds) * kDocs) {
-      Fail("the double received " + std::to_string(items) + " bulk items, fewer than " +
-           std::to_string(options.rounds) + " x 3,000,000");
+    Run best;
+    for (int round = 0; round < options.rounds; ++round) {
+      // A fresh double each round: the worker coordinates in the target's working-state index.
+      rfs::testing::OpenSearchDoubleOptions double_options{.discard_bulk = true};
+      double_options.faults.slow = 1.0;
+      double_options.faults.slow_delay = std::chrono::milliseconds(300);
+      auto server = rfs::testing::OpenSearchDouble::Start(double_options);
+      if (!server.ok()) Fail("the OpenSearch double did not start");
+      std::vector<std::string> command = {RFS_DOCUMENTS_TOOL, "--snapshot-local-dir",
+                                          (shard / "repo").string(), "--target-host",
+                                          (*server)->endpoint()};
+      if (!gzip) command.push_back("--disable-compression");
+      const Run worker = Best(
+          1, {command}, [] {}, {3}, "DocumentsFromSnapshotMigration");
+      const uint64_t items = (*server)->stats().bulk_items;
+      if (items < static_cast<uint64_t>(kDocs)) {
+        Fail("the double received " + std::to_string(items) + " bulk items, fewer than 3,000,000");
+      }
+      // The fastest round's time, the highest round's peak.
+      const double peak = std::max(best.peak_mib, worker.peak_mib);
+      if (best.seconds == 0 || worker.seconds < best.seconds) best = worker;
+      best.peak_mib = peak;
     }
     std::printf("  %-52s %7.2f s %8.0f docs/s  peak RSS %6.1f MiB %s\n",
-                gzip ? "one worker, gzip" : "one worker, --disable-compression", worker.seconds,
-                kDocs / worker.seconds, worker.peak_mib, Bound(worker.peak_mib));
+                gzip ? "one worker, gzip" : "one worker, --disable-compression", best.seconds,
+                kDocs / best.seconds, best.peak_mib, Bound(best.peak_mib));
   }
 }
 

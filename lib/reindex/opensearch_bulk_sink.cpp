@@ -91,7 +91,8 @@ class PreparedBulk final : public IPreparedBatch {
   uint64_t cursor(size_t position) const override { return lines_[position].cursor; }
   size_t source_bytes(size_t position) const override {
     const PreparedLines& l = lines_[position];
-    return l.refused ? refused_.at(position).source_bytes : l.end - 1 - l.source;
+    if (l.refused) return refused_.at(position).source_bytes;
+    return l.end > l.source ? l.end - 1 - l.source : 0;  // a delete has no source line
   }
   bool has_version(size_t position) const override { return lines_[position].has_version; }
 
@@ -147,7 +148,12 @@ absl::Status PreparedBulk::ForEachRange(
   const absl::Status status = net::GzipInflatePieces(
       body_, kInflatePieceBytes, [&](std::string_view piece) -> absl::Status {
         const uint64_t piece_end = offset + piece.size();
-        while (k < ranges.size() && ranges[k].first < piece_end) {
+        while (k < ranges.size()) {
+          if (ranges[k].first == ranges[k].second) {  // a delete's source line: nothing
+            ++k;
+            continue;
+          }
+          if (ranges[k].first >= piece_end) break;
           const uint64_t from = std::max(ranges[k].first, offset);
           const uint64_t to = std::min(ranges[k].second, piece_end);
           if (to > from) RFS_RETURN_IF_ERROR(take(k, piece.substr(from - offset, to - from)));

@@ -82,6 +82,47 @@ class TargetSink final : public rfs::reindex::IDocumentSink {
   }
   std::string description() const override { return "scripted target"; }
 
+  // With `prepares`, batches go as copies (as a bulk sink's bodies do), through the guard's
+  // Prepare: what it counts must be what its Write counts.
+  class Copies final : public rfs::reindex::IPreparedBatch {
+   public:
+    Copies(TargetSink& sink, std::span<const SourceDocument* const> docs) : sink_(sink) {
+      for (const SourceDocument* doc : docs) copies_.push_back(*doc);
+    }
+    size_t size() const override { return copies_.size(); }
+    size_t held_bytes() const override { return 0; }
+    uint64_t cursor(size_t i) const override { return copies_[i].cursor; }
+    size_t source_bytes(size_t i) const override { return copies_[i].source.size(); }
+    bool has_version(size_t) const override { return false; }
+    absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t> positions) override {
+      std::vector<const SourceDocument*> part;
+      for (size_t i : positions) part.push_back(&copies_[i]);
+      return sink_.Write(part);
+    }
+    absl::StatusOr<std::vector<rfs::reindex::FailedDocument>> Describe(
+        std::span<const size_t> positions) const override {
+      std::vector<rfs::reindex::FailedDocument> out;
+      for (size_t i : positions) {
+        out.push_back(
+            {.index = copies_[i].index, .id = copies_[i].id, .cursor = copies_[i].cursor});
+      }
+      return out;
+    }
+
+   private:
+    TargetSink& sink_;
+    std::vector<SourceDocument> copies_;
+  };
+  absl::StatusOr<std::unique_ptr<rfs::reindex::IPreparedBatch>> Prepare(
+      std::span<const SourceDocument* const> docs) override {
+    if (!prepares) return nullptr;
+    std::lock_guard lock(mu_);
+    ++prepared;
+    return std::unique_ptr<rfs::reindex::IPreparedBatch>(new Copies(*this, docs));
+  }
+
+  bool prepares = false;
+  int prepared = 0;
   std::function<void(int batch)> after_write;
   std::mutex mu_;
   int batches = 0;
@@ -225,6 +266,8 @@ TEST_CASE("an index the target creates itself is reported once, or refused when 
   if (!generated) return;
   Worker worker(generated->repo());
   worker.target.indices["index-0"] = {"u0"};
+  worker.sink->prepares = GENERATE(false, true);
+  INFO("batches prepared: " << worker.sink->prepares);
   SECTION("allowed by default: written, warned about once per index") {
     auto summary = worker.Run();
     REQUIRE(summary.ok());
@@ -235,6 +278,7 @@ TEST_CASE("an index the target creates itself is reported once, or refused when 
     CHECK(worker.Events(WorkerEvent::Kind::kIndexCreatedByTarget) == 1);
     CHECK(worker.Written("index-1") > 0);
     CHECK(worker.failed.records.empty());
+    CHECK((worker.sink->prepared > 0) == worker.sink->prepares);
   }
   SECTION("--no-auto-create-indices: its documents fail, none is sent, exit 6") {
     auto summary = worker.Run(/*refuse_missing=*/true);
