@@ -57,6 +57,86 @@ void AppendJsonString(std::string_view value, std::string& out) {
   out.push_back('"');
 }
 
+namespace {
+
+// The value of four hex digits at text[at], or -1.
+int32_t HexQuad(std::string_view text, size_t at) {
+  if (at + 4 > text.size()) return -1;
+  int32_t value = 0;
+  for (size_t i = at; i < at + 4; ++i) {
+    const char c = text[i];
+    const int digit = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                             : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+}  // namespace
+
+bool ReadJsonString(std::string_view text, size_t& pos, std::string& out) {
+  if (pos >= text.size() || text[pos] != '"') return false;
+  std::string value;
+  size_t i = pos + 1;
+  while (true) {
+    const size_t special = text.find_first_of("\\\"", i);
+    if (special == std::string_view::npos) return false;
+    value.append(text.data() + i, special - i);
+    i = special;
+    if (text[i] == '"') break;
+    if (i + 1 >= text.size()) return false;
+    const char escaped = text[i + 1];
+    i += 2;
+    switch (escaped) {
+      case '"':
+      case '\\':
+      case '/':
+        value.push_back(escaped);
+        break;
+      case 'b':
+        value.push_back('\b');
+        break;
+      case 'f':
+        value.push_back('\f');
+        break;
+      case 'n':
+        value.push_back('\n');
+        break;
+      case 'r':
+        value.push_back('\r');
+        break;
+      case 't':
+        value.push_back('\t');
+        break;
+      case 'u': {
+        const int32_t unit = HexQuad(text, i);
+        if (unit < 0) return false;
+        i += 4;
+        uint32_t code_point = static_cast<uint32_t>(unit);
+        const int32_t low = unit >= 0xD800 && unit < 0xDC00 && i + 1 < text.size() &&
+                                    text[i] == '\\' && text[i + 1] == 'u'
+                                ? HexQuad(text, i + 2)
+                                : -1;
+        if (low >= 0xDC00 && low < 0xE000) {
+          code_point =
+              0x10000 + ((code_point - 0xD800) << 10) + (static_cast<uint32_t>(low) - 0xDC00);
+          i += 6;
+        }
+        AppendUtf8(code_point, value);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  out = std::move(value);
+  pos = i + 1;
+  return true;
+}
+
 bool IsValidUtf8(std::string_view value) {
   const auto* p = reinterpret_cast<const uint8_t*>(value.data());
   const auto* end = p + value.size();

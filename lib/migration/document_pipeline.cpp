@@ -452,7 +452,7 @@ class ParallelConvertedSource final : public IConvertedSource {
   // rarely regrown (and copied) as they fill.
   void StartLines(Range& range) const {
     // Rounded up, so a pooled buffer fits the next range too (ranges differ by a few KB).
-    constexpr size_t kStep = size_t{1} << 20;
+    constexpr size_t kStep = size_t{64} << 10;
     std::string bytes = lines_pool_->Take(
         (lines_hint_.load(std::memory_order_relaxed) + kStep - 1) / kStep * kStep);
     // Back to the pool once the last document laid out in them is written (on the sender's

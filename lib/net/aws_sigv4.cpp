@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -146,6 +147,20 @@ std::string Sha256Hex(std::string_view data) {
   return Hex(digest, length);
 }
 
+std::string Sha256Hex(std::span<const std::string_view> pieces) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
+                                                                  &EVP_MD_CTX_free);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  bool ok = context != nullptr && EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) == 1;
+  for (size_t i = 0; ok && i < pieces.size(); ++i) {
+    ok = EVP_DigestUpdate(context.get(), pieces[i].data(), pieces[i].size()) == 1;
+  }
+  ok = ok && EVP_DigestFinal_ex(context.get(), digest, &length) == 1;
+  // OpenSSL fails here only out of memory; an empty hash then fails the signature check loudly.
+  return ok ? Hex(digest, length) : std::string();
+}
+
 absl::StatusOr<AwsCredentials> AwsCredentialsFromEnvironment() {
   AwsCredentials credentials;
   const char* key = std::getenv("AWS_ACCESS_KEY_ID");
@@ -164,9 +179,35 @@ absl::StatusOr<AwsCredentials> AwsCredentialsFromEnvironment() {
   return credentials;
 }
 
+namespace {
+
+absl::Status SignWithPayloadHash(std::string_view method, std::string_view target,
+                                 const std::string& payload_hash, net::HttpHeaders& headers,
+                                 const SigV4Options& options, core::IClock::TimePoint now,
+                                 std::string* canonical_request_out);
+
+}  // namespace
+
 absl::Status SignSigV4(std::string_view method, std::string_view target, std::string_view body,
                        net::HttpHeaders& headers, const SigV4Options& options,
                        core::IClock::TimePoint now, std::string* canonical_request_out) {
+  return SignWithPayloadHash(method, target, Sha256Hex(body), headers, options, now,
+                             canonical_request_out);
+}
+
+absl::Status SignSigV4(std::string_view method, std::string_view target,
+                       std::span<const std::string_view> body_pieces, net::HttpHeaders& headers,
+                       const SigV4Options& options, core::IClock::TimePoint now) {
+  return SignWithPayloadHash(method, target, Sha256Hex(body_pieces), headers, options, now,
+                             nullptr);
+}
+
+namespace {
+
+absl::Status SignWithPayloadHash(std::string_view method, std::string_view target,
+                                 const std::string& payload_hash, net::HttpHeaders& headers,
+                                 const SigV4Options& options, core::IClock::TimePoint now,
+                                 std::string* canonical_request_out) {
   if (options.region.empty() || options.service.empty()) {
     return absl::InvalidArgumentError("SigV4 signing needs a region and a service name");
   }
@@ -178,7 +219,6 @@ absl::Status SignSigV4(std::string_view method, std::string_view target, std::st
   }
   const std::string amz_date = AmzDate(now);
   const std::string date = amz_date.substr(0, 8);
-  const std::string payload_hash = Sha256Hex(body);
   SetHeader(headers, "X-Amz-Date", amz_date);
   if (!options.credentials.session_token.empty()) {
     SetHeader(headers, "X-Amz-Security-Token", options.credentials.session_token);
@@ -237,5 +277,7 @@ absl::Status SignSigV4(std::string_view method, std::string_view target, std::st
                          ", Signature=", Hex(signature.data(), signature.size())));
   return absl::OkStatus();
 }
+
+}  // namespace
 
 }  // namespace rfs::net

@@ -12,9 +12,13 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <span>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include <boost/optional.hpp>
 
 #include "rfs/core/base64.hpp"
 #include "rfs/core/errors.hpp"
@@ -31,6 +35,48 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+
+// A request body sent from pieces where they lie (HttpRequest::body_pieces): Beast's serializer
+// asks for them a few dozen at a time, so a body in many buffers is never copied into one.
+struct PiecesBody {
+  using value_type = std::span<const std::string_view>;
+
+  static std::uint64_t size(const value_type& body) {
+    std::uint64_t total = 0;
+    for (std::string_view piece : body) total += piece.size();
+    return total;
+  }
+
+  class writer {
+   public:
+    // Several pieces at a time, so a body in many small pieces (the documents of a part sent
+    // again) goes out in few writes.
+    using const_buffers_type = std::vector<boost::asio::const_buffer>;
+
+    template <bool isRequest, class Fields>
+    writer(const http::header<isRequest, Fields>&, const value_type& body) : body_(body) {}
+
+    void init(beast::error_code& ec) { ec = {}; }
+
+    boost::optional<std::pair<const_buffers_type, bool>> get(beast::error_code& ec) {
+      ec = {};
+      constexpr size_t kPiecesAtOnce = 64;
+      const_buffers_type buffers;
+      for (; next_ < body_.size() && buffers.size() < kPiecesAtOnce; ++next_) {
+        if (!body_[next_].empty()) buffers.emplace_back(body_[next_].data(), body_[next_].size());
+      }
+      if (buffers.empty()) return boost::none;
+      size_t rest = next_;
+      while (rest < body_.size() && body_[rest].empty()) ++rest;
+      return std::make_pair(std::move(buffers), rest < body_.size());
+    }
+
+   private:
+    value_type body_;
+    size_t next_ = 0;
+  };
+};
+
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
@@ -306,9 +352,8 @@ struct BeastHttpTransport::Impl {
     return conn;
   }
 
-  template <typename Stream>
-  absl::StatusOr<net::HttpResponse> Exchange(Connection& conn, Stream& stream,
-                                             http::request<http::span_body<const char>>& req,
+  template <typename Stream, typename Request>
+  absl::StatusOr<net::HttpResponse> Exchange(Connection& conn, Stream& stream, Request& req,
                                              bool head, std::chrono::milliseconds timeout,
                                              bool& reusable) {
     conn.tcp().expires_after(timeout);
@@ -553,7 +598,8 @@ absl::StatusOr<net::HttpResponse> BeastHttpTransport::Send(const net::HttpReques
   // Headers the caller did not set, added before signing so the signature covers them.
   net::HttpHeaders headers = request.headers;
   headers.emplace_back("Host", impl.ep.host_header);
-  if (!request.body.empty() && !net::FindHeader(headers, "content-type")) {
+  const bool pieces = request.body.empty() && !request.body_pieces.empty();
+  if ((!request.body.empty() || pieces) && !net::FindHeader(headers, "content-type")) {
     headers.emplace_back("Content-Type", "application/json");
   }
   if (!impl.basic_auth_header.empty() && !net::FindHeader(headers, "authorization")) {
@@ -572,34 +618,44 @@ absl::StatusOr<net::HttpResponse> BeastHttpTransport::Send(const net::HttpReques
       sigv4 = &refreshed;
     }
     absl::Status signed_ok =
-        SignSigV4(request.method, target, request.body, headers, *sigv4, clock.Now());
+        pieces
+            ? SignSigV4(request.method, target, request.body_pieces, headers, *sigv4, clock.Now())
+            : SignSigV4(request.method, target, request.body, headers, *sigv4, clock.Now());
     if (!signed_ok.ok()) return signed_ok;
   }
 
-  http::request<http::span_body<const char>> req{verb, target, 11};
-  for (const auto& [name, value] : headers) req.insert(name, value);
-  if (!net::FindHeader(headers, "user-agent"))
-    req.set(http::field::user_agent, impl.options.user_agent);
-  req.body() = std::span<const char>(request.body.data(), request.body.size());
-  if (!net::FindHeader(headers, "connection")) req.keep_alive(true);
-  req.prepare_payload();
-
-  std::unique_ptr<Connection> conn = impl.TakeIdle();
-  if (conn == nullptr) {
-    auto fresh = impl.Connect();
-    if (!fresh.ok()) return fresh.status();
-    conn = *std::move(fresh);
-  }
-  const std::chrono::milliseconds timeout =
-      request.timeout.count() > 0 ? request.timeout : impl.options.response_timeout;
   const bool head = verb == http::verb::head;
   bool reusable = false;
+  std::unique_ptr<Connection> conn;
+  // The body as one span, or in pieces where they lie.
+  auto exchange = [&](auto& req) -> absl::StatusOr<net::HttpResponse> {
+    for (const auto& [name, value] : headers) req.insert(name, value);
+    if (!net::FindHeader(headers, "user-agent"))
+      req.set(http::field::user_agent, impl.options.user_agent);
+    if (!net::FindHeader(headers, "connection")) req.keep_alive(true);
+    req.prepare_payload();
+    conn = impl.TakeIdle();
+    if (conn == nullptr) {
+      auto fresh = impl.Connect();
+      if (!fresh.ok()) return fresh.status();
+      conn = *std::move(fresh);
+    }
+    const std::chrono::milliseconds timeout =
+        request.timeout.count() > 0 ? request.timeout : impl.options.response_timeout;
+    if (auto* tls = std::get_if<TlsStream>(&conn->stream)) {
+      return impl.Exchange(*conn, *tls, req, head, timeout, reusable);
+    }
+    return impl.Exchange(*conn, std::get<PlainStream>(conn->stream), req, head, timeout, reusable);
+  };
   absl::StatusOr<net::HttpResponse> response;
-  if (auto* tls = std::get_if<TlsStream>(&conn->stream)) {
-    response = impl.Exchange(*conn, *tls, req, head, timeout, reusable);
+  if (pieces) {
+    http::request<PiecesBody> req{verb, target, 11};
+    req.body() = std::span<const std::string_view>(request.body_pieces);
+    response = exchange(req);
   } else {
-    response =
-        impl.Exchange(*conn, std::get<PlainStream>(conn->stream), req, head, timeout, reusable);
+    http::request<http::span_body<const char>> req{verb, target, 11};
+    req.body() = std::span<const char>(request.body.data(), request.body.size());
+    response = exchange(req);
   }
   if (response.ok() && reusable) {
     conn->tcp().expires_never();

@@ -481,6 +481,21 @@ absl::StatusOr<BulkResponse> OpenSearchClient::BulkKeepingBody(std::string& body
   return ParseBulkResponse(response->body, action_count);
 }
 
+absl::StatusOr<BulkResponse> OpenSearchClient::BulkPieces(std::span<const std::string_view> pieces,
+                                                          size_t action_count) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.target = "/_bulk";
+  request.headers.emplace_back("Content-Type", "application/x-ndjson");
+  request.body_pieces.assign(pieces.begin(), pieces.end());
+  auto response = SendKeeping(request);
+  if (!response.ok()) return response.status();
+  absl::Status status =
+      StatusFromResponse(*response, StrCat("POST /_bulk on ", transport_.endpoint()));
+  if (!status.ok()) return status;
+  return ParseBulkResponse(response->body, action_count);
+}
+
 absl::Status OpenSearchClient::Refresh(std::string_view index) {
   const std::string target =
       index.empty() ? "/_refresh" : StrCat("/", EncodePathSegment(index), "/_refresh");

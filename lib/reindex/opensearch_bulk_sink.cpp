@@ -6,8 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include <boost/json.hpp>
-
+#include "rfs/core/json_string.hpp"
 #include "rfs/core/status_macros.hpp"
 #include "rfs/core/str_cat.hpp"
 #include "rfs/core/string_pool.hpp"
@@ -40,7 +39,7 @@ std::string OpenSearchBulkSink::description() const {
 
 namespace {
 
-// Bodies from this size (a huge document's) are gzipped as they are laid out.
+// Batches from this size (a huge document's) are gzipped as they are laid out.
 constexpr size_t kStreamedBodyBytes = size_t{16} << 20;
 
 // Bodies kept for the next batches (core::StringPool), laid out and gzipped bodies apart: a ~10
@@ -56,37 +55,51 @@ core::StringPool& GzippedBodies() {
   return *pool;
 }
 
-// Where one document's lines are in a prepared body (offsets in the body before gzip), and what
-// the answer to it needs.
+// Where one document's lines are in a prepared batch, and what the answer to it needs. Offsets
+// count the lines of the batch's documents in order (the body before gzip).
 struct PreparedLines {
   uint64_t begin = 0;   // the action line
   uint64_t source = 0;  // the source line (the end of the action line)
   uint64_t end = 0;     // past the source line's '\n'
   uint64_t cursor = 0;
+  const char* data = nullptr;  // without gzip: where the byte at `begin` lies
   BulkOp op = BulkOp::kIndex;
   bool has_version = false;
-  bool refused = false;  // not in the body (PreparedBulk::Refused)
+  bool refused = false;  // not sent (PreparedBulk::Refused)
+};
+
+// Bytes of the lines of one document, [from, to) in the batch's offsets.
+struct LineRange {
+  size_t position;
+  uint64_t from;
+  uint64_t to;
 };
 
 // Inflated bodies are read back a piece of this size at a time.
 constexpr size_t kInflatePieceBytes = size_t{256} << 10;
 
-// A batch laid out as its `_bulk` body (see IPreparedBatch). A part sent again is copied out of
-// the body (inflated a piece at a time when gzipped), so only the body and a few words per
-// document are held while the batch is in flight.
+// A batch laid out for `_bulk` (see IPreparedBatch), so that only its lines and a few words per
+// document are held while it is in flight:
+// - with gzip, as its gzipped body; a part sent again is copied out of it (inflated a piece at
+//   a time) and gzipped on its own;
+// - without gzip, as the lines where the reader laid them out (the buffers they share are kept,
+//   the documents and their ranges are not) and a copy of the other documents' lines; any part
+//   goes as those pieces, never copied into one body.
 class PreparedBulk final : public IPreparedBatch {
  public:
-  PreparedBulk(opensearch::OpenSearchClient& client, bool gzipped, core::StringPool* pool)
-      : client_(client), gzipped_(gzipped), pool_(pool) {}
+  PreparedBulk(opensearch::OpenSearchClient& client, bool gzipped)
+      : client_(client), gzipped_(gzipped) {}
   ~PreparedBulk() override {
-    if (pool_ != nullptr) pool_->Give(std::move(body_));
+    if (body_pool_ != nullptr) body_pool_->Give(std::move(body_));
   }
 
   size_t size() const override { return lines_.size(); }
   size_t held_bytes() const override {
-    // A part sent again is a second body at most as large, with a piece inflated at a time.
-    return 2 * body_.capacity() + (gzipped_ ? kInflatePieceBytes : 0) +
-           lines_.capacity() * sizeof(PreparedLines) + refused_bytes_;
+    size_t bytes = body_.capacity() + lines_.capacity() * sizeof(PreparedLines) + refused_bytes_;
+    // With gzip, a part sent again is a second body at most as large, inflated a piece at a time.
+    if (gzipped_) bytes += body_.capacity() + kInflatePieceBytes;
+    for (const auto& owner : owners_) bytes += owner->bytes.capacity();
+    return bytes;
   }
   uint64_t cursor(size_t position) const override { return lines_[position].cursor; }
   size_t source_bytes(size_t position) const override {
@@ -102,7 +115,12 @@ class PreparedBulk final : public IPreparedBatch {
 
   // Building (OpenSearchBulkSink::Prepare).
   std::string& body() { return body_; }
+  void set_body_pool(core::StringPool* pool) { body_pool_ = pool; }
   std::vector<PreparedLines>& lines() { return lines_; }
+  // Keeps the lines a document was laid out in (without gzip).
+  void Keep(const std::shared_ptr<const RenderedLines>& owner) {
+    if (owners_.empty() || owners_.back() != owner) owners_.push_back(owner);
+  }
   // A document not sent (an `_id` too long): rare, so kept apart, whole.
   struct Refused {
     ItemFailure failure;
@@ -117,29 +135,33 @@ class PreparedBulk final : public IPreparedBatch {
   }
 
  private:
-  // Hands `take(k, piece)` the bytes of ranges[k] (increasing, not overlapping offsets of the
-  // body before gzip), in order, a range in one or more pieces.
+  // Hands `take(k, piece)` the bytes of ranges[k] (in increasing order of the batch's offsets,
+  // not overlapping), in order, a range in one or more pieces.
   absl::Status ForEachRange(
-      std::span<const std::pair<uint64_t, uint64_t>> ranges,
+      std::span<const LineRange> ranges,
       const std::function<absl::Status(size_t, std::string_view)>& take) const;
 
   opensearch::OpenSearchClient& client_;
   const bool gzipped_;
-  core::StringPool* const pool_;  // where the body goes back to, when pooled
+  // With gzip: the body. Without: the lines of documents not laid out by the reader (or with
+  // other action options), which `data` points into.
   std::string body_;
+  core::StringPool* body_pool_ = nullptr;  // where body_ goes back to, when pooled
+  std::vector<std::shared_ptr<const RenderedLines>> owners_;  // without gzip
   std::vector<PreparedLines> lines_;
   std::map<size_t, Refused> refused_;
   size_t refused_bytes_ = 0;
 };
 
 absl::Status PreparedBulk::ForEachRange(
-    std::span<const std::pair<uint64_t, uint64_t>> ranges,
+    std::span<const LineRange> ranges,
     const std::function<absl::Status(size_t, std::string_view)>& take) const {
   if (ranges.empty()) return absl::OkStatus();
   if (!gzipped_) {
     for (size_t k = 0; k < ranges.size(); ++k) {
+      const PreparedLines& l = lines_[ranges[k].position];
       RFS_RETURN_IF_ERROR(take(
-          k, std::string_view(body_).substr(ranges[k].first, ranges[k].second - ranges[k].first)));
+          k, std::string_view(l.data + (ranges[k].from - l.begin), ranges[k].to - ranges[k].from)));
     }
     return absl::OkStatus();
   }
@@ -149,15 +171,15 @@ absl::Status PreparedBulk::ForEachRange(
       body_, kInflatePieceBytes, [&](std::string_view piece) -> absl::Status {
         const uint64_t piece_end = offset + piece.size();
         while (k < ranges.size()) {
-          if (ranges[k].first == ranges[k].second) {  // a delete's source line: nothing
+          if (ranges[k].from == ranges[k].to) {  // a delete's source line: nothing
             ++k;
             continue;
           }
-          if (ranges[k].first >= piece_end) break;
-          const uint64_t from = std::max(ranges[k].first, offset);
-          const uint64_t to = std::min(ranges[k].second, piece_end);
+          if (ranges[k].from >= piece_end) break;
+          const uint64_t from = std::max(ranges[k].from, offset);
+          const uint64_t to = std::min(ranges[k].to, piece_end);
           if (to > from) RFS_RETURN_IF_ERROR(take(k, piece.substr(from - offset, to - from)));
-          if (ranges[k].second > piece_end) break;  // goes on in the next piece
+          if (ranges[k].to > piece_end) break;  // goes on in the next piece
           ++k;
         }
         offset = piece_end;
@@ -168,7 +190,7 @@ absl::Status PreparedBulk::ForEachRange(
   if (k == ranges.size()) return absl::OkStatus();
   if (!status.ok()) return status;
   return absl::InternalError(core::StrCat("a prepared bulk body ends at ", offset,
-                                          " before the lines it holds at ", ranges[k].first));
+                                          " before the lines it holds at ", ranges[k].from));
 }
 
 absl::StatusOr<std::vector<ItemFailure>> PreparedBulk::Write(std::span<const size_t> positions) {
@@ -185,33 +207,37 @@ absl::StatusOr<std::vector<ItemFailure>> PreparedBulk::Write(std::span<const siz
   }
   if (sent.empty()) return failures;
   absl::StatusOr<opensearch::BulkResponse> response;
-  if (sent.size() == lines_.size() - refused_.size()) {
-    response = client_.BulkKeepingBody(body_, gzipped_, sent.size());
+  if (!gzipped_) {
+    // The lines where they lie, a run of them laid out together in one piece.
+    std::vector<std::string_view> pieces;
+    for (size_t k : sent) {
+      const PreparedLines& l = lines_[positions[k]];
+      const std::string_view lines(l.data, l.end - l.begin);
+      if (!pieces.empty() && pieces.back().data() + pieces.back().size() == lines.data()) {
+        pieces.back() = std::string_view(pieces.back().data(), pieces.back().size() + lines.size());
+      } else {
+        pieces.push_back(lines);
+      }
+    }
+    response = client_.BulkPieces(pieces, sent.size());
+  } else if (sent.size() == lines_.size() - refused_.size()) {
+    response = client_.BulkKeepingBody(body_, /*gzipped=*/true, sent.size());
   } else {
     // A part of the batch (sent again, or half of one too large): its lines copied out of the
-    // body into one of its own.
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    // body into a body of its own.
+    std::vector<LineRange> ranges;
     ranges.reserve(sent.size());
     uint64_t bytes = 0;
     for (size_t k : sent) {
       const PreparedLines& l = lines_[positions[k]];
-      ranges.emplace_back(l.begin, l.end);
+      ranges.push_back({positions[k], l.begin, l.end});
       bytes += l.end - l.begin;
     }
-    std::string part;
-    if (gzipped_) {
-      net::GzipStream gzip(bytes / 4);
-      RFS_RETURN_IF_ERROR(ForEachRange(
-          ranges, [&gzip](size_t, std::string_view piece) { return gzip.Append(piece); }));
-      RFS_ASSIGN_OR_RETURN(part, gzip.Finish());
-    } else {
-      part.reserve(bytes);
-      RFS_RETURN_IF_ERROR(ForEachRange(ranges, [&part](size_t, std::string_view piece) {
-        part.append(piece);
-        return absl::OkStatus();
-      }));
-    }
-    response = client_.BulkKeepingBody(part, gzipped_, sent.size());
+    net::GzipStream gzip(bytes / 4);
+    RFS_RETURN_IF_ERROR(ForEachRange(
+        ranges, [&gzip](size_t, std::string_view piece) { return gzip.Append(piece); }));
+    RFS_ASSIGN_OR_RETURN(std::string part, gzip.Finish());
+    response = client_.BulkKeepingBody(part, /*gzipped=*/true, sent.size());
   }
   if (!response.ok()) return response.status();
   for (size_t i = 0; i < response->items.size() && i < sent.size(); ++i) {
@@ -231,22 +257,37 @@ absl::StatusOr<std::vector<ItemFailure>> PreparedBulk::Write(std::span<const siz
   return failures;
 }
 
-// The index and `_id` an action line of ours names ({"<op>":{"_index":..,"_id":..,..}}).
+// The index and `_id` an action line of ours names ({"<op>":{"_index":..,"_id":..,..}}, made by
+// AppendBulkAction), read without a JSON parser: the names may hold any bytes AppendJsonString
+// left as they were, valid UTF-8 or not, and come back exactly.
 absl::Status ReadActionNames(std::string_view action, FailedDocument& out) {
-  boost::system::error_code ec;
-  const boost::json::value parsed = boost::json::parse(action, ec);
-  const boost::json::object* outer = ec ? nullptr : parsed.if_object();
-  const boost::json::object* meta =
-      outer != nullptr && outer->size() == 1 ? outer->begin()->value().if_object() : nullptr;
-  const boost::json::value* index_value = meta != nullptr ? meta->if_contains("_index") : nullptr;
-  const boost::json::string* index = index_value != nullptr ? index_value->if_string() : nullptr;
-  if (index == nullptr) {
-    return absl::InternalError(core::StrCat(
-        "a prepared bulk body holds an action line that names no index: ", action.substr(0, 200)));
+  size_t pos = action.find(":{");
+  bool have_index = false;
+  if (pos != std::string_view::npos) {
+    pos += 2;
+    std::string key;
+    while (pos < action.size() && core::ReadJsonString(action, pos, key)) {
+      if (pos >= action.size() || action[pos] != ':') break;
+      ++pos;
+      if (pos < action.size() && action[pos] == '"') {
+        std::string value;
+        if (!core::ReadJsonString(action, pos, value)) break;
+        if (key == "_index") {
+          out.index = std::move(value);
+          have_index = true;
+        } else if (key == "_id") {
+          out.id = std::move(value);
+        }
+      } else {
+        pos = std::min(action.find_first_of(",}", pos), action.size());  // a number
+      }
+      if (pos >= action.size() || action[pos] != ',') break;
+      ++pos;
+    }
   }
-  out.index = std::string(*index);
-  if (const auto* id = meta->if_contains("_id"); id != nullptr && id->is_string()) {
-    out.id = std::string(id->get_string());
+  if (!have_index) {
+    return absl::InternalError(core::StrCat(
+        "a prepared bulk holds an action line that names no index: ", action.substr(0, 200)));
   }
   return absl::OkStatus();
 }
@@ -254,8 +295,8 @@ absl::Status ReadActionNames(std::string_view action, FailedDocument& out) {
 absl::StatusOr<std::vector<FailedDocument>> PreparedBulk::Describe(
     std::span<const size_t> positions) const {
   std::vector<FailedDocument> out(positions.size());
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // action and source line of each
-  std::vector<size_t> of_range;                       // the index into `out` of each range
+  std::vector<LineRange> ranges;  // action and source line of each
+  std::vector<size_t> of_range;   // the index into `out` of each pair of ranges
   for (size_t k = 0; k < positions.size(); ++k) {
     out[k].cursor = lines_[positions[k]].cursor;
     if (lines_[positions[k]].refused) {
@@ -265,8 +306,8 @@ absl::StatusOr<std::vector<FailedDocument>> PreparedBulk::Describe(
       continue;
     }
     const PreparedLines& l = lines_[positions[k]];
-    ranges.emplace_back(l.begin, l.source);
-    ranges.emplace_back(l.source, l.end);
+    ranges.push_back({positions[k], l.begin, l.source});
+    ranges.push_back({positions[k], l.source, l.end});
     of_range.push_back(k);
   }
   RFS_RETURN_IF_ERROR(ForEachRange(ranges, [&](size_t r, std::string_view piece) {
@@ -302,43 +343,33 @@ absl::StatusOr<std::unique_ptr<IPreparedBatch>> OpenSearchBulkSink::Prepare(
   // Rounded up, so a pooled body fits the next batch too (batches differ by a document or so).
   constexpr size_t kStep = size_t{4} << 20;
   auto pooled_size = [](size_t n) { return n < kStreamedBodyBytes ? (n / kStep + 1) * kStep : n; };
-  core::StringPool* pool = huge ? nullptr : compress ? &GzippedBodies() : &LaidOutBodies();
-  auto prepared = std::make_unique<PreparedBulk>(client_, compress, pool);
+  auto prepared = std::make_unique<PreparedBulk>(client_, compress);
   std::vector<PreparedLines>& lines = prepared->lines();
   lines.resize(docs.size());
 
-  // The body's bytes in order: runs of lines the reader laid out (SourceDocument::rendered)
-  // where they lie, the other documents' lines laid out here. Without gzip they go into the body;
-  // with gzip into igzip, in one call for a body of the usual size, as they come for a huge one
-  // (its uncompressed bytes are never held in one buffer).
+  // The batch's lines in order: runs of lines the reader laid out (SourceDocument::rendered)
+  // where they lie, the other documents' lines laid out here, in `laid_out`. With gzip they go
+  // into igzip, in one call for a body of the usual size, as they come for a huge one (its
+  // uncompressed bytes are never held in one buffer). Without gzip they stay where they are.
   struct Piece {
     const std::string* bytes;
     size_t begin;
     size_t end;
   };
   std::vector<Piece> pieces;
-  std::string laid_out;  // with gzip, the lines of the documents not laid out by the reader
   std::unique_ptr<net::GzipStream> stream;
-  std::string& body = prepared->body();
+  if (compress && huge) stream = std::make_unique<net::GzipStream>(bytes / 4);
   size_t others = 0;  // bytes of the documents not laid out
-  if (!compress) {
-    body = LaidOutBodies().Take(pooled_size(bytes));
-  } else if (huge) {
-    stream = std::make_unique<net::GzipStream>(bytes / 4);
-  } else {
-    for (const SourceDocument* doc : docs) {
-      if (!HasRenderedLines(*doc, options)) others += EstimateBulkBytes(*doc);
-    }
-    if (others > 0) laid_out = LaidOutBodies().Take(pooled_size(others));
+  for (const SourceDocument* doc : docs) {
+    if (!HasRenderedLines(*doc, options)) others += EstimateBulkBytes(*doc);
   }
-  uint64_t offset = 0;  // in the body before gzip
-  // [begin, end) of `bytes`, next in the body.
+  std::string laid_out;
+  if (others > 0 && !stream) laid_out = LaidOutBodies().Take(pooled_size(others));
+  std::vector<std::pair<size_t, size_t>> in_laid_out;  // without gzip: position, offset
+  uint64_t offset = 0;                                 // in the batch's lines
+  // With gzip: [begin, end) of `bytes`, next in the body.
   auto add = [&](const std::string& bytes_in, size_t begin, size_t end) -> absl::Status {
     offset += end - begin;
-    if (!compress) {
-      body.append(bytes_in, begin, end - begin);
-      return absl::OkStatus();
-    }
     if (stream) return stream->Append(std::string_view(bytes_in).substr(begin, end - begin));
     if (!pieces.empty() && pieces.back().bytes == &bytes_in && pieces.back().end == begin) {
       pieces.back().end = end;
@@ -373,12 +404,13 @@ absl::StatusOr<std::unique_ptr<IPreparedBatch>> OpenSearchBulkSink::Prepare(
     l.begin = offset;
     if (HasRenderedLines(doc, options)) {
       l.source = offset + (doc.rendered_source - doc.rendered_begin);
-      RFS_RETURN_IF_ERROR(add(doc.rendered->bytes, doc.rendered_begin, doc.rendered_end));
-    } else if (!compress) {
-      AppendBulkAction(doc, options, body);
-      l.source = body.size();
-      AppendSourceLine(doc, body);
-      offset = body.size();
+      if (compress) {
+        RFS_RETURN_IF_ERROR(add(doc.rendered->bytes, doc.rendered_begin, doc.rendered_end));
+      } else {
+        prepared->Keep(doc.rendered);
+        l.data = doc.rendered->bytes.data() + doc.rendered_begin;
+        offset += doc.rendered_end - doc.rendered_begin;
+      }
     } else if (stream) {
       piece.clear();
       AppendBulkAction(doc, options, piece);
@@ -398,10 +430,16 @@ absl::StatusOr<std::unique_ptr<IPreparedBatch>> OpenSearchBulkSink::Prepare(
       AppendBulkAction(doc, options, laid_out);
       l.source = offset + (laid_out.size() - at);
       AppendSourceLine(doc, laid_out);
-      RFS_RETURN_IF_ERROR(add(laid_out, at, laid_out.size()));
+      if (compress) {
+        RFS_RETURN_IF_ERROR(add(laid_out, at, laid_out.size()));
+      } else {
+        in_laid_out.emplace_back(i, at);  // pointed at once `laid_out` stops growing
+        offset += laid_out.size() - at;
+      }
     }
     l.end = offset;
   }
+  std::string& body = prepared->body();
   if (stream) {
     RFS_ASSIGN_OR_RETURN(body, stream->Finish());
   } else if (compress) {
@@ -411,9 +449,14 @@ absl::StatusOr<std::unique_ptr<IPreparedBatch>> OpenSearchBulkSink::Prepare(
       views.push_back(std::string_view(*p.bytes).substr(p.begin, p.end - p.begin));
     }
     body = GzippedBodies().Take(0);
+    prepared->set_body_pool(&GzippedBodies());
     const absl::Status compressed = net::GzipCompressInto(views, body);
     if (others > 0) LaidOutBodies().Give(std::move(laid_out));
     RFS_RETURN_IF_ERROR(compressed);
+  } else {
+    body = std::move(laid_out);
+    if (others > 0) prepared->set_body_pool(&LaidOutBodies());
+    for (const auto& [position, at] : in_laid_out) lines[position].data = body.data() + at;
   }
   return std::unique_ptr<IPreparedBatch>(std::move(prepared));
 }

@@ -13,6 +13,12 @@ namespace rfs::core {
 /// characters escaped, every other byte copied as it is (so UTF-8 passes through unchanged).
 void AppendJsonString(std::string_view value, std::string& out);
 
+/// Reads the JSON string literal that starts at text[pos] (its opening quote) into `out`, the
+/// inverse of AppendJsonString: escapes decoded (\uXXXX as UTF-8, a surrogate pair as one code
+/// point), every other byte copied as it is, whether or not it is valid UTF-8. Leaves `pos` past
+/// the closing quote. False, with `pos` unchanged, when no whole literal starts there.
+bool ReadJsonString(std::string_view text, size_t& pos, std::string& out);
+
 /// True when `value` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
 /// above U+10FFFF).
 bool IsValidUtf8(std::string_view value);

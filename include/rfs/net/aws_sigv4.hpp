@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -64,6 +65,11 @@ absl::Status SignSigV4(std::string_view method, std::string_view target, std::st
                        net::HttpHeaders& headers, const SigV4Options& options,
                        core::IClock::TimePoint now, std::string* canonical_request_out = nullptr);
 
+/// The same for a body in pieces (HttpRequest::body_pieces), hashed where they lie.
+absl::Status SignSigV4(std::string_view method, std::string_view target,
+                       std::span<const std::string_view> body_pieces, net::HttpHeaders& headers,
+                       const SigV4Options& options, core::IClock::TimePoint now);
+
 /// The same for a whole request, signed in place.
 inline absl::Status SignSigV4(net::HttpRequest& request, const SigV4Options& options,
                               core::IClock::TimePoint now) {
@@ -72,5 +78,7 @@ inline absl::Status SignSigV4(net::HttpRequest& request, const SigV4Options& opt
 
 /// Lower-case hex SHA-256 of `data` (also the payload hash SigV4 signs).
 std::string Sha256Hex(std::string_view data);
+/// The same of pieces taken in order as one string.
+std::string Sha256Hex(std::span<const std::string_view> pieces);
 
 }  // namespace rfs::net

@@ -34,6 +34,10 @@ struct HttpRequest {
   std::string target = "/";
   HttpHeaders headers;
   std::string body;
+  /// With `body` empty: the body is these pieces, in order, sent from where they lie (a
+  /// scatter-gather write: a large body in many buffers is never copied into one). They must
+  /// outlive the call.
+  std::vector<std::string_view> body_pieces;
   /// Zero means the transport's default.
   std::chrono::milliseconds timeout{0};
 };

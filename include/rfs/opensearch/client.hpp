@@ -186,6 +186,10 @@ class OpenSearchClient {
   /// CompressionActive()), left with the caller afterwards: its buffer can carry the next batch.
   absl::StatusOr<BulkResponse> BulkKeepingBody(std::string& body, bool gzipped,
                                                size_t action_count);
+  /// POST /_bulk with an uncompressed body in pieces, sent from where they lie (no copy into
+  /// one buffer); they must outlive the call.
+  absl::StatusOr<BulkResponse> BulkPieces(std::span<const std::string_view> pieces,
+                                          size_t action_count);
 
   /// POST /<index>/_refresh ("" refreshes every index).
   absl::Status Refresh(std::string_view index = "");

@@ -111,12 +111,15 @@ class OpenSearchBulkSink final : public IDocumentSink {
   absl::StatusOr<std::vector<ItemFailure>> Write(
       std::span<const SourceDocument* const> docs) override;
   BulkActionOptions action_options() const override;
-  /// The request body (gzipped afterwards, or streamed into gzip when huge).
+  /// The gzipped body (streamed into gzip when huge); without gzip, the lines of documents not
+  /// laid out by the reader with this sink's options.
   bool copies_batches() const override { return true; }
   /// Runs of laid-out lines go into the body (or straight into gzip) as they are.
   bool writes_rendered_lines() const override { return true; }
-  /// The body as it is sent (gzipped when compression is on), each document's lines found again
-  /// in it by their offsets: a part sent again, or a failed document, is read back from there.
+  /// With gzip, the body as it is sent, each document's lines found again in it by their
+  /// offsets; without, the lines where the reader laid them out, sent from there in pieces
+  /// (opensearch::OpenSearchClient::BulkPieces). A part sent again, or a failed document, is
+  /// read back from them.
   absl::StatusOr<std::unique_ptr<IPreparedBatch>> Prepare(
       std::span<const SourceDocument* const> docs) override;
   std::string description() const override;

@@ -107,3 +107,36 @@ TEST_CASE("a code point appends as UTF-8 in one to four bytes", "[core][json]") 
     CHECK(IsValidUtf8(encoded(cp)));
   }
 }
+
+TEST_CASE("ReadJsonString reads back what AppendJsonString wrote, whatever the bytes") {
+  using rfs::core::ReadJsonString;
+  // Every byte value, quotes, backslashes, controls, UTF-8 and bytes that are not UTF-8.
+  std::string every;
+  for (int c = 0; c < 256; ++c) every.push_back(static_cast<char>(c));
+  for (const std::string& value :
+       {std::string(), std::string("plain"), every, std::string("\xff\xfe not UTF-8 \"q\" \\")}) {
+    std::string text = "x";
+    AppendJsonString(value, text);
+    text += ",rest";
+    size_t pos = 1;
+    std::string read;
+    REQUIRE(ReadJsonString(text, pos, read));
+    CHECK(read == value);
+    CHECK(text.substr(pos) == ",rest");
+  }
+  // Escapes AppendJsonString never writes: \/, \u of any code point, a surrogate pair as one.
+  size_t pos = 0;
+  std::string read;
+  REQUIRE(ReadJsonString(R"("a\/b\u00e9\uD83D\uDE00\u0041")", pos, read));
+  CHECK(read ==
+        "a/b\xc3\xa9\xf0\x9f\x98\x80"
+        "A");
+  // Not a whole literal: false, position unchanged.
+  for (const char* bad : {"", "x\"", "\"open", "\"bad \\q escape\"", "\"\\u12\"", "\"ends \\"}) {
+    size_t at = 0;
+    std::string out = "kept";
+    CHECK_FALSE(ReadJsonString(bad, at, out));
+    CHECK(at == 0);
+    CHECK(out == "kept");
+  }
+}

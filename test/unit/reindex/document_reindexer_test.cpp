@@ -1228,6 +1228,24 @@ TEST_CASE("a prepared bulk sends any part of itself and describes its documents 
     const testing::DoubleStats stats = server->stats();
     CHECK(stats.bulk_requests == 2);
     CHECK(stats.gzip_requests == (gzip ? 2u : 0u));
+
+    // Names that are not UTF-8 (a source before Elasticsearch 5 may hold any bytes) and escapes
+    // come back from the action line exactly, as they were laid out.
+    SourceDocument odd;
+    odd.index = "odd\xff";
+    odd.id = "\xc3(\"\\/\n\x01\xf0\x9f\x98\x80";
+    odd.routing = "r\"";
+    odd.version = 7;
+    odd.cursor = 1;
+    odd.source = "{}";
+    const SourceDocument* odd_pointer = &odd;
+    auto odd_batch = sink.Prepare(std::span(&odd_pointer, 1));
+    REQUIRE(odd_batch.ok());
+    const std::vector<size_t> first = {0};
+    auto odd_records = (*odd_batch)->Describe(first);
+    REQUIRE(odd_records.ok());
+    CHECK((*odd_records)[0].index == odd.index);
+    CHECK((*odd_records)[0].id == odd.id);
   }
 }
 
