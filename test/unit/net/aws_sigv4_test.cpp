@@ -202,18 +202,25 @@ TEST_CASE("AWS credentials come from the standard environment variables", "[rein
   ::unsetenv("AWS_SESSION_TOKEN");
 }
 
+// A transport signing for the "es" service with the suite's keys, the payload hash sent too.
+std::unique_ptr<BeastHttpTransport> SignedForEs(const std::string& endpoint,
+                                                core::FakeClock& clock) {
+  SigV4Options sigv4 = SuiteOptions();
+  sigv4.service = "es";
+  sigv4.add_content_sha256_header = true;
+  auto transport =
+      BeastHttpTransport::Open({.endpoint = endpoint, .sigv4 = sigv4, .clock = &clock});
+  REQUIRE(transport.ok());
+  return *std::move(transport);
+}
+
 TEST_CASE("transport signs every request it sends, compressed bodies included",
           "[reindex][sigv4]") {
   auto server = testing::OpenSearchDouble::Start();
   REQUIRE(server.ok());
   core::FakeClock clock(SuiteTime());
-  SigV4Options sigv4 = SuiteOptions();
-  sigv4.service = "es";
-  sigv4.add_content_sha256_header = true;
-  auto transport = BeastHttpTransport::Open(
-      {.endpoint = (*server)->endpoint(), .sigv4 = sigv4, .clock = &clock});
-  REQUIRE(transport.ok());
-  opensearch::OpenSearchClient client(**transport);
+  auto transport = SignedForEs((*server)->endpoint(), clock);
+  opensearch::OpenSearchClient client(*transport);
   auto bulk = client.Bulk("{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":1}\n", 1);
   REQUIRE(bulk.ok());
   const auto requests = (*server)->requests();
@@ -245,13 +252,8 @@ TEST_CASE("a bulk body sent in pieces arrives whole, signed over all of it", "[r
       {.sigv4 = rfs::test::SigV4Expectation{.service = "es", .secrets = {{kAccessKey, kSecretKey}}},
        .clock = &clock});
   REQUIRE(server.ok());
-  SigV4Options sigv4 = SuiteOptions();
-  sigv4.service = "es";
-  sigv4.add_content_sha256_header = true;
-  auto transport = BeastHttpTransport::Open(
-      {.endpoint = (*server)->endpoint(), .sigv4 = sigv4, .clock = &clock});
-  REQUIRE(transport.ok());
-  opensearch::OpenSearchClient client(**transport, {.compression = false});
+  auto transport = SignedForEs((*server)->endpoint(), clock);
+  opensearch::OpenSearchClient client(*transport, {.compression = false});
   auto bulk = client.BulkPieces(pieces, 2);
   REQUIRE(bulk.ok());
   CHECK_FALSE(bulk->errors);
