@@ -741,7 +741,7 @@ class AzureTransport final : public net::IHttpTransport {
         authorized.headers.emplace_back("x-ms-date", HttpDate(ClockOr(clock_).Now()));
         const std::string to_sign = AzureSharedKeyStringToSign(
             authorized.method, StrCat(path_prefix_, authorized.target), authorized.headers,
-            authorized.body.size(), credentials_.account);
+            authorized.body_size(), credentials_.account);
         RFS_ASSIGN_OR_RETURN(std::string signature,
                              AzureSharedKeySignature(to_sign, credentials_.secret));
         authorized.headers.emplace_back("Authorization",

@@ -325,7 +325,7 @@ class ReindexRun {
   }
 
   // The batch as the sink's request (IDocumentSink::Prepare), its documents freed and the
-  // budget given back what they held beyond it (`charged` follows); otherwise the documents
+  // budget charged what it holds instead of them (`charged` follows); otherwise the documents
   // themselves, held until the batch is done.
   std::unique_ptr<IPreparedBatch> Prepare(Batch& batch, size_t& charged) {
     auto prepared = sink_.Prepare(batch.docs);
@@ -337,7 +337,12 @@ class ReindexRun {
     batch.docs = {};
     batch.holders = {};
     const size_t held = (*prepared)->held_bytes();
-    if (options_.memory_budget != nullptr && held < charged) {
+    if (options_.memory_budget != nullptr && held > charged) {
+      // It may hold more than its documents' lines: buffers of the reader's it shares with a
+      // huge document of the next batch, which stay after that batch is done.
+      options_.memory_budget->Charge(held - charged);
+      charged = held;
+    } else if (options_.memory_budget != nullptr && held < charged) {
       options_.memory_budget->Release(charged - held);
       charged = held;
       { std::lock_guard lock(mu_); }  // a Submit waiting on the budget is waiting on mu_

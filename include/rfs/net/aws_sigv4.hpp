@@ -70,9 +70,13 @@ absl::Status SignSigV4(std::string_view method, std::string_view target,
                        std::span<const std::string_view> body_pieces, net::HttpHeaders& headers,
                        const SigV4Options& options, core::IClock::TimePoint now);
 
-/// The same for a whole request, signed in place.
+/// The same for a whole request, signed in place (over its body pieces when it has them).
 inline absl::Status SignSigV4(net::HttpRequest& request, const SigV4Options& options,
                               core::IClock::TimePoint now) {
+  if (!request.body_pieces.empty()) {
+    return SignSigV4(request.method, request.target, request.body_pieces, request.headers, options,
+                     now);
+  }
   return SignSigV4(request.method, request.target, request.body, request.headers, options, now);
 }
 

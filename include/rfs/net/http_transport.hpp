@@ -40,6 +40,13 @@ struct HttpRequest {
   std::vector<std::string_view> body_pieces;
   /// Zero means the transport's default.
   std::chrono::milliseconds timeout{0};
+
+  /// The body's length as sent (Content-Length), whichever way it is held.
+  size_t body_size() const {
+    size_t size = body.size();
+    for (std::string_view piece : body_pieces) size += piece.size();
+    return size;
+  }
 };
 
 struct HttpResponse {

@@ -180,6 +180,16 @@ TEST_CASE("SigV4 adds the date, token and payload hash headers", "[reindex][sigv
   CHECK(authorization.find(kSecretKey) == std::string::npos);
   CHECK(Sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 
+  // A body in pieces is signed over the pieces, as the body they make.
+  net::HttpRequest in_pieces = request;
+  in_pieces.headers = {{"Host", "search.example.com"}};
+  in_pieces.body.clear();
+  const std::string first = "{\"index\":{}}\n", second = "{\"a\":1}\n";
+  in_pieces.body_pieces = {first, second};
+  CHECK(in_pieces.body_size() == first.size() + second.size());
+  REQUIRE(SignSigV4(in_pieces, options, SuiteTime()).ok());
+  CHECK(net::FindHeader(in_pieces.headers, "x-amz-content-sha256") == Sha256Hex(first + second));
+
   net::HttpRequest no_host;
   CHECK(absl::IsInvalidArgument(SignSigV4(no_host, options, SuiteTime())));
 }

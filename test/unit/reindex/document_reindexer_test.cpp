@@ -1137,9 +1137,10 @@ TEST_CASE("OpenSearch bulk sink sends laid-out lines as they are, gzipped or not
 
 TEST_CASE("a prepared bulk sends any part of itself and describes its documents from its body",
           "[reindex][reindexer]") {
-  // Once prepared, the documents and the lines the reader laid out are gone (ASan would see a
-  // read of them): a part sent again and a failed document's record come from the body alone,
-  // gzipped (inflated a piece at a time, across pieces for a long source) or not.
+  // Once prepared, the documents are gone (ASan would see a read of them): a part sent again and
+  // a failed document's record come from the gzipped body (inflated a piece at a time, across
+  // pieces for a long source) or, without gzip, from the lines the batch keeps (the reader's,
+  // which only the batch holds now, and those the sink laid out).
   for (const bool gzip : {true, false}) {
     INFO("gzip " << gzip);
     auto server = StartWithStrictIndex("parts");
@@ -1387,6 +1388,80 @@ TEST_CASE("a sink that prepares its batches has their documents freed before the
   CHECK(failed.records[0].action == "action of d5");
   CHECK(failed.records[0].error_type == "mapper_parsing_exception");
   CHECK(failed.records[0].status == 400);
+}
+
+TEST_CASE("a prepared batch is charged what it holds, also when that is more than its documents",
+          "[reindex][reindexer]") {
+  // A batch that keeps buffers it shares with other documents (the reader's lines, beside a huge
+  // document of the next batch) holds more than its own lines: it is charged that while it is
+  // in flight, not what its documents were.
+  constexpr size_t kPinned = size_t{4} << 20;
+  class PinningSink final : public IDocumentSink {
+   public:
+    explicit PinningSink(const core::MemoryBudget& budget) : budget_(budget) {}
+    class Batch final : public IPreparedBatch {
+     public:
+      Batch(PinningSink& sink, std::vector<uint64_t> cursors)
+          : sink_(sink), cursors_(std::move(cursors)) {}
+      size_t size() const override { return cursors_.size(); }
+      size_t held_bytes() const override { return kPinned; }
+      uint64_t cursor(size_t i) const override { return cursors_[i]; }
+      size_t source_bytes(size_t) const override { return 0; }
+      bool has_version(size_t) const override { return false; }
+      absl::StatusOr<std::vector<ItemFailure>> Write(std::span<const size_t>) override {
+        sink_.Sent();
+        return std::vector<ItemFailure>{};
+      }
+      absl::StatusOr<std::vector<FailedDocument>> Describe(std::span<const size_t>) const override {
+        return std::vector<FailedDocument>{};
+      }
+
+     private:
+      PinningSink& sink_;
+      std::vector<uint64_t> cursors_;
+    };
+    absl::StatusOr<std::unique_ptr<IPreparedBatch>> Prepare(
+        std::span<const SourceDocument* const> docs) override {
+      std::vector<uint64_t> cursors;
+      for (const SourceDocument* doc : docs) cursors.push_back(doc->cursor);
+      return std::unique_ptr<IPreparedBatch>(new Batch(*this, std::move(cursors)));
+    }
+    absl::StatusOr<std::vector<ItemFailure>> Write(
+        std::span<const SourceDocument* const>) override {
+      return absl::InternalError("written through Prepare only");
+    }
+    std::string description() const override { return "pinning sink"; }
+    bool copies_batches() const override { return true; }
+    void Sent() {
+      std::lock_guard lock(mu_);
+      used_while_sent_.push_back(budget_.used());
+    }
+    std::vector<size_t> used_while_sent() {
+      std::lock_guard lock(mu_);
+      return used_while_sent_;
+    }
+
+   private:
+    const core::MemoryBudget& budget_;
+    std::mutex mu_;
+    std::vector<size_t> used_while_sent_;
+  };
+  core::FakeClock clock;
+  core::MemoryBudget budget(1 << 20);
+  PinningSink sink(budget);
+  VectorDocumentStream docs(MakeDocs(6, "target", 100));
+  RecordingFailedSink failed;
+  DocumentReindexer reindexer(
+      sink, &failed, clock,
+      {.max_docs_per_batch = 1, .max_concurrent_batches = 4, .memory_budget = &budget});
+  auto summary = reindexer.Reindex(docs);
+  REQUIRE(summary.ok());
+  CHECK(summary->docs_written == 6);
+  const std::vector<size_t> used = sink.used_while_sent();
+  REQUIRE(used.size() == 6);
+  for (size_t bytes : used) CHECK(bytes >= kPinned);
+  CHECK(budget.peak() >= kPinned);
+  CHECK(budget.used() == 0);
 }
 
 }  // namespace rfs::reindex
