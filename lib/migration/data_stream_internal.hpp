@@ -48,6 +48,7 @@ class TargetIndexGuard final : public reindex::IDocumentSink {
   bool reports_target_load() const override { return inner_->reports_target_load(); }
   bool writes_rendered_lines() const override { return inner_->writes_rendered_lines(); }
   bool copies_batches() const override { return inner_->copies_batches(); }
+  bool copies_rendered_lines() const override { return inner_->copies_rendered_lines(); }
   /// The inner sink's prepared batch, once every name its documents go to has been looked up;
   /// nullptr (written through Write) when one of them is refused.
   absl::StatusOr<std::unique_ptr<reindex::IPreparedBatch>> Prepare(

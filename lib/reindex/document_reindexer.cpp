@@ -39,6 +39,8 @@ struct Batch {
   std::vector<const SourceDocument*> docs;
   std::vector<DocumentHolder> holders;
   size_t bytes = 0;
+  // Of `bytes`, what the sink lays out again before it is sent (IDocumentSink::copies_batches).
+  size_t copied_bytes = 0;
 };
 
 struct BatchCounts {
@@ -193,6 +195,9 @@ class ReindexRun {
     Batch batch;
     uint64_t sequence = 0;
     std::optional<uint64_t> previous_cursor;
+    // Whether a document's lines count twice while its batch waits to be prepared.
+    const bool copies = sink_.copies_batches();
+    const bool copies_rendered = copies && sink_.copies_rendered_lines();
     DocumentHolder holder;  // what keeps the last document read
     auto submit_batch = [&] {
       batch.sequence = sequence++;
@@ -229,6 +234,7 @@ class ReindexRun {
         submit_batch();
       }
       batch.bytes += bytes;
+      if (copies && (copies_rendered || doc.rendered == nullptr)) batch.copied_bytes += bytes;
       batch.docs.push_back(&doc);
       if (batch.holders.empty() || batch.holders.back() != holder) batch.holders.push_back(holder);
       if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) {
@@ -271,11 +277,10 @@ class ReindexRun {
     work_cv_.notify_one();
   }
 
-  // What a batch holds while in flight: its documents' lines, the sink's copy of them if it makes
-  // one, and the documents themselves (for small documents, as much as their lines).
+  // What a batch holds until it is prepared: its documents' lines, the sink's copy of those it
+  // lays out again, and the documents themselves (for small documents, as much as their lines).
   size_t BudgetBytes(const Batch& batch) const {
-    return (sink_.copies_batches() ? 2 * batch.bytes : batch.bytes) +
-           batch.docs.size() * bytes_held_per_document_;
+    return batch.bytes + batch.copied_bytes + batch.docs.size() * bytes_held_per_document_;
   }
 
   // Checked once per document, so it reads an atomic rather than taking mu_.

@@ -33,6 +33,8 @@ BulkActionOptions OpenSearchBulkSink::action_options() const {
   return {.include_type = version.ok() && version->RequiresDocumentType()};
 }
 
+bool OpenSearchBulkSink::copies_rendered_lines() const { return client_.compression_allowed(); }
+
 std::string OpenSearchBulkSink::description() const {
   return core::StrCat("OpenSearch bulk to ", client_.transport().endpoint());
 }

@@ -145,6 +145,8 @@ class OpenSearchClient {
   absl::StatusOr<core::ClusterVersion> GetVersion();
   /// True once detection has run and found that bulk bodies will be gzipped.
   absl::StatusOr<bool> CompressionActive();
+  /// Whether bulk bodies may be gzipped (the option; detection may still say no). Never blocks.
+  bool compression_allowed() const { return options_.compression; }
 
   /// GET /_cluster/settings (flat keys, e.g. "persistent" -> {"cluster.routing...": ...}).
   absl::StatusOr<boost::json::object> GetClusterSettings(bool include_defaults);

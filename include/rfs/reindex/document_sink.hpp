@@ -88,8 +88,12 @@ class IDocumentSink {
   /// documents; the others only read their sources from the lines.
   virtual bool writes_rendered_lines() const { return false; }
   /// Whether Write lays a batch out again in a buffer of its own (a request body) that lives
-  /// while it runs: the reindexer then counts each batch twice against its memory budget.
+  /// while it runs: the reindexer then counts a batch's lines twice against its memory budget
+  /// until the batch is prepared (those copies_rendered_lines says are copied).
   virtual bool copies_batches() const { return false; }
+  /// For a copies_batches sink: whether lines the reader laid out (SourceDocument::rendered) are
+  /// copied too, or sent from where they lie (then only the others count twice).
+  virtual bool copies_rendered_lines() const { return true; }
   /// Lays `docs` out as the request that writes them, for a sink whose request holds all it
   /// needs (a copies_batches sink's body): the caller may then free the documents before it is
   /// sent. nullptr when this sink writes from the documents themselves (the default); an error
@@ -114,6 +118,8 @@ class OpenSearchBulkSink final : public IDocumentSink {
   /// The gzipped body (streamed into gzip when huge); without gzip, the lines of documents not
   /// laid out by the reader with this sink's options.
   bool copies_batches() const override { return true; }
+  /// Only when bulk bodies may be gzipped: otherwise laid-out lines are sent where they lie.
+  bool copies_rendered_lines() const override;
   /// Runs of laid-out lines go into the body (or straight into gzip) as they are.
   bool writes_rendered_lines() const override { return true; }
   /// With gzip, the body as it is sent, each document's lines found again in it by their

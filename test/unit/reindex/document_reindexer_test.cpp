@@ -1464,4 +1464,52 @@ TEST_CASE("a prepared batch is charged what it holds, also when that is more tha
   CHECK(budget.used() == 0);
 }
 
+TEST_CASE("lines sent where the reader laid them out count once until their batch is prepared",
+          "[reindex][reindexer]") {
+  // A sink that copies batches (a gzipped body) has each document counted twice while its batch
+  // waits; one that sends the reader's lines where they lie (no gzip) copies only the others.
+  class ChargeSink final : public IDocumentSink {
+   public:
+    ChargeSink(const core::MemoryBudget& budget, bool copies_rendered)
+        : budget_(budget), copies_rendered_(copies_rendered) {}
+    absl::StatusOr<std::vector<ItemFailure>> Write(
+        std::span<const SourceDocument* const> docs) override {
+      for (const SourceDocument* doc : docs) used_[doc->id] = budget_.used();
+      return std::vector<ItemFailure>{};
+    }
+    std::string description() const override { return "charge sink"; }
+    bool copies_batches() const override { return true; }
+    bool copies_rendered_lines() const override { return copies_rendered_; }
+    std::map<std::string, size_t> used_;  // written one batch at a time
+
+   private:
+    const core::MemoryBudget& budget_;
+    const bool copies_rendered_;
+  };
+  for (const bool copies_rendered : {false, true}) {
+    INFO("copies rendered lines " << copies_rendered);
+    auto list = MakeDocs(4, "target", 300);
+    REQUIRE(LayOut(std::span(list).first(2), 2));
+    std::map<std::string, size_t> expected;
+    VectorDocumentStream docs(list);
+    for (const SourceDocument& doc : list) {
+      const size_t bytes = EstimateBulkBytes(doc);
+      const bool copied = copies_rendered || doc.rendered == nullptr;
+      expected[doc.id] = (copied ? 2 * bytes : bytes) + docs.bytes_held_per_document();
+    }
+    // A budget of one byte lets one batch at a time: what it charges is all that is charged.
+    core::MemoryBudget budget(1);
+    ChargeSink sink(budget, copies_rendered);
+    core::FakeClock clock;
+    DocumentReindexer reindexer(
+        sink, nullptr, clock,
+        {.max_docs_per_batch = 1, .max_concurrent_batches = 2, .memory_budget = &budget});
+    auto summary = reindexer.Reindex(docs);
+    REQUIRE(summary.ok());
+    CHECK(summary->docs_written == 4);
+    CHECK(sink.used_ == expected);
+    CHECK(budget.used() == 0);
+  }
+}
+
 }  // namespace rfs::reindex
