@@ -198,6 +198,9 @@ class ReindexRun {
     // Whether a document's lines count twice while its batch waits to be prepared.
     const bool copies = sink_.copies_batches();
     const bool copies_rendered = copies && sink_.copies_rendered_lines();
+    // Lines laid out with options other than the sink's are laid out again.
+    const BulkActionOptions sink_options =
+        copies && !copies_rendered ? sink_.action_options() : BulkActionOptions{};
     DocumentHolder holder;  // what keeps the last document read
     auto submit_batch = [&] {
       batch.sequence = sequence++;
@@ -234,7 +237,9 @@ class ReindexRun {
         submit_batch();
       }
       batch.bytes += bytes;
-      if (copies && (copies_rendered || doc.rendered == nullptr)) batch.copied_bytes += bytes;
+      if (copies && (copies_rendered || !HasRenderedLines(doc, sink_options))) {
+        batch.copied_bytes += bytes;
+      }
       batch.docs.push_back(&doc);
       if (batch.holders.empty() || batch.holders.back() != holder) batch.holders.push_back(holder);
       if (docs.unique_cursors() && batch_limit != 0 && batch.bytes >= batch_limit) {

@@ -1467,7 +1467,8 @@ TEST_CASE("a prepared batch is charged what it holds, also when that is more tha
 TEST_CASE("lines sent where the reader laid them out count once until their batch is prepared",
           "[reindex][reindexer]") {
   // A sink that copies batches (a gzipped body) has each document counted twice while its batch
-  // waits; one that sends the reader's lines where they lie (no gzip) copies only the others.
+  // waits; one that sends the reader's lines where they lie (no gzip) copies only the others,
+  // and lines laid out with options other than its own (with `_type`).
   class ChargeSink final : public IDocumentSink {
    public:
     ChargeSink(const core::MemoryBudget& budget, bool copies_rendered)
@@ -1488,13 +1489,14 @@ TEST_CASE("lines sent where the reader laid them out count once until their batc
   };
   for (const bool copies_rendered : {false, true}) {
     INFO("copies rendered lines " << copies_rendered);
-    auto list = MakeDocs(4, "target", 300);
+    auto list = MakeDocs(5, "target", 300);
     REQUIRE(LayOut(std::span(list).first(2), 2));
+    REQUIRE(LayOut(std::span(list).subspan(2, 1), 1, {.include_type = true}));
     std::map<std::string, size_t> expected;
     VectorDocumentStream docs(list);
     for (const SourceDocument& doc : list) {
       const size_t bytes = EstimateBulkBytes(doc);
-      const bool copied = copies_rendered || doc.rendered == nullptr;
+      const bool copied = copies_rendered || doc.rendered == nullptr || doc.id == "d2";
       expected[doc.id] = (copied ? 2 * bytes : bytes) + docs.bytes_held_per_document();
     }
     // A budget of one byte lets one batch at a time: what it charges is all that is charged.
@@ -1506,7 +1508,7 @@ TEST_CASE("lines sent where the reader laid them out count once until their batc
         {.max_docs_per_batch = 1, .max_concurrent_batches = 2, .memory_budget = &budget});
     auto summary = reindexer.Reindex(docs);
     REQUIRE(summary.ok());
-    CHECK(summary->docs_written == 4);
+    CHECK(summary->docs_written == 5);
     CHECK(sink.used_ == expected);
     CHECK(budget.used() == 0);
   }
