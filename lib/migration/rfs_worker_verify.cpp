@@ -218,8 +218,11 @@ absl::StatusOr<std::unique_ptr<reindex::IFailedDocumentSink>> AllPhaseWorker::Op
     return std::unique_ptr<reindex::IFailedDocumentSink>(*std::move(opened));
   }
   *location = RoundFolder(round);
+  // The folder comes with the first record: a round that finds every document equal leaves
+  // none behind.
   auto opened = reindex::GzipFailedDocumentSink::Open(
-      *location, StrCat("verify-round-", round, "-", result_.worker_id));
+      *location, StrCat("verify-round-", round, "-", result_.worker_id),
+      reindex::FolderCreation::kWithFirstRecord);
   if (!opened.ok()) return opened.status();
   return std::unique_ptr<reindex::IFailedDocumentSink>(*std::move(opened));
 }

@@ -133,8 +133,11 @@ std::string FailedDocumentToJson(const FailedDocument& doc) {
 }
 
 absl::StatusOr<std::unique_ptr<GzipFailedDocumentSink>> GzipFailedDocumentSink::Open(
-    const std::string& directory, const std::string& file_prefix) {
-  if (absl::Status s = core::CreateDirectories(directory, /*sync=*/true); !s.ok()) return s;
+    const std::string& directory, const std::string& file_prefix, FolderCreation folder_creation) {
+  const bool at_open = folder_creation == FolderCreation::kAtOpen;
+  if (at_open) {
+    if (absl::Status s = core::CreateDirectories(directory, /*sync=*/true); !s.ok()) return s;
+  }
   // Unique per process and sink: pid, start time and a counter.
   static std::atomic<uint64_t> counter{0};
   const auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -142,7 +145,8 @@ absl::StatusOr<std::unique_ptr<GzipFailedDocumentSink>> GzipFailedDocumentSink::
       directory, "/", file_prefix, "-", static_cast<uint64_t>(::getpid()), "-",
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()),
       "-", counter.fetch_add(1), ".ndjson.gz");
-  return std::unique_ptr<GzipFailedDocumentSink>(new GzipFailedDocumentSink(path));
+  return std::unique_ptr<GzipFailedDocumentSink>(
+      new GzipFailedDocumentSink(directory, path, !at_open));
 }
 
 GzipFailedDocumentSink::~GzipFailedDocumentSink() {
@@ -167,6 +171,9 @@ absl::Status GzipFailedDocumentSink::Record(std::span<const FailedDocument> docs
   std::lock_guard lock(mu_);
   bool created = false;
   if (fd_ < 0) {
+    if (make_directory_) {
+      if (absl::Status s = core::CreateDirectories(directory_, /*sync=*/true); !s.ok()) return s;
+    }
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) return core::ErrnoStatus("open", path_, errno);
     created = true;

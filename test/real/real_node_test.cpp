@@ -2424,6 +2424,10 @@ TEST_CASE(
   CHECK(runner.out.find(row(main_index, kMain, kMain, 0, 0, 0, kMain) + "\n") != std::string::npos);
   CHECK(runner.out.find("Verification: every document is on the target as the migration sends "
                         "it") != std::string::npos);
+  // Rounds that found every document equal leave no folder of records behind.
+  CHECK(fs::is_directory(failed));
+  CHECK_FALSE(fs::exists(fs::path(failed) / "verify-round-1"));
+  CHECK_FALSE(fs::exists(fs::path(failed) / "verify-round-2"));
 
   // (b) The target loses documents (routed ones among them), one changes, one is added; (c) a
   // whole index is deleted (the probe's finding: an index gone after its documents were

@@ -120,7 +120,8 @@ struct VerifyReport {
   /// The round of a full verification (`verify_all`); 0 for the sample.
   int round = 0;
   /// Full verification: where the round's records of documents not equal are (the folder or
-  /// S3 location `--redrive-failed-documents` takes).
+  /// S3 location `--redrive-failed-documents` takes). A folder is made only with its first
+  /// record: after a round that found every document equal it does not exist.
   std::string records;
   /// True when no selected index misses documents or differs in the sample; for a full
   /// verification, when none has documents missing, different, not comparable or extra.

@@ -56,13 +56,23 @@ class IFailedDocumentSink {
   virtual absl::Status Record(std::span<const FailedDocument> docs) = 0;
 };
 
+/// When a GzipFailedDocumentSink makes its folder.
+enum class FolderCreation {
+  /// At Open: a folder that cannot be made fails before any work is done.
+  kAtOpen,
+  /// With the first record, so that a folder no record went to is never made (a verification
+  /// round that found every document equal). For a folder below one already made.
+  kWithFirstRecord,
+};
+
 class GzipFailedDocumentSink final : public IFailedDocumentSink {
  public:
-  /// Creates `directory` when missing; records go to
+  /// Creates `directory` when missing (see FolderCreation); records go to
   /// `<directory>/<file_prefix>-<unique suffix>.ndjson.gz`, a new file per sink, so several
   /// workers can share the folder.
   static absl::StatusOr<std::unique_ptr<GzipFailedDocumentSink>> Open(
-      const std::string& directory, const std::string& file_prefix = "failed-documents");
+      const std::string& directory, const std::string& file_prefix = "failed-documents",
+      FolderCreation folder_creation = FolderCreation::kAtOpen);
   ~GzipFailedDocumentSink() override;
   GzipFailedDocumentSink(const GzipFailedDocumentSink&) = delete;
   GzipFailedDocumentSink& operator=(const GzipFailedDocumentSink&) = delete;
@@ -74,8 +84,11 @@ class GzipFailedDocumentSink final : public IFailedDocumentSink {
   uint64_t recorded() const;
 
  private:
-  explicit GzipFailedDocumentSink(std::string path) : path_(std::move(path)) {}
+  GzipFailedDocumentSink(std::string directory, std::string path, bool make_directory)
+      : directory_(std::move(directory)), path_(std::move(path)), make_directory_(make_directory) {}
+  const std::string directory_;
   const std::string path_;
+  const bool make_directory_;  // made with the first record
   mutable std::mutex mu_;
   int fd_ = -1;            // guarded by mu_
   uint64_t recorded_ = 0;  // guarded by mu_

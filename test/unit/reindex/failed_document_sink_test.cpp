@@ -73,6 +73,32 @@ TEST_CASE("failed-document sinks in one folder use distinct files", "[reindex][f
   CHECK((*a)->path().ends_with(".ndjson.gz"));
 }
 
+TEST_CASE("a failed-document sink may make its folder with its first record", "[reindex][failed]") {
+  testutil::TempDir dir;
+  namespace fs = std::filesystem;
+  const fs::path eager = fs::path(dir.str()) / "eager";
+  const fs::path lazy = fs::path(dir.str()) / "lazy" / "round-1";
+  auto at_open = GzipFailedDocumentSink::Open(eager.string());
+  auto with_record =
+      GzipFailedDocumentSink::Open(lazy.string(), "round", FolderCreation::kWithFirstRecord);
+  REQUIRE(at_open.ok());
+  REQUIRE(with_record.ok());
+  CHECK(fs::is_directory(eager));
+  CHECK_FALSE(fs::exists(lazy.parent_path()));  // nothing recorded: no folder
+
+  std::vector<FailedDocument> docs{Failed("a", R"({"n":"x"})")};
+  REQUIRE((*with_record)->Record(docs).ok());
+  CHECK(fs::is_regular_file((*with_record)->path()));
+  CHECK(fs::path((*with_record)->path()).parent_path() == lazy);
+  // A sink opened while the folder was there makes it again if it is gone by its first record.
+  auto again =
+      GzipFailedDocumentSink::Open(lazy.string(), "round", FolderCreation::kWithFirstRecord);
+  REQUIRE(again.ok());
+  fs::remove_all(lazy.parent_path());
+  REQUIRE((*again)->Record(docs).ok());
+  CHECK((*again)->recorded() == 1);
+  CHECK(fs::is_regular_file((*again)->path()));
+}
 TEST_CASE("gzip round-trips and rejects corrupt input", "[reindex][failed]") {
   const std::string text(100000, 'a');
   auto packed = net::GzipCompress(text);
