@@ -16,6 +16,7 @@
 // Thread safety: every method may be called concurrently. The transport must outlive the client.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -241,6 +242,9 @@ class OpenSearchClient {
   absl::Status Detect();
   /// Send, with `request` left to the caller (its body kept).
   absl::StatusOr<net::HttpResponse> SendKeeping(net::HttpRequest& request);
+  /// Sends a `_bulk` request (its target set here), asking only for what rfs reads of the
+  /// answer; without that filter from the first time the target refuses it.
+  absl::StatusOr<net::HttpResponse> SendBulk(net::HttpRequest& request);
   /// HEAD `target`: true on 2xx, false on 404.
   /// `method` (HEAD, or GET where HEAD is not served) on `target`: false on a 404.
   absl::StatusOr<bool> Exists(const std::string& target, const char* method = "HEAD");
@@ -252,6 +256,7 @@ class OpenSearchClient {
   std::mutex mu_;
   std::optional<core::ClusterVersion> version_;  // guarded by mu_
   bool compression_active_ = false;              // guarded by mu_
+  std::atomic<bool> bulk_filter_refused_{false};
 };
 
 /// OpenSearch's error body, `{"error": {"type", "reason", "caused_by": {...}}, "status"}` or

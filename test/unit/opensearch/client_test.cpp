@@ -375,6 +375,74 @@ TEST_CASE("double in discard mode acknowledges bulk actions unread", "[reindex][
   CHECK(parsed.at("items").as_array().size() == 3);
 }
 
+// Answers bulks as a target that takes no `filter_path` does (or as one that does, with
+// `refuse_filter` off), recording each request's target.
+class BulkTargetTransport final : public net::IHttpTransport {
+ public:
+  explicit BulkTargetTransport(bool refuse_filter) : refuse_filter_(refuse_filter) {}
+  absl::StatusOr<net::HttpResponse> Send(const net::HttpRequest& request) override {
+    net::HttpResponse response;
+    if (request.target.find("_bulk") == std::string::npos) {  // the client's version check
+      response.status = 200;
+      response.body = R"({"version":{"distribution":"opensearch","number":"2.19.0"}})";
+      return response;
+    }
+    targets.push_back(request.target);
+    if (refuse_filter_ && request.target.find("filter_path") != std::string::npos) {
+      response.status = 400;
+      response.body =
+          R"({"error":{"type":"illegal_argument_exception","reason":"request [/_bulk] contains )"
+          R"(unrecognized parameter: [filter_path]"},"status":400})";
+      return response;
+    }
+    response.status = 200;
+    response.body =
+        R"({"errors":true,"items":[{"index":{"status":201}},{"index":{"status":400,"error":)"
+        R"({"type":"mapper_parsing_exception","reason":"bad n"}}}]})";
+    return response;
+  }
+  std::string endpoint() const override { return "http://bulk-target:9200"; }
+  std::vector<std::string> targets;
+
+ private:
+  const bool refuse_filter_;
+};
+
+TEST_CASE("bulks ask only for the items' status and error, unless the target refuses that",
+          "[reindex][client]") {
+  const std::string body =
+      "{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{}\n"
+      "{\"index\":{\"_index\":\"i\",\"_id\":\"2\"}}\n{\"n\":\"x\"}\n";
+  auto check = [](const absl::StatusOr<BulkResponse>& response) {
+    REQUIRE(response.ok());
+    CHECK(response->errors);
+    REQUIRE(response->items.size() == 2);
+    CHECK(response->items[0].status == 201);
+    CHECK(response->items[1].status == 400);
+    CHECK(response->items[1].error_type == "mapper_parsing_exception");
+    CHECK(response->items[1].error_reason == "bad n");
+  };
+  const std::string filtered = "/_bulk?filter_path=errors,items.*.status,items.*.error";
+  SECTION("a target that takes the filter") {
+    BulkTargetTransport transport(false);
+    OpenSearchClient client(transport);
+    check(client.Bulk(body, 2));
+    const std::string_view pieces[] = {std::string_view(body).substr(0, 40),
+                                       std::string_view(body).substr(40)};
+    check(client.BulkPieces(pieces, 2));
+    CHECK(transport.targets == std::vector<std::string>{filtered, filtered});
+  }
+  SECTION("a target that refuses it: the bulk is sent again without, and so is every later one") {
+    BulkTargetTransport transport(true);
+    OpenSearchClient client(transport);
+    check(client.Bulk(body, 2));
+    const std::string_view pieces[] = {body};
+    check(client.BulkPieces(pieces, 2));
+    check(client.Bulk(body, 2));
+    CHECK(transport.targets == std::vector<std::string>{filtered, "/_bulk", "/_bulk", "/_bulk"});
+  }
+}
+
 // A transport failure no retry can fix (a TLS certificate refused) keeps that mark through the
 // client's context, so that the reindexer fails the batch at once instead of retrying it for as
 // long as the lease lasts.
