@@ -69,8 +69,19 @@ absl::StatusOr<std::vector<ItemFailure>> VerifyingSink::Write(
   // The batch's positions by target index, in order.
   std::map<std::string, std::vector<size_t>> by_index;
   for (size_t i = 0; i < docs.size(); ++i) by_index[docs[i]->index].push_back(i);
+  // Counted here and added to the tally only once the whole batch is judged: a batch that fails
+  // part way (a target not answering) is written again, and must not count twice.
+  std::map<std::string, VerifyTally::Counts> counted;
   for (const auto& [index, positions] : by_index) {
-    RFS_RETURN_IF_ERROR(Compare(index, docs, positions, failures));
+    RFS_RETURN_IF_ERROR(Compare(index, docs, positions, counted[index], failures));
+  }
+  for (const auto& [index, counts] : counted) {
+    VerifyTally::Counts& tally = tally_.For(index);
+    tally.equal.fetch_add(counts.equal.load());
+    tally.missing.fetch_add(counts.missing.load());
+    tally.different.fetch_add(counts.different.load());
+    tally.not_comparable.fetch_add(counts.not_comparable.load());
+    tally.already_newer.fetch_add(counts.already_newer.load());
   }
   std::sort(failures.begin(), failures.end(),
             [](const ItemFailure& a, const ItemFailure& b) { return a.position < b.position; });
@@ -78,11 +89,11 @@ absl::StatusOr<std::vector<ItemFailure>> VerifyingSink::Write(
 }
 
 absl::Status VerifyingSink::Compare(const std::string& index, Docs docs,
-                                    std::span<const size_t> positions,
+                                    std::span<const size_t> positions, VerifyTally::Counts& tally,
                                     std::vector<ItemFailure>& failures) {
-  VerifyTally::Counts& tally = tally_.For(index);
   const std::string round = StrCat("verify round ", options_.round, ": ");
-  auto fail_all = [&](int status, std::string_view type, const std::string& reason) {
+  auto fail_all = [&](std::span<const size_t> positions, int status, std::string_view type,
+                      const std::string& reason) {
     for (size_t position : positions) {
       if (docs[position]->op == reindex::BulkOp::kDelete && status == kVerifyMissingStatus) {
         tally.equal.fetch_add(1);  // gone from the source, and not on the target: as it should be
@@ -95,26 +106,37 @@ absl::Status VerifyingSink::Compare(const std::string& index, Docs docs,
   auto target = LookAt(index);
   if (!target.ok()) return target.status();
   if (!target->exists) {
-    fail_all(kVerifyMissingStatus, kVerifyMissing,
+    fail_all(positions, kVerifyMissingStatus, kVerifyMissing,
              StrCat("not on the target (index ", index, " is not there)"));
     return absl::OkStatus();
   }
   if (!target->not_comparable.empty()) {
-    fail_all(kVerifyNotComparableStatus, kVerifyNotComparable, target->not_comparable);
+    fail_all(positions, kVerifyNotComparableStatus, kVerifyNotComparable, target->not_comparable);
     return absl::OkStatus();
   }
-  std::vector<Stored> stored(positions.size());
-  if (target->data_stream) {
-    RFS_ASSIGN_OR_RETURN(bool there, SearchDataStream(index, docs, positions, stored));
-    if (!there) {
-      fail_all(kVerifyMissingStatus, kVerifyMissing,
-               StrCat("not on the target (data stream ", index, " is gone)"));
-      return absl::OkStatus();
+  for (size_t begin = 0; begin < positions.size();) {
+    size_t end = begin;
+    size_t bytes = 0;
+    do {
+      // The `_id` and the answer's fields count too: deletes carry no source.
+      bytes += reindex::SourceSize(*docs[positions[end]]) + docs[positions[end]]->id.size() + 64;
+      ++end;
+    } while (end < positions.size() && bytes < options_.compare_bytes);
+    const std::span<const size_t> part = positions.subspan(begin, end - begin);
+    std::vector<Stored> stored(part.size());
+    if (target->data_stream) {
+      RFS_ASSIGN_OR_RETURN(bool there, SearchDataStream(index, docs, part, stored));
+      if (!there) {
+        fail_all(positions.subspan(begin), kVerifyMissingStatus, kVerifyMissing,
+                 StrCat("not on the target (data stream ", index, " is gone)"));
+        return absl::OkStatus();
+      }
+    } else {
+      RFS_RETURN_IF_ERROR(MultiGet(index, docs, part, stored));
     }
-  } else {
-    RFS_RETURN_IF_ERROR(MultiGet(index, docs, positions, stored));
+    Judge(docs, part, stored, tally, round, failures);
+    begin = end;
   }
-  Judge(docs, positions, stored, tally, round, failures);
   return absl::OkStatus();
 }
 

@@ -57,6 +57,10 @@ struct VerifyingSinkOptions {
   bool preserve_version = false;
   /// The bulk sink's action options, so that a record shows the action the migration sends.
   reindex::BulkActionOptions action_options;
+  /// A batch is fetched from the target and compared this many bytes of its sources at a time
+  /// (at least one document): the target's answer, parsed, takes several times its text, and a
+  /// whole batch's on each connection at once took a worker past its memory bound.
+  size_t compare_bytes = size_t{1} << 20;
 };
 
 class VerifyingSink final : public reindex::IDocumentSink {
@@ -86,8 +90,9 @@ class VerifyingSink final : public reindex::IDocumentSink {
   };
   using Docs = std::span<const reindex::SourceDocument* const>;
   absl::StatusOr<Target> LookAt(const std::string& index);
+  // Fetches and judges docs[positions] of one target index, compare_bytes of sources at a time.
   absl::Status Compare(const std::string& index, Docs docs, std::span<const size_t> positions,
-                       std::vector<reindex::ItemFailure>& failures);
+                       VerifyTally::Counts& tally, std::vector<reindex::ItemFailure>& failures);
   // The target's copies of docs[positions[k]] into stored[k]. A data stream serves no GET by
   // _id (its documents are in backing indices), so it is searched; false when it is gone.
   absl::StatusOr<bool> SearchDataStream(const std::string& index, Docs docs,

@@ -40,6 +40,8 @@ class TargetDouble final : public rfs::net::IHttpTransport {
   std::map<std::tuple<std::string, std::string, std::string>, Stored> docs;
   // _mget answers this error for every document of the index (e.g. a shard not answering).
   std::map<std::string, std::string> item_errors;
+  // The _mget of this number (1 for the first) answers an error for every document.
+  size_t failing_mget = 0;
   std::vector<std::string> mget_bodies;
 
   absl::StatusOr<rfs::net::HttpResponse> Send(const rfs::net::HttpRequest& request) override {
@@ -71,11 +73,14 @@ class TargetDouble final : public rfs::net::IHttpTransport {
         const std::string id(wanted.at("_id").as_string());
         const json::value* routing = wanted.as_object().if_contains("routing");
         const std::string route = routing ? std::string(routing->as_string()) : "";
-        if (auto error = item_errors.find(index); error != item_errors.end()) {
-          answers.push_back(json::object{
-              {"_index", index},
-              {"_id", id},
-              {"error", json::object{{"type", error->second}, {"reason", "as scripted"}}}});
+        auto error = item_errors.find(index);
+        if (error != item_errors.end() || mget_bodies.size() == failing_mget) {
+          const std::string type =
+              error != item_errors.end() ? error->second : "no_shard_available_action_exception";
+          answers.push_back(
+              json::object{{"_index", index},
+                           {"_id", id},
+                           {"error", json::object{{"type", type}, {"reason", "as scripted"}}}});
           continue;
         }
         auto it = docs.find({index, id, route});
@@ -203,6 +208,53 @@ TEST_CASE("the verifying sink meets an index deleted mid-round and a target that
   const SourceDocument* pointer = &doc;
   auto failed = sink.Write(std::span<const SourceDocument* const>(&pointer, 1));
   CHECK(absl::IsUnavailable(failed.status()));
+}
+
+TEST_CASE("the verifying sink fetches a batch a part at a time and counts it once", "[verify]") {
+  TargetDouble target;
+  std::vector<SourceDocument> docs;
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = "d" + std::to_string(i);
+    const std::string source =
+        R"({"n":)" + std::to_string(i) + R"(,"pad":")" + std::string(200, 'x') + R"("})";
+    if (i != 4) target.docs[{"logs", id, ""}] = {i == 7 ? R"({"n":-1})" : source, 5};
+    docs.push_back(
+        Doc("logs", id, source, std::nullopt, i == 7 ? std::optional<int64_t>(3) : std::nullopt));
+  }
+  rfs::opensearch::OpenSearchClient client(target);
+  VerifyTally tally;
+  // About 290 bytes a document: three documents (at least 600 bytes) per _mget.
+  VerifyingSink sink(
+      client, tally,
+      VerifyingSinkOptions{.round = 1, .preserve_version = true, .compare_bytes = 600});
+  std::vector<const SourceDocument*> pointers;
+  for (const auto& doc : docs) pointers.push_back(&doc);
+  // A target that fails the second part: the batch fails, and nothing of it is counted.
+  target.failing_mget = 2;
+  auto failed = sink.Write(pointers);
+  CHECK(absl::IsUnavailable(failed.status()));
+  CHECK(target.mget_bodies.size() == 2);
+  CHECK(tally.For("logs").equal == 0);
+  CHECK(tally.For("logs").already_newer == 0);
+  // Written again: four parts of at most three documents, every document judged once.
+  target.failing_mget = 0;
+  target.mget_bodies.clear();
+  auto failures = sink.Write(pointers);
+  REQUIRE(failures.ok());
+  REQUIRE(target.mget_bodies.size() == 4);
+  for (const std::string& body : target.mget_bodies) {
+    const size_t asked = json::parse(body).at("docs").as_array().size();
+    CHECK(asked >= 1);
+    CHECK(asked <= 3);
+  }
+  REQUIRE(failures->size() == 2);
+  CHECK((*failures)[0].position == 4);
+  CHECK((*failures)[0].type == "verify_missing");
+  CHECK((*failures)[1].position == 7);
+  CHECK((*failures)[1].type == "version_conflict_engine_exception");
+  CHECK(tally.For("logs").equal == 8);
+  CHECK(tally.For("logs").missing == 1);
+  CHECK(tally.For("logs").already_newer == 1);
 }
 
 TEST_CASE("with --preserve-version, a newer document on the target is already newer", "[verify]") {
