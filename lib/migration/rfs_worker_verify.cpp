@@ -409,6 +409,11 @@ absl::StatusOr<VerifyReport> AllPhaseWorker::RoundReport(int round) {
   VerifyReport report;
   report.round = round;
   report.records = RoundStream(round) ? std::string() : RoundFolder(round);
+  // The folder is made with its first record (OpenRoundSink): none, no records to name.
+  std::error_code no_folder;
+  if (!RoundStream(round) && !std::filesystem::is_directory(report.records, no_folder)) {
+    report.records.clear();
+  }
   if (auto stream = RoundStream(round)) {
     std::string prefix = stream->prefix;
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
@@ -838,10 +843,14 @@ std::string VerifyReport::ToText() const {
                  index.note, index.note.empty() ? "" : ")", "\n");
     }
     out += ok() ? "Verification: every document is on the target as the migration sends it\n"
-                : StrCat(
-                      "Verification: documents are MISSING or differ; their records (for "
-                      "--redrive-failed-documents): ",
-                      records, "\n");
+           : records.empty()
+               ? "Verification: documents are MISSING or differ; none was recorded (documents the "
+                 "target holds beyond the snapshot's are counted, and named only with "
+                 "--verify-scan-extra)\n"
+               : StrCat(
+                     "Verification: documents are MISSING or differ; their records (for "
+                     "--redrive-failed-documents): ",
+                     records, "\n");
     return out;
   }
   std::string out = "Verification: index, expected, migrated, failed, missing, sample\n";

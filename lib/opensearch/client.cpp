@@ -473,12 +473,11 @@ namespace {
 constexpr std::string_view kFilteredBulkTarget =
     "/_bulk?filter_path=errors,items.*.status,items.*.error";
 
-// A target that takes no `filter_path` (OpenSearch names it: "request [/_bulk] contains
-// unrecognized parameter: [filter_path]").
+// A target that takes no `filter_path` (OpenSearch: "request [/_bulk] contains unrecognized
+// parameter: [filter_path]"; a gateway in front of one may word it otherwise). A bulk refused
+// whole with 400 names no query parameter for any other reason.
 bool RefusesFilterPath(const net::HttpResponse& response) {
-  return response.status == 400 &&
-         response.body.find("unrecognized parameter") != std::string::npos &&
-         response.body.find("filter_path") != std::string::npos;
+  return response.status == 400 && response.body.find("filter_path") != std::string::npos;
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ struct VerifyReport {
   int round = 0;
   /// Full verification: where the round's records of documents not equal are (the folder or
   /// S3 location `--redrive-failed-documents` takes). A folder is made only with its first
-  /// record: after a round that found every document equal it does not exist.
+  /// record: empty when the round recorded nothing there.
   std::string records;
   /// True when no selected index misses documents or differs in the sample; for a full
   /// verification, when none has documents missing, different, not comparable or extra.

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "rfs/core/clock.hpp"
+#include "rfs/migration/rfs_worker.hpp"
 #include "rfs/net/http_transport.hpp"
 #include "rfs/opensearch/client.hpp"
 #include "rfs/reindex/document_reindexer.hpp"
@@ -288,4 +289,21 @@ TEST_CASE("with --preserve-version, a newer document on the target is already ne
   CHECK(records.recorded[0].action ==
         R"({"index":{"_index":"logs","_id":"b","version":3,"version_type":"external"}})");
   CHECK(tally.For("logs").already_newer == 1);
+}
+
+TEST_CASE("a round's report names its records only where there are some", "[verify]") {
+  rfs::migration::VerifyReport report;
+  report.round = 2;
+  rfs::migration::IndexVerification extra;
+  extra.index = "logs";
+  extra.expected = extra.equal = extra.migrated = 3;
+  extra.extra = 1;
+  report.indices.push_back(extra);
+  CHECK_FALSE(report.ok());
+  // No folder made (OpenRoundSink makes it with its first record): nothing to redrive.
+  CHECK(report.ToText().find("none was recorded") != std::string::npos);
+  CHECK(report.ToText().find("--redrive-failed-documents") == std::string::npos);
+  report.records = "failed/verify-round-2";
+  CHECK(report.ToText().find("their records (for --redrive-failed-documents): "
+                             "failed/verify-round-2\n") != std::string::npos);
 }

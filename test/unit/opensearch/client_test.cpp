@@ -5,6 +5,7 @@
 
 #include "rfs/core/errors.hpp"
 #include "rfs/net/beast_http_transport.hpp"
+#include "rfs/net/gzip.hpp"
 #include "rfs/reindex/document_sink.hpp"
 
 #include "reindex_test_util.hpp"
@@ -388,6 +389,19 @@ class BulkTargetTransport final : public net::IHttpTransport {
       return response;
     }
     targets.push_back(request.target);
+    std::string body = request.body;
+    for (std::string_view piece : request.body_pieces) body += piece;
+    for (const auto& [name, value] : request.headers) {
+      if (name == "Content-Encoding" && value == "gzip") body = net::GzipDecompress(body).value();
+    }
+    bodies.push_back(std::move(body));
+    if (refuse_whole_) {
+      response.status = 400;
+      response.body =
+          R"({"error":{"type":"illegal_argument_exception","reason":"The bulk request must be )"
+          R"(terminated by a newline [\n]"},"status":400})";
+      return response;
+    }
     if (refuse_filter_ && request.target.find("filter_path") != std::string::npos) {
       response.status = 400;
       response.body =
@@ -403,6 +417,8 @@ class BulkTargetTransport final : public net::IHttpTransport {
   }
   std::string endpoint() const override { return "http://bulk-target:9200"; }
   std::vector<std::string> targets;
+  std::vector<std::string> bodies;  // each bulk's body, its pieces joined
+  bool refuse_whole_ = false;       // every bulk refused for a reason of its own
 
  private:
   const bool refuse_filter_;
@@ -440,6 +456,16 @@ TEST_CASE("bulks ask only for the items' status and error, unless the target ref
     check(client.BulkPieces(pieces, 2));
     check(client.Bulk(body, 2));
     CHECK(transport.targets == std::vector<std::string>{filtered, "/_bulk", "/_bulk", "/_bulk"});
+    // Each sent again whole: the body and its pieces are the caller's until it returns.
+    for (const std::string& sent : transport.bodies) CHECK(sent == body);
+  }
+  SECTION("a bulk refused for another reason is not sent again") {
+    BulkTargetTransport transport(false);
+    transport.refuse_whole_ = true;
+    OpenSearchClient client(transport);
+    auto refused = client.Bulk(body, 2);
+    CHECK(absl::IsInvalidArgument(refused.status()));
+    CHECK(transport.targets == std::vector<std::string>{filtered});
   }
 }
 

@@ -99,6 +99,7 @@ TEST_CASE("a failed-document sink may make its folder with its first record", "[
   CHECK((*again)->recorded() == 1);
   CHECK(fs::is_regular_file((*again)->path()));
 }
+
 TEST_CASE("gzip round-trips and rejects corrupt input", "[reindex][failed]") {
   const std::string text(100000, 'a');
   auto packed = net::GzipCompress(text);
