@@ -408,17 +408,14 @@ AllPhaseWorker::ReadRoundRecords(int round) {
 absl::StatusOr<VerifyReport> AllPhaseWorker::RoundReport(int round) {
   VerifyReport report;
   report.round = round;
-  report.records = RoundStream(round) ? std::string() : RoundFolder(round);
-  // The folder is made with its first record (OpenRoundSink): none, no records to name.
-  std::error_code no_folder;
-  if (!RoundStream(round) && !std::filesystem::is_directory(report.records, no_folder)) {
-    report.records.clear();
-  }
   if (auto stream = RoundStream(round)) {
     std::string prefix = stream->prefix;
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
     report.records = StrCat(stream->scheme, "://", stream->bucket, "/", prefix,
                             "session=", stream->session_id, "/");
+  } else if (std::error_code error; std::filesystem::is_directory(RoundFolder(round), error)) {
+    // Made with its first record (OpenRoundSink): without one, no records to name.
+    report.records = RoundFolder(round);
   }
   RFS_RETURN_IF_ERROR(OpenRequestClient());
   RFS_RETURN_IF_ERROR(request_client_->Refresh());
@@ -842,15 +839,19 @@ std::string VerifyReport::ToText() const {
                  index.extra, ", target count ", index.migrated, index.note.empty() ? "" : " (",
                  index.note, index.note.empty() ? "" : ")", "\n");
     }
-    out += ok() ? "Verification: every document is on the target as the migration sends it\n"
-           : records.empty()
-               ? "Verification: documents are MISSING or differ; none was recorded (documents the "
-                 "target holds beyond the snapshot's are counted, and named only with "
-                 "--verify-scan-extra)\n"
-               : StrCat(
-                     "Verification: documents are MISSING or differ; their records (for "
-                     "--redrive-failed-documents): ",
-                     records, "\n");
+    if (ok()) {
+      out += "Verification: every document is on the target as the migration sends it\n";
+    } else if (records.empty()) {
+      out +=
+          "Verification: documents are MISSING or differ; none was recorded (documents the "
+          "target holds beyond the snapshot's are counted, and named only with "
+          "--verify-scan-extra)\n";
+    } else {
+      out += StrCat(
+          "Verification: documents are MISSING or differ; their records (for "
+          "--redrive-failed-documents): ",
+          records, "\n");
+    }
     return out;
   }
   std::string out = "Verification: index, expected, migrated, failed, missing, sample\n";
